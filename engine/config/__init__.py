@@ -1,0 +1,1 @@
+"""Configuration: the typed schema, loading and validation, atomic saving, imports."""

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Create .venv and install Tributary with its CPU-only PyTorch.
+#
+# torch is installed first and on its own: left to the resolver, sentence-transformers
+# pulls a CUDA build of several GB that a CPU-only code search never uses. A CPU wheel
+# already available to pip (a local wheelhouse) is preferred; otherwise PyTorch's own
+# CPU index is used.
+#
+# Usage: scripts/setup.sh [--dev]     (--dev adds the test and lint tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+VENV=${TRIBUTARY_VENV:-.venv}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+TORCH_CPU_INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+PIP="$VENV/bin/python -m pip"
+$PIP install --quiet --upgrade pip setuptools wheel
+
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  if ! $PIP install --quiet --no-index "torch==$TORCH_VERSION" 2>/dev/null; then
+    case "$(uname -s)" in
+      Darwin) $PIP install --quiet "torch==$TORCH_VERSION" ;;  # macOS wheels are CPU/MPS only
+      *) $PIP install --quiet "torch==$TORCH_VERSION" --index-url "$TORCH_CPU_INDEX" ;;
+    esac
+  fi
+fi
+
+if [ "${1:-}" = "--dev" ]; then
+  $PIP install --quiet -e ".[dev]"
+else
+  $PIP install --quiet -e .
+fi
+"$VENV/bin/python" -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'; print('torch', torch.__version__, 'CPU')"
