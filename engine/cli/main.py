@@ -1,1 +1,65 @@
-def main() -> None: ...
+"""The ``tributary`` command line: one sub-command module per feature.
+
+Each module in ``engine.cli`` that offers commands has ``register(subparsers)``,
+which adds its parsers and sets ``func`` to a handler ``(args) -> int`` (the exit
+status). Handlers run their own event loop with ``asyncio.run`` when they need one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Sub-command modules, in the order their commands appear in --help.
+COMMAND_MODULES = (
+    "engine.cli.search_cmd",
+    "engine.cli.context_cmd",
+    "engine.cli.servers_cmd",
+    "engine.cli.config_cmd",
+    "engine.cli.index_cmd",
+    "engine.cli.serve_cmd",
+    "engine.cli.stats_cmd",
+    "engine.cli.eval_cmd",
+    "engine.cli.gui_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tributary",
+        description="Ask many context sources one question; get one ranked, budgeted answer.",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="config file to use (default: $TRIBUTARY_CONFIG or the platform config dir)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside an existing module
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        status: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Tributary's own MCP servers, added to the config for the repositories it has indexed.
+
+The built-in ``files`` and ``tasks`` servers are real MCP servers run as
+subprocesses exactly like third-party ones (the dual task/file architecture of the
+seeds). They are not written into the user's config file: they are derived from
+what is indexed, so a new index shows up without editing anything. A server of the
+same name in the user's config wins (it may tune timeout or weight, or disable it).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from engine.config.schema import Config, ServerConfig
+from engine.paths import indexes_dir
+
+# Built-ins embed the query with a local model: allow more than the 3 s default.
+BUILTIN_TIMEOUT_S = 10.0
+
+BUILTINS: dict[str, tuple[str, str, str]] = {
+    # name: (module, index file glob, description)
+    "files": ("engine.servers.files", "*.files.sqlite", "Code of the indexed repositories"),
+    "tasks": ("engine.servers.tasks", "*.tasks.sqlite", "Task and commit history of the indexed repositories"),
+}
+
+
+def project_root() -> Path:
+    """The folder holding the ``engine`` package, so ``python -m engine...`` resolves."""
+    return Path(__file__).resolve().parent.parent
+
+
+def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
+    module, _glob, description = BUILTINS[name]
+    folder = index_dir or indexes_dir()
+    return ServerConfig(
+        name=name,
+        transport="stdio",
+        command=sys.executable,
+        args=["-m", module, "--index-dir", str(folder)],
+        env={"PYTHONPATH": str(project_root())},
+        timeout=BUILTIN_TIMEOUT_S,
+        builtin=name,
+        description=description,
+    )
+
+
+def available_builtins(index_dir: Path | None = None) -> list[str]:
+    """The built-ins that have at least one index to serve."""
+    folder = index_dir or indexes_dir()
+    if not folder.is_dir():
+        return []
+    return [name for name, (_m, glob, _d) in BUILTINS.items() if any(folder.glob(glob))]
+
+
+def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Config:
+    """``config`` plus a server for each built-in that has something to serve."""
+    servers = dict(config.servers)
+    for name in available_builtins(index_dir):
+        default = builtin_server(name, index_dir)
+        user = servers.get(name)
+        if user is None:
+            servers[name] = default
+        elif user.builtin == name and user.command is None:
+            # The user tuned a built-in (weight, timeout, enabled) without a command.
+            servers[name] = replace(default, timeout=user.timeout, weight=user.weight,
+                                    enabled=user.enabled, health=user.health)
+    return replace(config, servers=servers)

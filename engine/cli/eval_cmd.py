@@ -1,0 +1,167 @@
+"""``tributary eval``: measure retrieval quality on a repository's own history.
+
+    tributary eval run DATASET_DIR [--out DIR]            index, query, score, report
+    tributary eval build --repo PATH --split-at REV --out DIR
+    tributary eval docstrings (--corpus PATH | --dataset DIR) --out DIR
+    tributary eval latest                                  where the latest report is
+
+``run`` uses the product's default configuration unless ``--config`` names a file,
+so the figures it prints are reproducible on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from engine.cli.common import config_path, fail, run_async
+from engine.paths import data_dir
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "eval", help="measure retrieval quality (datasets, A/B variants, ablation, report)",
+        description="Evaluate retrieval on a dataset: recall@k, MRR, NDCG per fusion variant, "
+        "with confidence intervals and significance tests.",
+    )
+    commands = parser.add_subparsers(dest="eval_command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="index a dataset, run its queries, write the report")
+    run.add_argument("dataset", help="dataset folder (corpus.json, tasks.jsonl, queries.jsonl)")
+    run.add_argument("--out", help="report folder (default: <data dir>/eval/reports/<dataset>-<time>)")
+    run.add_argument("--work-dir", help="where indexes and corpora are kept (default: <data dir>/eval)")
+    run.add_argument("--max-queries", type=int, metavar="N", help="only the first N queries")
+    run.add_argument("--no-publish", action="store_true",
+                     help="do not copy the report to <data dir>/eval/latest")
+    run.set_defaults(func=_run)
+
+    build = commands.add_parser("build", help="make a dataset from a git repository's history")
+    build.add_argument("--repo", required=True, help="the git repository")
+    build.add_argument("--split-at", required=True, metavar="REV",
+                       help="tasks from history up to REV, queries from the commits after it")
+    build.add_argument("--out", required=True, help="dataset folder to write")
+    build.add_argument("--head", default="HEAD", help="last commit to take queries from")
+    build.add_argument("--ext", action="append", metavar=".py",
+                       help="source file extensions that count as relevant (repeatable)")
+    build.add_argument("--max-queries", type=int, metavar="N")
+    build.set_defaults(func=_build)
+
+    docs = commands.add_parser("docstrings", help="make docstring→function queries from a corpus")
+    source = docs.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="a folder of Python code")
+    source.add_argument("--dataset", help="use this dataset's corpus")
+    docs.add_argument("--out", required=True, help="dataset folder to write")
+    docs.add_argument("--max-queries", type=int, metavar="N")
+    docs.set_defaults(func=_docstrings)
+
+    latest = commands.add_parser("latest", help="print the path of the latest report")
+    latest.set_defaults(func=_latest)
+
+    def usage(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=usage)
+
+
+def _progress(phase: str, done: int, total: int) -> None:
+    if sys.stderr.isatty() and total:
+        print(f"\r{phase}: {done}/{total}   ", end="", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from engine.eval.datasets import DatasetError
+    from engine.eval.run import evaluate
+
+    dataset = Path(args.dataset).expanduser()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out).expanduser() if args.out else data_dir() / "eval" / "reports" / f"{dataset.name}-{stamp}"
+    config = None
+    explicit = config_path(args)
+    if explicit is not None:
+        from engine.config.load import load_config
+
+        config = load_config(explicit)
+
+    async def main() -> int:
+        try:
+            done = await evaluate(
+                dataset, out=out, config=config,
+                work_dir=Path(args.work_dir).expanduser() if args.work_dir else None,
+                max_queries=args.max_queries, publish=not args.no_publish,
+                on_progress=_progress, log=lambda text: print(text, file=sys.stderr),
+            )
+        except DatasetError as exc:
+            return fail(str(exc))
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        _print_summary(done.result)
+        print(f"report: {done.paths['md']}")
+        if done.latest is not None:
+            print(f"latest: {done.latest}")
+        return 0
+
+    return run_async(main)
+
+
+def _print_summary(result: object) -> None:
+    from engine.eval.experiment import ExperimentResult
+
+    assert isinstance(result, ExperimentResult)
+    print(f"{'variant':<28} {'recall@10 (held-out)':<26} {'MRR (held-out)':<26}")
+    for variant in result.variants:
+        if variant.variant.group not in ("default", "source", "strategy"):
+            continue
+        name = variant.variant.name
+        r, m = result.estimate(name, "recall@10", "test"), result.estimate(name, "mrr", "test")
+        print(f"{name:<28} {r.text():<26} {m.text():<26}")
+    if result.best:
+        best = result.best
+        print(f"best grid setting (tuned on the other half): {best['name']}: "
+              f"recall@10 {best['test']['recall@10']['mean']:.3f}, MRR {best['test']['mrr']['mean']:.3f}")
+
+
+def _build(args: argparse.Namespace) -> int:
+    from engine.eval.gitbuild import DEFAULT_EXTENSIONS, GitBuildError, build_from_git
+
+    exts = tuple(e if e.startswith(".") else f".{e}" for e in args.ext) if args.ext else DEFAULT_EXTENSIONS
+    try:
+        report = build_from_git(Path(args.repo), args.split_at, Path(args.out).expanduser(),
+                                head=args.head, extensions=exts, max_queries=args.max_queries)
+    except GitBuildError as exc:
+        return fail(str(exc))
+    print(f"{report.out}: {report.tasks} tasks up to {report.commit[:12]} "
+          f"({report.split_date.date()}), {report.queries} queries after it")
+    for why, count in sorted(report.dropped.items()):
+        print(f"  dropped {count}: {why}")
+    return 0
+
+
+def _docstrings(args: argparse.Namespace) -> int:
+    from engine.eval.datasets import DatasetError, corpus_root, load_dataset
+    from engine.eval.docstrings import build_docstring_dataset
+
+    try:
+        corpus = Path(args.corpus) if args.corpus else corpus_root(load_dataset(args.dataset))
+    except DatasetError as exc:
+        return fail(str(exc))
+    if not corpus.is_dir():
+        return fail(f"{corpus} is not a folder")
+    report = build_docstring_dataset(corpus, Path(args.out).expanduser(), max_queries=args.max_queries)
+    print(f"{report.out}: {report.queries} queries from {report.functions} documented functions in "
+          f"{report.python_files} Python files; {report.stripped} docstrings stripped from the corpus")
+    for why, count in sorted(report.dropped.items()):
+        print(f"  dropped {count}: {why}")
+    return 0
+
+
+def _latest(_args: argparse.Namespace) -> int:
+    from engine.eval.report import REPORT_MD, latest_dir
+
+    path = latest_dir() / REPORT_MD
+    if not path.is_file():
+        return fail(f"no report yet ({path}); run `tributary eval run DATASET`")
+    print(path)
+    return 0

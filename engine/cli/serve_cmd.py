@@ -1,0 +1,39 @@
+"""``tributary serve``: Tributary itself as an MCP server (stdio, or HTTP on loopback)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+from engine.cli.common import config_path, fail
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "serve",
+        help="serve fused context over MCP (stdio by default)",
+        description="Run Tributary as an MCP server with the tools search, get_context and "
+        "feedback. Over stdio by default (for Claude Desktop and IDE agents), or streamable "
+        "HTTP with --http PORT, bound to 127.0.0.1.",
+    )
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind with --http (non-loopback needs --token)")
+    parser.add_argument("--token", default=None,
+                        help="bearer token HTTP clients must send (default: $TRIBUTARY_TOKEN)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.servers import face
+
+    if args.http is None:
+        face.run_stdio(config_path(args))
+        return 0
+    token = args.token or os.environ.get("TRIBUTARY_TOKEN") or None
+    try:
+        asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token))
+    except ValueError as exc:
+        return fail(str(exc))
+    return 0

@@ -1,0 +1,396 @@
+"""The Engine facade: config → routing → source pool → fan-out → pipeline → response.
+
+The CLI, the desktop app and the MCP face all drive the engine through this one
+object and render the outcome objects it returns (``engine.model``)::
+
+    engine = await Engine.open()                 # loads the config, adds built-in servers
+    response = await engine.search(SearchRequest("where is retry handled"))
+    async with contextlib.aclosing(engine.search_stream(request)) as updates:
+        async for update in updates:             # one per source that answers, then final
+            ...
+    await engine.aclose()                        # stops every server process; idempotent
+
+Closing a stream early (a superseded query) cancels the calls still in flight;
+the servers stay up for the next query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engine.builtins import with_builtin_servers
+from engine.cache import open_response_cache
+from engine.cache.layers import ResponseCache
+from engine.config.load import load_config
+from engine.config.schema import Config, ServerConfig
+from engine.fanout import SourceResult, all_failed, fan_out
+from engine.history.reputation import ReputationStore
+from engine.history.store import HistoryStore
+from engine.model import (
+    Hit,
+    RouteDecision,
+    SearchRequest,
+    SearchResponse,
+    SearchUpdate,
+    SourceReport,
+    SourceStatus,
+)
+from engine.pipeline.run import PipelineResult, run_pipeline
+from engine.query_class import classify_query
+from engine.routing import route
+from engine.sources.connect import Connector, default_connector
+from engine.sources.pool import SourcePool
+from engine.sources.state import ServerState
+
+log = logging.getLogger(__name__)
+
+Embed = Callable[[list[str]], Any]
+
+
+@dataclass(slots=True)
+class ToolInfo:
+    name: str
+    description: str = ""
+
+
+@dataclass(slots=True)
+class ServerTest:
+    """The answer to "test connection": tools, a probe query's hits, latency."""
+
+    name: str
+    ok: bool
+    tools: list[ToolInfo] = field(default_factory=list)
+    selection: str | None = None
+    probe_hits: list[Hit] = field(default_factory=list)
+    latency_ms: float | None = None
+    startup_ms: float | None = None
+    error: str | None = None
+    stderr: list[str] = field(default_factory=list)
+
+
+class Engine:
+    """One configured engine: a supervised pool of sources plus the fusion pipeline."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        connector: Connector = default_connector,
+        cache: ResponseCache | None = None,
+        history: HistoryStore | None = None,
+        reputation: ReputationStore | None = None,
+        embed: Embed | None = None,
+    ) -> None:
+        self.config = config
+        self._effective = with_builtin_servers(config)
+        self._connector = connector
+        self.pool = SourcePool(self._effective.servers.values(), connector=connector)
+        self.cache = cache
+        self.history = history
+        self.reputation = reputation
+        self._embed = embed
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        config_path: Path | None = None,
+        *,
+        config: Config | None = None,
+        connector: Connector = default_connector,
+        persistent: bool = True,
+    ) -> Engine:
+        """Load the config and open the cache, history and reputation stores.
+
+        ``persistent=False`` keeps everything in memory (tests, one-shot tools).
+        """
+        config = config if config is not None else load_config(config_path)
+        cache = open_response_cache(config) if persistent and config.cache.backend != "off" else None
+        history = HistoryStore.open() if persistent else None
+        reputation = ReputationStore.open() if persistent else None
+        engine = cls(
+            config, connector=connector, cache=cache, history=history, reputation=reputation
+        )
+        engine.warm_up()
+        return engine
+
+    @property
+    def effective_config(self) -> Config:
+        """The config plus the built-in servers for indexed repositories."""
+        return self._effective
+
+    # ------------------------------------------------------------------ routing
+
+    def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
+        decision = route(self._effective, query, sources_override=sources)
+        if decision.query_class is None:
+            decision.query_class = classify_query(query)
+        return decision
+
+    # ------------------------------------------------------------------ search
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        final: SearchResponse | None = None
+        async with contextlib.aclosing(self.search_stream(request)) as updates:
+            async for update in updates:
+                if update.final:
+                    final = update.response
+        assert final is not None  # search_stream always ends with a final update
+        return final
+
+    async def search_stream(self, request: SearchRequest) -> AsyncGenerator[SearchUpdate, None]:
+        """An update each time a source answers; the last one has ``final=True``."""
+        started = time.perf_counter()
+        decision = self.route(request.query, request.sources)
+        reports = self._initial_reports(decision)
+        if request.use_cache and self.cache is not None:
+            cached = await self._cached_response(request)
+            if cached is not None:
+                cached.metrics.total_ms = (time.perf_counter() - started) * 1000
+                yield SearchUpdate(cached, final=True)
+                return
+
+        hits_by_source: dict[str, list[Hit]] = {}
+        lookups, cache_hits = 0, 0
+        to_ask: list[str] = []
+        for name in decision.servers:
+            hits, looked = await self._cached_source_hits(name, request)
+            lookups += looked
+            if hits is None:
+                to_ask.append(name)
+                continue
+            cache_hits += 1
+            hits_by_source[name] = hits
+            reports[name] = SourceReport(
+                name=name, status=SourceStatus.CACHED, latency_ms=0.0, hits=len(hits),
+                weight=self._weight(name, decision),
+            )
+
+        if not to_ask:
+            response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+            response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
+            await self._finish(request, response)
+            yield SearchUpdate(response, final=True)
+            return
+
+        async with contextlib.aclosing(
+            fan_out(self.pool, to_ask, request.query, top_k=request.top_k)
+        ) as results:
+            async for result in results:
+                self._take(result, decision, reports, hits_by_source)
+                await self._store_source_hits(result, request)
+                partial = self._respond(
+                    request, decision, reports, hits_by_source, started, final=False
+                )
+                yield SearchUpdate(partial, source=reports[result.name])
+
+        response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+        response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
+        await self._finish(request, response)
+        yield SearchUpdate(response, final=True)
+
+    def _initial_reports(self, decision: RouteDecision) -> dict[str, SourceReport]:
+        reports: dict[str, SourceReport] = {}
+        for name in decision.servers:
+            reports[name] = SourceReport(name=name, weight=self._weight(name, decision))
+        for name, reason in decision.skipped.items():
+            reports[name] = SourceReport(name=name, status=SourceStatus.SKIPPED, detail=reason)
+        return reports
+
+    def _weight(self, name: str, decision: RouteDecision) -> float:
+        server = self._effective.servers.get(name)
+        base = server.weight if server else 1.0
+        return base * decision.weights.get(name, 1.0)
+
+    def _take(
+        self,
+        result: SourceResult,
+        decision: RouteDecision,
+        reports: dict[str, SourceReport],
+        hits_by_source: dict[str, list[Hit]],
+    ) -> None:
+        result.report.weight = self._weight(result.name, decision)
+        reports[result.name] = result.report
+        if result.ok:
+            hits_by_source[result.name] = result.hits
+
+    def _respond(
+        self,
+        request: SearchRequest,
+        decision: RouteDecision,
+        reports: dict[str, SourceReport],
+        hits_by_source: dict[str, list[Hit]],
+        started: float,
+        *,
+        final: bool,
+    ) -> SearchResponse:
+        weights = {name: report.weight for name, report in reports.items()}
+        weights.update(request.source_weights)
+        strategy = request.strategy or decision.strategy or self.config.fusion.strategy
+        effective = replace(
+            request,
+            strategy=strategy,
+            source_weights=weights,
+            assemble=request.assemble and final,
+        )
+        result: PipelineResult = run_pipeline(
+            hits_by_source,
+            effective,
+            fusion=self.config.fusion,
+            dedup=self.config.dedup,
+            budget=self.config.budget,
+            embed=self._embed,
+            reputation=self.reputation.all_reputations() if self.reputation else None,
+        )
+        for name, tokens in result.tokens_per_source.items():
+            if name in reports:
+                reports[name].tokens = tokens
+        response = SearchResponse(
+            request=request,
+            hits=result.hits,
+            groups=result.groups,
+            sources=list(reports.values()),
+            route=decision,
+            context=result.context,
+            strategy=strategy,
+        )
+        result.fill_metrics(response.metrics)
+        response.metrics.total_ms = (time.perf_counter() - started) * 1000
+        if final:
+            response.error = all_failed(
+                SourceResult(r) for r in reports.values() if r.status is not SourceStatus.PENDING
+            )
+            if not decision.servers:
+                response.error = "no source to ask: " + (
+                    "; ".join(f"{n}: {why}" for n, why in decision.skipped.items())
+                    or "no server is configured"
+                )
+        return response
+
+    # ------------------------------------------------------------------ cache & history
+
+    async def _cached_response(self, request: SearchRequest) -> SearchResponse | None:
+        assert self.cache is not None
+        try:
+            response = await self.cache.get_response(request)
+        except Exception as exc:  # a broken cache must never break a search
+            log.warning("query cache unavailable: %s", exc)
+            return None
+        if response is not None:
+            response.metrics.cache_hits, response.metrics.cache_lookups = 1, 1
+        return response
+
+    async def _cached_source_hits(
+        self, name: str, request: SearchRequest
+    ) -> tuple[list[Hit] | None, int]:
+        server = self._effective.servers.get(name)
+        if not request.use_cache or self.cache is None or server is None:
+            return None, 0
+        try:
+            hits = await self.cache.get_hits(server, *_source_call(server, request))
+        except Exception as exc:
+            log.warning("source cache unavailable: %s", exc)
+            return None, 1
+        return hits, 1
+
+    async def _store_source_hits(self, result: SourceResult, request: SearchRequest) -> None:
+        server = self._effective.servers.get(result.name)
+        if self.cache is None or server is None or result.report.status is not SourceStatus.OK:
+            return
+        try:
+            await self.cache.put_hits(server, *_source_call(server, request), result.hits)
+        except Exception as exc:
+            log.warning("source cache write failed: %s", exc)
+
+    async def _finish(self, request: SearchRequest, response: SearchResponse) -> None:
+        if self.cache is not None and request.use_cache:
+            try:
+                await self.cache.put_response(request, response)
+            except Exception as exc:
+                log.warning("query cache write failed: %s", exc)
+        if self.history is not None:
+            try:
+                self.history.record(response)
+            except Exception as exc:
+                log.warning("query history write failed: %s", exc)
+
+    # ------------------------------------------------------------------ servers
+
+    def warm_up(self, names: Iterable[str] | None = None) -> None:
+        """Start the built-in servers now so the first query does not pay their start-up."""
+        wanted = list(names) if names is not None else [
+            s.name for s in self._effective.servers.values() if s.builtin and s.enabled
+        ]
+        if wanted:
+            asyncio.get_running_loop().create_task(self._start_quietly(wanted))
+
+    async def _start_quietly(self, names: list[str]) -> None:
+        with contextlib.suppress(Exception):
+            await self.pool.start(names)
+
+    def server_states(self) -> list[ServerState]:
+        return self.pool.states()
+
+    def stderr_lines(self, name: str) -> list[str]:
+        return self.pool.stderr_lines(name)
+
+    async def test_server(self, server: ServerConfig, query: str = "test") -> ServerTest:
+        """Start ``server`` on its own (it may not be saved yet), list tools, probe once."""
+        pool = SourcePool([replace(server, enabled=True)], connector=self._connector)
+        try:
+            report = await pool.probe(server.name, query)
+            stderr = pool.stderr_lines(server.name)
+        finally:
+            await pool.aclose()
+        outcome = report.outcome
+        return ServerTest(
+            name=server.name,
+            ok=report.ok,
+            tools=[ToolInfo(str(t.get("name", "")), str(t.get("description") or "")) for t in report.tools],
+            selection=report.selection,
+            probe_hits=outcome.hits if outcome else [],
+            latency_ms=outcome.latency_ms if outcome else None,
+            startup_ms=report.startup_ms,
+            error=report.error or (outcome.error if outcome else None),
+            stderr=stderr,
+        )
+
+    async def apply_config(self, config: Config) -> None:
+        """Adopt a saved config: restart only the servers whose settings changed."""
+        self.config = config
+        self._effective = with_builtin_servers(config)
+        await self.pool.reconfigure(self._effective.servers.values())
+        if self.cache is not None:
+            await self.cache.apply_config(self._effective)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.pool.aclose()
+        if self.cache is not None:
+            await self.cache.close()
+        if self.history is not None:
+            self.history.close()
+        if self.reputation is not None:
+            self.reputation.close()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dict[str, Any]]:
+    """The cache's view of one call: the configured tool (or auto) and its arguments."""
+    return server.tool or "auto", {
+        **server.arguments, "query": request.query, "top_k": request.top_k,
+    }

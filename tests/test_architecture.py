@@ -1,0 +1,51 @@
+"""The shape rules of DESIGN.md, enforced: the engine is a Qt-free library."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FORBIDDEN = ("PySide6", "PyQt5", "PyQt6", "qasync", "app")
+
+
+def _imported_modules(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_engine_sources_never_import_ui_code() -> None:
+    offenders = []
+    for path in sorted((ROOT / "engine").rglob("*.py")):
+        for name in _imported_modules(path):
+            if name.split(".")[0] in FORBIDDEN:
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert offenders == []
+
+
+def test_importing_the_whole_engine_loads_no_qt() -> None:
+    """Import every engine module in a fresh interpreter and look at sys.modules."""
+    modules = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        for p in (ROOT / "engine").rglob("*.py")
+        if p.name != "__main__.py"
+    )
+    script = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}:\n"
+        "    importlib.import_module(m)\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ""
