@@ -28,6 +28,7 @@ from typing import Any
 from engine.builtins import with_builtin_servers
 from engine.cache import open_response_cache
 from engine.cache.layers import ResponseCache
+from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.fanout import SourceResult, all_failed, fan_out
@@ -52,6 +53,9 @@ from engine.sources.state import ServerState
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], Any]
+
+# How long a one-shot command waits for cold servers to start before searching.
+STARTUP_TIMEOUT_S = 30.0
 
 
 @dataclass(slots=True)
@@ -97,6 +101,7 @@ class Engine:
         self.reputation = reputation
         self._embed = embed
         self._closed = False
+        self._warm_task: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -106,19 +111,24 @@ class Engine:
         config: Config | None = None,
         connector: Connector = default_connector,
         persistent: bool = True,
+        warm: bool = True,
     ) -> Engine:
         """Load the config and open the cache, history and reputation stores.
 
-        ``persistent=False`` keeps everything in memory (tests, one-shot tools).
+        ``persistent=False`` keeps no cache, history or reputation (tests, one-shot
+        tools). ``warm`` starts every enabled server now, in the background, as MCP
+        clients do, so the first query does not pay their start-up.
         """
         config = config if config is not None else load_config(config_path)
         cache = open_response_cache(config) if persistent and config.cache.backend != "off" else None
-        history = HistoryStore.open() if persistent else None
-        reputation = ReputationStore.open() if persistent else None
+        secrets = secret_values(config)
+        history = HistoryStore.open(secrets=secrets) if persistent else None
+        reputation = ReputationStore.open(secrets=secrets) if persistent else None
         engine = cls(
             config, connector=connector, cache=cache, history=history, reputation=reputation
         )
-        engine.warm_up()
+        if warm:
+            engine.warm_up()
         return engine
 
     @property
@@ -317,23 +327,28 @@ class Engine:
                 log.warning("query cache write failed: %s", exc)
         if self.history is not None:
             try:
-                self.history.record(response)
+                await self.history.arecord(response)
             except Exception as exc:
                 log.warning("query history write failed: %s", exc)
 
     # ------------------------------------------------------------------ servers
 
     def warm_up(self, names: Iterable[str] | None = None) -> None:
-        """Start the built-in servers now so the first query does not pay their start-up."""
+        """Start servers (default: every enabled one) without waiting for them."""
         wanted = list(names) if names is not None else [
-            s.name for s in self._effective.servers.values() if s.builtin and s.enabled
+            s.name for s in self._effective.servers.values() if s.enabled
         ]
         if wanted:
-            asyncio.get_running_loop().create_task(self._start_quietly(wanted))
+            # Keep a reference: a task nobody holds may be collected before it runs.
+            self._warm_task = asyncio.get_running_loop().create_task(self.pool.start(wanted))
 
-    async def _start_quietly(self, names: list[str]) -> None:
-        with contextlib.suppress(Exception):
-            await self.pool.start(names)
+    async def start_sources(
+        self, names: Iterable[str], timeout: float = STARTUP_TIMEOUT_S
+    ) -> dict[str, ServerState]:
+        """Start ``names`` and wait until each is ready or has failed (a one-shot CLI
+        does this before searching, so a cold start is not counted against the
+        per-query timeout)."""
+        return await self.pool.warm_up(names, timeout=timeout)
 
     def server_states(self) -> list[ServerState]:
         return self.pool.states()

@@ -1,0 +1,39 @@
+"""A one-line progress bar on stderr (redrawn in place on a terminal, sparse otherwise)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class ProgressBar:
+    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 28) -> None:
+        self.label = label
+        self.stream = stream
+        self.width = width
+        self.tty = stream.isatty()
+        self._last_draw = 0.0
+
+    def update(self, done: int, total: int, note: str = "", eta_s: float | None = None) -> None:
+        now = time.monotonic()
+        # Off a terminal, a line every few seconds is enough for a log.
+        if now - self._last_draw < (0.1 if self.tty else 5.0):
+            return
+        self._last_draw = now
+        fraction = done / total if total else 1.0
+        filled = int(fraction * self.width)
+        eta = f", ETA {eta_s:.0f}s" if eta_s is not None else ""
+        line = (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                f"{done}/{total} files, {note}{eta}")
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self, summary: str) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"{self.label}: {summary}\n")
+        self.stream.flush()

@@ -1,0 +1,54 @@
+"""Zero-config ``--repo``: index a repository (code and git history) on first use.
+
+The code index is brought up to date on every call (cheap when nothing changed:
+only changed files are re-read), with a progress bar on stderr; the git history is
+imported incrementally (only new commits).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from engine.cli.progress import ProgressBar
+
+
+def ensure_repo_indexed(path: Path) -> int:
+    """0 when the repository's indexes are ready; an exit status otherwise."""
+    from engine.index.manager import index_repository
+    from engine.index.progress import IndexProgress
+
+    root = path.expanduser().resolve()
+    if not root.is_dir():
+        print(f"tributary: --repo {path}: not a folder", file=sys.stderr)
+        return 2
+    bar = ProgressBar(f"indexing {root.name}")
+
+    def on_progress(event: IndexProgress) -> None:
+        bar.update(event.files_done, event.files_total,
+                   f"{event.chunks_done} chunks, {event.rate:.0f}/s", event.eta_s)
+
+    started = time.perf_counter()
+    stats = index_repository(root, on_progress=on_progress)
+    bar.finish(
+        f"{stats.files_total} files, {stats.chunks_total} chunks "
+        f"({stats.files_indexed} files updated in {time.perf_counter() - started:.1f}s)"
+        if stats.files_indexed else f"{stats.files_total} files, up to date"
+    )
+    for error in stats.errors[:5]:
+        print(f"  skipped: {error}", file=sys.stderr)
+    _import_history(root)
+    return 0
+
+
+def _import_history(root: Path) -> None:
+    from engine.tasks.api import import_git_history
+    from engine.tasks.sources import GitError
+
+    try:
+        stats = import_git_history(root)
+    except GitError:
+        return  # not a git repository: code search only
+    if stats.added:
+        print(f"task history: {stats.added} commits imported", file=sys.stderr)

@@ -1,0 +1,124 @@
+"""Fan-out: ask many sources at once; stream each source's outcome as it arrives.
+
+Public API::
+
+    async with contextlib.aclosing(fan_out(pool, names, query, top_k=30)) as stream:
+        async for result in stream:          # SourceResult, in order of arrival
+            ...                              # result.report (SourceReport), result.hits
+
+    results = await gather_all(pool, names, query, top_k=30)   # in ``names`` order
+    error = all_failed(results)              # text when no source answered, else None
+
+Every source runs concurrently with its own timeout (``ServerConfig.timeout``
+or the ``timeout`` given here); one slow, hung or crashed source never delays
+the others beyond its own deadline. Closing the stream early (``aclose``, a
+``break`` inside ``aclosing``, or cancelling the consuming task — a superseded
+query) cancels the calls still in flight; the SDK sends MCP
+``notifications/cancelled`` for each and the sessions stay up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Iterable
+from dataclasses import dataclass, field
+
+from engine.model import Hit, SourceReport, SourceStatus
+from engine.sources.pool import SourcePool
+from engine.sources.state import SourceOutcome
+
+__all__ = ["SourceResult", "all_failed", "fan_out", "gather_all"]
+
+
+@dataclass(slots=True)
+class SourceResult:
+    """One source's answer to one query."""
+
+    report: SourceReport
+    hits: list[Hit] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.report.name
+
+    @property
+    def ok(self) -> bool:
+        return self.report.status in (SourceStatus.OK, SourceStatus.CACHED)
+
+
+async def fan_out(
+    pool: SourcePool,
+    names: Iterable[str],
+    query: str,
+    *,
+    top_k: int,
+    timeout: float | None = None,
+) -> AsyncGenerator[SourceResult, None]:
+    """Yield a :class:`SourceResult` per source as soon as that source is done."""
+    ordered = list(dict.fromkeys(names))
+    tasks = {
+        asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout),
+                            name=f"tributary-call-{name}"): name
+        for name in ordered if name in pool.names()
+    }
+    for name in ordered:
+        if name not in pool.names():
+            yield SourceResult(SourceReport(name=name, status=SourceStatus.ERROR,
+                                            latency_ms=0.0, error="unknown server"))
+    pending: set[asyncio.Task[SourceOutcome]] = set(tasks)
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(done, key=lambda t: ordered.index(tasks[t])):
+                yield _result(pool, tasks[task], task)
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            # Let the cancellations land (and the courtesy cancels go out) before returning.
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def gather_all(
+    pool: SourcePool,
+    names: Iterable[str],
+    query: str,
+    *,
+    top_k: int,
+    timeout: float | None = None,
+) -> list[SourceResult]:
+    """Every source's result, in the order of ``names``."""
+    ordered = list(dict.fromkeys(names))
+    results = {r.name: r async for r in fan_out(pool, ordered, query, top_k=top_k,
+                                                timeout=timeout)}
+    return [results[name] for name in ordered]
+
+
+def all_failed(results: Iterable[SourceResult]) -> str | None:
+    """The search-level error when not one asked source answered; ``None`` otherwise.
+
+    Sources skipped on purpose (disabled, routing) do not count as asked.
+    """
+    asked = [r for r in results if r.report.status is not SourceStatus.SKIPPED]
+    if not asked or any(r.ok for r in asked):
+        return None
+    reasons = "; ".join(f"{r.name}: {r.report.error or r.report.status}" for r in asked)
+    return f"all {len(asked)} sources failed — {reasons}"
+
+
+def _result(pool: SourcePool, name: str, task: asyncio.Task[SourceOutcome]) -> SourceResult:
+    weight = pool.config(name).weight
+    if task.cancelled():
+        report = SourceReport(name=name, status=SourceStatus.ERROR, error="cancelled", weight=weight)
+        return SourceResult(report)
+    exc = task.exception()
+    if exc is not None:  # SourcePool.call does not raise for server faults; this is a bug guard
+        report = SourceReport(name=name, status=SourceStatus.ERROR,
+                              error=f"{type(exc).__name__}: {exc}", weight=weight)
+        return SourceResult(report)
+    outcome = task.result()
+    report = SourceReport(
+        name=name, status=outcome.status, latency_ms=outcome.latency_ms, hits=len(outcome.hits),
+        error=outcome.error, tool=outcome.tool, detail=outcome.detail, weight=weight,
+    )
+    return SourceResult(report, outcome.hits)

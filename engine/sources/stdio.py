@@ -1,0 +1,242 @@
+"""A stdio transport for the SDK's ``ClientSession`` that survives hostile servers.
+
+It yields the same ``(read_stream, write_stream)`` pair of SDK ``SessionMessage``
+objects as ``mcp.client.stdio.stdio_client`` — messages are parsed and
+serialised with the SDK's own ``jsonrpc_message_adapter`` — and differs where
+an aggregator talking to many untrusted servers needs it:
+
+* **Bounded lines.** Stdout is read as bytes with linear buffering. A line
+  longer than ``max_line_bytes`` (default 16 MB) is discarded as it streams in;
+  if its JSON-RPC id is visible in the first bytes, the waiting request fails
+  at once with a clear error instead of timing out. (The SDK's reader joins
+  strings per chunk — quadratic on a 50 MB line — and stalls every other
+  source's event loop while it does.)
+* **Off-loop parsing.** Lines over 256 KB are parsed in a worker thread.
+* **Lenient decoding.** Invalid UTF-8 becomes U+FFFD and normalisation turns
+  that into the source's error; a strict decoder would kill the session.
+* **Known pid, whole-group kill.** The child runs in its own session (process
+  group; Job Object on Windows). Shutdown closes stdin, waits, SIGTERMs then
+  SIGKILLs the group, and always SIGKILLs what is left of the group, so
+  children of a crashed server (``npx`` → ``node``) never outlive it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import types
+from mcp.shared.message import SessionMessage
+
+from engine.sources.stderr import StderrLog
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+THREAD_PARSE_BYTES = 256 * 1024
+STDIN_CLOSE_GRACE_S = 2.0  # the MCP spec's shutdown: close stdin, wait, then signal
+TERM_GRACE_S = 2.0
+_POLL_S = 0.01
+EXIT_POLL_S = 0.05
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+RESPONSE_TOO_LARGE = -32099  # implementation-defined server-error range of JSON-RPC
+
+
+@dataclass(slots=True)
+class StdioStreams:
+    read: MemoryObjectReceiveStream[SessionMessage | Exception]
+    write: MemoryObjectSendStream[SessionMessage]
+    pid: int
+
+
+@asynccontextmanager
+async def open_stdio(
+    command: str,
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str | None,
+    stderr: TextIO,
+    log: StderrLog,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> AsyncIterator[StdioStreams]:
+    """Spawn ``command`` and speak MCP over its stdin/stdout until the context exits."""
+    process = await _spawn(command, args, env, cwd, stderr)
+    stderr.close()  # the child holds its own copy; the pipe reader sees EOF when it exits
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_read_stdout, process, read_send, log, max_line_bytes)
+            tg.start_soon(_write_stdin, process, write_recv, read_send)
+            tg.start_soon(_watch_exit, process, read_send, log)
+            try:
+                yield StdioStreams(read_recv, write_send, process.pid)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    write_send.close()
+                    await _stop(process)
+                tg.cancel_scope.cancel()
+    finally:
+        read_recv.close()
+        write_send.close()
+        _kill_group(process.pid)
+        # Reap and release the pipes; bounded, as an escaped grandchild may hold them open.
+        with anyio.move_on_after(1.0, shield=True), contextlib.suppress(Exception):
+            await process.aclose()
+
+
+async def _spawn(
+    command: str, args: list[str], env: dict[str, str], cwd: str | None, stderr: TextIO
+) -> Any:
+    if sys.platform == "win32":  # pragma: no cover - Job Object keeps the tree together
+        from mcp.os.win32.utilities import create_windows_process
+
+        return await create_windows_process(command, args, env, stderr, cwd)
+    return await anyio.open_process(
+        [command, *args], env=env, cwd=cwd, stderr=stderr, start_new_session=True
+    )
+
+
+async def _read_stdout(
+    process: anyio.abc.Process,
+    out: MemoryObjectSendStream[SessionMessage | Exception],
+    log: StderrLog,
+    max_line_bytes: int,
+) -> None:
+    assert process.stdout is not None
+    buffer = bytearray()
+    dropping = 0  # bytes of an oversized line discarded so far
+    async with out:
+        try:
+            async for chunk in process.stdout:
+                pos, size = 0, len(chunk)
+                while pos < size:
+                    newline = chunk.find(b"\n", pos)
+                    end = size if newline < 0 else newline
+                    piece, pos = chunk[pos:end], end + 1
+                    if dropping:
+                        dropping += len(piece)
+                        if newline >= 0:
+                            log.event(f"discarded a {dropping / 2**20:.1f} MiB line from stdout")
+                            dropping = 0
+                        continue
+                    buffer += piece
+                    if len(buffer) > max_line_bytes:
+                        await _oversized(bytes(buffer[:512]), out, log, max_line_bytes)
+                        dropping = len(buffer) if newline < 0 else 0
+                        buffer.clear()
+                        continue
+                    if newline >= 0:
+                        line = bytes(buffer)
+                        buffer.clear()
+                        if line.strip():
+                            await out.send(await _parse(line))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        except OSError as exc:  # the pipe broke under us: the session sees the stream end
+            log.event(f"stdout read failed: {exc}")
+
+
+async def _oversized(
+    head: bytes, out: MemoryObjectSendStream[SessionMessage | Exception], log: StderrLog,
+    limit: int,
+) -> None:
+    message = f"response larger than {limit / 2**20:g} MiB, discarded"
+    log.event(message)
+    match = _ID_IN_HEAD.search(head)
+    if match is None:
+        return  # nothing to answer; the request times out
+    raw = match.group(1).decode("utf-8", "replace")
+    request_id: str | int = int(raw) if raw.lstrip("-").isdigit() else raw[1:-1]
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=request_id,
+        error=types.ErrorData(code=RESPONSE_TOO_LARGE, message=message),
+    )
+    await out.send(SessionMessage(error))
+
+
+async def _parse(line: bytes) -> SessionMessage | Exception:
+    if len(line) > THREAD_PARSE_BYTES:
+        return await anyio.to_thread.run_sync(_parse_now, line)
+    return _parse_now(line)
+
+
+def _parse_now(line: bytes) -> SessionMessage | Exception:
+    text = line.decode("utf-8", errors="replace")
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+async def _write_stdin(
+    process: anyio.abc.Process,
+    messages: MemoryObjectReceiveStream[SessionMessage],
+    reads: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    assert process.stdin is not None
+    try:
+        async with messages:
+            async for message in messages:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await process.stdin.send((data + "\n").encode("utf-8"))
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        # The server stopped reading: end the session's view of the connection.
+        await reads.aclose()
+
+
+async def _watch_exit(
+    process: Any, reads: MemoryObjectSendStream[SessionMessage | Exception], log: StderrLog
+) -> None:
+    """Notice the server's exit even while a grandchild keeps its stdout open."""
+    while process.returncode is None:
+        await anyio.sleep(EXIT_POLL_S)
+    log.event(f"process exited with code {process.returncode}")
+    _kill_group(process.pid)  # orphans of a crashed server go with it
+    await anyio.sleep(EXIT_POLL_S)  # let the reader deliver what the server wrote last
+    reads.close()
+
+
+async def _stop(process: Any) -> None:
+    """Close stdin, wait; then terminate the group; then kill it."""
+    with contextlib.suppress(Exception):
+        await process.stdin.aclose()
+    if await _exited(process, STDIN_CLOSE_GRACE_S):
+        return
+    if sys.platform == "win32":  # pragma: no cover
+        from mcp.os.win32.utilities import terminate_windows_process_tree
+
+        await terminate_windows_process_tree(process)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    if not await _exited(process, TERM_GRACE_S):
+        _kill_group(process.pid)
+        await _exited(process, TERM_GRACE_S)
+
+
+async def _exited(process: Any, timeout: float) -> bool:
+    # Poll returncode: process.wait() also waits for pipe EOF, which a surviving
+    # grandchild holding the pipe would delay forever.
+    with anyio.move_on_after(timeout):
+        while process.returncode is None:
+            await anyio.sleep(_POLL_S)
+        return True
+    return False
+
+
+def _kill_group(pid: int) -> None:
+    if sys.platform == "win32":  # pragma: no cover - the Job Object is closed with the process
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

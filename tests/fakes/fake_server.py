@@ -1,0 +1,207 @@
+"""A real MCP server (SDK ``MCPServer`` over stdio) that misbehaves on request.
+
+Run it as a subprocess; every option can also come from the environment as
+``FAKE_MCP_<OPTION>`` (e.g. ``FAKE_MCP_MODE=hang``), command line winning::
+
+    python tests/fakes/fake_server.py [--name NAME] [--mode MODE] [options]
+
+Modes (``--mode``, default ``answer``):
+
+  answer          answer each query with ``--hits`` hits (default 5)
+  delay           like answer, after sleeping ``--delay`` seconds (``--delay`` also
+                  works with every other mode)
+  crash-start     write to stderr and exit(3) before serving
+  crash-call      exit(4) inside the tool call, after ``--crash-after`` good calls (0)
+  hang            never answer a call (asynchronously: ping and cancellation work)
+  freeze          block the whole process inside a call (nothing answers, not even ping)
+  garbage         print non-protocol lines to stdout at start and before every answer
+  invalid-jsonrpc before answering, send JSON that is not JSON-RPC and a response
+                  with the call's id but a malformed result (the call fails; the
+                  session survives)
+  huge            answer with one text block of ``--size-mb`` MB (default 50)
+  non-utf8        answer with bytes that are not UTF-8 inside the result
+  error           answer with ``isError: true``
+  fail-then-ok    fail (tool raises → isError) the first ``--fail-times`` calls (3), then
+                  answer; ``--state-file PATH`` keeps the count across restarts
+
+Other options:
+
+  --tool NAME          the tool's name (default ``search``; args ``query``, ``top_k``)
+  --hits N             hits per answer (default 5, capped by top_k)
+  --structured         also return ``structured_content`` ({"results": [...]}); the
+                       default is one JSON text block per hit, like many servers
+  --stderr-lines N     write N lines to stderr at start (default 1)
+  --http PORT          serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of
+                       stdio (stdout faults do not apply there)
+  --spawn-child        start a grandchild (``sleep``) that shares the process group,
+                       to check that shutdown leaves no orphans
+  --name NAME          server name, used in hit paths and titles (default ``fake``)
+
+Hits look like ``{"title": "NAME hit I", "content": "...QUERY...", "path":
+"src/NAME/mod_I.py", "start_line": 10*I+1, "end_line": 10*I+9, "score": 1/I}``,
+so tests can tell sources and queries apart. Nothing but the protocol (and the
+faults asked for) is written to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from io import TextIOWrapper
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.stdio import stdio_server
+
+MODES = ("answer", "delay", "crash-start", "crash-call", "hang", "freeze", "garbage",
+         "invalid-jsonrpc", "huge", "non-utf8", "error", "fail-then-ok")
+NON_UTF8_MARK = "@@NON-UTF8@@"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    env = os.environ.get
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--name", default=env("FAKE_MCP_NAME", "fake"))
+    p.add_argument("--mode", choices=MODES, default=env("FAKE_MCP_MODE", "answer"))
+    p.add_argument("--tool", default=env("FAKE_MCP_TOOL", "search"))
+    p.add_argument("--hits", type=int, default=int(env("FAKE_MCP_HITS", "5")))
+    p.add_argument("--delay", type=float, default=float(env("FAKE_MCP_DELAY", "0")))
+    p.add_argument("--structured", action="store_true",
+                   default=env("FAKE_MCP_STRUCTURED", "") not in ("", "0"))
+    p.add_argument("--crash-after", type=int, default=int(env("FAKE_MCP_CRASH_AFTER", "0")))
+    p.add_argument("--fail-times", type=int, default=int(env("FAKE_MCP_FAIL_TIMES", "3")))
+    p.add_argument("--state-file", default=env("FAKE_MCP_STATE_FILE"))
+    p.add_argument("--size-mb", type=float, default=float(env("FAKE_MCP_SIZE_MB", "50")))
+    p.add_argument("--stderr-lines", type=int, default=int(env("FAKE_MCP_STDERR_LINES", "1")))
+    p.add_argument("--http", type=int, default=int(env("FAKE_MCP_HTTP", "0")), metavar="PORT",
+                   help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
+    p.add_argument("--spawn-child", action="store_true",
+                   default=env("FAKE_MCP_SPAWN_CHILD", "") not in ("", "0"))
+    return p.parse_args(argv)
+
+
+class Wire:
+    """The protocol's stdout, with a back door for injecting faults."""
+
+    def __init__(self) -> None:
+        self._out = sys.stdout.buffer
+
+    def raw(self, data: bytes) -> None:
+        self._out.write(data)
+        self._out.flush()
+
+    async def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        if NON_UTF8_MARK.encode() in data:
+            data = data.replace(NON_UTF8_MARK.encode(), b"\xff\xfe\xc3(")
+        self._out.write(data)
+
+    async def flush(self) -> None:
+        self._out.flush()
+
+
+def make_hits(name: str, query: str, count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "title": f"{name} hit {i}",
+            "content": f"def handler_{i}():\n    # {name} answers {query!r} (#{i})\n    return {i}\n",
+            "path": f"src/{name}/mod_{i}.py",
+            "start_line": 10 * i + 1,
+            "end_line": 10 * i + 9,
+            "score": round(1.0 / i, 4),
+        }
+        for i in range(1, count + 1)
+    ]
+
+
+def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
+    server = MCPServer(f"fake-{opts.name}")
+    calls = {"n": 0}
+    state_file = Path(opts.state_file) if opts.state_file else None
+
+    def failures_so_far() -> int:
+        if state_file is None:
+            return calls["n"] - 1
+        done = int(state_file.read_text()) if state_file.exists() else 0
+        state_file.write_text(str(done + 1))
+        return done
+
+    async def search(query: str, ctx: Context, top_k: int = 5) -> types.CallToolResult:
+        calls["n"] += 1
+        if opts.delay:
+            await anyio.sleep(opts.delay)
+        mode = opts.mode
+        if mode == "crash-call" and calls["n"] > opts.crash_after:
+            print(f"fake {opts.name}: crashing mid-call", file=sys.stderr, flush=True)
+            os._exit(4)
+        if mode == "hang":
+            await anyio.sleep_forever()
+        if mode == "freeze":
+            time.sleep(3600)
+        if mode == "garbage":
+            wire.raw(b"this is not json\n{\"half\": \n")
+        if mode == "invalid-jsonrpc":
+            wire.raw(b'{"hello": "not json-rpc"}\n')
+            bad = {"jsonrpc": "2.0", "id": ctx.request_id, "result": {"content": "not-a-list"}}
+            wire.raw((json.dumps(bad) + "\n").encode())
+            await anyio.sleep(0.05)
+        if mode == "error":
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"{opts.name}: backend unavailable")],
+                is_error=True,
+            )
+        if mode == "fail-then-ok" and failures_so_far() < opts.fail_times:
+            raise RuntimeError(f"{opts.name}: transient failure #{calls['n']}")
+        if mode == "huge":
+            block = "x" * 1023 + "\n"
+            text = block * int(opts.size_mb * 1024)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        hits = make_hits(opts.name, query, min(opts.hits, max(0, top_k)))
+        if mode == "non-utf8":
+            hits[0]["content"] = f"broken {NON_UTF8_MARK} bytes"
+        content = [types.TextContent(type="text", text=json.dumps(h)) for h in hits]
+        structured = {"results": hits} if opts.structured else None
+        return types.CallToolResult(content=content, structured_content=structured)
+
+    server.tool(name=opts.tool, description="Search the fake corpus.")(search)
+    return server
+
+
+async def serve(opts: argparse.Namespace) -> None:
+    wire = Wire()
+    server = build_server(opts, wire)
+    stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=stdin, stdout=wire) as (read, write):  # type: ignore[arg-type]
+        low = server._lowlevel_server
+        await low.run(read, write, low.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> None:
+    opts = parse_args(argv)
+    for i in range(opts.stderr_lines):
+        print(f"fake {opts.name}: stderr line {i + 1} (mode {opts.mode})", file=sys.stderr)
+    sys.stderr.flush()
+    if opts.spawn_child:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    if opts.mode == "crash-start":
+        print(f"fake {opts.name}: fatal: cannot start", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if opts.mode == "garbage":
+        sys.stdout.buffer.write(b"Welcome to fake server! (a banner on stdout)\n")
+        sys.stdout.buffer.flush()
+    if opts.http:
+        build_server(opts, Wire()).run("streamable-http", host="127.0.0.1", port=opts.http)
+        return
+    asyncio.run(serve(opts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Shared helpers for the source tests: in-memory servers and fake subprocess configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.mcpserver import MCPServer
+
+from engine.config.schema import HealthConfig, ServerConfig
+from tests.fakes import FAKE_SERVER, fake_server_config, fake_server_object
+
+FAKE = FAKE_SERVER
+
+
+def memory_fake(name: str, *args: str) -> MCPServer:
+    """The subprocess fake's server object, served in-process."""
+    server: MCPServer = fake_server_object(name, *args)
+    return server
+
+
+def stdio_config(name: str, *args: str, timeout: float = 3.0, **kw: Any) -> ServerConfig:
+    config: ServerConfig = fake_server_config(name, *args, timeout=timeout, **kw)
+    return config
+
+
+async def eventually(predicate: Any, timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes (generous for loaded machines)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def health(threshold: int = 3, open_s: float = 30.0, interval_s: float = 30.0) -> HealthConfig:
+    return HealthConfig(interval_s=interval_s, failure_threshold=threshold, open_s=open_s)
+
+
+class Recorder:
+    """An in-memory server whose tool records calls and cancellations."""
+
+    def __init__(self, name: str = "rec", *, hang: bool = False, delay: float = 0.0) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.cancelled = 0
+        self.hang = hang
+        self.delay = delay
+        self.server = MCPServer(name)
+        self.server.tool(name="search_docs", description="Search.")(self._search)
+
+    async def _search(self, query: str, limit: int = 10) -> types.CallToolResult:
+        self.calls.append({"query": query, "limit": limit})
+        try:
+            if self.hang:
+                await anyio.sleep_forever()
+            if self.delay:
+                await anyio.sleep(self.delay)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled += 1
+            raise
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"answer to {query}")]
+        )

@@ -1,0 +1,159 @@
+"""normalize_result: every shape of tool result becomes hits, or that source's error."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import types
+
+from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
+
+
+def text(t: str, **kw: object) -> types.TextContent:
+    return types.TextContent(type="text", text=t, **kw)  # type: ignore[arg-type]
+
+
+def norm(result: types.CallToolResult, **kw: object):  # type: ignore[no-untyped-def]
+    return normalize_result(result, source="s", tool="t", **kw)  # type: ignore[arg-type]
+
+
+ITEMS = [
+    {"name": "parse_args", "snippet": "def parse_args(): ...", "file_path": "cli.py",
+     "line": 12, "end_line": 20, "similarity": 0.91, "updated_at": "2024-05-01T10:00:00Z",
+     "lang": "python"},
+    {"title": "README", "body": "Usage", "url": "https://x.test/readme", "relevance": "0.5",
+     "date": 1714557600},
+]
+
+
+def test_structured_list_maps_fields() -> None:
+    out = norm(types.CallToolResult(content=[text("ignored duplicate")], structured_content=ITEMS))
+    first, second = out.hits
+    assert (first.title, first.content, first.path) == ("parse_args", "def parse_args(): ...", "cli.py")
+    assert (first.start_line, first.end_line, first.source_score) == (12, 20, 0.91)
+    assert first.timestamp == datetime(2024, 5, 1, 10, tzinfo=UTC)
+    assert first.metadata == {"lang": "python"}
+    assert (second.uri, second.source_score, second.content) == ("https://x.test/readme", 0.5, "Usage")
+    assert second.timestamp == datetime.fromtimestamp(1714557600, UTC)
+    assert [h.source_rank for h in out.hits] == [1, 2]
+    assert out.note is None
+
+
+@pytest.mark.parametrize("key", ["results", "items", "hits", "matches", "data", "result"])
+def test_structured_dict_with_a_list(key: str) -> None:
+    out = norm(types.CallToolResult(content=[], structured_content={key: ITEMS, "total": 2}))
+    assert [h.title for h in out.hits] == ["parse_args", "README"]
+
+
+def test_structured_single_object_is_one_hit() -> None:
+    out = norm(types.CallToolResult(content=[], structured_content={"answer": 42, "unit": "m"}))
+    assert len(out.hits) == 1
+    assert json.loads(out.hits[0].content) == {"answer": 42, "unit": "m"}  # nothing lost
+
+
+def test_json_in_text_blocks() -> None:
+    out = norm(types.CallToolResult(content=[text(json.dumps(ITEMS[0])), text(json.dumps(ITEMS))]))
+    assert [h.title for h in out.hits] == ["parse_args", "parse_args", "README"]
+    assert len({h.id for h in out.hits}) == 3  # duplicates in one answer get distinct ids
+
+
+def test_plain_text_one_hit_per_block_split_at_separators() -> None:
+    out = norm(types.CallToolResult(content=[
+        text("first paragraph\n\nstill first"),
+        text("part one\n---\npart two\n\n===\npart three"),
+    ]))
+    assert [h.content for h in out.hits] == [
+        "first paragraph\n\nstill first", "part one", "part two", "part three"]
+    assert out.hits[0].title == "first paragraph"
+
+
+def test_resource_link_and_embedded_resources_and_annotations() -> None:
+    ann = types.Annotations(priority=0.8, last_modified="2025-01-02T03:04:05+00:00")
+    out = norm(types.CallToolResult(content=[
+        types.ResourceLink(type="resource_link", name="spec.md", uri="file:///docs/spec.md",
+                           description="The spec", annotations=ann),
+        types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
+            uri="file:///src/a.py", text="print('a')", mime_type="text/x-python")),
+        types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
+            uri="file:///img.png", blob="iVBORw0KGgo=", mime_type="image/png")),
+        types.ImageContent(type="image", data="aGk=", mime_type="image/png"),
+    ]))
+    link, embedded = out.hits
+    assert (link.title, link.uri, link.content, link.priority) == (
+        "spec.md", "file:///docs/spec.md", "The spec", 0.8)
+    assert link.timestamp == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert (embedded.content, embedded.uri, embedded.title) == ("print('a')", "file:///src/a.py", "a.py")
+    assert embedded.metadata["mime_type"] == "text/x-python"
+    assert out.note and "binary resource" in out.note and "image" in out.note
+
+
+def test_is_error_becomes_a_source_error() -> None:
+    with pytest.raises(NormalizeError, match="quota exceeded"):
+        norm(types.CallToolResult(content=[text("quota exceeded")], is_error=True))
+
+
+@pytest.mark.parametrize("bad", ["broken \ufffd bytes", "lone \udcff surrogate"])
+def test_non_utf8_text_is_an_error(bad: str) -> None:
+    with pytest.raises(NormalizeError, match="UTF-8"):
+        norm(types.CallToolResult(content=[text(bad)]))
+
+
+def test_output_is_capped_with_a_note() -> None:
+    many = [{"title": f"t{i}", "content": "x" * 100} for i in range(50)]
+    out = norm(types.CallToolResult(content=[], structured_content=many),
+               limits=NormalizeLimits(max_chars=1_000, max_hits=100))
+    assert 1 <= len(out.hits) < 50 and out.note and "capped" in out.note
+    out = norm(types.CallToolResult(content=[], structured_content=many),
+               limits=NormalizeLimits(max_hits=10))
+    assert len(out.hits) == 10 and out.note and "10 hits" in out.note
+
+
+def test_one_huge_block_is_truncated_not_parsed() -> None:
+    huge = "[" + "1," * 2_000_000 + "1]"
+    out = norm(types.CallToolResult(content=[text(huge)]), limits=NormalizeLimits(max_chars=10_000))
+    assert len(out.hits) == 1 and len(out.hits[0].content) <= 10_000
+    assert out.hits[0].metadata["truncated"] is True and out.note
+
+
+def test_ids_are_stable_and_source_specific() -> None:
+    result = types.CallToolResult(content=[], structured_content=ITEMS)
+    a = normalize_result(result, source="a", tool="t")
+    b = normalize_result(result, source="a", tool="t")
+    c = normalize_result(result, source="c", tool="t")
+    assert [h.id for h in a.hits] == [h.id for h in b.hits]
+    assert not {h.id for h in a.hits} & {h.id for h in c.hits}
+
+
+def test_odd_values_do_not_crash() -> None:
+    out = norm(types.CallToolResult(content=[], structured_content=[
+        {"title": ["not", "text"], "line": "twelve", "score": "NaN", "date": "yesterday",
+         "content": {"nested": True}},
+        None, 7, "plain string",
+    ]))
+    first = out.hits[0]
+    assert first.start_line is None and first.source_score is None and first.timestamp is None
+    assert json.loads(first.content) == {"nested": True}
+    assert [h.content for h in out.hits[1:]] == ["7", "plain string"]  # None skipped
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(structured=json_values, texts=st.lists(st.text(max_size=200), max_size=3))
+def test_any_result_gives_hits_or_a_normalize_error(structured: object, texts: list[str]) -> None:
+    result = types.CallToolResult(content=[text(t) for t in texts], structured_content=structured)
+    try:
+        out = norm(result)
+    except NormalizeError:
+        return
+    assert all(h.source_rank == i for i, h in enumerate(out.hits, 1))
+    assert len({h.id for h in out.hits}) == len(out.hits)

@@ -1,0 +1,143 @@
+"""Real MCP servers that nobody here wrote, installed from package registries.
+
+* ``mcp-server-git`` (PyPI, in the venv) over a temporary git repository;
+* ``@modelcontextprotocol/server-memory`` and ``server-filesystem`` (npm). They
+  are installed by CI with::
+
+      npm install --prefix tests/node @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
+
+  and these tests skip, saying so, when ``tests/node/node_modules`` is missing.
+
+Their tools are not all "search" tools, so most configs name tool and arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.config.schema import ServerConfig
+from engine.fanout import gather_all
+from engine.model import SourceStatus
+from engine.sources import ServerStatus, SourcePool
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
+
+NODE_MODULES = Path(__file__).resolve().parent.parent / "node" / "node_modules"
+NPM_SCOPE = NODE_MODULES / "@modelcontextprotocol"
+GIT_SERVER = Path(sys.executable).with_name("mcp-server-git")
+NPM_HINT = ("npm servers not installed: run `npm install --prefix tests/node "
+            "@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory`")
+
+
+def npm_server(package: str) -> Path:
+    entry = NPM_SCOPE / package / "dist" / "index.js"
+    if not entry.exists() or shutil.which("node") is None:
+        pytest.skip(NPM_HINT)
+    return entry
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@x",
+                            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@x"})
+
+    git("init", "-q")
+    (repo / "retry.py").write_text("def retry():\n    pass\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "Add retry helper")
+    (repo / "retry.py").write_text("def retry(times=3):\n    pass\n")
+    git("commit", "-q", "-am", "Make retry count configurable")
+    return repo
+
+
+def git_config(repo: Path) -> ServerConfig:
+    if not GIT_SERVER.exists():
+        pytest.skip("mcp-server-git is not installed in the venv")
+    return ServerConfig(
+        name="git", command=str(GIT_SERVER), args=["--repository", str(repo)], timeout=10.0,
+        tool="git_log", top_k_argument="max_count", arguments={"repo_path": str(repo)},
+    )
+
+
+async def test_mcp_server_git_log(git_repo: Path) -> None:
+    pool = SourcePool([git_config(git_repo)])
+    try:
+        report = await pool.probe("git", "anything")
+        assert report.ok, report.error
+        tools = {t["name"] for t in report.tools}
+        assert {"git_log", "git_status", "git_diff"} <= tools
+        assert report.selection and report.selection.startswith("git_log(")
+        outcome = report.outcome
+        assert outcome is not None and outcome.status is SourceStatus.OK
+        text = "\n".join(h.content for h in outcome.hits)
+        assert "Make retry count configurable" in text and "Add retry helper" in text
+        assert pool.state("git").status is ServerStatus.READY and pool.state("git").pid
+    finally:
+        await pool.aclose()
+
+
+@pytest.fixture
+def memory_file(tmp_path: Path) -> Path:
+    path = tmp_path / "memory.jsonl"
+    entities = [
+        {"type": "entity", "name": "RetryPolicy", "entityType": "class",
+         "observations": ["Retries failed HTTP calls with exponential backoff"]},
+        {"type": "entity", "name": "Tokenizer", "entityType": "module",
+         "observations": ["Splits text into tokens"]},
+    ]
+    path.write_text("\n".join(json.dumps(e) for e in entities) + "\n")
+    return path
+
+
+async def test_npm_memory_and_filesystem_with_git_in_one_fan_out(
+    tmp_path: Path, memory_file: Path, git_repo: Path
+) -> None:
+    memory_entry = npm_server("server-memory")
+    fs_entry = npm_server("server-filesystem")
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "backoff.md").write_text("# Backoff\n")
+    (docs / "notes.txt").write_text("notes\n")
+    servers = [
+        # Auto-detected: search_nodes(query).
+        ServerConfig(name="memory", command="node", args=[str(memory_entry)],
+                     env={"MEMORY_FILE_PATH": str(memory_file)}, timeout=10.0),
+        ServerConfig(name="files", command="node", args=[str(fs_entry), str(docs)],
+                     timeout=10.0, tool="search_files", query_argument="pattern",
+                     arguments={"path": str(docs)}),
+        git_config(git_repo),
+    ]
+    pool = SourcePool(servers)
+    try:
+        states = await pool.warm_up(timeout=60)
+        assert all(s.status is ServerStatus.READY for s in states.values()), states
+        assert states["memory"].tool and states["memory"].tool.startswith("search_nodes(query")
+        results = {r.name: r for r in await gather_all(
+            pool, ["memory", "files", "git"], "backoff", top_k=5)}
+        memory = results["memory"]
+        assert memory.ok, memory.report.error
+        assert [h.title for h in memory.hits] == ["RetryPolicy"]
+        assert "exponential backoff" in memory.hits[0].content
+        files = results["files"]
+        assert files.ok, files.report.error
+        # search_files matches globs; "backoff" alone is no glob → ask again with one.
+        glob = await pool.call("files", "**/*.md", top_k=5)
+        assert glob.status is SourceStatus.OK, glob.error
+        assert any("backoff.md" in h.content for h in glob.hits)
+        assert results["git"].ok
+    finally:
+        await pool.aclose()

@@ -1,0 +1,132 @@
+"""Pure pieces: tool selection, circuit breaker, environment allowlist, stderr ring."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from mcp import types
+
+from engine.config.schema import HealthConfig, ServerConfig
+from engine.sources.env import child_environment
+from engine.sources.health import BreakerState, CircuitBreaker
+from engine.sources.stderr import StderrLog, open_stderr_pipe
+from engine.sources.tools import ToolSelectionError, select_tool
+
+
+def tool(name: str, props: dict[str, str], required: list[str]) -> types.Tool:
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in props.items()},
+              "required": required}
+    return types.Tool(name=name, input_schema=schema)
+
+
+CFG = ServerConfig(name="s", command="x")
+
+
+def test_auto_detects_search_tool_and_top_k() -> None:
+    tools = [
+        tool("add", {"a": "integer"}, ["a"]),
+        tool("find_symbol", {"name": "string"}, ["name"]),
+        tool("search", {"query": "string", "limit": "integer", "lang": "string"}, ["query"]),
+    ]
+    sel = select_tool(CFG, tools)
+    assert (sel.tool, sel.query_argument, sel.top_k_argument, sel.auto) == ("search", "query", "limit", True)
+    assert sel.arguments("hi", 7) == {"query": "hi", "limit": 7}
+
+
+def test_auto_detect_by_argument_name_and_camel_case_tool() -> None:
+    sel = select_tool(CFG, [tool("getDocsLookup", {"q": "string", "lang": "string"}, [])])
+    assert sel.tool == "getDocsLookup" and sel.query_argument == "q" and sel.top_k_argument is None
+
+
+def test_no_fit_names_the_tools_seen() -> None:
+    with pytest.raises(ToolSelectionError, match="add, read_file"):
+        select_tool(CFG, [tool("add", {"a": "integer"}, ["a"]),
+                          tool("read_file", {"path": "string"}, ["path"])])
+    # A search tool with two required strings is no fit unless config fills one.
+    two = [tool("search_files", {"path": "string", "pattern": "string"}, ["path", "pattern"])]
+    with pytest.raises(ToolSelectionError):
+        select_tool(CFG, two)
+    filled = ServerConfig(name="s", command="x", arguments={"path": "/tmp"})
+    sel = select_tool(filled, two)
+    assert sel.arguments("*.py", 5) == {"path": "/tmp", "pattern": "*.py"}
+
+
+def test_configured_tool_is_checked() -> None:
+    tools = [tool("git_log", {"repo_path": "string", "max_count": "integer"}, ["repo_path"])]
+    with pytest.raises(ToolSelectionError, match="git_status"):
+        select_tool(ServerConfig(name="g", command="x", tool="git_status"), tools)
+    # Without fixed arguments the one required string argument takes the query.
+    assert select_tool(ServerConfig(name="g", command="x", tool="git_log"), tools).query_argument == "repo_path"
+    two = [tool("git_diff", {"repo_path": "string", "target": "string"}, ["repo_path", "target"])]
+    with pytest.raises(ToolSelectionError, match="repo_path"):
+        select_tool(ServerConfig(name="g", command="x", tool="git_diff"), two)
+    cfg = ServerConfig(name="g", command="x", tool="git_log", top_k_argument="max_count",
+                       arguments={"repo_path": "/r"})
+    sel = select_tool(cfg, tools)
+    assert sel.query_argument is None  # this tool takes no query
+    assert sel.arguments("ignored", 3) == {"repo_path": "/r", "max_count": 3}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_breaker_opens_after_threshold_and_one_trial_decides() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker(HealthConfig(failure_threshold=3, open_s=30), clock)
+    for _ in range(2):
+        assert breaker.allow()
+        breaker.record_failure()
+    assert breaker.state is BreakerState.CLOSED
+    breaker.record_failure()
+    assert breaker.state is BreakerState.OPEN and not breaker.allow()
+    clock.now += 29.9
+    assert not breaker.allow()
+    clock.now += 0.2
+    assert breaker.allow()              # the trial
+    assert not breaker.allow()          # only one trial at a time
+    breaker.record_failure()            # trial failed: open again, full period
+    assert breaker.state is BreakerState.OPEN and breaker.retry_in() == pytest.approx(30)
+    clock.now += 30
+    assert breaker.allow()
+    breaker.release_trial()             # abandoned trial: next call may try
+    assert breaker.allow()
+    breaker.record_success()
+    assert breaker.state is BreakerState.CLOSED and breaker.snapshot().opened == 2
+
+
+def test_success_resets_the_failure_run() -> None:
+    breaker = CircuitBreaker(HealthConfig(failure_threshold=2), FakeClock())
+    breaker.record_failure()
+    breaker.record_success()
+    breaker.record_failure()
+    assert breaker.state is BreakerState.CLOSED
+
+
+def test_child_environment_is_allowlist_plus_configured() -> None:
+    parent = {"PATH": "/bin", "HOME": "/h", "AWS_SECRET_ACCESS_KEY": "x", "LANG": "C.UTF-8",
+              "BASH_FUNC_x%%": "() { :; }", "TERM": "() { evil; }"}
+    env = child_environment({"API_TOKEN": "t", "PATH": "/custom"}, parent)
+    assert env == {"PATH": "/custom", "HOME": "/h", "LANG": "C.UTF-8", "API_TOKEN": "t"}
+
+
+def test_stderr_ring_keeps_the_last_lines() -> None:
+    log = StderrLog(max_lines=3)
+    pipe = open_stderr_pipe(log)
+    for i in range(10):
+        pipe.write(f"line {i}\n")
+    pipe.write("no newline at end")
+    pipe.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and log.total < 11:
+        time.sleep(0.01)
+    assert log.lines() == ["line 8", "line 9", "no newline at end"]
+    log.append("y" * 10_000)
+    assert len(log.lines()[-1]) < 2_100 and log.lines()[-1].endswith("chars cut]")
+    log.event("restarted")
+    assert log.last_output() is not None and log.last_output().startswith("yyy")  # type: ignore[union-attr]
