@@ -1,0 +1,222 @@
+"""Persistent cache in one SQLite file (the default backend).
+
+Survives restarts and is shared by every Tributary process on the machine (GUI, CLI,
+MCP face): WAL lets readers proceed while one writes, and the busy timeout queues
+writers. Reads never write, so lookups from many processes do not contend. Capacity
+is bounded by ``max_entries``: expired rows are pruned first, then the oldest
+entries go (insertion order — unlike the memory backend, a read does not refresh an
+entry, which is what keeps reads write-free).
+
+``sqlean`` is used like everywhere else in the project (STACK.md). Blocking calls run
+in a worker thread so the event loop (and the GUI on it) never waits on the disk;
+one connection per cache object, serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar, cast
+
+import sqlean
+
+from engine.cache.base import Cache, Clock
+from engine.cache.redact import Scrubber
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5_000
+PRUNE_EVERY_SETS = 64
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires);
+CREATE INDEX IF NOT EXISTS entries_created ON entries(created);
+CREATE TABLE IF NOT EXISTS entry_tags (
+    tag TEXT NOT NULL,
+    key TEXT NOT NULL REFERENCES entries(key) ON DELETE CASCADE,
+    PRIMARY KEY (tag, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entry_tags_key ON entry_tags(key);
+"""
+
+
+class SqliteCache(Cache):
+    backend = "sqlite"
+    backend_errors = (sqlean.Error, sqlite3.Error, OSError)
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        max_entries: int = 1000,
+        ttl_s: float = 300.0,
+        clock: Clock | None = None,
+        scrubber: Scrubber | None = None,
+    ) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        super().__init__(ttl_s=ttl_s, max_entries=max_entries, clock=clock, scrubber=scrubber)
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._sets_since_prune = PRUNE_EVERY_SETS  # prune on the first write
+
+    # --- backend operations (each runs in a worker thread) --------------------------
+
+    async def _get(self, key: str, now: float) -> str | None:
+        def read(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute(
+                "SELECT value FROM entries WHERE key = ? AND expires > ?", (key, now)
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        return await self._run(read)
+
+    async def _set(self, key: str, text: str, now: float, expires: float, tags: list[str]) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with _transaction(conn):
+                conn.execute("DELETE FROM entries WHERE key = ?", (key,))
+                conn.execute(
+                    "INSERT INTO entries(key, value, created, expires) VALUES (?, ?, ?, ?)",
+                    (key, text, now, expires),
+                )
+                conn.executemany(
+                    "INSERT OR IGNORE INTO entry_tags(tag, key) VALUES (?, ?)",
+                    [(tag, key) for tag in tags],
+                )
+                return self._enforce_bounds(conn, now)
+
+        return await self._run(write)
+
+    async def _delete(self, key: str) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with _transaction(conn):
+                return conn.execute("DELETE FROM entries WHERE key = ?", (key,)).rowcount
+
+        return await self._run(write)
+
+    async def _invalidate_prefix(self, prefix: str) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with _transaction(conn):
+                # substr comparison, not LIKE/GLOB: the prefix is literal text.
+                return conn.execute(
+                    "DELETE FROM entries WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+                ).rowcount
+
+        return await self._run(write)
+
+    async def _invalidate_tag(self, tag: str) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with _transaction(conn):
+                return conn.execute(
+                    "DELETE FROM entries WHERE key IN (SELECT key FROM entry_tags WHERE tag = ?)",
+                    (tag,),
+                ).rowcount
+
+        return await self._run(write)
+
+    async def _clear(self) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with _transaction(conn):
+                count = conn.execute("DELETE FROM entries").rowcount
+                conn.execute("DELETE FROM entry_tags")
+                return count
+
+        return await self._run(write)
+
+    async def _size(self, now: float) -> int:
+        def read(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT COUNT(*) FROM entries WHERE expires > ?", (now,)).fetchone()
+            return int(row[0])
+
+        return await self._run(read)
+
+    async def close(self) -> None:
+        def shut() -> None:
+            with self._lock:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+
+        await asyncio.to_thread(shut)
+
+    # --- helpers ----------------------------------------------------------------------
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return work(self._connection())
+
+        return await asyncio.to_thread(locked)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = _open(self.path)
+        return self._conn
+
+    def _enforce_bounds(self, conn: sqlite3.Connection, now: float) -> int:
+        """Prune expired rows now and then, and the oldest rows beyond capacity."""
+        evicted = 0
+        self._sets_since_prune += 1
+        if self._sets_since_prune >= PRUNE_EVERY_SETS:
+            self._sets_since_prune = 0
+            evicted += conn.execute("DELETE FROM entries WHERE expires <= ?", (now,)).rowcount
+        (count,) = conn.execute("SELECT COUNT(*) FROM entries").fetchone()
+        excess = int(count) - (self.max_entries or 1)
+        if excess > 0:
+            evicted += conn.execute(
+                "DELETE FROM entries WHERE key IN "
+                "(SELECT key FROM entries ORDER BY expires <= ? DESC, created LIMIT ?)",
+                (now, excess),
+            ).rowcount
+        return evicted
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = cast(
+        sqlite3.Connection,
+        sqlean.connect(str(path), isolation_level=None, check_same_thread=False),
+    )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")  # a cache may lose its last write on power loss
+    conn.execute("PRAGMA foreign_keys = ON")
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version != SCHEMA_VERSION:
+        # A cache holds nothing that cannot be fetched again: rebuild rather than migrate.
+        with _transaction(conn):
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            if version == SCHEMA_VERSION:  # another process built it while we waited
+                return conn
+            conn.execute("DROP TABLE IF EXISTS entry_tags")
+            conn.execute("DROP TABLE IF EXISTS entries")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return conn
+
+
+class _transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._conn.execute("BEGIN IMMEDIATE")
+        return self._conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
