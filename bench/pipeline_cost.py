@@ -1,0 +1,112 @@
+"""Pipeline cost: dedup + fuse + limit + tokens + budget + assemble over realistic hits.
+
+    .venv/bin/python bench/pipeline_cost.py [--repeat N] [--semantic]
+
+Hits are 40-line chunks of real files from this venv's site-packages spread over ten
+sources with the duplicate structure servers produce (``bench/_hits.py``): exact copies,
+reformatted copies, overlapping windows, edited copies. Each configuration runs on
+fresh copies of the hits; figures are wall-clock p50/p95 in ms, and CPU time p50
+(``time.thread_time``: waiting for a CPU held by other processes does not count, though
+cache and core sharing still inflate it on a busy machine).
+
+Token counts are reported two ways: "cold" (an empty count cache, the tokenizer
+counting every top-k hit inside the pipeline) and "warm" (counts cached — as they are
+when hits were counted as each source answered, or seen in an earlier query).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._embed import minilm_lookup
+from bench._hits import make_hits
+from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from engine.model import Hit, SearchRequest
+from engine.pipeline import run_pipeline
+from engine.pipeline.tokens import clear_cache, get_tokenizer
+
+QUERY = "how does pytest collect fixtures and parametrize test functions"
+
+
+def measure(
+    hits: dict[str, list[Hit]], repeat: int, *, cold: bool, embed: Callable[[list[str]], npt.NDArray[np.float32]]
+    | None = None, strategy: str = "rrf",
+) -> dict[str, float]:
+    walls: list[float] = []
+    cpus: list[float] = []
+    stages: dict[str, list[float]] = {}
+    result = None
+    for _ in range(repeat):
+        fresh = copy.deepcopy(hits)
+        if cold:
+            clear_cache()
+        request = SearchRequest(query=QUERY, strategy=strategy)
+        wall, cpu = time.perf_counter(), time.thread_time()
+        result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
+                              budget=BudgetConfig(), embed=embed)
+        cpus.append((time.thread_time() - cpu) * 1000)
+        walls.append((time.perf_counter() - wall) * 1000)
+        for stage, ms in result.stage_ms.items():
+            stages.setdefault(stage, []).append(ms)
+    assert result is not None and result.context is not None
+    walls.sort()
+    return {
+        "p50": statistics.median(walls),
+        "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
+        "cpu_p50": statistics.median(cpus),
+        "raw": result.raw_hits,
+        "unique": result.unique_hits,
+        "groups": len(result.groups),
+        "tokens": result.context.token_count,
+        "budget": result.context.budget,
+        **{f"stage:{k}": statistics.median(v) for k, v in stages.items()},
+    }
+
+
+def show(label: str, row: dict[str, float]) -> None:
+    stages = " ".join(f"{k[6:]}={v:.2f}" for k, v in row.items() if k.startswith("stage:"))
+    print(f"{label:<34} p50 {row['p50']:7.2f}  p95 {row['p95']:7.2f}  cpu {row['cpu_p50']:7.2f} ms | "
+          f"{row['raw']:.0f} raw -> {row['unique']:.0f} unique ({row['groups']:.0f} groups), "
+          f"{row['tokens']:.0f}/{row['budget']:.0f} tokens | {stages}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=31)
+    parser.add_argument("--semantic", action="store_true", help="also run with precomputed MiniLM embeddings")
+    args = parser.parse_args()
+    get_tokenizer()  # load once, outside the timings (the engine loads it at start)
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each\n")
+
+    for n in (150, 1000):
+        hits = make_hits(n)
+        measure(hits, 2, cold=False)  # warm-up: imports, first-call costs
+        show(f"{n} hits, warm token counts", measure(hits, args.repeat, cold=False))
+        show(f"{n} hits, cold token counts", measure(hits, max(5, args.repeat // 3), cold=True))
+        for strategy in ("weighted", "composite", "cascade", "vote"):
+            show(f"{n} hits, warm, {strategy}", measure(hits, max(5, args.repeat // 3), cold=False, strategy=strategy))
+        if args.semantic:
+            embed = minilm_lookup([h.content for items in hits.values() for h in items], max_seq_length=128)
+            show(f"{n} hits, warm, semantic (precomputed)", measure(hits, args.repeat, cold=False, embed=embed))
+
+    print("\ngrowth (warm token counts):")
+    for n in (100, 250, 500, 1000, 2000, 5000):
+        hits = make_hits(n)
+        measure(hits, 1, cold=False)
+        show(f"{n} hits", measure(hits, 5 if n >= 2000 else 11, cold=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""The composite heuristic of seed 000, each signal in 0..1, weights tunable.
+
+score = 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length (``CompositeWeights``)
+
+* keyword: share of the query's terms found in the hit's title, path or content.
+* freshness: ``quality.recency_score`` of ``Hit.timestamp`` (undated: 0.6).
+* reputation: the source's reputation (feedback-derived, 0..1, default 0.5); for hits
+  with an http(s) uri, the mean of that and seed 004's ``url_quality``.
+* length: 1 up to ``ideal_tokens``, then ideal/len (long hits cost context); very
+  short hits (under 1/20 of ideal) scale down too, as they rarely carry an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from engine.model import DedupGroup, Hit, ScoreParts
+
+from .params import DEFAULT_REPUTATION, FusionParams, set_parts
+from .quality import is_web_uri, recency_score, url_quality
+from .text import query_terms
+
+
+def keyword_score(hit: Hit, terms: tuple[str, ...]) -> float:
+    if not terms:
+        return 0.0
+    haystack = f"{hit.title}\n{hit.path or ''}\n{hit.content}".lower()
+    return sum(1 for term in terms if term in haystack) / len(terms)
+
+
+def length_score(hit: Hit, ideal_tokens: int) -> float:
+    size = hit.tokens if hit.tokens > 0 else max(1, len(hit.content) // 4)
+    if size > ideal_tokens:
+        return ideal_tokens / size
+    floor = max(1, ideal_tokens // 20)
+    return min(1.0, size / floor)
+
+
+def reputation_score(hit: Hit, params: FusionParams) -> float:
+    base = params.reputation.get(hit.source, DEFAULT_REPUTATION)
+    if hit.uri and is_web_uri(hit.uri):
+        return (base + url_quality(hit.uri, hit.content, hit.timestamp, params.now)) / 2
+    return base
+
+
+def composite(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionParams) -> None:
+    weights = params.composite
+    terms = query_terms(params.query)
+    for hit in hits:
+        signals = {
+            "keyword": keyword_score(hit, terms),
+            "freshness": recency_score(hit.timestamp, params.now),
+            "reputation": reputation_score(hit, params),
+            "length_penalty": length_score(hit, params.ideal_tokens),
+        }
+        parts = ScoreParts(combine="weighted sum")
+        parts.add("keyword", weights.keyword * signals["keyword"], raw=signals["keyword"])
+        parts.add("freshness", weights.freshness * signals["freshness"], raw=signals["freshness"])
+        parts.add("reputation", weights.reputation * signals["reputation"], raw=signals["reputation"])
+        parts.add("length_penalty", weights.length * signals["length_penalty"], raw=signals["length_penalty"])
+        set_parts(hit, parts)

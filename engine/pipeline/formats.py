@@ -1,0 +1,78 @@
+"""How one chunk looks in each context format: its frame (head, tail) and escaped body.
+
+Frames carry the attribution (source, location, score, treatment) and no position
+number, so a chunk's cost does not depend on where the budget puts it. Bodies are
+escaped so any content stays data: XML bodies sit in CDATA (``]]>`` split across two
+sections; characters XML 1.0 forbids replaced by U+FFFD), Markdown bodies sit in a fence
+longer than any backtick run inside them.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import quoteattr
+
+from engine.model import ContextFormat, Hit
+
+from .text import language_of
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_BACKTICKS = re.compile(r"`{3,}")
+_MD_LANG = {"python": "python", "javascript": "javascript", "typescript": "typescript", "go": "go",
+            "rust": "rust", "java": "java", "shell": "bash", "yaml": "yaml", "json": "json",
+            "toml": "toml", "markdown": "markdown", "c": "c", "cpp": "cpp", "ruby": "ruby"}
+
+
+def _xml_text(text: str) -> str:
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fence_for(content: str) -> str:
+    """A backtick fence longer than the longest run of backticks in ``content``."""
+    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(content)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def body(content: str, fmt: ContextFormat) -> str:
+    """``content`` made safe for ``fmt``."""
+    if fmt is ContextFormat.XML:
+        return _xml_text(content).replace("]]>", "]]]]><![CDATA[>")
+    return content
+
+
+def frame(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str]:
+    """The head and tail lines around a chunk's body."""
+    location = _one_line(hit.location)
+    score = f"{hit.score:.4f}"
+    if fmt is ContextFormat.XML:
+        attrs = {"source": hit.source, "location": location, "score": score, "treatment": treatment}
+        if hit.path:
+            attrs["path"] = hit.path
+        if hit.start_line is not None:
+            attrs["lines"] = f"{hit.start_line}-{hit.end_line if hit.end_line is not None else hit.start_line}"
+        if hit.uri:
+            attrs["uri"] = hit.uri
+        rendered = " ".join(f"{k}={quoteattr(_xml_text(v))}" for k, v in attrs.items())
+        return f"<chunk {rendered}><![CDATA[", "]]></chunk>"
+    note = "" if treatment == "full" else f", {treatment}"
+    if fmt is ContextFormat.MARKDOWN:
+        fence = fence_for(content)
+        language = _MD_LANG.get(language_of(hit.path) or "", "")
+        return f"### {location}\n_{_one_line(hit.source)} · score {score}{note}_\n{fence}{language}", fence
+    return f"=== {location} | {_one_line(hit.source)} | score {score}{note} ===", "=== end ==="
+
+
+def wrapper(fmt: ContextFormat, query: str) -> tuple[str, str]:
+    """Text before the first and after the last chunk."""
+    if fmt is ContextFormat.XML:
+        return f"<context query={quoteattr(_xml_text(_one_line(query)))}>", "</context>"
+    return "", ""
+
+
+def render(head: str, text: str, tail: str) -> str:
+    """One chunk: parts joined by newlines, so token counts add up exactly."""
+    return "\n".join(part for part in (head, text, tail) if part)

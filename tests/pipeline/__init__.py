@@ -1,0 +1,1 @@
+"""Tests of the fusion pipeline (engine.pipeline)."""

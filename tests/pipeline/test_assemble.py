@@ -1,0 +1,86 @@
+"""Context assembly: well-formed, attributed, escaped, deterministic, exactly counted."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from engine.model import ContextFormat
+from engine.pipeline.assemble import assemble
+from engine.pipeline.budget import plan_budget
+from engine.pipeline.formats import fence_for
+from engine.pipeline.tokens import count_tokens, fill_tokens
+from tests.pipeline.helpers import FUNC_A, hit
+
+NASTY = 'x = "]]>" and y = "<tag attr=\'&amp;\'>"\nz = "\x01\x0b bell \x07"\n```python\nnested fence\n````\nend'
+
+
+def _hits() -> list:  # type: ignore[type-arg]
+    hits = [
+        hit("files", 1, FUNC_A, path="src/conf.py", lines=(10, 18)),
+        hit("web", 1, NASTY, uri="https://example.org/?a=1&b=<2>"),
+        hit("tasks", 2, "Fix the parser crash when the file is empty (#42).", title='Issue "42" <bug>'),
+    ]
+    fill_tokens(hits)
+    for i, h in enumerate(hits):
+        h.score = 0.9 - i * 0.1
+    return hits
+
+
+def _context(fmt: ContextFormat, budget: int = 4000):  # type: ignore[no-untyped-def]
+    plan = plan_budget(_hits(), budget=budget, fmt=fmt, query='parse "config" & <tags>')
+    return assemble(plan, fmt, 'parse "config" & <tags>')
+
+
+def test_xml_parses_and_round_trips_content() -> None:
+    context = _context(ContextFormat.XML)
+    root = ET.fromstring(context.text)
+    assert root.tag == "context" and root.get("query") == 'parse "config" & <tags>'
+    chunks = root.findall("chunk")
+    assert [c.get("source") for c in chunks] == ["files", "web", "tasks"]
+    assert chunks[0].get("path") == "src/conf.py" and chunks[0].get("lines") == "10-18"
+    assert chunks[0].get("score") == "0.9000" and chunks[0].get("treatment") == "full"
+    assert (chunks[0].text or "").strip("\n") == FUNC_A.strip("\n")
+    web = (chunks[1].text or "").strip("\n")
+    assert ']]>' in web and "<tag attr='&amp;'>" in web
+    assert "\x01" not in web and "\ufffd" in web  # XML 1.0 cannot carry control characters
+    assert chunks[1].get("uri") == "https://example.org/?a=1&b=<2>"
+
+
+def test_markdown_fence_is_longer_than_any_backtick_run() -> None:
+    context = _context(ContextFormat.MARKDOWN)
+    assert fence_for(NASTY) == "`````"
+    assert "\n`````\n" in context.text or context.text.endswith("`````")
+    assert "### src/conf.py:10-18\n_files · score 0.9000_\n```python\n" in context.text
+    # every opened fence is closed by a fence of the same length
+    fences = re.findall(r"^(`{3,})(\w*)$", context.text, flags=re.M)
+    opened = [f for f, lang in fences]
+    assert len(opened) % 2 == 0
+
+
+def test_plain_format_attributes_each_chunk() -> None:
+    context = _context(ContextFormat.PLAIN)
+    assert context.text.startswith("=== src/conf.py:10-18 | files | score 0.9000 ===\n")
+    assert context.text.count("=== end ===") == 3
+
+
+@pytest.mark.parametrize("fmt", list(ContextFormat))
+def test_deterministic_and_exactly_counted(fmt: ContextFormat) -> None:
+    first, second = _context(fmt), _context(fmt)
+    assert first.text.encode() == second.text.encode()
+    assert first.token_count == count_tokens(first.text)
+    assert [c.hit_id for c in first.chunks] == [c.hit_id for c in second.chunks]
+    assert first.chunks[0].location == "src/conf.py:10-18" and first.chunks[0].source == "files"
+
+
+@pytest.mark.parametrize("fmt", list(ContextFormat))
+@pytest.mark.parametrize("budget", [0, 20, 90, 200])
+def test_token_count_within_budget(fmt: ContextFormat, budget: int) -> None:
+    context = _context(fmt, budget)
+    assert context.token_count <= budget
+    assert count_tokens(context.text) == context.token_count
+    assert context.utilisation <= 1.0
+    if fmt is ContextFormat.XML and context.text:
+        ET.fromstring(context.text)

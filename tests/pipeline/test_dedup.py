@@ -1,0 +1,248 @@
+"""Dedup: every reason with its similarity, transitive groups, keep rule, span merges."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from engine.config.schema import DedupConfig
+from engine.model import DedupReason, Hit
+from engine.pipeline.blocking import candidate_pairs
+from engine.pipeline.dedup import deduplicate
+from engine.pipeline.text import squeeze
+from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
+
+
+def _members(result_groups: list, kept_id: str) -> dict[str, tuple[DedupReason, float]]:
+    group = next(g for g in result_groups if g.kept.id == kept_id)
+    return {m.hit.id: (m.reason, m.similarity) for m in group.members}
+
+
+def test_reformatted_copy_is_a_hash_duplicate() -> None:
+    a = hit("files", 1, FUNC_A)
+    b = hit("serena", 3, FUNC_A.replace("    ", "  ").replace("\n", "\n\n"))
+    result = deduplicate([a, b])
+    assert [h.id for h in result.hits] == [a.id]
+    assert _members(result.groups, a.id) == {b.id: (DedupReason.HASH, 1.0)}
+    assert result.groups[0].sources == ["files", "serena"]
+    assert result.groups[0].agreement == 2
+
+
+def test_edited_copy_is_a_fuzzy_duplicate_with_its_similarity() -> None:
+    a = hit("files", 1, FUNC_A)
+    b = hit("grep", 2, FUNC_A.replace("strict", "strict_mode").replace("path", "filename"))
+    result = deduplicate([a, b])
+    reason, similarity = _members(result.groups, a.id)[b.id]
+    assert reason is DedupReason.FUZZY
+    expected = Levenshtein.normalized_similarity(squeeze(a.content), squeeze(b.content))
+    assert 0.8 <= similarity < 1.0
+    assert abs(similarity - expected) < 1e-3
+
+
+def test_fuzzy_threshold_is_configurable() -> None:
+    a = hit("files", 1, FUNC_A)
+    b = hit("grep", 2, FUNC_A.replace("strict", "strict_mode").replace("path", "filename"))
+    assert deduplicate([a, b], DedupConfig(fuzzy_threshold=0.99)).groups == []
+
+
+def test_similar_but_different_functions_stay_apart() -> None:
+    other = FUNC_A.replace("parse_config", "parse_routes").replace("servers", "routes").replace(
+        "validate_server", "compile_rule"
+    ).replace("Read a YAML config file and validate every server entry", "Load routing rules and compile each pattern")
+    result = deduplicate([hit("a", 1, FUNC_A), hit("b", 1, other), hit("c", 1, FUNC_B)])
+    assert result.groups == []
+    assert len(result.hits) == 3
+
+
+def test_short_texts_only_fold_when_identical() -> None:
+    result = deduplicate([hit("a", 1, "x = compute(1)"), hit("b", 1, "y = compute(2)")])
+    assert result.groups == []
+
+
+def _fake_embedder(vectors: dict[str, list[float]]):  # type: ignore[no-untyped-def]
+    def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+        rows = np.array([vectors[t] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    return embed
+
+
+def test_semantic_duplicates_use_the_injected_embedder() -> None:
+    a = hit("docs", 1, "Install the package with pip and run the setup command once.")
+    b = hit("web", 2, "To set things up, pip-install it, then execute the setup step one time.")
+    c = hit("web", 1, "The cache keeps entries for five minutes by default.")
+    embed = _fake_embedder({a.content: [1, 0.1, 0], b.content: [1, 0.2, 0], c.content: [0, 0, 1]})
+    result = deduplicate([a, b, c], DedupConfig(semantic_threshold=0.9), embed=embed)
+    reason, similarity = _members(result.groups, a.id)[b.id]
+    assert reason is DedupReason.SEMANTIC
+    assert 0.9 <= similarity <= 1.0
+    # without an embedder (or with semantic off) they stay apart
+    assert deduplicate([a, b, c]).groups == []
+    assert deduplicate([a, b, c], DedupConfig(semantic=False), embed=embed).groups == []
+
+
+def test_transitive_duplicates_land_in_one_group() -> None:
+    words = [f"token{i:03d}" for i in range(100)]
+    base = " ".join(words)
+    other = ["VWXYZ" + "".join("ABCDEFGHIJ"[int(d)] for d in f"{i:03d}") for i in range(100)]
+    step1 = " ".join([other[i] if i < 14 else w for i, w in enumerate(words)])
+    step2 = " ".join([other[i] if i < 14 or i >= 86 else w for i, w in enumerate(words)])
+
+    def sim(x: str, y: str) -> float:
+        return float(Levenshtein.normalized_similarity(squeeze(x), squeeze(y)))
+
+    assert sim(base, step1) >= 0.8 and sim(step1, step2) >= 0.8 and sim(base, step2) < 0.8
+    a, b, c = hit("s1", 1, base), hit("s2", 2, step1), hit("s3", 3, step2)
+    result = deduplicate([c, b, a])
+    assert len(result.groups) == 1
+    group = result.groups[0]
+    assert group.kept.id == a.id
+    assert {m.hit.id for m in group.members} == {b.id, c.id}
+    assert all(m.reason is DedupReason.FUZZY for m in group.members)
+    assert group.sources == ["s1", "s2", "s3"]
+
+
+def test_transitive_chain_without_direct_link() -> None:
+    # A~B by hash, B~C by overlap of lines, A and C share nothing directly
+    lines = [f"line number {i} of the module with some text" for i in range(1, 41)]
+    a = hit("s1", 2, "\n".join(lines[0:20]), path="m.py", lines=(1, 20))
+    b = hit("s2", 1, "\n".join(lines[0:20]), path="m.py", lines=(1, 20))
+    c = hit("s3", 1, "\n".join(lines[15:40]), path="m.py", lines=(16, 40))
+    result = deduplicate([a, b, c])
+    assert len(result.groups) == 1
+    assert len(result.hits) == 1
+
+
+def test_keeps_the_best_ranked_version() -> None:
+    worse = hit("tasks", 5, FUNC_A)
+    better = hit("files", 1, FUNC_A.replace("    ", "\t"))
+    result = deduplicate([worse, better])
+    assert result.hits[0].id == better.id
+    assert result.groups[0].kept.id == better.id
+    assert [m.hit.id for m in result.groups[0].members] == [worse.id]
+
+
+def test_keep_rule_ties_broken_by_priority_then_length() -> None:
+    short = hit("a", 1, FUNC_A, priority=0.2)
+    high = hit("b", 1, FUNC_A.replace("    ", "  "), priority=0.9)
+    assert deduplicate([short, high]).hits[0].id == high.id
+    x = hit("a", 1, FUNC_A)
+    y = hit("b", 1, FUNC_A + "\n\n")
+    assert deduplicate([y, x]).hits[0].id == y.id  # longer content: the more complete copy
+
+
+def test_overlapping_chunks_merge_into_one_span() -> None:
+    lines = [f"    step_{i}(value)  # does step {i}" for i in range(1, 61)]
+    first = hit("files", 1, "\n".join(lines[0:30]), path="src/run.py", lines=(1, 30))
+    second = hit("files", 2, "\n".join(lines[20:50]), path="src/run.py", lines=(21, 50))
+    third = hit("serena", 1, "\n".join(lines[45:60]), path="src/run.py", lines=(46, 60))
+    elsewhere = hit("files", 3, "\n".join(lines[0:30]), path="src/other.py", lines=(100, 129))
+    result = deduplicate([first, second, third, elsewhere])
+    group = next(g for g in result.groups if g.kept.path == "src/run.py")
+    assert (group.kept.start_line, group.kept.end_line) == (1, 60)
+    assert group.kept.content == "\n".join(lines)
+    assert group.kept.id == first.id  # the kept hit's identity survives the merge
+    reasons = {m.hit.id: m.reason for m in group.members}
+    assert reasons[second.id] is DedupReason.OVERLAP
+    overlap = next(m for m in group.members if m.hit.id == second.id)
+    assert overlap.similarity == round(10 / 30, 4)
+    assert first.content == "\n".join(lines[0:30])  # inputs are not mutated
+
+
+def test_overlap_with_disagreeing_text_keeps_best_and_records_it() -> None:
+    a = hit("files", 1, "a = 1\nb = 2\nc = 3", path="x.py", lines=(1, 3))
+    b = hit("other", 2, "B = 20\nc = 3\nd = 4", path="x.py", lines=(2, 4))  # line 2 differs
+    result = deduplicate([a, b])
+    assert len(result.groups) == 1
+    group = result.groups[0]
+    assert group.kept is a
+    assert group.members[0].reason is DedupReason.OVERLAP
+
+
+def test_adjacent_ranges_do_not_merge() -> None:
+    a = hit("files", 1, "a = 1\nb = 2", path="x.py", lines=(1, 2))
+    b = hit("files", 2, "c = 3\nd = 4", path="x.py", lines=(3, 4))
+    assert deduplicate([a, b]).groups == []
+
+
+def test_contentless_hits_group_by_uri() -> None:
+    a = hit("web", 1, "", uri="https://docs.python.org/3/library/re.html")
+    b = hit("docs", 2, "", uri="https://docs.python.org/3/library/re.html")
+    c = hit("docs", 3, "")
+    result = deduplicate([a, b, c])
+    assert len(result.groups) == 1 and result.groups[0].members[0].hit is b
+    assert len(result.hits) == 2
+
+
+def test_disabled_dedup_returns_input() -> None:
+    a, b = hit("a", 1, FUNC_A), hit("b", 1, FUNC_A)
+    result = deduplicate([a, b], DedupConfig(enabled=False))
+    assert result.groups == [] and result.hits == [a, b]
+
+
+def test_groups_partition_the_input() -> None:
+    hits: list[Hit] = []
+    for i in range(30):
+        text = (FUNC_A if i % 3 == 0 else FUNC_B if i % 3 == 1 else f"unique text number {i} " * 5)
+        hits.append(hit(f"s{i % 5}", i + 1, text.replace("    ", " " * (i % 4 + 1))))
+    result = deduplicate(hits)
+    ids = [h.id for h in result.hits] + [m.hit.id for g in result.groups for m in g.members]
+    assert sorted(ids) == sorted(h.id for h in hits)
+
+
+def test_blocking_finds_what_exhaustive_scoring_finds() -> None:
+    texts = [FUNC_A, FUNC_B, FUNC_A.replace("strict", "strict_mode"), FUNC_B.replace("width", "cols"),
+             "completely different text about caching and ttl values " * 3]
+    squeezed = [squeeze(t) for t in texts]
+    full = process.cdist(squeezed, squeezed, scorer=Levenshtein.normalized_similarity)
+    exhaustive = {(i, j) for i in range(5) for j in range(i + 1, 5) if full[i, j] >= 0.8}
+    candidates = {tuple(p) for p in candidate_pairs(squeezed).tolist()}
+    assert exhaustive <= candidates
+
+
+def test_different_defined_names_are_not_fuzzy_duplicates() -> None:
+    full = 'def full_load(stream):\n    """Parse the first YAML document in a stream\n    and produce the object.\n    Resolve all tags."""\n    return load(stream, FullLoader)\n'
+    safe = full.replace("full_load", "safe_load").replace("FullLoader", "SafeLoader")
+    assert deduplicate([hit("a", 1, full), hit("b", 1, safe)]).groups == []
+
+
+def test_disjoint_lines_of_one_file_are_not_duplicates() -> None:
+    body = "    value = compute(item)\n    store[item.key] = value\n    log.debug('stored %s', item)\n"
+    a = hit("files", 1, body, path="m.py", lines=(10, 12))
+    b = hit("files", 2, body.replace("debug", "info"), path="m.py", lines=(40, 42))
+    assert deduplicate([a, b]).groups == []
+    c = hit("serena", 1, body.replace("debug", "info"), path="other.py", lines=(40, 42))
+    assert len(deduplicate([a, c]).groups) == 1  # elsewhere, the same text is a copy
+
+
+def test_one_document_from_two_servers_despite_markup() -> None:
+    markdown = (
+        "## Installation\n\nInstall **tributary** with `pip install tributary`, then run "
+        "[the setup guide](https://example.org/docs/setup) once.\n\nThe *cache* keeps answers "
+        "for five minutes; see <https://example.org/cache> for the details of invalidation."
+    )
+    plain = (
+        "Installation\n\nInstall tributary with pip install tributary, then run the setup guide once.\n\n"
+        "The cache keeps answers for five minutes; see for the details of invalidation."
+    )
+    result = deduplicate([hit("context7", 1, markdown), hit("web", 1, plain, uri="https://example.org/x")])
+    assert len(result.groups) == 1
+    assert result.groups[0].members[0].reason in (DedupReason.HASH, DedupReason.FUZZY)
+
+
+def test_semantic_uses_vectors_sources_already_sent() -> None:
+    a = hit("files", 1, "Open the index database and apply pending migrations.", metadata={"embedding": [3.0, 0.1]})
+    b = hit("tasks", 1, "Run schema upgrades when the index DB is opened.", metadata={"embedding": [1.0, 0.05]})
+    c = hit("web", 1, "Unrelated text about the tray icon menu entries.")
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+        calls.append(texts)
+        return np.array([[0.0, 1.0]] * len(texts), dtype=np.float32)
+
+    result = deduplicate([a, b, c], embed=embed)
+    assert calls == [[c.content]]  # only the hit without a vector is embedded
+    assert _members(result.groups, a.id)[b.id][0] is DedupReason.SEMANTIC
+    assert len(deduplicate([a, b, c]).groups) == 1  # metadata vectors suffice without an embedder

@@ -1,0 +1,202 @@
+"""Fusion strategies: order and ScoreParts on hand-made inputs; hints; determinism."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engine.config.schema import CompositeWeights, FusionConfig
+from engine.model import Hints, SearchRequest
+from engine.pipeline.dedup import deduplicate
+from engine.pipeline.fusion import STRATEGIES, FusionParams, fuse
+from engine.pipeline.quality import domain_authority, recency_score, url_quality
+from tests.pipeline.helpers import FUNC_A, hit
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def test_registry_names_every_strategy() -> None:
+    assert set(STRATEGIES) == {"rrf", "weighted", "composite", "cascade", "vote"}
+    with pytest.raises(ValueError, match="unknown fusion strategy"):
+        fuse([hit("a", 1, "x")], [], "bogus")
+
+
+def test_rrf_scores_and_parts() -> None:
+    a1, a2 = hit("a", 1, "alpha one"), hit("a", 2, "alpha two")
+    b1 = hit("b", 1, "beta one")
+    ranked = fuse([a2, b1, a1], [], "rrf", FusionParams(rrf_k=60))
+    assert ranked[0].parts.parts == {"rrf:a": pytest.approx(1 / 61)} or ranked[0].parts.parts == {
+        "rrf:b": pytest.approx(1 / 61)
+    }
+    # a1 and b1 tie at 1/61: the tie goes to source name order, deterministically
+    assert [h.id for h in ranked] == [a1.id, b1.id, a2.id]
+    assert a2.score == pytest.approx(1 / 62)
+    assert a2.parts.raw == {"rrf:a": 2.0}
+
+
+def test_rrf_agreement_from_groups_raises_the_score() -> None:
+    shared_a = hit("a", 3, FUNC_A)
+    shared_b = hit("b", 3, FUNC_A.replace("    ", "  "))
+    solo = hit("c", 1, "a different and unrelated answer text")
+    result = deduplicate([shared_a, shared_b, solo])
+    ranked = fuse(result.hits, result.groups, "rrf", FusionParams(rrf_k=60))
+    assert ranked[0].id == shared_a.id
+    assert ranked[0].parts.parts == {"rrf:a": pytest.approx(1 / 63), "rrf:b": pytest.approx(1 / 63)}
+    assert ranked[0].score > solo.score == pytest.approx(1 / 61)
+
+
+def test_rrf_k_and_source_weights() -> None:
+    a, b = hit("a", 1, "alpha"), hit("b", 1, "beta")
+    ranked = fuse([a, b], [], "rrf", FusionParams(rrf_k=10, source_weights={"b": 2.0}))
+    assert ranked[0] is b
+    assert b.score == pytest.approx(2 / 11)
+    assert a.score == pytest.approx(1 / 11)
+
+
+def test_weighted_normalises_per_source_and_falls_back_to_rank() -> None:
+    a1, a2, a3 = hit("a", 1, "a1", score=10.0), hit("a", 2, "a2", score=6.0), hit("a", 3, "a3", score=2.0)
+    b1, b2 = hit("b", 1, "b1"), hit("b", 2, "b2")  # no scores: rank-based
+    ranked = fuse([a1, a2, a3, b1, b2], [], "weighted", FusionParams(source_weights={"a": 1.0, "b": 0.8}))
+    assert a1.parts.raw["weighted:a"] == pytest.approx(1.0)
+    assert a2.parts.raw["weighted:a"] == pytest.approx(0.5)
+    assert a3.score == pytest.approx(0.0)
+    assert b1.parts.raw["weighted:b"] == pytest.approx(1.0)
+    assert b2.parts.raw["weighted:b"] == pytest.approx(0.5)
+    assert b2.score == pytest.approx(0.4)
+    assert [h.id for h in ranked] == [a1.id, b1.id, a2.id, b2.id, a3.id]
+
+
+def test_composite_parts_follow_the_seed_weights() -> None:
+    fresh = hit("a", 1, "parse the config file " * 10, timestamp=NOW - timedelta(days=10))
+    old = hit("b", 1, "parse something else " * 10, timestamp=NOW - timedelta(days=800))
+    params = FusionParams(query="parse config", reputation={"a": 0.9, "b": 0.1}, now=NOW)
+    ranked = fuse([old, fresh], [], "composite", params)
+    assert ranked[0] is fresh
+    assert fresh.parts.raw == {"keyword": 1.0, "freshness": 1.0, "reputation": 0.9, "length_penalty": 1.0}
+    assert fresh.parts.parts["keyword"] == pytest.approx(0.4)
+    assert fresh.parts.parts["freshness"] == pytest.approx(0.3)
+    assert fresh.parts.parts["reputation"] == pytest.approx(0.18)
+    assert fresh.parts.parts["length_penalty"] == pytest.approx(0.1)
+    assert fresh.score == pytest.approx(0.98)
+    assert old.parts.raw["keyword"] == 0.5 and old.parts.raw["freshness"] == 0.4
+
+
+def test_composite_weights_are_tunable_and_length_penalised() -> None:
+    long = hit("a", 1, "cache " * 3000)
+    long.tokens = 4000
+    short = hit("b", 1, "cache entries expire after ttl seconds " * 5)
+    short.tokens = 50
+    params = FusionParams(query="cache", now=NOW, composite=CompositeWeights(0, 0, 0, 1.0))
+    ranked = fuse([long, short], [], "composite", params)
+    assert ranked[0] is short
+    assert long.parts.raw["length_penalty"] == pytest.approx(400 / 4000)
+
+
+def test_composite_uses_url_quality_for_web_hits() -> None:
+    gov = hit("web", 1, "x " * 100, uri="https://www.nist.gov/page", timestamp=NOW - timedelta(days=5))
+    blog = hit("web", 2, "x " * 100, uri="https://random-blog.example/post", timestamp=NOW - timedelta(days=5))
+    params = FusionParams(now=NOW, reputation={"web": 0.5})
+    fuse([gov, blog], [], "composite", params)
+    assert gov.parts.raw["reputation"] == pytest.approx((0.5 + 0.4 * 0.9 + 0.3 * 1.0 + 0.3 * 0.4) / 2)
+    assert gov.parts.raw["reputation"] > blog.parts.raw["reputation"]
+
+
+def test_seed_004_quality_tiers() -> None:
+    assert domain_authority("https://docs.python.org/3/") == 0.85
+    assert domain_authority("https://stackoverflow.com/q/1") == 0.65
+    assert domain_authority("https://unknown.example/") == 0.40
+    assert domain_authority("https://pytest.readthedocs.io/en/latest/") == 0.80
+    assert recency_score(None, NOW) == 0.6
+    assert recency_score(NOW - timedelta(days=100), NOW) == 0.8
+    assert recency_score(NOW - timedelta(days=300), NOW) == 0.6
+    assert recency_score(datetime(2020, 1, 1), NOW) == 0.4  # naive timestamps count as UTC
+    assert url_quality("https://arxiv.org/abs/1", "w " * 3000, NOW, NOW) == pytest.approx(0.34 + 0.3 + 0.24)
+
+
+def test_cascade_puts_each_source_after_the_previous() -> None:
+    a1, a2 = hit("a", 1, "a1"), hit("a", 2, "a2")
+    b1, b2 = hit("b", 1, "b1"), hit("b", 2, "b2")
+    ranked = fuse([a1, a2, b1, b2], [], "cascade", FusionParams(order=["b", "a"]))
+    assert [h.id for h in ranked] == [b1.id, b2.id, a1.id, a2.id]
+    assert b2.parts.parts == {"cascade_tier": 2.0, "rank": pytest.approx(1 / 3)}
+    # default order: by source weight
+    ranked = fuse([a1, a2, b1, b2], [], "cascade", FusionParams(source_weights={"a": 2.0}))
+    assert [h.source for h in ranked] == ["a", "a", "b", "b"]
+
+
+def test_vote_counts_agreeing_sources_then_rrf() -> None:
+    x_a, x_b = hit("a", 5, FUNC_A), hit("b", 5, FUNC_A.replace("    ", "\t"))
+    y = hit("c", 1, "something only one source said, in enough words")
+    z = hit("d", 2, "another single-source answer with different wording")
+    result = deduplicate([x_a, x_b, y, z])
+    ranked = fuse(result.hits, result.groups, "vote", FusionParams())
+    assert [h.id for h in ranked] == [x_a.id, y.id, z.id]
+    assert x_a.parts.parts["votes"] == 2.0
+    assert y.parts.parts["votes"] == 1.0 and y.parts.parts["rrf"] < 1.0
+
+
+def test_every_strategy_fills_parts_for_every_hit_and_is_deterministic() -> None:
+    def build() -> list:  # type: ignore[type-arg]
+        return [hit(f"s{i % 3}", i // 3 + 1, f"text number {i} about parsing", score=float(i % 4)) for i in range(12)]
+
+    for name in STRATEGIES:
+        first = fuse(build(), [], name, FusionParams(query="parsing", now=NOW))
+        second = fuse(build(), [], name, FusionParams(query="parsing", now=NOW))
+        assert [h.id for h in first] == [h.id for h in second]
+        assert all(h.parts.parts and h.score == pytest.approx(h.parts.total) for h in first)
+        assert [h.score for h in first] == sorted((h.score for h in first), reverse=True)
+
+
+def test_hints_boost_is_its_own_part_and_changes_order() -> None:
+    top = hit("files", 1, "def run(): pass", path="src/cli/main.py")
+    near = hit("files", 2, "def helper(): pass", path="src/engine/pipeline/util.py")
+    params = FusionParams(hints=Hints(related_files=["engine/pipeline/fusion.py"]))
+    ranked = fuse([top, near], [], "rrf", params)
+    assert ranked[0] is near
+    assert near.parts.raw["hint"] == pytest.approx(0.6)  # same directory
+    assert near.parts.parts["hint"] == pytest.approx(0.6 * 0.5 * (1 / 61))
+    assert "hint" not in top.parts.parts
+
+
+def test_each_hint_kind() -> None:
+    same = hit("f", 1, "x", path="pkg/mod.py")
+    lang = hit("f", 2, "x", path="other/thing.go")
+    framework = hit("f", 3, "we use Django views here", path="README.md")
+    issue = hit("f", 4, "fixes #123 in the parser", path="CHANGES.txt")
+    hints = Hints(related_files=["pkg/mod.py"], related_issues=["123"], language="golang", framework="django")
+    fuse([same, lang, framework, issue], [], "rrf", FusionParams(hints=hints))
+    assert same.parts.raw["hint"] == 1.0
+    assert lang.parts.raw["hint"] == pytest.approx(0.3)
+    assert framework.parts.raw["hint"] == pytest.approx(0.3)
+    assert issue.parts.raw["hint"] == pytest.approx(0.5)
+
+
+def test_params_built_from_request_and_config() -> None:
+    request = SearchRequest(
+        query="q",
+        source_weights={"a": 3.0},
+        strategy_params={"k": 10, "keyword": 0.7, "order": ["b"], "hint_weight": 1.0},
+        hints=Hints(language="python"),
+    )
+    params = FusionParams.build(request, FusionConfig(rrf_k=60), {"a": 0.8})
+    assert params.rrf_k == 10
+    assert params.composite.keyword == 0.7 and params.composite.freshness == 0.3
+    assert params.order == ["b"] and params.hint_weight == 1.0
+    assert params.reputation == {"a": 0.8} and params.weight("a") == 3.0
+    assert params.hints.language == "python"
+
+
+def test_reputation_scales_weighted_scores() -> None:
+    a, b = hit("a", 1, "a1"), hit("b", 1, "b1")
+    fuse([a, b], [], "weighted", FusionParams(reputation={"a": 0.9, "b": 0.2}))
+    assert a.score == pytest.approx(1.8) and b.score == pytest.approx(0.4)
+    c = hit("c", 1, "c1")
+    fuse([c], [], "weighted", FusionParams())
+    assert c.score == pytest.approx(1.0)  # unknown reputation is neutral
+
+
+def test_config_weights_under_request_weights() -> None:
+    request = SearchRequest(query="q", source_weights={"a": 3.0})
+    params = FusionParams.build(request, weights={"a": 1.5, "b": 0.5})
+    assert params.weight("a") == 3.0 and params.weight("b") == 0.5 and params.weight("c") == 1.0
