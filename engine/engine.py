@@ -215,9 +215,10 @@ class Engine:
         return reports
 
     def _weight(self, name: str, decision: RouteDecision) -> float:
+        if name in decision.weights:  # routing already folded the server's own weight in
+            return decision.weights[name]
         server = self._effective.servers.get(name)
-        base = server.weight if server else 1.0
-        return base * decision.weights.get(name, 1.0)
+        return server.weight if server else 1.0
 
     def _take(
         self,

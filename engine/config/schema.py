@@ -132,7 +132,7 @@ class Config:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     repos: list[RepoConfig] = field(default_factory=list)
-    path: Path | None = None  # where it was loaded from; not serialised
+    path: Path | None = field(default=None, compare=False)  # where it was loaded from; not saved
 
     def enabled_servers(self) -> list[ServerConfig]:
         return [s for s in self.servers.values() if s.enabled]

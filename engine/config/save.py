@@ -1,0 +1,159 @@
+"""Saving a Config: validated first, written atomically, previous file kept as ``.bak``.
+
+The sequence (each step durable before the next) guarantees that after a crash at any
+point — kill -9 included — the config file is either the old one or the new one, whole:
+
+1. validate; serialise; check the text parses back to the same Config (so nothing is
+   ever written that would load differently, or not at all);
+2. write the new text to a temporary file in the same directory, fsync it;
+3. copy the current file to ``<name>.bak`` the same way (temp file, fsync, rename);
+4. ``os.replace`` the temporary file over the config (atomic on POSIX and Windows),
+   then fsync the directory so the rename itself survives a power cut.
+
+``${VAR}`` references are saved as written; nothing is expanded. A new file gets mode
+0600 (it may hold imported literal secrets); an existing file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from engine import paths
+from engine.config.dump import config_to_yaml
+from engine.config.errors import ConfigError, ConfigIssue
+from engine.config.load import parse_config
+from engine.config.schema import Config
+from engine.config.validate import BUILTIN_SERVER_NAMES, validate
+
+BACKUP_SUFFIX = ".bak"
+_NEW_FILE_MODE = 0o600
+_STALE_TEMP_S = 60.0  # older temp files are leftovers of a crashed save
+
+
+def backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def save_config(
+    config: Config,
+    path: Path | None = None,
+    *,
+    extra_server_names: frozenset[str] = BUILTIN_SERVER_NAMES,
+) -> Path:
+    """Validate ``config`` and write it to ``path`` (else ``config.path``, else the
+    default location). Returns the path written. Raises :class:`ConfigError` — and
+    writes nothing — if the config is invalid."""
+    target = path if path is not None else config.path if config.path is not None else paths.default_config_path()
+    source = str(target)
+    issues = validate(config, file=source, extra_server_names=extra_server_names)
+    if issues:
+        raise ConfigError(issues)
+    text = config_to_yaml(config)
+    _check_round_trip(config, text, source, extra_server_names)
+    write_atomic(target, text.encode("utf-8"), backup=True)
+    return target
+
+
+def _check_round_trip(config: Config, text: str, source: str, extra: frozenset[str]) -> None:
+    try:
+        again = parse_config(text, source=source, extra_server_names=extra)
+    except ConfigError as exc:
+        detail = "; ".join(issue.message for issue in exc.issues)
+        raise ConfigError([ConfigIssue(source, "", None, f"internal error: the saved text would not load ({detail}); nothing was written")]) from exc
+    again.path = config.path
+    if again != config:
+        raise ConfigError([ConfigIssue(source, "", None, "internal error: the saved text would load differently; nothing was written")])
+
+
+def write_atomic(target: Path, data: bytes, *, backup: bool = True) -> None:
+    """Replace ``target`` with ``data`` so a crash leaves the old or the new file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(target)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+        exists = True
+    except FileNotFoundError:
+        mode, exists = _NEW_FILE_MODE, False
+    temp = _write_temp(target, data, mode)
+    try:
+        if backup and exists:
+            _backup(target, mode)
+        _replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    _fsync_dir(target.parent)
+
+
+def _write_temp(target: Path, data: bytes, mode: int) -> Path:
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    temp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    return temp
+
+
+def _backup(target: Path, mode: int) -> None:
+    try:
+        previous = target.read_bytes()
+    except FileNotFoundError:
+        return
+    temp = _write_temp(target, previous, mode)
+    try:
+        _replace(temp, backup_path(target))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+
+
+def _replace(source: Path, target: Path) -> None:
+    # On Windows a reader holding the file open makes os.replace fail briefly.
+    attempts = 5 if sys.platform == "win32" else 1
+    for attempt in range(attempts):
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def _fsync_dir(directory: Path) -> None:
+    if sys.platform == "win32":
+        return  # directories cannot be opened for fsync there; NTFS journals renames
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(target: Path) -> None:
+    now = time.time()
+    for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > _STALE_TEMP_S:
+                leftover.unlink()

@@ -1,0 +1,110 @@
+"""${VAR} expansion at server start, and masking of secrets for display and logs."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.config.expand import ExpansionError, expand_server, expand_string, reference_problems
+from engine.config.schema import ServerConfig
+from engine.config.secrets import MASK, is_secret_name, mask_secrets, mask_url, scrub, secret_values
+
+ENV = {"TOKEN": "tok_abcdef123", "HOME": "/home/u", "EMPTY": ""}
+
+
+def server() -> ServerConfig:
+    return ServerConfig(
+        name="gh",
+        command="${HOME}/bin/gh-mcp",
+        args=["--token", "${TOKEN}", "--mode=${MODE:-fast}", "pa$$word", "$${LITERAL}"],
+        env={"GITHUB_TOKEN": "${TOKEN}", "LEVEL": "${EMPTY:-info}", "PLAIN": "x"},
+        cwd="${HOME}",
+    )
+
+
+def test_expand_string_forms() -> None:
+    assert expand_string("${TOKEN}", ENV) == ("tok_abcdef123", [])
+    assert expand_string("a ${MISSING:-dflt} b", ENV) == ("a dflt b", [])
+    assert expand_string("${EMPTY:-used}", ENV) == ("used", [])
+    assert expand_string("${EMPTY}", ENV) == ("", [])
+    assert expand_string("$${X} and $HOME and pa$$", ENV) == ("${X} and $HOME and pa$$", [])
+    assert expand_string("${NOPE}/x", ENV) == ("/x", ["NOPE"])
+
+
+def test_expand_server_copies_and_expands() -> None:
+    original = server()
+    expanded = expand_server(original, ENV)
+    assert expanded.command == "/home/u/bin/gh-mcp"
+    assert expanded.args == ["--token", "tok_abcdef123", "--mode=fast", "pa$$word", "${LITERAL}"]
+    assert expanded.env == {"GITHUB_TOKEN": "tok_abcdef123", "LEVEL": "info", "PLAIN": "x"}
+    assert expanded.cwd == "/home/u"
+    assert original == server()  # the config object keeps its references
+    expanded.env["X"] = "y"
+    assert "X" not in original.env
+
+
+def test_http_server_expansion() -> None:
+    remote = ServerConfig(name="r", transport="http", url="https://${HOST:-x.example}/mcp",
+                          headers={"Authorization": "Bearer ${TOKEN}"})
+    expanded = expand_server(remote, ENV)
+    assert expanded.url == "https://x.example/mcp"
+    assert expanded.headers["Authorization"] == "Bearer tok_abcdef123"
+
+
+def test_unset_variables_are_all_named() -> None:
+    broken = ServerConfig(name="gh", command="x", env={"A": "${NOPE_A}"}, args=["${NOPE_B}"])
+    with pytest.raises(ExpansionError) as info:
+        expand_server(broken, {}, source="cfg.yaml")
+    paths = {issue.key_path for issue in info.value.issues}
+    assert paths == {"servers.gh.env.A", "servers.gh.args[0]"}
+    assert "NOPE_A" in str(info.value) and "cfg.yaml" in str(info.value)
+
+
+def test_reference_syntax_problems() -> None:
+    assert reference_problems("${OK} ${OK:-d} $${esc} $plain") == []
+    assert reference_problems("${unterminated")
+    assert reference_problems("${1BAD}")
+    assert reference_problems("${A:-${B}}")
+
+
+def test_secret_names() -> None:
+    for name in ("GITHUB_TOKEN", "Authorization", "X-Api-Key", "--api-key", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "KEY"):
+        assert is_secret_name(name), name
+    for name in ("PATH", "LEVEL", "MODE", "KEYBOARD_LAYOUT", "--verbose"):
+        assert not is_secret_name(name), name
+
+
+def test_mask_unexpanded_config_shows_references_and_hides_literals() -> None:
+    config = ServerConfig(name="s", command="x", args=["--api-key", "literal123", "--token=abc123"],
+                          env={"GITHUB_TOKEN": "${TOKEN}", "DB_PASSWORD": "hunter22", "LEVEL": "info"},
+                          arguments={"api_key": "k-123", "limit": 3})
+    masked = mask_secrets(config)
+    assert masked.env == {"GITHUB_TOKEN": "${TOKEN}", "DB_PASSWORD": MASK, "LEVEL": "info"}
+    assert masked.args == ["--api-key", MASK, f"--token={MASK}"]
+    assert masked.arguments == {"api_key": MASK, "limit": 3}
+    assert config.env["DB_PASSWORD"] == "hunter22"  # a copy; the original is untouched
+
+
+def test_mask_expanded_server_never_shows_values() -> None:
+    original = server()
+    expanded = expand_server(original, ENV)
+    masked = mask_secrets(expanded, original)
+    text = repr(masked)
+    assert "tok_abcdef123" not in text
+    assert masked.env["GITHUB_TOKEN"] == "${TOKEN}"
+    assert masked.args[1] == "${TOKEN}"
+    headers = ServerConfig(name="h", transport="http", url="https://x/mcp", headers={"Authorization": "Bearer ${TOKEN}"})
+    masked_headers = mask_secrets(expand_server(headers, ENV), headers)
+    assert masked_headers.headers["Authorization"] == "Bearer ${TOKEN}"
+
+
+def test_mask_url() -> None:
+    assert mask_url("https://user:pw@host/mcp?api_key=abc&q=1") == f"https://user:{MASK}@host/mcp?api_key={MASK}&q=1"
+    assert mask_url("https://h/${X}", original="https://h/${X}") == "https://h/${X}"
+
+
+def test_secret_values_and_scrub() -> None:
+    secrets = secret_values(server(), ENV)
+    assert "tok_abcdef123" in secrets
+    assert "/home/u" not in secrets  # ${HOME} is not a secret
+    log = "starting with token tok_abcdef123 in /home/u"
+    assert scrub(log, secrets) == f"starting with token {MASK} in /home/u"
