@@ -81,14 +81,94 @@ def fake_factory() -> Callable[[Path | None], Any]:
     return factory
 
 
-def real_factory(workdir: Path) -> Callable[[Path | None], Any]:
+# A small fixture repository: some of Tributary's own modules, with a short history.
+FIXTURE_FILES = ["engine/routing.py", "engine/regex_safety.py", "engine/query_class.py",
+                 "engine/config/schema.py", "engine/config/expand.py", "engine/config/secrets.py"]
+FIXTURE_HISTORY = [
+    ("Add routing rules: ordered regex patterns that pick the servers to ask",
+     ["engine/routing.py", "engine/config/schema.py"]),
+    ("Reject routing patterns that could backtrack catastrophically", ["engine/regex_safety.py"]),
+    ("Expand ${VAR} references in server env and headers at start", ["engine/config/expand.py"]),
+    ("Mask secrets in logs and the editor", ["engine/config/secrets.py"]),
+    ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["engine/query_class.py"]),
+]
+MEMORY = [
+    {"type": "entity", "name": "routing rules", "entityType": "design note",
+     "observations": ["Routing rules are case-insensitive regexes tried in order; the first match decides",
+                      "A pattern that could backtrack catastrophically is rejected when saving"]},
+    {"type": "entity", "name": "secrets", "entityType": "design note",
+     "observations": ["Secrets live in ${VAR} references, never in the config file",
+                      "Masked in the editor, the logs and exported configs"]},
+    {"type": "entity", "name": "token budget", "entityType": "design note",
+     "observations": ["Context is cut to the budget at function or paragraph boundaries"]},
+]
+
+
+def git(repo: Path, *args: str, date: str | None = None) -> None:
+    env = dict(os.environ, GIT_AUTHOR_NAME="Ada", GIT_AUTHOR_EMAIL="ada@example.com",
+               GIT_COMMITTER_NAME="Ada", GIT_COMMITTER_EMAIL="ada@example.com")
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def build_fixture(workdir: Path) -> Path:
+    repo = workdir / "demo-repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    for day, (message, files) in enumerate(FIXTURE_HISTORY, start=1):
+        for name in files:
+            target = repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, target)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", message, date=f"2026-10-{day:02d}T10:00:00")
+    return repo
+
+
+def real_factory(workdir: Path) -> tuple[Callable[[Path | None], Any], Path]:
+    """A TRIBUTARY_HOME with a config naming real MCP servers over the fixture repo."""
+    import json
+
     from app.engine_api import open_engine
+    from engine.config.save import save_config
+    from engine.config.schema import Config, RoutingRule, ServerConfig
+
+    home = workdir / "home"
+    os.environ["TRIBUTARY_HOME"] = str(home)
+    repo = build_fixture(workdir)
+    config = Config()
+    memory_module = ROOT / "tests/node/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+    if memory_module.exists() and shutil.which("node"):
+        memory = workdir / "memory.jsonl"
+        memory.write_text("\n".join(json.dumps(e) for e in MEMORY) + "\n")
+        config.servers["notes"] = ServerConfig(
+            name="notes", command="node", args=[str(memory_module)],
+            env={"MEMORY_FILE_PATH": str(memory)}, tool="search_nodes", query_argument="query",
+            description="Team design notes (MCP memory server)")
+    try:
+        from engine.tasks.api import import_git_history
+
+        import_git_history(repo, embed=False)
+        config.servers["history"] = ServerConfig(
+            name="history", command=sys.executable,
+            args=["-m", "engine.servers.tasks", "--repo", str(repo), "--no-embed"],
+            env={"PYTHONPATH": str(ROOT)}, timeout=10.0,
+            description="Commit history of the demo repository")
+    except Exception as exc:  # the tasks server is optional for the pictures
+        print("no task history:", exc)
+    config.routing.rules = [
+        RoutingRule(name="history", pattern=r"\b(why|when|who|changed?|history)\b",
+                    servers=[n for n in ("history",) if n in config.servers], priority=0),
+    ]
+    if not config.routing.rules[0].servers:
+        config.routing.rules = []
+    save_config(config, home / "config.yaml")
 
     async def factory(_: Path | None) -> Any:
         return await open_engine(None)
 
-    os.environ["TRIBUTARY_HOME"] = str(workdir / "home")
-    return factory
+    return factory, repo
 
 
 async def drive(args: argparse.Namespace) -> None:
@@ -96,7 +176,6 @@ async def drive(args: argparse.Namespace) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from app import theme
     from app.history import QueryHistory
     from app.shell import Shell
 
@@ -105,7 +184,11 @@ async def drive(args: argparse.Namespace) -> None:
     os.environ.setdefault("TRIBUTARY_HOME", str(workdir / "home"))
     use_real = args.engine == "real" or (
         args.engine == "auto" and importlib.util.find_spec("engine.engine") is not None)
-    factory = real_factory(workdir) if use_real else fake_factory()
+    repo: Path | None = None
+    if use_real:
+        factory, repo = real_factory(workdir)
+    else:
+        factory = fake_factory()
     print("engine:", "real" if use_real else "fake")
     history = QueryHistory(None)
     for q in ("how are fixtures scoped", "parametrize ids", "tmp_path factory"):
@@ -118,9 +201,33 @@ async def drive(args: argparse.Namespace) -> None:
     await settle(0.5)
     suffix = "-dark" if args.dark else ""
 
+    if repo is not None:  # index the fixture repository through the index manager
+        window.show_page(shell.indexes)
+        task = shell.indexes.index(repo)
+        try:
+            await until(lambda: shell.indexes.progress.value() > 0, 240)
+            await settle(0.2)
+            save(window, f"09a-indexing{suffix}")
+        except TimeoutError:
+            print("no progress seen")
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+        await settle(1.0)
+        window.show_page(window.search)
+
+    if repo is not None:  # let every server finish starting (a first query would time out)
+        engine = shell.engine
+        warm = getattr(engine, "warm_up", None)
+        if callable(warm):
+            warm()
+        try:
+            await until(lambda: all(s.status == "running" for s in engine.server_states()), 90)
+        except TimeoutError:
+            print("servers not all running:", [(s.name, s.status) for s in engine.server_states()])
+
     page = window.search
-    await type_into(page.query, "fixture scope")
-    await until(lambda: page.controller.final)
+    await type_into(page.query, "routing" if repo is not None else "fixture scope")
+    await until(lambda: page.controller.final, 120)
     await settle()
     tree = page.tree
     model = page.model
@@ -177,17 +284,25 @@ async def drive(args: argparse.Namespace) -> None:
     save(window, f"08-ranking{suffix}")
 
     window.show_page(shell.indexes)
+    await shell.indexes.refresh()
     await settle()
     save(window, f"09-indexes{suffix}")
 
+    window.show_page(shell.insights)
+    await shell.insights.refresh()
+    await settle()
+    save(window, f"11-insights{suffix}")
+
     popup = shell.popup
     popup.popup()
-    await type_into(popup.query, "parametrize")
-    await until(lambda: popup.controller.final)
+    await type_into(popup.query, "secrets" if repo is not None else "parametrize")
+    await until(lambda: popup.controller.final, 120)
     await settle()
     save(popup, f"10-quick-popup{suffix}")
     popup.hide()
 
+    heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
+    print("heavy modules in the GUI process:", ", ".join(heavy) or "none")
     await shell.shutdown()
     app.quit()
 
@@ -198,14 +313,15 @@ def main() -> int:
     parser.add_argument("--dark", action="store_true", help="dark palette")
     args = parser.parse_args()
     ensure_display()
-    import qasync
     from PySide6.QtWidgets import QApplication
 
     from app import theme
 
     app = QApplication(sys.argv[:1])
     theme.apply(app, dark=args.dark)
-    loop = qasync.QEventLoop(app)
+    from app.loop import AppEventLoop
+
+    loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
         loop.run_until_complete(drive(args))

@@ -1,0 +1,1 @@
+"""The configuration editor: servers, routing rules, ranking/budget/cache settings."""

@@ -1,0 +1,431 @@
+"""The servers tab: add, edit, remove, enable; test a connection; see its log; import."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import theme
+from app.config_editor import backend
+from app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
+from app.engine_api import EngineLike
+from app.search.source_strip import LogWindow
+from app.tasks import describe_error, run_async
+from engine.config.schema import Config, ServerConfig
+
+
+def known_client_configs(home: Path | None = None) -> list[tuple[str, Path]]:
+    """MCP client config files that exist on this machine (Claude Desktop, Cursor, VS Code)."""
+    home = home or Path.home()
+    candidates = [
+        ("Claude Desktop", home / ".config/Claude/claude_desktop_config.json"),
+        ("Claude Desktop", home / "Library/Application Support/Claude/claude_desktop_config.json"),
+        ("Claude Desktop", home / "AppData/Roaming/Claude/claude_desktop_config.json"),
+        ("Cursor", home / ".cursor/mcp.json"),
+        ("VS Code", home / ".config/Code/User/mcp.json"),
+        ("VS Code", home / "Library/Application Support/Code/User/mcp.json"),
+        ("VS Code", home / "AppData/Roaming/Code/User/mcp.json"),
+        ("VS Code (this folder)", Path.cwd() / ".vscode/mcp.json"),
+    ]
+    return [(label, path) for label, path in candidates if path.is_file()]
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    return f"{name}-{n}"
+
+
+class ServersPage(QWidget):
+    changed = Signal()
+    message = Signal(str)
+
+    def __init__(self, engine: Callable[[], EngineLike | None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self.config: Config | None = None
+        self.current: ServerConfig | None = None
+        self._loading = False
+        self._logs: dict[str, LogWindow] = {}
+
+        self.list = QListWidget()
+        self.list.currentTextChanged.connect(self._select)
+        self.list.itemChanged.connect(self._enabled_toggled)
+        add = QPushButton(theme.icon("add"), "Add")
+        add.clicked.connect(self.add_server)
+        self.remove_button = QPushButton(theme.icon("remove"), "Remove")
+        self.remove_button.clicked.connect(self.remove_server)
+        self.import_button = QPushButton(theme.icon("import"), "Import…")
+        self.import_menu = QMenu(self)
+        self.import_menu.aboutToShow.connect(self._fill_import_menu)
+        self.import_button.setMenu(self.import_menu)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        row.addWidget(add)
+        row.addWidget(self.remove_button)
+        left_layout.addLayout(row)
+        left_layout.addWidget(self.import_button)
+
+        self.name = QLineEdit()
+        self.name_error = error_label()
+        self.transport = QComboBox()
+        self.transport.addItems(["stdio", "http"])
+        self.command = QLineEdit()
+        self.command.setPlaceholderText("e.g. uvx, npx, python")
+        self.args = QLineEdit()
+        self.args.setPlaceholderText("arguments, shell-quoted")
+        self.args_error = error_label()
+        self.cwd = QLineEdit()
+        self.cwd.setPlaceholderText("working directory (optional)")
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("https://…/mcp")
+        self.env = KeyValueEditor(secret=True)
+        self.headers = KeyValueEditor(secret=True)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(0.1, 300.0)
+        self.timeout.setSuffix(" s")
+        self.timeout.setDecimals(1)
+        self.weight = QDoubleSpinBox()
+        self.weight.setRange(0.0, 10.0)
+        self.weight.setSingleStep(0.1)
+        self.tool = QLineEdit()
+        self.tool.setPlaceholderText("auto-detect (a search/query/find tool)")
+        self.query_argument = QLineEdit()
+        self.query_argument.setPlaceholderText("auto-detect")
+        self.description = QLineEdit()
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Name", with_error(self.name, self.name_error))
+        form.addRow("Transport", self.transport)
+        form.addRow("Command", self.command)
+        self.args_box = with_error(self.args, self.args_error)
+        form.addRow("Arguments", self.args_box)
+        form.addRow("Working dir", self.cwd)
+        form.addRow("URL", self.url)
+        form.addRow("Environment", self.env)
+        form.addRow("Headers", self.headers)
+        form.addRow("Timeout", self.timeout)
+        form.addRow("Weight", self.weight)
+        form.addRow("Tool", self.tool)
+        form.addRow("Query argument", self.query_argument)
+        form.addRow("Description", self.description)
+        self._form = form
+
+        self.test_button = QPushButton(theme.icon("play"), "Test connection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.log_button = QPushButton(theme.icon("terminal"), "Server log")
+        self.log_button.clicked.connect(self.show_log)
+        self.test_result = QLabel("Test the connection to list the server's tools, run a probe query and time it.")
+        self.test_result.setObjectName("Muted")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextFormat(Qt.TextFormat.PlainText)
+        self.test_details = QPlainTextEdit()
+        self.test_details.setReadOnly(True)
+        self.test_details.setMaximumHeight(150)
+        self.test_details.setVisible(False)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.log_button)
+        test_row.addStretch()
+
+        form_widget = QWidget()
+        form_layout = QVBoxLayout(form_widget)
+        form_layout.addLayout(form)
+        form_layout.addLayout(test_row)
+        form_layout.addWidget(self.test_result)
+        form_layout.addWidget(self.test_details)
+        form_layout.addStretch()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(form_widget)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.form_widget = form_widget
+
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(scroll)
+        splitter.setSizes([220, 600])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+
+        self.name.textEdited.connect(self._rename)
+        self.transport.currentTextChanged.connect(self._edited)
+        self.args.textEdited.connect(self._edited)
+        for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.description):
+            edit.textEdited.connect(self._edited)
+        self.env.changed.connect(self._edited)
+        self.headers.changed.connect(self._edited)
+        self.timeout.valueChanged.connect(self._edited)
+        self.weight.valueChanged.connect(self._edited)
+
+    # -- loading ------------------------------------------------------------------------
+
+    def load(self, config: Config) -> None:
+        self.config = config
+        self._fill_list()
+        if self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self._select("")
+
+    def _fill_list(self, select: str | None = None) -> None:
+        assert self.config is not None
+        self._loading = True
+        self.list.clear()
+        for server in self.config.servers.values():
+            item = QListWidgetItem(server.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if server.enabled else Qt.CheckState.Unchecked)
+            item.setToolTip("Checked: enabled")
+            self.list.addItem(item)
+        self._loading = False
+        if select is not None:
+            matches = self.list.findItems(select, Qt.MatchFlag.MatchExactly)
+            if matches:
+                self.list.setCurrentItem(matches[0])
+
+    def _select(self, name: str) -> None:
+        if self._loading or self.config is None:
+            return
+        self.current = self.config.servers.get(name)
+        self.form_widget.setEnabled(self.current is not None)
+        self.remove_button.setEnabled(self.current is not None)
+        server = self.current or ServerConfig(name="")
+        self._loading = True
+        self.name.setText(server.name)
+        set_invalid(self.name, None, self.name_error)
+        self.transport.setCurrentText(server.transport)
+        self.command.setText(server.command or "")
+        self.args.setText(shlex.join(server.args))
+        set_invalid(self.args, None, self.args_error)
+        self.cwd.setText(server.cwd or "")
+        self.url.setText(server.url or "")
+        self.env.set_values(server.env)
+        self.headers.set_values(server.headers)
+        self.timeout.setValue(server.timeout)
+        self.weight.setValue(server.weight)
+        self.tool.setText(server.tool or "")
+        self.query_argument.setText(server.query_argument or "")
+        self.description.setText(server.description)
+        self._loading = False
+        self._transport_rows(server.transport)
+        self.test_details.setVisible(False)
+        self.test_result.setText("Test the connection to list the server's tools, run a probe query and time it.")
+
+    def _transport_rows(self, transport: str) -> None:
+        stdio = transport == "stdio"
+        for widget in (self.command, self.args_box, self.cwd, self.env):
+            self._form.setRowVisible(widget, stdio)
+        for widget in (self.url, self.headers):
+            self._form.setRowVisible(widget, not stdio)
+
+    # -- editing ------------------------------------------------------------------------
+
+    def _edited(self, *_: Any) -> None:
+        if self._loading or self.current is None:
+            return
+        server = self.current
+        server.transport = "http" if self.transport.currentText() == "http" else "stdio"
+        self._transport_rows(server.transport)
+        server.command = self.command.text().strip() or None
+        try:
+            server.args = shlex.split(self.args.text())
+            set_invalid(self.args, None, self.args_error)
+        except ValueError as exc:
+            # Keep what was typed; the server keeps its last valid arguments meanwhile.
+            set_invalid(self.args, f"Arguments: {exc}", self.args_error)
+        server.cwd = self.cwd.text().strip() or None
+        server.url = self.url.text().strip() or None
+        server.env = self.env.values()
+        server.headers = self.headers.values()
+        server.timeout = self.timeout.value()
+        server.weight = self.weight.value()
+        server.tool = self.tool.text().strip() or None
+        server.query_argument = self.query_argument.text().strip() or None
+        server.description = self.description.text()
+        self.changed.emit()
+
+    def has_field_errors(self) -> bool:
+        return bool(self.name.property("invalid") or self.args.property("invalid"))
+
+    def _rename(self, text: str) -> None:
+        if self._loading or self.current is None or self.config is None:
+            return
+        new = text.strip()
+        old = self.current.name
+        if new == old:
+            set_invalid(self.name, None, self.name_error)
+            return
+        if not new:
+            set_invalid(self.name, "A server needs a name.", self.name_error)
+        elif new in self.config.servers:
+            set_invalid(self.name, f"“{new}” is already the name of another server.", self.name_error)
+        else:
+            set_invalid(self.name, None, self.name_error)
+            rename_server(self.config, old, new)
+            item = self.list.currentItem()
+            if item is not None:
+                self._loading = True
+                item.setText(new)
+                self._loading = False
+        self.changed.emit()
+
+    def _enabled_toggled(self, item: QListWidgetItem) -> None:
+        if self._loading or self.config is None:
+            return
+        server = self.config.servers.get(item.text())
+        if server is not None:
+            server.enabled = item.checkState() == Qt.CheckState.Checked
+            self.changed.emit()
+
+    def add_server(self) -> None:
+        if self.config is None:
+            return
+        name = unique_name("new-server", set(self.config.servers))
+        self.config.servers[name] = ServerConfig(name=name, command="")
+        self._fill_list(select=name)
+        self.name.setFocus()
+        self.name.selectAll()
+        self.changed.emit()
+
+    def remove_server(self) -> None:
+        if self.config is None or self.current is None:
+            return
+        name = self.current.name
+        del self.config.servers[name]
+        for rule in self.config.routing.rules:
+            rule.servers = [s for s in rule.servers if s != name]
+        self._fill_list()
+        if self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self._select("")
+        self.changed.emit()
+        self.message.emit(f"Removed {name} (save to apply)")
+
+    # -- import -------------------------------------------------------------------------
+
+    def _fill_import_menu(self) -> None:
+        self.import_menu.clear()
+        for label, path in known_client_configs():
+            self.import_menu.addAction(f"{label}: {path}", functools.partial(self.import_file, path))
+        if self.import_menu.isEmpty():
+            action = self.import_menu.addAction("No Claude Desktop / Cursor / VS Code config found")
+            action.setEnabled(False)
+        self.import_menu.addSeparator()
+        self.import_menu.addAction("Choose a file…", self._choose_import_file)
+
+    def _choose_import_file(self) -> None:
+        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP configs (*.json)")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(lambda p: self.import_file(Path(p)))
+        dialog.open()  # not exec(): no nested event loop under qasync
+
+    def import_file(self, path: Path) -> int:
+        """Add the ``mcpServers`` of a client config; returns how many were added."""
+        if self.config is None:
+            return 0
+        try:
+            imported = backend.import_mcp_servers(path, existing=self.config)
+        except Exception as exc:
+            self.message.emit(f"Could not import {path}: {backend.describe(exc)}")
+            return 0
+        added = []
+        for server in imported.servers:
+            server = copy.deepcopy(server)
+            server.name = unique_name(server.name, set(self.config.servers))
+            self.config.servers[server.name] = server
+            added.append(server.name)
+        self._fill_list(select=added[0] if added else None)
+        self.changed.emit()
+        warnings = f" — {len(imported.warnings)} warning(s): {imported.warnings[0]}" if imported.warnings else ""
+        self.message.emit(f"Imported {len(added)} server(s) from {path.name}: {', '.join(added)} "
+                          f"(save to apply){warnings}")
+        return len(added)
+
+    # -- test and log -------------------------------------------------------------------
+
+    def test_connection(self) -> None:
+        engine = self._engine()
+        if engine is None or self.current is None:
+            self.test_result.setText("The engine is not running yet.")
+            return
+        server = copy.deepcopy(self.current)
+        self.test_result.setText(f"Testing {server.name}…")
+        self.test_details.setVisible(False)
+        run_async(engine.test_server(server), label=f"Testing {server.name}",
+                  on_success=self._tested, on_error=self._test_failed)
+
+    def _tested(self, result: Any) -> None:
+        tools = list(getattr(result, "tools", []) or [])
+        hits = list(getattr(result, "probe_hits", []) or [])
+        latency = getattr(result, "latency_ms", None)
+        if getattr(result, "ok", False):
+            self.test_result.setObjectName("Ok")
+            took = f" in {latency:.0f} ms" if latency is not None else ""
+            self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {len(hits)} hit(s).")
+        else:
+            self.test_result.setObjectName("Error")
+            self.test_result.setText(f"Failed: {getattr(result, 'error', None) or 'unknown error'}")
+        self.test_result.style().polish(self.test_result)
+        lines = ["Tools:"] + [f"  • {t.name} — {getattr(t, 'description', '') or ''}".rstrip(" —") for t in tools]
+        lines += ["", "Probe results:"] + [f"  {i + 1}. {h.title} ({h.location})" for i, h in enumerate(hits[:10])]
+        self.test_details.setPlainText("\n".join(lines))
+        self.test_details.setVisible(True)
+
+    def _test_failed(self, error: BaseException) -> None:
+        self.test_result.setObjectName("Error")
+        self.test_result.setText(f"Failed: {describe_error(error)}")
+        self.test_result.style().polish(self.test_result)
+
+    def show_log(self) -> None:
+        engine = self._engine()
+        if engine is None or self.current is None:
+            return
+        name = self.current.name
+        window = self._logs.get(name) or LogWindow(name, lambda: engine.stderr_lines(name), self)
+        self._logs[name] = window
+        window.refresh()
+        window.show()
+
+
+def rename_server(config: Config, old: str, new: str) -> None:
+    """Rename keeping the order of servers, and follow the rename in routing rules."""
+    config.servers = {(new if k == old else k): v for k, v in config.servers.items()}
+    config.servers[new].name = new
+    for rule in config.routing.rules:
+        rule.servers = [new if s == old else s for s in rule.servers]
+    if config.routing.fallback:
+        config.routing.fallback = [new if s == old else s for s in config.routing.fallback]

@@ -1,0 +1,45 @@
+"""The slice of the engine facade (``engine.engine.Engine``) the UI programs against.
+
+The UI depends on this Protocol, not on the concrete class, so tests can drive every
+surface with a small double and the GUI process never imports more of the engine
+than it needs at start. ``open_engine`` imports the real facade lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.config.schema import Config, ServerConfig
+from engine.model import RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+
+
+class EngineLike(Protocol):
+    @property
+    def config(self) -> Config: ...
+
+    async def search(self, request: SearchRequest) -> SearchResponse: ...
+
+    def search_stream(self, request: SearchRequest) -> AsyncIterator[SearchUpdate]: ...
+
+    def route(self, query: str) -> RouteDecision: ...
+
+    async def test_server(self, server: ServerConfig) -> Any: ...
+
+    def server_states(self) -> list[Any]: ...
+
+    def stderr_lines(self, name: str) -> list[str]: ...
+
+    async def apply_config(self, config: Config) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+async def open_engine(config_path: Path | None = None) -> EngineLike:
+    """Open the real engine on its own thread and loop (see ``app.engine_host``): its
+    imports, start-up and per-update pipeline work never block the GUI loop."""
+    from app.engine_host import open_threaded
+
+    engine: EngineLike = await open_threaded(config_path)
+    return engine

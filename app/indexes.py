@@ -1,0 +1,355 @@
+"""The index manager: add a repository, watch it index (rate, ETA), re-index, remove.
+
+Indexing runs in a child process (``app.index_worker``) that reports progress as
+JSON lines: the embedding model never loads in the GUI process and the indexer's
+CPU work cannot stall the event loop. Listing and removing indexes are quick calls
+into ``engine.index.manager``, run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import theme
+from app.engine_api import EngineLike
+from app.tasks import describe_error, run_async
+
+COLUMNS = ("Repository", "Status", "Files", "Chunks", "Last update", "Watcher")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds ``app`` and ``engine``
+
+
+def worker_command(path: Path) -> list[str]:
+    return [sys.executable, "-m", "app.index_worker", str(path)]
+
+
+async def run_worker(command: list[str], on_event: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run an index worker; feed its progress events; return its final ``done`` event."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    process = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+    assert process.stdout is not None and process.stderr is not None
+    stderr_task = asyncio.ensure_future(process.stderr.read())
+    final: dict[str, Any] = {}
+    try:
+        async for raw in process.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # a stray line (a library printing): not ours to parse
+            if event.get("event") == "done":
+                final = event
+            else:
+                on_event(event)
+        status = await process.wait()
+    except asyncio.CancelledError:
+        process.kill()
+        await process.wait()
+        raise
+    finally:
+        stderr = (await stderr_task).decode(errors="replace").strip()
+    if status != 0:
+        raise RuntimeError(stderr.splitlines()[-1] if stderr else f"indexer exited with {status}")
+    return final
+
+
+def manager() -> ModuleType:
+    """The engine's index manager (imported on first use: it pulls in the indexer)."""
+    return importlib.import_module("engine.index.manager")
+
+
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+@dataclass(slots=True)
+class Progress:
+    """What the progress bar shows, read from the manager's progress event."""
+
+    done: int
+    total: int
+    chunks: int
+    rate: float | None
+    eta_s: float | None
+
+    @classmethod
+    def of(cls, event: Any, started: float) -> Progress:
+        done = int(_get(event, "files_done", "done", default=0) or 0)
+        total = int(_get(event, "files_total", "total", default=0) or 0)
+        chunks = int(_get(event, "chunks_done", "chunks", default=0) or 0)
+        rate = _get(event, "rate")  # chunks per second
+        eta = _get(event, "eta_s", "eta")
+        elapsed = time.monotonic() - started
+        if rate is None and elapsed > 0 and chunks:
+            rate = chunks / elapsed
+        if eta is None and done and total > done:
+            eta = (total - done) * elapsed / done
+        return cls(done, total, chunks, float(rate) if rate else None, float(eta) if eta is not None else None)
+
+    def text(self) -> str:
+        parts = [f"{self.done:,}/{self.total:,} files" if self.total else f"{self.done:,} files"]
+        if self.chunks:
+            parts.append(f"{self.chunks:,} chunks")
+        if self.rate:
+            parts.append(f"{self.rate:,.1f} chunks/s")
+        if self.eta_s is not None:
+            parts.append(f"ETA {format_eta(self.eta_s)}")
+        return " · ".join(parts)
+
+
+def format_eta(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class IndexPage(QWidget):
+    message = Signal(str)
+
+    def __init__(
+        self,
+        engine: Callable[[], EngineLike | None],
+        parent: QWidget | None = None,
+        *,
+        worker: Callable[[Path], list[str]] = worker_command,
+    ) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self._worker = worker
+        self._running: dict[str, Progress] = {}
+        title = QLabel("Indexes")
+        title.setObjectName("SectionTitle")
+        subtitle = QLabel("Local repositories searched by the built-in files and tasks servers.")
+        subtitle.setObjectName("Muted")
+        self.add_button = QPushButton(theme.icon("add", "#ffffff"), "Add repository…")
+        self.add_button.setObjectName("Primary")
+        self.add_button.clicked.connect(self.choose_folder)
+        self.reindex_button = QPushButton(theme.icon("refresh"), "Re-index")
+        self.reindex_button.clicked.connect(self.reindex_selected)
+        self.remove_button = QPushButton(theme.icon("remove"), "Remove")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._selection)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.progress_label = QLabel()
+        self.progress_label.setObjectName("Muted")
+        self.empty = QLabel("No repository indexed yet. Add one to search its code and history.")
+        self.empty.setObjectName("Muted")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.reindex_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addWidget(title)
+        layout.addWidget(subtitle)
+        layout.addLayout(buttons)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+        self._selection()
+
+    # -- listing ------------------------------------------------------------------------
+
+    def refresh(self) -> asyncio.Task[Any]:
+        """List the indexes (in a worker thread: it opens every index file)."""
+        return run_async(asyncio.to_thread(lambda: list(manager().list_indexes())),
+                         label="Listing indexes", quiet=True, key="list-indexes",
+                         on_success=self._fill, on_error=self._list_failed)
+
+    def _list_failed(self, error: BaseException) -> None:
+        self.message.emit(f"Could not list indexes: {describe_error(error)}")
+        self._fill([])
+
+    def _watching(self) -> dict[str, bool]:
+        engine = self._engine()
+        if engine is None:
+            return {}
+        return {str(Path(r.path).expanduser().resolve()): r.watch for r in engine.config.repos}
+
+    def _fill(self, entries: list[Any]) -> None:
+        self.table.setRowCount(0)
+        paths = []
+        for entry in entries:
+            path = str(_get(entry, "root", "path", "repo", default=entry))
+            paths.append(path)
+            self._set_row(path, entry)
+        for path in self._running:
+            if path not in paths:
+                self._set_row(path, None)
+        self.empty.setVisible(self.table.rowCount() == 0)
+        self.table.setVisible(self.table.rowCount() > 0)
+        self._selection()
+
+    def _row_of(self, path: str) -> int:
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
+                return row
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        return row
+
+    def _set_row(self, path: str, entry: Any) -> None:
+        row = self._row_of(path)
+        running = self._running.get(path)
+        status = "indexing…" if running else str(_get(entry, "status", default="ready") or "ready")
+        if entry is not None and _get(entry, "exists", default=True) is False:
+            status = "folder missing"
+        last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
+        if isinstance(last, (int, float)) and last:
+            last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
+        watch = _get(entry, "watch", "watching", "watcher", default=None)
+        if watch is None:
+            watch = self._watching().get(path)
+        values = [
+            path,
+            status,
+            f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
+            f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
+            str(last or ""),
+            "" if watch is None else ("on" if watch else "off"),
+        ]
+        for column, value in enumerate(values):
+            item = QTableWidgetItem(value)
+            if column == 0:
+                item.setData(Qt.ItemDataRole.UserRole, path)
+                item.setToolTip(path)
+            self.table.setItem(row, column, item)
+
+    def _selected_path(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        item = self.table.item(rows[0].row(), 0)
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item else None
+
+    def _selection(self) -> None:
+        path = self._selected_path()
+        idle = path is not None and path not in self._running
+        self.reindex_button.setEnabled(idle)
+        self.remove_button.setEnabled(idle)
+
+    # -- actions ------------------------------------------------------------------------
+
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Add a repository", str(Path.home()))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda p: self.index(Path(p)))
+        dialog.open()  # not exec(): no nested event loop under qasync
+
+    def reindex_selected(self) -> None:
+        if (path := self._selected_path()) is not None:
+            self.index(Path(path))
+
+    def remove_selected(self) -> None:
+        path = self._selected_path()
+        if path is None:
+            return
+        run_async(asyncio.to_thread(manager().remove_index, Path(path)), label=f"Removing {path}",
+                  on_success=lambda _: self._changed(f"Removed the index of {path}"),
+                  on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
+
+    def _changed(self, text: str) -> None:
+        """An index appeared or went: list again; the engine re-derives its built-in servers."""
+        self.message.emit(text)
+        self.refresh()
+        engine = self._engine()
+        if engine is not None:
+            run_async(engine.apply_config(engine.config), label="Updating sources", quiet=True)
+
+    def index(self, path: Path) -> asyncio.Task[Any] | None:
+        key = str(path)
+        if key in self._running:
+            return None
+        started = time.monotonic()
+        self._running[key] = Progress(0, 0, 0, None, None)
+        self.refresh()
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.progress_label.setText(f"Indexing {path}…")
+        def on_event(event: dict[str, Any]) -> None:
+            self._progress(key, Progress.of(event, started))
+
+        return run_async(run_worker(self._worker(path), on_event), label=f"Indexing {path.name}",
+                         on_success=lambda stats: self._finished(key, stats),
+                         on_error=lambda error: self._failed(key, error))
+
+    def _progress(self, key: str, progress: Progress) -> None:
+        if key not in self._running:
+            return
+        self._running[key] = progress
+        if progress.total:
+            self.progress.setRange(0, progress.total)
+            self.progress.setValue(progress.done)
+        self.progress_label.setText(f"Indexing {key}: {progress.text()}")
+        row = self._row_of(key)
+        self.table.setItem(row, 1, QTableWidgetItem(f"indexing {progress.done}/{progress.total or '?'}"))
+
+    def _finished(self, key: str, stats: Any) -> None:
+        self._running.pop(key, None)
+        self._idle_progress()
+        files = _get(stats, "files_indexed", "files", default="?")
+        chunks = _get(stats, "chunks_total", "chunks", default="?")
+        seconds = _get(stats, "seconds", "elapsed_s", default=None)
+        took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+        self._changed(f"Indexed {key}: {files} files, {chunks} chunks{took}")
+
+    def _failed(self, key: str, error: BaseException) -> None:
+        self._running.pop(key, None)
+        self._idle_progress()
+        self.message.emit(f"Indexing {key} failed: {describe_error(error)}")
+        self.refresh()
+
+    def _idle_progress(self) -> None:
+        if not self._running:
+            self.progress.setVisible(False)
+            self.progress_label.setText("")

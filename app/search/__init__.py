@@ -1,0 +1,1 @@
+"""The search window: query box, live results, score breakdown, detail and context."""

@@ -1,0 +1,304 @@
+"""The search page: query, controls, source status strip, results tree, detail, context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import theme
+from app.engine_api import EngineLike
+from app.history import QueryHistory
+from app.search.badges import SourceBadgeDelegate
+from app.search.context_preview import ContextPreview
+from app.search.controller import SearchController
+from app.search.detail import DetailPane
+from app.search.query_box import QueryBox
+from app.search.results_model import (
+    HIT_ROLE,
+    LOCATION,
+    MEMBER_ROLE,
+    RANK,
+    SCORE,
+    SOURCES,
+    TITLE,
+    ResultsModel,
+)
+from app.search.source_strip import LogWindow, SourceStrip
+from engine.config.schema import TOP_K_MAX, TOP_K_MIN
+from engine.model import ContextFormat, SearchResponse, SearchUpdate, SourceReport, TaskType
+
+RENDER_MS = 40
+STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
+              ("Composite", "composite"), ("Cascade", "cascade"), ("Vote", "vote")]
+
+
+class SearchPage(QWidget):
+    message = Signal(str)  # for the status bar
+
+    def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self.controller = SearchController(engine, key="search", parent=self)
+        self.model = ResultsModel(self)
+        self._selected_id: str | None = None
+        self._logs: dict[str, LogWindow] = {}
+
+        self.query = QueryBox(history)
+        self.query.setPlaceholderText("Ask every source at once…   (Enter to search now, ↑ for history)")
+        self.query.addAction(theme.icon("search"), self.query.ActionPosition.LeadingPosition)
+        self.query.textEdited.connect(self.controller.schedule)
+        self.query.submitted.connect(self._submit)
+        self.query.escape.connect(self._escape)
+        self.query.down_from_end.connect(self._focus_results)
+
+        controls = QHBoxLayout()
+        self.strategy = QComboBox()
+        for label, value in STRATEGIES:
+            self.strategy.addItem(label, value)
+        self.strategy.currentIndexChanged.connect(
+            lambda _: self.controller.set_options(strategy=self.strategy.currentData()))
+        self.limit = QSpinBox()
+        self.limit.setRange(TOP_K_MIN, TOP_K_MAX)
+        self.limit.setValue(30)
+        self.limit.setKeyboardTracking(False)
+        self.limit.valueChanged.connect(lambda v: self.controller.set_options(top_k=v))
+        self.task_type = QComboBox()
+        for task in TaskType:
+            self.task_type.addItem(task.value.capitalize(), task)
+        self.task_type.setCurrentIndex(self.task_type.findData(TaskType.IMPLEMENTATION))
+        self.task_type.currentIndexChanged.connect(
+            lambda _: self.controller.set_options(task_type=self.task_type.currentData()))
+        for label, widget in (("Strategy", self.strategy), ("Top", self.limit), ("Task", self.task_type)):
+            caption = QLabel(label)
+            caption.setObjectName("Muted")
+            controls.addWidget(caption)
+            controls.addWidget(widget)
+            controls.addSpacing(10)
+        controls.addStretch()
+
+        self.strip = SourceStrip()
+        self.strip.log_requested.connect(self.show_log)
+
+        self.tree = QTreeView()
+        self.tree.setModel(self.model)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setItemDelegateForColumn(SOURCES, SourceBadgeDelegate(self.tree))
+        self.tree.setRootIsDecorated(True)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        # Fixed widths: ResizeToContents would measure every row on every live update.
+        header.setSectionResizeMode(RANK, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(TITLE, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(LOCATION, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(SOURCES, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(SCORE, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(RANK, 56)
+        header.resizeSection(SCORE, 78)
+        header.resizeSection(LOCATION, 190)
+        header.resizeSection(SOURCES, 150)
+        self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
+
+        self.detail = DetailPane()
+        self.context = ContextPreview()
+        self.context.format_changed.connect(lambda f: self.controller.set_options(format=ContextFormat(f)))
+        self.context.budget_changed.connect(lambda v: self.controller.set_options(max_tokens=v))
+        self.context.copied.connect(lambda n: self.message.emit(f"Copied {n:,} tokens of context"))
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.detail, "Detail")
+        self.tabs.addTab(self.context, "Context")
+
+        self.empty = QLabel("Type a question. Every source answers at once; results appear as they arrive.")
+        self.empty.setObjectName("Muted")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.tree)
+        splitter.addWidget(left)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        self.tree.setMinimumWidth(520)
+        self.tabs.setMinimumWidth(340)
+        splitter.setSizes([660, 430])
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.setSpacing(10)
+        layout.addWidget(self.query)
+        layout.addLayout(controls)
+        layout.addWidget(self.strip)
+        layout.addWidget(splitter, 1)
+
+        # Sources answer in bursts: render at most every RENDER_MS (the final at once),
+        # so ten sources answering together cost one redraw, not ten.
+        self._pending: SearchUpdate | None = None
+        self._render_timer = QTimer(self, singleShot=True, interval=RENDER_MS)
+        self._render_timer.timeout.connect(self._render_pending)
+        self.tabs.currentChanged.connect(lambda _: self._sync_context())
+        self.controller.started.connect(self._started)
+        self.controller.updated.connect(self._queue)
+        self.controller.finished.connect(self._finished)
+        self.controller.failed.connect(self.message.emit)
+        self.controller.cleared.connect(self._clear)
+        QShortcut(QKeySequence("Ctrl+L"), self, self.focus_query)
+        QShortcut(QKeySequence("Ctrl+Shift+C"), self, self.context.copy)
+        QShortcut(QKeySequence("Ctrl+1"), self, lambda: self.tabs.setCurrentIndex(0))
+        QShortcut(QKeySequence("Ctrl+2"), self, lambda: self.tabs.setCurrentIndex(1))
+
+    # -- actions ------------------------------------------------------------------------
+
+    def focus_query(self) -> None:
+        self.query.setFocus()
+        self.query.selectAll()
+
+    def search(self, text: str) -> None:
+        """Run ``text`` now, as if typed and Enter pressed."""
+        self.query.setText(text)
+        self._submit(text)
+
+    def _submit(self, text: str) -> None:
+        if text.strip():
+            self.query.remember(text)
+            self.controller.submit(text)
+
+    def _escape(self) -> None:
+        if self.query.text():
+            self.query.clear()
+            self.controller.schedule("")
+
+    def _focus_results(self) -> None:
+        if self.model.rowCount():
+            self.tree.setFocus()
+            if not self.tree.currentIndex().isValid():
+                self.tree.setCurrentIndex(self.model.index(0, 0))
+
+    def show_log(self, name: str) -> None:
+        engine = self._engine()
+        if engine is None:
+            return
+        window = self._logs.get(name)
+        if window is None:
+            window = LogWindow(name, lambda: engine.stderr_lines(name), self)
+            self._logs[name] = window
+        window.refresh()
+        window.show()
+        window.raise_()
+
+    # -- rendering ----------------------------------------------------------------------
+
+    def _started(self, query: str) -> None:
+        engine = self._engine()
+        pending: list[SourceReport] = []
+        if engine is not None:
+            try:
+                pending = [SourceReport(name=s) for s in engine.route(query).servers]
+            except Exception:  # routing preview only; the search reports the real error
+                pending = []
+        self.strip.set_reports(pending, "asking…")
+
+    def _queue(self, update: SearchUpdate) -> None:
+        self._pending = update
+        if update.final:
+            self._render_timer.stop()
+            self._render_pending()
+        elif not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def _render_pending(self) -> None:
+        update, self._pending = self._pending, None
+        if update is not None and self.controller.is_current_response(update.response):
+            self._updated(update)
+
+    def _sync_context(self) -> None:
+        """The context text is set only while its tab shows (it can be long)."""
+        response = self.model.response
+        context = response.context if response else None
+        if self.tabs.currentWidget() is self.context and self.context.context is not context:
+            self.context.set_context(context)
+
+    def _updated(self, update: SearchUpdate) -> None:
+        response = update.response
+        expanded = self._expanded_ids()
+        self.model.set_response(response)
+        for row in range(self.model.rowCount()):
+            index = self.model.index(row, 0)
+            hit = self.model.hit_at(index)
+            if hit is not None and hit.id in expanded:
+                self.tree.expand(index)
+        self._restore_selection()
+        self.strip.set_reports(response.sources, _summary(response, update.final))
+        self._sync_context()
+
+    def _finished(self, response: SearchResponse) -> None:
+        if response.error:
+            self.message.emit(f"No source answered: {response.error}")
+        if self.tree.currentIndex().isValid() is False and self.model.rowCount():
+            self.tree.setCurrentIndex(self.model.index(0, 0))
+
+    def _clear(self) -> None:
+        self._pending = None
+        self.model.set_response(None)
+        self.strip.set_reports([], "")
+        self.context.set_context(None)
+        self.detail.show_hit(None)
+
+    def _expanded_ids(self) -> set[str]:
+        ids = set()
+        for row in range(self.model.rowCount()):
+            index = self.model.index(row, 0)
+            if self.tree.isExpanded(index) and (hit := self.model.hit_at(index)):
+                ids.add(hit.id)
+        return ids
+
+    def _restore_selection(self) -> None:
+        if self._selected_id is None:
+            return
+        index = self.model.row_of(self._selected_id)
+        if index.isValid():
+            self.tree.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        hit = self.model.hit_at(current)
+        if hit is None:
+            return
+        member = current.data(MEMBER_ROLE)
+        if member is None:
+            self._selected_id = hit.id
+        response = self.model.response
+        group = response.group_of(hit.id) if response and member is None else None
+        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member)
+
+
+def _summary(response: SearchResponse, final: bool) -> str:
+    m = response.metrics
+    answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
+    text = f"{len(response.hits)} results · {answered}/{len(response.sources)} sources"
+    if m.raw_hits:
+        text += f" · dedup {100 * m.dedup_rate:.0f} %"
+    if final:
+        text += f" · {m.total_ms:.0f} ms"
+    else:
+        text += " · waiting…"
+    return text

@@ -1,0 +1,148 @@
+"""The main window: a sidebar of pages (search, sources & routing, indexes) and a status bar."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import theme
+from app.engine_api import EngineLike
+from app.history import QueryHistory
+from app.search.page import SearchPage
+from app.tasks import TaskIndicator, runner
+
+
+class MainWindow(QMainWindow):
+    close_requested = Signal()  # the shell decides: hide to tray or quit
+    quick_query_requested = Signal()
+
+    def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Tributary")
+        self.setWindowIcon(theme.app_icon())
+        self.resize(1200, 760)
+        self._engine = engine
+        self.pages = QStackedWidget()
+        self.sidebar = QListWidget()
+        self.sidebar.setObjectName("Sidebar")
+        self.sidebar.setIconSize(QSize(18, 18))
+        self.sidebar.setFixedWidth(196)
+        self._builders: dict[QWidget, Callable[[], QWidget]] = {}
+        self.sidebar.currentRowChanged.connect(self._page_changed)
+
+        self.search = SearchPage(engine, history)
+        self.search.message.connect(self.show_message)
+        self.add_page("Search", "search", self.search)
+
+        brand = QLabel("  Tributary")
+        brand.setObjectName("Brand")
+        side = QWidget()
+        side.setObjectName("Sidebar")
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 8)
+        side_layout.setSpacing(0)
+        side_layout.addWidget(brand)
+        side_layout.addWidget(self.sidebar, 1)
+        self.engine_state = QLabel("Starting engine…")
+        self.engine_state.setObjectName("Hint")
+        self.engine_state.setContentsMargins(16, 0, 8, 0)
+        self.engine_state.setWordWrap(True)
+        side_layout.addWidget(self.engine_state)
+        self.tray_note = QLabel()
+        self.tray_note.setObjectName("Hint")
+        self.tray_note.setContentsMargins(16, 4, 8, 0)
+        self.tray_note.setWordWrap(True)
+        self.tray_note.setVisible(False)
+        side_layout.addWidget(self.tray_note)
+        side.setFixedWidth(196)
+
+        central = QWidget()
+        layout = QHBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(side)
+        layout.addWidget(self.pages, 1)
+        self.setCentralWidget(central)
+
+        self.indicator = TaskIndicator(runner())
+        self.statusBar().addPermanentWidget(self.indicator)
+        self.sidebar.setCurrentRow(0)
+        QShortcut(QKeySequence("Ctrl+K"), self, self.focus_search)
+        QShortcut(QKeySequence("Ctrl+Q"), self, self.close_requested.emit)
+        QShortcut(QKeySequence("Ctrl+Shift+Space"), self, self.quick_query_requested.emit)
+
+    def add_page(self, title: str, icon_name: str, page: QWidget) -> None:
+        item = QListWidgetItem(theme.icon(icon_name), title)
+        item.setSizeHint(QSize(0, 38))
+        self.sidebar.addItem(item)
+        self.pages.addWidget(page)
+
+    def add_lazy_page(self, title: str, icon_name: str, build: Callable[[], QWidget]) -> QWidget:
+        """A page built the first time it is shown (keeps start-up to the search page)."""
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self._builders[holder] = build
+        self.add_page(title, icon_name, holder)
+        return holder
+
+    def fill_page(self, holder: QWidget, page: QWidget) -> None:
+        self._builders.pop(holder, None)
+        layout = holder.layout()
+        if layout is not None and layout.count() == 0:
+            layout.addWidget(page)
+
+    def _page_changed(self, row: int) -> None:
+        holder = self.pages.widget(row)
+        if holder is None:
+            return
+        build = self._builders.pop(holder, None)
+        if build is not None:
+            self.fill_page(holder, build())
+        self.pages.setCurrentIndex(row)
+
+    def show_page(self, widget: QWidget) -> None:
+        index = self.pages.indexOf(widget)
+        parent = widget.parentWidget()
+        if index < 0 and parent is not None:
+            index = self.pages.indexOf(parent)
+        self.sidebar.setCurrentRow(index)
+
+    def focus_search(self) -> None:
+        self.show_page(self.search)
+        self.search.focus_query()
+
+    def show_message(self, text: str, timeout_ms: int = 6000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def set_tray_note(self, text: str) -> None:
+        """Say once, where it stays visible, that there is no tray (and what to use)."""
+        self.tray_note.setText(text)
+        self.tray_note.setVisible(True)
+        self.show_message(text, 10000)
+
+    def set_engine_state(self, text: str) -> None:
+        self.engine_state.setText(text)
+
+    def bring_to_front(self) -> None:
+        self.show()
+        self.setWindowState((self.windowState() & ~Qt.WindowState.WindowMinimized) | Qt.WindowState.WindowActive)
+        self.raise_()
+        self.activateWindow()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        event.ignore()
+        self.close_requested.emit()

@@ -1,0 +1,222 @@
+"""GUI latency figures: launch to first window shown, and the longest event-loop stall.
+
+    .venv/bin/python bench/gui_latency.py [--runs 5] [--queries 20] [--engine real|fake]
+
+1. Launch: a fresh interpreter per run does what ``tributary gui`` does (QApplication,
+   qasync loop, theme, shell, window) and reports the time from process start to the
+   window's first paint. Target ≤ 1 s.
+2. Stall: a 10 ms QTimer runs while the search window streams a query from 10 sources
+   (the real engine with 10 fake stdio MCP servers answering after 20–200 ms, or the
+   test double); the largest gap between ticks, minus the 10 ms period, is the
+   longest stall. Target ≤ 50 ms.
+Uses the offscreen platform unless a display is set. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
+
+CHILD = r"""
+import os, sys, time
+start = float(os.environ["BENCH_T0"])
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+import asyncio
+from app.loop import AppEventLoop
+from app import theme
+from app.history import QueryHistory
+from app.shell import Shell
+
+app = QApplication(sys.argv[:1])
+theme.apply(app)
+loop = AppEventLoop(app)
+asyncio.set_event_loop(loop)
+done = loop.create_future()
+
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and not hasattr(self, "done"):
+            self.done = True
+            print(f"SHOWN {time.time() - start:.4f} {time.process_time():.4f}", flush=True)
+            done.set_result(None)
+        return False
+
+async def never(_):
+    await asyncio.sleep(3600)
+
+shell = Shell(engine_factory=never, single_instance=False, history=QueryHistory(None))
+watcher = FirstPaint()
+app.installEventFilter(watcher)  # the first widget painted inside the shown window
+shell.window.show()
+with loop:
+    loop.run_until_complete(done)
+"""
+
+
+def launch_times(runs: int) -> tuple[list[float], list[float]]:
+    """Wall time and CPU time (user+sys of the child) from process start to first paint.
+    On a busy machine the CPU time is the better guide to an idle machine's wall time."""
+    times: list[float] = []
+    cpu: list[float] = []
+    for _ in range(runs):
+        env = dict(os.environ, BENCH_T0=repr(time.time()))
+        out = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+        for line in out.stdout.splitlines():
+            if line.startswith("SHOWN "):
+                _, wall, used = line.split()
+                times.append(float(wall))
+                cpu.append(float(used))
+                break
+        else:
+            raise RuntimeError(f"child did not report a window:\n{out.stderr[-2000:]}")
+    return times, cpu
+
+
+async def real_engine(n: int) -> Any:
+    """The real engine, on its own thread as the app runs it, over n fake stdio servers."""
+    from app.engine_host import ThreadedEngine
+    from engine.config.schema import Config, ServerConfig
+
+    config = Config()
+    server = ROOT / "tests" / "fakes" / "fake_server.py"
+    for i in range(n):
+        name = f"src{i}"
+        delay = 0.02 + 0.18 * i / max(1, n - 1)
+        config.servers[name] = ServerConfig(
+            name=name, command=sys.executable,
+            args=[str(server), "--name", name, "--mode", "delay", "--delay", f"{delay:.3f}", "--hits", "10"],
+            timeout=3.0)
+    config.cache.backend = "off"
+
+    async def opener() -> Any:
+        from engine.engine import Engine
+
+        return await Engine.open(config=config, persistent=False)
+
+    return await ThreadedEngine.start(opener)
+
+
+def fake_engine(n: int) -> Any:
+    from tests.app.fakes import FakeEngine
+
+    names = [f"src{i}" for i in range(n)]
+    return FakeEngine(sources=names, delay=lambda s, q: 0.02 + 0.02 * int(s[3:]))
+
+
+async def stall(engine: Any, queries: int) -> tuple[list[float], list[float], list[float]]:
+    from PySide6.QtCore import QTimer
+
+    from app.history import QueryHistory
+    from app.search.page import SearchPage
+
+    page = SearchPage(lambda: engine, QueryHistory(None))
+    page.resize(1200, 760)
+    page.show()
+    ticks: list[float] = []
+    cpu_ticks: list[float] = []  # the GUI thread's CPU time at each tick
+    timer = QTimer(interval=10)
+    timer.timeout.connect(lambda: (ticks.append(time.perf_counter()), cpu_ticks.append(time.thread_time())))
+    # Warm-up: the first query starts the servers (spawn + initialise), not measured.
+    page.search("warm up")
+    await _wait_final(page, 60)
+    gaps_per_query: list[float] = []
+    cpu_per_query: list[float] = []
+    latencies: list[float] = []
+    for i in range(queries):
+        ticks.clear()
+        cpu_ticks.clear()
+        timer.start()
+        await asyncio.sleep(0.05)
+        begin = time.perf_counter()
+        page.search(f"query number {i} about fixtures")
+        await _wait_final(page, 30)
+        latencies.append((time.perf_counter() - begin) * 1000)
+        await asyncio.sleep(0.05)
+        timer.stop()
+        gaps = [b - a for a, b in itertools.pairwise(ticks)]
+        gaps_per_query.append(max(gaps) * 1000 - 10 if gaps else float("nan"))
+        busy = [b - a for a, b in itertools.pairwise(cpu_ticks)]
+        cpu_per_query.append(max(busy) * 1000 if busy else float("nan"))
+    page.close()
+    return gaps_per_query, cpu_per_query, latencies
+
+
+async def _wait_final(page: Any, timeout: float) -> None:
+    deadline = time.perf_counter() + timeout
+    while not (page.controller.final and page.controller.response is not None):
+        if time.perf_counter() > deadline:
+            raise TimeoutError("search did not finish")
+        await asyncio.sleep(0.005)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--sources", type=int, default=10)
+    parser.add_argument("--engine", choices=["auto", "real", "fake"], default="auto")
+    args = parser.parse_args()
+    os.environ.setdefault("TRIBUTARY_HOME", tempfile.mkdtemp(prefix="tributary-bench-"))
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f}")
+    times, cpu = launch_times(args.runs)
+    print(f"launch to first window shown: median {statistics.median(times) * 1000:.0f} ms wall "
+          f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}), "
+          f"median {statistics.median(cpu) * 1000:.0f} ms CPU, over {len(times)} runs (target ≤ 1000 ms)")
+
+    from PySide6.QtWidgets import QApplication
+
+    from app import theme
+
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    theme.apply(app)
+    from app.loop import AppEventLoop
+
+    loop = AppEventLoop(app)
+    asyncio.set_event_loop(loop)
+    use_real = args.engine == "real" or (
+        args.engine == "auto" and importlib.util.find_spec("engine.engine") is not None)
+
+    async def run() -> tuple[str, list[float], list[float], list[float]]:
+        engine = await real_engine(args.sources) if use_real else fake_engine(args.sources)
+        try:
+            gaps, cpu, latencies = await stall(engine, args.queries)
+        finally:
+            await engine.aclose()
+        kind = "real engine on its thread, fake stdio MCP servers" if use_real else "test-double engine"
+        return kind, gaps, cpu, latencies
+
+    with loop:
+        kind, gaps, cpu, latencies = loop.run_until_complete(run())
+    print(f"search across {args.sources} sources ({kind}), {len(gaps)} queries:")
+    print(f"  longest event-loop stall: max {max(gaps):.1f} ms, median of per-query max "
+          f"{statistics.median(gaps):.1f} ms (target ≤ 50 ms)")
+    print(f"  GUI-thread CPU between two ticks (the stall without other processes' preemption): "
+          f"max {max(cpu):.1f} ms, median of per-query max {statistics.median(cpu):.1f} ms")
+    print(f"  query latency in the window: median {statistics.median(latencies):.0f} ms, "
+          f"max {max(latencies):.0f} ms")
+    heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
+    print(f"  heavy modules in the GUI process after searching: {', '.join(heavy) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Fixtures for the GUI tests: offscreen Qt, a qasync loop, fail on Qt warnings.
+
+Async tests run on a qasync loop (pytest-asyncio's loop-factory hook) and poll with
+``await asyncio.sleep`` — never ``qtbot.waitUntil``, which starves the loop.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from app import tasks, theme
+from app.loop import AppEventLoop
+
+HERE = Path(__file__).parent
+# Qt messages the offscreen platform itself emits (it cannot raise windows or
+# propagate size hints); anything else fails the test.
+IGNORED = ("This plugin does not support propagateSizeHints", "This plugin does not support raise()")
+
+
+def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[[], Any]]:
+    return {"qasync": lambda: AppEventLoop(QApplication.instance() or QApplication([]))}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def themed_app() -> QApplication:
+    """One QApplication with the product's style (styling it again per test re-polishes
+    every widget still alive, which gets slow)."""
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    theme.apply(app, dark=False)
+    return app
+
+
+@pytest.fixture(autouse=True)
+def qt_warnings_fail(themed_app: QApplication) -> Iterator[list[str]]:
+    """Record every Qt warning during a test and fail the test if there was one."""
+    seen: list[str] = []
+
+    def handler(kind: QtMsgType, context: Any, message: str) -> None:
+        if kind != QtMsgType.QtDebugMsg and kind != QtMsgType.QtInfoMsg and not message.startswith(IGNORED):
+            seen.append(f"{kind.name}: {message}")
+
+    previous = qInstallMessageHandler(handler)
+    try:
+        yield seen
+    finally:
+        qInstallMessageHandler(previous)
+    assert not seen, "unexpected Qt warnings:\n" + "\n".join(seen)
+
+
+@pytest.fixture(autouse=True)
+def fresh_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tasks.TaskRunner]:
+    """Each test gets its own task runner and a private TRIBUTARY_HOME."""
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    runner = tasks.TaskRunner()
+    tasks.set_runner(runner)
+    yield runner
+    runner.cancel_all()
+    tasks.set_runner(None)

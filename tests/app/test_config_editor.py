@@ -1,0 +1,247 @@
+"""The config editor: inline validation, edits never lost, nothing written while invalid,
+atomic save then apply, rule order and tester, secrets masked, import.
+
+These run the engine's real config services (validation, the atomic writer, the
+routing explanation, the importer) against files in a temporary folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit
+
+from app.config_editor.editor import ConfigEditor
+from engine.config.load import load_config
+from engine.config.schema import Config, RoutingRule, ServerConfig
+from tests.app.fakes import FakeEngine
+
+
+def sample_config(tmp_path: Path) -> Config:
+    config = Config(path=tmp_path / "config.yaml")
+    config.servers["files"] = ServerConfig(name="files", command="python", args=["-m", "files"])
+    config.servers["git"] = ServerConfig(name="git", command="uvx", args=["mcp-server-git"],
+                                         env={"GITHUB_TOKEN": "ghp_secret", "HOME_DIR": "/x",
+                                              "API_KEY": "${MY_KEY}"})
+    config.routing.rules = [
+        RoutingRule(name="code", pattern=r"\bdef\b", servers=["files"]),
+        RoutingRule(name="history", pattern=r"why|when", servers=["git"]),
+        RoutingRule(name="all", pattern=r".", servers=["files", "git"]),
+    ]
+    return config
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+def make_editor(qtbot: Any, tmp_path: Path) -> tuple[ConfigEditor, FakeEngine, Config]:
+    config = sample_config(tmp_path)
+    engine = FakeEngine(config=config)
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    return editor, engine, config
+
+
+def retype(edit: QLineEdit, text: str) -> None:
+    edit.setFocus()
+    edit.clear()
+    QTest.keyClicks(edit, text)
+
+
+def paste(edit: QLineEdit, text: str) -> None:
+    edit.setText(text)
+    edit.textEdited.emit(text)
+
+
+@pytest.mark.asyncio
+async def test_invalid_pattern_is_kept_shown_inline_and_never_written(qtbot: Any, tmp_path: Path) -> None:
+    editor, engine, original = make_editor(qtbot, tmp_path)
+    rules = editor.rules
+    rules.list.setCurrentRow(0)
+    retype(rules.pattern, r"def (\w+")
+    # Inline error at once, the typed text kept in the field and in the draft.
+    assert rules.pattern.property("invalid") is True
+    assert not rules.pattern_error.isHidden() and "missing )" in rules.pattern_error.text()
+    assert editor.draft is not None and editor.draft.routing.rules[0].pattern == r"def (\w+"
+    assert original.routing.rules[0].pattern == r"\bdef\b"  # the running config is untouched
+    await asyncio.sleep(0.3)  # let validation run
+    assert not editor.save_button.isEnabled()
+    assert "Can't save yet" in editor.status.text()
+    editor.save()
+    await asyncio.sleep(0.05)
+    assert not (tmp_path / "config.yaml").exists() and engine.applied == []
+    # Fixing it clears the error and allows the save, which then writes and applies.
+    QTest.keyClicks(rules.pattern, ")")
+    assert rules.pattern.property("invalid") is False and rules.pattern_error.isHidden()
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save_button.click()
+    await until(lambda: bool(engine.applied))
+    written = load_config(tmp_path / "config.yaml")
+    assert written.routing.rules[0].pattern == r"def (\w+)"
+    assert written.servers["git"].env["GITHUB_TOKEN"] == "ghp_secret"
+    assert engine.applied[0].routing.rules[0].pattern == r"def (\w+)"
+    assert not editor.dirty and not editor.save_button.isEnabled()
+
+
+@pytest.mark.asyncio
+async def test_validator_issue_blocks_save_and_names_the_key(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    servers.command.clear()
+    servers.command.textEdited.emit("")
+    await until(lambda: "servers.git.command" in editor.status.text())
+    assert "needs 'command'" in editor.status.text()
+    assert not editor.save_button.isEnabled()
+    assert editor.draft is not None and editor.draft.servers["git"].command is None  # edit kept
+    editor.save()
+    await asyncio.sleep(0.05)
+    assert not (tmp_path / "config.yaml").exists()
+
+
+@pytest.mark.asyncio
+async def test_failed_save_keeps_every_edit(qtbot: Any, tmp_path: Path) -> None:
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    assert editor.draft is not None
+    # The target is a non-empty folder: the atomic replace must fail (even as root).
+    blocked = tmp_path / "config.yaml"
+    blocked.mkdir()
+    (blocked / "keep").write_text("x")
+    editor.ranking.max_tokens.setValue(12000)
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save()
+    await until(lambda: "not saved" in editor.status.text())
+    assert (blocked / "keep").read_text() == "x"
+    assert editor.dirty and editor.draft is not None and editor.draft.budget.max_tokens == 12000
+    assert engine.applied == []
+
+
+def test_bad_arguments_and_duplicate_names_are_inline_errors(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    assert servers.current is not None and servers.current.name == "git"
+    retype(servers.args, 'mcp-server-git --repo "unterminated')
+    assert servers.args.property("invalid") is True
+    assert "Arguments" in servers.args_error.text()
+    assert servers.args.text() == 'mcp-server-git --repo "unterminated'  # kept as typed
+    # The server keeps the last arguments that parsed (typed up to the quote).
+    assert servers.current.args == ["mcp-server-git", "--repo"]
+    assert editor.errors()  # the form blocks saving
+    retype(servers.args, "mcp-server-git --repo /src")
+    assert servers.current.args == ["mcp-server-git", "--repo", "/src"]
+    # Renaming onto an existing name is refused inline; a fresh name renames and
+    # routing rules follow it.
+    paste(servers.name, "files")
+    assert servers.name.property("invalid") is True and "already" in servers.name_error.text()
+    assert editor.draft is not None and "git" in editor.draft.servers
+    paste(servers.name, "history")
+    assert servers.name.property("invalid") is False
+    assert list(editor.draft.servers) == ["files", "history"]
+    assert editor.draft.routing.rules[1].servers == ["history"]
+
+
+def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.add_server()
+    assert editor.draft is not None and "new-server" in editor.draft.servers
+    assert servers.current is not None and servers.current.name == "new-server"
+    QTest.keyClicks(servers.command, "npx")
+    assert editor.draft.servers["new-server"].command == "npx"
+    item = servers.list.item(0)
+    item.setCheckState(item.checkState().__class__.Unchecked)
+    assert editor.draft.servers["files"].enabled is False
+    servers.list.setCurrentRow(0)
+    servers.remove_server()
+    assert "files" not in editor.draft.servers
+    assert all("files" not in r.servers for r in editor.draft.routing.rules)
+    assert editor.dirty
+
+
+def test_secrets_are_masked_and_references_shown(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)
+    rows = {row.key.text(): row for row in servers.env._rows}
+    assert rows["GITHUB_TOKEN"].value.echoMode() == QLineEdit.EchoMode.Password
+    assert rows["API_KEY"].value.echoMode() == QLineEdit.EchoMode.Normal  # ${MY_KEY}
+    assert rows["HOME_DIR"].value.echoMode() == QLineEdit.EchoMode.Normal
+    rows["GITHUB_TOKEN"].reveal.setChecked(True)
+    assert rows["GITHUB_TOKEN"].value.echoMode() == QLineEdit.EchoMode.Normal
+    # The secret never appears in the widgets' visible text.
+    assert "ghp_secret" not in servers.test_result.text()
+
+
+def test_rules_reorder_by_drag_and_tester(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    rules = editor.rules
+    # What a drag does to the list's model: move row 2 ("all") to the top.
+    assert rules.list.model().moveRow(QModelIndex(), 2, QModelIndex(), 0)
+    assert editor.draft is not None
+    assert [r.name for r in editor.draft.routing.rules] == ["all", "code", "history"]
+    rules.move_rule(0, 2)
+    assert [r.name for r in editor.draft.routing.rules] == ["code", "history", "all"]
+    rules.sample.setText("def fixture")
+    rules.run_test()
+    verdict = rules.verdict.text()
+    assert "✔ code: matched “def”" in verdict
+    assert "✓ all: matched" in verdict and "not used" in verdict  # first-match mode
+    assert "· history: no match" in verdict
+    assert "Asked: files\n" in verdict + "\n"
+    rules.sample.setText("nothing special")
+    rules.run_test()
+    assert "✔ all: matched" in rules.verdict.text()
+    assert "Asked: files, git" in rules.verdict.text()
+
+
+def test_import_adds_servers_with_unique_names(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {
+        "git": {"command": "uvx", "args": ["mcp-server-git"]},
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+    }}))
+    added = editor.servers.import_file(claude)
+    assert added == 2
+    assert editor.draft is not None
+    names = list(editor.draft.servers)
+    assert names[:2] == ["files", "git"] and len(names) == 4 and "memory" in names
+    assert editor.draft.servers["memory"].command == "npx"
+    assert editor.dirty
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    messages: list[str] = []
+    editor.servers.message.connect(messages.append)
+    assert editor.servers.import_file(broken) == 0
+    assert messages and messages[-1].startswith("Could not import")
+
+
+@pytest.mark.asyncio
+async def test_saved_but_not_applied_says_so(qtbot: Any, tmp_path: Path) -> None:
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+
+    async def refuse(config: Config) -> None:
+        raise RuntimeError("server pool busy")
+
+    engine.apply_config = refuse  # type: ignore[method-assign]
+    messages: list[str] = []
+    editor.message.connect(messages.append)
+    editor.ranking.top_k.setValue(40)
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save()
+    await until(lambda: any("after a restart" in m for m in messages))
+    assert load_config(tmp_path / "config.yaml").fusion.top_k == 40
+    assert not editor.dirty

@@ -1,0 +1,101 @@
+"""The engine on its own thread: streams cross loops, cancellation reaches the engine,
+the GUI loop keeps running while the engine computes, shutdown stops the thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from app.engine_host import ThreadedEngine
+from app.search.controller import SearchController
+from engine.model import SearchRequest
+from tests.app.fakes import FakeEngine, by_query, fixed
+
+
+async def start(fake: FakeEngine) -> ThreadedEngine:
+    async def opener() -> Any:
+        fake.thread = threading.current_thread().name  # type: ignore[attr-defined]
+        return fake
+
+    return await ThreadedEngine.start(opener)
+
+
+@pytest.mark.asyncio
+async def test_stream_crosses_threads_and_closes(qtbot: object) -> None:
+    fake = FakeEngine(sources=["a", "b"], delay=lambda s, q: {"a": 0.01, "b": 0.03}[s])
+    engine = await start(fake)
+    try:
+        assert fake.thread == "tributary-engine"  # type: ignore[attr-defined]
+        updates = [u async for u in engine.search_stream(SearchRequest(query="q"))]
+        assert [u.final for u in updates] == [False, False, True]
+        assert engine.route("anything").servers == ["a", "b"]
+        assert [s.name for s in engine.server_states()] == ["a", "b"]
+        response = await engine.search(SearchRequest(query="again"))
+        assert response.request.query == "again"
+    finally:
+        await engine.aclose()
+        await engine.aclose()  # idempotent
+    assert fake.closed == 1
+
+
+@pytest.mark.asyncio
+async def test_superseded_query_is_cancelled_in_the_engine_thread(qtbot: object) -> None:
+    fake = FakeEngine(sources=["a"], delay=by_query({"old": 1.0, "new": 0.01}))
+    engine = await start(fake)
+    try:
+        controller = SearchController(lambda: engine)
+        controller.submit("old")
+        await asyncio.sleep(0.1)
+        controller.submit("new")
+        deadline = time.monotonic() + 5
+        while not (controller.final and "old" in fake.cancelled):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        assert controller.response is not None and controller.response.request.query == "new"
+        assert "old" not in fake.finished
+    finally:
+        await engine.aclose()
+
+
+class BusyEngine(FakeEngine):
+    """Computes for 300 ms without awaiting (like fusing a big update)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.busy: list[tuple[float, float]] = []
+
+    async def search_stream(self, request: SearchRequest):  # type: ignore[override]
+        async for update in super().search_stream(request):
+            start = time.perf_counter()
+            while time.perf_counter() < start + 0.3:
+                pass
+            self.busy.append((start, time.perf_counter()))
+            yield update
+
+
+@pytest.mark.asyncio
+async def test_engine_cpu_work_does_not_block_the_gui_loop(qtbot: object) -> None:
+    busy = BusyEngine(sources=["a"], delay=fixed(0.0))
+    engine = await start(busy)
+    try:
+        ticks: list[float] = []
+
+        async def ticker() -> None:
+            while True:
+                ticks.append(time.perf_counter())
+                await asyncio.sleep(0.01)
+
+        task = asyncio.ensure_future(ticker())
+        updates = [u async for u in engine.search_stream(SearchRequest(query="q"))]
+        task.cancel()
+        assert updates[-1].final
+        # The GUI loop kept ticking *while* the engine was computing.
+        assert len(busy.busy) == 2
+        during = [t for t in ticks for start, end in busy.busy if start < t < end]
+        assert len(during) >= 2
+    finally:
+        await engine.aclose()

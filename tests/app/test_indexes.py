@@ -1,0 +1,111 @@
+"""The index manager page: indexing in a child process with progress (rate, ETA),
+per-repository status, re-index and remove — with a scripted worker and a double of
+the engine's manager (the real indexer is tested by the index suite)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from app import indexes
+from app.indexes import IndexPage, Progress, format_eta
+
+# A worker that behaves like app.index_worker: JSON progress lines, then "done";
+# it waits for a file to exist before finishing so the test can see it mid-way.
+WORKER = r"""
+import json, sys, time, pathlib
+gate = pathlib.Path(sys.argv[1])
+def emit(**kw): print(json.dumps(kw), flush=True)
+print("a stray line from some library", flush=True)
+for done in (1, 2):
+    emit(event="progress", phase="index", files_done=done, files_total=4, chunks_done=done * 10,
+         chunks_embedded=0, rate=20.0, eta_s=(4 - done) / 2.0)
+deadline = time.time() + 10
+while not gate.exists() and time.time() < deadline:
+    time.sleep(0.02)
+emit(event="done", files_indexed=4, chunks_total=40, seconds=0.1)
+"""
+FAILING = "import sys; print('Traceback…', file=sys.stderr); print('NotADirectoryError: not a folder', file=sys.stderr); sys.exit(1)"
+
+
+@dataclass
+class FakeManager:
+    entries: dict[str, Any] = field(default_factory=dict)
+    removed: list[Path] = field(default_factory=list)
+
+    def list_indexes(self) -> list[Any]:
+        return list(self.entries.values())
+
+    def remove_index(self, path: Path) -> bool:
+        self.removed.append(path)
+        return self.entries.pop(str(path), None) is not None
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_index_in_child_process_with_progress_then_status(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeManager()
+    monkeypatch.setattr(indexes, "manager", lambda: fake)
+    gate = tmp_path / "gate"
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    qtbot.addWidget(page)
+    await page.refresh()
+    assert page.table.rowCount() == 0 and not page.empty.isHidden()
+    repo = tmp_path / "repo"
+    task = page.index(repo)
+    assert task is not None
+    await until(lambda: page.progress.value() == 2)
+    assert page.progress.maximum() == 4
+    label = page.progress_label.text()
+    assert "2/4 files" in label and "20.0 chunks/s" in label and "ETA 1 s" in label
+    assert page.table.item(0, 1).text() == "indexing 2/4"
+    assert page.index(repo) is None  # already running: not started twice
+    fake.entries[str(repo)] = SimpleNamespace(root=repo, files=4, chunks=40, updated_at=time.time(), exists=True)
+    gate.touch()
+    await task
+    await until(lambda: page.progress.isHidden() and page.table.item(0, 1).text() == "ready")
+    assert [page.table.item(0, c).text() for c in (0, 1, 2, 3)] == [str(repo), "ready", "4", "40"]
+    page.table.selectRow(0)
+    assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
+    page.remove_selected()
+    await until(lambda: page.table.rowCount() == 0)
+    assert fake.removed == [repo]
+
+
+@pytest.mark.asyncio
+async def test_failed_indexing_is_reported(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexes, "manager", lambda: FakeManager())
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", FAILING])
+    qtbot.addWidget(page)
+    messages: list[str] = []
+    page.message.connect(messages.append)
+    task = page.index(tmp_path / "nowhere")
+    assert task is not None
+    await asyncio.gather(task, return_exceptions=True)
+    await until(lambda: bool(messages) and "failed" in messages[-1])
+    assert messages[-1].endswith("RuntimeError: NotADirectoryError: not a folder")
+    assert page.progress.isHidden()
+
+
+def test_progress_text_and_eta() -> None:
+    progress = Progress.of({"files_done": 50, "files_total": 200, "chunks_done": 900}, time.monotonic() - 10)
+    assert progress.rate == pytest.approx(90.0, rel=0.05)
+    assert progress.eta_s == pytest.approx(30.0, rel=0.05)
+    assert progress.text().startswith("50/200 files · 900 chunks · 9")
+    assert format_eta(5) == "5 s" and format_eta(125) == "2 min 05 s" and format_eta(7300) == "2 h 01 min"

@@ -1,0 +1,41 @@
+"""The insights page reads the engine's query history: cards, per-source chart, recent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.insights import InsightsPage, read_history
+from engine.history.store import HistoryStore
+from engine.model import SearchRequest, SourceReport, SourceStatus
+from tests.app.fakes import build_response
+
+
+@pytest.mark.asyncio
+async def test_insights_show_recorded_queries(qtbot: Any, tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    store = HistoryStore.open(path)
+    for i, query in enumerate(("fixture scope", "parametrize ids")):
+        reports = [SourceReport(name="files", status=SourceStatus.OK, latency_ms=40.0 + i, hits=3),
+                   SourceReport(name="tasks", status=SourceStatus.TIMEOUT, latency_ms=3000.0)]
+        store.record(build_response(SearchRequest(query=query), ["files"], reports))
+    store.close()
+    page = InsightsPage(lambda: read_history(path))
+    qtbot.addWidget(page)
+    await page.refresh()
+    assert page.values["queries"].text() == "2"
+    assert page.table.rowCount() == 2
+    queries = {page.table.item(r, 1).text() for r in range(2)}
+    assert queries == {"fixture scope", "parametrize ids"}
+    assert "tasks 3000 ms" in page.table.item(0, 5).text()
+    assert [row[0] for row in page.chart._rows] == ["tasks", "files"]  # slowest first
+
+
+@pytest.mark.asyncio
+async def test_empty_history(qtbot: Any, tmp_path: Path) -> None:
+    page = InsightsPage(lambda: read_history(tmp_path / "none.sqlite"))
+    qtbot.addWidget(page)
+    await page.refresh()
+    assert page.values["queries"].text() == "0" and page.table.rowCount() == 0

@@ -1,0 +1,80 @@
+"""The quick-query popup's keyboard flow: type, Enter copies the context, Esc hides."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtTest import QTest
+
+from app.tray import QuickPopup, TrayController
+from tests.app.fakes import FakeEngine, fixed
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_type_enter_copies_context_and_hides(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.02))
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText("")
+    copied: list[int] = []
+    popup.copied.connect(copied.append)
+    popup.popup()
+    assert popup.isVisible()
+    QTest.keyClicks(popup.query, "fixture")
+    await until(lambda: popup.controller.final)
+    assert popup.results.count() > 0
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
+    assert popup.results.currentRow() == 0
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    response = popup.controller.response
+    assert response is not None and response.context is not None
+    assert QGuiApplication.clipboard().text() == response.context.text
+    assert copied == [response.context.token_count]
+    assert not popup.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_enter_before_results_copies_when_search_finishes(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.1))
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText("")
+    popup.popup()
+    popup.query.setText("parametrize")  # pasted: no debounce ran yet
+    QTest.keyClick(popup.query, Qt.Key.Key_Enter)
+    assert popup.isVisible()
+    await until(lambda: not popup.isVisible())
+    assert "parametrize" in QGuiApplication.clipboard().text()
+    assert engine.started == ["parametrize"]
+
+
+@pytest.mark.asyncio
+async def test_escape_hides_without_copying(qtbot: object) -> None:
+    engine = FakeEngine()
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText("untouched")
+    popup.popup()
+    QTest.keyClicks(popup.query, "abc")
+    QTest.keyClick(popup.query, Qt.Key.Key_Escape)
+    assert not popup.isVisible()
+    assert QGuiApplication.clipboard().text() == "untouched"
+
+
+def test_tray_falls_back_when_unavailable(qtbot: object) -> None:
+    tray = TrayController()
+    # Offscreen has no system tray: the controller says so and creates no icon.
+    assert tray.available is False and tray.icon is None
+    actions = [a.text() for a in tray.menu.actions() if a.text()]
+    assert actions == ["Show window", "Quick query", "Settings", "Quit Tributary"]

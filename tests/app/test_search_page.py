@@ -1,0 +1,138 @@
+"""The search page end to end with the engine double: typing, live results, strip,
+detail, context preview, and that an older query never shows over a newer one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtTest import QTest
+
+from app.history import QueryHistory
+from app.search.page import SearchPage
+from app.search.results_model import SCORE
+from tests.app.fakes import FakeEngine, by_query, fixed
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+def make_page(qtbot: object, engine: FakeEngine) -> SearchPage:
+    page = SearchPage(lambda: engine, QueryHistory(None))
+    qtbot.addWidget(page)  # type: ignore[attr-defined]
+    page.resize(1100, 700)
+    page.show()
+    return page
+
+
+@pytest.mark.asyncio
+async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "tasks", "git"],
+                        delay=lambda s, q: {"files": 0.01, "tasks": 0.08, "git": 0.16}[s],
+                        failing={"git": "timed out"})
+    page = make_page(qtbot, engine)
+    QTest.keyClicks(page.query, "fixture")
+    await until(lambda: page.model.rowCount() == 3)  # first source in, others pending
+    assert page.controller.final is False
+    await until(lambda: page.controller.final)
+    await asyncio.sleep(0.05)
+    assert engine.started == ["fixture"]
+    assert page.model.rowCount() == 5
+    chips = page.strip.chips
+    assert set(chips) == {"files", "tasks", "git"}
+    assert "3 hits" in chips["files"].text() and "error" in chips["git"].text()
+    assert "timed out" in chips["git"].toolTip()
+    # The kept hit carries the folded duplicate as a child row with its reason.
+    top = page.model.index(0, 0)
+    assert page.model.rowCount(top) == 1
+    assert page.model.index(0, SCORE, top).data() == "hash 1.00"
+    # The first result is selected and shown in the detail pane.
+    assert page.detail.hit is not None and page.detail.hit.id == page.model.hit_at(top).id
+    assert page.detail.chart.toolTip().startswith("rrf")
+
+
+@pytest.mark.asyncio
+async def test_stale_query_never_shows_over_newer_one(qtbot: object) -> None:
+    engine = FakeEngine(sources=["a", "b"], delay=by_query({"slow old": 0.25, "fast new": 0.02}))
+    page = make_page(qtbot, engine)
+    shown: list[str] = []
+    page.controller.updated.connect(lambda u: shown.append(u.response.request.query))
+    page.search("slow old")
+    await asyncio.sleep(0.05)
+    page.search("fast new")
+    await until(lambda: page.controller.final)
+    await asyncio.sleep(0.35)
+    assert set(shown) == {"fast new"}
+    response = page.model.response
+    assert response is not None and response.request.query == "fast new"
+    assert all("fast new" in page.model.hit_at(page.model.index(r, 0)).title
+               for r in range(page.model.rowCount()))
+
+
+@pytest.mark.asyncio
+async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    page.search("tmp_path")
+    await until(lambda: page.controller.final)
+    page.tabs.setCurrentWidget(page.context)
+    response = page.controller.response
+    assert response is not None and response.context is not None
+    assert page.context.text.toPlainText() == response.context.text
+    assert f"{response.context.token_count:,} of {response.context.budget:,} tokens" in page.context.tokens.text()
+    QGuiApplication.clipboard().setText("")
+    QTest.keyClick(page, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert QGuiApplication.clipboard().text() == response.context.text
+    # Changing the format re-runs the query with the new format.
+    page.context.format.setCurrentIndex(page.context.format.findText("xml"))
+    await until(lambda: page.controller.final and page.controller.response.request.format == "xml")
+    assert page.context.text.toPlainText().startswith("<chunk")
+
+
+@pytest.mark.asyncio
+async def test_controls_shape_the_request(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    page.strategy.setCurrentIndex(page.strategy.findData("composite"))
+    page.limit.setValue(250)  # clamped to the allowed range
+    page.search("q")
+    await until(lambda: page.controller.final)
+    request = page.controller.response.request
+    assert request.strategy == "composite" and request.top_k == 100
+
+
+@pytest.mark.asyncio
+async def test_history_and_keyboard(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    for text in ("first query", "second query"):
+        page.query.setText(text)
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda t=text: page.controller.final and page.controller.query == t)
+    page.query.clear()
+    QTest.keyClick(page.query, Qt.Key.Key_Up)
+    assert page.query.text() == "second query"
+    QTest.keyClick(page.query, Qt.Key.Key_Up)
+    assert page.query.text() == "first query"
+    QTest.keyClick(page.query, Qt.Key.Key_Escape)
+    assert page.query.text() == "" and page.model.rowCount() == 0
+
+
+@pytest.mark.asyncio
+async def test_clicking_a_source_chip_opens_its_log(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "git"], failing={"git": "crashed"})
+    page = make_page(qtbot, engine)
+    page.search("q")
+    await until(lambda: page.controller.final)
+    page.strip.chips["git"].click()
+    window = page._logs["git"]
+    assert window.isVisible() and window.windowTitle() == "git — server log"
+    assert window.text.toPlainText() == "[git] starting\n[git] ready"
+    window.close()

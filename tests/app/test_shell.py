@@ -1,0 +1,144 @@
+"""Boot and shutdown: window first, engine in the background, idempotent staged quit,
+the single-instance socket, and no heavy imports in the GUI process."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.history import QueryHistory
+from app.instance import InstanceServer, send_command
+from app.shell import Shell
+from tests.app.fakes import FakeEngine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_shell(engine: FakeEngine, *, delay: float = 0.0, single: bool = False) -> Shell:
+    async def factory(_: Path | None) -> Any:
+        await asyncio.sleep(delay)
+        return engine
+
+    return Shell(engine_factory=factory, single_instance=single, history=QueryHistory(None))
+
+
+async def until(condition: Any, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.asyncio
+async def test_window_shows_before_engine_and_shutdown_is_idempotent(qtbot: object) -> None:
+    engine = FakeEngine()
+    shell = make_shell(engine, delay=0.2)
+    shell.start()
+    assert shell.window.isVisible() and shell.engine is None
+    await until(lambda: shell.engine is engine)
+    assert shell.editor.draft is not None  # the editor got the config
+    await asyncio.gather(shell.shutdown(), shell.shutdown())
+    await shell.shutdown()
+    assert engine.closed == 1
+    assert not shell.window.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_quit_while_engine_starts_still_closes_it(qtbot: object) -> None:
+    engine = FakeEngine()
+    shell = make_shell(engine, delay=0.1)
+    shell.start()
+    await shell.shutdown()
+    await asyncio.sleep(0.2)
+    # The opening task was cancelled, so the engine was never handed over or leaked.
+    assert shell.engine is None
+
+
+@pytest.mark.asyncio
+async def test_shutdown_cancels_running_search(qtbot: object) -> None:
+    engine = FakeEngine(sources=["slow"], delay=lambda s, q: 5.0)
+    shell = make_shell(engine)
+    shell.start()
+    await until(lambda: shell.engine is engine)
+    shell.window.search.search("never answers")
+    await until(lambda: engine.started == ["never answers"])
+    await shell.shutdown()
+    assert engine.cancelled == ["never answers"] and engine.closed == 1
+
+
+@pytest.mark.asyncio
+async def test_toggle_over_local_socket(qtbot: object) -> None:
+    engine = FakeEngine()
+    shell = make_shell(engine)
+    server = InstanceServer(name=f"tributary-test-{id(shell)}")
+    server.command.connect(shell.handle_command)
+    assert server.listen()
+    shell.start(show=False)
+    assert not shell.window.isVisible()
+    # A second process (as `tributary toggle` is) reaches this one.
+    assert await client(server.name, "show") == "True"
+    await until(lambda: shell.window.isVisible())
+    assert await client(server.name, "toggle") == "True"
+    await until(lambda: not shell.window.isVisible())
+    server.close()
+    assert send_command("show", name=server.name, timeout_ms=200) is False
+    await shell.shutdown()
+
+
+async def client(name: str, command: str) -> str:
+    code = f"from app.instance import send_command; print(send_command({command!r}, name={name!r}))"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+    out, _ = await process.communicate()
+    return out.decode().strip()
+
+
+def test_gui_process_does_not_import_torch() -> None:
+    code = (
+        "import os, sys; os.environ['QT_QPA_PLATFORM']='offscreen'\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([])\n"
+        "import app.main, app.shell\n"
+        "from app.history import QueryHistory\n"
+        "from app.shell import Shell\n"
+        "shell = Shell(single_instance=False, history=QueryHistory(None))\n"
+        "shell.window.show()\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY []" in result.stdout
+
+
+def test_engine_free_client_does_not_need_an_app() -> None:
+    code = (
+        "import sys\n"
+        "from app.instance import send_command\n"
+        "print('RUNNING', send_command('show', name='tributary-nobody-here', timeout_ms=100))\n"
+        "print('QTWIDGETS', 'PySide6.QtWidgets' in sys.modules, 'engine.engine' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "RUNNING False" in result.stdout and "QTWIDGETS False False" in result.stdout
+
+
+@pytest.mark.asyncio
+async def test_cli_toggle_reaches_the_running_app(qtbot: object) -> None:
+    """`tributary toggle` (engine/cli/gui_cmd.py) talks to this instance and exits."""
+    shell = make_shell(FakeEngine(), single=True)  # listens on this TRIBUTARY_HOME's socket
+    shell.start(show=False)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "engine", "toggle", cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await process.communicate()
+        assert process.returncode == 0, err.decode()
+        await until(lambda: shell.window.isVisible())
+    finally:
+        await shell.shutdown()

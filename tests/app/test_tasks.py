@@ -1,0 +1,53 @@
+"""run_async: results, failures shown to the user, supersession by key."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.tasks import TaskIndicator, TaskRunner, run_async
+
+
+async def _value(x: int, delay: float = 0.0) -> int:
+    await asyncio.sleep(delay)
+    return x
+
+
+async def _boom() -> None:
+    raise ValueError("bad value")
+
+
+@pytest.mark.asyncio
+async def test_success_and_failure_callbacks(qtbot: object, fresh_runner: TaskRunner) -> None:
+    got: list[object] = []
+    failures: list[tuple[str, str]] = []
+    fresh_runner.failed.connect(lambda label, msg: failures.append((label, msg)))
+    run_async(_value(7), label="seven", on_success=got.append)
+    run_async(_boom(), label="explode")
+    await fresh_runner.wait_idle()
+    assert got == [7]
+    assert failures == [("explode", "ValueError: bad value")]
+
+
+@pytest.mark.asyncio
+async def test_same_key_cancels_the_superseded_task(qtbot: object, fresh_runner: TaskRunner) -> None:
+    got: list[object] = []
+    first = run_async(_value(1, 0.5), label="first", key="k", on_success=got.append)
+    second = run_async(_value(2, 0.01), label="second", key="k", on_success=got.append)
+    await fresh_runner.wait_idle()
+    assert first.cancelled() and not second.cancelled()
+    assert got == [2]
+
+
+@pytest.mark.asyncio
+async def test_indicator_shows_running_and_failed(qtbot: object, fresh_runner: TaskRunner) -> None:
+    indicator = TaskIndicator(fresh_runner)
+    qtbot.addWidget(indicator)  # type: ignore[attr-defined]
+    run_async(_value(1, 0.2), label="Indexing repo")
+    await asyncio.sleep(0.01)
+    assert indicator.label.text() == "Indexing repo" and not indicator.bar.isHidden()
+    run_async(_boom(), label="Saving")
+    await fresh_runner.wait_idle()
+    assert indicator.label.text() == "Saving failed — ValueError: bad value"
+    assert indicator.bar.isHidden()
