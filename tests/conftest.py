@@ -43,3 +43,11 @@ def no_leaked_processes() -> Iterator[None]:
             descriptions.append(str(proc.pid))
         proc.kill()
     pytest.fail("test leaked child processes:\n" + "\n".join(descriptions))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's real config, indexes, cache or history."""
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path_factory.mktemp("tributary-home")))
+    monkeypatch.delenv("TRIBUTARY_CONFIG", raising=False)
+    monkeypatch.delenv("TRIBUTARY_TOKEN", raising=False)

@@ -1,0 +1,132 @@
+"""The Engine facade end to end, over in-memory fake servers (no subprocesses)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from engine.cache import make_cache
+from engine.cache.layers import ResponseCache
+from engine.config.schema import CacheConfig, Config, RoutingConfig, RoutingRule, ServerConfig
+from engine.engine import Engine
+from engine.history.store import HistoryStore
+from engine.model import SearchRequest, SourceStatus
+from engine.sources.memory import memory_connector
+from tests.fakes import fake_server_object
+
+pytestmark = pytest.mark.asyncio
+
+FAKE_ARGS: dict[str, tuple[str, ...]] = {
+    "alpha": ("--hits", "6"),
+    "beta": ("--hits", "4", "--structured"),
+    "broken": ("--mode", "error"),
+    "slow": ("--mode", "hang"),
+}
+
+
+def make_config(*names: str, rules: list[RoutingRule] | None = None) -> Config:
+    servers = {n: ServerConfig(name=n, command="unused", timeout=0.5) for n in names}
+    return Config(servers=servers, routing=RoutingConfig(rules=rules or []))
+
+
+def make_engine(config: Config, **kwargs: object) -> Engine:
+    connector = memory_connector(lambda cfg: fake_server_object(cfg.name, *FAKE_ARGS[cfg.name]))
+    return Engine(config, connector=connector, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_search_fuses_every_source_and_reports_each() -> None:
+    async with make_engine(make_config("alpha", "beta")) as engine:
+        response = await engine.search(SearchRequest("retry logic", top_k=10))
+    assert response.error is None
+    statuses = {r.name: r.status for r in response.sources}
+    assert statuses == {"alpha": SourceStatus.OK, "beta": SourceStatus.OK}
+    assert response.hits, "fused hits expected"
+    assert {h.source for h in response.hits} <= {"alpha", "beta"}
+    scores = [h.score for h in response.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(h.parts.parts for h in response.hits)  # every hit explains its score
+    assert response.context is not None and response.context.token_count > 0
+    assert response.metrics.raw_hits == 10
+
+
+async def test_one_failing_and_one_hung_source_do_not_fail_the_search() -> None:
+    async with make_engine(make_config("alpha", "broken", "slow")) as engine:
+        response = await engine.search(SearchRequest("retry", top_k=10))
+    by_name = {r.name: r for r in response.sources}
+    assert by_name["alpha"].status is SourceStatus.OK
+    assert by_name["broken"].status is SourceStatus.ERROR and by_name["broken"].error
+    assert by_name["slow"].status is SourceStatus.TIMEOUT
+    assert response.error is None
+    assert {h.source for h in response.hits} == {"alpha"}
+
+
+async def test_every_source_failing_is_one_clear_error() -> None:
+    async with make_engine(make_config("broken", "slow")) as engine:
+        response = await engine.search(SearchRequest("retry", top_k=10))
+    assert response.hits == []
+    assert response.error is not None
+    assert "broken" in response.error and "slow" in response.error
+
+
+async def test_stream_yields_an_update_per_source_then_the_final_response() -> None:
+    async with make_engine(make_config("alpha", "beta", "slow")) as engine:
+        updates = []
+        async with contextlib.aclosing(engine.search_stream(SearchRequest("q", top_k=10))) as s:
+            async for update in s:
+                updates.append(update)
+    assert [u.final for u in updates] == [False, False, False, True]
+    assert {u.source.name for u in updates[:-1] if u.source} == {"alpha", "beta", "slow"}
+    # Partial responses carry no assembled context; the final one does.
+    assert all(u.response.context is None for u in updates[:-1])
+    assert updates[-1].response.context is not None
+
+
+async def test_routing_asks_only_the_matched_servers_and_says_why_others_were_skipped() -> None:
+    rule = RoutingRule(name="docs", pattern=r"\bdocs?\b", servers=["beta"])
+    async with make_engine(make_config("alpha", "beta", rules=[rule])) as engine:
+        response = await engine.search(SearchRequest("read the docs", top_k=10))
+    by_name = {r.name: r for r in response.sources}
+    assert response.route.matched_rules == ["docs"]
+    assert by_name["beta"].status is SourceStatus.OK
+    assert by_name["alpha"].status is SourceStatus.SKIPPED
+    assert by_name["alpha"].detail and "docs" in by_name["alpha"].detail
+    assert {h.source for h in response.hits} == {"beta"}
+
+
+async def test_a_repeated_query_is_served_from_the_cache(tmp_path: Path) -> None:
+    config = make_config("alpha")
+    cache = ResponseCache(make_cache(CacheConfig(backend="memory")), config)
+    async with make_engine(config, cache=cache) as engine:
+        first = await engine.search(SearchRequest("retry", top_k=10))
+        second = await engine.search(SearchRequest("retry", top_k=10))
+        fresh = await engine.search(SearchRequest("retry", top_k=10, use_cache=False))
+    assert first.metrics.cache_hits == 0
+    assert second.metrics.cache_hits == 1
+    assert [h.id for h in second.hits] == [h.id for h in first.hits]
+    assert fresh.metrics.cache_hits == 0
+
+
+async def test_every_search_is_recorded_in_the_history(tmp_path: Path) -> None:
+    history = HistoryStore.open(tmp_path / "history.sqlite")
+    async with make_engine(make_config("alpha"), history=history) as engine:
+        await engine.search(SearchRequest("first question", top_k=10))
+        await engine.search(SearchRequest("second question", top_k=10))
+        recent = engine.history.recent(5) if engine.history else []
+    assert [entry.query for entry in recent] == ["second question", "first question"]
+
+
+async def test_test_server_lists_tools_and_probes() -> None:
+    async with make_engine(make_config("alpha")) as engine:
+        result = await engine.test_server(engine.config.servers["alpha"], "probe")
+    assert result.ok
+    assert [t.name for t in result.tools] == ["search"]
+    assert result.probe_hits and result.latency_ms is not None
+
+
+async def test_apply_config_adds_a_server() -> None:
+    async with make_engine(make_config("alpha")) as engine:
+        await engine.apply_config(make_config("alpha", "beta"))
+        response = await engine.search(SearchRequest("q", top_k=10))
+    assert {r.name for r in response.sources} == {"alpha", "beta"}
