@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from engine.tasks import (
     task_stats,
 )
 from engine.tasks.model import ImportStats, parse_date
+from engine.tasks.ranking import DEFAULT_FILE_RANK
 from engine.tasks.sources import GitError
 
 
@@ -47,6 +49,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search.add_argument("--files", action="store_true", help="rank files instead of tasks")
     search.add_argument("--top-k", type=int, default=10, metavar="N")
     search.add_argument("--as-of", type=_date, metavar="DATE", help="ignore tasks after DATE")
+    search.add_argument(
+        "--prefer-code",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="with --files: weight of non-code files (1 = no preference, 0 = code only)",
+    )
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--index-dir", help="where task databases live (default: Tributary's)")
     search.set_defaults(func=run_search)
@@ -144,7 +153,8 @@ def _search_tasks(args: argparse.Namespace) -> int:
                     "body": h.task.body,
                 }
                 for h in hits
-            ]
+            ],
+            sys.stdout,
         )
         return 0
     width = terminal_width()
@@ -165,7 +175,12 @@ def _search_tasks(args: argparse.Namespace) -> int:
 
 def _search_files(args: argparse.Namespace) -> int:
     files = files_for_task(
-        args.repo, args.query, args.top_k, as_of=args.as_of, indexes_dir=args.index_dir
+        args.repo,
+        args.query,
+        args.top_k,
+        as_of=args.as_of,
+        indexes_dir=args.index_dir,
+        file_params=replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code),
     )
     if args.json:
         dump_json(
@@ -178,7 +193,8 @@ def _search_files(args: argparse.Namespace) -> int:
                     "tasks": [h.task.id for h in f.tasks],
                 }
                 for f in files
-            ]
+            ],
+            sys.stdout,
         )
         return 0
     width = terminal_width()
@@ -203,7 +219,7 @@ def run_stats(args: argparse.Namespace) -> int:
         "last_git_commit": info.last_git_commit,
     }
     if args.json:
-        dump_json(data)
+        dump_json(data, sys.stdout)
     else:
         for key, value in data.items():
             print(f"{key:16} {value}")

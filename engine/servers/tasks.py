@@ -1,0 +1,224 @@
+"""The built-in tasks MCP server: similar past tasks, and the files they point to.
+
+Run as ``python -m engine.servers.tasks --repo PATH [--index-dir DIR]`` (or
+``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served).
+Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
+with an ``outputSchema``. The embedding model is loaded once, in the background
+as soon as the server starts, so the first query does not pay for importing torch.
+Nothing but the protocol goes to stdout; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
+
+from engine.index.embed import Embedder
+from engine.tasks.api import tasks_db_path
+from engine.tasks.model import FileScore, TaskHit
+from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
+from engine.tasks.search import TaskIndex
+
+log = logging.getLogger("engine.servers.tasks")
+
+MAX_TOP_K = 100
+CONTENT_CHARS = 4000
+
+
+class TaskItem(BaseModel):
+    id: str
+    title: str
+    date: str
+    score: float
+    files: list[str]
+    content: str = Field(description="title and body")
+    repo: str | None = None
+
+
+class TaskResults(BaseModel):
+    results: list[TaskItem]
+
+
+class FileItem(BaseModel):
+    path: str
+    score: float
+    content: str = Field(description="why: the supporting tasks")
+    start_line: int | None = None
+    title: str
+    tasks: list[str] = Field(description="ids of the supporting tasks")
+    exists: bool | None = None
+    repo: str | None = None
+
+
+class FileResults(BaseModel):
+    results: list[FileItem]
+
+
+class TaskBackend:
+    """The task indexes this server answers from, opened once in the background."""
+
+    def __init__(
+        self,
+        db_paths: Sequence[Path],
+        *,
+        embed: bool = True,
+        file_params: FileRankParams = DEFAULT_FILE_RANK,
+    ) -> None:
+        self.db_paths = list(db_paths)
+        self.embed = embed
+        self.file_params = file_params
+        self.indexes: list[tuple[str, TaskIndex]] = []
+        self.error: BaseException | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()  # one query at a time: SQLite handles, one model
+
+    def start(self) -> None:
+        threading.Thread(target=self._open, name="tasks-warmup", daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            for path in self.db_paths:
+                index = TaskIndex(path, load_embedder=False, check_same_thread=False)
+                self.indexes.append((_repo_label(path), index))
+            if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
+                from engine.index.embed import load_default_embedder
+
+                embedder: Embedder = load_default_embedder()
+                for _, index in self.indexes:
+                    index.use_embedder(embedder)
+            log.info("tasks server ready: %d index(es)", len(self.indexes))
+        except BaseException as exc:  # reported to every caller instead of dying silently
+            log.exception("cannot open task indexes")
+            self.error = exc
+        finally:
+            self._ready.set()
+
+    def _wait(self) -> list[tuple[str, TaskIndex]]:
+        self._ready.wait()
+        if self.error is not None:
+            raise RuntimeError(f"task history unavailable: {self.error}")
+        return self.indexes
+
+    def search_tasks(self, query: str, top_k: int) -> list[tuple[str, TaskHit]]:
+        top_k = max(1, min(top_k, MAX_TOP_K))
+        found: list[tuple[str, TaskHit]] = []
+        with self._lock:
+            for label, index in self._wait():
+                found.extend((label, hit) for hit in index.search(query, top_k))
+        found.sort(key=lambda pair: -pair[1].score)
+        return found[:top_k]
+
+    def files_for_task(self, query: str, top_k: int) -> list[tuple[str, FileScore]]:
+        top_k = max(1, min(top_k, MAX_TOP_K))
+        found: list[tuple[str, FileScore]] = []
+        with self._lock:
+            for label, index in self._wait():
+                found.extend(
+                    (label, f)
+                    for f in index.files_for_task(query, top_k, file_params=self.file_params)
+                )
+        found.sort(key=lambda pair: -pair[1].score)
+        return found[:top_k]
+
+
+def _repo_label(db_path: Path) -> str:
+    return db_path.name.removesuffix(".tasks.sqlite")
+
+
+def build_server(backend: TaskBackend) -> MCPServer:
+    server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
+    many = len(backend.db_paths) > 1
+
+    @server.tool(description="Find past tasks (commits, issues) similar to the query.")
+    def search_tasks(query: str, top_k: int = 10) -> TaskResults:
+        items = [
+            TaskItem(
+                id=hit.task.id,
+                title=hit.task.title,
+                date=hit.task.date.isoformat(),
+                score=round(hit.score, 6),
+                files=list(hit.task.files),
+                content=hit.task.text[:CONTENT_CHARS],
+                repo=label if many else None,
+            )
+            for label, hit in backend.search_tasks(query, top_k)
+        ]
+        return TaskResults(results=items)
+
+    @server.tool(description="Rank files by the past tasks similar to the query.")
+    def files_for_task(query: str, top_k: int = 10) -> FileResults:
+        items = [
+            FileItem(
+                path=f.path,
+                title=f.path,
+                score=round(f.score, 6),
+                content=f.why(),
+                tasks=[hit.task.id for hit in f.tasks],
+                exists=f.exists,
+                repo=label if many else None,
+            )
+            for label, f in backend.files_for_task(query, top_k)
+        ]
+        return FileResults(results=items)
+
+    return server
+
+
+def resolve_db_paths(args: argparse.Namespace) -> list[Path]:
+    """The task databases named on the command line (see the module docstring)."""
+    dbs = [Path(p).expanduser() for p in args.db or []]
+    dbs += [tasks_db_path(repo, args.index_dir) for repo in args.repo or []]
+    if not dbs and args.index_dir:
+        dbs = sorted(Path(args.index_dir).expanduser().glob("*.tasks.sqlite"))
+    return dbs
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m engine.servers.tasks", description=__doc__)
+    parser.add_argument("--index-dir", help="folder of task databases (default: Tributary's)")
+    parser.add_argument("--repo", action="append", help="a repository whose history to serve")
+    parser.add_argument("--db", action="append", help="a task database file to serve")
+    parser.add_argument("--no-embed", action="store_true", help="BM25 only; never load a model")
+    parser.add_argument(
+        "--prefer-code",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="weight of non-code files (docs, config) in files_for_task: 1 = no preference, "
+        "0 = code files only",
+    )
+    parser.add_argument("--log-level", default="WARNING")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Queries encode one short text at a time: a second intra-op thread only adds
+    # synchronisation, and on a busy machine made a query encode 3-10x slower.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
+    dbs = resolve_db_paths(args)
+    if not dbs:
+        print("tasks server: no task database given (--repo, --db or --index-dir)", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.prefer_code <= 1.0:
+        print("tasks server: --prefer-code must be from 0 to 1", file=sys.stderr)
+        return 2
+    params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
+    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params)
+    backend.start()
+    build_server(backend).run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Task history: past commits and issues, searched by similarity, ranking files.
+
+The "tasks" half of the seeds' dual task/file architecture: a repository's
+``git log`` and JSONL issue-tracker exports become tasks (title, body, date, the
+files they touched) in one SQLite file per repository, with FTS5 (BM25) and
+sqlite-vec embeddings. A query finds similar past tasks (hybrid, fused by RRF) and
+ranks the files those tasks touched. ``engine.servers.tasks`` serves it over MCP.
+"""
+
+from engine.tasks.api import (
+    files_for_task,
+    import_git_history,
+    import_tasks_jsonl,
+    open_index,
+    search_tasks,
+    task_stats,
+    tasks_db_path,
+)
+from engine.tasks.model import FileScore, ImportStats, Task, TaskHit, TaskStats
+from engine.tasks.ranking import FileRankParams
+from engine.tasks.search import TaskIndex, TaskSearchParams
+from engine.tasks.store import repo_id
+
+__all__ = [
+    "FileRankParams",
+    "FileScore",
+    "ImportStats",
+    "Task",
+    "TaskHit",
+    "TaskIndex",
+    "TaskSearchParams",
+    "TaskStats",
+    "files_for_task",
+    "import_git_history",
+    "import_tasks_jsonl",
+    "open_index",
+    "repo_id",
+    "search_tasks",
+    "task_stats",
+    "tasks_db_path",
+]

@@ -1,0 +1,165 @@
+"""Similar-task search, files from tasks, the as_of filter, moved and missing files."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engine.tasks import (
+    FileRankParams,
+    TaskSearchParams,
+    files_for_task,
+    import_tasks_jsonl,
+    open_index,
+    search_tasks,
+)
+from engine.tasks.model import Rename, Task, TaskHit
+from engine.tasks.ranking import PathResolver, TouchCounts, rank_files, rrf
+from tests.tasks.task_helpers import HashEmbedder
+
+
+@pytest.fixture
+def ix(tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder) -> Path:
+    folder = tmp_path / "ix"
+    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=folder, embedder=embedder)
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25", "dense"])
+def test_similar_tasks_rank_first(
+    mode: str, repo_dir: Path, ix: Path, embedder: HashEmbedder
+) -> None:
+    hits = search_tasks(repo_dir, "login session authentication", 6, indexes_dir=ix,
+                        embedder=embedder, params=TaskSearchParams(mode=mode))
+    top = [h.task.id for h in hits[:3]]
+    assert set(top) <= {"t1", "t4", "t6", "t5"}
+    assert "t3" not in top and "t2" not in top[:1]
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+    if mode == "hybrid":
+        assert hits[0].bm25_rank is not None and hits[0].dense_rank is not None
+        assert hits[0].similarity is not None and 0 < hits[0].similarity <= 1.0001
+
+
+def test_as_of_hides_later_tasks(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
+    cutoff = datetime(2021, 12, 31, tzinfo=UTC)
+    for mode in ("hybrid", "bm25", "dense"):
+        hits = search_tasks(repo_dir, "login session authentication cookie", 10, as_of=cutoff,
+                            indexes_dir=ix, embedder=embedder, params=TaskSearchParams(mode=mode))
+        assert hits, mode
+        assert all(h.task.date <= cutoff for h in hits), mode
+    files = files_for_task(repo_dir, "login session timeout setting", 10, as_of=cutoff,
+                           indexes_dir=ix, embedder=embedder)
+    assert "app/settings.py" not in [f.path for f in files]  # only t6 (2024) touched it
+
+
+def test_files_for_task_ranks_files_of_similar_tasks(
+    repo_dir: Path, ix: Path, embedder: HashEmbedder
+) -> None:
+    files = files_for_task(repo_dir, "login fails: session authentication", 10, indexes_dir=ix,
+                           embedder=embedder)
+    assert files[0].path == "app/auth/session.py"  # touched by four login/session tasks
+    assert "app/auth/cookies.py" in [f.path for f in files[:3]]
+    assert "app/auth/login.py" in [f.path for f in files]
+    top = files[0]
+    assert top.exists is True
+    assert len(top.tasks) >= 2
+    assert "Login fails with expired session cookie" in top.why()
+    # old/removed_helper.py is not in the repository: dropped by default, flagged on request
+    assert "old/removed_helper.py" not in [f.path for f in files]
+    flagged = files_for_task(repo_dir, "session timeout configurable", 10, indexes_dir=ix,
+                             embedder=embedder, file_params=FileRankParams(missing="flag"))
+    gone = next(f for f in flagged if f.path == "old/removed_helper.py")
+    assert gone.exists is False and "no longer in the repository" in gone.why()
+
+
+def test_prefer_code_files_option(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
+    plain = files_for_task(repo_dir, "CSV export report", 5, indexes_dir=ix, embedder=embedder)
+    assert "docs/export.md" in [f.path for f in plain]
+    code_only = files_for_task(repo_dir, "CSV export report", 5, indexes_dir=ix,
+                               embedder=embedder, file_params=FileRankParams(non_code_weight=0))
+    assert "docs/export.md" not in [f.path for f in code_only]
+    assert all(f.path.endswith(".py") for f in code_only)
+    rank = [f.path for f in code_only].index("app/export/csv_writer.py")
+    assert rank <= [f.path for f in plain].index("app/export/csv_writer.py")
+
+
+def test_existing_files_passed_by_the_caller_override_the_snapshot(
+    repo_dir: Path, ix: Path, embedder: HashEmbedder
+) -> None:
+    files = files_for_task(repo_dir, "login session", 10, indexes_dir=ix, embedder=embedder,
+                           existing={"app/auth/session.py"})
+    assert [f.path for f in files] == ["app/auth/session.py"]
+
+
+def _hit(task_id: str, files: tuple[str, ...], rank: int, year: int = 2023) -> TaskHit:
+    task = Task(id=task_id, date=datetime(year, 1, 1, tzinfo=UTC), title=task_id, files=files)
+    return TaskHit(task=task, score=1.0 / rank, rank=rank)
+
+
+def test_big_tasks_count_less_per_file() -> None:
+    hits = [_hit("small", ("a.py",), 2), _hit("big", tuple(f"m{i}.py" for i in range(50)), 1)]
+    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    ranked = rank_files(hits, query_time=now, params=FileRankParams(alpha=0.5))
+    assert ranked[0].path == "a.py"
+    flat = rank_files(hits, query_time=now, params=FileRankParams(alpha=0.0))
+    assert flat[0].path != "a.py"
+
+
+def test_recency_prefers_recent_tasks() -> None:
+    hits = [_hit("old", ("old.py",), 1, year=2010), _hit("new", ("new.py",), 2, year=2023)]
+    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    assert rank_files(hits, query_time=now, params=FileRankParams(recency=0.3))[0].path == "new.py"
+    assert rank_files(hits, query_time=now, params=FileRankParams(recency=0.0))[0].path == "old.py"
+
+
+def test_path_resolver_follows_renames_and_unique_suffixes() -> None:
+    resolver = PathResolver(
+        [Rename("a.py", "b.py", 1), Rename("b.py", "lib/c.py", 2)],
+        existing={"lib/c.py", "src/pkg/main.py", "src/x/util.py", "src/y/util.py"},
+    )
+    assert resolver.resolve("a.py") == ("lib/c.py", True)
+    assert resolver.resolve("pkg/main.py") == ("src/pkg/main.py", True)
+    assert resolver.resolve("util.py") == ("util.py", False)  # ambiguous: not guessed
+    assert resolver.resolve("gone.py") == ("gone.py", False)
+    assert PathResolver().resolve("any.py") == ("any.py", None)
+
+
+def test_rrf_fuses_ranks() -> None:
+    fused = rrf([[(1, 9.0), (2, 8.0)], [(2, 0.9), (3, 0.8)]], k=60)
+    assert [item for item, _ in fused] == [2, 1, 3]
+
+
+def test_open_index_needs_an_import(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="tributary tasks import"):
+        open_index(tmp_path, indexes_dir=tmp_path / "none")
+
+
+def test_queries_with_fts_syntax_are_inert(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
+    for query in ['"unbalanced', "NEAR(login", "a AND OR NOT", "*", "---", ""]:
+        search_tasks(repo_dir, query, 5, indexes_dir=ix, embedder=embedder)
+
+
+def test_popularity_prior_counts_only_tasks_up_to_the_query() -> None:
+    resolver = PathResolver([Rename("old/hub.py", "hub.py", 5)], existing={"hub.py", "leaf.py"})
+    counts = TouchCounts([("old/hub.py", 1), ("hub.py", 10), ("hub.py", 20), ("leaf.py", 10)],
+                         resolver)
+    assert counts.counter(None)("hub.py") == 3  # the old name counts for the new file
+    assert counts.counter(10)("hub.py") == 2
+    assert counts.counter(0)("hub.py") == 0
+    hits = [_hit("t", ("hub.py", "leaf.py"), 1)]
+    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    ranked = rank_files(hits, query_time=now, resolver=resolver, touched=counts.counter(None),
+                        params=FileRankParams(popularity=0.5))
+    assert [f.path for f in ranked] == ["leaf.py", "hub.py"]
+
+
+def test_repo_id_matches_the_files_index_naming(tmp_path: Path) -> None:
+    from engine.index.manager import repo_stem
+    from engine.tasks import repo_id
+
+    for folder in (tmp_path / "my repo", tmp_path / "ünï", tmp_path):
+        assert repo_id(folder) == repo_stem(folder)

@@ -1,0 +1,85 @@
+"""The tasks MCP server end to end: a real subprocess, driven by the SDK's client."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from engine.index.embed import load_default_embedder
+from engine.tasks import import_tasks_jsonl, search_tasks, tasks_db_path
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.mark.asyncio
+async def test_tasks_server_answers_with_structured_results(
+    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path
+) -> None:
+    ix = tmp_path / "ix"
+    model = load_default_embedder()  # the real packaged MiniLM, as the server uses
+    stats = import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=model)
+    assert stats.embedded == 6
+    # the real model understands paraphrase: no shared word with "Add password reset email"
+    local = search_tasks(repo_dir, "forgot my passphrase, send recovery mail", 1,
+                         indexes_dir=ix, embedder=model)
+    assert local[0].task.id == "t2"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "engine.servers.tasks", "--repo", str(repo_dir), "--index-dir", str(ix)],
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == {"search_tasks", "files_for_task"}
+        for tool in tools.values():
+            assert tool.output_schema is not None
+            assert "results" in tool.output_schema["properties"]
+            assert len(tool.description or "") < 100
+
+        found = await session.call_tool(
+            "search_tasks", {"query": "forgot my passphrase, send recovery mail", "top_k": 3}
+        )
+        assert not found.is_error
+        assert found.structured_content is not None
+        items = found.structured_content["results"]
+        assert len(items) == 3
+        assert items[0]["id"] == "t2"
+        assert items[0]["files"] == ["app/auth/reset.py", "app/mail/templates.py"]
+        assert items[0]["content"].startswith("Add password reset email\n\n")
+        assert items[0]["date"].startswith("2021-03-05")
+        assert items[0]["score"] >= items[1]["score"]
+
+        files = await session.call_tool(
+            "files_for_task", {"query": "login fails because the session expired", "top_k": 4}
+        )
+        assert not files.is_error and files.structured_content is not None
+        ranked = files.structured_content["results"]
+        assert 1 <= len(ranked) <= 4
+        assert ranked[0]["path"] == "app/auth/session.py"
+        assert ranked[0]["start_line"] is None
+        assert "session" in ranked[0]["content"].lower()
+        assert all(item["exists"] is True for item in ranked)
+
+
+def test_server_without_databases_refuses_to_start(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "engine.servers.tasks", "--index-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "no task database" in done.stderr
+
+
+def test_db_path_is_per_repository(tmp_path: Path) -> None:
+    one = tasks_db_path(tmp_path / "a", tmp_path)
+    two = tasks_db_path(tmp_path / "b", tmp_path)
+    assert one != two and one.parent == tmp_path and one.name.endswith(".tasks.sqlite")
