@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 async def _context(args: argparse.Namespace) -> int:
     from engine.engine import Engine
 
-    engine = await Engine.open(config_path(args))
+    engine = await Engine.open(config_path(args), warm=False)
     try:
         request = request_from_args(args, engine.config.fusion.top_k)
         if args.max_tokens is None:
@@ -49,6 +49,7 @@ async def _context(args: argparse.Namespace) -> int:
         if request.reserved_tokens >= request.max_tokens:
             return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
                         f"--max-tokens ({request.max_tokens})")
+        await engine.start_sources(engine.route(request.query, request.sources).servers)
         response = await engine.search(request)
     finally:
         await engine.aclose()

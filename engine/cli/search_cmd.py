@@ -43,11 +43,12 @@ def run(args: argparse.Namespace) -> int:
 async def _search(args: argparse.Namespace) -> int:
     from engine.engine import Engine
 
-    engine = await Engine.open(config_path(args))
+    engine = await Engine.open(config_path(args), warm=False)
     try:
         request = request_from_args(args, engine.config.fusion.top_k)
         if args.repo and request.sources is None:
             request.sources = [n for n in ("files", "tasks") if n in engine.effective_config.servers]
+        await engine.start_sources(engine.route(request.query, request.sources).servers)
         response = await _run_search(engine, request, stream=not args.json)
     finally:
         await engine.aclose()

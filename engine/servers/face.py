@@ -108,8 +108,13 @@ def _hints(
 
 def _sources_out(response: SearchResponse) -> list[SourceOut]:
     return [
-        SourceOut(name=r.name, status=str(r.status), latency_ms=r.latency_ms, hits=r.hits,
-                  error=r.error or (r.detail if r.status == "skipped" else None))
+        SourceOut(
+            name=r.name,
+            status=str(r.status),
+            latency_ms=r.latency_ms,
+            hits=r.hits,
+            error=r.error or (r.detail if r.status == "skipped" else None),
+        )
         for r in response.sources
     ]
 
@@ -118,14 +123,26 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
     group = response.group_of(hit.id)
     members = group.members if group else []
     return HitOut(
-        id=hit.id, rank=rank, score=round(hit.score, 6), source=hit.source,
-        sources=group.sources if group else [hit.source], title=hit.title,
-        location=hit.location, path=hit.path, start_line=hit.start_line, end_line=hit.end_line,
-        uri=hit.uri, content=hit.content,
+        id=hit.id,
+        rank=rank,
+        score=round(hit.score, 6),
+        source=hit.source,
+        sources=group.sources if group else [hit.source],
+        title=hit.title,
+        location=hit.location,
+        path=hit.path,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        uri=hit.uri,
+        content=hit.content,
         score_parts={k: round(v, 6) for k, v in hit.parts.parts.items()},
         duplicates=[
-            GroupMemberOut(source=m.hit.source, location=m.hit.location, reason=str(m.reason),
-                           similarity=round(m.similarity, 4))
+            GroupMemberOut(
+                source=m.hit.source,
+                location=m.hit.location,
+                reason=str(m.reason),
+                similarity=round(m.similarity, 4),
+            )
             for m in members
         ],
     )
@@ -170,7 +187,10 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
     ) -> SearchOut:
         """Search every routed source at once; ranked, de-duplicated hits with attribution."""
         request = SearchRequest(
-            query=query, top_k=max(1, min(top_k, 100)), sources=sources, assemble=False,
+            query=query,
+            top_k=max(1, min(top_k, 100)),
+            sources=sources,
+            assemble=False,
             hints=_hints(related_files, language, framework),
         )
         return search_out(await state["engine"].search(request))
@@ -238,9 +258,16 @@ def require_token(app: ASGIApp, token: str) -> ASGIApp:
             headers = dict(scope.get("headers") or [])
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain"),
-                                        (b"www-authenticate", b"Bearer")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"text/plain"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b"missing or wrong token\n"})
                 return
         await app(scope, receive, send)
@@ -259,9 +286,7 @@ def run_stdio(config_path: Path | None) -> None:
     build_server(default_factory(config_path)).run()
 
 
-async def serve_http(
-    config_path: Path | None, *, host: str, port: int, token: str | None
-) -> None:
+async def serve_http(config_path: Path | None, *, host: str, port: int, token: str | None) -> None:
     """Streamable HTTP on ``host:port``; anything but loopback needs a token."""
     import uvicorn
 
