@@ -1,0 +1,240 @@
+"""``tributary index``: add, update, remove, list and inspect local repository indexes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from engine.cli.progress import ProgressBar
+from engine.config.schema import RepoConfig
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "index",
+        help="index local repositories for the built-in files server",
+        description="Index local repositories (code chunks, embeddings, BM25) for search.",
+    )
+    commands = parser.add_subparsers(dest="index_command", metavar="ACTION", required=True)
+
+    add = commands.add_parser("add", help="index a repository (incremental when already indexed)")
+    add.add_argument("path", type=Path)
+    add.add_argument("--watch", action="store_true", help="keep running and apply live changes")
+    add.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="index only paths matching (repeatable)",
+    )
+    add.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip paths matching (repeatable)",
+    )
+    add.set_defaults(func=_add)
+
+    update = commands.add_parser("update", help="re-index changed files (one repo, or all)")
+    update.add_argument("path", type=Path, nargs="?")
+    update.set_defaults(func=_update)
+
+    remove = commands.add_parser("remove", help="delete a repository's index")
+    remove.add_argument("path", type=Path)
+    remove.set_defaults(func=_remove)
+
+    listing = commands.add_parser("list", help="list indexed repositories")
+    listing.set_defaults(func=_list)
+
+    status = commands.add_parser("status", help="show index details (one repo, or all)")
+    status.add_argument("path", type=Path, nargs="?")
+    status.set_defaults(func=_status)
+
+
+def _repo_config(args: argparse.Namespace, root: Path) -> RepoConfig | None:
+    """The config's entry for ``root`` (include/exclude globs), merged with CLI globs."""
+    include = list(getattr(args, "include", []) or [])
+    exclude = list(getattr(args, "exclude", []) or [])
+    try:
+        from engine.config.load import load_config
+
+        value = getattr(args, "config", None)
+        config = load_config(Path(value).expanduser() if value else None)
+        for repo in config.repos:
+            if Path(repo.path).expanduser().resolve() == root:
+                return RepoConfig(
+                    repo.path,
+                    repo.name,
+                    [*repo.include, *include],
+                    [*repo.exclude, *exclude],
+                    repo.watch,
+                    repo.tasks,
+                )
+    except Exception as exc:  # an unreadable config must not stop indexing
+        print(f"tributary: config not used: {exc}", file=sys.stderr)
+    if include or exclude:
+        return RepoConfig(str(root), None, include, exclude)
+    return None
+
+
+def _index_one(root: Path, args: argparse.Namespace) -> int:
+    from engine.index.manager import index_repository
+    from engine.index.progress import IndexProgress
+
+    bar = ProgressBar(f"indexing {root.name}")
+
+    def on_progress(event: IndexProgress) -> None:
+        if event.phase == "index":
+            bar.update(
+                event.files_done,
+                event.files_total,
+                f"{event.chunks_done} chunks, {event.rate:.0f} chunks/s",
+                event.eta_s,
+            )
+
+    config = _repo_config(args, root)
+    stats = index_repository(root, on_progress=on_progress, config=config)
+    bar.finish(
+        f"{stats.files_total} files, {stats.chunks_total} chunks; {stats.files_indexed} "
+        f"re-indexed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
+        f"in {stats.seconds:.1f}s"
+    )
+    for error in stats.errors[:10]:
+        print(f"  skipped: {error}", file=sys.stderr)
+    return 0
+
+
+def _root(path: Path) -> Path | None:
+    root = path.expanduser().resolve()
+    if not root.is_dir():
+        print(f"tributary: {path}: not a folder", file=sys.stderr)
+        return None
+    return root
+
+
+def _add(args: argparse.Namespace) -> int:
+    root = _root(args.path)
+    if root is None:
+        return 2
+    if not args.watch:
+        return _index_one(root, args)
+    return _watch(root, args)
+
+
+def _watch(root: Path, args: argparse.Namespace) -> int:
+    from engine.index.manager import watch_repository
+    from engine.index.progress import IndexProgress, IndexStats
+
+    bar = ProgressBar(f"indexing {root.name}")
+
+    def on_progress(event: IndexProgress) -> None:
+        if event.phase == "index" and event.files_total > 1:
+            bar.update(
+                event.files_done,
+                event.files_total,
+                f"{event.chunks_done} chunks, {event.rate:.0f} chunks/s",
+                event.eta_s,
+            )
+
+    def on_update(stats: IndexStats) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        print(
+            f"{stamp} {root.name}: {stats.files_indexed} re-indexed, {stats.files_deleted} "
+            f"removed, {stats.chunks_embedded} chunks embedded in {stats.seconds * 1000:.0f} ms "
+            f"({stats.files_total} files, {stats.chunks_total} chunks)",
+            file=sys.stderr,
+        )
+
+    config = _repo_config(args, root)
+    stop = threading.Event()
+    print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        watch_repository(
+            root, config=config, on_progress=on_progress, on_update=on_update, stop_event=stop
+        )
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+def _update(args: argparse.Namespace) -> int:
+    from engine.index.manager import list_indexes
+
+    if args.path is not None:
+        root = _root(args.path)
+        return 2 if root is None else _index_one(root, args)
+    status = 0
+    for info in list_indexes():
+        if not info.exists:
+            print(
+                f"tributary: {info.root}: folder is gone; `tributary index remove` it",
+                file=sys.stderr,
+            )
+            status = 1
+            continue
+        status = _index_one(info.root, args) or status
+    return status
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from engine.index.manager import remove_index
+
+    if remove_index(args.path):
+        print(f"removed the index of {args.path}")
+        return 0
+    print(f"tributary: {args.path} is not indexed", file=sys.stderr)
+    return 1
+
+
+def _age(stamp: float | None) -> str:
+    if stamp is None:
+        return "never"
+    seconds = max(0.0, time.time() - stamp)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit} ago"
+    return f"{seconds:.0f}s ago"
+
+
+def _list(args: argparse.Namespace) -> int:
+    from engine.index.manager import list_indexes
+
+    infos = list_indexes()
+    if not infos:
+        print("no repository is indexed; add one with `tributary index add PATH`")
+        return 0
+    print(f"{'repository':<28} {'files':>7} {'chunks':>8} {'updated':>10}  path")
+    for info in infos:
+        gone = "" if info.exists else "  (folder missing)"
+        print(
+            f"{info.name[:28]:<28} {info.files:>7} {info.chunks:>8} "
+            f"{_age(info.updated_at):>10}  {info.root}{gone}"
+        )
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from engine.index.manager import index_path_for, list_indexes
+
+    infos = list_indexes()
+    if args.path is not None:
+        wanted = index_path_for(args.path)
+        infos = [i for i in infos if i.index_path == wanted]
+        if not infos:
+            print(f"tributary: {args.path} is not indexed", file=sys.stderr)
+            return 1
+    for info in infos:
+        print(
+            f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
+            f"  index:   {info.index_path} ({info.size_bytes / 1e6:.1f} MB)\n"
+            f"  files:   {info.files}\n  chunks:  {info.chunks}\n"
+            f"  model:   {info.model}\n  updated: {_age(info.updated_at)}"
+        )
+    if not infos:
+        print("no repository is indexed")
+    return 0

@@ -1,0 +1,6 @@
+"""Local repository indexes: discovery, chunking, embeddings and hybrid storage.
+
+One SQLite file per indexed repository (sqlite-vec for vectors, FTS5 for BM25),
+kept up to date incrementally by content hash. ``engine.index.manager`` is the
+entry point for the CLI and the GUI; the files MCP server reads the same files.
+"""

@@ -1,0 +1,450 @@
+"""Split a file into chunks: tree-sitter units for code, sliding windows for the rest.
+
+Code in a parsed language yields one chunk per function, method and class (the
+class chunk is its header, docstring and attributes up to the first method), with
+the symbol's name, kind, signature, docstring and line range; the lines no unit
+covers (imports, module constants, scripts) become ``block`` windows so every line
+is searchable. Other text (Markdown, rst, config, unparsed languages) becomes
+``text``/``block`` windows cut at blank lines.
+
+Each chunk carries ``embed_text``: what the embedding model should see. The model
+reads only its first ``max_seq_length`` tokens (128 by default), so we put what
+matters first — path, kind, symbol, signature, docstring — then the head of the body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from engine.index.languages import PARSED_LANGUAGES, is_code
+
+CHUNKER_VERSION = "1"  # bump when chunk boundaries or embed texts change: files re-chunk
+WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
+TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
+TEXT_WINDOW_MAX_LINES = 40
+MAX_UNIT_LINES = 200  # longer units are split into parts of WINDOW_LINES
+MIN_GAP_LINES = 2  # uncovered runs with fewer non-blank lines are not worth a chunk
+SIGNATURE_CHARS = 240
+DOCSTRING_CHARS = 400
+EMBED_CHARS = 1200  # beyond what 128 tokens can hold; avoids tokenising huge bodies
+
+KINDS = ("function", "method", "class", "block", "text")
+
+
+@dataclass(slots=True)
+class Chunk:
+    path: str
+    language: str
+    kind: str
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    content: str
+    symbol: str | None = None
+    signature: str | None = None
+    docstring: str | None = None
+    embed_text: str = ""
+    _hash: str | None = field(default=None, repr=False)
+
+    @property
+    def embed_hash(self) -> str:
+        """Identifies the vector: equal embed texts share one embedding."""
+        if self._hash is None:
+            self._hash = hashlib.blake2b(
+                self.embed_text.encode("utf-8"), digest_size=16
+            ).hexdigest()
+        return self._hash
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+@cache
+def _parser(language: str) -> Any:
+    import tree_sitter
+
+    module: Any
+    if language == "python":
+        import tree_sitter_python as module
+
+        grammar = module.language()
+    elif language == "javascript":
+        import tree_sitter_javascript as module
+
+        grammar = module.language()
+    elif language in ("typescript", "tsx"):
+        import tree_sitter_typescript as module
+
+        grammar = module.language_tsx() if language == "tsx" else module.language_typescript()
+    elif language == "go":
+        import tree_sitter_go as module
+
+        grammar = module.language()
+    elif language == "rust":
+        import tree_sitter_rust as module
+
+        grammar = module.language()
+    elif language == "java":
+        import tree_sitter_java as module
+
+        grammar = module.language()
+    else:
+        raise ValueError(f"no grammar for {language}")
+    return tree_sitter.Parser(tree_sitter.Language(grammar))
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    functions: frozenset[str]  # function-like nodes (methods when inside a class)
+    classes: frozenset[str]  # class-like nodes whose body holds methods
+    methods: frozenset[str] = frozenset()  # always methods
+    wrappers: frozenset[str] = frozenset()  # decorated/export nodes around a unit
+    comments: frozenset[str] = frozenset({"comment"})
+
+
+_JS_CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration"})
+_SPECS: dict[str, _Spec] = {
+    "python": _Spec(
+        functions=frozenset({"function_definition"}),
+        classes=frozenset({"class_definition"}),
+        wrappers=frozenset({"decorated_definition"}),
+    ),
+    "javascript": _Spec(
+        functions=frozenset({"function_declaration", "generator_function_declaration"}),
+        classes=_JS_CLASSES,
+        methods=frozenset({"method_definition"}),
+        wrappers=frozenset({"export_statement"}),
+    ),
+    "typescript": _Spec(
+        functions=frozenset({"function_declaration", "generator_function_declaration"}),
+        classes=_JS_CLASSES | {"interface_declaration", "enum_declaration"},
+        methods=frozenset({"method_definition"}),
+        wrappers=frozenset({"export_statement"}),
+    ),
+    "go": _Spec(
+        functions=frozenset({"function_declaration"}),
+        classes=frozenset({"type_declaration"}),
+        methods=frozenset({"method_declaration"}),
+    ),
+    "rust": _Spec(
+        functions=frozenset({"function_item"}),
+        classes=frozenset({"struct_item", "enum_item", "trait_item", "impl_item", "union_item"}),
+        comments=frozenset({"line_comment", "block_comment"}),
+    ),
+    "java": _Spec(
+        functions=frozenset(),
+        classes=frozenset(
+            {
+                "class_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "record_declaration",
+                "annotation_type_declaration",
+            }
+        ),
+        methods=frozenset({"method_declaration", "constructor_declaration"}),
+        comments=frozenset({"line_comment", "block_comment"}),
+    ),
+}
+_SPECS["tsx"] = _SPECS["typescript"]
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+
+
+def _text(node: Any, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+
+def _symbol_name(node: Any, language: str, source: bytes) -> str | None:
+    if language == "rust" and node.type == "impl_item":
+        target = node.child_by_field_name("type")
+        trait = node.child_by_field_name("trait")
+        if target is not None:
+            name = _text(target, source)
+            return f"{name} ({_text(trait, source)})" if trait is not None else name
+    if language == "go" and node.type == "type_declaration":
+        for child in node.named_children:
+            if child.type in ("type_spec", "type_alias"):
+                name_node = child.child_by_field_name("name")
+                if name_node is not None:
+                    return _text(name_node, source)
+        return None
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    name = _text(name_node, source)
+    if language == "go" and node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")
+        if receiver is not None:
+            kind = re.findall(r"[A-Za-z_]\w*", _text(receiver, source))
+            if kind:
+                return f"{kind[-1]}.{name}"
+    return name
+
+
+def _signature(node: Any, source: bytes) -> str:
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    head = source[node.start_byte : end].decode("utf-8", errors="replace")
+    if body is None:
+        head = head.split("\n", 1)[0]
+    return " ".join(head.split()).rstrip(":{ ")[:SIGNATURE_CHARS]
+
+
+def _python_docstring(node: Any, source: bytes) -> str | None:
+    body = node.child_by_field_name("body")
+    if body is None or not body.named_children:
+        return None
+    first = body.named_children[0]
+    if first.type == "expression_statement" and first.named_children:
+        value = first.named_children[0]
+        if value.type == "string":
+            return _clean_doc(_text(value, source))
+    return None
+
+
+def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
+    lines: list[str] = []
+    node = outer.prev_named_sibling
+    expected_row = outer.start_point[0]
+    while node is not None and node.type in spec.comments and node.end_point[0] >= expected_row - 1:
+        lines.insert(0, _text(node, source))
+        expected_row = node.start_point[0]
+        node = node.prev_named_sibling
+    return _clean_doc("\n".join(lines)) if lines else None
+
+
+def _clean_doc(raw: str) -> str | None:
+    text = re.sub(r"^[rbuRBU]*('''|\"\"\"|'|\")|('''|\"\"\"|'|\")$", "", raw.strip())
+    text = re.sub(r"(?m)\s*\*/\s*$", "", text)
+    text = re.sub(r"(?m)^\s*(///?|/\*\*?|\*|#)\s?", "", text)
+    text = " ".join(text.split())
+    return text[:DOCSTRING_CHARS] or None
+
+
+@dataclass(slots=True)
+class _Unit:
+    kind: str
+    symbol: str | None
+    start: int  # 0-based row of the outer node (decorators, export)
+    end: int  # 0-based row, inclusive
+    signature: str
+    docstring: str | None
+
+
+def _variable_function(node: Any, source: bytes) -> tuple[str, Any] | None:
+    """``const name = (...) => {...}`` and friends: a named function in a declaration."""
+    declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+    if len(declarators) != 1:
+        return None
+    value = declarators[0].child_by_field_name("value")
+    name = declarators[0].child_by_field_name("name")
+    if value is None or name is None or value.type not in _FUNCTION_VALUES:
+        return None
+    return _text(name, source), value
+
+
+def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
+    spec = _SPECS[language]
+    units: list[_Unit] = []
+
+    def describe(node: Any, outer: Any) -> tuple[str, str | None]:
+        doc = _python_docstring(node, source) if language == "python" else None
+        return _signature(node, source), doc or _comment_docstring(outer, spec, source)
+
+    def visit(parent: Any, owner: str | None) -> None:
+        for child in parent.named_children:
+            outer, node = child, child
+            if child.type in spec.wrappers:
+                inner = child.child_by_field_name("definition") or child.child_by_field_name(
+                    "declaration"
+                )
+                if inner is None:
+                    visit(child, owner)
+                    continue
+                node = inner
+            if node.type in ("lexical_declaration", "variable_declaration"):
+                found = _variable_function(node, source)
+                if found is not None:
+                    var_name = found[0]
+                    kind = "method" if owner else "function"
+                    sig = " ".join(_text(node, source).split("\n", 1)[0].split())[:SIGNATURE_CHARS]
+                    doc = _comment_docstring(outer, spec, source)
+                    units.append(
+                        _Unit(
+                            kind,
+                            f"{owner}.{var_name}" if owner else var_name,
+                            outer.start_point[0],
+                            outer.end_point[0],
+                            sig,
+                            doc,
+                        )
+                    )
+                continue
+            if node.type in spec.functions or node.type in spec.methods:
+                name = _symbol_name(node, language, source)
+                kind = "method" if (owner or node.type in spec.methods) else "function"
+                qualified = f"{owner}.{name}" if owner and name and "." not in name else name
+                sig, doc = describe(node, outer)
+                units.append(
+                    _Unit(kind, qualified, outer.start_point[0], outer.end_point[0], sig, doc)
+                )
+            elif node.type in spec.classes:
+                name = _symbol_name(node, language, source)
+                class_name = f"{owner}.{name}" if owner and name else name
+                sig, doc = describe(node, outer)
+                units.append(
+                    _Unit("class", class_name, outer.start_point[0], outer.end_point[0], sig, doc)
+                )
+                body = node.child_by_field_name("body")
+                if body is not None:
+                    visit(body, class_name or owner)
+            elif child.named_child_count and node.type not in _FUNCTION_VALUES:
+                visit(child, owner)  # namespaces, modules, if-blocks at top level
+
+    visit(root, None)
+    return units
+
+
+# --------------------------------------------------------------------------- chunks
+
+
+def _embed_header(path: str, kind: str, symbol: str | None) -> str:
+    return f"{path} {kind} {symbol}" if symbol else path
+
+
+def _make_chunk(
+    path: str,
+    language: str,
+    kind: str,
+    lines: Sequence[str],
+    start: int,
+    end: int,
+    symbol: str | None = None,
+    signature: str | None = None,
+    docstring: str | None = None,
+) -> Chunk:
+    content = "\n".join(lines[start : end + 1])
+    parts = [_embed_header(path, kind, symbol)]
+    if signature:
+        parts.append(signature)
+    if docstring:
+        parts.append(docstring)
+    parts.append(content[:EMBED_CHARS])
+    embed_text = "\n".join(parts)[:EMBED_CHARS]
+    return Chunk(
+        path, language, kind, start + 1, end + 1, content, symbol, signature, docstring, embed_text
+    )
+
+
+def _split_range(start: int, end: int, size: int) -> Iterator[tuple[int, int]]:
+    pos = start
+    while pos <= end:
+        stop = min(end, pos + size - 1)
+        if end - stop < size // 4:  # fold a short tail into this part
+            stop = end
+        yield pos, stop
+        pos = stop + 1
+
+
+def _unit_chunks(
+    path: str, language: str, lines: Sequence[str], units: list[_Unit]
+) -> tuple[list[Chunk], list[bool]]:
+    covered = [False] * len(lines)
+    chunks: list[Chunk] = []
+    for unit in sorted(units, key=lambda u: u.start):
+        end = unit.end
+        if unit.kind == "class":
+            inner = [u.start for u in units if u is not unit and unit.start < u.start <= unit.end]
+            if inner:
+                end = min(inner) - 1
+                while end > unit.start and not lines[end].strip():
+                    end -= 1
+        for number, (part_start, part_end) in enumerate(_unit_parts(unit.start, end)):
+            chunks.append(
+                _make_chunk(
+                    path, language, unit.kind, lines, part_start, part_end, unit.symbol,
+                    unit.signature, unit.docstring if number == 0 else None,
+                )
+            )  # fmt: skip
+        for row in range(unit.start, min(end, len(lines) - 1) + 1):
+            covered[row] = True
+    return chunks, covered
+
+
+def _unit_parts(start: int, end: int) -> Iterator[tuple[int, int]]:
+    if end - start + 1 <= MAX_UNIT_LINES:
+        yield start, end
+    else:
+        yield from _split_range(start, end, WINDOW_LINES)
+
+
+def _gap_chunks(path: str, language: str, lines: Sequence[str], covered: list[bool]) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    row = 0
+    total = len(lines)
+    while row < total:
+        if covered[row] or not lines[row].strip():
+            row += 1
+            continue
+        start = row
+        while row < total and not covered[row] and row - start < WINDOW_LINES:
+            row += 1
+        end = row - 1
+        while end > start and not lines[end].strip():
+            end -= 1
+        if sum(1 for i in range(start, end + 1) if lines[i].strip()) >= MIN_GAP_LINES:
+            chunks.append(_make_chunk(path, language, "block", lines, start, end))
+    return chunks
+
+
+def _text_windows(path: str, language: str, lines: Sequence[str]) -> list[Chunk]:
+    """Windows of about TEXT_WINDOW_CHARS, ending at a blank line when one is near."""
+    kind = "block" if is_code(language) else "text"
+    chunks: list[Chunk] = []
+    total = len(lines)
+    row = 0
+    while row < total:
+        while row < total and not lines[row].strip():
+            row += 1
+        if row >= total:
+            break
+        start, size, last_blank = row, 0, -1
+        while row < total and row - start < TEXT_WINDOW_MAX_LINES and size < TEXT_WINDOW_CHARS:
+            size += len(lines[row]) + 1
+            if not lines[row].strip():
+                last_blank = row
+            row += 1
+        if row < total and last_blank > start + (row - start) // 2:
+            row = last_blank + 1  # end at a paragraph break rather than mid-paragraph
+        end = row - 1
+        while end > start and not lines[end].strip():
+            end -= 1
+        chunks.append(_make_chunk(path, language, kind, lines, start, end))
+    return chunks
+
+
+def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
+    """All chunks of one file, ordered by start line."""
+    lines = text.splitlines()
+    if not lines:
+        return []
+    if language in PARSED_LANGUAGES:
+        source = text.encode("utf-8")
+        tree = _parser(language).parse(source)
+        units = _units(tree.root_node, language, source)
+        if units:
+            chunks, covered = _unit_chunks(path, language, lines, units)
+            chunks.extend(_gap_chunks(path, language, lines, covered))
+            chunks.sort(key=lambda c: (c.start_line, -c.end_line))
+            return chunks
+        return _gap_chunks(path, language, lines, [False] * len(lines))
+    return _text_windows(path, language, lines)
+
+
+ChunkFn = Callable[[str, str, str], list[Chunk]]

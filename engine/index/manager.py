@@ -1,0 +1,249 @@
+"""The indexing API the CLI, the GUI's index manager and ``search --repo`` call.
+
+Every repository gets one SQLite file under :func:`engine.paths.indexes_dir`, named
+after the folder plus a hash of its absolute path; the file records the root, so
+``list_indexes`` needs nothing else. All functions are synchronous and safe to run
+in a worker thread (each opens its own connection).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.config.schema import RepoConfig
+from engine.index.embed import Embedder, load_code_embedder
+from engine.index.indexer import Indexer
+from engine.index.progress import IndexStats, ProgressCallback
+from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
+from engine.index.store import SqliteStore
+from engine.paths import indexes_dir
+
+log = logging.getLogger(__name__)
+
+INDEX_SUFFIX = ".files.sqlite"  # tasks indexes (engine.tasks) sit beside as .tasks.sqlite
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    root: Path
+    name: str
+    index_path: Path
+    files: int
+    chunks: int
+    model: str | None
+    updated_at: float | None  # unix time of the last file written
+    size_bytes: int
+    exists: bool  # the repository folder is still there
+
+
+def repo_stem(repo_path: Path | str) -> str:
+    """``<folder>-<hash of the absolute path>``: the same stem the tasks index uses."""
+    root = Path(repo_path).expanduser().resolve()
+    digest = hashlib.sha1(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', root.name) or 'repo'}-{digest}"
+
+
+def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> Path:
+    return (directory or indexes_dir()) / f"{repo_stem(repo_path)}{INDEX_SUFFIX}"
+
+
+def _open_store(root: Path, index_path: Path, name: str | None) -> SqliteStore:
+    store = SqliteStore(index_path, check_same_thread=False)
+    store.set_meta("root", str(root))
+    store.set_meta("name", name or root.name)
+    return store
+
+
+def _indexer(
+    store: SqliteStore,
+    root: Path,
+    index_path: Path,
+    config: RepoConfig | None,
+    embedder: Embedder | None,
+    on_progress: ProgressCallback | None,
+) -> Indexer:
+    return Indexer(
+        store,
+        root,
+        embedder or load_code_embedder(),
+        include=config.include if config else (),
+        exclude=config.exclude if config else (),
+        on_progress=on_progress,
+        index_path=index_path,
+    )
+
+
+def index_repository(
+    path: Path | str,
+    *,
+    on_progress: ProgressCallback | None = None,
+    config: RepoConfig | None = None,
+    embedder: Embedder | None = None,
+    index_dir: Path | None = None,
+) -> IndexStats:
+    """Create or bring up to date the index of the repository at ``path``."""
+    root = Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root}")
+    index_path = index_path_for(root, directory=index_dir)
+    store = _open_store(root, index_path, config.name if config else None)
+    try:
+        return _indexer(store, root, index_path, config, embedder, on_progress).run()
+    finally:
+        store.close()
+
+
+def _info(index_path: Path) -> IndexInfo | None:
+    try:
+        store = SqliteStore(index_path, readonly=True)
+    except Exception as exc:
+        log.warning("cannot open index %s: %s", index_path, exc)
+        return None
+    try:
+        root_text = store.get_meta("root")
+        if root_text is None:
+            return None
+        files, chunks = store.counts()
+        row = store.conn.execute("SELECT MAX(indexed_at) FROM files").fetchone()
+        model = store.model()
+        root = Path(root_text)
+        return IndexInfo(
+            root=root,
+            name=store.get_meta("name") or root.name,
+            index_path=index_path,
+            files=files,
+            chunks=chunks,
+            model=model.name if model else None,
+            updated_at=float(row[0]) if row and row[0] is not None else None,
+            size_bytes=sum(
+                p.stat().st_size for p in (index_path, Path(f"{index_path}-wal")) if p.exists()
+            ),
+            exists=root.is_dir(),
+        )
+    except Exception as exc:  # a foreign or broken file in the folder: skip it
+        log.warning("cannot read index %s: %s", index_path, exc)
+        return None
+    finally:
+        store.close()
+
+
+def list_indexes(index_dir: Path | None = None) -> list[IndexInfo]:
+    directory = index_dir or indexes_dir()
+    if not directory.is_dir():
+        return []
+    found = (_info(p) for p in sorted(directory.glob(f"*{INDEX_SUFFIX}")))
+    return [info for info in found if info is not None]
+
+
+def find_index(path: Path | str, index_dir: Path | None = None) -> Path | None:
+    candidate = index_path_for(path, directory=index_dir)
+    return candidate if candidate.exists() else None
+
+
+def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
+    """Delete the index of the repository at ``path`` (or the index file itself)."""
+    target = Path(path)
+    index_path = (
+        target
+        if target.suffix == INDEX_SUFFIX and target.is_file()
+        else index_path_for(path, directory=index_dir)
+    )
+    removed = False
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(f"{index_path}{suffix}")
+        if candidate.exists():
+            candidate.unlink()
+            removed = True
+    return removed
+
+
+def search_repository(
+    path: Path | str,
+    query: str,
+    *,
+    top_k: int = 10,
+    language: str | None = None,
+    kinds: list[str] | None = None,
+    path_glob: str | None = None,
+    embedder: Embedder | None = None,
+    index_dir: Path | None = None,
+) -> list[SearchHit]:
+    """Hybrid search of one indexed repository, in-process."""
+    index_path = index_path_for(path, directory=index_dir)
+    if not index_path.exists():
+        raise FileNotFoundError(f"{path} is not indexed")
+    store = SqliteStore(index_path, readonly=True)
+    try:
+        model = embedder or load_code_embedder()
+        where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
+        name = store.get_meta("name") or Path(path).name
+        return hybrid_search(
+            store, query, encode_query(model, query), repo=name, top_k=top_k, where=where
+        )
+    finally:
+        store.close()
+
+
+def watch_repository(
+    path: Path | str,
+    *,
+    config: RepoConfig | None = None,
+    on_progress: ProgressCallback | None = None,
+    on_update: Callable[[IndexStats], None] | None = None,
+    stop_event: threading.Event | None = None,
+    embedder: Embedder | None = None,
+    index_dir: Path | None = None,
+    debounce_ms: int = 300,
+) -> None:
+    """Index now, then apply every change under ``path`` until ``stop_event`` is set.
+
+    Blocking: run it in a thread (the GUI) or in the foreground (``index add --watch``).
+    """
+    from watchfiles import watch
+
+    root = Path(path).expanduser().resolve()
+    index_path = index_path_for(root, directory=index_dir)
+    store = _open_store(root, index_path, config.name if config else None)
+    try:
+        indexer = _indexer(store, root, index_path, config, embedder, on_progress)
+        ready = False
+        # The first (empty, on timeout) yield means the OS watcher is live: only then run
+        # the full pass, so no edit made during or just after it can be missed.
+        for changes in watch(
+            root, stop_event=stop_event, debounce=debounce_ms, raise_interrupt=False,
+            yield_on_timeout=True, rust_timeout=200,
+        ):  # fmt: skip
+            if not ready:
+                ready = True
+                first = indexer.run()
+                if on_update is not None:
+                    on_update(first)
+            if not changes:
+                continue
+            rel_paths = set()
+            for _change, changed in changes:
+                try:
+                    rel = Path(changed).resolve().relative_to(root).as_posix()
+                except ValueError:
+                    continue
+                if rel.split("/", 1)[0] == ".git":
+                    continue
+                rel_paths.add(rel)
+            if not rel_paths:
+                continue
+            started = time.perf_counter()
+            stats = indexer.update_paths(sorted(rel_paths))
+            log.info(
+                "watch: %d paths in %.0f ms", len(rel_paths), (time.perf_counter() - started) * 1000
+            )
+            if on_update is not None:
+                on_update(stats)
+    finally:
+        store.close()

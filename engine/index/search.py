@@ -1,0 +1,133 @@
+"""Hybrid search over one index: dense KNN and BM25, fused by reciprocal rank (RRF).
+
+Each list is cut to a candidate pool larger than ``top_k`` so fusion can promote a
+chunk that is good on both signals but top on neither. Filters (language, kind, path
+glob) apply inside both retrievers, before ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from engine.index.embed import Embedder, Vectors
+from engine.index.store import IndexStore, SearchFilter
+
+RRF_K = 60
+MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
+DENSE_WEIGHT = 1.0
+KEYWORD_WEIGHT = 1.0
+FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    dense: float = DENSE_WEIGHT
+    keyword: float = KEYWORD_WEIGHT
+    file: float = FILE_WEIGHT
+    k: int = RRF_K
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    path: str  # repo-relative
+    repo: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    language: str
+    score: float
+    content: str
+    signature: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def make_filter(
+    store: IndexStore,
+    *,
+    language: str | None = None,
+    kinds: Sequence[str] | None = None,
+    path_glob: str | None = None,
+) -> SearchFilter:
+    return SearchFilter(
+        languages=(language.lower(),) if language else None,
+        kinds=tuple(kinds) if kinds else None,
+        path_ids=store.chunk_ids_matching(path_glob) if path_glob else None,
+    )
+
+
+def rrf(ranked_lists: Sequence[tuple[float, Sequence[int]]], k: int = RRF_K) -> dict[int, float]:
+    """Weighted reciprocal-rank fusion of lists of ids (best first)."""
+    scores: dict[int, float] = {}
+    for weight, ids in ranked_lists:
+        for rank, item in enumerate(ids, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return scores
+
+
+def hybrid_search(
+    store: IndexStore,
+    query: str,
+    query_vector: Vectors | None,
+    *,
+    repo: str,
+    top_k: int = 10,
+    where: SearchFilter | None = None,
+    pool: int | None = None,
+    weights: Weights | None = None,
+) -> list[SearchHit]:
+    """The ``top_k`` chunks for ``query``; ``query_vector`` None means keyword only."""
+    where = where or SearchFilter()
+    weights = weights or Weights()
+    size = max(pool or 0, MIN_POOL, top_k * 3)
+    lists: list[tuple[float, Sequence[int]]] = []
+    if query_vector is not None:
+        dense = store.dense_search(query_vector, size, where)
+        lists.append((weights.dense, [cid for cid, _ in dense]))
+    keyword = store.keyword_search(query, size, where)
+    lists.append((weights.keyword, [cid for cid, _ in keyword]))
+    fused = rrf(lists, weights.k)
+    if weights.file and keyword:
+        _add_file_signal(store, fused, keyword, weights)
+    best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+    chunks = store.chunks_by_id([cid for cid, _ in best])
+    hits: list[SearchHit] = []
+    for cid, score in best:
+        chunk = chunks.get(cid)
+        if chunk is None:  # deleted between the two reads
+            continue
+        hits.append(
+            SearchHit(
+                chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
+                chunk.language, round(score, 6), chunk.content, chunk.signature,
+            )
+        )  # fmt: skip
+    return hits
+
+
+def _add_file_signal(
+    store: IndexStore, fused: dict[int, float], keyword: list[tuple[int, float]], weights: Weights
+) -> None:
+    """Whole-file evidence: a file whose many chunks match the words ranks higher.
+
+    Files are ranked by the summed BM25 of their pooled chunks; every pooled chunk of
+    a file gets that file's reciprocal rank (weighted) added to its fused score.
+    """
+    file_of = store.file_ids(list(fused))
+    totals: dict[int, float] = {}
+    for cid, score in keyword:
+        file_id = file_of.get(cid)
+        if file_id is not None:
+            totals[file_id] = totals.get(file_id, 0.0) + score
+    ranked = sorted(totals, key=lambda f: -totals[f])
+    bonus = {file_id: weights.file / (weights.k + rank) for rank, file_id in enumerate(ranked, 1)}
+    for cid in fused:
+        fused[cid] += bonus.get(file_of.get(cid, -1), 0.0)
+
+
+def encode_query(embedder: Embedder, query: str) -> Vectors:
+    vector: Vectors = embedder.encode([query])[0]
+    return vector

@@ -1,0 +1,140 @@
+"""Chunking: tree-sitter units per language (names, kinds, lines) plus windows."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from engine.index.chunking import Chunk, chunk_text
+from engine.index.languages import detect_language
+from tests.index.index_helpers import FILES, make_repo
+
+
+def _chunks(repo: Path, rel: str) -> list[Chunk]:
+    language = detect_language(rel)
+    assert language is not None
+    return chunk_text(rel, language, (repo / rel).read_text())
+
+
+def _units(chunks: list[Chunk]) -> set[tuple[str | None, str]]:
+    return {(c.symbol, c.kind) for c in chunks if c.kind != "block"}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+def test_python_units_lines_docstrings(repo: Path) -> None:
+    chunks = _chunks(repo, "src/billing/invoice.py")
+    assert _units(chunks) == {
+        ("InvoiceCalculator", "class"),
+        ("InvoiceCalculator.total_with_tax", "method"),
+        ("InvoiceCalculator.refund", "method"),
+        ("parse_invoice_number", "function"),
+    }
+    by_symbol = {c.symbol: c for c in chunks}
+    method = by_symbol["InvoiceCalculator.total_with_tax"]
+    lines = (repo / "src/billing/invoice.py").read_text().splitlines()
+    assert lines[method.start_line - 1].strip().startswith("def total_with_tax")
+    assert method.docstring == "Return the amount plus value added tax."
+    assert method.signature == "def total_with_tax(self, amount)"
+    assert "return amount * (1 + TAX_RATE)" in method.content
+    # The class chunk stops before its first method and keeps the docstring.
+    cls = by_symbol["InvoiceCalculator"]
+    assert cls.end_line < method.start_line and cls.docstring == "Computes invoice totals with tax."
+    # Decorators belong to their function.
+    func = by_symbol["parse_invoice_number"]
+    assert lines[func.start_line - 1].strip() == "@staticmethod"
+    # Module-level code is covered by a block window.
+    blocks = [c for c in chunks if c.kind == "block"]
+    assert any("TAX_RATE = " in c.content for c in blocks)
+    assert method.embed_text.startswith(
+        "src/billing/invoice.py method InvoiceCalculator.total_with_tax"
+    )
+
+
+def test_javascript_units(repo: Path) -> None:
+    chunks = _chunks(repo, "web/app.js")
+    assert _units(chunks) == {
+        ("renderCart", "function"),
+        ("CartStore", "class"),
+        ("CartStore.addItem", "method"),
+        ("formatPrice", "function"),
+    }
+    render = next(c for c in chunks if c.symbol == "renderCart")
+    assert render.docstring == "Render the shopping cart widget."
+    assert (render.start_line, render.end_line) == (2, 4)
+
+
+def test_typescript_units(repo: Path) -> None:
+    units = _units(_chunks(repo, "web/types.ts"))
+    assert {("Shipment", "class"), ("shipmentCost", "function"), ("Courier", "class"),
+            ("Courier.deliver", "method")} <= units  # fmt: skip
+
+
+def test_go_units(repo: Path) -> None:
+    chunks = _chunks(repo, "cmd/server.go")
+    assert _units(chunks) == {
+        ("Server", "class"),
+        ("Server.Start", "method"),
+        ("geocodeAddress", "function"),
+    }
+    start = next(c for c in chunks if c.symbol == "Server.Start")
+    assert start.docstring == "Start listens on the configured port."
+
+
+def test_rust_units(repo: Path) -> None:
+    chunks = _chunks(repo, "crates/lib.rs")
+    units = _units(chunks)
+    assert {("Point", "class"), ("Point.distance", "method"), ("origin", "function")} <= units
+    distance = next(c for c in chunks if c.symbol == "Point.distance")
+    assert distance.docstring == "Euclidean distance to another point."
+
+
+def test_java_units(repo: Path) -> None:
+    chunks = _chunks(repo, "java/Greeter.java")
+    units = _units(chunks)
+    assert {
+        ("Greeter", "class"),
+        ("Greeter.greet", "method"),
+        ("Greeter.Greeter", "method"),
+    } <= units
+    greet = next(c for c in chunks if c.symbol == "Greeter.greet")
+    assert greet.docstring == "Say hello to someone."
+    assert greet.start_line == 8
+
+
+def test_markdown_windows_cover_text(repo: Path) -> None:
+    chunks = _chunks(repo, "docs/guide.md")
+    assert chunks and all(c.kind == "text" for c in chunks)
+    joined = "\n".join(c.content for c in chunks)
+    assert "refund policy" in joined and "network proxy" in joined
+
+
+def test_long_text_is_windowed_and_long_functions_split() -> None:
+    text = "\n\n".join(f"Paragraph {i} " + "word " * 60 for i in range(40))
+    chunks = chunk_text("notes.md", "markdown", text)
+    assert len(chunks) > 3
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == len(text.splitlines())
+    body = "\n".join(f"    x{i} = {i}" for i in range(500))
+    code = f"def huge():\n{body}\n"
+    parts = chunk_text("big.py", "python", code)
+    assert len(parts) > 1 and all(p.symbol == "huge" for p in parts)
+    assert parts[0].start_line == 1 and parts[-1].end_line == 501
+    # Parts tile the function without gaps.
+    for before, after in itertools.pairwise(parts):
+        assert after.start_line == before.end_line + 1
+
+
+def test_every_fixture_file_chunks(repo: Path) -> None:
+    for rel in FILES:
+        language = detect_language(rel)
+        if language is None or rel.endswith(".bin"):
+            continue
+        text = (repo / rel).read_text()
+        for chunk in chunk_text(rel, language, text):
+            assert 1 <= chunk.start_line <= chunk.end_line <= len(text.splitlines())
+            assert chunk.embed_hash and chunk.embed_text

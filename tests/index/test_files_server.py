@@ -1,0 +1,86 @@
+"""The files MCP server end to end: a real subprocess, the real model, the mcp client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from engine.index.embed import load_code_embedder
+from engine.index.manager import index_repository
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # two cold torch imports (this process and the server) on 2 cores
+@pytest.mark.asyncio
+async def test_files_server_search_and_safe_reads(repo: Path, tmp_path: Path) -> None:
+    index_dir = tmp_path / "indexes"
+    # The real default model, in-process, so server and index agree on the model version.
+    stats = index_repository(repo, embedder=load_code_embedder(), index_dir=index_dir)
+    assert stats.chunks_total > 10
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not yours\n")
+    (repo / "escape.txt").symlink_to(outside)
+    (repo / "linked").symlink_to(tmp_path, target_is_directory=True)
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "engine.servers.files", "--index-dir", str(index_dir)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=str(ROOT),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert {"search_code", "search_functions", "search_classes", "get_file"} <= set(tools)
+        assert tools["search_code"].output_schema is not None
+        assert "hits" in tools["search_code"].output_schema["properties"]
+
+        result = await session.call_tool(
+            "search_code", {"query": "compute the invoice total including tax", "top_k": 5}
+        )
+        assert not result.is_error
+        hits = result.structured_content["hits"]  # type: ignore[index]
+        assert hits[0]["path"] == "src/billing/invoice.py"
+        assert set(hits[0]) >= {"path", "repo", "start_line", "end_line", "symbol", "kind",
+                                "language", "score", "content"}  # fmt: skip
+        assert hits[0]["repo"] == "repo"
+
+        result = await session.call_tool(
+            "search_functions", {"query": "download a web page", "top_k": 3}
+        )
+        first = result.structured_content["hits"][0]  # type: ignore[index]
+        assert first["symbol"] == "fetch_url" and first["kind"] == "function"
+
+        result = await session.call_tool("search_classes", {"query": "geometry point", "top_k": 3})
+        kinds = {h["kind"] for h in result.structured_content["hits"]}  # type: ignore[index]
+        assert kinds == {"class"}
+
+        result = await session.call_tool(
+            "search_code", {"query": "greeting", "language": "java", "kind": "method"}
+        )
+        hits = result.structured_content["hits"]  # type: ignore[index]
+        assert hits and all(h["language"] == "java" and h["kind"] == "method" for h in hits)
+
+        result = await session.call_tool(
+            "get_file", {"path": "src/net/http_client.py", "start_line": 2, "end_line": 3}
+        )
+        content = result.structured_content  # type: ignore[assignment]
+        assert content is not None and content["start_line"] == 2 and content["end_line"] == 3
+        assert content["content"].splitlines()[0].lstrip().startswith('"""Download')
+
+        absolute = str((repo / "web/app.js").resolve())
+        result = await session.call_tool("get_file", {"path": absolute})
+        assert not result.is_error and "renderCart" in result.structured_content["content"]  # type: ignore[index]
+
+        for bad in ("../outside.txt", "src/../../outside.txt", str(outside), "escape.txt",
+                    "linked/outside.txt", "/etc/passwd", "app.log", ".git/config"):  # fmt: skip
+            result = await session.call_tool("get_file", {"path": bad})
+            assert result.is_error, bad

@@ -1,0 +1,125 @@
+"""Incremental indexing: only changed files re-embed, deletions, model changes, search."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engine.index.manager import (
+    index_path_for,
+    index_repository,
+    list_indexes,
+    remove_index,
+    search_repository,
+)
+from engine.index.progress import IndexProgress
+from engine.index.store import SearchFilter, SqliteStore
+from tests.index.index_helpers import HashingEmbedder
+
+
+def _index(repo: Path, index_dir: Path, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]
+    return index_repository(repo, embedder=embedder, index_dir=index_dir, **kw)  # type: ignore[arg-type]
+
+
+def test_full_then_noop_then_one_changed_file(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    events: list[IndexProgress] = []
+    first = _index(repo, index_dir, embedder, on_progress=events.append)
+    assert first.files_indexed == first.files_seen == first.files_total > 5
+    assert first.chunks_embedded == len(set(embedder.texts)) > 10
+    assert events[-1].phase == "done"
+    assert any(e.phase == "index" and e.files_total == first.files_indexed for e in events)
+
+    embedder.texts.clear()
+    again = _index(repo, index_dir, embedder)
+    assert again.files_indexed == 0 and again.chunks_embedded == 0 and embedder.texts == []
+
+    target = repo / "src/billing/invoice.py"
+    target.write_text(target.read_text().replace("return -amount", "return -abs(amount)"))
+    changed = _index(repo, index_dir, embedder)
+    assert changed.files_indexed == 1
+    # Only the edited method's text was new; every other chunk of the file was reused.
+    assert changed.chunks_embedded == 1
+    assert len(embedder.texts) == 1 and "abs(amount)" in embedder.texts[0]
+
+
+def test_touched_but_identical_file_is_not_rechunked(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    _index(repo, index_dir, embedder)
+    target = repo / "web/app.js"
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    stats = _index(repo, index_dir, embedder)
+    assert stats.files_indexed == 0 and stats.files_unchanged == stats.files_seen
+
+
+def test_deleted_file_leaves_the_index(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    _index(repo, index_dir, embedder)
+    (repo / "cmd/server.go").unlink()
+    stats = _index(repo, index_dir, embedder)
+    assert stats.files_deleted == 1
+    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    try:
+        assert "cmd/server.go" not in store.file_states()
+        orphans = store.conn.execute(
+            "SELECT COUNT(*) FROM chunks_vec WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+        ).fetchone()[0]
+        assert orphans == 0
+        found = store.keyword_search("geocodeAddress", 10, SearchFilter())
+        assert "cmd/server.go" not in {
+            c.path for c in store.chunks_by_id([i for i, _ in found]).values()
+        }
+    finally:
+        store.close()
+
+
+def test_model_change_reembeds_everything(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    first = _index(repo, index_dir, embedder)
+    other = HashingEmbedder(version="2")
+    stats = _index(repo, index_dir, other)
+    assert stats.model_reset
+    assert stats.files_indexed == first.files_indexed
+    assert stats.chunks_embedded == first.chunks_embedded
+    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    try:
+        model = store.model()
+        assert model is not None and model.version == "2" and model.name == "test-hashing"
+    finally:
+        store.close()
+
+
+def test_search_filters_and_listing(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
+    _index(repo, index_dir, embedder)
+    hits = search_repository(repo, "invoice tax total", embedder=embedder, index_dir=index_dir)
+    assert hits and hits[0].path == "src/billing/invoice.py"
+    assert hits[0].repo == "repo"
+    only_go = search_repository(
+        repo, "server port", language="go", embedder=embedder, index_dir=index_dir
+    )
+    assert only_go and {h.language for h in only_go} == {"go"}
+    classes = search_repository(
+        repo, "point cart", kinds=["class"], embedder=embedder, index_dir=index_dir
+    )
+    assert classes and {h.kind for h in classes} == {"class"}
+    web = search_repository(
+        repo, "cart shipment", path_glob="web/*", embedder=embedder, index_dir=index_dir
+    )
+    assert web and all(h.path.startswith("web/") for h in web)
+    # CamelCase and path tokens are searchable words.
+    camel = search_repository(
+        repo, "calculator", embedder=embedder, index_dir=index_dir, kinds=["class"]
+    )
+    assert camel[0].symbol == "InvoiceCalculator"
+    by_path = search_repository(repo, "http_client", embedder=embedder, index_dir=index_dir)
+    assert by_path[0].path == "src/net/http_client.py"
+
+    infos = list_indexes(index_dir)
+    assert len(infos) == 1 and infos[0].root == repo.resolve() and infos[0].chunks > 0
+    assert remove_index(repo, index_dir=index_dir)
+    assert list_indexes(index_dir) == []
