@@ -93,6 +93,10 @@ class _Index:
     model_version: str | None
 
 
+# How long a query waits for the embedding model before answering on keywords alone.
+MODEL_WAIT_S = 3.0
+
+
 class FilesService:
     """The state behind the tools: open indexes and the (lazily ready) embedder."""
 
@@ -133,10 +137,14 @@ class FilesService:
                 except Exception as exc:
                     log.warning("cannot load vectors of %s: %s", index.name, exc)
 
-    def embedder(self) -> Embedder | None:
+    def embedder(self, timeout: float | None = None) -> Embedder | None:
+        """The model, waiting at most ``timeout`` seconds for it to finish loading."""
         self.start_loading()
-        self._ready.wait()
+        self._ready.wait(timeout)
         return self._embedder
+
+    def model_loading(self) -> bool:
+        return not self._ready.is_set()
 
     # indexes ------------------------------------------------------------------
     def _candidate_files(self) -> list[Path]:
@@ -187,8 +195,12 @@ class FilesService:
         warnings: list[str] = []
         if not indexes:
             warnings.append("no repository is indexed yet: run `tributary index add PATH`")
-        embedder = self.embedder() if indexes else None
-        if embedder is None and indexes:
+        # Right after start-up the model may still be loading: answer on keywords
+        # alone rather than make the caller time out.
+        embedder = self.embedder(MODEL_WAIT_S) if indexes else None
+        if embedder is None and indexes and self.model_loading():
+            warnings.append("embedding model still loading: keyword search only for now")
+        elif embedder is None and indexes:
             warnings.append(
                 f"embedding model unavailable, keyword search only: {self._embedder_error}"
             )

@@ -78,7 +78,8 @@ class TaskBackend:
         self.file_params = file_params
         self.indexes: list[tuple[str, TaskIndex]] = []
         self.error: BaseException | None = None
-        self._ready = threading.Event()
+        self._opened = threading.Event()  # indexes open: keyword search works
+        self._ready = threading.Event()  # the model is loaded too (or failed to)
         self._lock = threading.Lock()  # one query at a time: SQLite handles, one model
 
     def start(self) -> None:
@@ -89,6 +90,7 @@ class TaskBackend:
             for path in self.db_paths:
                 index = TaskIndex(path, load_embedder=False, check_same_thread=False)
                 self.indexes.append((_repo_label(path), index))
+            self._opened.set()
             if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
                 from engine.index.embed import load_default_embedder
 
@@ -100,10 +102,14 @@ class TaskBackend:
             log.exception("cannot open task indexes")
             self.error = exc
         finally:
+            self._opened.set()
             self._ready.set()
 
     def _wait(self) -> list[tuple[str, TaskIndex]]:
-        self._ready.wait()
+        """The open indexes. A query that arrives while the model is still loading
+        waits a little for it, then runs on keywords alone rather than time out."""
+        self._opened.wait()
+        self._ready.wait(MODEL_WAIT_S)
         if self.error is not None:
             raise RuntimeError(f"task history unavailable: {self.error}")
         return self.indexes
@@ -128,6 +134,10 @@ class TaskBackend:
                 )
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
+
+
+# How long a query waits for the embedding model before answering on keywords alone.
+MODEL_WAIT_S = 3.0
 
 
 def _repo_label(db_path: Path) -> str:
