@@ -19,10 +19,14 @@ from engine.paths import indexes_dir
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
 
-BUILTINS: dict[str, tuple[str, str, str]] = {
-    # name: (module, index file glob, description)
-    "files": ("engine.servers.files", "*.files.sqlite", "Code of the indexed repositories"),
-    "tasks": ("engine.servers.tasks", "*.tasks.sqlite", "Task and commit history of the indexed repositories"),
+BUILTINS: dict[str, tuple[str, str, str, str]] = {
+    # name: (module, index file glob, query tool, description)
+    "files": ("engine.servers.files", "*.files.sqlite", "search_code",
+              "Code of the indexed repositories"),
+    # files_for_task, not search_tasks: its hits name files, so they agree (and fuse)
+    # with the code hits; each carries the past tasks that point at the file.
+    "tasks": ("engine.servers.tasks", "*.tasks.sqlite", "files_for_task",
+              "Task and commit history of the indexed repositories"),
 }
 
 
@@ -32,7 +36,7 @@ def project_root() -> Path:
 
 
 def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
-    module, _glob, description = BUILTINS[name]
+    module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
     return ServerConfig(
         name=name,
@@ -41,6 +45,7 @@ def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
         args=["-m", module, "--index-dir", str(folder)],
         env={"PYTHONPATH": str(project_root())},
         timeout=BUILTIN_TIMEOUT_S,
+        tool=tool,
         builtin=name,
         description=description,
     )
@@ -51,7 +56,7 @@ def available_builtins(index_dir: Path | None = None) -> list[str]:
     folder = index_dir or indexes_dir()
     if not folder.is_dir():
         return []
-    return [name for name, (_m, glob, _d) in BUILTINS.items() if any(folder.glob(glob))]
+    return [name for name, (_m, glob, _t, _d) in BUILTINS.items() if any(folder.glob(glob))]
 
 
 def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Config:

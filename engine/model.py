@@ -42,6 +42,7 @@ class DedupReason(StrEnum):
     FUZZY = "fuzzy"
     SEMANTIC = "semantic"
     OVERLAP = "overlap"
+    FILE = "file"  # a reference to a whole file, folded into that file's best chunk
 
 
 class ContextFormat(StrEnum):

@@ -150,7 +150,7 @@ class Ranker:
         )
         ranked = fuse(result.hits, result.by_kept, strategy,
                       FusionParams.build(request, self.fusion, self.reputation))
-        return ranked_files(self.path_of(h.path) if h.path else None for h in ranked)
+        return ranked_files(self.path_of(p) if p else None for p in _shown_paths(ranked, result))
 
     def _file_rrf(self, run: QueryRun, variant: Variant, sources: tuple[str, ...]) -> list[str]:
         """Reference, not the product: RRF over each source's *file* ranking, so a file
@@ -407,3 +407,16 @@ def run_experiment(
         summary=summary, tests=tests, ablations=ablations, baseline=baseline, best=best,
         contributions=contributions, source_errors=errors, latency_ms=latency,
     )
+
+
+def _shown_paths(ranked: list[Hit], result: DedupResult) -> list[str | None]:
+    """The locations a user is shown, in order: each result's own path, then the paths
+    of the duplicates folded into it (the UI lists them under the result, the MCP face
+    returns them as ``duplicates``), so folding two files together does not hide one."""
+    shown: list[str | None] = []
+    for hit in ranked:
+        shown.append(hit.path)
+        group = result.by_kept.get(hit.id)
+        if group is not None:
+            shown.extend(member.hit.path for member in group.members if member.hit.path)
+    return shown

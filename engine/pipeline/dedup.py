@@ -48,7 +48,13 @@ from .unionfind import UnionFind
 Embedder = Callable[[list[str]], npt.NDArray[np.floating]]
 
 MIN_FUZZY_CHARS = 40  # shorter texts (titles, one-liners) only fold on an exact match
-_REASON_ORDER = {DedupReason.HASH: 0, DedupReason.OVERLAP: 1, DedupReason.FUZZY: 2, DedupReason.SEMANTIC: 3}
+_REASON_ORDER = {
+    DedupReason.HASH: 0,
+    DedupReason.OVERLAP: 1,
+    DedupReason.FILE: 2,
+    DedupReason.FUZZY: 3,
+    DedupReason.SEMANTIC: 4,
+}
 
 
 @dataclass(slots=True)
@@ -235,6 +241,29 @@ def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
     return edges
 
 
+def _file_edges(hits: Sequence[Hit]) -> list[Edge]:
+    """A hit naming a whole file (a path, no line range: e.g. a task history's "files
+    changed") joins the best chunk of that file, so sources that agree on a file are
+    seen to agree. Only the best chunk: the file's other chunks stay separate results."""
+    best_chunk: dict[str, int] = {}
+    for i, hit in enumerate(hits):
+        if _has_span(hit) and hit.path:
+            j = best_chunk.get(hit.path)
+            if j is None or relevance_key(hit) < relevance_key(hits[j]):
+                best_chunk[hit.path] = i
+    edges: list[Edge] = []
+    first_whole: dict[str, int] = {}
+    for i, hit in enumerate(hits):
+        if not hit.path or _has_span(hit):
+            continue
+        target = best_chunk.get(hit.path, first_whole.get(hit.path))
+        if target is None:
+            first_whole[hit.path] = i
+        else:
+            edges.append(Edge(target, i, DedupReason.FILE, 1.0))
+    return edges
+
+
 def _content_lines(hit: Hit) -> list[str] | None:
     """The hit's lines when they match its declared range exactly, else None."""
     lines = hit.content.split("\n")
@@ -324,6 +353,7 @@ def find_edges(
     edges, reps, squeezed = _hash_edges(hits)
     if config.merge_overlaps:
         edges += _overlap_edges(hits)
+        edges += _file_edges(hits)
     for edge in edges:
         sets.union(edge.a, edge.b)
     fuzzy = _fuzzy_edges(hits, reps, squeezed, config.fuzzy_threshold, sets)

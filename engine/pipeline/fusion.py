@@ -164,4 +164,25 @@ def fuse(
     by_kept = groups if isinstance(groups, Mapping) else {g.kept.id: g for g in groups}
     scorer(hits, by_kept, params)
     apply_hints(hits, params)
-    return sorted(hits, key=sort_key)
+    return diversify(sorted(hits, key=sort_key), params.same_file_decay)
+
+
+def diversify(ranked: list[Hit], decay: float) -> list[Hit]:
+    """Scale the n-th further hit of an already-ranked file by ``decay**n`` and re-sort.
+
+    Without it the chunks of one strongly matching file crowd out every other file;
+    the penalty is its own score part (``same_file``) so the breakdown shows it.
+    """
+    if decay >= 1.0:
+        return ranked
+    earlier: dict[str, int] = {}
+    for hit in ranked:
+        if not hit.path:
+            continue
+        n = earlier.get(hit.path, 0)
+        earlier[hit.path] = n + 1
+        if n:
+            penalty = hit.score * (1.0 - decay**n)
+            hit.parts.add("same_file", -penalty)
+            hit.score -= penalty
+    return sorted(ranked, key=sort_key)

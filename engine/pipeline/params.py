@@ -11,6 +11,9 @@ from engine.model import Hints, Hit, ScoreParts, SearchRequest
 
 DEFAULT_REPUTATION = 0.5
 DEFAULT_HINT_WEIGHT = 0.5
+# Each further hit from a file already ranked higher keeps this share of its score per
+# earlier hit of that file, so one file cannot fill the top of the list (1.0: off).
+DEFAULT_SAME_FILE_DECAY = 0.5
 
 
 @dataclass(slots=True)
@@ -27,6 +30,7 @@ class FusionParams:
     hint_weight: float = DEFAULT_HINT_WEIGHT
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     ideal_tokens: int = 400  # composite length penalty starts above this
+    same_file_decay: float = DEFAULT_SAME_FILE_DECAY
 
     def weight(self, source: str) -> float:
         return self.source_weights.get(source, 1.0)
@@ -56,6 +60,8 @@ class FusionParams:
             params.hint_weight = float(extra.pop("hint_weight"))
         if "ideal_tokens" in extra:
             params.ideal_tokens = int(extra.pop("ideal_tokens"))
+        if "same_file_decay" in extra:
+            params.same_file_decay = float(extra.pop("same_file_decay"))
         weights = {k: float(extra.pop(k)) for k in ("keyword", "freshness", "reputation", "length") if k in extra}
         if weights:
             base = fusion.composite
