@@ -105,8 +105,10 @@ class FilesService:
         index_dir: Path | None,
         index_files: Sequence[Path] = (),
         embedder: Embedder | None = None,
+        model_wait_s: float = MODEL_WAIT_S,
     ) -> None:
         self.index_dir = index_dir
+        self.model_wait_s = model_wait_s
         self.index_files = [p.resolve() for p in index_files]
         self._indexes: dict[Path, _Index] = {}
         self._lock = threading.Lock()
@@ -197,7 +199,7 @@ class FilesService:
             warnings.append("no repository is indexed yet: run `tributary index add PATH`")
         # Right after start-up the model may still be loading: answer on keywords
         # alone rather than make the caller time out.
-        embedder = self.embedder(MODEL_WAIT_S) if indexes else None
+        embedder = self.embedder(self.model_wait_s) if indexes else None
         if embedder is None and indexes and self.model_loading():
             warnings.append("embedding model still loading: keyword search only for now")
         elif embedder is None and indexes:
@@ -353,10 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--index-dir", type=Path, help="serve every index in this folder")
     parser.add_argument("--index", type=Path, action="append", default=[], help="an index file")
     parser.add_argument("--repo", type=Path, action="append", default=[], help="an indexed repo")
+    parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
+                        help="how long a query waits for the model to load before "
+                        "answering on keywords alone (default %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
     files = list(args.index) + [index_path_for(r, directory=args.index_dir) for r in args.repo]
-    service = FilesService(args.index_dir, files)
+    service = FilesService(args.index_dir, files, model_wait_s=args.model_wait)
     build_server(service).run()
     return 0
 

@@ -72,8 +72,10 @@ class TaskBackend:
         *,
         embed: bool = True,
         file_params: FileRankParams = DEFAULT_FILE_RANK,
+        model_wait_s: float | None = None,
     ) -> None:
         self.db_paths = list(db_paths)
+        self.model_wait_s = MODEL_WAIT_S if model_wait_s is None else model_wait_s
         self.embed = embed
         self.file_params = file_params
         self.indexes: list[tuple[str, TaskIndex]] = []
@@ -109,7 +111,7 @@ class TaskBackend:
         """The open indexes. A query that arrives while the model is still loading
         waits a little for it, then runs on keywords alone rather than time out."""
         self._opened.wait()
-        self._ready.wait(MODEL_WAIT_S)
+        self._ready.wait(self.model_wait_s)
         if self.error is not None:
             raise RuntimeError(f"task history unavailable: {self.error}")
         return self.indexes
@@ -206,6 +208,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="weight of non-code files (docs, config) in files_for_task: 1 = no preference, "
         "0 = code files only",
     )
+    parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
+                        help="how long a query waits for the model to load before "
+                        "answering on keywords alone (default %(default)s)")
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
@@ -224,7 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tasks server: --prefer-code must be from 0 to 1", file=sys.stderr)
         return 2
     params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
-    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params)
+    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
+                          model_wait_s=args.model_wait)
     backend.start()
     build_server(backend).run("stdio")
     return 0

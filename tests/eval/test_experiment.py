@@ -46,8 +46,8 @@ def test_rank_per_variant_without_touching_the_raw_hits() -> None:
     ranker = Ranker()
     assert ranker.rank(run, Variant("f", "source", sources=("files",))) == ["b.py", "a.py"]
     assert ranker.rank(run, Variant("t", "source", sources=("tasks",))) == ["a.py", "c.py"]
-    # equal RRF scores at rank 1: files before tasks by name; weights change the order
-    assert ranker.rank(run, Variant("d", "default"))[:2] == ["b.py", "a.py"]
+    # both sources name a.py: the tasks hit joins a.py's chunk, so agreement puts it first
+    assert ranker.rank(run, Variant("d", "default"))[:2] == ["a.py", "b.py"]
     tasks_heavy = Variant("w", "weights", strategy="rrf", weights={"tasks": 0.7, "files": 0.3})
     assert ranker.rank(run, tasks_heavy) == ["a.py", "c.py", "b.py"]
     assert ranker.rank(run, Variant("c", "strategy", strategy="cascade", params={"order": ["tasks", "files"]}))[:2] == ["a.py", "c.py"]
@@ -133,7 +133,8 @@ def test_file_level_reference_sums_both_sources() -> None:
     run = _run("q1", ["a.py"], files=["b.py", "a.py"], tasks=["c.py", "a.py"])
     ranker = Ranker()
     hit_level = ranker.rank(run, Variant("d", "default"))
-    assert hit_level[0] == "b.py"  # no cross-source agreement at hit level
+    # the tasks hit for a.py (a whole file) joins a.py's chunk: agreement at hit level too
+    assert hit_level[0] == "a.py"
     reference = next(v for v in standard_variants(["files", "tasks"]) if v.group == "reference")
     # a.py: 1/62 + 1/62 beats b.py's and c.py's 1/61
     assert ranker.rank(run, reference) == ["a.py", "b.py", "c.py"]

@@ -12,6 +12,7 @@ from mcp.client.stdio import stdio_client
 
 from engine.index.embed import load_code_embedder
 from engine.index.manager import index_repository
+from tests.index.index_helpers import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +33,8 @@ async def test_files_server_search_and_safe_reads(repo: Path, tmp_path: Path) ->
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engine.servers.files", "--index-dir", str(index_dir)],
+        args=["-m", "engine.servers.files", "--index-dir", str(index_dir),
+              "--model-wait", "300"],  # about hybrid results: wait for the model
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=str(ROOT),
     )
@@ -84,3 +86,17 @@ async def test_files_server_search_and_safe_reads(repo: Path, tmp_path: Path) ->
                     "linked/outside.txt", "/etc/passwd", "app.log", ".git/config"):  # fmt: skip
             result = await session.call_tool("get_file", {"path": bad})
             assert result.is_error, bad
+
+
+def test_queries_answer_on_keywords_while_the_model_is_still_loading(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    """A cold server must not make the first query time out: BM25 answers meanwhile."""
+    from engine.servers.files import FilesService
+
+    index_repository(repo, embedder=embedder, index_dir=index_dir)
+    service = FilesService(index_dir, model_wait_s=0.05)
+    service.start_loading = lambda: None  # type: ignore[method-assign]  # the model never arrives
+    result = service.search("parse invoice number", 5)
+    assert result.hits and result.hits[0].path == "src/billing/invoice.py"
+    assert any("still loading" in w for w in result.warnings)

@@ -29,7 +29,8 @@ async def test_tasks_server_answers_with_structured_results(
     assert local[0].task.id == "t2"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engine.servers.tasks", "--repo", str(repo_dir), "--index-dir", str(ix)],
+        args=["-m", "engine.servers.tasks", "--repo", str(repo_dir), "--index-dir", str(ix),
+              "--model-wait", "300"],  # this test is about hybrid results: wait for the model
         cwd=str(Path(__file__).resolve().parents[2]),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
