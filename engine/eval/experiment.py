@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.config.schema import DedupConfig, FusionConfig
+from engine.engine import SOURCE_DEPTH
 from engine.eval.datasets import EvalQuery
 from engine.eval.metrics import (
     DEFAULT_KS,
@@ -110,8 +111,10 @@ class Ranker:
         return tuple(s for s in names if s in run.hits)
 
     def depth(self, variant: Variant) -> int:
-        """Hits per source a variant fuses: the engine asks each source for its top_k."""
-        return variant.depth if variant.depth is not None else clamp_top_k(self.fusion.top_k)
+        """Hits per source a variant fuses: as many as the engine asks each source for."""
+        if variant.depth is not None:
+            return variant.depth
+        return max(clamp_top_k(self.fusion.top_k), SOURCE_DEPTH)
 
     def _deduped(self, run: QueryRun, sources: tuple[str, ...], dedup: bool, depth: int) -> DedupResult:
         key = (run.query.id, sources, dedup, depth)
@@ -211,8 +214,8 @@ def standard_variants(
                            description="not the product: RRF over per-source file rankings"))
         out.append(Variant("reference: file-level rrf depth=100", "reference", strategy=FILE_RRF,
                            depth=100, description="the same over each source's top 100 hits"))
-    out.append(Variant("depth=100", "depth", depth=100,
-                       description="fuse each source's top 100 instead of the engine's top_k"))
+    out.append(Variant("depth=30", "depth", depth=30,
+                       description="fuse each source's top 30 instead of the engine's depth"))
     if len(sources) > 1:
         for source in sources:
             rest = tuple(s for s in sources if s != source)

@@ -125,7 +125,7 @@ def test_standard_variants_cover_the_seed_plan() -> None:
     for expected in ("default", "files-only", "tasks-only", "strategy=rrf", "strategy=composite",
                      "strategy=cascade", "strategy=vote", "strategy=weighted",
                      "rrf tasks:files=0.7:0.3", "rrf k=20", "without files", "without tasks",
-                     "without dedup", "without hints", "depth=100"):
+                     "without dedup", "without hints", "depth=30"):
         assert expected in names
 
 
