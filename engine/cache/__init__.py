@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from engine.cache.layers import ResponseCache, is_complete
 from engine.cache.memory import MemoryCache
 from engine.cache.redact import Scrubber, likely_secret_values, secret_values
 from engine.cache.sqlite import SqliteCache
+from engine.config.expand import expand_string
 from engine.config.schema import CacheConfig, Config
 from engine.paths import cache_path
 
@@ -38,7 +38,6 @@ __all__ = [
     "open_response_cache",
 ]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 def make_cache(
@@ -121,5 +120,5 @@ def invalidate_repository_blocking(
 def expand_variables(text: str, environ: Mapping[str, str] | None = None) -> str:
     """``${VAR}`` / ``${VAR:-default}`` replaced from the environment (the Redis URL may
     carry a password that way)."""
-    env = os.environ if environ is None else environ
-    return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text)
+    expanded, _unset = expand_string(text, os.environ if environ is None else environ)
+    return expanded
