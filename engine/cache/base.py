@@ -88,6 +88,8 @@ class Cache(ABC):
         clock: Clock | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
+        if max_entries is not None and max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self._clock: Clock = clock or time.time

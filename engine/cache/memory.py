@@ -32,8 +32,6 @@ class MemoryCache(Cache):
         clock: Clock | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
         super().__init__(ttl_s=ttl_s, max_entries=max_entries, clock=clock, scrubber=scrubber)
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest use first
         self._tags: dict[str, set[str]] = {}

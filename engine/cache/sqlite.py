@@ -63,8 +63,6 @@ class SqliteCache(Cache):
         clock: Clock | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
         super().__init__(ttl_s=ttl_s, max_entries=max_entries, clock=clock, scrubber=scrubber)
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None
