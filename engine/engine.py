@@ -189,13 +189,6 @@ class Engine:
                 weight=self._weight(name, decision),
             )
 
-        if not to_ask:
-            response = self._respond(request, decision, reports, hits_by_source, started, final=True)
-            response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
-            await self._finish(request, response)
-            yield SearchUpdate(response, final=True)
-            return
-
         async with contextlib.aclosing(
             fan_out(self.pool, to_ask, request.query, top_k=source_depth(request))
         ) as results:

@@ -130,3 +130,15 @@ async def test_apply_config_adds_a_server() -> None:
         await engine.apply_config(make_config("alpha", "beta"))
         response = await engine.search(SearchRequest("q", top_k=10))
     assert {r.name for r in response.sources} == {"alpha", "beta"}
+
+
+async def test_a_new_strategy_re_fuses_cached_source_hits_without_asking_again() -> None:
+    config = make_config("alpha")
+    cache = ResponseCache(make_cache(CacheConfig(backend="memory")), config)
+    async with make_engine(config, cache=cache) as engine:
+        first = await engine.search(SearchRequest("retry", top_k=10))
+        again = await engine.search(SearchRequest("retry", top_k=10, strategy="vote"))
+    assert again.strategy == "vote"
+    assert [r.status for r in again.sources] == [SourceStatus.CACHED]
+    assert {h.id for h in again.hits} == {h.id for h in first.hits}
+    assert again.context is not None and again.error is None
