@@ -57,6 +57,17 @@ def main() -> int:
             b = result.best
             print(f"grid best on tune half: {b['name']} -> held-out recall@10 "
                   f"{b['test']['recall@10']['mean']:.3f}, MRR {b['test']['mrr']['mean']:.3f}")
+        if result.adaptive:
+            a = result.adaptive
+            picks = ", ".join(f"{k}: {v}" for k, v in a["picks"].items())
+            vs = a["vs_default_test"]
+            print(f"query-adaptive ({picks}) vs default, held-out: recall@10 "
+                  f"{vs['recall@10']['mean_diff']:+.3f} (p={vs['recall@10']['p_value']:.3f}), "
+                  f"MRR {vs['mrr']['mean_diff']:+.3f} (p={vs['mrr']['p_value']:.3f})")
+            for c in a["classes"]:
+                print(f"  {c['class']:<11} {c['setting']:<24} tune/test {c['tune_queries']}/{c['test_queries']}: "
+                      f"recall@10 {c['default']['recall@10']:.3f} -> {c['adaptive']['recall@10']:.3f}, "
+                      f"MRR {c['default']['mrr']:.3f} -> {c['adaptive']['mrr']:.3f}")
         target = TARGETS.get(name)
         if target:
             r = result.estimate("default", "recall@10", "test").mean

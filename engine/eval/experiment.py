@@ -293,6 +293,7 @@ class ExperimentResult:
     source_errors: dict[str, int]
     latency_ms: dict[str, list[float]]
     meta: dict[str, Any] = field(default_factory=dict)
+    adaptive: dict[str, Any] = field(default_factory=dict)  # see engine.eval.adaptive
 
     def variant(self, name: str) -> VariantResult:
         for result in self.variants:

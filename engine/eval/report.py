@@ -75,6 +75,7 @@ def report_json(result: ExperimentResult) -> dict[str, Any]:
             for name, splits in result.ablations.items()
         },
         "best": result.best,
+        "adaptive": result.adaptive,
         "contributions": {
             str(k): {
                 "relevant": c.relevant_total, "found": c.found, "unique": c.unique,
@@ -237,6 +238,40 @@ def _best_section(result: ExperimentResult) -> list[str]:
     return [*lines, ""]
 
 
+def _adaptive_section(result: ExperimentResult) -> list[str]:
+    adaptive = result.adaptive
+    if not adaptive:
+        return []
+    lines = [
+        "## Query-adaptive weights",
+        "",
+        f"Per query class, the best of {adaptive['candidates']} settings (fusion strategy × tasks:files "
+        f"weight) by {adaptive['objective']} on that class's tuning queries, kept only if it beats the "
+        f"default there and the class has at least {adaptive['min_tune_queries']} tuning queries; "
+        "scored on the held-out half:",
+        "",
+        "| class | setting | tune / held-out queries | default recall@10 | adaptive | Δ (p) "
+        "| default MRR | adaptive | Δ (p) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in adaptive["classes"]:
+        r, m = c["tests"]["recall@10"], c["tests"]["mrr"]
+        lines.append(
+            f"| {c['class']} | {c['setting']} | {c['tune_queries']} / {c['test_queries']} "
+            f"| {c['default']['recall@10']:.3f} | {c['adaptive']['recall@10']:.3f} "
+            f"| {r['mean_diff']:+.3f} ({_pv(r['p_value'])}) | {c['default']['mrr']:.3f} "
+            f"| {c['adaptive']['mrr']:.3f} | {m['mean_diff']:+.3f} ({_pv(m['p_value'])}) |")
+    vs = adaptive["vs_default_test"]
+    lines += ["", f"All held-out queries: recall@10 {vs['recall@10']['mean_diff']:+.3f} "
+              f"({_pv(vs['recall@10']['p_value'])}), MRR {vs['mrr']['mean_diff']:+.3f} "
+              f"({_pv(vs['mrr']['p_value'])}) against the default.", ""]
+    return lines
+
+
+def _pv(p: float) -> str:
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}" if math.isfinite(p) else "p=n/a"
+
+
 def report_markdown(result: ExperimentResult) -> str:
     meta = result.meta
     n = {name: len(ids) for name, ids in result.splits.items()}
@@ -259,6 +294,7 @@ def report_markdown(result: ExperimentResult) -> str:
     if result.ablations:
         lines += ["## Ablation (held-out half)", "", *_ablation_table(result, "test"), ""]
     lines += _best_section(result)
+    lines += _adaptive_section(result)
     lines += ["## Sources", "", *_contribution_table(result), ""]
     lat = {s: _latency(v) for s, v in result.latency_ms.items()}
     lines += ["| source | errors | latency p50 (ms) | p95 (ms) |", "|---|---|---|---|"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from engine.config.schema import Config
 from engine.engine import Engine
+from engine.eval.adaptive import add_adaptive
 from engine.eval.datasets import load_dataset
 from engine.eval.experiment import ExperimentResult, Ranker, run_experiment
 from engine.eval.report import publish_latest, write_report
@@ -84,6 +85,7 @@ async def evaluate(
     ranker = Ranker(fusion=base.fusion, dedup=base.dedup,
                     path_of=PathMapper(prepared.corpus, prepared.corpus_files))
     result = run_experiment(runs, ranker, dataset=dataset.name)
+    add_adaptive(result, runs, ranker)
     scoring_s = time.perf_counter() - t0
     result.meta = {
         "dataset": str(dataset.folder),
