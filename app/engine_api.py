@@ -8,11 +8,24 @@ than it needs at start. ``open_engine`` imports the real facade lazily.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from engine.config.schema import Config, ServerConfig
-from engine.model import RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+from engine.model import DedupGroup, Hit, RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+
+
+@dataclass(frozen=True, slots=True)
+class ReputationRow:
+    """One source's standing as the insights page shows it."""
+
+    source: str
+    reputation: float
+    useful: int
+    not_useful: int
+    last_feedback: datetime | None = None
 
 
 class EngineLike(Protocol):
@@ -32,6 +45,14 @@ class EngineLike(Protocol):
     def stderr_lines(self, name: str) -> list[str]: ...
 
     async def apply_config(self, config: Config) -> None: ...
+
+    async def feedback(
+        self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None
+    ) -> dict[str, float]: ...
+
+    async def reputations(self) -> list[ReputationRow]: ...
+
+    async def reset_reputation(self, source: str | None = None) -> int: ...
 
     async def aclose(self) -> None: ...
 

@@ -22,8 +22,9 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from app.engine_api import ReputationRow
 from engine.config.schema import Config, ServerConfig
-from engine.model import RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+from engine.model import DedupGroup, Hit, RouteDecision, SearchRequest, SearchResponse, SearchUpdate
 
 T = TypeVar("T")
 JOIN_TIMEOUT_S = 5.0
@@ -149,6 +150,22 @@ class ThreadedEngine:
     async def apply_config(self, config: Config) -> None:
         await self._host.call(self._engine.apply_config(config))
 
+    async def feedback(
+        self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None
+    ) -> dict[str, float]:
+        """Record feedback on the engine thread (its SQLite write never blocks the GUI)."""
+        reputations: dict[str, float] = await self._host.call(
+            self._engine.feedback(hit, useful, query, group=group))
+        return reputations
+
+    async def reputations(self) -> list[ReputationRow]:
+        """Each source's standing and when it was last rated, read off the GUI thread."""
+        return await self._host.call(_reputation_rows(self._engine))
+
+    async def reset_reputation(self, source: str | None = None) -> int:
+        dropped: int = await self._host.call(self._engine.reset_reputation(source))
+        return dropped
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -157,6 +174,19 @@ class ThreadedEngine:
             await self._host.call(self._engine.aclose())
         finally:
             await asyncio.get_running_loop().run_in_executor(None, self._host.stop)
+
+
+async def _reputation_rows(engine: Any) -> list[ReputationRow]:
+    def read() -> list[ReputationRow]:
+        store = engine.reputation
+        rows = []
+        for standing in engine.reputations():
+            last = store.events(standing.source, limit=1) if store is not None and standing.votes else []
+            rows.append(ReputationRow(standing.source, standing.reputation, standing.useful,
+                                      standing.not_useful, last[0].time if last else None))
+        return rows
+
+    return await asyncio.to_thread(read)
 
 
 async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:

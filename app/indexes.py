@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from app.engine_api import EngineLike
 from app.tasks import describe_error, run_async
 
@@ -261,7 +261,7 @@ class IndexPage(QWidget):
             item = QTableWidgetItem(value)
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, path)
-                item.setToolTip(path)
+                item.setToolTip(safe_text.tooltip(path))
             self.table.setItem(row, column, item)
 
     def _selected_path(self) -> str | None:

@@ -1,6 +1,8 @@
-"""The insights page: recent queries, per-source latency and tokens, cache and dedup rates.
+"""The insights page: recent queries, per-source latency and tokens, cache and dedup rates,
+and each source's feedback-driven reputation (resettable).
 
-Reads the engine's local query history (``engine.history.store``) in a worker thread.
+Reads the engine's local query history (``engine.history.store``) in a worker thread;
+reputation comes through the engine facade (``app.reputation``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
+from app.engine_api import EngineLike
+from app.reputation import ReputationPanel
 from app.tasks import describe_error, run_async
 
 RECENT = 50
@@ -119,9 +123,13 @@ def _card(title: str) -> tuple[QFrame, QLabel]:
 class InsightsPage(QWidget):
     message = Signal(str)
 
-    def __init__(self, reader: Callable[[], Snapshot] = read_history, parent: QWidget | None = None) -> None:
+    def __init__(self, reader: Callable[[], Snapshot] = read_history,
+                 engine: Callable[[], EngineLike | None] = lambda: None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._reader = reader
+        self.reputation = ReputationPanel(engine)
+        self.reputation.message.connect(self.message.emit)
         title = QLabel("Insights")
         title.setObjectName("SectionTitle")
         refresh = QPushButton(theme.icon("refresh"), "Refresh")
@@ -158,9 +166,16 @@ class InsightsPage(QWidget):
         layout.addLayout(cards)
         layout.addWidget(chart_title)
         layout.addWidget(self.chart)
+        layout.addSpacing(6)
+        layout.addWidget(self.reputation)
+        layout.addSpacing(6)
+        recent = QLabel("Recent queries")
+        recent.setObjectName("SectionTitle")
+        layout.addWidget(recent)
         layout.addWidget(self.table, 1)
 
     def refresh(self) -> asyncio.Task[Any]:
+        self.reputation.refresh()
         return run_async(asyncio.to_thread(self._reader), label="Reading query history", key="insights",
                          quiet=True, on_success=self.show_snapshot,
                          on_error=lambda e: self.message.emit(f"Could not read the history: {describe_error(e)}"))
@@ -179,10 +194,11 @@ class InsightsPage(QWidget):
             sources = ", ".join(
                 f"{c.source} {c.latency_ms:.0f} ms" if c.latency_ms is not None else f"{c.source} {c.status}"
                 for c in entry.sources)
-            values = [entry.time.strftime("%H:%M:%S"), entry.query or "(redacted)", f"{entry.total_ms:.0f} ms",
+            query = safe_text.one_line(entry.query, 200) if entry.query else "(redacted)"
+            values = [entry.time.strftime("%H:%M:%S"), query, f"{entry.total_ms:.0f} ms",
                       str(entry.hits), f"{entry.tokens_total:,}", sources]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
-                if column == 5:
-                    item.setToolTip(value)
+                if column in (1, 5):
+                    item.setToolTip(safe_text.tooltip(value))
                 self.table.setItem(row, column, item)

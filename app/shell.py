@@ -107,11 +107,17 @@ class Shell(QObject):
         if self._insights is None:
             from app.insights import InsightsPage
 
-            self._insights = InsightsPage()
+            self._insights = InsightsPage(engine=lambda: self.engine)
             self._insights.message.connect(self.window.show_message)
+            # Feedback on the search page changes reputations: show the new ones.
+            self.window.search.feedback_recorded.connect(lambda _: self._insights_reputation_changed())
             self.window.fill_page(self._insights_holder, self._insights)
             self._insights.refresh()
         return self._insights
+
+    def _insights_reputation_changed(self) -> None:
+        if self._insights is not None:
+            self._insights.reputation.refresh()
 
     @property
     def popup(self) -> QuickPopup:
@@ -148,6 +154,8 @@ class Shell(QObject):
             self._editor.load(engine.config)
         if self._indexes is not None:
             self._indexes.refresh()
+        if self._insights is not None:
+            self._insights.reputation.refresh()
 
     def _engine_failed(self, error: BaseException) -> None:
         self.window.set_engine_state("Engine failed to start")

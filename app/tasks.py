@@ -17,6 +17,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
+from app import safe_text
+
 log = logging.getLogger(__name__)
 
 SuccessCallback = Callable[[Any], None]
@@ -158,6 +160,7 @@ class TaskIndicator(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 6, 0)
         self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # failures quote servers' words
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
         self.bar.setFixedWidth(90)
@@ -184,7 +187,7 @@ class TaskIndicator(QWidget):
     def _failed(self, label: str, message: str) -> None:
         self.label.setObjectName("Error")
         self.label.setText(f"{label} failed — {message}")
-        self.label.setToolTip(message)
+        self.label.setToolTip(safe_text.tooltip(message))
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.style().polish(self.label)
         self._clear.start()

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from app.engine_api import EngineLike
 from app.search.controller import SearchController
 from engine.model import SearchResponse, SearchUpdate
@@ -129,9 +129,9 @@ class QuickPopup(QWidget):
         response = update.response
         self.results.clear()
         for hit in response.hits[:TOP_RESULTS]:
-            where = f"{hit.location} · " if hit.path or hit.uri else ""
-            item = QListWidgetItem(f"{hit.title}\n{where}{hit.source}")
-            item.setToolTip(hit.content[:2000])
+            where = f"{safe_text.one_line(hit.location, 100)} · " if hit.path or hit.uri else ""
+            item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{hit.source}")
+            item.setToolTip(safe_text.tooltip(hit.content, 2000))
             self.results.addItem(item)
         answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
         tokens = response.context.token_count if response.context else 0

@@ -20,21 +20,23 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engine.builtins import with_builtin_servers
 from engine.cache import open_response_cache
+from engine.cache.keys import QUERY_PREFIX
 from engine.cache.layers import ResponseCache
 from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.fanout import SourceResult, all_failed, fan_out
-from engine.history.reputation import ReputationStore
+from engine.history.reputation import ReputationStore, SourceReputation
 from engine.history.store import HistoryStore
 from engine.model import (
+    DedupGroup,
     Hit,
     RouteDecision,
     SearchRequest,
@@ -330,6 +332,75 @@ class Engine:
                 await self.history.arecord(response)
             except Exception as exc:
                 log.warning("query history write failed: %s", exc)
+
+    # ------------------------------------------------------------------ feedback & reputation
+
+    async def feedback(
+        self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None
+    ) -> dict[str, float]:
+        """Record that ``hit`` was useful (or not) for ``query``; returns the new
+        reputation of every source credited.
+
+        A fused hit stands for every source that returned it: pass its dedup
+        ``group`` and each distinct source in it is credited (with its own hit's id),
+        not only the source whose copy was kept. Whole cached responses are dropped
+        afterwards, since their ranking was fused with the old reputations.
+        """
+        credited: dict[str, str] = {hit.source: hit.id}
+        if group is not None:
+            credited.setdefault(group.kept.source, group.kept.id)
+            for member in group.members:
+                credited.setdefault(member.hit.source, member.hit.id)
+        return await self.record_feedback(credited, useful, query)
+
+    async def record_feedback(
+        self, credited: Mapping[str, str], useful: bool, query: str = ""
+    ) -> dict[str, float]:
+        """Record feedback for each ``source → hit id`` in ``credited`` (what the MCP
+        face's ``feedback`` tool gives); returns the sources' new reputations."""
+        store = self.reputation
+        if store is None:
+            raise RuntimeError(
+                "feedback is not stored in this session: the engine was opened without "
+                "persistent state (no reputation store)"
+            )
+
+        def write() -> dict[str, float]:
+            for source, hit_id in credited.items():
+                store.record(hit_id=hit_id, source=source, useful=useful, query=query)
+            return {source: store.reputation(source) for source in credited}
+
+        reputations = await asyncio.to_thread(write)  # the loop never waits on the disk
+        if self.cache is not None:
+            try:
+                await self.cache.cache.invalidate(prefix=QUERY_PREFIX)
+            except Exception as exc:  # the feedback is stored; a stale cache is not fatal
+                log.warning("could not drop cached responses after feedback: %s", exc)
+        return reputations
+
+    def reputations(self) -> list[SourceReputation]:
+        """Every configured or rated source's standing, by name (unrated sources at the
+        prior); empty when the engine keeps no reputation store."""
+        store = self.reputation
+        if store is None:
+            return []
+        standings = store.standings()
+        for name in self._effective.servers:
+            standings.setdefault(name, SourceReputation(name, store.default, 0, 0, 0.0))
+        return [standings[name] for name in sorted(standings)]
+
+    async def reset_reputation(self, source: str | None = None) -> int:
+        """Forget the feedback for ``source`` (or every source); returns events dropped."""
+        store = self.reputation
+        if store is None:
+            raise RuntimeError("no reputation store in this session (not persistent)")
+        dropped = await asyncio.to_thread(store.reset, source)
+        if self.cache is not None:
+            try:
+                await self.cache.cache.invalidate(prefix=QUERY_PREFIX)
+            except Exception as exc:
+                log.warning("could not drop cached responses after a reset: %s", exc)
+        return dropped
 
     # ------------------------------------------------------------------ servers
 

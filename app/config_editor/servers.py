@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from app.config_editor import backend
 from app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
 from app.engine_api import EngineLike
@@ -401,8 +401,10 @@ class ServersPage(QWidget):
             self.test_result.setText(f"Failed: {getattr(result, 'error', None) or 'unknown error'}")
         self.test_result.style().polish(self.test_result)
         lines = ["Tools:"] + [f"  • {t.name} — {getattr(t, 'description', '') or ''}".rstrip(" —") for t in tools]
-        lines += ["", "Probe results:"] + [f"  {i + 1}. {h.title} ({h.location})" for i, h in enumerate(hits[:10])]
-        self.test_details.setPlainText("\n".join(lines))
+        lines += ["", "Probe results:"] + [
+            f"  {i + 1}. {safe_text.one_line(h.title, 120)} ({safe_text.one_line(h.location, 120)})"
+            for i, h in enumerate(hits[:10])]
+        self.test_details.setPlainText(safe_text.block("\n".join(lines)))
         self.test_details.setVisible(True)
 
     def _test_failed(self, error: BaseException) -> None:

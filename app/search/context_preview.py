@@ -1,4 +1,8 @@
-"""The assembled-context preview: the text an LLM would get, its token count, copy."""
+"""The assembled-context preview: the text an LLM would get, its token count, copy.
+
+The preview shows the text through ``app.safe_text.block`` (controls visible, very
+long lines cut); "Copy" copies the context itself, unchanged.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from engine.model import AssembledContext, ContextFormat
 
 
@@ -80,7 +84,7 @@ class ContextPreview(QWidget):
             self.tokens.setText("No context yet")
             self.usage.setValue(0)
             return
-        self.text.setPlainText(context.text)
+        self.text.setPlainText(safe_text.block(context.text))
         percent = round(100 * context.utilisation)
         dropped = f" · {context.dropped} dropped to fit" if context.dropped else ""
         self.tokens.setText(

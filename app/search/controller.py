@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.engine_api import EngineLike
 from app.tasks import run_async
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
-from engine.model import ContextFormat, SearchRequest, SearchResponse, SearchUpdate, TaskType
+from engine.model import (
+    ContextFormat,
+    Hints,
+    SearchRequest,
+    SearchResponse,
+    SearchUpdate,
+    TaskType,
+)
 
 DEBOUNCE_MS = 100
 
@@ -33,6 +40,7 @@ class SearchOptions:
     reserved_tokens: int = 1000
     format: ContextFormat = ContextFormat.MARKDOWN
     task_type: TaskType = TaskType.IMPLEMENTATION
+    hints: Hints = field(default_factory=Hints)
 
     def request(self, query: str) -> SearchRequest:
         return SearchRequest(
@@ -43,6 +51,9 @@ class SearchOptions:
             reserved_tokens=min(self.reserved_tokens, self.max_tokens),
             format=self.format,
             task_type=self.task_type,
+            # A copy: the request outlives these options and travels to the engine thread.
+            hints=Hints(list(self.hints.related_files), list(self.hints.related_issues),
+                        self.hints.language, self.hints.framework),
         )
 
 

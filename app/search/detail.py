@@ -1,4 +1,8 @@
-"""The detail pane: a hit's content highlighted, where it is, why it scores, its duplicates."""
+"""The detail pane: a hit's content highlighted, where it is, why it scores, its duplicates,
+and the "Useful" / "Not useful" buttons that teach the ranking which sources to trust.
+
+Hit text is untrusted: it is shown through ``app.safe_text`` in plain-text widgets only.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ import shlex
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from PySide6.QtCore import QProcess, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase
+from PySide6.QtCore import QProcess, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -18,13 +22,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from app.search.highlighter import CodeHighlighter, language_for
 from app.search.score_chart import ScoreChart
 from engine.model import DedupGroup, GroupMember, Hit
 
 EDITOR_ENV = "TRIBUTARY_EDITOR"  # e.g. "code -g {path}:{line}"; else the desktop's default app
-MAX_SHOWN = 200_000  # characters; hit content is untrusted and may be huge
+MAX_SHOWN = safe_text.BLOCK_LIMIT  # characters; hit content is untrusted and may be huge
+USEFUL_KEYS = QKeySequence("Ctrl+Up")
+NOT_USEFUL_KEYS = QKeySequence("Ctrl+Down")
 
 
 def local_file(hit: Hit) -> Path | None:
@@ -54,10 +60,17 @@ def reveal(path: Path) -> bool:
     return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
 
+def shortcut_text(keys: QKeySequence) -> str:
+    return keys.toString(QKeySequence.SequenceFormat.NativeText)
+
+
 class DetailPane(QWidget):
+    feedback_requested = Signal(bool)  # useful?
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.hit: Hit | None = None
+        self.rating: bool | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
         layout.setSpacing(6)
@@ -75,6 +88,17 @@ class DetailPane(QWidget):
         self.reveal_button = QPushButton(theme.icon("folder"), "Reveal")
         self.open_button.clicked.connect(self._open)
         self.reveal_button.clicked.connect(self._reveal)
+        self.useful_button = QPushButton(theme.icon("thumb-up"), "Useful")
+        self.useful_button.setToolTip(
+            f"This result helped: trust its sources more ({shortcut_text(USEFUL_KEYS)})")
+        self.not_useful_button = QPushButton(theme.icon("thumb-down"), "Not useful")
+        self.not_useful_button.setToolTip(
+            f"This result did not help: trust its sources less ({shortcut_text(NOT_USEFUL_KEYS)})")
+        for button, useful in ((self.useful_button, True), (self.not_useful_button, False)):
+            button.setCheckable(True)
+            button.clicked.connect(lambda _=False, u=useful: self._feedback(u))
+        self.useful_button.setStyleSheet(_rated_style("ok"))
+        self.not_useful_button.setStyleSheet(_rated_style("danger"))
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.reveal_button)
         buttons.addStretch()
@@ -92,11 +116,18 @@ class DetailPane(QWidget):
         self.highlighter = CodeHighlighter(self.content.document())
         breakdown = QLabel("Score breakdown")
         breakdown.setObjectName("Hint")
+        # Rating sits with the score it will change: it moves the sources' reputation.
+        rate = QHBoxLayout()
+        rate.setSpacing(6)
+        rate.addWidget(breakdown)
+        rate.addStretch()
+        rate.addWidget(self.useful_button)
+        rate.addWidget(self.not_useful_button)
         layout.addWidget(self.title)
         layout.addWidget(self.location)
         layout.addLayout(buttons)
         layout.addWidget(self.content, 1)
-        layout.addWidget(breakdown)
+        layout.addLayout(rate)
         layout.addWidget(self.chart)
         layout.addWidget(self.group)
         self.show_hit(None)
@@ -107,6 +138,10 @@ class DetailPane(QWidget):
         has_file = hit is not None and local_file(hit) is not None
         self.open_button.setEnabled(has_file)
         self.reveal_button.setEnabled(has_file)
+        self.useful_button.setEnabled(hit is not None)
+        self.not_useful_button.setEnabled(hit is not None)
+        if previous is None or hit is None or previous.id != hit.id:
+            self.set_rating(None)
         if hit is None:
             self.title.setText("Select a result to see it here")
             self.location.setText("")
@@ -119,16 +154,31 @@ class DetailPane(QWidget):
         self.group.setText(_group_text(group, member))
         if same:  # a live update of the same hit: keep the text (and the scroll position)
             return
-        self.title.setText(hit.title)
-        where = hit.location if hit.path or hit.uri else ""
-        self.location.setText(f"{where}    ·    {hit.source} / {hit.tool}" if where else f"{hit.source} / {hit.tool}")
-        text = hit.content if len(hit.content) <= MAX_SHOWN else hit.content[:MAX_SHOWN] + "\n… (cut)"
+        self.title.setText(safe_text.one_line(hit.title, 300) or "(untitled)")
+        where = safe_text.one_line(hit.location, 400) if hit.path or hit.uri else ""
+        origin = f"{safe_text.one_line(hit.source)} / {safe_text.one_line(hit.tool)}"
+        self.location.setText(f"{where}    ·    {origin}" if where else origin)
+        # Long lines are cut for display: a megabyte line would stall the text layout.
+        text = safe_text.block(hit.content, limit=MAX_SHOWN)
         language = language_for(hit.path, text)
         self.highlighter.set_language(language)
         # Code keeps its lines; prose (task descriptions, notes, docs) wraps.
         self.content.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if language
                                      else QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.content.setPlainText(text)
+
+    def set_rating(self, useful: bool | None) -> None:
+        """Show how the user rated the current hit (None: not rated)."""
+        self.rating = useful
+        self.useful_button.setChecked(useful is True)
+        self.not_useful_button.setChecked(useful is False)
+
+    def _feedback(self, useful: bool) -> None:
+        # The buttons reflect the recorded rating, not the click: set_rating follows.
+        self.useful_button.setChecked(self.rating is True)
+        self.not_useful_button.setChecked(self.rating is False)
+        if self.hit is not None:
+            self.feedback_requested.emit(useful)
 
     def _open(self) -> None:
         if self.hit and (path := local_file(self.hit)):
@@ -139,6 +189,13 @@ class DetailPane(QWidget):
             reveal(path)
 
 
+def _rated_style(colour: str) -> str:
+    """A checked (rated) feedback button is tinted; the app style sheet has no :checked."""
+    c = theme.colours()
+    return (f"QPushButton {{ padding: 3px 10px; }}"
+            f"QPushButton:checked {{ background: {c[colour]}; color: white; border-color: {c[colour]}; }}")
+
+
 def _group_text(group: DedupGroup | None, member: GroupMember | None) -> str:
     if member is not None:
         return f"Folded duplicate: {member.reason.value}, similarity {member.similarity:.2f}."
@@ -146,7 +203,9 @@ def _group_text(group: DedupGroup | None, member: GroupMember | None) -> str:
         return ""
     lines = [f"Agreed by {group.agreement} sources ({', '.join(group.sources)}); folded:"]
     lines += [
-        f"  • {m.hit.source}: {m.hit.location} — {m.reason.value} {m.similarity:.2f}"
-        for m in group.members
+        f"  • {m.hit.source}: {safe_text.one_line(m.hit.location, 120)} — {m.reason.value} {m.similarity:.2f}"
+        for m in group.members[:20]
     ]
+    if len(group.members) > 20:
+        lines.append(f"  … and {len(group.members) - 20} more")
     return "\n".join(lines)

@@ -1,17 +1,21 @@
-"""The search page: query, controls, source status strip, results tree, detail, context."""
+"""The search page: query, controls, hints, source status strip, results tree, detail,
+context — and feedback: "Useful" / "Not useful" on a hit (detail pane buttons, the
+results' context menu, Ctrl+Up / Ctrl+Down) credits every source that returned it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QSpinBox,
     QSplitter,
     QTabWidget,
@@ -26,7 +30,8 @@ from app.history import QueryHistory
 from app.search.badges import SourceBadgeDelegate
 from app.search.context_preview import ContextPreview
 from app.search.controller import SearchController
-from app.search.detail import DetailPane
+from app.search.detail import NOT_USEFUL_KEYS, USEFUL_KEYS, DetailPane, local_file, open_in_editor
+from app.search.hints import HintsBar
 from app.search.query_box import QueryBox
 from app.search.results_model import (
     HIT_ROLE,
@@ -39,8 +44,17 @@ from app.search.results_model import (
     ResultsModel,
 )
 from app.search.source_strip import LogWindow, SourceStrip
+from app.tasks import describe_error, run_async
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
-from engine.model import ContextFormat, SearchResponse, SearchUpdate, SourceReport, TaskType
+from engine.model import (
+    ContextFormat,
+    DedupGroup,
+    Hit,
+    SearchResponse,
+    SearchUpdate,
+    SourceReport,
+    TaskType,
+)
 
 RENDER_MS = 40
 STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
@@ -49,6 +63,7 @@ STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
 
 class SearchPage(QWidget):
     message = Signal(str)  # for the status bar
+    feedback_recorded = Signal(object)  # {source: new reputation}
 
     def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
                  parent: QWidget | None = None) -> None:
@@ -90,6 +105,9 @@ class SearchPage(QWidget):
             controls.addWidget(caption)
             controls.addWidget(widget)
             controls.addSpacing(10)
+        self.hints = HintsBar()
+        self.hints.changed.connect(lambda hints: self.controller.set_options(hints=hints))
+        controls.addWidget(self.hints.toggle)
         controls.addStretch()
 
         self.strip = SourceStrip()
@@ -115,8 +133,14 @@ class SearchPage(QWidget):
         header.resizeSection(LOCATION, 190)
         header.resizeSection(SOURCES, 150)
         self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
 
         self.detail = DetailPane()
+        self.detail.feedback_requested.connect(self.feedback)
+        # One action per judgement, shared by the shortcut and the context menu.
+        self.useful_action = self._feedback_action("Useful", "thumb-up", USEFUL_KEYS, True)
+        self.not_useful_action = self._feedback_action("Not useful", "thumb-down", NOT_USEFUL_KEYS, False)
         self.context = ContextPreview()
         self.context.format_changed.connect(lambda f: self.controller.set_options(format=ContextFormat(f)))
         self.context.budget_changed.connect(lambda v: self.controller.set_options(max_tokens=v))
@@ -147,6 +171,7 @@ class SearchPage(QWidget):
         layout.setSpacing(10)
         layout.addWidget(self.query)
         layout.addLayout(controls)
+        layout.addWidget(self.hints)
         layout.addWidget(self.strip)
         layout.addWidget(splitter, 1)
 
@@ -165,7 +190,16 @@ class SearchPage(QWidget):
         QShortcut(QKeySequence("Ctrl+Shift+C"), self, self.context.copy)
         QShortcut(QKeySequence("Ctrl+1"), self, lambda: self.tabs.setCurrentIndex(0))
         QShortcut(QKeySequence("Ctrl+2"), self, lambda: self.tabs.setCurrentIndex(1))
+        QShortcut(QKeySequence("Ctrl+H"), self, self.hints.toggle.toggle)
 
+    def _feedback_action(self, text: str, icon: str, keys: QKeySequence, useful: bool) -> QAction:
+        action = QAction(theme.icon(icon), text, self)
+        action.setShortcut(keys)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.setToolTip(f"{text} ({keys.toString(QKeySequence.SequenceFormat.NativeText)})")
+        action.triggered.connect(lambda: self.feedback(useful))
+        self.addAction(action)
+        return action
     # -- actions ------------------------------------------------------------------------
 
     def focus_query(self) -> None:
@@ -204,6 +238,71 @@ class SearchPage(QWidget):
         window.refresh()
         window.show()
         window.raise_()
+
+    # -- feedback -----------------------------------------------------------------------
+
+    def feedback_target(self, index: QModelIndex | None = None) -> tuple[Hit, DedupGroup | None] | None:
+        """The hit a judgement is about and, for a fused row, its dedup group (whose
+        every source is credited); a folded child row stands for its own source only."""
+        index = self.tree.currentIndex() if index is None else index
+        hit = self.model.hit_at(index.siblingAtColumn(0)) if index.isValid() else None
+        if hit is None:
+            return None
+        if index.siblingAtColumn(0).data(MEMBER_ROLE) is not None:
+            return hit, None
+        response = self.model.response
+        return hit, response.group_of(hit.id) if response else None
+
+    def feedback(self, useful: bool) -> None:
+        """Record that the current result was useful (or not) for the current query."""
+        target = self.feedback_target()
+        engine = self._engine()
+        if target is None:
+            self.message.emit("Select a result to rate it")
+            return
+        if engine is None:
+            self.message.emit("The engine is still starting — try again in a moment.")
+            return
+        hit, group = target
+        response = self.model.response
+        query = response.request.query if response else self.controller.query
+        run_async(engine.feedback(hit, useful, query, group=group),
+                  label="Recording feedback",
+                  on_success=functools.partial(self._feedback_recorded, hit.id, useful),
+                  on_error=lambda e: self.message.emit(f"Feedback not recorded — {describe_error(e)}"))
+
+    def _feedback_recorded(self, hit_id: str, useful: bool, reputations: dict[str, float]) -> None:
+        self.model.set_rating(hit_id, useful)
+        if self.detail.hit is not None and self.detail.hit.id == hit_id:
+            self.detail.set_rating(useful)
+        standings = ", ".join(f"{source} reputation {value:.2f}" for source, value in reputations.items())
+        self.message.emit(f"Marked {'useful' if useful else 'not useful'}: {standings}")
+        self.feedback_recorded.emit(reputations)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        menu = self.context_menu_at(pos)
+        if menu is not None:
+            menu.popup(self.tree.viewport().mapToGlobal(pos))
+
+    def context_menu_at(self, pos: QPoint) -> QMenu | None:
+        """The results' context menu for the row at ``pos`` (made current), not shown."""
+        index = self.tree.indexAt(pos)
+        hit = self.model.hit_at(index.siblingAtColumn(0)) if index.isValid() else None
+        if hit is None:
+            return None
+        self.tree.setCurrentIndex(index)
+        menu = QMenu(self)
+        menu.addAction(self.useful_action)
+        menu.addAction(self.not_useful_action)
+        menu.addSeparator()
+        copy = menu.addAction(theme.icon("copy"), "Copy location")
+        copy.triggered.connect(lambda: QGuiApplication.clipboard().setText(hit.location))
+        path = local_file(hit)
+        if path is not None:
+            opener = menu.addAction(theme.icon("open"), "Open in editor")
+            opener.triggered.connect(lambda: open_in_editor(path, hit.start_line))
+        menu.aboutToHide.connect(menu.deleteLater)
+        return menu
 
     # -- rendering ----------------------------------------------------------------------
 
@@ -289,6 +388,7 @@ class SearchPage(QWidget):
         response = self.model.response
         group = response.group_of(hit.id) if response and member is None else None
         self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member)
+        self.detail.set_rating(self.model.rating(hit.id))
 
 
 def _summary(response: SearchResponse, final: bool) -> str:

@@ -2,7 +2,10 @@
 
 Top-level rows are the ranked hits of a ``SearchResponse``; a hit that absorbed
 duplicates has them as children, each showing its own source, the reason it was
-folded (hash, fuzzy, semantic, overlap) and the similarity.
+folded (hash, fuzzy, semantic, overlap) and the similarity. A hit the user rated
+(useful / not useful) carries a thumb in its title cell across live updates.
+
+Hit text is untrusted: every cell and tooltip goes through ``app.safe_text``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
+from app import safe_text, theme
 from engine.model import GroupMember, Hit, SearchResponse
 
 Index = QModelIndex | QPersistentModelIndex
@@ -18,6 +22,7 @@ Index = QModelIndex | QPersistentModelIndex
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1  # the Hit of the row (kept hit or member)
 MEMBER_ROLE = Qt.ItemDataRole.UserRole + 2  # the GroupMember of a child row, else None
 SOURCES_ROLE = Qt.ItemDataRole.UserRole + 3  # list of source names that agree on the row
+RATING_ROLE = Qt.ItemDataRole.UserRole + 4  # True / False once the user rated the row, else None
 
 COLUMNS = ("#", "Result", "Location", "Sources", "Score")
 RANK, TITLE, LOCATION, SOURCES, SCORE = range(len(COLUMNS))
@@ -37,12 +42,15 @@ class ResultsModel(QAbstractItemModel):
         self._display: list[tuple[str, ...]] = []  # computed once per response, not per paint
         self._member_display: list[list[tuple[str, ...]]] = []
         self.response: SearchResponse | None = None
+        self._ratings: dict[str, bool] = {}  # hit id -> useful; kept across live updates
 
     # -- loading ------------------------------------------------------------------------
 
     def set_response(self, response: SearchResponse | None) -> None:
         """Show ``response`` (None clears). Views restore selection by hit id."""
         self.beginResetModel()
+        if response is None or (self.response is not None and response.request.query != self.response.request.query):
+            self._ratings.clear()
         self.response = response
         self._hits = list(response.hits) if response else []
         self._members = []
@@ -57,9 +65,10 @@ class ResultsModel(QAbstractItemModel):
             self._members.append(members)
             self._sources.append(sources)
             self._display.append(
-                (str(row + 1), _one_line(hit.title), _where(hit), ", ".join(sources), f"{hit.score:.4f}"))
+                (str(row + 1), safe_text.one_line(hit.title), _where(hit), ", ".join(sources),
+                 f"{hit.score:.4f}"))
             self._member_display.append([
-                ("", _one_line(m.hit.title), _where(m.hit), m.hit.source,
+                ("", safe_text.one_line(m.hit.title), _where(m.hit), m.hit.source,
                  f"{m.reason.value} {m.similarity:.2f}")
                 for m in members
             ])
@@ -68,6 +77,25 @@ class ResultsModel(QAbstractItemModel):
     def hit_at(self, index: Index) -> Hit | None:
         value = self.data(index, HIT_ROLE)
         return value if isinstance(value, Hit) else None
+
+    def set_rating(self, hit_id: str, useful: bool) -> None:
+        """Mark the row(s) showing ``hit_id`` as rated."""
+        self._ratings[hit_id] = useful
+        for index in self._indexes_of(hit_id):
+            self.dataChanged.emit(index.siblingAtColumn(TITLE), index.siblingAtColumn(TITLE),
+                                  [Qt.ItemDataRole.DecorationRole, RATING_ROLE, Qt.ItemDataRole.ToolTipRole])
+
+    def rating(self, hit_id: str) -> bool | None:
+        return self._ratings.get(hit_id)
+
+    def _indexes_of(self, hit_id: str) -> list[QModelIndex]:
+        found = []
+        for row, hit in enumerate(self._hits):
+            parent = self.index(row, 0)
+            if hit.id == hit_id:
+                found.append(parent)
+            found += [self.index(i, 0, parent) for i, m in enumerate(self._members[row]) if m.hit.id == hit_id]
+        return found
 
     def row_of(self, hit_id: str) -> QModelIndex:
         for row, hit in enumerate(self._hits):
@@ -136,8 +164,12 @@ class ResultsModel(QAbstractItemModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display[row][column]
+        if role == RATING_ROLE:
+            return self._ratings.get(hit.id)
+        if role == Qt.ItemDataRole.DecorationRole and column == TITLE:
+            return _rating_icon(self._ratings.get(hit.id))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return _tooltip(hit, self._sources[row])
+            return _tooltip(hit, self._sources[row], self._ratings.get(hit.id))
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (RANK, SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -150,10 +182,15 @@ class ResultsModel(QAbstractItemModel):
             return member
         if role == SOURCES_ROLE:
             return [hit.source]
+        if role == RATING_ROLE:
+            return self._ratings.get(hit.id)
+        if role == Qt.ItemDataRole.DecorationRole and column == TITLE:
+            return _rating_icon(self._ratings.get(hit.id))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (
+            return safe_text.tooltip(
                 f"Folded into the result above: {member.reason.value} duplicate, "
-                f"similarity {member.similarity:.2f}\n{hit.source} · {hit.location}"
+                f"similarity {member.similarity:.2f}\n{hit.source} · {safe_text.one_line(hit.location, 300)}"
+                + _rated_note(self._ratings.get(hit.id))
             )
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (RANK, SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -162,17 +199,24 @@ class ResultsModel(QAbstractItemModel):
 
 def _where(hit: Hit) -> str:
     """``path:lines`` or the uri; nothing when the hit names neither (not the title again)."""
-    return _one_line(hit.location) if hit.path or hit.uri else ""
+    return safe_text.one_line(hit.location) if hit.path or hit.uri else ""
 
 
-def _one_line(text: str, limit: int = 160) -> str:
-    # Hit text is untrusted data: strip control characters and keep rows one line high.
-    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _rating_icon(useful: bool | None) -> Any:
+    if useful is None:
+        return None
+    return theme.icon("thumb-up", theme.colours()["ok"]) if useful else theme.icon(
+        "thumb-down", theme.colours()["danger"])
 
 
-def _tooltip(hit: Hit, sources: list[str]) -> str:
-    lines = [_one_line(hit.title, 200), hit.location, f"score {hit.score:.4f}"]
+def _rated_note(useful: bool | None) -> str:
+    if useful is None:
+        return ""
+    return "\nYou marked this useful" if useful else "\nYou marked this not useful"
+
+
+def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
+    lines = [safe_text.one_line(hit.title, 200), safe_text.one_line(hit.location, 300), f"score {hit.score:.4f}"]
     if len(sources) > 1:
         lines.append("agreed by " + ", ".join(sources))
-    return "\n".join(lines)
+    return safe_text.tooltip("\n".join(lines) + _rated_note(useful))

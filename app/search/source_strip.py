@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import theme
+from app import safe_text, theme
 from engine.model import SourceReport, SourceStatus
 
 _DOTS: dict[str, QIcon] = {}
@@ -67,7 +67,7 @@ def chip_tooltip(report: SourceReport) -> str:
     if report.error:
         lines.append("error: " + report.error)
     lines.append("Click for this server's log")
-    return "\n".join(lines)
+    return safe_text.tooltip("\n".join(lines))  # errors are a server's words: never markup
 
 
 class SourceStrip(QWidget):
@@ -135,6 +135,6 @@ class LogWindow(QDialog):
 
     def refresh(self) -> None:
         lines = self._lines()
-        self.text.setPlainText("\n".join(lines) if lines else "(nothing on stderr yet)")
+        self.text.setPlainText(safe_text.block("\n".join(lines)) if lines else "(nothing on stderr yet)")
         bar = self.text.verticalScrollBar()
         bar.setValue(bar.maximum())

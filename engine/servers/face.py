@@ -234,8 +234,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         engine = state["engine"]
         if engine.reputation is None:
             raise ValueError("feedback is not stored in this session (no persistent state)")
-        engine.reputation.record(hit_id=hit_id, source=source, useful=useful, query=query)
-        return FeedbackOut(source=source, reputation=engine.reputation.reputation(source))
+        reputations = await engine.record_feedback({source: hit_id}, useful, query)
+        return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
 

@@ -12,7 +12,9 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+from app.engine_api import ReputationRow
 from engine.config.schema import Config, RoutingRule, ServerConfig
 from engine.model import (
     AssembledContext,
@@ -87,6 +89,11 @@ class FakeEngine:
     cancelled: list[str] = field(default_factory=list)
     applied: list[Config] = field(default_factory=list)
     closed: int = 0
+    requests: list[SearchRequest] = field(default_factory=list)
+    # (hit id, source, useful, query) per credited source, in order
+    feedback_events: list[tuple[str, str, bool, str]] = field(default_factory=list)
+    feedback_times: dict[str, datetime] = field(default_factory=dict)
+    persistent: bool = True
 
     def __post_init__(self) -> None:
         if not self.config.servers:
@@ -102,6 +109,7 @@ class FakeEngine:
     async def search_stream(self, request: SearchRequest) -> AsyncIterator[SearchUpdate]:
         query = request.query
         self.started.append(query)
+        self.requests.append(request)
         start = time.perf_counter()
         order = sorted(self.sources, key=lambda s: self.delay(s, query))
         reports = {s: SourceReport(name=s) for s in self.sources}
@@ -169,6 +177,47 @@ class FakeEngine:
     async def apply_config(self, config: Config) -> None:
         self.applied.append(config)
         self.config = config
+
+    async def feedback(
+        self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None
+    ) -> dict[str, float]:
+        """Like ``Engine.feedback``: credits every distinct source of the group."""
+        await asyncio.sleep(0.005)
+        if not self.persistent:
+            raise RuntimeError("feedback is not stored in this session")
+        credited = {hit.source: hit.id}
+        if group is not None:
+            for member in group.members:
+                credited.setdefault(member.hit.source, member.hit.id)
+        for source, hit_id in credited.items():
+            self.feedback_events.append((hit_id, source, useful, query))
+            self.feedback_times[source] = datetime(2026, 11, 22, 4, 30, tzinfo=UTC)
+        return {source: self.reputation_of(source) for source in credited}
+
+    def reputation_of(self, source: str) -> float:
+        """The Beta(2, 2) posterior mean, as the real store computes without decay."""
+        votes = [useful for _, s, useful, _ in self.feedback_events if s == source]
+        return (2 + sum(votes)) / (4 + len(votes))
+
+    async def reputations(self) -> list[ReputationRow]:
+        await asyncio.sleep(0.005)
+        names = sorted(set(self.config.servers) | {s for _, s, _, _ in self.feedback_events})
+        rows = []
+        for name in names:
+            votes = [useful for _, s, useful, _ in self.feedback_events if s == name]
+            rows.append(ReputationRow(name, self.reputation_of(name), sum(votes),
+                                      len(votes) - sum(votes), self.feedback_times.get(name)))
+        return rows
+
+    async def reset_reputation(self, source: str | None = None) -> int:
+        await asyncio.sleep(0.005)
+        before = len(self.feedback_events)
+        self.feedback_events = [e for e in self.feedback_events if source is not None and e[1] != source]
+        if source is None:
+            self.feedback_times.clear()
+        else:
+            self.feedback_times.pop(source, None)
+        return before - len(self.feedback_events)
 
     async def aclose(self) -> None:
         self.closed += 1

@@ -99,3 +99,41 @@ async def test_engine_cpu_work_does_not_block_the_gui_loop(qtbot: object) -> Non
         assert len(during) >= 2
     finally:
         await engine.aclose()
+
+
+@pytest.mark.asyncio
+async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, tmp_path: Any) -> None:
+    from engine.config.schema import Config, ServerConfig
+    from engine.engine import Engine
+    from engine.history.reputation import ReputationStore
+    from engine.model import DedupGroup, DedupReason, GroupMember, Hit
+    from engine.sources.memory import memory_connector
+    from tests.fakes import fake_server_object
+
+    threads: list[str] = []
+
+    class Store(ReputationStore):
+        def record(self, **kwargs: Any) -> Any:  # type: ignore[override]
+            threads.append(threading.current_thread().name)
+            return super().record(**kwargs)
+
+    async def opener() -> Any:
+        config = Config(servers={n: ServerConfig(name=n, command="unused") for n in ("files", "tasks")})
+        return Engine(config, connector=memory_connector(lambda c: fake_server_object(c.name)),
+                      reputation=Store(tmp_path / "history.sqlite3"))
+
+    engine = await ThreadedEngine.start(opener)
+    try:
+        kept = Hit(id="k", source="files", tool="search", title="t", content="c")
+        group = DedupGroup(kept, [GroupMember(Hit(id="m", source="tasks", tool="search", title="t",
+                                                 content="c"), DedupReason.HASH, 1.0)])
+        assert await engine.feedback(kept, True, "q", group=group) == pytest.approx({"files": 0.6, "tasks": 0.6})
+        assert threads and threading.main_thread().name not in threads  # off the GUI thread
+        rows = {r.source: r for r in await engine.reputations()}
+        assert set(rows) == {"files", "tasks"}
+        assert rows["files"].useful == 1 and rows["files"].last_feedback is not None
+        assert await engine.reset_reputation("tasks") == 1
+        rows = {r.source: r for r in await engine.reputations()}
+        assert rows["tasks"].reputation == 0.5 and rows["tasks"].last_feedback is None
+    finally:
+        await engine.aclose()
