@@ -5,7 +5,9 @@ Four kinds of evidence join two hits (each edge keeps its reason and similarity)
 * ``hash``     — same text once all whitespace is removed (``text.squeeze``; for prose —
   hits that are not code by path or look — Markdown markup and URLs too, so one
   document served as Markdown and as plain text matches), or the same uri for
-  content-less hits; similarity 1.0.
+  content-less hits; similarity 1.0. Hits naming a whole file (a path, no lines)
+  must also name the same path: their text is *about* the file, and a task history
+  gives every file one change touched the same text.
 * ``fuzzy``    — Levenshtein similarity (rapidfuzz, normalised to 0..1) of those
   squeezed texts >= ``fuzzy_threshold`` (0.80). Only candidate pairs from
   ``blocking.candidate_pairs`` and a length bound are scored, in one C++ batch.
@@ -15,8 +17,9 @@ Four kinds of evidence join two hits (each edge keeps its reason and similarity)
 * ``overlap``  — same path, overlapping line ranges; similarity is the overlapping
   lines over the shorter range.
 
-Similar-looking hits are kept apart when there is evidence they are different code
-(``distinct``: disjoint lines of one file, or different defined names). A union-find
+Similar-looking hits are kept apart when there is evidence they are different results
+(``distinct``: two different whole files, disjoint lines of one file, or different
+defined names). A union-find
 joins edges transitively. In each group the kept hit is the most relevant
 by this rule: best (lowest) source rank, then higher MCP ``priority``, then longer
 content (the more complete version), then source name and id for determinism. When
@@ -97,6 +100,10 @@ def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
+        elif _is_file_reference(hit):
+            # Text *about* a file (a task history's "why"): equal for every file one task
+            # touched, yet each names a different result.
+            key += b"\x00path:" + (hit.path or "").encode("utf-8", "surrogatepass")
         j = first.setdefault(key, i)
         if j != i:
             edges.append(Edge(j, i, DedupReason.HASH, 1.0))
@@ -118,10 +125,18 @@ def defined_name(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _is_file_reference(hit: Hit) -> bool:
+    """A hit that names a whole file (a path, no line range) rather than quoting code."""
+    return bool(hit.path) and not _has_span(hit)
+
+
 def distinct(a: Hit, b: Hit) -> bool:
-    """Evidence that two similar-looking hits are different code, which vetoes fuzzy and
-    semantic edges: they sit at disjoint lines of one file, or they define different names
-    (``safe_load`` vs ``full_load`` share most characters but are not the same function)."""
+    """Evidence that two similar-looking hits are different results, which vetoes fuzzy and
+    semantic edges: they name two different whole files, sit at disjoint lines of one
+    file, or define different names (``safe_load`` vs ``full_load`` share most characters
+    but are not the same function)."""
+    if _is_file_reference(a) and _is_file_reference(b) and a.path != b.path:
+        return True
     same_file = bool(a.path) and a.path == b.path and _has_span(a) and _has_span(b)
     if same_file and ((a.end_line or 0) < (b.start_line or 0) or (b.end_line or 0) < (a.start_line or 0)):
         return True

@@ -246,3 +246,18 @@ def test_semantic_uses_vectors_sources_already_sent() -> None:
     assert calls == [[c.content]]  # only the hit without a vector is embedded
     assert _members(result.groups, a.id)[b.id][0] is DedupReason.SEMANTIC
     assert len(deduplicate([a, b, c]).groups) == 1  # metadata vectors suffice without an embedder
+
+
+def test_whole_file_hits_with_the_same_text_about_different_files_stay_apart() -> None:
+    # A task history explains each file by the tasks that touched it: one commit that
+    # touched two files gives both the same text, but they are two different results.
+    why = "Fix the routing of fallback servers (2024-05-01); Add query classes (2024-06-02)"
+    a = hit("tasks", 1, why, path="engine/routing.py")
+    b = hit("tasks", 2, why, path="engine/config/schema.py")
+    near = hit("tasks", 3, why + " and more", path="engine/query_class.py")
+    same_file = hit("history", 2, why, path="engine/routing.py")
+    result = deduplicate([a, b, near, same_file], DedupConfig(semantic=False))
+    assert [h.path for h in result.hits] == ["engine/routing.py", "engine/config/schema.py",
+                                            "engine/query_class.py"]
+    (group,) = result.groups
+    assert group.kept is a and [m.hit for m in group.members] == [same_file]
