@@ -28,6 +28,14 @@ COLUMNS = ("#", "Result", "Location", "Sources", "Score")
 RANK, TITLE, LOCATION, SOURCES, SCORE = range(len(COLUMNS))
 
 _ROOT = QModelIndex()  # the invalid index, as a default argument
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_SERVED_ROLES = frozenset(int(r) for r in (
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole,
+    Qt.ItemDataRole.TextAlignmentRole, HIT_ROLE, MEMBER_ROLE, SOURCES_ROLE, RATING_ROLE,
+))
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+_ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 # internalId 0 marks a top-level row; a child stores its parent's row + 1.
 _TOP = 0
@@ -138,18 +146,23 @@ class ResultsModel(QAbstractItemModel):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+            return _NO_FLAGS
+        return _ROW_FLAGS
 
     # -- data ---------------------------------------------------------------------------
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        # A repaint asks every visible cell for a dozen roles (font, colours, check
+        # state, ...) from the GUI thread; answering the unserved ones first, without
+        # touching the index, keeps a repaint of the tree cheap.
+        if role not in _SERVED_ROLES or not index.isValid():
             return None
         if index.internalId() == _TOP:
+            if role == _DISPLAY:
+                return self._display[index.row()][index.column()]
             return self._top_data(index.row(), index.column(), role)
         parent_row = index.internalId() - 1
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return self._member_display[parent_row][index.row()][index.column()]
         member = self._members[parent_row][index.row()]
         return self._member_data(member, index.column(), role)
@@ -171,7 +184,7 @@ class ResultsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return _tooltip(hit, self._sources[row], self._ratings.get(hit.id))
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (RANK, SCORE):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return _RIGHT_ALIGNED
         return None
 
     def _member_data(self, member: GroupMember, column: int, role: int) -> Any:
@@ -193,7 +206,7 @@ class ResultsModel(QAbstractItemModel):
                 + _rated_note(self._ratings.get(hit.id))
             )
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (RANK, SCORE):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return _RIGHT_ALIGNED
         return None
 
 
