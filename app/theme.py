@@ -8,6 +8,7 @@ here, so they follow the palette too.
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -16,7 +17,17 @@ from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QP
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+SOURCE_RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+INSTALLED_RESOURCES = Path(sys.prefix) / "share" / "tributary"
+
+
+def resources_dir(source_tree: Path = SOURCE_RESOURCES, installed: Path = INSTALLED_RESOURCES) -> Path:
+    """``resources/`` of a source checkout (or editable install), else where a wheel put
+    them (pyproject's data-files: ``<prefix>/share/tributary``)."""
+    return source_tree if (source_tree / "styles" / "app.qss").is_file() else installed
+
+
+RESOURCES = resources_dir()
 ICONS = RESOURCES / "icons"
 STYLES = RESOURCES / "styles"
 

@@ -33,6 +33,8 @@ def _one_line(text: str) -> str:
 
 def fence_for(content: str) -> str:
     """A backtick fence longer than the longest run of backticks in ``content``."""
+    if "```" not in content:  # nearly always: skip the regex scan
+        return "```"
     longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(content)), default=0)
     return "`" * max(3, longest + 1)
 
