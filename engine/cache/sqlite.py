@@ -19,17 +19,17 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TypeVar
 
 import sqlean
 
 from engine.cache.base import Cache, Clock
 from engine.cache.redact import Scrubber
+from engine.sqlite import connect, statements, transaction
 
 T = TypeVar("T")
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 5_000
 PRUNE_EVERY_SETS = 64
 
 SCHEMA = """
@@ -82,7 +82,7 @@ class SqliteCache(Cache):
 
     async def _set(self, key: str, text: str, now: float, expires: float, tags: list[str]) -> int:
         def write(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
+            with transaction(conn):
                 conn.execute("DELETE FROM entries WHERE key = ?", (key,))
                 conn.execute(
                     "INSERT INTO entries(key, value, created, expires) VALUES (?, ?, ?, ?)",
@@ -98,14 +98,14 @@ class SqliteCache(Cache):
 
     async def _delete(self, key: str) -> int:
         def write(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
+            with transaction(conn):
                 return conn.execute("DELETE FROM entries WHERE key = ?", (key,)).rowcount
 
         return await self._run(write)
 
     async def _invalidate_prefix(self, prefix: str) -> int:
         def write(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
+            with transaction(conn):
                 # substr comparison, not LIKE/GLOB: the prefix is literal text.
                 return conn.execute(
                     "DELETE FROM entries WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
@@ -115,7 +115,7 @@ class SqliteCache(Cache):
 
     async def _invalidate_tag(self, tag: str) -> int:
         def write(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
+            with transaction(conn):
                 return conn.execute(
                     "DELETE FROM entries WHERE key IN (SELECT key FROM entry_tags WHERE tag = ?)",
                     (tag,),
@@ -125,7 +125,7 @@ class SqliteCache(Cache):
 
     async def _clear(self) -> int:
         def write(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
+            with transaction(conn):
                 count = conn.execute("DELETE FROM entries").rowcount
                 conn.execute("DELETE FROM entry_tags")
                 return count
@@ -181,40 +181,18 @@ class SqliteCache(Cache):
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = cast(
-        sqlite3.Connection,
-        sqlean.connect(str(path), isolation_level=None, check_same_thread=False),
-    )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")  # a cache may lose its last write on power loss
-    conn.execute("PRAGMA foreign_keys = ON")
+    conn = connect(path, check_same_thread=False)
     (version,) = conn.execute("PRAGMA user_version").fetchone()
     if version != SCHEMA_VERSION:
         # A cache holds nothing that cannot be fetched again: rebuild rather than migrate.
-        with _transaction(conn):
+        with transaction(conn):
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             if version == SCHEMA_VERSION:  # another process built it while we waited
                 return conn
             conn.execute("DROP TABLE IF EXISTS entry_tags")
             conn.execute("DROP TABLE IF EXISTS entries")
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(SCHEMA):
+                conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return conn
 
-
-class _transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._conn.execute("BEGIN IMMEDIATE")
-        return self._conn
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -3,23 +3,18 @@ history and feedback, with numbered migrations.
 
 WAL so the GUI's insights page and ``tributary stats`` read while a search writes;
 each store holds one connection, serialised by a lock, and is the only writer of its
-tables in its process. Migrations run each in one transaction with their
-``schema_migrations`` row, re-checked under the write lock so two processes opening
-a fresh file at once do not both apply them.
+tables in its process. Opening and migrating is ``engine.sqlite``'s.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
 
-import sqlean
-
-BUSY_TIMEOUT_MS = 5_000
+from engine.sqlite import connect, migrate, transaction
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: query history and per-source calls; feedback events.
@@ -78,8 +73,8 @@ class Database:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = _open(self.path)
-        migrate(self._conn, MIGRATIONS)
+        self._conn: sqlite3.Connection | None = connect(self.path, check_same_thread=False)
+        migrate(self._conn, MIGRATIONS, what=f"history database {self.path}")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -89,15 +84,8 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
-        with self._lock:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._lock, transaction(self._connection()) as conn:
+            yield conn
 
     def close(self) -> None:
         with self._lock:
@@ -109,55 +97,3 @@ class Database:
         if self._conn is None:
             raise RuntimeError(f"history database {self.path} is closed")
         return self._conn
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = cast(
-        sqlite3.Connection,
-        sqlean.connect(str(path), isolation_level=None, check_same_thread=False),
-    )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    return conn
-
-
-def schema_version(conn: sqlite3.Connection) -> int:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
-    )
-    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
-    return int(version)
-
-
-def migrate(conn: sqlite3.Connection, migrations: Sequence[str]) -> int:
-    """Apply the migrations not yet applied; refuse a file newer than this program."""
-    version = schema_version(conn)
-    if version > len(migrations):
-        raise RuntimeError(
-            f"history database schema {version} is newer than this program knows "
-            f"({len(migrations)}); upgrade Tributary"
-        )
-    while version < len(migrations):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = schema_version(conn)  # another process may have moved it on
-            if version < len(migrations):
-                for statement in _statements(migrations[version]):
-                    conn.execute(statement)
-                version += 1
-                conn.execute("INSERT INTO schema_migrations(version) VALUES (?)", (version,))
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    return version
-
-
-def _statements(script: str) -> list[str]:
-    # The migrations hold no semicolons inside literals, so a split is enough; it keeps
-    # each migration inside our transaction (executescript would commit on its own).
-    return [part.strip() for part in script.split(";") if part.strip()]
