@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 MIN_INTERVAL_S = 0.1  # at most ~10 progress lines a second: the GUI needs no more
+WORKER_NICENESS = 10
 
 
 def _emit(event: str, payload: Any) -> None:
@@ -31,7 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m app.index_worker PATH", file=sys.stderr)
         return 2
+    import os
     import time
+
+    # Background work: at a lower priority the embedding threads yield the CPU to the
+    # GUI the moment it has something to do (2 cores, both busy embedding, otherwise).
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
 
     from engine.index.manager import index_repository
 
