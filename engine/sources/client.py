@@ -151,6 +151,7 @@ class SourceClient:
         self._last_error: str | None = None
         self._retry_at: float | None = None
         self._up_since: float | None = None
+        self._lost = False  # the connection ended; its restart is not counted yet
         self._last_ping_ms: float | None = None
         self._background: set[asyncio.Task[None]] = set()
 
@@ -289,6 +290,8 @@ class SourceClient:
     ) -> tuple[SourceOutcome, bool]:
         """The outcome, and whether it counts as a failure for the breaker."""
         def outcome(status: SourceStatus, **kw: Any) -> SourceOutcome:
+            if kw.get("error"):  # a server's error text may echo its own token
+                kw["error"] = self.log.scrub(kw["error"])
             return SourceOutcome(self.name, status, (self._clock() - start) * 1000, **kw)
 
         try:
@@ -339,7 +342,8 @@ class SourceClient:
 
     async def _wait_session(self, deadline: float) -> ClientSession:
         self.ensure_started()
-        restarts_at_entry = self._restarts
+        # A crash already noticed but not yet counted is not a new crash during our wait.
+        restarts_at_entry = self._restarts + (1 if self._lost else 0)
         while True:
             status = self._status
             if status is ServerStatus.READY and self._session is not None:
@@ -380,6 +384,7 @@ class SourceClient:
             attempt = 1 if stayed_up else attempt + 1
             delay = self._backoff.delay(attempt)
             self._restarts += 1
+            self._lost = False
             self._retry_at = self._clock() + delay
             self._up_since = None
             self.log.event(f"restart #{self._restarts} in {delay:.1f}s")
@@ -401,6 +406,7 @@ class SourceClient:
                 nonlocal lost
                 if not self._closing:
                     lost = True
+                    self._mark_lost()
                 scope.cancel()
 
             self._scope = scope
@@ -423,7 +429,7 @@ class SourceClient:
                     await anyio.sleep_forever()
             except Exception as exc:
                 if not self._closing:
-                    self._last_error = _describe(exc)
+                    self._last_error = self.log.scrub(_describe(exc))
                     self.log.event(f"error: {self._last_error}")
             finally:
                 self._session = None
@@ -431,6 +437,19 @@ class SourceClient:
         if lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+
+    def _mark_lost(self) -> None:
+        """The server is gone: from now on, not after the owner task has unwound.
+
+        The SDK fails the requests in flight right after this, and their callers may
+        issue the next call before the owner task runs again: that call must wait for
+        the restart, not be handed the dead session, and ``state()`` must not say ready.
+        """
+        self._session = None
+        self._lost = True
+        self._retry_at = None  # known once the owner task has counted the restart
+        if self._status is ServerStatus.READY:
+            self._set_status(ServerStatus.BACKOFF)
 
     def _on_ready(
         self, session: ClientSession, init: types.InitializeResult, tools: list[types.Tool],

@@ -12,6 +12,11 @@ connection and stops whatever was started.
   process group with :func:`engine.sources.env.child_environment`, stderr piped
   into the server's ring log, stdout lines bounded by ``max_line_bytes``;
 * http — the SDK's ``streamable_http_client`` with the configured headers.
+
+Both first expand the server's ``${VAR}`` references from the environment
+(:func:`engine.config.expand.expand_server`: the config keeps the references,
+values exist only in the connection) and tell the server's log which values
+to mask.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
+from engine.config.expand import ExpansionError, expand_server
 from engine.config.schema import ServerConfig
+from engine.config.secrets import secret_values
 from engine.sources.env import child_environment
 from engine.sources.stderr import StderrLog, open_stderr_pipe
 from engine.sources.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
@@ -50,6 +57,8 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
 
     @asynccontextmanager
     async def connect(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
+        log.redact(secret_values(config))
+        config = _expanded(config)
         if config.transport == "http":
             async with http_connection(config, log) as connection:
                 yield connection
@@ -58,6 +67,15 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
                 yield connection
 
     return connect
+
+
+def _expanded(config: ServerConfig) -> ServerConfig:
+    """``config`` with its ``${VAR}``s expanded; an unset one fails this start, on one line."""
+    try:
+        return expand_server(config)
+    except ExpansionError as exc:
+        problems = "; ".join(f"{i.key_path}: {i.message}" for i in exc.issues)
+        raise ConnectError(problems) from None
 
 
 @asynccontextmanager

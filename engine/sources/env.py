@@ -2,8 +2,8 @@
 
 Nothing else from Tributary's own environment reaches a server, so an API key
 exported in the user's shell for one tool never leaks into another. The
-configured ``env`` arrives already expanded (``${VAR}`` is resolved by
-``engine.config``); this module only merges.
+configured ``env`` arrives already expanded (``${VAR}`` is resolved by the connector,
+:mod:`engine.sources.connect`); this module only merges.
 """
 
 from __future__ import annotations

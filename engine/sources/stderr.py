@@ -4,6 +4,8 @@ A pipe per process; a daemon thread reads it (portable: asyncio cannot read
 pipes on every platform's loop) and appends decoded, length-capped lines.
 Tributary's own events about the server (started, exited, protocol garbage)
 go into the same ring, prefixed ``[tributary]``, so one log tells the story.
+Known secret values (the server's expanded ``${VAR}``s, see :meth:`StderrLog.redact`)
+are masked as lines arrive: a server echoing its token never puts it in the log.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import TextIO
+
+from engine.config.secrets import scrub
 
 DEFAULT_MAX_LINES = 500
 MAX_LINE_CHARS = 2_000
@@ -25,9 +30,19 @@ class StderrLog:
     def __init__(self, max_lines: int = DEFAULT_MAX_LINES) -> None:
         self._lines: deque[str] = deque(maxlen=max_lines)
         self._lock = threading.Lock()
+        self._secrets: frozenset[str] = frozenset()
         self.total = 0  # lines ever appended, so readers can tell what they missed
 
+    def redact(self, secrets: Iterable[str]) -> None:
+        """Mask these values in every line appended from now on."""
+        self._secrets = frozenset(secrets)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the known secret values masked."""
+        return scrub(text, self._secrets) if self._secrets else text
+
     def append(self, line: str) -> None:
+        line = self.scrub(line)
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"… [{len(line) - MAX_LINE_CHARS} chars cut]"
         with self._lock:

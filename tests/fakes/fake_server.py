@@ -24,6 +24,14 @@ Modes (``--mode``, default ``answer``):
   fail-then-ok    fail (tool raises → isError) the first ``--fail-times`` calls (3), then
                   answer; ``--state-file PATH`` keeps the count across restarts
 
+Faults that change during a run (the soak, bench/_soak.py): ``--fault-file PATH``
+names a JSON object ``{NAME: {"mode": MODE, "delay": S, "size_mb": MB,
+"freeze_s": S, "content": TEXT}}`` that is read at start and at every call. The entry for this
+server's ``--name`` overrides the options it names for that call; no file or
+no entry means the command-line options. An entry whose mode is
+``crash-start`` makes the server fail at start *and* exit inside the call (so a
+running server goes down and then cannot come back until the entry changes).
+
 Other options:
 
   --tool NAME          the tool's name (default ``search``; args ``query``, ``top_k``)
@@ -33,6 +41,10 @@ Other options:
   --stderr-lines N     write N lines to stderr at start (default 1)
   --http PORT          serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of
                        stdio (stdout faults do not apply there)
+  --content TEXT       every hit's content, verbatim (default: a small function naming
+                       the query); a fault-file entry may set it too
+  --freeze-s S         how long ``freeze`` blocks the process (default 3600)
+  --fault-file PATH    per-call faults from a JSON file (see above)
   --spawn-child        start a grandchild (``sleep``) that shares the process group,
                        to check that shutdown leaves no orphans
   --name NAME          server name, used in hit paths and titles (default ``fake``)
@@ -83,6 +95,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stderr-lines", type=int, default=int(env("FAKE_MCP_STDERR_LINES", "1")))
     p.add_argument("--http", type=int, default=int(env("FAKE_MCP_HTTP", "0")), metavar="PORT",
                    help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
+    p.add_argument("--content", default=env("FAKE_MCP_CONTENT"))
+    p.add_argument("--freeze-s", type=float, default=float(env("FAKE_MCP_FREEZE_S", "3600")))
+    p.add_argument("--fault-file", default=env("FAKE_MCP_FAULT_FILE"))
     p.add_argument("--spawn-child", action="store_true",
                    default=env("FAKE_MCP_SPAWN_CHILD", "") not in ("", "0"))
     return p.parse_args(argv)
@@ -108,11 +123,12 @@ class Wire:
         self._out.flush()
 
 
-def make_hits(name: str, query: str, count: int) -> list[dict[str, Any]]:
+def make_hits(name: str, query: str, count: int, content: str | None = None) -> list[dict[str, Any]]:
     return [
         {
             "title": f"{name} hit {i}",
-            "content": f"def handler_{i}():\n    # {name} answers {query!r} (#{i})\n    return {i}\n",
+            "content": content if content is not None
+            else f"def handler_{i}():\n    # {name} answers {query!r} (#{i})\n    return {i}\n",
             "path": f"src/{name}/mod_{i}.py",
             "start_line": 10 * i + 1,
             "end_line": 10 * i + 9,
@@ -120,6 +136,17 @@ def make_hits(name: str, query: str, count: int) -> list[dict[str, Any]]:
         }
         for i in range(1, count + 1)
     ]
+
+
+def scripted(opts: argparse.Namespace) -> argparse.Namespace:
+    """The options for this call: ``opts`` with this server's ``--fault-file`` entry applied."""
+    if not opts.fault_file:
+        return opts
+    try:
+        entry = json.loads(Path(opts.fault_file).read_text()).get(opts.name) or {}
+    except (OSError, ValueError):  # no file yet: behave as configured
+        return opts
+    return argparse.Namespace(**{**vars(opts), **{k.replace("-", "_"): v for k, v in entry.items()}})
 
 
 def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
@@ -136,16 +163,20 @@ def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
 
     async def search(query: str, ctx: Context, top_k: int = 5) -> types.CallToolResult:
         calls["n"] += 1
-        if opts.delay:
-            await anyio.sleep(opts.delay)
-        mode = opts.mode
+        call = scripted(opts)
+        if call.delay:
+            await anyio.sleep(call.delay)
+        mode = call.mode
+        if mode == "crash-start":  # only a fault file asks this of a running server
+            print(f"fake {opts.name}: crashing mid-call", file=sys.stderr, flush=True)
+            os._exit(4)
         if mode == "crash-call" and calls["n"] > opts.crash_after:
             print(f"fake {opts.name}: crashing mid-call", file=sys.stderr, flush=True)
             os._exit(4)
         if mode == "hang":
             await anyio.sleep_forever()
         if mode == "freeze":
-            time.sleep(3600)
+            time.sleep(call.freeze_s)
         if mode == "garbage":
             wire.raw(b"this is not json\n{\"half\": \n")
         if mode == "invalid-jsonrpc":
@@ -162,9 +193,9 @@ def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
             raise RuntimeError(f"{opts.name}: transient failure #{calls['n']}")
         if mode == "huge":
             block = "x" * 1023 + "\n"
-            text = block * int(opts.size_mb * 1024)
+            text = block * int(call.size_mb * 1024)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-        hits = make_hits(opts.name, query, min(opts.hits, max(0, top_k)))
+        hits = make_hits(opts.name, query, min(opts.hits, max(0, top_k)), call.content)
         if mode == "non-utf8":
             hits[0]["content"] = f"broken {NON_UTF8_MARK} bytes"
         content = [types.TextContent(type="text", text=json.dumps(h)) for h in hits]
@@ -191,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.stderr.flush()
     if opts.spawn_child:
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    if opts.mode == "crash-start":
+    if scripted(opts).mode == "crash-start":
         print(f"fake {opts.name}: fatal: cannot start", file=sys.stderr, flush=True)
         sys.exit(3)
     if opts.mode == "garbage":

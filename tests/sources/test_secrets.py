@@ -1,0 +1,82 @@
+"""``${VAR}`` in a server's settings: expanded when it starts, masked in everything shown.
+
+Regression (found reviewing issue 7 item 5): the connector passed the
+references through unexpanded, so a server configured with
+``env: {API_TOKEN: ${API_TOKEN}}`` received the literal text ``${API_TOKEN}``;
+and a server echoing its token to stderr or in an error put it in the log.
+"""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+from engine.model import SourceStatus
+from engine.sources import Backoff, ServerStatus, SourcePool
+from tests.sources.helpers import eventually, stdio_config
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
+
+TOKEN = "tok-9f8e7d6c5b4a"
+
+
+async def test_references_are_expanded_for_the_process_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_IDENTITY_TOKEN", TOKEN)
+    monkeypatch.setenv("FAKE_HITS", "2")
+    config = stdio_config("s", "--hits", "${FAKE_HITS}",
+                          env={"API_TOKEN": "${FAKE_IDENTITY_TOKEN}", "MODE": "plain ${NOPE:-x}"})
+    pool = SourcePool([config])
+    try:
+        state = (await pool.warm_up(timeout=60))["s"]
+        assert state.status is ServerStatus.READY, state.last_error
+        assert state.pid is not None
+        env = psutil.Process(state.pid).environ()
+        assert env["API_TOKEN"] == TOKEN and env["MODE"] == "plain x"
+        outcome = await pool.call("s", "q", top_k=10)
+        assert len(outcome.hits) == 2  # "--hits ${FAKE_HITS}" reached the command line
+        assert pool.config("s").env["API_TOKEN"] == "${FAKE_IDENTITY_TOKEN}"  # kept as written
+    finally:
+        await pool.aclose()
+
+
+async def test_a_server_echoing_its_token_never_puts_it_in_logs_or_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_IDENTITY_TOKEN", TOKEN)
+    # The fake prints its --name on stderr, in its tool errors and when it crashes.
+    erring = stdio_config("erring", "--name", "${FAKE_IDENTITY_TOKEN}", "--mode", "error",
+                          timeout=30.0)
+    crashing = stdio_config("crashing", "--name", "${FAKE_IDENTITY_TOKEN}", "--mode", "crash-call",
+                            "--stderr-lines", "2", timeout=30.0)
+    pool = SourcePool([erring, crashing], backoff=Backoff(initial_s=5.0))
+    try:
+        err = await pool.call("erring", "q", top_k=3)
+        crash = await pool.call("crashing", "q", top_k=3)
+        assert err.status is SourceStatus.ERROR and crash.status is SourceStatus.ERROR
+        assert "****: backend unavailable" in (err.error or "")
+        assert "fake ****: stderr line 1 (mode error)" in pool.stderr_lines("erring")
+        assert await eventually(lambda: pool.state("crashing").last_error is not None)
+        shown = [err.error, crash.error, pool.state("crashing").last_error,
+                 *pool.stderr_lines("erring"), *pool.stderr_lines("crashing")]
+        assert all(TOKEN not in (text or "") for text in shown), shown
+        assert any("crashing mid-call" in (text or "") for text in shown)
+    finally:
+        await pool.aclose()
+
+
+async def test_an_unset_variable_fails_the_start_and_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TRIBUTARY_UNSET_VAR", raising=False)
+    config = stdio_config("u", env={"KEY": "${TRIBUTARY_UNSET_VAR}"}, timeout=2.0)
+    pool = SourcePool([config], backoff=Backoff(initial_s=5.0))
+    try:
+        outcome = await pool.call("u", "q", top_k=3)
+        assert outcome.status is not SourceStatus.OK
+        state = pool.state("u")
+        assert state.status is ServerStatus.BACKOFF and state.pid is None
+        assert state.last_error and "TRIBUTARY_UNSET_VAR" in state.last_error
+    finally:
+        await pool.aclose()
