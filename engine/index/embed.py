@@ -40,7 +40,9 @@ DEFAULT_MAX_SEQ_LENGTH = 128
 # matters: on the pytest benchmark the fused (dense + BM25) recall@10 was 0.829 at 64
 # vs 0.825 at 128 (MRR 0.649 vs 0.661, both within noise), at about half the cost.
 CODE_MAX_SEQ_LENGTH = 64
-DEFAULT_BATCH_SIZE = 32
+# Chunks cut to 64 tokens are nearly all full length, so bigger batches waste no
+# padding: 64 embedded ~10 % faster than 32 here (2 cores, bf16), 128 no faster.
+DEFAULT_BATCH_SIZE = 64
 
 Vectors = npt.NDArray[np.float32]
 
