@@ -7,7 +7,7 @@ Prints the full-index time, files, chunks and chunks/s, peak RSS, then the p50/p
 excluded and reported apart) over queries made from the index's own chunk titles
 (a symbol name, e.g. ``parse_args``, or a chunk's first line), sampled with a fixed seed.
 For CPython's ``Lib/`` point it at the standard library of a Python install, e.g.
-``/usr/lib/python3.11`` (the copy under ``--copy-to`` leaves out ``site-packages``).
+``/usr/lib/python3.11`` (the copy indexed leaves out ``site-packages``).
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ def main() -> int:
     parser.add_argument("path", type=Path)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--top-k", type=int, default=30)
-    parser.add_argument("--copy-to", type=Path, default=None,
-                        help="index a copy made here (default: a temporary folder)")
+    parser.add_argument("--work-dir", type=Path, default=None,
+                        help="keep the copy and its index here (default: a temporary folder, removed)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tributary-index-bench-"))
-    repo = copy_tree(args.path, (args.copy_to or work) / args.path.name)
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="tributary-index-bench-"))
+    repo = copy_tree(args.path, work / args.path.name)
     files = sum(1 for _ in repo.rglob("*") if _.is_file())
 
     t0 = time.perf_counter()
@@ -92,7 +92,8 @@ def main() -> int:
     print(f"hybrid search over {len(queries)} queries (top {args.top_k}): p50 "
           f"{statistics.median(search_ms):.1f} ms, p95 {pct(search_ms, 0.95):.1f} ms; "
           f"query embedding p50 {statistics.median(encode_ms):.1f} ms")
-    shutil.rmtree(work, ignore_errors=True)
+    if args.work_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -123,3 +123,27 @@ def test_search_filters_and_listing(repo: Path, index_dir: Path, embedder: Hashi
     assert len(infos) == 1 and infos[0].root == repo.resolve() and infos[0].chunks > 0
     assert remove_index(repo, index_dir=index_dir)
     assert list_indexes(index_dir) == []
+
+
+def test_keyword_search_leaves_out_terms_most_chunks_hold(
+    tmp_path: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    # Every file says "widget"; one also says "sprocket". OR-ing "widget" in would match
+    # every chunk for no BM25 weight; alone, it still finds them all.
+    repo = tmp_path / "many"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(6):
+        extra = "sprocket alignment\n" if i == 3 else ""
+        (repo / "pkg" / f"m{i}.py").write_text(
+            f'"""widget module {i}"""\n{extra}\ndef widget_{i}():\n    return {i}\n')
+    stats = _index(repo, index_dir, embedder)
+    store = SqliteStore(stats.index_path, readonly=True)
+    try:
+        paths = store.chunks_by_id
+        both = store.keyword_search("widget sprocket", 50, SearchFilter())
+        assert {c.path for c in paths([cid for cid, _ in both]).values()} == {"pkg/m3.py"}
+        alone = store.keyword_search("widget", 50, SearchFilter())
+        assert {c.path for c in paths([cid for cid, _ in alone]).values()} == {
+            f"pkg/m{i}.py" for i in range(6)}
+    finally:
+        store.close()
