@@ -395,6 +395,8 @@ def _summary(response: SearchResponse, final: bool) -> str:
     m = response.metrics
     answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
     text = f"{len(response.hits)} results · {answered}/{len(response.sources)} sources"
+    if response.route.query_class:
+        text += f" · {response.route.query_class} query"
     if m.raw_hits:
         text += f" · dedup {100 * m.dedup_rate:.0f} %"
     if final:

@@ -34,6 +34,7 @@ from engine.model import (
     SourceStatus,
     make_hit_id,
 )
+from engine.query_class import classify_query
 
 SAMPLE_CODE = '''def fixture(scope="function", params=None, autouse=False):
     """Decorator to mark a fixture factory function."""
@@ -294,6 +295,7 @@ def build_response(
         context=context,
         metrics=metrics,
         strategy=request.strategy or "rrf",
+        route=RouteDecision(servers=list(answered), query_class=classify_query(request.query)),
     )
 
 

@@ -49,6 +49,7 @@ async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
     assert set(chips) == {"files", "tasks", "git"}
     assert "3 hits" in chips["files"].text() and "error" in chips["git"].text()
     assert "timed out" in chips["git"].toolTip()
+    assert "conceptual query" in page.strip.summary.text()  # the query's class is shown
     # The kept hit carries the folded duplicate as a child row with its reason.
     top = page.model.index(0, 0)
     assert page.model.rowCount(top) == 1
