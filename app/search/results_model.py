@@ -175,8 +175,6 @@ class ResultsModel(QAbstractItemModel):
             return self._sources[row]
         if role == MEMBER_ROLE:
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display[row][column]
         if role == RATING_ROLE:
             return self._ratings.get(hit.id)
         if role == Qt.ItemDataRole.DecorationRole and column == TITLE:

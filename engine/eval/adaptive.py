@@ -21,17 +21,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.eval.experiment import (
-    HEADLINE,
     SUMMARY_METRICS,
     ExperimentResult,
     QueryRun,
     Ranker,
     Variant,
     VariantResult,
+    compare,
     objective,
     score_variant,
+    summarise,
 )
-from engine.eval.stats import PairedTest, bootstrap_ci, paired_test
+from engine.eval.stats import PairedTest, paired_test
 from engine.query_class import QUERY_CLASSES, classify_query
 
 ADAPTIVE = "query-adaptive"
@@ -170,17 +171,9 @@ def add_adaptive(result: ExperimentResult, runs: Sequence[QueryRun], ranker: Ran
     settings = {DEFAULT_SETTING: default, **{c.variant.name: c for c in candidates}}
     adaptive = compose(picks, settings, classes, result.splits["all"])
     result.variants.append(adaptive)
-    result.summary[ADAPTIVE] = {
-        split: {m: bootstrap_ci(adaptive.values(m, ids), seed=seed) for m in SUMMARY_METRICS}
-        for split, ids in result.splits.items()
-    }
-    baseline = by_name[result.baseline]
-    result.tests[ADAPTIVE] = {
-        split: {m: paired_test(baseline.values(m, ids), adaptive.values(m, ids)) for m in HEADLINE}
-        for split, ids in result.splits.items()
-    }
+    result.summary[ADAPTIVE] = summarise(adaptive, result.splits, SUMMARY_METRICS, seed)
+    result.tests[ADAPTIVE] = compare(adaptive, by_name[result.baseline], result.splits)
     outcomes = class_outcomes(adaptive, default, picks, classes, result.splits)
-    test = result.splits["test"]
     result.adaptive = {
         "objective": objective_metric,
         "min_tune_queries": MIN_TUNE_QUERIES,
@@ -189,7 +182,7 @@ def add_adaptive(result: ExperimentResult, runs: Sequence[QueryRun], ranker: Ran
         "classes": [o.as_dict() for o in outcomes],
         "vs_default_test": {
             m: {"mean_diff": t.mean_diff, "p_value": t.p_value}
-            for m, t in ((m, paired_test(default.values(m, test), adaptive.values(m, test))) for m in HEADLINE)
+            for m, t in compare(adaptive, default, result.splits)["test"].items()
         },
         "tune_objective": {"default": objective(default.per_query, result.splits["tune"], objective_metric),
                            "adaptive": objective(adaptive.per_query, result.splits["tune"], objective_metric)},

@@ -323,7 +323,7 @@ def score_variant(ranker: Ranker, runs: Sequence[QueryRun], variant: Variant,
     return VariantResult(variant=variant, per_query=per_query, rankings=rankings)
 
 
-def _summarise(result: VariantResult, splits: Mapping[str, Sequence[str]],
+def summarise(result: VariantResult, splits: Mapping[str, Sequence[str]],
                metrics: Sequence[str], seed: int) -> dict[str, dict[str, Estimate]]:
     return {
         split: {m: bootstrap_ci(result.values(m, ids), seed=seed) for m in metrics}
@@ -331,7 +331,7 @@ def _summarise(result: VariantResult, splits: Mapping[str, Sequence[str]],
     }
 
 
-def _compare(candidate: VariantResult, reference: VariantResult,
+def compare(candidate: VariantResult, reference: VariantResult,
              splits: Mapping[str, Sequence[str]]) -> dict[str, dict[str, PairedTest]]:
     return {
         split: {m: paired_test(reference.values(m, ids), candidate.values(m, ids)) for m in HEADLINE}
@@ -372,12 +372,12 @@ def run_experiment(
         baseline = f"{TASKS}-only" if f"{TASKS}-only" in by_name else results[0].variant.name
     # The grid is only ever compared on the headline metrics: skip the rest's bootstraps.
     summary = {
-        r.variant.name: _summarise(r, splits, HEADLINE if r.variant.group == "grid" else SUMMARY_METRICS, seed)
+        r.variant.name: summarise(r, splits, HEADLINE if r.variant.group == "grid" else SUMMARY_METRICS, seed)
         for r in results
     }
-    tests = {r.variant.name: _compare(r, by_name[baseline], splits) for r in results
+    tests = {r.variant.name: compare(r, by_name[baseline], splits) for r in results
              if r.variant.name != baseline and r.variant.group != "grid"}
-    ablations = {r.variant.name: _compare(r, by_name["default"], splits) for r in results
+    ablations = {r.variant.name: compare(r, by_name["default"], splits) for r in results
                  if r.variant.group == "ablation" and "default" in by_name}
 
     grid_results = [r for r in results if r.variant.group == "grid"]
@@ -394,7 +394,7 @@ def run_experiment(
         }
         if "default" in by_name:
             best["vs_default_test"] = {
-                m: t.as_dict() for m, t in _compare(pick, by_name["default"], splits)["test"].items()
+                m: t.as_dict() for m, t in compare(pick, by_name["default"], splits)["test"].items()
             }
 
     contributions = {
