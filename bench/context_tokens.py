@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.config.schema import Config
 from engine.eval.datasets import load_dataset
 from engine.eval.experiment import QueryRun
-from engine.eval.retrieval import PathMapper, eval_config, load_runs, prepare, raw_cache_key
+from engine.eval.retrieval import PathMapper, eval_config, load_runs, prepare, raw_runs_path
 from engine.eval.run import RAW_TOP_K
 from engine.model import Hit, ScoreParts, SearchRequest
 from engine.pipeline import run_pipeline
@@ -55,8 +55,7 @@ def load(name: str, work_dir: Path | None) -> tuple[list[QueryRun], PathMapper]:
     dataset = load_dataset(BENCH / name)
     prepared = prepare(dataset, work_dir=work_dir)
     config = eval_config(Config(), prepared.index_dir, prepared.sources)
-    raw = (prepared.work or prepared.index_dir) / "raw" / (
-        raw_cache_key(prepared, config, dataset.queries, RAW_TOP_K) + ".jsonl")
+    raw = raw_runs_path(prepared, config, dataset.queries, RAW_TOP_K)
     runs = load_runs(raw, dataset.queries)
     if runs is None:
         sys.exit(f"no raw hits at {raw}: run bench/eval_benchmarks.py {name} first (same --work-dir)")

@@ -121,19 +121,46 @@ def fake_engine(n: int) -> Any:
     return FakeEngine(sources=names, delay=lambda s, q: 0.02 + 0.02 * int(s[3:]))
 
 
-async def stall(engine: Any, queries: int) -> tuple[list[float], list[float], list[float]]:
-    from PySide6.QtCore import QTimer
+class TickRecorder:
+    """A 10 ms QTimer noting wall and GUI-thread CPU time at each tick: the longest gap
+    past the period is the longest stall, the longest CPU gap the GUI's own part of it."""
 
+    PERIOD_MS = 10
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.ticks: list[float] = []
+        self.cpu_ticks: list[float] = []
+        self.timer = QTimer(interval=self.PERIOD_MS)
+        self.timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        self.ticks.append(time.perf_counter())
+        self.cpu_ticks.append(time.thread_time())
+
+    def start(self) -> None:
+        self.ticks.clear()
+        self.cpu_ticks.clear()
+        self.timer.start()
+
+    def stop(self) -> tuple[float, float]:
+        """(longest stall, longest GUI-thread CPU between two ticks), in ms."""
+        self.timer.stop()
+        gaps = [b - a for a, b in itertools.pairwise(self.ticks)]
+        busy = [b - a for a, b in itertools.pairwise(self.cpu_ticks)]
+        return (max(gaps) * 1000 - self.PERIOD_MS if gaps else float("nan"),
+                max(busy) * 1000 if busy else float("nan"))
+
+
+async def stall(engine: Any, queries: int) -> tuple[list[float], list[float], list[float]]:
     from app.history import QueryHistory
     from app.search.page import SearchPage
 
     page = SearchPage(lambda: engine, QueryHistory(None))
     page.resize(1200, 760)
     page.show()
-    ticks: list[float] = []
-    cpu_ticks: list[float] = []  # the GUI thread's CPU time at each tick
-    timer = QTimer(interval=10)
-    timer.timeout.connect(lambda: (ticks.append(time.perf_counter()), cpu_ticks.append(time.thread_time())))
+    recorder = TickRecorder()
     # Warm-up: the first query starts the servers (spawn + initialise), not measured.
     page.search("warm up")
     await _wait_final(page, 60)
@@ -141,20 +168,16 @@ async def stall(engine: Any, queries: int) -> tuple[list[float], list[float], li
     cpu_per_query: list[float] = []
     latencies: list[float] = []
     for i in range(queries):
-        ticks.clear()
-        cpu_ticks.clear()
-        timer.start()
+        recorder.start()
         await asyncio.sleep(0.05)
         begin = time.perf_counter()
         page.search(f"query number {i} about fixtures")
         await _wait_final(page, 30)
         latencies.append((time.perf_counter() - begin) * 1000)
         await asyncio.sleep(0.05)
-        timer.stop()
-        gaps = [b - a for a, b in itertools.pairwise(ticks)]
-        gaps_per_query.append(max(gaps) * 1000 - 10 if gaps else float("nan"))
-        busy = [b - a for a, b in itertools.pairwise(cpu_ticks)]
-        cpu_per_query.append(max(busy) * 1000 if busy else float("nan"))
+        gap, busy = recorder.stop()
+        gaps_per_query.append(gap)
+        cpu_per_query.append(busy)
     page.close()
     return gaps_per_query, cpu_per_query, latencies
 
@@ -162,18 +185,13 @@ async def stall(engine: Any, queries: int) -> tuple[list[float], list[float], li
 async def index_stall(repo: Path) -> tuple[float, float, float]:
     """The longest stall while the index page indexes ``repo`` in its worker process:
     (max gap - 10 ms, GUI-thread CPU max between ticks, indexing wall seconds)."""
-    from PySide6.QtCore import QTimer
-
     from app.indexes import IndexPage
 
     page = IndexPage(lambda: None)
     page.resize(1000, 600)
     page.show()
-    ticks: list[float] = []
-    cpu_ticks: list[float] = []
-    timer = QTimer(interval=10)
-    timer.timeout.connect(lambda: (ticks.append(time.perf_counter()), cpu_ticks.append(time.thread_time())))
-    timer.start()
+    recorder = TickRecorder()
+    recorder.start()
     await asyncio.sleep(0.05)
     begin = time.perf_counter()
     task = page.index(repo)
@@ -181,11 +199,9 @@ async def index_stall(repo: Path) -> tuple[float, float, float]:
     await task
     wall = time.perf_counter() - begin
     await asyncio.sleep(0.05)
-    timer.stop()
+    gap, busy = recorder.stop()
     page.close()
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    busy = [b - a for a, b in itertools.pairwise(cpu_ticks)]
-    return max(gaps) * 1000 - 10, max(busy) * 1000, wall
+    return gap, busy, wall
 
 
 async def _wait_final(page: Any, timeout: float) -> None:

@@ -317,6 +317,12 @@ def raw_cache_key(prepared: Prepared, config: Config, queries: Sequence[EvalQuer
     return digest.hexdigest()
 
 
+def raw_runs_path(prepared: Prepared, config: Config, queries: Sequence[EvalQuery], top_k: int) -> Path:
+    """Where the raw hits of this corpus, config and query set are kept between runs."""
+    folder = (prepared.work or prepared.index_dir) / "raw"
+    return folder / (raw_cache_key(prepared, config, queries, top_k) + ".jsonl")
+
+
 def save_runs(path: Path, runs: Sequence[QueryRun]) -> None:
     """The raw hits of every query, one JSON line each (data only: never pickled)."""
     path.parent.mkdir(parents=True, exist_ok=True)

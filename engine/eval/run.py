@@ -28,7 +28,7 @@ from engine.eval.retrieval import (
     eval_config,
     load_runs,
     prepare,
-    raw_cache_key,
+    raw_runs_path,
     save_runs,
 )
 
@@ -64,8 +64,7 @@ async def evaluate(
     prepared = prepare(dataset, work_dir=work_dir, cache_dir=cache_dir, on_progress=on_progress)
     t0 = time.perf_counter()
     config = eval_config(base, prepared.index_dir, prepared.sources)
-    raw_path = (prepared.work or prepared.index_dir) / "raw" / (
-        raw_cache_key(prepared, config, queries, RAW_TOP_K) + ".jsonl")
+    raw_path = raw_runs_path(prepared, config, queries, RAW_TOP_K)
     runs = load_runs(raw_path, queries) if reuse_raw else None
     reused = runs is not None
     if runs is not None:
