@@ -38,6 +38,7 @@ __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"
 
 LIST_KEYS = ("results", "items", "hits", "matches", "data", "documents", "chunks",
              "entities", "nodes", "files", "records", "result")
+_LIST_KEY_SET = frozenset(LIST_KEYS)
 TITLE_KEYS = ("title", "name", "symbol", "heading", "label")
 CONTENT_KEYS = ("content", "text", "snippet", "body", "code", "chunk", "document",
                 "summary", "description", "observations", "message")
@@ -165,6 +166,8 @@ def _structured_items(data: Any) -> list[Any]:
     if isinstance(data, list):
         return data
     if isinstance(data, dict):
+        if _LIST_KEY_SET.isdisjoint(data):  # the common case, one item: skip the key scan
+            return [data]
         for key in LIST_KEYS:
             value = data.get(key)
             if isinstance(value, list):

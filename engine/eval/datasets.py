@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from engine.paths import data_dir
@@ -112,6 +112,24 @@ class Dataset:
     def tasks(self) -> Iterator[EvalTask]:
         if self.tasks_path.is_file():
             yield from read_tasks(self.tasks_path)
+
+    def candidate_suffixes(self) -> frozenset[str] | None:
+        """The file kinds a query's relevant set is drawn from; ``None``: every file.
+
+        Rankings keep only these before scoring, as the relevance was defined: the
+        shared benchmarks count only the ``.py`` files a commit changed, so a ranked
+        ``.rst`` file the same commit also changed could only ever score as a miss.
+        ``corpus.json``'s ``extensions`` (what ``eval build`` writes) says it outright;
+        otherwise it is the suffixes the relevant files have, when all of them have one.
+        """
+        declared = self.corpus.get("extensions")
+        if isinstance(declared, list) and declared:
+            return frozenset(str(e).lower() for e in declared)
+        suffixes = {PurePosixPath(path).suffix.lower()
+                    for query in self.queries for path in query.relevant}
+        if not suffixes or "" in suffixes:
+            return None
+        return frozenset(suffixes)
 
     def fingerprint(self) -> str:
         """Changes when the corpus spec or the task history changes (the index key)."""

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from engine.builtins import builtin_server
@@ -183,11 +183,20 @@ def eval_config(base: Config, index_dir: Path, sources: Iterable[str]) -> Config
 class PathMapper:
     """Turns a hit's path into a corpus-relative path the dataset's relevance uses."""
 
-    def __init__(self, root: Path, files: frozenset[str]) -> None:
+    def __init__(
+        self, root: Path, files: frozenset[str], candidates: frozenset[str] | None = None
+    ) -> None:
         self.root = root.resolve()
         self.files = files
+        self.candidates = candidates  # suffixes that can be relevant; None: every file
 
     def __call__(self, path: str) -> str | None:
+        mapped = self._relative(path)
+        if self.candidates is not None and PurePosixPath(mapped).suffix.lower() not in self.candidates:
+            return None  # not a kind of file the dataset's relevance covers: not ranked
+        return mapped
+
+    def _relative(self, path: str) -> str:
         candidate = Path(path)
         if candidate.is_absolute():
             try:

@@ -9,6 +9,7 @@ it was made: the dataset, the index, the sources, and how long each stage took.
 from __future__ import annotations
 
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,15 @@ from engine.config.schema import Config
 from engine.engine import Engine
 from engine.eval.adaptive import add_adaptive
 from engine.eval.datasets import load_dataset
-from engine.eval.experiment import ExperimentResult, Ranker, run_experiment
+from engine.eval.experiment import (
+    ExperimentResult,
+    QueryRun,
+    Ranker,
+    Variant,
+    run_experiment,
+    score_variant,
+    tune_ids,
+)
 from engine.eval.report import publish_latest, write_report
 from engine.eval.retrieval import (
     RAW_TOP_K,
@@ -81,15 +90,22 @@ async def evaluate(
 
     say("scoring variants")
     t0 = time.perf_counter()
+    candidates = dataset.candidate_suffixes()
     ranker = Ranker(fusion=base.fusion, dedup=base.dedup,
-                    path_of=PathMapper(prepared.corpus, prepared.corpus_files))
+                    path_of=PathMapper(prepared.corpus, prepared.corpus_files, candidates))
     result = run_experiment(runs, ranker, dataset=dataset.name)
     add_adaptive(result, runs, ranker)
+    every_kind = _every_kind_ranked(runs, base, prepared.corpus, prepared.corpus_files) \
+        if candidates is not None else {}
     scoring_s = time.perf_counter() - t0
     result.meta = {
         "dataset": str(dataset.folder),
         "corpus": str(prepared.corpus),
         "sources": ", ".join(prepared.sources),
+        "ranked files": ("only " + ", ".join(sorted(candidates)) + " (the kinds the relevance "
+                         "covers; other files are left out before scoring)"
+                         if candidates is not None else "every file"),
+        **every_kind,
         "default strategy": base.fusion.strategy + (f" (k={base.fusion.rrf_k})" if base.fusion.strategy == "rrf" else ""),
         **{k.replace("_s", " (s)"): f"{v:.1f}" for k, v in prepared.timings_s.items()},
         "retrieval (s)": f"{retrieval_s:.1f}" + (" (raw hits reused)" if reused else ""),
@@ -101,3 +117,21 @@ async def evaluate(
     paths = write_report(result, out)
     latest = publish_latest(out) if publish else None
     return EvalRun(result=result, paths=paths, latest=latest)
+
+
+def _every_kind_ranked(
+    runs: list[QueryRun], base: Config, corpus: Path, files: frozenset[str]
+) -> dict[str, str]:
+    """The default's headline figures when files of every kind stay in the ranking."""
+    ranker = Ranker(fusion=base.fusion, dedup=base.dedup, path_of=PathMapper(corpus, files))
+    scored = score_variant(ranker, runs, Variant("default", "default"))
+    ids = [run.query.id for run in runs]
+    tune = set(tune_ids(ids))
+    out: dict[str, str] = {}
+    for label, chosen in (("held-out", [i for i in ids if i not in tune]), ("all", ids)):
+        if chosen:
+            recall = statistics.fmean(scored.values("recall@10", chosen))
+            mrr = statistics.fmean(scored.values("mrr", chosen))
+            out[f"default, every file kind ranked ({label})"] = (
+                f"recall@10 {recall:.3f}, MRR {mrr:.3f}")
+    return out

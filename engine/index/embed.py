@@ -9,6 +9,14 @@ cut to 128 tokens lose no retrieval quality and run ~2x faster than 256; bf16
 autocast is a further ~2.5x, but only on CPUs with AMX or AVX512-BF16 (elsewhere it
 is slower than fp32), so precision is decided at run time from the CPU's flags.
 
+Large encodes run their batches on one worker thread per core, each with a single
+torch thread. Torch's own intra-op threads barely help at these sizes (a 64 x 64
+token batch): on 2 cores they gave 135 chunks/s against 131 on one thread, while
+two single-threaded workers gave 225; and when other programs load the machine,
+intra-op threads waiting at their barriers fell to 30 chunks/s. (The library's
+multi-process pool does the same with a second torch import and model load per
+process, ~5 s at every start.)
+
 Loading never writes to stdout: stdio MCP servers own stdout for the protocol.
 """
 
@@ -22,6 +30,7 @@ import platform
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -36,13 +45,19 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DEFAULT_MAX_SEQ_LENGTH = 128
-# Code chunks put path, symbol, signature and docstring first, so 64 tokens hold what
-# matters: on the pytest benchmark the fused (dense + BM25) recall@10 was 0.829 at 64
-# vs 0.825 at 128 (MRR 0.649 vs 0.661, both within noise), at about half the cost.
-CODE_MAX_SEQ_LENGTH = 64
-# Chunks cut to 64 tokens are nearly all full length, so bigger batches waste no
+# Code chunks put path, symbol, signature and docstring first, so a few dozen tokens
+# hold what matters. pytest benchmark, held-out half, default fusion (files + tasks):
+# 128 and 64 tokens were within noise; 64 vs 48 gave recall@10 0.898 vs
+# 0.898 and MRR 0.754 vs 0.755 (files alone 0.869/0.702 vs 0.872/0.712), and 48 tokens
+# embed about a quarter faster.
+CODE_MAX_SEQ_LENGTH = 48
+# Chunks cut that short are nearly all full length, so bigger batches waste no
 # padding: 64 embedded ~10 % faster than 32 here (2 cores, bf16), 128 no faster.
 DEFAULT_BATCH_SIZE = 64
+# A WordPiece token of code or prose spans at least this many characters but for rare
+# cases; cutting texts to max_seq_length x this before tokenising gave identical
+# tokens on every pytest chunk and saves a third of the tokeniser's time.
+CHARS_PER_TOKEN_CAP = 8
 
 Vectors = npt.NDArray[np.float32]
 
@@ -152,7 +167,13 @@ class SentenceTransformerEmbedder:
         self._model.max_seq_length = max_seq_length
         self._bf16 = bf16_pays_off() if bf16 is None else bf16
         self._batch_size = batch_size
-        self._lock = threading.Lock()  # one encode at a time: torch already uses every core
+        self._lock = threading.Lock()  # one encode at a time: each already uses every core
+        # The fast tokeniser is not safe to share across threads (its truncation state is
+        # mutable), and views of this model set different sequence lengths.
+        self._tokenize_lock = threading.Lock()
+        self._workers = encode_workers()
+        self._pool: ThreadPoolExecutor | None = None
+        torch.set_num_threads(1)  # parallel across batches instead (see module docstring)
         self._base_version = version
         self.name = name
         dimension = (
@@ -179,28 +200,55 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        torch = self._torch
-        with self._lock, _stdout_to_stderr(), torch.inference_mode():
-            self._model.max_seq_length = self.max_seq_length  # views share one model
-            autocast = (
-                torch.autocast("cpu", dtype=torch.bfloat16)
-                if self._bf16
-                else contextlib.nullcontext()
-            )
-            with autocast:
-                out = self._model.encode(
-                    list(texts),
-                    batch_size=self._batch_size,
-                    show_progress_bar=False,
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                )
-        vectors = np.asarray(out, dtype=np.float32)
+        # Longest first, as sentence-transformers does, so each batch pads little.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        cap = self.max_seq_length * CHARS_PER_TOKEN_CAP
+        size = self._batch_size
+        batches = [[texts[i][:cap] for i in order[start:start + size]]
+                   for start in range(0, len(order), size)]
+        with self._lock, _stdout_to_stderr():
+            if len(batches) == 1 or self._workers == 1:
+                parts = [self._encode_batch(batch) for batch in batches]
+            else:
+                parts = list(self._executor().map(self._encode_batch, batches))
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        vectors[order] = np.vstack(parts)
         # bf16 rounding leaves norms at 1 +- 1e-3; renormalise so cosine == dot product.
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         normalised: Vectors = (vectors / norms).astype(np.float32, copy=False)
         return normalised
+
+    def _encode_batch(self, batch: list[str]) -> Vectors:
+        torch = self._torch
+        with self._tokenize_lock:
+            self._model.max_seq_length = self.max_seq_length  # views share one model
+            features = self._model.preprocess(batch)
+        autocast = (
+            torch.autocast("cpu", dtype=torch.bfloat16) if self._bf16 else contextlib.nullcontext()
+        )
+        # inference_mode and autocast are per thread: set them in the worker.
+        with torch.inference_mode(), autocast:
+            out = self._model(features)["sentence_embedding"]
+        rows: Vectors = out.float().numpy()
+        return rows
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
+        return self._pool
+
+
+def encode_workers() -> int:
+    """Threads for large encodes: one per usable core (``TRIBUTARY_EMBED_THREADS`` overrides)."""
+    value = os.environ.get("TRIBUTARY_EMBED_THREADS", "")
+    if value.isdigit() and int(value) >= 1:
+        return min(int(value), 64)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores)
 
 
 def default_model_dir() -> Path:
@@ -239,7 +287,7 @@ def _load_model() -> SentenceTransformerEmbedder:
 
 @lru_cache(maxsize=1)
 def load_code_embedder() -> Embedder:
-    """The default model reading 64 tokens: what code indexes and the files server use."""
+    """The default model reading CODE_MAX_SEQ_LENGTH tokens: what code indexes and the files server use."""
     return _load_model().with_max_seq_length(_max_seq_length(CODE_MAX_SEQ_LENGTH))
 
 

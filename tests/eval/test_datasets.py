@@ -61,6 +61,22 @@ def test_shared_benchmark_folders_load() -> None:
     assert future_tasks(dataset.tasks(), dataset.queries) == 0
 
 
+def test_candidate_kinds_come_from_the_spec_or_the_relevant_files(tmp_path: Path) -> None:
+    (tmp_path / "corpus").mkdir()
+    py_only = [EvalQuery(id="q1", query="a", relevant={"src/a.py": 1.0}),
+               EvalQuery(id="q2", query="b", relevant={"B.PY": 1.0, "c.py": 1.0})]
+    write_dataset(tmp_path / "inferred", {"path": "corpus"}, [], py_only)
+    assert load_dataset(tmp_path / "inferred").candidate_suffixes() == frozenset({".py"})
+
+    declared = {"path": "corpus", "extensions": [".py", ".ts"]}
+    write_dataset(tmp_path / "declared", declared, [], py_only)
+    assert load_dataset(tmp_path / "declared").candidate_suffixes() == frozenset({".py", ".ts"})
+
+    no_suffix = [*py_only, EvalQuery(id="q3", query="c", relevant={"Makefile": 1.0})]
+    write_dataset(tmp_path / "mixed", {"path": "corpus"}, [], no_suffix)
+    assert load_dataset(tmp_path / "mixed").candidate_suffixes() is None  # rank every file
+
+
 def test_bad_lines_name_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "corpus.json").write_text('{"path": "."}')
     (tmp_path / "queries.jsonl").write_text('{"id": "1", "query": "x", "relevant": ["a"]}\n{oops\n')

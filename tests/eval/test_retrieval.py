@@ -39,6 +39,15 @@ def test_path_mapper(tmp_path: Path) -> None:
     assert mapper("elsewhere/c.py") == "elsewhere/c.py"
 
 
+def test_path_mapper_leaves_out_files_the_relevance_cannot_cover(tmp_path: Path) -> None:
+    files = frozenset({"src/a.py", "doc/a.rst", "README"})
+    mapper = PathMapper(tmp_path, files, candidates=frozenset({".py"}))
+    assert mapper("pkg-1.0/src/a.py") == "src/a.py"
+    assert mapper("doc/a.rst") is None
+    assert mapper("README") is None
+    assert PathMapper(tmp_path, files)("doc/a.rst") == "doc/a.rst"  # no candidates: all kept
+
+
 @pytest.mark.asyncio
 async def test_collect_asks_each_source_once_and_refuses_in_process(tmp_path: Path) -> None:
     config = Config(servers={
