@@ -7,8 +7,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -27,13 +37,14 @@ from PySide6.QtWidgets import (
 from app import theme
 from app.engine_api import EngineLike
 from app.history import QueryHistory
-from app.search.badges import SourceBadgeDelegate
+from app.search.badges import badges_height
 from app.search.context_preview import ContextPreview
 from app.search.controller import SearchController
 from app.search.detail import NOT_USEFUL_KEYS, USEFUL_KEYS, DetailPane, local_file, open_in_editor
 from app.search.hints import HintsBar
 from app.search.query_box import QueryBox
 from app.search.results_model import (
+    BADGE_PADDING,
     HIT_ROLE,
     LOCATION,
     MEMBER_ROLE,
@@ -42,6 +53,7 @@ from app.search.results_model import (
     SOURCES,
     TITLE,
     ResultsModel,
+    RowToolTips,
 )
 from app.search.source_strip import LogWindow, SourceStrip
 from app.tasks import describe_error, run_async
@@ -57,6 +69,8 @@ from engine.model import (
 )
 
 RENDER_MS = 40
+BADGE_ICON_SPAN = 4096  # px: wider than any Sources column
+BADGE_RELAYOUT_MS = 60
 STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
               ("Composite", "composite"), ("Cascade", "cascade"), ("Vote", "vote")]
 
@@ -115,10 +129,10 @@ class SearchPage(QWidget):
 
         self.tree = QTreeView()
         self.tree.setModel(self.model)
+        self.tree.viewport().installEventFilter(RowToolTips(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setItemDelegateForColumn(SOURCES, SourceBadgeDelegate(self.tree))
         self.tree.setRootIsDecorated(True)
         header = self.tree.header()
         header.setStretchLastSection(False)
@@ -132,6 +146,13 @@ class SearchPage(QWidget):
         header.resizeSection(SCORE, 78)
         header.resizeSection(LOCATION, 190)
         header.resizeSection(SOURCES, 150)
+        # The source badges are drawn to the column's width (whole badges only); a
+        # drag of the column edge redraws them once it pauses.
+        self._badge_timer = QTimer(self, singleShot=True, interval=BADGE_RELAYOUT_MS)
+        self._badge_timer.timeout.connect(self._layout_badges)
+        header.sectionResized.connect(self._section_resized)
+        self.tree.installEventFilter(self)
+        self._layout_badges()
         self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._context_menu)
@@ -180,6 +201,13 @@ class SearchPage(QWidget):
         self._pending: SearchUpdate | None = None
         self._render_timer = QTimer(self, singleShot=True, interval=RENDER_MS)
         self._render_timer.timeout.connect(self._render_pending)
+        # The detail pane (it highlights code) and then the context preview (it lays
+        # out thousands of lines) follow a live update each in an event-loop slice of
+        # its own, after the tree and the strip, so no one slice holds the loop long.
+        self._detail_timer = QTimer(self, singleShot=True, interval=0)
+        self._detail_timer.timeout.connect(self._sync_detail)
+        self._context_timer = QTimer(self, singleShot=True, interval=0)
+        self._context_timer.timeout.connect(self._sync_context)
         self.tabs.currentChanged.connect(lambda _: self._sync_context())
         self.controller.started.connect(self._started)
         self.controller.updated.connect(self._queue)
@@ -338,22 +366,46 @@ class SearchPage(QWidget):
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
-        expanded = self._expanded_ids()
+        # Rows are updated in place: selection and expanded rows stay with their hits.
         self.model.set_response(response)
-        for row in range(self.model.rowCount()):
-            index = self.model.index(row, 0)
-            hit = self.model.hit_at(index)
-            if hit is not None and hit.id in expanded:
-                self.tree.expand(index)
         self._restore_selection()
         self.strip.set_reports(response.sources, _summary(response, update.final))
-        self._sync_context()
+        self._detail_timer.start()
 
     def _finished(self, response: SearchResponse) -> None:
         if response.error:
             self.message.emit(f"No source answered: {response.error}")
-        if self.tree.currentIndex().isValid() is False and self.model.rowCount():
+
+    def _sync_detail(self) -> None:
+        """Show the current row's newest hit and group; once the stream has ended,
+        select the first result if nothing is selected."""
+        self._context_timer.start()  # started from here, it runs in the next slice
+        current = self.tree.currentIndex()
+        if current.isValid():
+            self._current_changed(current, QModelIndex())
+        elif self.controller.final and self.model.rowCount():
             self.tree.setCurrentIndex(self.model.index(0, 0))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.tree.ensurePolished()  # the style sheet's font, which the badges are drawn in
+        self._layout_badges()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.tree and event.type() == QEvent.Type.FontChange:
+            self._badge_timer.start()
+        return False
+
+    def _section_resized(self, column: int, _old: int, _new: int) -> None:
+        if column == SOURCES:
+            self._badge_timer.start()
+
+    def _layout_badges(self) -> None:
+        width = self.tree.header().sectionSize(SOURCES) - BADGE_PADDING
+        font = self.tree.font()
+        # Decorations are shown at most this size: room for the widest badges.
+        self.tree.setIconSize(QSize(BADGE_ICON_SPAN, badges_height(font)))
+        self.model.set_badge_layout(font, max(1, width))
 
     def _clear(self) -> None:
         self._pending = None
@@ -362,16 +414,10 @@ class SearchPage(QWidget):
         self.context.set_context(None)
         self.detail.show_hit(None)
 
-    def _expanded_ids(self) -> set[str]:
-        ids = set()
-        for row in range(self.model.rowCount()):
-            index = self.model.index(row, 0)
-            if self.tree.isExpanded(index) and (hit := self.model.hit_at(index)):
-                ids.add(hit.id)
-        return ids
-
     def _restore_selection(self) -> None:
-        if self._selected_id is None:
+        """Select the last selected hit again if its row came back (after a new query
+        that dropped it, for instance); a row that stayed keeps its selection."""
+        if self._selected_id is None or self.tree.currentIndex().isValid():
             return
         index = self.model.row_of(self._selected_id)
         if index.isValid():
@@ -382,7 +428,7 @@ class SearchPage(QWidget):
         hit = self.model.hit_at(current)
         if hit is None:
             return
-        member = current.data(MEMBER_ROLE)
+        member = current.siblingAtColumn(0).data(MEMBER_ROLE)
         if member is None:
             self._selected_id = hit.id
         response = self.model.response

@@ -62,9 +62,9 @@ async def test_useful_button_credits_every_source_of_the_fused_hit(qtbot: Any) -
     assert recorded[-1] == pytest.approx({"files": 0.6, "tasks": 0.6, "git": 0.6})
     assert messages[-1].startswith("Marked useful: files reputation 0.60")
     # The row is marked (icon + role), and so are the detail pane's buttons.
-    assert top.siblingAtColumn(TITLE).data(RATING_ROLE) is True
+    assert top.data(RATING_ROLE) is True  # the row's roles are on its first cell
     assert top.siblingAtColumn(TITLE).data(Qt.ItemDataRole.DecorationRole) is not None
-    assert "You marked this useful" in top.data(Qt.ItemDataRole.ToolTipRole)
+    assert "You marked this useful" in page.model.tooltip(top)
     assert page.detail.useful_button.isChecked() and not page.detail.not_useful_button.isChecked()
 
 

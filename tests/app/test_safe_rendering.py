@@ -97,7 +97,7 @@ def test_results_tree_cells_and_tooltips(qtmodeltester: Any) -> None:
         for column in range(model.columnCount()):
             text = model.index(row, column).data(Qt.ItemDataRole.DisplayRole)
             assert not RAW.search(text) and len(text) <= safe_text.LINE_LIMIT
-        assert_inert_rich_text(model.index(row, TITLE).data(Qt.ItemDataRole.ToolTipRole))
+        assert_inert_rich_text(model.tooltip(model.index(row, TITLE)))
     assert model.index(0, TITLE).data().startswith("<script>alert('x')</script><b>bold</b> red nul cr")
     assert model.index(1, TITLE).data().endswith("…")
     assert model.index(1, LOCATION).data().endswith("…")

@@ -94,7 +94,8 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
     # Changing the format re-runs the query with the new format.
     page.context.format.setCurrentIndex(page.context.format.findText("xml"))
     await until(lambda: page.controller.final and page.controller.response.request.format == "xml")
-    assert page.context.text.toPlainText().startswith("<chunk")
+    # The preview follows each update in an event-loop slice of its own.
+    await until(lambda: page.context.text.toPlainText().startswith("<chunk"))
 
 
 @pytest.mark.asyncio
@@ -137,3 +138,25 @@ async def test_clicking_a_source_chip_opens_its_log(qtbot: object) -> None:
     assert window.isVisible() and window.windowTitle() == "git — server log"
     assert window.text.toPlainText() == "[git] starting\n[git] ready"
     window.close()
+
+
+@pytest.mark.asyncio
+async def test_live_updates_keep_selection_and_expansion_and_refresh_the_detail(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "tasks", "git"],
+                        delay=lambda s, q: {"files": 0.01, "tasks": 0.1, "git": 0.6}[s])
+    page = make_page(qtbot, engine)
+    page.search("fixture")
+    await until(lambda: page.model.rowCount() == 5)  # files and tasks in: their copies folded
+    assert not page.controller.final
+    top = page.model.index(0, 0)
+    kept = page.model.hit_at(top)
+    assert kept is not None and page.model.rowCount(top) == 1
+    page.tree.expand(top)
+    page.tree.setCurrentIndex(top)
+    assert "(files, tasks)" in page.detail.group.text()
+    await until(lambda: page.controller.final)
+    await until(lambda: "git" in page.detail.group.text())  # the detail follows in its own slice
+    row = page.model.row_of(kept.id)
+    assert row.isValid() and page.tree.isExpanded(row) and page.model.rowCount(row) == 2
+    assert page.model.hit_at(page.tree.currentIndex()).id == kept.id
+    assert page.detail.hit is page.model.hit_at(row)  # the newest copy of the hit, not the first
