@@ -32,7 +32,7 @@ from engine.cache.layers import ResponseCache
 from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
-from engine.fanout import SourceResult, all_failed, fan_out
+from engine.fanout import SourceResult, all_failed, fan_out_rounds
 from engine.history.reputation import ReputationStore, SourceReputation
 from engine.history.store import HistoryStore
 from engine.model import (
@@ -156,15 +156,22 @@ class Engine:
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         final: SearchResponse | None = None
-        async with contextlib.aclosing(self.search_stream(request)) as updates:
+        async with contextlib.aclosing(self.search_stream(request, partials=False)) as updates:
             async for update in updates:
                 if update.final:
                     final = update.response
         assert final is not None  # search_stream always ends with a final update
         return final
 
-    async def search_stream(self, request: SearchRequest) -> AsyncGenerator[SearchUpdate, None]:
-        """An update each time a source answers; the last one has ``final=True``."""
+    async def search_stream(
+        self, request: SearchRequest, *, partials: bool = True
+    ) -> AsyncGenerator[SearchUpdate, None]:
+        """An update each time a source answers; the last one has ``final=True``.
+
+        Sources that answer together share one fused response; the last to answer
+        gets the final one. ``partials=False`` skips the in-between fusions and yields
+        only the final update (what :meth:`search` wants).
+        """
         started = time.perf_counter()
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)
@@ -191,19 +198,31 @@ class Engine:
                 weight=self._weight(name, decision),
             )
 
+        last_round: list[SourceResult] = []
         async with contextlib.aclosing(
-            fan_out(self.pool, to_ask, request.query, top_k=source_depth(request))
-        ) as results:
-            async for result in results:
-                self._take(result, decision, reports, hits_by_source)
-                await self._store_source_hits(result, request)
+            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request))
+        ) as rounds:
+            async for batch, pending in rounds:
+                for result in batch:
+                    self._take(result, decision, reports, hits_by_source)
+                    await self._store_source_hits(result, request)
+                if not pending:
+                    last_round = batch  # the final response below covers it
+                    continue
+                if not partials:
+                    continue
+                # One fusion per round of answers, however many sources it holds.
                 partial = self._respond(
                     request, decision, reports, hits_by_source, started, final=False
                 )
-                yield SearchUpdate(partial, source=reports[result.name])
+                for result in batch:
+                    yield SearchUpdate(partial, source=reports[result.name])
 
         response = self._respond(request, decision, reports, hits_by_source, started, final=True)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
+        if partials:
+            for result in last_round:
+                yield SearchUpdate(response, source=reports[result.name])
         await self._finish(request, response)
         yield SearchUpdate(response, final=True)
 

@@ -20,6 +20,7 @@ query) cancels the calls still in flight; the SDK sends MCP
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ from engine.model import Hit, SourceReport, SourceStatus
 from engine.sources.pool import SourcePool
 from engine.sources.state import SourceOutcome
 
-__all__ = ["SourceResult", "all_failed", "fan_out", "gather_all"]
+__all__ = ["SourceResult", "all_failed", "fan_out", "fan_out_rounds", "gather_all"]
 
 
 @dataclass(slots=True)
@@ -55,22 +56,46 @@ async def fan_out(
     timeout: float | None = None,
 ) -> AsyncGenerator[SourceResult, None]:
     """Yield a :class:`SourceResult` per source as soon as that source is done."""
+    async with contextlib.aclosing(
+        fan_out_rounds(pool, names, query, top_k=top_k, timeout=timeout)
+    ) as rounds:
+        async for batch, _pending in rounds:
+            for result in batch:
+                yield result
+
+
+async def fan_out_rounds(
+    pool: SourcePool,
+    names: Iterable[str],
+    query: str,
+    *,
+    top_k: int,
+    timeout: float | None = None,
+) -> AsyncGenerator[tuple[list[SourceResult], int], None]:
+    """Like :func:`fan_out`, but the sources that finished together come as one list,
+    with the number still pending: a consumer that fuses after each answer can fuse
+    once per round, and knows which round is the last."""
     ordered = list(dict.fromkeys(names))
+    known = set(pool.names())
     tasks = {
         asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout),
                             name=f"tributary-call-{name}"): name
-        for name in ordered if name in pool.names()
+        for name in ordered if name in known
     }
-    for name in ordered:
-        if name not in pool.names():
-            yield SourceResult(SourceReport(name=name, status=SourceStatus.ERROR,
-                                            latency_ms=0.0, error="unknown server"))
+    unknown = [
+        SourceResult(SourceReport(name=name, status=SourceStatus.ERROR, latency_ms=0.0,
+                                  error="unknown server"))
+        for name in ordered if name not in known
+    ]
     pending: set[asyncio.Task[SourceOutcome]] = set(tasks)
     try:
+        if unknown:
+            yield unknown, len(pending)
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=lambda t: ordered.index(tasks[t])):
-                yield _result(pool, tasks[task], task)
+            batch = [_result(pool, tasks[task], task)
+                     for task in sorted(done, key=lambda t: ordered.index(tasks[t]))]
+            yield batch, len(pending)
     finally:
         for task in pending:
             task.cancel()

@@ -64,7 +64,7 @@ async def _search(args: argparse.Namespace) -> int:
 async def _run_search(engine: Engine, request: SearchRequest, *, stream: bool) -> SearchResponse:
     final: SearchResponse | None = None
     show = stream and sys.stderr.isatty()
-    async with contextlib.aclosing(engine.search_stream(request)) as updates:
+    async with contextlib.aclosing(engine.search_stream(request, partials=show)) as updates:
         async for update in updates:
             if update.source is not None and show:
                 print("  " + source_line(update.source), file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,9 +79,31 @@ async def test_stream_yields_an_update_per_source_then_the_final_response() -> N
                 updates.append(update)
     assert [u.final for u in updates] == [False, False, False, True]
     assert {u.source.name for u in updates[:-1] if u.source} == {"alpha", "beta", "slow"}
-    # Partial responses carry no assembled context; the final one does.
-    assert all(u.response.context is None for u in updates[:-1])
+    # In-between responses carry no assembled context; the last source to answer
+    # shares the final response (fused once, not twice).
+    assert all(u.response.context is None for u in updates[:-2])
+    assert updates[-2].source is not None and updates[-2].source.name == "slow"
+    assert updates[-2].response is updates[-1].response
     assert updates[-1].response.context is not None
+
+
+async def test_search_fuses_once_and_a_stream_without_partials_yields_only_the_end() -> None:
+    async with make_engine(make_config("alpha", "beta", "slow")) as engine:
+        fused: list[bool] = []
+        respond = engine._respond
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            fused.append(kwargs["final"])
+            return respond(*args, **kwargs)
+
+        engine._respond = counting  # type: ignore[method-assign]
+        response = await engine.search(SearchRequest("q", top_k=10))
+        assert fused == [True] and len(response.sources) == 3
+        fused.clear()
+        stream = engine.search_stream(SearchRequest("q2", top_k=10), partials=False)
+        async with contextlib.aclosing(stream) as updates:
+            finals = [u.final async for u in updates]
+    assert finals == [True] and fused == [True]
 
 
 async def test_routing_asks_only_the_matched_servers_and_says_why_others_were_skipped() -> None:
