@@ -9,9 +9,14 @@ fresh copies of the hits; figures are wall-clock p50/p95 in ms, and CPU time p50
 (``time.thread_time``: waiting for a CPU held by other processes does not count, though
 cache and core sharing still inflate it on a busy machine).
 
-Token counts are reported two ways: "cold" (an empty count cache, the tokenizer
-counting every top-k hit inside the pipeline) and "warm" (counts cached — as they are
-when hits were counted as each source answered, or seen in an earlier query).
+Per-text caches are reported three ways: "cold" (empty caches: the tokenizer counts
+every top-k hit and dedup squeezes every text inside the pipeline), "warm" (token counts
+and dedup keys cached — as they are when hits were counted as each source answered, or
+the same chunks came back in an earlier query) and "warm token counts only" (dedup keys
+computed afresh: what each text costs dedup the first time it is seen).
+
+``--profile N`` prints where the time goes instead: cProfile of N warm runs on the
+150- and 1,000-hit inputs, the top functions by own time.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from bench._hits import make_hits
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
+from engine.pipeline.text import clear_squeezed
 from engine.pipeline.tokens import clear_cache, get_tokenizer
 
 QUERY = "how does pytest collect fixtures and parametrize test functions"
@@ -42,7 +48,7 @@ QUERY = "how does pytest collect fixtures and parametrize test functions"
 
 def measure(
     hits: dict[str, list[Hit]], repeat: int, *, cold: bool, embed: Callable[[list[str]], npt.NDArray[np.float32]]
-    | None = None, strategy: str = "rrf",
+    | None = None, strategy: str = "rrf", cold_keys: bool = False,
 ) -> dict[str, float]:
     walls: list[float] = []
     cpus: list[float] = []
@@ -52,6 +58,8 @@ def measure(
         fresh = copy.deepcopy(hits)
         if cold:
             clear_cache()
+        if cold or cold_keys:
+            clear_squeezed()
         request = SearchRequest(query=QUERY, strategy=strategy)
         wall, cpu = time.perf_counter(), time.thread_time()
         result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
@@ -82,26 +90,56 @@ def show(label: str, row: dict[str, float]) -> None:
           f"{row['tokens']:.0f}/{row['budget']:.0f} tokens | {stages}")
 
 
+def profile(runs: int) -> None:
+    """Own time per function over ``runs`` warm runs (cProfile: calls cost more than usual)."""
+    import cProfile
+    import pstats
+
+    for n in (150, 1000):
+        hits = make_hits(n)
+        measure(hits, 2, cold=False)
+        copies = [copy.deepcopy(hits) for _ in range(runs)]
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for fresh in copies:
+            run_pipeline(fresh, SearchRequest(query=QUERY), fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
+                         budget=BudgetConfig())
+        profiler.disable()
+        print(f"\n## {n} hits, {runs} runs")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=31)
     parser.add_argument("--semantic", action="store_true", help="also run with precomputed MiniLM embeddings")
+    parser.add_argument("--profile", type=int, metavar="N", help="cProfile N warm runs per size instead")
     args = parser.parse_args()
     get_tokenizer()  # load once, outside the timings (the engine loads it at start)
+    if args.profile:
+        profile(args.profile)
+        return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each\n")
+    try:
+        run(args)
+    finally:
+        print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
+
+def run(args: argparse.Namespace) -> None:
     for n in (150, 1000):
         hits = make_hits(n)
         measure(hits, 2, cold=False)  # warm-up: imports, first-call costs
-        show(f"{n} hits, warm token counts", measure(hits, args.repeat, cold=False))
-        show(f"{n} hits, cold token counts", measure(hits, max(5, args.repeat // 3), cold=True))
+        show(f"{n} hits, warm caches", measure(hits, args.repeat, cold=False))
+        show(f"{n} hits, warm token counts only", measure(hits, args.repeat, cold=False, cold_keys=True))
+        show(f"{n} hits, cold caches", measure(hits, max(5, args.repeat // 3), cold=True))
         for strategy in ("weighted", "composite", "cascade", "vote"):
             show(f"{n} hits, warm, {strategy}", measure(hits, max(5, args.repeat // 3), cold=False, strategy=strategy))
         if args.semantic:
             embed = minilm_lookup([h.content for items in hits.values() for h in items], max_seq_length=128)
             show(f"{n} hits, warm, semantic (precomputed)", measure(hits, args.repeat, cold=False, embed=embed))
 
-    print("\ngrowth (warm token counts):")
+    print("\ngrowth (warm caches):")
     for n in (100, 250, 500, 1000, 2000, 5000):
         hits = make_hits(n)
         measure(hits, 1, cold=False)

@@ -16,7 +16,10 @@ rapidfuzz.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +31,13 @@ _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: odd, so a bije
 MIN_SHARED = 0.3
 MAX_DF = 24  # a feature in more texts than this is boilerplate, not evidence
 _WINDOW = 8  # grams are read as big-endian 8-byte words, then cut to GRAM bytes
+_BLOCK = 1 << 16  # grams hashed per block: 512 KiB of uint64, cache-sized
+_SAMPLED_PRODUCT = SAMPLE_BELOW << np.uint64(32)
+_PADDING = b"\x00" * _WINDOW
+# Buffers this large are hashed on two threads (when there are two CPUs): ~250 hits.
+PARALLEL_BYTES = 4 * _BLOCK if (os.cpu_count() or 1) > 1 else 1 << 62
+_HELPER: ThreadPoolExecutor | None = None
+_HELPER_LOCK = threading.Lock()
 
 
 def _gram_hashes(buffer: bytes) -> npt.NDArray[np.uint64]:
@@ -38,36 +48,113 @@ def _gram_hashes(buffer: bytes) -> npt.NDArray[np.uint64]:
     """
     padded = buffer + b"\x00" * _WINDOW
     words = np.ndarray(shape=(len(buffer),), dtype=">u8", buffer=padded, strides=(1,))
-    grams = words >> np.uint64(8 * (_WINDOW - GRAM))
-    hashed: npt.NDArray[np.uint64] = (grams * _MULTIPLIER) >> np.uint64(32)
+    hashed: npt.NDArray[np.uint64] = np.right_shift(words, np.uint64(8 * (_WINDOW - GRAM)))
+    np.multiply(hashed, _MULTIPLIER, out=hashed)
+    np.right_shift(hashed, np.uint64(32), out=hashed)
     return hashed
+
+
+def _sampled_grams(
+    padded: bytes, excluded: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """Offsets in ``padded`` (text followed by ``_WINDOW`` zero bytes) whose gram hash is
+    sampled, but not those in ``excluded`` (sorted), and those hashes, by offset.
+
+    Same values as ``_gram_hashes`` filtered by ``SAMPLE_BELOW``, computed a block at a
+    time in two reused arrays: fresh buffer-sized temporaries cost more in page faults
+    (most of all in a VM) than the arithmetic does, and a block stays in cache. A hash
+    is the product's high half, so it is below ``SAMPLE_BELOW`` exactly when the product
+    is below ``SAMPLE_BELOW << 32``: only sampled products are shifted.
+
+    numpy releases the GIL while it hashes, so a large buffer is shared with a helper
+    thread: both take the next block until none is left, so a helper that gets no CPU
+    costs the caller at most the block it is working on.
+    """
+    length = len(padded) - _WINDOW
+    blocks = iter(range(0, length, _BLOCK))
+    helper = _helper().submit(_hash_blocks, padded, excluded, blocks) if length >= PARALLEL_BYTES else None
+    done = _hash_blocks(padded, excluded, blocks)
+    if helper is not None:
+        done += helper.result()
+        done.sort(key=lambda block: block[0])
+    positions = [np.empty(0, dtype=np.int64), *(where for _, where, _ in done)]
+    values = [np.empty(0, dtype=np.uint64), *(hashes for _, _, hashes in done)]
+    return np.concatenate(positions), np.concatenate(values)
+
+
+def _hash_blocks(
+    padded: bytes, excluded: npt.NDArray[np.int64], blocks: Iterator[int]
+) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.uint64]]]:
+    """``(begin, sampled offsets, their hashes)`` for each block taken from ``blocks``."""
+    length = len(padded) - _WINDOW
+    words = np.ndarray(shape=(length,), dtype=">u8", buffer=padded, strides=(1,))
+    size = min(length, _BLOCK)
+    products = np.empty(size, dtype=np.uint64)
+    sampled = np.empty(size, dtype=bool)
+    done: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.uint64]]] = []
+    for begin in blocks:  # next() on a shared range iterator is atomic under the GIL
+        block = min(_BLOCK, length - begin)
+        grams, picked = products[:block], sampled[:block]
+        np.right_shift(words[begin : begin + block], np.uint64(8 * (_WINDOW - GRAM)), out=grams)
+        np.multiply(grams, _MULTIPLIER, out=grams)
+        np.less(grams, _SAMPLED_PRODUCT, out=picked)
+        picked[excluded[excluded.searchsorted(begin) : excluded.searchsorted(begin + block)] - begin] = False
+        where = picked.nonzero()[0]
+        hashes = grams[where] >> np.uint64(32)
+        where += begin
+        done.append((begin, where, hashes))
+    return done
+
+
+def _helper() -> ThreadPoolExecutor:
+    """The one helper thread, started on first use."""
+    global _HELPER
+    with _HELPER_LOCK:
+        if _HELPER is None:
+            _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tributary-blocking")
+        return _HELPER
 
 
 def sample_features(texts: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
     """``(doc, feature)`` pairs: each text's sampled 5-gram hashes (repeats possible)."""
-    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    hashes = _gram_hashes(b"".join(texts))
-    positions = np.flatnonzero(hashes < SAMPLE_BELOW)
-    docs = np.searchsorted(ends, positions, side="right")
-    inside = positions + GRAM <= ends[np.minimum(docs, len(texts) - 1)]  # window within one text
-    docs, feats = docs[inside], hashes[positions[inside]]
-    sampled = np.bincount(docs, minlength=len(texts))
+    if not texts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64)
+    ends = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)).cumsum()
+    # A window starting in the last GRAM-1 bytes of a text runs past its end; whichever
+    # text such an offset lies in (a text can be shorter than that), it is too close to
+    # that text's end as well.
+    tails = np.sort((ends[:, None] - np.arange(1, GRAM, dtype=np.int64)).ravel())
+    positions, feats = _sampled_grams(b"".join([*texts, _PADDING]), tails[tails >= 0])
+    # Positions ascend: each text's share of them ends where its end would be inserted.
+    cuts = positions.searchsorted(ends)
+    shares = np.empty_like(cuts)
+    shares[0] = cuts[0]
+    np.subtract(cuts[1:], cuts[:-1], out=shares[1:])
+    docs = np.arange(len(texts), dtype=np.int64).repeat(shares)
     all_docs: list[npt.NDArray[np.int64]] = [docs]
     all_feats: list[npt.NDArray[np.uint64]] = [feats]
-    for i in np.flatnonzero(sampled < MIN_SAMPLES):  # short texts: few samples, add smallest
-        own = hashes[starts[i] : max(starts[i], ends[i] - GRAM + 1)]
+    for i in (shares < MIN_SAMPLES).nonzero()[0].tolist():  # short texts: few samples, add smallest
+        own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
         smallest = np.unique(own)[:MIN_SAMPLES]
         all_docs.append(np.full(smallest.size, i, dtype=np.int64))
         all_feats.append(smallest)
     return np.concatenate(all_docs), np.concatenate(all_feats)
 
 
-def _runs(values: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Start index and length of each run of equal values in a sorted array."""
-    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
-    return starts, np.diff(np.concatenate((starts, [values.size])))
+def _run_starts(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Index where each run of equal values starts, in a sorted non-empty array."""
+    changes = np.empty(values.size, dtype=bool)
+    changes[0] = True
+    np.not_equal(values[1:], values[:-1], out=changes[1:])
+    return changes.nonzero()[0]
+
+
+def _run_lengths(starts: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
+    """Length of each run, from the runs' start indices in an array of ``size``."""
+    lengths = np.empty_like(starts)
+    np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+    lengths[-1] = size - starts[-1]
+    return lengths
 
 
 def candidate_pairs(texts: Sequence[bytes], min_shared: float = MIN_SHARED) -> npt.NDArray[np.int64]:
@@ -77,31 +164,41 @@ def candidate_pairs(texts: Sequence[bytes], min_shared: float = MIN_SHARED) -> n
     give, for each feature, the run of texts holding it; features held by one text say
     nothing and those held by more than ``MAX_DF`` texts (boilerplate such as
     ``import``) would make the pair count quadratic, so both are dropped; the pairs
-    within the remaining runs are then counted.
+    within the remaining runs are then counted. Pairs come sorted by ``(i, j)``.
+
+    Cells and pairs are packed into one int64 each (the text index in the low ``bits``)
+    so that unpacking is a shift and a mask, not a division.
     """
     n = len(texts)
     if n < 2:
         return np.empty((0, 2), dtype=np.int64)
+    bits = (n - 1).bit_length()
+    low = (1 << bits) - 1
     docs, feats = sample_features(texts)
-    cells = np.sort(feats.astype(np.int64) * n + docs)  # feats < 2**32: no overflow
-    cells = cells[np.concatenate(([True], cells[1:] != cells[:-1]))]  # each (feature, text) once
-    owners = cells % n
-    sizes = np.bincount(owners, minlength=n)
-    starts, lengths = _runs(cells // n)
-    useful = (lengths >= 2) & (lengths <= MAX_DF)
-    keep = np.repeat(useful, lengths)
-    owners, run_of = owners[keep], np.repeat(np.arange(starts.size), lengths)[keep]
-    found: list[npt.NDArray[np.int64]] = []
-    for offset in range(1, MAX_DF):  # texts at distance `offset` within one feature's run
-        same = run_of[offset:] == run_of[:-offset] if offset < run_of.size else np.empty(0, dtype=bool)
-        if not same.any():
-            break
-        idx = np.flatnonzero(same)
-        found.append(owners[idx] * n + owners[idx + offset])  # owners ascend within a run: a < b
-    if not found:
+    if not docs.size:
         return np.empty((0, 2), dtype=np.int64)
-    pair_keys = np.sort(np.concatenate(found))
-    first, counts = _runs(pair_keys)
-    a, b = pair_keys[first] // n, pair_keys[first] % n
+    cells = (feats.astype(np.int64) << bits) | docs  # feats < 2**32: fits while n < 2**31
+    cells.sort()
+    cells = cells[_run_starts(cells)]  # each (feature, text) once
+    owners = cells & low
+    sizes = np.bincount(owners, minlength=n)
+    starts = _run_starts(cells >> bits)
+    lengths = _run_lengths(starts, cells.size)
+    useful = (lengths >= 2) & (lengths <= MAX_DF)
+    starts, lengths = starts[useful], lengths[useful]
+    if not starts.size:
+        return np.empty((0, 2), dtype=np.int64)
+    # Every pair of cells within one useful run, without a Python loop: each cell of a
+    # run (`lead`) repeated once per later cell of its run, then stepped 1, 2, … ahead.
+    cell = (starts - lengths.cumsum() + lengths).repeat(lengths) + np.arange(int(lengths.sum()))
+    later = (starts + lengths).repeat(lengths) - cell - 1
+    lead = cell.repeat(later)
+    step = np.arange(1, lead.size + 1) - (later.cumsum() - later).repeat(later)
+    pair_keys = (owners[lead] << bits) | owners[lead + step]  # owners ascend within a run: a < b
+    pair_keys.sort()
+    first = _run_starts(pair_keys)
+    counts = _run_lengths(first, pair_keys.size)
+    unique = pair_keys[first]
+    a, b = unique >> bits, unique & low
     ok = counts >= np.maximum(1.0, min_shared * np.minimum(sizes[a], sizes[b]))
-    return np.stack([a[ok], b[ok]], axis=1).astype(np.int64)
+    return np.stack([a[ok], b[ok]], axis=1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from engine.model import ContextFormat, Hit, TaskType
 
@@ -51,6 +52,7 @@ _ROLE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def default_role(source: str) -> str:
     """A role from the source's name: built-in ``files`` -> code, ``tasks`` -> tasks, …; else docs."""
     name = source.lower()

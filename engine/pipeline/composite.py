@@ -25,7 +25,7 @@ def keyword_score(hit: Hit, terms: tuple[str, ...]) -> float:
     if not terms:
         return 0.0
     haystack = f"{hit.title}\n{hit.path or ''}\n{hit.content}".lower()
-    return sum(1 for term in terms if term in haystack) / len(terms)
+    return sum([term in haystack for term in terms]) / len(terms)
 
 
 def length_score(hit: Hit, ideal_tokens: int) -> float:
@@ -47,15 +47,16 @@ def composite(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: Fus
     weights = params.composite
     terms = query_terms(params.query)
     for hit in hits:
-        signals = {
-            "keyword": keyword_score(hit, terms),
-            "freshness": recency_score(hit.timestamp, params.now),
-            "reputation": reputation_score(hit, params),
-            "length_penalty": length_score(hit, params.ideal_tokens),
+        keyword = keyword_score(hit, terms)
+        freshness = recency_score(hit.timestamp, params.now)
+        reputation = reputation_score(hit, params)
+        length = length_score(hit, params.ideal_tokens)
+        # What four ScoreParts.add calls would build (0.0 + each part), built at once.
+        parts = {
+            "keyword": 0.0 + weights.keyword * keyword,
+            "freshness": 0.0 + weights.freshness * freshness,
+            "reputation": 0.0 + weights.reputation * reputation,
+            "length_penalty": 0.0 + weights.length * length,
         }
-        parts = ScoreParts(combine="weighted sum")
-        parts.add("keyword", weights.keyword * signals["keyword"], raw=signals["keyword"])
-        parts.add("freshness", weights.freshness * signals["freshness"], raw=signals["freshness"])
-        parts.add("reputation", weights.reputation * signals["reputation"], raw=signals["reputation"])
-        parts.add("length_penalty", weights.length * signals["length_penalty"], raw=signals["length_penalty"])
-        set_parts(hit, parts)
+        raw = {"keyword": keyword, "freshness": freshness, "reputation": reputation, "length_penalty": length}
+        set_parts(hit, ScoreParts(parts, raw, "weighted sum", sum(parts.values())))

@@ -10,7 +10,8 @@ Four kinds of evidence join two hits (each edge keeps its reason and similarity)
   gives every file one change touched the same text.
 * ``fuzzy``    — Levenshtein similarity (rapidfuzz, normalised to 0..1) of those
   squeezed texts >= ``fuzzy_threshold`` (0.80). Only candidate pairs from
-  ``blocking.candidate_pairs`` and a length bound are scored, in one C++ batch.
+  ``blocking.candidate_pairs`` within a length bound, not joined yet and not at
+  disjoint lines of one file, are scored, in one C++ batch (two threads when large).
 * ``semantic`` — cosine of embeddings >= ``semantic_threshold`` (0.90): vectors a source
   put in ``Hit.metadata["embedding"]``, else from an injected embedder
   ``embed(texts) -> (n, d) array`` (rows are normalised here); skipped without either.
@@ -32,8 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,15 +43,16 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from engine.config.schema import DedupConfig
-from engine.model import DedupGroup, DedupReason, GroupMember, Hit
+from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts
 
 from .blocking import candidate_pairs
-from .text import is_code, squeeze, squeeze_prose
+from .text import is_code, squeezed_key
 from .unionfind import UnionFind
 
 Embedder = Callable[[list[str]], npt.NDArray[np.floating]]
 
 MIN_FUZZY_CHARS = 40  # shorter texts (titles, one-liners) only fold on an exact match
+PARALLEL_PAIRS = 256  # fuzzy batches this large are scored on every core
 _REASON_ORDER = {
     DedupReason.HASH: 0,
     DedupReason.OVERLAP: 1,
@@ -93,20 +95,20 @@ def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]
     edges: list[Edge] = []
     reps: list[int] = []
     squeezed: list[bytes] = []
+    same_text = DedupReason.HASH
     for i, hit in enumerate(hits):
-        prose = not is_code(hit.path, hit.content)
-        key = squeeze_prose(hit.content) if prose else squeeze(hit.content)
+        key = squeezed_key(hit.content, not is_code(hit.path, hit.content))  # each distinct text squeezed once
         if not key:
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
-        elif _is_file_reference(hit):
+        elif hit.path and (hit.start_line is None or hit.end_line is None):  # _is_file_reference
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
-            key += b"\x00path:" + (hit.path or "").encode("utf-8", "surrogatepass")
+            key += b"\x00path:" + hit.path.encode("utf-8", "surrogatepass")
         j = first.setdefault(key, i)
         if j != i:
-            edges.append(Edge(j, i, DedupReason.HASH, 1.0))
+            edges.append(Edge(j, i, same_text, 1.0))
         elif not key.startswith(b"\x00uri:"):
             reps.append(i)
             squeezed.append(key)
@@ -135,13 +137,25 @@ def distinct(a: Hit, b: Hit) -> bool:
     semantic edges: they name two different whole files, sit at disjoint lines of one
     file, or define different names (``safe_load`` vs ``full_load`` share most characters
     but are not the same function)."""
+    return _apart(a, b) or _named_apart(a, b, {}, 0, 1)
+
+
+def _apart(a: Hit, b: Hit) -> bool:
+    """The cheap half of ``distinct``: different whole files, disjoint lines of one file."""
     if _is_file_reference(a) and _is_file_reference(b) and a.path != b.path:
         return True
     same_file = bool(a.path) and a.path == b.path and _has_span(a) and _has_span(b)
-    if same_file and ((a.end_line or 0) < (b.start_line or 0) or (b.end_line or 0) < (a.start_line or 0)):
-        return True
-    name_a, name_b = defined_name(a.content), defined_name(b.content)
-    return name_a is not None and name_b is not None and name_a != name_b
+    return same_file and ((a.end_line or 0) < (b.start_line or 0) or (b.end_line or 0) < (a.start_line or 0))
+
+
+def _named_apart(a: Hit, b: Hit, names: dict[int, str | None], i: int, j: int) -> bool:
+    """The costly half of ``distinct`` (a regex over each text): different defined names.
+    ``names`` keeps each hit's name under its index ``i`` / ``j``."""
+    name_a = names[i] if i in names else names.setdefault(i, defined_name(a.content))
+    if name_a is None:
+        return False
+    name_b = names[j] if j in names else names.setdefault(j, defined_name(b.content))
+    return name_b is not None and name_a != name_b
 
 
 def _fuzzy_edges(
@@ -152,28 +166,35 @@ def _fuzzy_edges(
         return []
     texts = [squeezed[k] for k in keep]
     pairs = candidate_pairs(texts)
-    # pairs already joined (by hash or overlap) need no scoring
-    pairs = pairs[[sets.find(reps[keep[a]]) != sets.find(reps[keep[b]]) for a, b in pairs.tolist()]]
     if not pairs.size:
         return []
-    lengths = np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
+    lengths = np.fromiter(map(len, texts), dtype=np.float64, count=len(texts))
     la, lb = lengths[pairs[:, 0]], lengths[pairs[:, 1]]
     # Levenshtein >= |la - lb|, so similarity <= min/max: skip pairs that cannot pass.
-    pairs = pairs[np.minimum(la, lb) / np.maximum(la, lb) >= threshold]
-    if not pairs.size:
+    pairs = pairs[np.minimum(la, lb) / np.maximum(la, lb) >= threshold].tolist()
+    # Pairs already joined (by hash or overlap) need no scoring, nor pairs ``distinct``
+    # already keeps apart by their line ranges; the name check waits for a passing score.
+    scored: list[tuple[int, int]] = []
+    for a, b in pairs:
+        i, j = reps[keep[a]], reps[keep[b]]
+        if sets.find(i) != sets.find(j) and not _apart(hits[i], hits[j]):
+            scored.append((a, b))
+    if not scored:
         return []
     scores = process.cpdist(
-        [texts[a] for a in pairs[:, 0]],
-        [texts[b] for b in pairs[:, 1]],
+        [texts[a] for a, _ in scored],
+        [texts[b] for _, b in scored],
         scorer=Levenshtein.normalized_similarity,
         score_cutoff=threshold,
-        workers=1,
+        # Each pair costs ~10-50 µs: a big batch is worth a second thread.
+        workers=1 if len(scored) < PARALLEL_PAIRS else -1,
     )
-    edges = []
-    for p in np.nonzero(scores >= threshold)[0].tolist():
-        a, b = reps[keep[int(pairs[p, 0])]], reps[keep[int(pairs[p, 1])]]
-        if not distinct(hits[a], hits[b]):
-            edges.append(Edge(a, b, DedupReason.FUZZY, float(scores[p])))
+    names: dict[int, str | None] = {}
+    edges: list[Edge] = []
+    for p in np.flatnonzero(scores >= threshold).tolist():
+        i, j = reps[keep[scored[p][0]]], reps[keep[scored[p][1]]]
+        if not _named_apart(hits[i], hits[j], names, i, j):
+            edges.append(Edge(i, j, DedupReason.FUZZY, float(scores[p])))
     return edges
 
 
@@ -193,12 +214,14 @@ def _vectors(
     the engine's embedder is the one its index servers use).
     """
     kinds: dict[int, tuple[object, int]] = {}
-    for i in reps:
-        vector = hits[i].metadata.get(EMBEDDING_KEY)
+    for i in [i for i in reps if EMBEDDING_KEY in hits[i].metadata]:
+        vector = hits[i].metadata[EMBEDDING_KEY]
         if isinstance(vector, list | tuple | np.ndarray) and len(vector) > 0:
             kinds[i] = (hits[i].metadata.get(MODEL_KEY), len(vector))
+    if not kinds and embed is None:
+        return [], np.empty((0, 0), dtype=np.float32)
     common = Counter(kinds.values()).most_common(1)[0][0] if kinds else None  # ties: first seen
-    known = [i for i in reps if kinds.get(i) == common and common is not None]
+    known = [i for i in reps if kinds.get(i) == common] if kinds else []
     have = set(known)
     missing = [i for i in reps if i not in have] if embed is not None else []
     rows: list[npt.NDArray[np.float32]] = []
@@ -223,10 +246,13 @@ def _semantic_edges(
         return []
     sims = np.triu(vectors @ vectors.T, k=1)
     rows, cols = np.nonzero(sims >= threshold)
+    names: dict[int, str | None] = {}
     return [
         Edge(which[r], which[c], DedupReason.SEMANTIC, min(1.0, float(sims[r, c])))
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True)
-        if sets.find(which[r]) != sets.find(which[c]) and not distinct(hits[which[r]], hits[which[c]])
+        if sets.find(which[r]) != sets.find(which[c])
+        and not _apart(hits[which[r]], hits[which[c]])
+        and not _named_apart(hits[which[r]], hits[which[c]], names, which[r], which[c])
     ]
 
 
@@ -235,24 +261,24 @@ def _has_span(hit: Hit) -> bool:
 
 
 def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
-    spans = sorted(
-        (i for i, h in enumerate(hits) if _has_span(h)),
-        key=lambda i: (hits[i].path or "", hits[i].start_line or 0, hits[i].end_line or 0),
+    spans = sorted(  # by path, start, end; ties in input order
+        (h.path, h.start_line, h.end_line, i)
+        for i, h in enumerate(hits)
+        if h.path and h.start_line is not None and h.end_line is not None
     )
     edges: list[Edge] = []
-    reach = -1  # index of the hit reaching furthest in the current run of one path
-    for i in spans:
-        hit = hits[i]
-        prev = hits[reach] if reach >= 0 else None
-        if prev is not None and prev.path == hit.path and (hit.start_line or 0) <= (prev.end_line or 0):
-            start, end = hit.start_line or 0, hit.end_line or 0
-            shared = min(end, prev.end_line or 0) - start + 1
-            shorter = min(end - start + 1, (prev.end_line or 0) - (prev.start_line or 0) + 1)
-            edges.append(Edge(reach, i, DedupReason.OVERLAP, max(0.0, min(1.0, shared / max(1, shorter)))))
-            if end > (prev.end_line or 0):
-                reach = i
+    overlap = DedupReason.OVERLAP
+    # the hit reaching furthest in the current run of one path, and its range
+    reach, reach_path, reach_start, reach_end = -1, "", 0, 0
+    for path, start, end, i in spans:
+        if path == reach_path and start <= reach_end:
+            shared = min(end, reach_end) - start + 1
+            shorter = min(end - start + 1, reach_end - reach_start + 1)
+            edges.append(Edge(reach, i, overlap, max(0.0, min(1.0, shared / max(1, shorter)))))
+            if end > reach_end:
+                reach, reach_start, reach_end = i, start, end
         else:
-            reach = i
+            reach, reach_path, reach_start, reach_end = i, path, start, end
     return edges
 
 
@@ -260,49 +286,76 @@ def _file_edges(hits: Sequence[Hit]) -> list[Edge]:
     """A hit naming a whole file (a path, no line range: e.g. a task history's "files
     changed") joins the best chunk of that file, so sources that agree on a file are
     seen to agree. Only the best chunk: the file's other chunks stay separate results."""
-    best_chunk: dict[str, int] = {}
+    wholes = [i for i, h in enumerate(hits) if h.path and (h.start_line is None or h.end_line is None)]
+    if not wholes:
+        return []
+    best_chunk: dict[str, tuple[tuple[int, float, int, str, str], int]] = {}
     for i, hit in enumerate(hits):
         if _has_span(hit) and hit.path:
-            j = best_chunk.get(hit.path)
-            if j is None or relevance_key(hit) < relevance_key(hits[j]):
-                best_chunk[hit.path] = i
+            key = relevance_key(hit)
+            best = best_chunk.get(hit.path)
+            if best is None or key < best[0]:
+                best_chunk[hit.path] = (key, i)
     edges: list[Edge] = []
     first_whole: dict[str, int] = {}
-    for i, hit in enumerate(hits):
-        if not hit.path or _has_span(hit):
-            continue
-        target = best_chunk.get(hit.path, first_whole.get(hit.path))
+    for i in wholes:
+        path = hits[i].path or ""
+        chunk = best_chunk.get(path)
+        target = chunk[1] if chunk is not None else first_whole.get(path)
         if target is None:
-            first_whole[hit.path] = i
+            first_whole[path] = i
         else:
             edges.append(Edge(target, i, DedupReason.FILE, 1.0))
     return edges
 
 
-def _content_lines(hit: Hit) -> list[str] | None:
-    """The hit's lines when they match its declared range exactly, else None."""
-    lines = hit.content.split("\n")
+def _lines(text: str) -> list[str]:
+    """``text`` split at newlines, a final newline not counting as a line."""
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if hit.start_line is None or hit.end_line is None:
-        return None
-    return lines if len(lines) == hit.end_line - hit.start_line + 1 else None
+    return lines
+
+
+def _line_count(text: str) -> int:
+    """``len(_lines(text))`` without building the list."""
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def merge_span(kept: Hit, others: Sequence[Hit]) -> Hit | None:
     """The union of ``kept`` and overlapping chunks of its file, or None if they disagree.
 
     Walks the chunks by start line, checking that overlapping lines are equal (list
-    slices compare in C) and appending what each chunk adds past the current end.
+    slices compare in C) and appending what each chunk adds past the current end. Each
+    chunk's lines must match its declared range exactly.
     """
     chain = sorted([kept, *others], key=lambda h: (h.start_line or 0, h.end_line or 0))
+    # Copies of one chunk from several servers add nothing once one of them is in: walk
+    # each (text, range) once. Before splitting anything, the cheap verdicts: a chunk
+    # whose line count is not its range, or two texts for one range (a reformatted copy),
+    # cannot merge; copies of one text and range need no merging.
+    distinct_chunks = list({(h.content, h.start_line, h.end_line): h for h in chain}.values())  # first-seen order
+    texts: dict[tuple[int, int], str] = {}
+    for hit in distinct_chunks:
+        start, end = hit.start_line, hit.end_line
+        if start is None or end is None or _line_count(hit.content) != end - start + 1:
+            return None
+        text = hit.content[:-1] if hit.content.endswith("\n") else hit.content  # "\n".join(_lines(...))
+        if texts.setdefault((start, end), text) != text:
+            return None
+    if len(texts) == 1:
+        (start, end), text = next(iter(texts.items()))
+        return _spanned(kept, text, start, end, chain)
+    split: dict[str, list[str]] = {}  # copies of one text at other ranges: split it once
     merged: list[str] | None = None
     first = end = 0
-    for hit in chain:
-        lines = _content_lines(hit)
+    for hit in distinct_chunks:
+        lines = split.get(hit.content)
         if lines is None:
+            lines = split[hit.content] = _lines(hit.content)
+        if hit.start_line is None or hit.end_line is None or len(lines) != hit.end_line - hit.start_line + 1:
             return None
-        start = hit.start_line or 0
+        start = hit.start_line
         if merged is None:
             merged, first, end = list(lines), start, start + len(lines) - 1
             continue
@@ -314,13 +367,19 @@ def merge_span(kept: Hit, others: Sequence[Hit]) -> Hit | None:
         merged.extend(lines[shared:])
         end = max(end, start + len(lines) - 1)
     assert merged is not None
+    return _spanned(kept, "\n".join(merged), first, end, chain)
+
+
+def _spanned(kept: Hit, content: str, start: int, end: int, chain: Sequence[Hit]) -> Hit:
+    """A copy of ``kept`` standing for the merged span of ``chain``."""
+    parts = kept.parts
     return dataclasses.replace(
         kept,
-        content="\n".join(merged),
-        start_line=first,
+        content=content,
+        start_line=start,
         end_line=end,
         tokens=0,
-        parts=dataclasses.replace(kept.parts, parts=dict(kept.parts.parts), raw=dict(kept.parts.raw)),
+        parts=ScoreParts(dict(parts.parts), dict(parts.raw), parts.combine, parts.total),
         metadata={**kept.metadata, "merged_span": [h.id for h in chain]},
     )
 
@@ -331,7 +390,11 @@ def _overlapping_same_file(kept: Hit, members: Sequence[Hit]) -> list[Hit]:
         return []
     lo, hi = kept.start_line or 0, kept.end_line or 0
     chain: list[Hit] = []
-    pending = sorted((m for m in members if m.path == kept.path and _has_span(m)), key=lambda h: h.start_line or 0)
+    pending = [m for m in members if m.path == kept.path and _has_span(m)]
+    if len(pending) == 1:  # the common case: one other copy of the chunk
+        overlaps = (pending[0].start_line or 0) <= hi and (pending[0].end_line or 0) >= lo
+        return pending if overlaps else []
+    pending.sort(key=lambda h: h.start_line or 0)
     grew = True
     while grew:
         grew = False
@@ -344,11 +407,15 @@ def _overlapping_same_file(kept: Hit, members: Sequence[Hit]) -> list[Hit]:
     return chain
 
 
-def _member_reason(node: int, kept: int, edges_of: dict[int, list[Edge]]) -> tuple[DedupReason, float]:
+def _member_reason(node: int, kept: int, edges_of: Mapping[int, list[Edge]]) -> tuple[DedupReason, float]:
     """The edge that best explains why ``node`` is in the group: one to the kept hit if any."""
+    edges = edges_of[node]
+    if len(edges) == 1:  # the common case: no choice to make (and mostly a hash match)
+        similarity = edges[0].similarity
+        return edges[0].reason, similarity if similarity == 1.0 else round(similarity, 4)
     best: Edge | None = None
     best_key = (2, 9, 0.0)
-    for edge in edges_of[node]:
+    for edge in edges:
         key = (0 if kept in (edge.a, edge.b) else 1, _REASON_ORDER[edge.reason], -edge.similarity)
         if key < best_key:
             best, best_key = edge, key
@@ -402,31 +469,39 @@ def deduplicate(
     edges = find_edges(hits, config, embed, sets)
     if not edges:
         return DedupResult(hits=list(hits), groups=[])
-    edges_of: dict[int, list[Edge]] = {}
+    edges_of: defaultdict[int, list[Edge]] = defaultdict(list)
     for edge in edges:
-        edges_of.setdefault(edge.a, []).append(edge)
-        edges_of.setdefault(edge.b, []).append(edge)
+        edges_of[edge.a].append(edge)
+        edges_of[edge.b].append(edge)
     components: dict[int, list[int]] = {}
     for node in edges_of:  # only hits with an edge can share a group
         components.setdefault(sets.find(node), []).append(node)
     kept_at: dict[int, Hit] = {}
     folded: set[int] = set()
     groups: list[DedupGroup] = []
+    group_keys: list[tuple[int, float, int, str, str]] = []
     for members in components.values():
-        keys = {i: relevance_key(hits[i]) for i in members}
-        order = sorted(members, key=keys.__getitem__)
+        if len(members) == 2:  # most groups: a pair, no sorting needed
+            a, b = members
+            key_a, key_b = relevance_key(hits[a]), relevance_key(hits[b])
+            keys = {a: key_a, b: key_b}
+            order = [a, b] if key_a <= key_b else [b, a]  # a first on a tie, as a stable sort
+        else:
+            keys = {i: relevance_key(hits[i]) for i in members}
+            order = sorted(members, key=keys.__getitem__)
         best = order[0]
         group = DedupGroup(kept=hits[best])
         for i in order[1:]:
             reason, similarity = _member_reason(i, best, edges_of)
-            group.members.append(GroupMember(hit=hits[i], reason=reason, similarity=similarity))
-            folded.add(i)
+            group.members.append(GroupMember(hits[i], reason, similarity))
+        folded.update(order[1:])
         if merge_spans and config.merge_overlaps:
             merge_group_span(group)
         kept_at[best] = group.kept
         groups.append(group)
+        group_keys.append(keys[best] if group.kept is hits[best] else relevance_key(group.kept))
     unique = [kept_at.get(i, hit) for i, hit in enumerate(hits) if i not in folded]
-    groups.sort(key=lambda g: relevance_key(g.kept))
+    groups = [groups[g] for g in sorted(range(len(groups)), key=group_keys.__getitem__)]
     return DedupResult(hits=unique, groups=groups, by_kept={g.kept.id: g for g in groups})
 
 

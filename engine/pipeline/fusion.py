@@ -51,11 +51,19 @@ def _rank(hit: Hit) -> int:
 
 def rrf(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionParams) -> None:
     k = params.rrf_k
+    weights = params.source_weights  # params.weight(source), without a call per part
+    names: dict[str, str] = {}  # source -> part name, built once per source
     for hit in hits:
-        parts = ScoreParts(combine="sum")
-        for source, seen in sorted(appearances(hit, groups).items()):
-            parts.add(f"rrf:{source}", params.weight(source) / (k + _rank(seen)), raw=float(_rank(seen)))
-        set_parts(hit, parts)
+        # What ScoreParts.add would build part by part (0.0 + each), built at once.
+        contributions: dict[str, float] = {}
+        raw: dict[str, float] = {}
+        seen = appearances(hit, groups)
+        for source in sorted(seen) if len(seen) > 1 else seen:
+            rank = _rank(seen[source])
+            name = names.get(source) or names.setdefault(source, f"rrf:{source}")
+            contributions[name] = 0.0 + weights.get(source, 1.0) / (k + rank)
+            raw[name] = float(rank)
+        set_parts(hit, ScoreParts(contributions, raw, "sum", sum(contributions.values())))
 
 
 def _source_normalisers(

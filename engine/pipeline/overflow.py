@@ -22,6 +22,7 @@ from .tokens import count_tokens, count_tokens_batch, line_token_counts
 OVERFLOW_STRATEGIES = ("drop", "truncate", "compress", "summarise")
 GAP = "…"
 _DEFINITION = re.compile(r"(?:@|(?:async\s+)?(?:def|class|function|func|fn)\b)")
+_DEFINITION_FIRST = frozenset("@adcf")  # every _DEFINITION match starts with one of these
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _HEADING = re.compile(r"^\s*(#{1,6}\s|[=\-]{3,}\s*$)")
 _CODE_START = re.compile(
@@ -32,24 +33,24 @@ _CODE_START = re.compile(
 
 def _block_starts(lines: list[str], code: bool) -> list[int]:
     """Indices of lines that begin a block: a definition or paragraph at the base indent."""
-    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    stripped = [line.lstrip() for line in lines]
+    indents = [len(line) - len(rest) for line, rest in zip(lines, stripped, strict=True) if rest]
     base = min(indents) if indents else 0
     starts = [0]
     for i in range(1, len(lines)):
-        line, prev = lines[i], lines[i - 1]
-        if not line.strip():
+        rest = stripped[i]
+        if not rest:
             continue
-        indent = len(line) - len(line.lstrip())
         if code:
-            opens = bool(_CODE_START.match(line[indent:]))
-            after_decorator = prev.lstrip().startswith("@")
-            defines = bool(_DEFINITION.match(line[indent:]))
-            at_base = indent <= base and (not prev.strip() or opens)
-            if (at_base or defines) and not after_decorator:
+            if stripped[i - 1].startswith("@"):  # a decorated definition starts at its decorator
+                continue
+            indent = len(lines[i]) - len(rest)
+            at_base = indent <= base and (not stripped[i - 1] or _CODE_START.match(rest))
+            if at_base or (rest[0] in _DEFINITION_FIRST and _DEFINITION.match(rest)):
                 starts.append(i)
-        elif not prev.strip() or _HEADING.match(line):
+        elif not stripped[i - 1] or _HEADING.match(lines[i]):
             starts.append(i)
-    return sorted(set(starts))
+    return starts
 
 
 def truncate(text: str, limit: int, code: bool) -> str | None:

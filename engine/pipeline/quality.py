@@ -50,10 +50,11 @@ def domain_authority(uri: str) -> float:
     for tld, score in _TLD_SCORES.items():
         if host.endswith(tld):
             return score
+    labels = host.split(".")
+    suffixes = [".".join(labels[i:]) for i in range(len(labels) - 1)]  # docs.foo.readthedocs.io matches readthedocs.io
     for table in _TIERS:
-        labels = host.split(".")
-        for i in range(len(labels) - 1):  # docs.foo.readthedocs.io matches readthedocs.io
-            found = table.get(".".join(labels[i:]))
+        for suffix in suffixes:
+            found = table.get(suffix)
             if found is not None:
                 return found
     return UNKNOWN_DOMAIN

@@ -8,7 +8,8 @@ tokenizer counts about 18 % *more* tokens than cl100k (10,522 vs 8,880 on 30 pyt
 chunks), so a budget measured with it errs on the safe side for LLM context windows.
 
 Costs about 1-4 µs per token on this machine, so counts are cached by content digest
-and only hits that can reach the context are counted (see ``engine.pipeline.run``).
+(short texts such as chunk frames by the text itself) and only hits that can reach the
+context are counted (see ``engine.pipeline.run``).
 Pre-tokenisation splits at whitespace and punctuation, which makes counts additive over
 pieces joined at a newline: the assembler relies on that to total a context exactly.
 """
@@ -29,8 +30,9 @@ from engine.model import Hit
 _CACHE_SIZE = 50_000
 _lock = threading.RLock()
 _tokenizer: Tokenizer | None = None
-_counts: OrderedDict[bytes, int] = OrderedDict()
-_line_counts: OrderedDict[bytes, list[int]] = OrderedDict()
+_counts: OrderedDict[bytes | str, int] = OrderedDict()
+_line_counts: OrderedDict[bytes | str, list[int]] = OrderedDict()
+_SHORT = 128  # texts up to this long (frames, markers) are their own cache key: no digest
 
 
 def tokenizer_path() -> Path:
@@ -53,11 +55,13 @@ def get_tokenizer() -> Tokenizer:
     return _tokenizer
 
 
-def _key(text: str) -> bytes:
+def _key(text: str) -> bytes | str:
+    if len(text) <= _SHORT:
+        return text
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def _remember(key: bytes, count: int) -> None:
+def _remember(key: bytes | str, count: int) -> None:
     with _lock:  # the engine may run pipelines from worker threads
         _counts[key] = count
         if len(_counts) > _CACHE_SIZE:

@@ -1,0 +1,204 @@
+"""The vectorised and short-cut code paths against plain reference versions (hypothesis).
+
+Each reference is the straightforward way to compute the same thing: per-text Python
+sets and a pair counter for blocking, the line-by-line walk for span merging and block
+starts. They must agree exactly on any input, so speed never changes a decision.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.model import Hit
+from engine.pipeline import blocking, text
+from engine.pipeline.blocking import candidate_pairs, sample_features
+from engine.pipeline.dedup import merge_span
+from engine.pipeline.overflow import _CODE_START, _DEFINITION, _HEADING, _block_starts
+from tests.pipeline.helpers import hit
+
+PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _gram_hash(gram: bytes) -> int:
+    return (int.from_bytes(gram, "big") * int(blocking._MULTIPLIER)) % (1 << 64) >> 32
+
+
+def _reference_features(text: bytes) -> set[int]:
+    """A text's sampled features, one gram at a time."""
+    grams = [_gram_hash(text[i : i + blocking.GRAM]) for i in range(len(text) - blocking.GRAM + 1)]
+    sampled = [h for h in grams if h < int(blocking.SAMPLE_BELOW)]
+    if len(sampled) < blocking.MIN_SAMPLES:  # counted with repeats, as the fast path does
+        sampled += sorted(set(grams))[: blocking.MIN_SAMPLES]
+    return set(sampled)
+
+
+def _reference_pairs(texts: list[bytes], min_shared: float = blocking.MIN_SHARED) -> list[tuple[int, int]]:
+    features = [_reference_features(t) for t in texts]
+    holders: dict[int, list[int]] = {}
+    for doc, feats in enumerate(features):
+        for feat in feats:
+            holders.setdefault(feat, []).append(doc)
+    shared: Counter[tuple[int, int]] = Counter()
+    for docs in holders.values():
+        if 2 <= len(docs) <= blocking.MAX_DF:
+            shared.update(combinations(docs, 2))
+    return sorted(
+        (a, b)
+        for (a, b), count in shared.items()
+        if count >= max(1.0, min_shared * min(len(features[a]), len(features[b])))
+    )
+
+
+# Few distinct bytes, so that texts share grams (and some grams are sampled) often.
+_TEXTS = st.lists(st.binary(min_size=0, max_size=120).map(lambda b: bytes(97 + x % 6 for x in b)), max_size=30)
+
+
+@PROPERTY
+@given(_TEXTS)
+def test_candidate_pairs_match_a_plain_pair_count(texts: list[bytes]) -> None:
+    assert [tuple(p) for p in candidate_pairs(texts).tolist()] == _reference_pairs(texts)
+
+
+@PROPERTY
+@given(_TEXTS)
+def test_sampled_features_match_a_per_text_computation(texts: list[bytes]) -> None:
+    docs, feats = sample_features(texts)
+    found: dict[int, set[int]] = {}
+    for doc, feat in zip(docs.tolist(), feats.tolist(), strict=True):
+        found.setdefault(doc, set()).add(feat)
+    assert {d: f for d, f in found.items()} == {
+        d: f for d, f in ((d, _reference_features(t)) for d, t in enumerate(texts)) if f
+    }
+
+
+def test_blocks_larger_than_one_hashing_block_agree() -> None:
+    # one text spanning several of _sampled_grams's blocks, another sharing its tail
+    body = bytes(97 + (i * 7919 % 13) for i in range(3 * blocking._BLOCK + 17))
+    texts = [body, body[-5000:] + b"xyz", b"short"]
+    assert [tuple(p) for p in candidate_pairs(texts).tolist()] == _reference_pairs(texts)
+
+
+@PROPERTY
+@given(_TEXTS)
+def test_hashing_shared_with_the_helper_thread_agrees(texts: list[bytes]) -> None:
+    # tiny blocks, so that these texts span many and the helper thread takes some
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(blocking, "_BLOCK", 16)
+        patch.setattr(blocking, "PARALLEL_BYTES", 32)
+        assert [tuple(p) for p in candidate_pairs(texts).tolist()] == _reference_pairs(texts)
+
+
+def _reference_merge(kept: Hit, others: list[Hit]) -> tuple[str, int, int, list[str]] | None:
+    """The line-by-line walk over every chunk, copies included."""
+    chain = sorted([kept, *others], key=lambda h: (h.start_line or 0, h.end_line or 0))
+    merged: list[str] | None = None
+    first = end = 0
+    for chunk in chain:
+        lines = chunk.content.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if chunk.start_line is None or chunk.end_line is None or len(lines) != chunk.end_line - chunk.start_line + 1:
+            return None
+        start = chunk.start_line
+        if merged is None:
+            merged, first, end = list(lines), start, start + len(lines) - 1
+            continue
+        if start > end + 1:
+            return None
+        shared = min(end, start + len(lines) - 1) - start + 1
+        if merged[start - first : start - first + shared] != lines[:shared]:
+            return None
+        merged.extend(lines[shared:])
+        end = max(end, start + len(lines) - 1)
+    assert merged is not None
+    return "\n".join(merged), first, end, [h.id for h in chain]
+
+
+@st.composite
+def _chunks_of_one_file(draw: st.DrawFn) -> list[Hit]:
+    """Chunks of one file as servers send them: copies, reformatted copies, shifted
+    windows, wrong ranges, a final newline or not."""
+    lines = [f"line {i} {draw(st.sampled_from(['a', 'b']))}" for i in range(1, 31)]
+    out: list[Hit] = []
+    for rank in range(1, draw(st.integers(1, 6)) + 1):
+        start = draw(st.integers(1, 14))
+        end = draw(st.integers(start - 1, min(30, start + 10)))
+        text = "\n".join(lines[start - 1 : end])
+        kind = draw(st.sampled_from(["same"] * 5 + ["newline", "reformatted", "range_off", "copy", "copy"]))
+        if kind == "copy" and out:
+            previous = draw(st.sampled_from(out))
+            text, start, end = previous.content, previous.start_line or 0, previous.end_line or 0
+        elif kind == "newline":
+            text += "\n"
+        elif kind == "reformatted":
+            text = text.replace("line", "Line")
+        elif kind == "range_off":
+            end += 1
+        out.append(hit(f"s{rank}", rank, text, path="m.py", lines=(start, end)))
+    return out
+
+
+@PROPERTY
+@given(_chunks_of_one_file())
+def test_merge_span_matches_the_line_walk(chunks: list[Hit]) -> None:
+    kept, others = chunks[0], chunks[1:]
+    merged = merge_span(kept, others)
+    expected = _reference_merge(kept, others)
+    if expected is None:
+        assert merged is None
+        return
+    assert merged is not None
+    assert (merged.content, merged.start_line, merged.end_line, merged.metadata["merged_span"]) == expected
+    assert merged.id == kept.id and merged.tokens == 0
+    assert kept.content == chunks[0].content  # the input is not mutated
+
+
+def _reference_block_starts(lines: list[str], code: bool) -> list[int]:
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    base = min(indents) if indents else 0
+    starts = [0]
+    for i in range(1, len(lines)):
+        line, prev = lines[i], lines[i - 1]
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if code:
+            opens = bool(_CODE_START.match(line[indent:]))
+            after_decorator = prev.lstrip().startswith("@")
+            defines = bool(_DEFINITION.match(line[indent:]))
+            at_base = indent <= base and (not prev.strip() or opens)
+            if (at_base or defines) and not after_decorator:
+                starts.append(i)
+        elif not prev.strip() or _HEADING.match(line):
+            starts.append(i)
+    return sorted(set(starts))
+
+
+_LINE = st.sampled_from([
+    "", "   ", "def f(x):", "    return x", "@decorator", "class A:", "    def g(self):", "async def h():",
+    "x = 1", "  y = 2", "# Title", "Some prose here.", "---", "\tindented", "let z = 3", "export const q = 1",
+])
+
+
+@PROPERTY
+@given(st.lists(_LINE, max_size=25), st.booleans())
+def test_block_starts_match_the_plain_walk(lines: list[str], code: bool) -> None:
+    assert _block_starts(lines, code) == _reference_block_starts(lines, code)
+
+
+@PROPERTY
+@given(st.lists(st.tuples(st.text(max_size=60), st.booleans()), max_size=20))
+def test_remembered_dedup_keys_equal_fresh_ones(items: list[tuple[str, bool]]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "SQUEEZE_MEMO_CHARS", 100)  # small: the memo starts afresh now and then
+        text.clear_squeezed()
+        for _ in range(2):  # the second round mostly reads the memo
+            for content, prose in items:
+                expected = text.squeeze_prose(content) if prose else text.squeeze(content)
+                assert text.squeezed_key(content, prose) == expected
+        assert text._SQUEEZED_CHARS[0] <= 100 + max((len(c) for c, _ in items), default=0)
