@@ -3,8 +3,9 @@
 Only files whose content hash changed are re-chunked; of their chunks only those
 whose embedding text is new are sent to the model (the rest reuse stored vectors,
 looked up by hash). Chunks of many files are embedded together — the model is far
-faster on full batches — and then each file is written in its own transaction, so a
-crash loses at most the batch in flight and finished files are never redone.
+faster on full batches, and it runs in the background while the next files are chunked
+and the previous batch is written — and each file is written in its own transaction,
+so a crash loses at most the two batches in flight and finished files are never redone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +28,23 @@ from engine.index.store import FileRecord, IndexStore, ModelInfo
 
 log = logging.getLogger(__name__)
 
-BATCH_CHUNKS = 256  # chunks per model call; larger batches group lengths better
+BATCH_CHUNKS = 512  # chunks per model call: lengths group better, and the workers share it evenly
 PROGRESS_INTERVAL_S = 0.1
 
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(slots=True)
+class _Embedding:
+    """A batch whose new embedding texts are with the model."""
+
+    batch: list[_Pending]
+    vectors: dict[str, Vectors]  # embed hash -> vector: stored ones now, new ones at flush
+    missing: list[str]  # hashes the model is embedding, in the order it returns them
+    future: Future[Vectors]
+    previous: _Embedding | None  # the batch in flight when this one started
 
 
 @dataclass(slots=True)
@@ -159,19 +172,31 @@ class Indexer:
         batch: list[_Pending] = []
         batch_chunks = 0
         progress = _ProgressState(len(files), started)
-        for source in files:
-            pending = self._prepare(source, known.get(source.path), stats)
-            if pending is None:
-                progress.files_done += 1
-                done_bytes += source.size
-                continue
-            batch.append(pending)
-            batch_chunks += len(pending.chunks)
-            if batch_chunks >= BATCH_CHUNKS:
-                done_bytes += self._flush(batch, stats, progress, total_bytes, done_bytes)
-                batch, batch_chunks = [], 0
-        if batch:
-            done_bytes += self._flush(batch, stats, progress, total_bytes, done_bytes)
+        # The model runs in the background while this thread chunks the next files and
+        # writes the previous batch: the writes and chunking hide behind the encoding.
+        with ThreadPoolExecutor(1, thread_name_prefix="index-embed") as model:
+            in_flight: _Embedding | None = None
+            for source in files:
+                pending = self._prepare(source, known.get(source.path), stats)
+                if pending is None:
+                    progress.files_done += 1
+                    done_bytes += source.size
+                    continue
+                batch.append(pending)
+                batch_chunks += len(pending.chunks)
+                if batch_chunks >= BATCH_CHUNKS:
+                    launched = self._launch(batch, model, in_flight)
+                    if in_flight is not None:
+                        done_bytes += self._flush(in_flight, stats, progress, total_bytes,
+                                                  done_bytes)
+                    in_flight, batch, batch_chunks = launched, [], 0
+            if batch:
+                launched = self._launch(batch, model, in_flight)
+                if in_flight is not None:
+                    done_bytes += self._flush(in_flight, stats, progress, total_bytes, done_bytes)
+                in_flight = launched
+            if in_flight is not None:
+                done_bytes += self._flush(in_flight, stats, progress, total_bytes, done_bytes)
         self._emit(progress.event("index", stats, total_bytes, done_bytes, None, force=True))
 
     def _prepare(
@@ -198,17 +223,40 @@ class Indexer:
             chunks = chunk_text(source.path, "text", text)
         return _Pending(source, new_record, chunks)
 
+    def _launch(
+        self, batch: list[_Pending], model: ThreadPoolExecutor, previous: _Embedding | None
+    ) -> _Embedding:
+        """Look up stored vectors here (the store is this thread's) and start the model
+        on the rest; texts the previous batch is still embedding wait for its vectors."""
+        chunks = [c for p in batch for c in p.chunks]
+        hashes = list(dict.fromkeys(c.embed_hash for c in chunks))
+        vectors = self.store.cached_vectors(hashes)
+        borrowed = set(previous.missing) if previous is not None else set()
+        missing = [h for h in hashes if h not in vectors and h not in borrowed]
+        text_of = {c.embed_hash: c.embed_text for c in chunks}
+        future = model.submit(self.embedder.encode, [text_of[h] for h in missing])
+        return _Embedding(batch, vectors, missing, future, previous)
+
     def _flush(
         self,
-        batch: list[_Pending],
+        embedding: _Embedding,
         stats: IndexStats,
         progress: _ProgressState,
         total_bytes: int,
         done_bytes: int,
     ) -> int:
-        vectors = self._embed([c for p in batch for c in p.chunks], stats)
+        vectors = embedding.vectors
+        for embed_hash, row in zip(embedding.missing, embedding.future.result(), strict=True):
+            vectors[embed_hash] = row
+        stats.chunks_embedded += len(embedding.missing)
+        if embedding.previous is not None:  # flushed already; lend its new vectors
+            earlier = embedding.previous.vectors
+            for chunk in (c for p in embedding.batch for c in p.chunks):
+                if chunk.embed_hash not in vectors and chunk.embed_hash in earlier:
+                    vectors[chunk.embed_hash] = earlier[chunk.embed_hash]
+            embedding.previous = None  # keep only one batch of vectors alive
         flushed = 0
-        for pending in batch:
+        for pending in embedding.batch:
             rows = [vectors[c.embed_hash] for c in pending.chunks]
             matrix: Vectors = (
                 np.vstack(rows).astype(np.float32)
@@ -226,18 +274,6 @@ class Indexer:
                 )
             )
         return flushed
-
-    def _embed(self, chunks: list[Chunk], stats: IndexStats) -> dict[str, Vectors]:
-        hashes = list(dict.fromkeys(c.embed_hash for c in chunks))
-        vectors = self.store.cached_vectors(hashes)
-        missing = [h for h in hashes if h not in vectors]
-        if missing:
-            text_of = {c.embed_hash: c.embed_text for c in chunks}
-            encoded = self.embedder.encode([text_of[h] for h in missing])
-            for embed_hash, row in zip(missing, encoded, strict=True):
-                vectors[embed_hash] = row
-            stats.chunks_embedded += len(missing)
-        return vectors
 
     def _finish(self, stats: IndexStats, started: float) -> IndexStats:
         stats.files_total, stats.chunks_total = self.store.counts()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from engine.index import indexer
 from engine.index.manager import (
     index_path_for,
     index_repository,
@@ -145,5 +148,35 @@ def test_keyword_search_leaves_out_terms_most_chunks_hold(
         alone = store.keyword_search("widget", 50, SearchFilter())
         assert {c.path for c in paths([cid for cid, _ in alone]).values()} == {
             f"pkg/m{i}.py" for i in range(6)}
+    finally:
+        store.close()
+
+
+def test_batches_embed_in_the_background_and_share_texts_across_the_boundary(
+    tmp_path: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tiny batches, so several are in flight; every file holds the same function (one
+    # embedding text) plus one of its own, and the model is slow enough to overlap.
+    monkeypatch.setattr(indexer, "BATCH_CHUNKS", 2)
+    repo = tmp_path / "many"
+    repo.mkdir()
+    shared = "def shared_helper(value):\n    return value * 2\n"
+    for i in range(12):
+        own = f"def own_{i}(x):\n    return x + {i}\n"
+        (repo / f"mod_{i:02d}.py").write_text(shared + "\n\n" + own)
+    embedder = HashingEmbedder(delay_s=0.002)
+    stats = _index(repo, index_dir, embedder)
+    assert stats.files_indexed == 12
+    # Each distinct text went to the model once, even when a batch started before the
+    # batch holding its first copy was written.
+    assert len(embedder.texts) == len(set(embedder.texts)) == stats.chunks_embedded
+    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    try:
+        assert store.counts() == (12, stats.chunks_total)
+        for i in (0, 5, 11):
+            hits = store.keyword_search(f"own_{i}", 5, SearchFilter())
+            assert hits, f"own_{i} was not written"
+        vector = embedder.encode([f"{{path}}\ndef own_{7}(x)"])[0]
+        assert store.dense_search(vector, 3, SearchFilter())
     finally:
         store.close()
