@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     update.set_defaults(func=_update)
 
     remove = commands.add_parser("remove", help="delete a repository's index")
-    remove.add_argument("path", type=Path)
+    remove.add_argument("path", type=Path, help="the repository's folder, or its name as `index list` shows it")
     remove.set_defaults(func=_remove)
 
     listing = commands.add_parser("list", help="list indexed repositories")
@@ -182,12 +182,22 @@ def _update(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from engine.index.manager import remove_index
+    from engine.index.manager import list_indexes, remove_index
 
     if remove_index(args.path):
         print(f"removed the index of {args.path}")
         return 0
-    print(f"tributary: {args.path} is not indexed", file=sys.stderr)
+    # Not a folder that is indexed: the name `index list` shows, when one index has it.
+    named = [info for info in list_indexes() if info.name == str(args.path)]
+    if len(named) == 1 and remove_index(named[0].index_path):
+        print(f"removed the index of {named[0].root}")
+        return 0
+    if len(named) > 1:
+        roots = ", ".join(str(info.root) for info in named)
+        print(f"tributary: {len(named)} indexes are named {args.path} ({roots}); give the path",
+              file=sys.stderr)
+        return 1
+    print(f"tributary: {args.path} is not indexed (see `tributary index list`)", file=sys.stderr)
     return 1
 
 

@@ -152,7 +152,7 @@ def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
     target = Path(path)
     index_path = (
         target
-        if target.suffix == INDEX_SUFFIX and target.is_file()
+        if target.name.endswith(INDEX_SUFFIX) and target.is_file()
         else index_path_for(path, directory=index_dir)
     )
     removed = False

@@ -86,4 +86,12 @@ def test_cli_add_list_status_update_remove(
     assert main(["index", "remove", str(repo)]) == 0
     assert list_indexes() == []
     assert main(["index", "remove", str(repo)]) == 1
+
+    # The name `index list` shows works too, from any folder.
+    assert main(["index", "add", str(repo)]) == 0
+    name = list_indexes()[0].name
+    assert main(["index", "remove", "no-such-name"]) == 1
+    assert "not indexed" in capsys.readouterr().err
+    assert main(["index", "remove", name]) == 0
+    assert list_indexes() == []
     assert main(["index", "add", str(tmp_path / "missing")]) == 2
