@@ -131,6 +131,13 @@ class Ranker:
         self._dedup_cache[key] = result
         return result
 
+    def with_paths(self, path_of: PathMapper) -> Ranker:
+        """The same ranker mapping paths with ``path_of``; dedup does not look at the
+        mapping, so the two share their dedup results."""
+        other = Ranker(self.fusion, self.dedup, path_of, self.reputation)
+        other._dedup_cache = self._dedup_cache
+        return other
+
     def forget(self, query_id: str) -> None:
         for key in [k for k in self._dedup_cache if k[0] == query_id]:
             del self._dedup_cache[key]

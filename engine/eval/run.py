@@ -26,7 +26,6 @@ from engine.eval.experiment import (
     Variant,
     run_experiment,
     score_variant,
-    tune_ids,
 )
 from engine.eval.report import publish_latest, write_report
 from engine.eval.retrieval import (
@@ -95,8 +94,11 @@ async def evaluate(
                     path_of=PathMapper(prepared.corpus, prepared.corpus_files, candidates))
     result = run_experiment(runs, ranker, dataset=dataset.name)
     add_adaptive(result, runs, ranker)
-    every_kind = _every_kind_ranked(runs, base, prepared.corpus, prepared.corpus_files) \
+    every_kind = (
+        _every_kind_ranked(runs, ranker.with_paths(PathMapper(prepared.corpus, prepared.corpus_files)),
+                           result.splits)
         if candidates is not None else {}
+    )
     scoring_s = time.perf_counter() - t0
     result.meta = {
         "dataset": str(dataset.folder),
@@ -120,16 +122,13 @@ async def evaluate(
 
 
 def _every_kind_ranked(
-    runs: list[QueryRun], base: Config, corpus: Path, files: frozenset[str]
+    runs: list[QueryRun], ranker: Ranker, splits: dict[str, list[str]]
 ) -> dict[str, str]:
     """The default's headline figures when files of every kind stay in the ranking."""
-    ranker = Ranker(fusion=base.fusion, dedup=base.dedup, path_of=PathMapper(corpus, files))
     scored = score_variant(ranker, runs, Variant("default", "default"))
-    ids = [run.query.id for run in runs]
-    tune = set(tune_ids(ids))
     out: dict[str, str] = {}
-    for label, chosen in (("held-out", [i for i in ids if i not in tune]), ("all", ids)):
-        if chosen:
+    for label, split in (("held-out", "test"), ("all", "all")):
+        if chosen := splits.get(split):
             recall = statistics.fmean(scored.values("recall@10", chosen))
             mrr = statistics.fmean(scored.values("mrr", chosen))
             out[f"default, every file kind ranked ({label})"] = (
