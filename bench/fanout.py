@@ -12,6 +12,12 @@ Part 2: 3 of the 10 servers hang. Each query must return within the timeout
 
 Part 3 (issue 8): once the hung sources' circuit breakers are open, a query's
 median latency against the same query with those sources left out.
+
+``--timeline N`` (off by default) first runs N queries of part 1 with the fake
+servers' ``--trace`` on and prints where the time goes: when each server read
+its request and entered its tool, and, for the slowest server, how late it
+started, how long its reply took to write, and what the client spent after
+the reply was on the wire (both sides stamp ``time.monotonic_ns``).
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import asyncio
 import os
 import statistics
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +83,60 @@ async def overhead(queries: int) -> None:
           f"(targets ≤ 10 / ≤ 25 ms)")
     print(f"  Tributary's own CPU per query (client side, all 10 sources): p50 "
           f"{statistics.median(cpu):.1f} ms, p95 {pct(cpu, 0.95):.1f} ms")
+
+
+async def timeline(queries: int) -> None:
+    """Part 1 with server-side stamps: the critical path of one query, step by step."""
+    delays = [i * 0.010 for i in range(10)]
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.txt"
+        servers = [server(f"s{i}", "--delay", f"{d}", "--trace", str(trace), timeout=3.0)
+                   for i, d in enumerate(delays)]
+        names = [s.name for s in servers]
+        async with SourcePool(servers) as pool:
+            await pool.warm_up(timeout=120)
+            for i in range(5):
+                await gather_all(pool, names, f"warm {i}", top_k=10)
+            trace.write_text("")
+            spans: list[tuple[int, int]] = []
+            for i in range(queries):
+                t0 = time.monotonic_ns()
+                await gather_all(pool, names, f"query number {i}", top_k=10)
+                spans.append((t0, time.monotonic_ns()))
+                await asyncio.sleep(0.02)  # the last server's "sent" stamp lands before the next
+            lines = trace.read_text().splitlines()
+    # stamps[query][server][event] in ms since that query's start
+    stamps: list[dict[str, dict[str, float]]] = [defaultdict(dict) for _ in spans]
+    for line in lines:
+        name, event, _id, ns = line.split()
+        for q, (t0, _t1) in enumerate(spans):
+            nxt = spans[q + 1][0] if q + 1 < len(spans) else 2**63
+            if t0 <= int(ns) < nxt:
+                stamps[q][name].setdefault(event, (int(ns) - t0) / 1e6)
+    print(f"timeline ({queries} queries; ms since gather_all started, median over queries):")
+    print("  server  delay   recv  start   (request read, tool entered)")
+    for name, delay in zip(names, delays, strict=True):
+        recv = [s[name]["recv"] for s in stamps if "recv" in s[name]]
+        start = [s[name]["start"] for s in stamps if "start" in s[name]]
+        if recv and start:
+            print(f"  {name:6} {delay * 1000:5.0f} {statistics.median(recv):6.2f} "
+                  f"{statistics.median(start):6.2f}")
+    slow, delay_ms = names[-1], delays[-1] * 1000
+    steps: dict[str, list[float]] = defaultdict(list)
+    for s, (t0, t1) in zip(stamps, spans, strict=True):
+        st = s[slow]
+        if not {"recv", "start", "slept", "sent"} <= st.keys():
+            continue
+        end = (t1 - t0) / 1e6
+        steps["request read by server"].append(st["recv"])
+        steps["  ... tool entered"].append(st["start"] - st["recv"])
+        steps["sleep overshoot"].append(st["slept"] - st["start"] - delay_ms)
+        steps["reply written"].append(st["sent"] - st["slept"])
+        steps["client after reply (read, parse, normalise, return)"].append(end - st["sent"])
+        steps["overhead (end - delay)"].append(end - delay_ms)
+    print(f"  slowest server ({slow}, {delay_ms:.0f} ms): step   p50   p90 (ms)")
+    for step, values in steps.items():
+        print(f"    {step:52} {statistics.median(values):5.2f} {pct(values, 0.9):5.2f}")
 
 
 async def hung(timeout: float, queries: int) -> None:
@@ -131,8 +193,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--hung-timeout", type=float, default=1.0)
     parser.add_argument("--hung-queries", type=int, default=10)
+    parser.add_argument("--timeline", type=int, default=0, metavar="N",
+                        help="first trace N queries and print where the time goes")
     args = parser.parse_args()
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at start")
+    if args.timeline:
+        asyncio.run(timeline(args.timeline))
     asyncio.run(overhead(args.queries))
     asyncio.run(hung(args.hung_timeout, args.hung_queries))
     asyncio.run(breaker(args.hung_timeout, 50))

@@ -9,7 +9,10 @@ Public API::
     results = await gather_all(pool, names, query, top_k=30)   # in ``names`` order
     error = all_failed(results)              # text when no source answered, else None
 
-Every source runs concurrently with its own timeout (``ServerConfig.timeout``
+Requests go out slowest expected source first (:mod:`engine.sources.latency`:
+the pool's latency estimates; sources without history first, in the given
+order), so the answer everyone waits for starts soonest. Every source runs
+concurrently with its own timeout (``ServerConfig.timeout``
 or the ``timeout`` given here); one slow, hung or crashed source never delays
 the others beyond its own deadline. Closing the stream early (``aclose``, a
 ``break`` inside ``aclosing``, or cancelling the consuming task — a superseded
@@ -77,18 +80,23 @@ async def fan_out_rounds(
     once per round, and knows which round is the last."""
     ordered = list(dict.fromkeys(names))
     known = set(pool.names())
-    tasks = {
-        asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout),
-                            name=f"tributary-call-{name}"): name
-        for name in ordered if name in known
-    }
+    tasks: dict[asyncio.Task[SourceOutcome], str] = {}
+    pending: set[asyncio.Task[SourceOutcome]] = set()
     unknown = [
         SourceResult(SourceReport(name=name, status=SourceStatus.ERROR, latency_ms=0.0,
                                   error="unknown server"))
         for name in ordered if name not in known
     ]
-    pending: set[asyncio.Task[SourceOutcome]] = set(tasks)
     try:
+        # Slowest expected source first, and each call gets to run up to its send
+        # before the next one is prepared: the request everyone waits for leaves
+        # first, and the later requests' client-side work overlaps its wait.
+        for name in pool.dispatch_order(n for n in ordered if n in known):
+            task = asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout),
+                                       name=f"tributary-call-{name}")
+            tasks[task] = name
+            pending.add(task)
+            await asyncio.sleep(0)
         if unknown:
             yield unknown, len(pending)
         while pending:

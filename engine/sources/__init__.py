@@ -4,7 +4,8 @@ Modules: :mod:`.pool` (``SourcePool`` — the public face), :mod:`.client` (one
 supervised session), :mod:`.connect` (the transport seam and the SDK's stdio /
 streamable-HTTP transports), :mod:`.memory` (in-memory connector for tests),
 :mod:`.tools` (which tool answers a query), :mod:`.health` (circuit breaker and
-health checks), :mod:`.env` (the child environment allowlist), :mod:`.stderr`
+health checks), :mod:`.latency` (latency estimates and the fan-out's dispatch
+order), :mod:`.env` (the child environment allowlist), :mod:`.stderr`
 (each server's stderr ring), :mod:`.state` (the plain data handed out).
 """
 

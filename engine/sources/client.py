@@ -14,7 +14,9 @@ fails to start it records the error, waits with exponential backoff
 (:class:`Backoff`; reset after the server stayed up ``stable_s``) and starts it
 again; a caller arriving while a restart is due before its deadline waits for
 it, otherwise it gets an immediate error. Every call passes the
-:class:`~engine.sources.health.CircuitBreaker` first.
+:class:`~engine.sources.health.CircuitBreaker` first; answered and timed-out
+calls on a running server feed the latency estimate the fan-out orders its
+requests by (:mod:`engine.sources.latency`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from engine.model import SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
 from engine.sources.health import BreakerState, CircuitBreaker, Clock
+from engine.sources.latency import LatencyEstimate
 from engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from engine.sources.stderr import StderrLog
 from engine.sources.tools import ToolSelection, ToolSelectionError, select_tool
@@ -131,6 +134,7 @@ class SourceClient:
         self.config = config
         self.log = StderrLog(log_lines)
         self.breaker = CircuitBreaker(config.health, clock)
+        self.latency = LatencyEstimate()
         self._connector = connector
         self._backoff = backoff or Backoff()
         self._limits = limits or NormalizeLimits()
@@ -185,6 +189,7 @@ class SourceClient:
             uptime_s=(now - self._up_since) if self._up_since is not None
             and self._status is ServerStatus.READY else None,
             last_ping_ms=self._last_ping_ms,
+            latency_ms=self.latency.ms,
         )
 
     def ensure_started(self) -> None:
@@ -207,11 +212,15 @@ class SourceClient:
                 f"trial call in {self.breaker.retry_in():.1f}s",
             )
         trial = self.breaker.state is BreakerState.HALF_OPEN
+        # A call that waits for the server to start says how slow start-up is, not a query.
+        warm = self._status is ServerStatus.READY and self._session is not None
         try:
             outcome, counts = await self._call(query, top_k, start, start + timeout)
         except asyncio.CancelledError:
             self.breaker.release_trial()
             raise
+        if warm and outcome.status in (SourceStatus.OK, SourceStatus.TIMEOUT):
+            self.latency.add(outcome.latency_ms)
         if outcome.status is SourceStatus.OK:
             self.breaker.record_success()
         elif counts:

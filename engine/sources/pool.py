@@ -13,6 +13,7 @@ Public API (the Engine facade, CLI and GUI build on these names)::
     await pool.start(["docs"])                   # start now, don't wait
     pool.states(); pool.names(); pool.config("docs"); await pool.ping("docs")
     await pool.reconfigure(new_servers)          # add / remove / restart changed only
+    pool.dispatch_order(["docs", "code"])        # slowest expected first (fan-out sends so)
     pool.start_health(); await pool.stop_health()
     await pool.aclose()                          # idempotent; no process survives
 
@@ -38,6 +39,7 @@ from engine.normalize import NormalizeLimits
 from engine.sources.client import Backoff, SourceClient
 from engine.sources.connect import Connector, default_connector
 from engine.sources.health import HealthMonitor
+from engine.sources.latency import dispatch_order
 from engine.sources.state import ProbeReport, ServerState, SourceOutcome
 
 
@@ -77,6 +79,10 @@ class SourcePool:
     ) -> SourceOutcome:
         """One query to one server, within its timeout (``ServerConfig.timeout`` by default)."""
         return await self._client(name).call(query, top_k, timeout=timeout)
+
+    def dispatch_order(self, names: Iterable[str]) -> list[str]:
+        """``names`` slowest expected first (see :mod:`engine.sources.latency`)."""
+        return dispatch_order(names, lambda name: self._client(name).latency.ms)
 
     async def list_tools(self, name: str, timeout: float | None = None) -> list[types.Tool]:
         """Start the server if needed and return its tools. Raises on failure to start."""

@@ -37,6 +37,7 @@ class ServerState:
     server_info: str | None  # "name version" from initialize
     uptime_s: float | None
     last_ping_ms: float | None
+    latency_ms: float | None = None  # typical call latency (EWMA), None before any answer
 
 
 @dataclass(slots=True)

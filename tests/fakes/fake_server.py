@@ -48,6 +48,11 @@ Other options:
   --spawn-child        start a grandchild (``sleep``) that shares the process group,
                        to check that shutdown leaves no orphans
   --name NAME          server name, used in hit paths and titles (default ``fake``)
+  --trace PATH         append a timeline line per request step to PATH (``NAME EVENT ID
+                       NS``, NS from ``time.monotonic_ns``, comparable with the client's):
+                       ``recv`` line read, ``start`` tool entered, ``slept`` delay over,
+                       ``sent`` answer flushed to stdout (stdio only; used by
+                       ``bench/fanout.py --timeline``)
 
 Hits look like ``{"title": "NAME hit I", "content": "...QUERY...", "path":
 "src/NAME/mod_I.py", "start_line": 10*I+1, "end_line": 10*I+9, "score": 1/I}``,
@@ -61,6 +66,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -99,16 +105,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--content", default=env("FAKE_MCP_CONTENT"))
     p.add_argument("--freeze-s", type=float, default=float(env("FAKE_MCP_FREEZE_S", "3600")))
     p.add_argument("--fault-file", default=env("FAKE_MCP_FAULT_FILE"))
+    p.add_argument("--trace", default=env("FAKE_MCP_TRACE"))
     p.add_argument("--spawn-child", action="store_true",
                    default=env("FAKE_MCP_SPAWN_CHILD", "") not in ("", "0"))
     return p.parse_args(argv)
 
 
+_ID = re.compile(r'"id"\s*:\s*("?[^",}]*"?)')
+
+
+class Trace:
+    """The ``--trace`` timeline: one unbuffered ``NAME EVENT ID NS`` line per step."""
+
+    def __init__(self, name: str, path: str | None) -> None:
+        self._name = name
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if path else None
+
+    def __bool__(self) -> bool:
+        return self._fd is not None
+
+    def mark(self, event: str, request_id: object) -> None:
+        if self._fd is not None:  # one small O_APPEND write: lines of many servers don't tear
+            os.write(self._fd, f"{self._name} {event} {request_id} {time.monotonic_ns()}\n".encode())
+
+    def mark_line(self, event: str, line: str) -> None:
+        if self._fd is not None and (match := _ID.search(line[:200])):
+            self.mark(event, match.group(1).strip('"'))
+
+
 class Wire:
     """The protocol's stdout, with a back door for injecting faults."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace: Trace | None = None) -> None:
         self._out = sys.stdout.buffer
+        self._trace = trace if trace is not None else Trace("", None)
+        self._pending: list[str] = []
 
     def raw(self, data: bytes) -> None:
         self._out.write(data)
@@ -119,9 +150,15 @@ class Wire:
         if NON_UTF8_MARK.encode() in data:
             data = data.replace(NON_UTF8_MARK.encode(), b"\xff\xfe\xc3(")
         self._out.write(data)
+        if self._trace:
+            self._pending.append(text)
 
     async def flush(self) -> None:
         self._out.flush()
+        if self._trace:
+            for text in self._pending:
+                self._trace.mark_line("sent", text)
+            self._pending.clear()
 
 
 def make_hits(name: str, query: str, count: int, content: str | None = None) -> list[dict[str, Any]]:
@@ -158,6 +195,9 @@ class PipeLines:
     otherwise count as Tributary's overhead ten times over.
     """
 
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
@@ -166,11 +206,14 @@ class PipeLines:
         reader = asyncio.StreamReader(limit=2**27)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
         while line := await reader.readline():
-            yield line.decode("utf-8", "replace")
+            text = line.decode("utf-8", "replace")
+            self._trace.mark_line("recv", text)
+            yield text
 
 
-def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
+def build_server(opts: argparse.Namespace, wire: Wire, trace: Trace | None = None) -> MCPServer:
     server = MCPServer(f"fake-{opts.name}")
+    trace = trace if trace is not None else Trace(opts.name, None)
     calls = {"n": 0}
     state_file = Path(opts.state_file) if opts.state_file else None
 
@@ -183,9 +226,11 @@ def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
 
     async def search(query: str, ctx: Context, top_k: int = 5) -> types.CallToolResult:
         calls["n"] += 1
+        trace.mark("start", ctx.request_id)
         call = scripted(opts)
         if call.delay:
             await anyio.sleep(call.delay)
+        trace.mark("slept", ctx.request_id)
         mode = call.mode
         if mode == "crash-start":  # only a fault file asks this of a running server
             print(f"fake {opts.name}: crashing mid-call", file=sys.stderr, flush=True)
@@ -227,9 +272,10 @@ def build_server(opts: argparse.Namespace, wire: Wire) -> MCPServer:
 
 
 async def serve(opts: argparse.Namespace) -> None:
-    wire = Wire()
-    server = build_server(opts, wire)
-    stdin = PipeLines() if sys.platform != "win32" else anyio.wrap_file(
+    trace = Trace(opts.name, opts.trace)
+    wire = Wire(trace)
+    server = build_server(opts, wire, trace)
+    stdin = PipeLines(trace) if sys.platform != "win32" else anyio.wrap_file(
         TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
     async with stdio_server(stdin=stdin, stdout=wire) as (read, write):  # type: ignore[arg-type]
         low = server._lowlevel_server
