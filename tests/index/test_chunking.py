@@ -56,6 +56,25 @@ def test_python_units_lines_docstrings(repo: Path) -> None:
     )
 
 
+def test_embed_text_says_the_signature_and_docstring_once_and_keeps_decorators() -> None:
+    source = (
+        "import pytest\n\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\n"
+        "def test_scale(n: int,\n"
+        "               factor: float = 2.0) -> None:\n"
+        '    """Scaling keeps the sign."""\n'
+        "    assert scale(n, factor) > 0\n"
+    )
+    (chunk,) = [c for c in chunk_text("tests/test_scale.py", "python", source)
+                if c.kind == "function"]
+    signature = "def test_scale(n: int, factor: float = 2.0) -> None"
+    assert chunk.signature == signature
+    text = chunk.embed_text
+    assert text.count("def test_scale") == 1 and text.count("Scaling keeps the sign") == 1
+    assert text.index("@pytest.mark.parametrize") > text.index("Scaling keeps the sign")
+    assert text.endswith("assert scale(n, factor) > 0")
+
+
 def test_javascript_units(repo: Path) -> None:
     chunks = _chunks(repo, "web/app.js")
     assert _units(chunks) == {
