@@ -1,22 +1,27 @@
 """Pipeline cost: dedup + fuse + limit + tokens + budget + assemble over realistic hits.
 
-    .venv/bin/python bench/pipeline_cost.py [--repeat N] [--semantic]
+    .venv/bin/python bench/pipeline_cost.py [--repeat N] [--semantic] [--profile N [--cold]]
 
 Hits are 40-line chunks of real files from this venv's site-packages spread over ten
 sources with the duplicate structure servers produce (``bench/_hits.py``): exact copies,
 reformatted copies, overlapping windows, edited copies. Each configuration runs on
-fresh copies of the hits; figures are wall-clock p50/p95 in ms, and CPU time p50
-(``time.thread_time``: waiting for a CPU held by other processes does not count, though
-cache and core sharing still inflate it on a busy machine).
+fresh copies of the hits; figures are wall-clock p50/p95 in ms, and CPU time p50 of the
+calling thread (``time.thread_time``) and of the whole process (``proc``: helper threads
+too, e.g. the second thread of a large fuzzy batch). Waiting for a CPU held by other
+processes counts in neither, though cache and core sharing still inflate both on a busy
+machine.
 
-Per-text caches are reported three ways: "cold" (empty caches: the tokenizer counts
-every top-k hit and dedup squeezes every text inside the pipeline), "warm" (token counts
-and dedup keys cached — as they are when hits were counted as each source answered, or
-the same chunks came back in an earlier query) and "warm token counts only" (dedup keys
-computed afresh: what each text costs dedup the first time it is seen).
+Per-text caches are reported four ways: "cold" (empty caches, the token counter's word
+memo included: every top-k hit is counted and dedup squeezes every text inside the
+pipeline), "new text, known words" (the same, but the word memo holds the words of
+1,000 other chunks of these packages, as it does once earlier queries went over a
+code base: what a query whose hits are all new text costs in steady use), "warm" (token
+counts and dedup keys cached — as they are when the same chunks came back in an earlier
+query) and "warm token counts only" (dedup keys computed afresh: what each text costs
+dedup the first time it is seen).
 
-``--profile N`` prints where the time goes instead: cProfile of N warm runs on the
-150- and 1,000-hit inputs, the top functions by own time.
+``--profile N`` prints where the time goes instead: cProfile of N warm runs (``--cold``:
+cold runs) on the 150- and 1,000-hit inputs, the top functions by own time.
 """
 
 from __future__ import annotations
@@ -41,30 +46,32 @@ from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
 from engine.pipeline.text import clear_squeezed
-from engine.pipeline.tokens import clear_cache, get_tokenizer
+from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
 QUERY = "how does pytest collect fixtures and parametrize test functions"
 
 
 def measure(
     hits: dict[str, list[Hit]], repeat: int, *, cold: bool, embed: Callable[[list[str]], npt.NDArray[np.float32]]
-    | None = None, strategy: str = "rrf", cold_keys: bool = False,
+    | None = None, strategy: str = "rrf", cold_keys: bool = False, known_words: bool = False,
 ) -> dict[str, float]:
     walls: list[float] = []
     cpus: list[float] = []
+    procs: list[float] = []
     stages: dict[str, list[float]] = {}
     result = None
     for _ in range(repeat):
         fresh = copy.deepcopy(hits)
         if cold:
-            clear_cache()
+            clear_cache(words=not known_words)
         if cold or cold_keys:
             clear_squeezed()
         request = SearchRequest(query=QUERY, strategy=strategy)
-        wall, cpu = time.perf_counter(), time.thread_time()
+        wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
         result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
                               budget=BudgetConfig(), embed=embed)
         cpus.append((time.thread_time() - cpu) * 1000)
+        procs.append((time.process_time() - proc) * 1000)
         walls.append((time.perf_counter() - wall) * 1000)
         for stage, ms in result.stage_ms.items():
             stages.setdefault(stage, []).append(ms)
@@ -74,6 +81,7 @@ def measure(
         "p50": statistics.median(walls),
         "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
         "cpu_p50": statistics.median(cpus),
+        "proc_p50": statistics.median(procs),
         "raw": result.raw_hits,
         "unique": result.unique_hits,
         "groups": len(result.groups),
@@ -85,13 +93,15 @@ def measure(
 
 def show(label: str, row: dict[str, float]) -> None:
     stages = " ".join(f"{k[6:]}={v:.2f}" for k, v in row.items() if k.startswith("stage:"))
-    print(f"{label:<34} p50 {row['p50']:7.2f}  p95 {row['p95']:7.2f}  cpu {row['cpu_p50']:7.2f} ms | "
+    print(f"{label:<34} p50 {row['p50']:7.2f}  p95 {row['p95']:7.2f}  cpu {row['cpu_p50']:7.2f}  "
+          f"proc {row['proc_p50']:7.2f} ms | "
           f"{row['raw']:.0f} raw -> {row['unique']:.0f} unique ({row['groups']:.0f} groups), "
           f"{row['tokens']:.0f}/{row['budget']:.0f} tokens | {stages}")
 
 
-def profile(runs: int) -> None:
-    """Own time per function over ``runs`` warm runs (cProfile: calls cost more than usual)."""
+def profile(runs: int, *, cold: bool = False) -> None:
+    """Own time per function over ``runs`` warm (or cold) runs (cProfile: calls cost more
+    than usual; timed by thread CPU time, so waiting for a busy machine's CPU is left out)."""
     import cProfile
     import pstats
 
@@ -99,13 +109,16 @@ def profile(runs: int) -> None:
         hits = make_hits(n)
         measure(hits, 2, cold=False)
         copies = [copy.deepcopy(hits) for _ in range(runs)]
-        profiler = cProfile.Profile()
-        profiler.enable()
+        profiler = cProfile.Profile(time.thread_time)
         for fresh in copies:
+            if cold:
+                clear_cache()
+                clear_squeezed()
+            profiler.enable()
             run_pipeline(fresh, SearchRequest(query=QUERY), fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
                          budget=BudgetConfig())
-        profiler.disable()
-        print(f"\n## {n} hits, {runs} runs")
+            profiler.disable()
+        print(f"\n## {n} hits, {runs} {'cold' if cold else 'warm'} runs")
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
@@ -114,10 +127,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=31)
     parser.add_argument("--semantic", action="store_true", help="also run with precomputed MiniLM embeddings")
     parser.add_argument("--profile", type=int, metavar="N", help="cProfile N warm runs per size instead")
+    parser.add_argument("--cold", action="store_true", help="with --profile: cold runs (caches emptied first)")
     args = parser.parse_args()
     get_tokenizer()  # load once, outside the timings (the engine loads it at start)
     if args.profile:
-        profile(args.profile)
+        profile(args.profile, cold=args.cold)
         return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each\n")
     try:
@@ -133,6 +147,8 @@ def run(args: argparse.Namespace) -> None:
         show(f"{n} hits, warm caches", measure(hits, args.repeat, cold=False))
         show(f"{n} hits, warm token counts only", measure(hits, args.repeat, cold=False, cold_keys=True))
         show(f"{n} hits, cold caches", measure(hits, max(5, args.repeat // 3), cold=True))
+        count_tokens_batch([h.content for items in make_hits(1000, seed=99).values() for h in items])
+        show(f"{n} hits, new text, known words", measure(hits, max(5, args.repeat // 3), cold=True, known_words=True))
         for strategy in ("weighted", "composite", "cascade", "vote"):
             show(f"{n} hits, warm, {strategy}", measure(hits, max(5, args.repeat // 3), cold=False, strategy=strategy))
         if args.semantic:

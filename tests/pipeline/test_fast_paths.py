@@ -2,7 +2,9 @@
 
 Each reference is the straightforward way to compute the same thing: per-text Python
 sets and a pair counter for blocking, the line-by-line walk for span merging and block
-starts. They must agree exactly on any input, so speed never changes a decision.
+starts, pricing each chunk on its own for the budget's one-batch pricing (the token
+counter's shortcut has its own tests, ``test_token_shortcut.py``). They must agree
+exactly on any input, so speed never changes a decision.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.model import Hit
+from engine.model import ContextFormat, Hit
 from engine.pipeline import blocking, text
 from engine.pipeline.blocking import candidate_pairs, sample_features
+from engine.pipeline.budget import _priced, _priced_whole
 from engine.pipeline.dedup import merge_span
 from engine.pipeline.overflow import _CODE_START, _DEFINITION, _HEADING, _block_starts
+from engine.pipeline.tokens import clear_cache, fill_tokens
 from tests.pipeline.helpers import hit
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -202,3 +206,20 @@ def test_remembered_dedup_keys_equal_fresh_ones(items: list[tuple[str, bool]]) -
                 expected = text.squeeze_prose(content) if prose else text.squeeze(content)
                 assert text.squeezed_key(content, prose) == expected
         assert text._SQUEEZED_CHARS[0] <= 100 + max((len(c) for c, _ in items), default=0)
+
+
+@pytest.mark.parametrize("fmt", list(ContextFormat))
+def test_pricing_in_one_batch_matches_pricing_each_hit(fmt: ContextFormat) -> None:
+    hits = [
+        hit("files", 1, "def f():\n    return ']]>' + '```'\n", path="a.py", lines=(1, 2), score=0.5),
+        hit("web", 2, "Naïve prose · with a [link](https://x.org) and ``` fences", uri="https://x.org/a"),
+        hit("tasks", 3, "x\x07y [CLS] control and special", path="notes/log.txt"),
+        hit("grep", 4, "", path="empty.py", lines=(3, 3)),
+    ]
+    fill_tokens(hits[:2])  # some counts known, as after ``fill_tokens``; others not
+    for h, score in zip(hits, (0.25, 0.125, 0.0625, 0.0), strict=True):
+        h.score = score
+    clear_cache()
+    batch = _priced_whole(hits, fmt)
+    clear_cache()
+    assert batch == [_priced(h, h.content, "full", fmt) for h in hits]
