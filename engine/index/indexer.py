@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 512  # chunks per model call: lengths group better, and the workers share it evenly
 PROGRESS_INTERVAL_S = 0.1
+# An ETA from the first file or two is noise (start-up, one huge or tiny file first):
+# none until this much time has passed and this share of the bytes is done.
+ETA_MIN_ELAPSED_S = 2.0
+ETA_MIN_SHARE = 0.02
 
 
 def content_hash(data: bytes) -> str:
@@ -314,7 +318,8 @@ class _ProgressState:
         self.last = now
         elapsed = max(now - self.started, 1e-6)
         byte_rate = done_bytes / elapsed
-        eta = (total_bytes - done_bytes) / byte_rate if byte_rate > 0 else None
+        settled = elapsed >= ETA_MIN_ELAPSED_S and done_bytes >= total_bytes * ETA_MIN_SHARE
+        eta = (total_bytes - done_bytes) / byte_rate if byte_rate > 0 and settled else None
         return IndexProgress(
             phase, self.files_done, self.files_total, stats.chunks_written,
             stats.chunks_embedded, stats.chunks_written / elapsed, eta, path,

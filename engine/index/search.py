@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from engine.index.embed import Embedder, Vectors
 from engine.index.store import IndexStore, SearchFilter
 
@@ -89,10 +92,7 @@ def hybrid_search(
         lists.append((weights.dense, [cid for cid, _ in dense]))
     keyword = store.keyword_search(query, size, where)
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
-    fused = rrf(lists, weights.k)
-    if weights.file and keyword:
-        _add_file_signal(store, fused, keyword, weights)
-    best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+    best = _top_fused(store, lists, keyword, weights, top_k)
     chunks = store.chunks_by_id([cid for cid, _ in best])
     hits: list[SearchHit] = []
     for cid, score in best:
@@ -108,15 +108,42 @@ def hybrid_search(
     return hits
 
 
-def _add_file_signal(
-    store: IndexStore, fused: dict[int, float], keyword: list[tuple[int, float]], weights: Weights
-) -> None:
+def _top_fused(
+    store: IndexStore,
+    lists: Sequence[tuple[float, Sequence[int]]],
+    keyword: list[tuple[int, float]],
+    weights: Weights,
+    top_k: int,
+) -> list[tuple[int, float]]:
+    """:func:`rrf` plus the file signal, best first (ties by id), in numpy: the pools
+    hold 1,600 ids, and the dict loops cost ~3 ms a query on a 66k-chunk index.
+
+    Sums run in the same order as :func:`rrf`'s (every list in turn, then the file
+    bonus), so the scores are the same floats.
+    """
+    ids = np.fromiter((cid for _, ranked in lists for cid in ranked), dtype=np.int64)
+    if not len(ids):
+        return []
+    parts = [weight / (weights.k + np.arange(1, len(ranked) + 1)) for weight, ranked in lists]
+    unique, inverse = np.unique(ids, return_inverse=True)
+    scores = np.bincount(inverse, weights=np.concatenate(parts), minlength=len(unique)).astype(
+        np.float64, copy=False
+    )
+    if weights.file and keyword:
+        scores += _file_bonus(store, unique.tolist(), keyword, weights)
+    order = np.lexsort((unique, -scores))[:top_k]
+    return [(int(unique[i]), float(scores[i])) for i in order]
+
+
+def _file_bonus(
+    store: IndexStore, chunk_ids: list[int], keyword: list[tuple[int, float]], weights: Weights
+) -> npt.NDArray[np.float64]:
     """Whole-file evidence: a file whose many chunks match the words ranks higher.
 
     Files are ranked by the summed BM25 of their pooled chunks; every pooled chunk of
     a file gets that file's reciprocal rank (weighted) added to its fused score.
     """
-    file_of = store.file_ids(list(fused))
+    file_of = store.file_ids(chunk_ids)
     totals: dict[int, float] = {}
     for cid, score in keyword:
         file_id = file_of.get(cid)
@@ -124,8 +151,11 @@ def _add_file_signal(
             totals[file_id] = totals.get(file_id, 0.0) + score
     ranked = sorted(totals, key=lambda f: -totals[f])
     bonus = {file_id: weights.file / (weights.k + rank) for rank, file_id in enumerate(ranked, 1)}
-    for cid in fused:
-        fused[cid] += bonus.get(file_of.get(cid, -1), 0.0)
+    return np.fromiter(
+        (bonus.get(file_of.get(cid, -1), 0.0) for cid in chunk_ids),
+        dtype=np.float64,
+        count=len(chunk_ids),
+    )
 
 
 def encode_query(embedder: Embedder, query: str) -> Vectors:

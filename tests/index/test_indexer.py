@@ -15,7 +15,7 @@ from engine.index.manager import (
     remove_index,
     search_repository,
 )
-from engine.index.progress import IndexProgress
+from engine.index.progress import IndexProgress, IndexStats
 from engine.index.store import SearchFilter, SqliteStore
 from tests.index.index_helpers import HashingEmbedder
 
@@ -180,3 +180,16 @@ def test_batches_embed_in_the_background_and_share_texts_across_the_boundary(
         assert store.dense_search(vector, 3, SearchFilter())
     finally:
         store.close()
+
+
+def test_no_eta_until_the_rate_means_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter([1.0, 4.0, 4.0])
+    monkeypatch.setattr(indexer.time, "perf_counter", lambda: next(clock))
+    state = indexer._ProgressState(files_total=10, started=0.0)
+    stats = IndexStats(root=Path("r"), index_path=Path("i"))
+    early = state.event("index", stats, 1000, 500, None, force=True)  # 1 s in: too soon
+    tiny = state.event("index", stats, 100_000, 10, None, force=True)  # 0.01 % done
+    settled = state.event("index", stats, 1000, 500, None, force=True)
+    assert early is not None and early.eta_s is None
+    assert tiny is not None and tiny.eta_s is None
+    assert settled is not None and settled.eta_s == pytest.approx(4.0)
