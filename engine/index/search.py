@@ -86,11 +86,10 @@ def hybrid_search(
     where = where or SearchFilter()
     weights = weights or Weights()
     size = max(pool or 0, MIN_POOL, top_k * 3)
+    dense, keyword = store.candidates(query, query_vector, size, where)
     lists: list[tuple[float, Sequence[int]]] = []
     if query_vector is not None:
-        dense = store.dense_search(query_vector, size, where)
         lists.append((weights.dense, [cid for cid, _ in dense]))
-    keyword = store.keyword_search(query, size, where)
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
     best = _top_fused(store, lists, keyword, weights, top_k)
     chunks = store.chunks_by_id([cid for cid, _ in best])

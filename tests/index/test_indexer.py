@@ -128,6 +128,25 @@ def test_search_filters_and_listing(repo: Path, index_dir: Path, embedder: Hashi
     assert list_indexes(index_dir) == []
 
 
+def test_candidates_are_the_two_searches_run_side_by_side(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    stats = _index(repo, index_dir, embedder)
+    store = SqliteStore(stats.index_path, readonly=True)
+    try:
+        vector = embedder.encode(["invoice tax total"])[0]
+        filters = (SearchFilter(), SearchFilter(languages=("go",)), SearchFilter(kinds=("class",)))
+        for where in filters:
+            dense, keyword = store.candidates("invoice tax total", vector, 20, where)
+            assert dense and dense == store.dense_search(vector, 20, where)
+            assert keyword == store.keyword_search("invoice tax total", 20, where)
+        assert store.candidates("invoice", None, 5, SearchFilter()) == (
+            [], store.keyword_search("invoice", 5, SearchFilter())
+        )
+    finally:
+        store.close()
+
+
 def test_keyword_search_leaves_out_terms_most_chunks_hold(
     tmp_path: Path, index_dir: Path, embedder: HashingEmbedder
 ) -> None:

@@ -1,0 +1,55 @@
+"""The int8 first pass of dense search: same pool, same exact scores as float32 alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from engine.index.knn import COARSE_MIN_ROWS, Int8Scorer
+from engine.index.store import SearchFilter, _rank_dense, _VectorCache
+
+
+def _cache(rows: int, seed: int = 3) -> _VectorCache:
+    rng = np.random.default_rng(seed)
+    # Clustered unit vectors, like embeddings of related code, plus exact duplicates.
+    centres = rng.standard_normal((40, 384)).astype(np.float32)
+    matrix = centres[rng.integers(0, 40, rows)] + 0.6 * rng.standard_normal((rows, 384)).astype(
+        np.float32
+    )
+    matrix[100:110] = matrix[99]
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ids = np.arange(1, rows + 1, dtype=np.int64) * 3
+    languages = (np.arange(rows) % 3).astype(np.int32)
+    return _VectorCache(
+        ids=ids, matrix=matrix, languages=languages, kinds=np.zeros(rows, dtype=np.int32),
+        file_ids={int(i): int(i) // 30 for i in ids}, language_codes={"python": 0, "go": 1, "rst": 2},
+        kind_codes={"function": 0}, coarse=Int8Scorer(matrix),
+    )  # fmt: skip
+
+
+def test_int8_scores_track_the_float32_product() -> None:
+    cache = _cache(COARSE_MIN_ROWS)
+    assert cache.coarse is not None
+    query = cache.matrix[7] + 0.05
+    query /= np.linalg.norm(query)
+    approx = cache.coarse.scores(query)
+    assert np.abs(approx - cache.matrix @ query).max() < 0.02
+
+
+def test_the_shortlist_gives_the_float32_pool_exactly() -> None:
+    cache = _cache(COARSE_MIN_ROWS)
+    exact = replace(cache, coarse=None)
+    rng = np.random.default_rng(0)
+    for n, where in enumerate([SearchFilter(), SearchFilter(languages=("go",))] * 5):
+        query = cache.matrix[rng.integers(0, len(cache.ids))] + 0.3 * rng.standard_normal(384)
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        k = (10, 800)[n % 2]
+        assert _rank_dense(cache, query, k, where) == _rank_dense(exact, query, k, where)
+
+
+def test_equal_scores_come_back_in_id_order() -> None:
+    cache = _cache(COARSE_MIN_ROWS)
+    ranked = _rank_dense(cache, cache.matrix[99], 11, SearchFilter())
+    assert [cid for cid, _ in ranked] == sorted(cid for cid, _ in ranked)
+    assert {cid for cid, _ in ranked} == {int(cache.ids[i]) for i in range(99, 110)}
