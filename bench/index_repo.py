@@ -20,13 +20,14 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.index.embed import load_code_embedder
 from engine.index.manager import index_repository
-from engine.index.search import hybrid_search
+from engine.index.search import encode_query, hybrid_search
 from engine.index.store import SearchFilter, SqliteStore
 
 
@@ -79,8 +80,14 @@ def main() -> int:
 
     store = SqliteStore(stats.index_path, readonly=True)
     queries = sample_queries(store, args.queries)
-    encode_ms, search_ms = [], []
+    encode_ms, search_ms, total_ms = [], [], []
     for query in queries:
+        # The server's path first: the query embeds on the search's worker thread while
+        # SQLite answers the keyword query. Then the two parts apart.
+        t0 = time.perf_counter()
+        hybrid_search(store, query, partial(encode_query, embedder, query), repo=repo.name,
+                      top_k=args.top_k, where=SearchFilter())
+        total_ms.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         vector = embedder.encode([query])[0]
         t1 = time.perf_counter()
@@ -89,10 +96,9 @@ def main() -> int:
         encode_ms.append((t1 - t0) * 1000)
         search_ms.append((t2 - t1) * 1000)
     store.close()
-    total_ms = [a + b for a, b in zip(encode_ms, search_ms, strict=True)]
     print(f"hybrid query over {len(queries)} queries (top {args.top_k}), embedding included: "
           f"p50 {statistics.median(total_ms):.1f} ms, p95 {pct(total_ms, 0.95):.1f} ms")
-    print(f"  of which hybrid_search p50 {statistics.median(search_ms):.1f} ms, "
+    print(f"  apart: hybrid_search p50 {statistics.median(search_ms):.1f} ms, "
           f"p95 {pct(search_ms, 0.95):.1f} ms; query embedding p50 "
           f"{statistics.median(encode_ms):.1f} ms")
     if args.work_dir is None:

@@ -8,6 +8,7 @@ in a worker thread (each opens its own connection).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -184,9 +185,8 @@ def search_repository(
         model = embedder or load_code_embedder()
         where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
         name = store.get_meta("name") or Path(path).name
-        return hybrid_search(
-            store, query, encode_query(model, query), repo=name, top_k=top_k, where=where
-        )
+        embed = functools.partial(encode_query, model, query)  # runs beside the keyword query
+        return hybrid_search(store, query, embed, repo=name, top_k=top_k, where=where)
     finally:
         store.close()
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.index.embed import Embedder, Vectors
-from engine.index.store import IndexStore, SearchFilter
+from engine.index.store import IndexStore, QueryVector, SearchFilter
 
 RRF_K = 60
 MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
@@ -74,7 +74,7 @@ def rrf(ranked_lists: Sequence[tuple[float, Sequence[int]]], k: int = RRF_K) -> 
 def hybrid_search(
     store: IndexStore,
     query: str,
-    query_vector: Vectors | None,
+    query_vector: QueryVector,
     *,
     repo: str,
     top_k: int = 10,
@@ -82,7 +82,8 @@ def hybrid_search(
     pool: int | None = None,
     weights: Weights | None = None,
 ) -> list[SearchHit]:
-    """The ``top_k`` chunks for ``query``; ``query_vector`` None means keyword only."""
+    """The ``top_k`` chunks for ``query``; ``query_vector`` None means keyword only, and
+    a function in its place embeds the query while the keyword search runs."""
     where = where or SearchFilter()
     weights = weights or Weights()
     size = max(pool or 0, MIN_POOL, top_k * 3)

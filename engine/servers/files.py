@@ -18,6 +18,7 @@ serving, and the model is loaded only after that.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 import threading
@@ -34,7 +35,7 @@ from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
-from engine.index.store import SqliteStore
+from engine.index.store import QueryVector, SqliteStore
 from engine.paths import indexes_dir
 
 log = logging.getLogger("tributary.files")
@@ -206,7 +207,11 @@ class FilesService:
             warnings.append(
                 f"embedding model unavailable, keyword search only: {self._embedder_error}"
             )
-        vector = encode_query(embedder, query) if embedder is not None else None
+        # Embedded once, on the search's worker thread, while the first index answers the
+        # keyword query; later indexes reuse it.
+        vector: QueryVector = (
+            functools.cache(functools.partial(encode_query, embedder, query)) if embedder is not None else None
+        )
         hits: list[SearchHit] = []
         for index in indexes:
             use_vector = vector

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.index import indexer
@@ -143,6 +145,16 @@ def test_candidates_are_the_two_searches_run_side_by_side(
         assert store.candidates("invoice", None, 5, SearchFilter()) == (
             [], store.keyword_search("invoice", 5, SearchFilter())
         )
+        # A function in place of the vector embeds the query on the worker thread.
+        calls: list[str] = []
+
+        def embed() -> np.ndarray:
+            calls.append(threading.current_thread().name)
+            return vector
+
+        lazy = store.candidates("invoice tax total", embed, 20, SearchFilter())
+        assert lazy == store.candidates("invoice tax total", vector, 20, SearchFilter())
+        assert len(calls) == 1 and calls[0] != threading.main_thread().name
     finally:
         store.close()
 
