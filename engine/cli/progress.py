@@ -21,11 +21,13 @@ class ProgressBar:
         if now - self._last_draw < (0.1 if self.tty else 5.0):
             return
         self._last_draw = now
-        fraction = done / total if total else 1.0
-        filled = int(fraction * self.width)
-        eta = f", ETA {eta_s:.0f}s" if eta_s is not None else ""
-        line = (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                f"{done}/{total} files, {note}{eta}")
+        if not total:  # still walking the tree: nothing to measure a bar against yet
+            line = f"{self.label}: finding files…"
+        else:
+            filled = int(done / total * self.width)
+            eta = f", ETA {eta_s:.0f}s" if eta_s is not None else ""
+            line = (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                    f"{done}/{total} files, {note}{eta}")
         if self.tty:
             self.stream.write("\r\x1b[K" + line)
         else:
