@@ -8,11 +8,12 @@ from typing import TextIO
 
 
 class ProgressBar:
-    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 28) -> None:
+    def __init__(self, label: str, stream: TextIO | None = None, width: int = 28) -> None:
         self.label = label
-        self.stream = stream
+        # Looked up now, not at import: tests and callers may have swapped sys.stderr since.
+        self.stream = stream if stream is not None else sys.stderr
         self.width = width
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self._last_draw = 0.0
 
     def update(self, done: int, total: int, note: str = "", eta_s: float | None = None) -> None:

@@ -36,8 +36,8 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
 
-def terminal_width(stream: TextIO = sys.stdout) -> int:
-    if not stream.isatty():
+def terminal_width(stream: TextIO | None = None) -> int:
+    if not (stream if stream is not None else sys.stdout).isatty():
         return 120
     return max(60, shutil.get_terminal_size((120, 24)).columns)
 
@@ -103,8 +103,9 @@ def response_text(response: SearchResponse, width: int) -> str:
     return "\n".join(lines)
 
 
-def dump_json(obj: Any, stream: TextIO = sys.stdout) -> None:
+def dump_json(obj: Any, stream: TextIO | None = None) -> None:
     from engine.cache.codec import to_jsonable
 
-    json.dump(to_jsonable(obj), stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+    out = stream if stream is not None else sys.stdout  # now, not at import: tests swap it
+    json.dump(to_jsonable(obj), out, indent=2, ensure_ascii=False)
+    out.write("\n")
