@@ -287,7 +287,7 @@ class OnnxEmbedder:
         return self._pool
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main() -> int:
     """``python -m engine.index.onnx_model``: prepare the model now (setup.sh runs this)."""
     from engine.index.embed import MODEL_SHA256, default_model_dir, verify_weights
 
