@@ -31,7 +31,6 @@ Loading never writes to stdout: stdio MCP servers own stdout for the protocol.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import platform
@@ -51,6 +50,7 @@ from engine.index.onnx_model import (
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
+    file_sha256,
     is_prepared,
     onnx_model_path,
 )
@@ -123,17 +123,13 @@ def bf16_pays_off() -> bool:
 def verify_weights(model_dir: Path, expected: str = MODEL_SHA256) -> None:
     """Raise :class:`ModelIntegrityError` unless model.safetensors hashes to ``expected``."""
     weights = model_dir / "model.safetensors"
-    digest = hashlib.sha256()
     try:
-        with weights.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        digest = file_sha256(weights)
     except OSError as exc:
         raise ModelIntegrityError(f"cannot read {weights}: {exc}") from exc
-    if digest.hexdigest() != expected:
+    if digest != expected:
         raise ModelIntegrityError(
-            f"{weights} has sha256 {digest.hexdigest()}, expected {expected}; "
-            f"reinstall {MODEL_PACKAGE}"
+            f"{weights} has sha256 {digest}, expected {expected}; reinstall {MODEL_PACKAGE}"
         )
 
 

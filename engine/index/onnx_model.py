@@ -75,7 +75,7 @@ def onnx_model_path(weights_sha256: str, cache_dir: Path | None = None) -> Path:
     return folder / f"all-MiniLM-L6-v2-{weights_sha256[:12]}-{EXPORT_RECIPE}.onnx"
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -91,7 +91,7 @@ def is_prepared(path: Path) -> bool:
     """True when ``path`` exists and still hashes to what was recorded when it was made."""
     try:
         recorded = _sidecar(path).read_text(encoding="ascii").strip()
-        return recorded == _file_sha256(path)
+        return recorded == file_sha256(path)
     except OSError:
         return False
 
@@ -123,7 +123,7 @@ def export_int8_model(model_dir: Path, target: Path) -> None:
         with contextlib.redirect_stdout(sys.stderr):  # stdio servers own stdout
             _export_fp32(model_dir, fp32)
             _quantize(fp32, int8)
-        digest = _file_sha256(int8)
+        digest = file_sha256(int8)
         os.replace(int8, target)
         sidecar = _sidecar(target)
         partial = sidecar.with_name(sidecar.name + ".tmp")
