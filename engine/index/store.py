@@ -225,24 +225,25 @@ class _VectorCache:
     coarse: Int8Scorer | None = None  # large indexes: int8 first pass (knn.py)
 
 
-
 @lru_cache(maxsize=1)
 def _dense_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="knn")
 
 
 def _embed_and_rank(
-    cache: _VectorCache | None, vector: QueryVector, k: int, where: SearchFilter
+    cache: _VectorCache | None,
+    vector: Vectors | Callable[[], Vectors],
+    k: int,
+    where: SearchFilter,
 ) -> list[tuple[int, float]]:
-    if vector is None:
-        return []
     return _rank_dense(cache, vector() if callable(vector) else vector, k, where)
 
 
 def _rank_dense(
     cache: _VectorCache | None, vector: Vectors, k: int, where: SearchFilter
 ) -> list[tuple[int, float]]:
-    """Exact KNN: one matrix product, the filters as masks, the top ``k`` by cosine."""
+    """Exact KNN: the filters as masks, the top ``k`` by cosine from one float32 product,
+    or, with an int8 first pass, from the float32 scores of its shortlist."""
     if cache is None or not len(cache.ids):
         return []
     vector = np.asarray(vector, dtype=np.float32)
