@@ -423,8 +423,16 @@ class Engine:
 
     # ------------------------------------------------------------------ servers
 
+    def supervise(self) -> None:
+        """Begin periodic health checks of running servers, for a long-lived engine (the
+        app, ``tributary serve``): a frozen server is then found and replaced even while
+        no query is asking it anything. Checks never start a server."""
+        self.pool.start_health()
+
     def warm_up(self, names: Iterable[str] | None = None) -> None:
-        """Start servers (default: every enabled one) without waiting for them."""
+        """Start servers (default: every enabled one) without waiting for them, and
+        supervise them (``supervise``)."""
+        self.supervise()
         wanted = list(names) if names is not None else [
             s.name for s in self._effective.servers.values() if s.enabled
         ]

@@ -221,9 +221,9 @@ async def drive(args: argparse.Namespace) -> None:
         if callable(warm):
             warm()
         try:
-            await until(lambda: all(s.status == "running" for s in engine.server_states()), 90)
+            await until(lambda: all(s.status == "ready" for s in engine.server_states()), 90)
         except TimeoutError:
-            print("servers not all running:", [(s.name, s.status) for s in engine.server_states()])
+            print("servers not all ready:", [(s.name, s.status) for s in engine.server_states()])
 
     page = window.search
     await type_into(page.query, "routing" if repo is not None else "fixture scope")

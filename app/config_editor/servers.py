@@ -1,4 +1,10 @@
-"""The servers tab: add, edit, remove, enable; test a connection; see its log; import."""
+"""The servers tab: add, edit, remove, enable; test a connection; see its log; import.
+
+The list shows each server's running state as the engine reports it (refreshed
+every few seconds while the tab is visible): a status dot, its typical latency
+right-aligned ("~85 ms"), and in the tooltip and the line above the test button
+what happened to it (pid, uptime, restarts and why, an open circuit breaker).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -25,6 +32,9 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -33,9 +43,82 @@ from app import safe_text, theme
 from app.config_editor import backend
 from app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
 from app.engine_api import EngineLike
-from app.search.source_strip import LogWindow
+from app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
 from app.tasks import describe_error, run_async
 from engine.config.schema import Config, ServerConfig
+
+LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
+STATE_REFRESH_MS = 2000
+# A server's lifecycle (ServerState.status) in the colours of the source chips.
+_STATUS_DOT = {"ready": "ok", "running": "ok", "starting": "pending", "idle": "pending",
+               "backoff": "error", "crashed": "error", "stopped": "skipped", "disabled": "skipped"}
+
+
+def describe_state(state: Any) -> str:
+    """One line on a server's running state: ``running · pid 4242 · up 3 min · ~85 ms typical …``."""
+    status = str(getattr(state, "status", "") or "unknown")
+    parts = [{"ready": "running", "idle": "not started yet (starts on first use)",
+              "backoff": "down, restarting"}.get(status, status)]
+    retry = getattr(state, "retry_in_s", None)
+    if status == "backoff" and retry is not None:
+        parts[0] += f" in {retry:.1f} s"
+    pid = getattr(state, "pid", None)
+    if pid:
+        parts.append(f"pid {pid}")
+    uptime = getattr(state, "uptime_s", None)
+    if uptime is not None:
+        parts.append(f"up {_duration(uptime)}")
+    typical = typical_latency(getattr(state, "latency_ms", None))
+    if typical:
+        parts.append(f"{typical} typical")
+    breaker = getattr(state, "breaker", None)
+    if breaker is not None and str(getattr(breaker, "state", "closed")) != "closed":
+        parts.append(f"circuit open after {getattr(breaker, 'consecutive_failures', 0)} failures")
+    note = restart_note(state)
+    if note:
+        parts.append(note)
+    elif getattr(state, "last_error", None):
+        parts.append(f"last error: {state.last_error}")
+    return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class LatencyDelegate(QStyledItemDelegate):
+    """Draws the item as usual, its name elided to leave room for a muted note on the right."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        note = index.data(LATENCY_ROLE)
+        if not note:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        widget = opt.widget
+        style = widget.style() if widget is not None else None
+        if style is None:
+            super().paint(painter, option, index)
+            return
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
+        metrics = opt.fontMetrics
+        note_width = metrics.horizontalAdvance(note) + 6
+        opt.text = metrics.elidedText(
+            opt.text, Qt.TextElideMode.ElideRight, max(0, text_rect.width() - note_width - 6))
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        painter.save()
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        painter.setPen(opt.palette.highlightedText().color() if selected
+                       else theme.colour("muted"))
+        painter.drawText(text_rect.adjusted(0, 0, -4, 0),
+                         int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), note)
+        painter.restore()
 
 
 def known_client_configs(home: Path | None = None) -> list[tuple[str, Path]]:
@@ -76,6 +159,7 @@ class ServersPage(QWidget):
         self._logs: dict[str, LogWindow] = {}
 
         self.list = QListWidget()
+        self.list.setItemDelegate(LatencyDelegate(self.list))
         self.list.currentTextChanged.connect(self._select)
         self.list.itemChanged.connect(self._enabled_toggled)
         add = QPushButton(theme.icon("add"), "Add")
@@ -158,10 +242,18 @@ class ServersPage(QWidget):
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.log_button)
         test_row.addStretch()
+        self.state_label = QLabel()
+        self.state_label.setObjectName("Muted")
+        self.state_label.setWordWrap(True)
+        self.state_label.setTextFormat(Qt.TextFormat.PlainText)  # errors are a server's words
+        self._states: dict[str, Any] = {}
+        self._state_timer = QTimer(self, interval=STATE_REFRESH_MS)
+        self._state_timer.timeout.connect(self.refresh_states)
 
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addLayout(form)
+        form_layout.addWidget(self.state_label)
         form_layout.addLayout(test_row)
         form_layout.addWidget(self.test_result)
         form_layout.addWidget(self.test_details)
@@ -211,6 +303,7 @@ class ServersPage(QWidget):
             item.setToolTip("Checked: enabled")
             self.list.addItem(item)
         self._loading = False
+        self.refresh_states()
         if select is not None:
             matches = self.list.findItems(select, Qt.MatchFlag.MatchExactly)
             if matches:
@@ -243,6 +336,52 @@ class ServersPage(QWidget):
         self._transport_rows(server.transport)
         self.test_details.setVisible(False)
         self.test_result.setText("Test the connection to list the server's tools, run a probe query and time it.")
+        self._show_state()
+
+    # -- running state ------------------------------------------------------------------
+
+    def refresh_states(self) -> None:
+        """Ask the engine how its servers are doing and show it in the list."""
+        engine = self._engine()
+        try:
+            states = list(engine.server_states()) if engine is not None else []
+        except Exception:  # the engine may be closing: keep what is shown
+            return
+        self._states = {str(getattr(s, "name", "")): s for s in states}
+        self._loading = True  # item changes must not read as the user's edits
+        try:
+            for row in range(self.list.count()):
+                item = self.list.item(row)
+                self._show_item_state(item, self._states.get(item.text()))
+        finally:
+            self._loading = False
+        self._show_state()
+
+    def _show_item_state(self, item: QListWidgetItem, state: Any) -> None:
+        if state is None:
+            item.setIcon(status_dot("skipped"))
+            item.setData(LATENCY_ROLE, "")
+            item.setToolTip("Checked: enabled\nNot running in the engine (new or unsaved)")
+            return
+        item.setIcon(status_dot(_STATUS_DOT.get(str(getattr(state, "status", "")), "pending")))
+        item.setData(LATENCY_ROLE, typical_latency(getattr(state, "latency_ms", None)) or "")
+        item.setToolTip(safe_text.tooltip(f"Checked: enabled\n{describe_state(state)}"))
+
+    def _show_state(self) -> None:
+        state = self._states.get(self.current.name) if self.current is not None else None
+        self.state_label.setVisible(self.current is not None)
+        self.state_label.setText(
+            f"Status: {describe_state(state)}" if state is not None
+            else "Not running in the engine yet: save to start it with the new settings.")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh_states()
+        self._state_timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._state_timer.stop()
 
     def _transport_rows(self, transport: str) -> None:
         stdio = transport == "stdio"

@@ -124,7 +124,7 @@ class SearchPage(QWidget):
         controls.addWidget(self.hints.toggle)
         controls.addStretch()
 
-        self.strip = SourceStrip()
+        self.strip = SourceStrip(states=self._server_states)
         self.strip.log_requested.connect(self.show_log)
 
         self.tree = QTreeView()
@@ -254,6 +254,11 @@ class SearchPage(QWidget):
             self.tree.setFocus()
             if not self.tree.currentIndex().isValid():
                 self.tree.setCurrentIndex(self.model.index(0, 0))
+
+    def _server_states(self) -> list[Any]:
+        """The engine's server states (typical latency, restarts) for the source chips."""
+        engine = self._engine()
+        return list(engine.server_states()) if engine is not None else []
 
     def show_log(self, name: str) -> None:
         engine = self._engine()

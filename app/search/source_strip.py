@@ -1,11 +1,19 @@
 """The per-source status strip: one chip per source with status, hits and latency.
 
-Clicking a chip opens that server's stderr log (a non-modal window).
+Beside this query's figures a chip shows what the server usually takes (the
+engine's running estimate, ``ServerState.latency_ms``) — while a source is still
+pending that says how long to expect, and after a slow answer whether it was
+unusual — and whether the server was restarted lately (crashed, or killed
+because it stopped answering). Clicking a chip opens that server's stderr log
+(a non-modal window). The formatting helpers here are shared with the config
+editor's servers list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
@@ -24,6 +32,48 @@ from app import safe_text, theme
 from engine.model import SourceReport, SourceStatus
 
 _DOTS: dict[str, QIcon] = {}
+RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
+
+StateSource = Callable[[], Iterable[Any]]  # the engine's server states (ServerState-like)
+
+
+def typical_latency(ms: float | None) -> str | None:
+    """``~85 ms`` / ``~2.4 s``: the estimate is rough, so two significant figures."""
+    if ms is None:
+        return None
+    if ms >= 1000:
+        return f"~{ms / 1000:.1f} s"
+    if ms >= 100:
+        return f"~{round(ms, -1):.0f} ms"
+    return f"~{max(ms, 1):.0f} ms"
+
+
+def restart_note(state: Any) -> str | None:
+    """``restarted 2× · last at 12:03:41: no answer for 9 s …`` (None if it never was)."""
+    restarts = getattr(state, "restarts", 0) or 0
+    if not restarts:
+        return None
+    text = f"restarted {restarts}×"
+    at = getattr(state, "restarted_at", None)
+    if at is not None:
+        text += f" · last at {time.strftime('%H:%M:%S', time.localtime(at))}"
+    reason = getattr(state, "restart_reason", None) or getattr(state, "last_error", None)
+    if reason:
+        # "restarted: no answer …" reads twice after "restarted 2×".
+        text += ": " + _strip_prefix(str(reason), ("restarted: ", "reconnected: "))
+    return text
+
+
+def restarted_lately(state: Any, now: float | None = None) -> bool:
+    at = getattr(state, "restarted_at", None)
+    return at is not None and (now if now is not None else time.time()) - at < RECENT_RESTART_S
+
+
+def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str:
+    for prefix in prefixes:
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 def status_dot(status: str) -> QIcon:
@@ -43,22 +93,29 @@ def status_dot(status: str) -> QIcon:
     return _DOTS[status]
 
 
-def chip_text(report: SourceReport) -> str:
+def chip_text(report: SourceReport, state: Any = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
+    restarted = " · restarted" if state is not None and restarted_lately(state) else ""
     if status in (SourceStatus.OK, SourceStatus.CACHED):
         cached = " · cached" if status == SourceStatus.CACHED else ""
-        return f"{report.name}  {report.hits} hits{latency}{cached}"
+        return f"{report.name}  {report.hits} hits{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
-        return f"{report.name}  …"
+        typical = typical_latency(getattr(state, "latency_ms", None))
+        return f"{report.name}  … {typical}" if typical else f"{report.name}  …"
     label = {"circuit_open": "circuit open"}.get(status.value, status.value)
-    return f"{report.name}  {label}{latency}"
+    return f"{report.name}  {label}{latency}{restarted}"
 
 
-def chip_tooltip(report: SourceReport) -> str:
+def chip_tooltip(report: SourceReport, state: Any = None) -> str:
     lines = [f"{report.name}: {report.status}"]
+    typical = typical_latency(getattr(state, "latency_ms", None))
     if report.latency_ms is not None:
-        lines.append(f"latency {report.latency_ms:.0f} ms")
+        lines.append(f"latency {report.latency_ms:.0f} ms" + (f" (typically {typical})" if typical else ""))
+    elif typical:
+        lines.append(f"typically answers in {typical}")
+    if state is not None and (note := restart_note(state)):
+        lines.append(note)
     lines.append(f"{report.hits} hits, {report.tokens} tokens, weight {report.weight:g}")
     if report.tool:
         lines.append(f"tool {report.tool}")
@@ -73,8 +130,9 @@ def chip_tooltip(report: SourceReport) -> str:
 class SourceStrip(QWidget):
     log_requested = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, states: StateSource | None = None) -> None:
         super().__init__(parent)
+        self._states = states
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(6)
@@ -84,8 +142,21 @@ class SourceStrip(QWidget):
         self._layout.addWidget(self.summary)
         self.chips: dict[str, QToolButton] = {}
 
+    def set_state_source(self, states: StateSource | None) -> None:
+        """Where the servers' running state (typical latency, restarts) comes from."""
+        self._states = states
+
+    def _server_states(self) -> dict[str, Any]:
+        if self._states is None:
+            return {}
+        try:
+            return {str(getattr(s, "name", "")): s for s in self._states()}
+        except Exception:  # the engine may be closing; the chips still show the query's figures
+            return {}
+
     def set_reports(self, reports: list[SourceReport], summary: str = "") -> None:
         names = [r.name for r in reports]
+        states = self._server_states() if reports else {}
         for name in list(self.chips):
             if name not in names:
                 self.chips.pop(name).deleteLater()
@@ -106,8 +177,9 @@ class SourceStrip(QWidget):
             if chip.property("status") != status:
                 chip.setProperty("status", status)
                 chip.setIcon(status_dot(status))
-            chip.setText(chip_text(report))
-            chip.setToolTip(chip_tooltip(report))
+            state = states.get(report.name)
+            chip.setText(chip_text(report, state))
+            chip.setToolTip(chip_tooltip(report, state))
         if reorder:
             self.chips = {name: self.chips[name] for name in names}
         self.summary.setText(summary)

@@ -165,6 +165,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[None]:
         state["engine"] = await engine_factory()
+        state["engine"].supervise()
         try:
             yield
         finally:

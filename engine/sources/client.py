@@ -17,6 +17,15 @@ it, otherwise it gets an immediate error. Every call passes the
 :class:`~engine.sources.health.CircuitBreaker` first; answered and timed-out
 calls on a running server feed the latency estimate the fan-out orders its
 requests by (:mod:`engine.sources.latency`).
+
+A server that is alive but silent — it left ``health.failure_threshold``
+requests in a row unanswered, sent nothing meanwhile, and then did not answer a
+ping either (:class:`~engine.sources.health.Silence`) — is replaced: a stdio
+server's process group is terminated, killed after a grace period and reaped,
+an HTTP session is dropped, and the owner task starts it again through the same
+backoff as after a crash. ``last_error`` and ``restart_reason`` say so, the
+breaker lets the new process take the trial call at once, and the log keeps
+the whole story.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from engine.config.schema import ServerConfig
 from engine.model import SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
-from engine.sources.health import BreakerState, CircuitBreaker, Clock
+from engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from engine.sources.latency import LatencyEstimate
 from engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from engine.sources.stderr import StderrLog
@@ -78,10 +87,12 @@ class _WatchedReadStream:
     """Passes the transport's read stream through and reports its end (server gone)."""
 
     def __init__(
-        self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]
+        self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None],
+        on_message: Callable[[], None],
     ) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._on_message = on_message
 
     @property
     def last_context(self) -> Any:
@@ -89,10 +100,12 @@ class _WatchedReadStream:
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.receive()
+            message = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
+        self._on_message()
+        return message
 
     def __aiter__(self) -> Self:
         return self
@@ -158,6 +171,13 @@ class SourceClient:
         self._lost = False  # the connection ended; its restart is not counted yet
         self._last_ping_ms: float | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._silence = Silence(clock)
+        self._checking = False  # a ping deciding whether a silent server is frozen is out
+        self._replace = asyncio.Event()  # set: the running connection is to be replaced
+        self._replace_reason: str | None = None
+        self._fresh_trial = False  # replaced a silent server: its successor gets the trial
+        self._restarted_at: float | None = None
+        self._restart_reason: str | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -190,6 +210,8 @@ class SourceClient:
             and self._status is ServerStatus.READY else None,
             last_ping_ms=self._last_ping_ms,
             latency_ms=self.latency.ms,
+            restarted_at=self._restarted_at,
+            restart_reason=self._restart_reason,
         )
 
     def ensure_started(self) -> None:
@@ -243,15 +265,20 @@ class SourceClient:
         if session is None or self._status is not ServerStatus.READY:
             return None
         start = self._clock()
+        limit = self.config.timeout if timeout is None else timeout
         try:
-            async with asyncio.timeout(self.config.timeout if timeout is None else timeout):
+            async with asyncio.timeout(limit):
                 await session.send_ping()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             self._last_ping_ms = None
-            self.log.event(f"health check failed: {_describe(exc)}")
+            timed_out = _is_timeout(exc)
+            self.log.event(f"ping: no answer within {limit:g}s" if timed_out
+                           else f"health check failed: {_describe(exc)}")
             self.breaker.record_failure()
+            if timed_out:
+                self._missed(session, ping=True)
             return False
         self._last_ping_ms = (self._clock() - start) * 1000
         if self.breaker.state is BreakerState.CLOSED:
@@ -283,6 +310,8 @@ class SourceClient:
         if self._scope is not None:
             self._scope.cancel()
         task = self._task
+        for background in list(self._background):
+            background.cancel()
         if task is not None and not task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE_S)
@@ -324,9 +353,11 @@ class SourceClient:
         except asyncio.CancelledError:
             raise
         except TimeoutError:
+            self._missed(session)
             return outcome(SourceStatus.TIMEOUT, tool=tool, error=self._timeout_text()), True
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
+                self._missed(session)
                 return outcome(SourceStatus.TIMEOUT, tool=tool, error=self._timeout_text()), True
             if exc.code == types.CONNECTION_CLOSED:
                 return outcome(SourceStatus.ERROR, tool=tool, error=self._exit_text("call")), True
@@ -342,6 +373,43 @@ class SourceClient:
 
     def _timeout_text(self) -> str:
         return f"no answer within {self.config.timeout:g}s (request cancelled, session kept)"
+
+    # ------------------------------------------------------------ silence
+
+    def _missed(self, session: ClientSession, *, ping: bool = False) -> None:
+        """A request to ``session`` timed out. Replace the server once the run is long
+        enough and a ping has confirmed it (a ping that timed out ends the run)."""
+        if session is not self._session or self._status is not ServerStatus.READY:
+            return  # already replaced, or going
+        run = self._silence.missed()
+        if run < self.config.health.failure_threshold:
+            return
+        if ping:
+            self._replace_silent(run)
+        elif not self._checking:
+            self._checking = True
+            task = asyncio.create_task(self._confirm_silence(), name=f"tributary-check-{self.name}")
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _confirm_silence(self) -> None:
+        try:
+            await self.ping()
+        finally:
+            self._checking = False
+
+    def _replace_silent(self, run: int) -> None:
+        silent = self._silence.seconds()
+        action = "reconnected" if self.config.transport == "http" else "restarted"
+        self._replace_reason = (f"{action}: no answer for {silent:.0f} s "
+                                f"({run} requests in a row timed out)")
+        self.log.event(f"no answer for {silent:.1f}s ({run} requests in a row timed out): "
+                       + ("reconnecting" if action == "reconnected" else "restarting the server"))
+        self._fresh_trial = True
+        # The estimate described the frozen process; the next one starts without history.
+        self.latency = LatencyEstimate()
+        self._mark_lost()
+        self._replace.set()
 
     def _exit_text(self, during: str) -> str:
         gone = "connection closed" if self.config.transport == "http" else "server exited"
@@ -393,6 +461,8 @@ class SourceClient:
             attempt = 1 if stayed_up else attempt + 1
             delay = self._backoff.delay(attempt)
             self._restarts += 1
+            self._restarted_at = time.time()
+            self._restart_reason = self._last_error
             self._lost = False
             self._retry_at = self._clock() + delay
             self._up_since = None
@@ -409,6 +479,8 @@ class SourceClient:
         """One connection's life: start, serve until stopped or lost. Records errors."""
         lost = False
         ready = False
+        self._replace = replace = asyncio.Event()
+        self._replace_reason = None
 
         with anyio.CancelScope() as scope:
             def on_end() -> None:
@@ -425,7 +497,7 @@ class SourceClient:
                 async with (
                     self._connector(self.config, self.log) as conn,
                     ClientSession(
-                        _WatchedReadStream(conn.read, on_end), conn.write,
+                        _WatchedReadStream(conn.read, on_end, self._silence.heard), conn.write,
                         message_handler=self._on_message, logging_callback=self._on_log,
                         client_info=CLIENT_INFO,
                     ) as session,
@@ -435,7 +507,12 @@ class SourceClient:
                         tools = await _list_tools(session)
                     self._on_ready(session, init, tools, conn.pid)
                     ready = True
-                    await anyio.sleep_forever()
+                    await replace.wait()
+                    if conn.kill is not None:
+                        with anyio.CancelScope(shield=True):
+                            await conn.kill()
+                    # Leave cancelled, as after a crash: closing must not wait on the server.
+                    scope.cancel()
             except Exception as exc:
                 if not self._closing:
                     self._last_error = self.log.scrub(_describe(exc))
@@ -443,7 +520,9 @@ class SourceClient:
             finally:
                 self._session = None
                 self._scope = None
-        if lost:
+        if self._replace_reason is not None:
+            self._last_error = self._replace_reason
+        elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
 
@@ -474,6 +553,10 @@ class SourceClient:
         except ToolSelectionError as exc:
             self._selection, self._selection_error = None, str(exc)
         self._up_since = self._clock()
+        self._silence.heard()
+        if self._fresh_trial:
+            self._fresh_trial = False
+            self.breaker.trial_now()  # a fresh process: no reason to wait out the open period
         self.log.event(f"ready: {len(tools)} tools"
                        + (f", using {self._selection.describe()}" if self._selection else ""))
         self._set_status(ServerStatus.READY)
@@ -522,6 +605,11 @@ async def _list_tools(session: ClientSession) -> list[types.Tool]:
         if not cursor:
             break
     return tools
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or (
+        isinstance(exc, MCPError) and exc.code == types.REQUEST_TIMEOUT)
 
 
 def _describe(exc: BaseException) -> str:

@@ -21,7 +21,7 @@ to mask.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
@@ -43,6 +43,9 @@ class Connection:
     read: ReadStream[SessionMessage | Exception]
     write: WriteStream[SessionMessage]
     pid: int | None = None
+    # Stop an unresponsive server now (terminate, then kill its process group, and reap
+    # it); None when there is nothing to kill (HTTP, in memory): those only reconnect.
+    kill: Callable[[], Awaitable[None]] | None = None
 
 
 Connector = Callable[[ServerConfig, StderrLog], AbstractAsyncContextManager[Connection]]
@@ -91,7 +94,7 @@ async def stdio_connection(
             cwd=config.cwd, stderr=stderr, log=log, max_line_bytes=max_line_bytes,
         ) as streams:
             log.event(f"started {config.command} (pid {streams.pid})")
-            yield Connection(streams.read, streams.write, streams.pid)
+            yield Connection(streams.read, streams.write, streams.pid, streams.kill)
     finally:
         stderr.close()
 

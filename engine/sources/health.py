@@ -10,6 +10,14 @@ the trial slot back.
 :class:`HealthMonitor` — a background task per server that, every
 ``health.interval_s``, pings a *running* server (a cheap ``ping``; never spawns
 a server that is not started) and feeds the result to its breaker.
+
+:class:`Silence` — how long a running server has sent nothing at all while
+requests to it went unanswered. The client restarts a server that leaves
+``failure_threshold`` requests in a row (calls or pings) unanswered and then
+does not answer a ping either: alive but frozen (deadlocked, looping, stopped),
+it would otherwise keep its process and an open breaker for good. Any message
+from the server (a late answer, a log line) clears the run, so a slow server
+that answers late, or a hung tool whose session still answers pings, is left alone.
 """
 
 from __future__ import annotations
@@ -87,6 +95,11 @@ class CircuitBreaker:
             self._open_until = self._clock()
             self._trial_out = False
 
+    def trial_now(self) -> None:
+        """Let the next call be the trial at once (the server behind it was just replaced)."""
+        if self._state is BreakerState.OPEN:
+            self._open_until = min(self._open_until, self._clock())
+
     def retry_in(self) -> float:
         return max(0.0, self._open_until - self._clock())
 
@@ -100,6 +113,30 @@ class CircuitBreaker:
         self._open_until = self._clock() + self.config.open_s
         self._trial_out = False
         self._opened += 1
+
+
+class Silence:
+    """A run of requests a server left unanswered while it sent nothing at all."""
+
+    __slots__ = ("_clock", "since", "unanswered")
+
+    def __init__(self, clock: Clock = time.monotonic) -> None:
+        self._clock = clock
+        self.unanswered = 0
+        self.since = clock()  # when the server was last heard from (or came up)
+
+    def heard(self) -> None:
+        """The server sent something: it is alive, whatever it answered."""
+        self.unanswered = 0
+        self.since = self._clock()
+
+    def missed(self) -> int:
+        """A request timed out; the length of the run so far."""
+        self.unanswered += 1
+        return self.unanswered
+
+    def seconds(self) -> float:
+        return max(0.0, self._clock() - self.since)
 
 
 Ping = Callable[[], Awaitable[bool | None]]  # True ok, False failed, None: not running

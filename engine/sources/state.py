@@ -38,6 +38,8 @@ class ServerState:
     uptime_s: float | None
     last_ping_ms: float | None
     latency_ms: float | None = None  # typical call latency (EWMA), None before any answer
+    restarted_at: float | None = None  # wall-clock time (time.time()) of the last restart
+    restart_reason: str | None = None  # why, e.g. "server exited …", "no answer for 9 s …"
 
 
 @dataclass(slots=True)

@@ -22,6 +22,8 @@ an aggregator talking to many untrusted servers needs it:
   group; Job Object on Windows). Shutdown closes stdin, waits, SIGTERMs then
   SIGKILLs the group, and always SIGKILLs what is left of the group, so
   children of a crashed server (``npx`` → ``node``) never outlive it.
+  ``StdioStreams.kill`` skips the stdin step for a server that stopped
+  answering, and wakes a stopped (``SIGSTOP``) one so it can act on the SIGTERM.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -106,6 +108,9 @@ class StdioStreams:
     read: MemoryObjectReceiveStream[SessionMessage | Exception]
     write: StdinWriter
     pid: int
+    # Terminate the process group now, kill it after TERM_GRACE_S; the exit is then
+    # noticed (and the process reaped) as for a crash.
+    kill: Callable[[], Awaitable[None]]
 
 
 @asynccontextmanager
@@ -130,7 +135,8 @@ async def open_stdio(
             tg.start_soon(_read_stdout, process, read_send, log, max_line_bytes)
             tg.start_soon(_watch_exit, process, read_send, log)
             try:
-                yield StdioStreams(read_recv, write_send, process.pid)
+                yield StdioStreams(read_recv, write_send, process.pid,
+                                   lambda: _terminate(process, log))
             finally:
                 with anyio.CancelScope(shield=True):
                     write_send.close()
@@ -247,16 +253,31 @@ async def _stop(process: Any) -> None:
         await process.stdin.aclose()
     if await _exited(process, STDIN_CLOSE_GRACE_S):
         return
+    await _terminate(process)
+
+
+async def _terminate(process: Any, log: StderrLog | None = None) -> None:
+    """SIGTERM the group (SIGCONT too, so a stopped server can act on it); SIGKILL after a grace."""
+    if process.returncode is not None:
+        return
     if sys.platform == "win32":  # pragma: no cover
         from mcp.os.win32.utilities import terminate_windows_process_tree
 
         await terminate_windows_process_tree(process)
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
+    if log is not None:
+        log.event(f"terminating process group {process.pid}")
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
     if not await _exited(process, TERM_GRACE_S):
+        if log is not None:
+            log.event(f"still running after {TERM_GRACE_S:g}s: killing process group {process.pid}")
         _kill_group(process.pid)
         await _exited(process, TERM_GRACE_S)
+    if log is not None:
+        log.event(f"process {process.pid} ended (code {process.returncode})"
+                  if process.returncode is not None else f"process {process.pid} did not end")
 
 
 async def _exited(process: Any, timeout: float) -> bool:

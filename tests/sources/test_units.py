@@ -9,7 +9,7 @@ from mcp import types
 
 from engine.config.schema import HealthConfig, ServerConfig
 from engine.sources.env import child_environment
-from engine.sources.health import BreakerState, CircuitBreaker
+from engine.sources.health import BreakerState, CircuitBreaker, Silence
 from engine.sources.stderr import StderrLog, open_stderr_pipe
 from engine.sources.tools import ToolSelectionError, select_tool
 
@@ -130,3 +130,26 @@ def test_stderr_ring_keeps_the_last_lines() -> None:
     assert len(log.lines()[-1]) < 2_100 and log.lines()[-1].endswith("chars cut]")
     log.event("restarted")
     assert log.last_output() is not None and log.last_output().startswith("yyy")  # type: ignore[union-attr]
+
+
+def test_silence_counts_misses_until_the_server_is_heard() -> None:
+    clock = FakeClock()
+    silence = Silence(clock)
+    clock.now += 4
+    assert [silence.missed(), silence.missed()] == [1, 2] and silence.seconds() == 4
+    silence.heard()
+    assert silence.unanswered == 0 and silence.seconds() == 0
+    assert silence.missed() == 1
+
+
+def test_breaker_lets_a_replaced_server_take_the_trial_at_once() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker(HealthConfig(failure_threshold=1, open_s=30), clock)
+    breaker.trial_now()  # closed: nothing to do
+    assert breaker.state is BreakerState.CLOSED
+    breaker.record_failure()
+    assert not breaker.allow()
+    breaker.trial_now()
+    assert breaker.allow() and not breaker.allow()  # one trial, as after the open period
+    breaker.record_success()
+    assert breaker.state is BreakerState.CLOSED
