@@ -54,6 +54,13 @@ def rrf(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionPar
     weights = params.source_weights  # params.weight(source), without a call per part
     names: dict[str, str] = {}  # source -> part name, built once per source
     for hit in hits:
+        source = hit.source
+        if hit.id not in groups:  # most hits: one source, one part
+            rank = _rank(hit)
+            name = names.get(source) or names.setdefault(source, f"rrf:{source}")
+            value = 0.0 + weights.get(source, 1.0) / (k + rank)
+            set_parts(hit, ScoreParts({name: value}, {name: float(rank)}, "sum", value))
+            continue
         # What ScoreParts.add would build part by part (0.0 + each), built at once.
         contributions: dict[str, float] = {}
         raw: dict[str, float] = {}

@@ -13,7 +13,9 @@ Every function returns the new text (within the limit, marker included) or None.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 from .compress import outline
 from .text import is_code, query_terms
@@ -33,46 +35,52 @@ _CODE_START = re.compile(
 
 def _block_starts(lines: list[str], code: bool) -> list[int]:
     """Indices of lines that begin a block: a definition or paragraph at the base indent."""
-    stripped = [line.lstrip() for line in lines]
-    indents = [len(line) - len(rest) for line, rest in zip(lines, stripped, strict=True) if rest]
+    return list(_iter_block_starts(lines, code))
+
+
+def _iter_block_starts(lines: list[str], code: bool) -> Iterator[int]:
+    """``_block_starts`` one at a time: truncation stops at the first block that does
+    not fit, so the lines past it are never matched against the block patterns."""
+    indents = [len(line) - len(rest) for line in lines if (rest := line.lstrip())]
     base = min(indents) if indents else 0
-    starts = [0]
+    yield 0
+    previous = lines[0].lstrip() if lines else ""
     for i in range(1, len(lines)):
-        rest = stripped[i]
+        rest = lines[i].lstrip()
+        before, previous = previous, rest
         if not rest:
             continue
         if code:
-            if stripped[i - 1].startswith("@"):  # a decorated definition starts at its decorator
+            if before.startswith("@"):  # a decorated definition starts at its decorator
                 continue
             indent = len(lines[i]) - len(rest)
-            at_base = indent <= base and (not stripped[i - 1] or _CODE_START.match(rest))
+            at_base = indent <= base and (not before or _CODE_START.match(rest))
             if at_base or (rest[0] in _DEFINITION_FIRST and _DEFINITION.match(rest)):
-                starts.append(i)
-        elif not stripped[i - 1] or _HEADING.match(lines[i]):
-            starts.append(i)
-    return starts
+                yield i
+        elif not before or _HEADING.match(lines[i]):
+            yield i
 
 
 def truncate(text: str, limit: int, code: bool) -> str | None:
     """Leading whole blocks (else whole lines) of ``text`` within ``limit`` tokens."""
     if limit <= 0:
         return None
-    lines = text.split("\n")
     per_line = line_token_counts(text)
     if sum(per_line) <= limit:
         return text
-    starts = _block_starts(lines, code)
-    ends = [*starts[1:], len(lines)]
+    lines = text.split("\n")
     marker_budget = count_tokens(f"{GAP} [{len(lines)} more lines]")
     room = limit - marker_budget
     cut = 0
     used = 0
-    for start, end in zip(starts, ends, strict=True):
+    starts = _iter_block_starts(lines, code)
+    start = next(starts)
+    for end in itertools.chain(starts, [len(lines)]):
         cost = sum(per_line[start:end])
         if used + cost > room:
             break
         used += cost
-        cut = end
+        cut = start = end
     if cut == 0:  # the first block alone is too big: fall back to whole lines
         for i, n in enumerate(per_line):
             if used + n > room:
