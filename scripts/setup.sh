@@ -22,7 +22,11 @@ PIP="$VENV/bin/python -m pip"
 $PIP install --quiet --upgrade pip setuptools wheel
 
 if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
-  if ! $PIP install --quiet --no-index "torch==$TORCH_VERSION" 2>/dev/null; then
+  # A local CPU wheel is taken alone first (its dependencies are not local), then its
+  # dependencies come from the usual index with torch already satisfied.
+  if $PIP install --quiet --no-index --no-deps "torch==$TORCH_VERSION" 2>/dev/null; then
+    $PIP install --quiet "torch==$TORCH_VERSION"
+  else
     case "$(uname -s)" in
       Darwin) $PIP install --quiet "torch==$TORCH_VERSION" ;;  # macOS wheels are CPU/MPS only
       *) $PIP install --quiet "torch==$TORCH_VERSION" --index-url "$TORCH_CPU_INDEX" ;;
