@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from .compress import outline
 from .text import is_code, query_terms
-from .tokens import count_tokens, count_tokens_batch, line_token_counts
+from .tokens import count_tokens, count_tokens_batch, line_token_counts, remember_count
 
 OVERFLOW_STRATEGIES = ("drop", "truncate", "compress", "summarise")
 GAP = "…"
@@ -61,14 +61,33 @@ def _iter_block_starts(lines: list[str], code: bool) -> Iterator[int]:
             yield i
 
 
+# No token spans more characters than this (a whole word at most; indentation counts
+# as characters but not tokens), so a prefix this many times the limit usually holds
+# more tokens than the limit; when it does not, every line is counted.
+_CHARS_PER_TOKEN_BOUND = 16
+
+
+def _leading_line_counts(text: str, enough: int) -> list[int]:
+    """Exact token counts of ``text``'s first lines: of every line, or of enough leading
+    lines to add up to more than ``enough`` (a cut never reaches past them)."""
+    end = text.rfind("\n", 0, _CHARS_PER_TOKEN_BOUND * max(enough, 1))
+    if end > 0:
+        head = line_token_counts(text[:end])
+        if sum(head) > enough:
+            return head
+    return line_token_counts(text)
+
+
 def truncate(text: str, limit: int, code: bool) -> str | None:
     """Leading whole blocks (else whole lines) of ``text`` within ``limit`` tokens."""
     if limit <= 0:
         return None
-    per_line = line_token_counts(text)
-    if sum(per_line) <= limit:
-        return text
     lines = text.split("\n")
+    # Only the lines up to the cut need counting: a block reaching past the counted ones
+    # would cost more than the limit anyway, since they already add up to more.
+    per_line = _leading_line_counts(text, limit)
+    if len(per_line) == len(lines) and sum(per_line) <= limit:
+        return text
     marker_budget = count_tokens(f"{GAP} [{len(lines)} more lines]")
     room = limit - marker_budget
     cut = 0
@@ -91,7 +110,11 @@ def truncate(text: str, limit: int, code: bool) -> str | None:
         cut -= 1
     if cut == 0:
         return None
-    return "\n".join([*lines[:cut], f"{GAP} [{len(lines) - cut} more lines]"])
+    marker = f"{GAP} [{len(lines) - cut} more lines]"
+    result = "\n".join([*lines[:cut], marker])
+    # Counts add up at newlines: the caller prices the result without counting it again.
+    remember_count(result, sum(per_line[:cut]) + count_tokens(marker))
+    return result
 
 
 def _units(text: str, code: bool) -> list[str]:

@@ -9,17 +9,46 @@ chunks), so a budget measured with it errs on the safe side for LLM context wind
 
 A full ``encode`` costs 1-4 µs per token on this machine — most of a pipeline run on
 texts never seen before — though counting needs no ids, offsets or alignments. So
-counts take a shortcut with the same result (about a ninth of the instructions on 30
-new code chunks, ``valgrind --tool=callgrind``). The normaliser works per character and
+counts take a shortcut with the same result. The normaliser works per character and
 never deletes ASCII whitespace or punctuation, and the pre-tokeniser always splits at
 both, each punctuation character being one token; so a text's count is its ASCII
 punctuation plus the counts of the words between, and each distinct word is counted
-once and remembered: an ASCII word (lower-cased, as the normaliser would) by the
-tokenizer's own WordPiece model, any other by a full ``encode`` of that word alone.
-Texts where that split is not the tokenizer's — ASCII control characters, which the
-normaliser deletes, joining their neighbours; literal special tokens such as ``[CLS]``,
-matched before normalisation — go to ``encode`` whole.
-``tests/pipeline/test_token_shortcut.py`` checks both agree.
+once and remembered (``_word_pieces``): an ASCII word (lower-cased, as the normaliser
+would) by the tokenizer's own WordPiece model, one ``model.tokenize`` call a word (~3 µs;
+one ``encode`` of all the words, or ``encode_batch``, costs more), any other by a full
+``encode`` of that word alone. Texts where that split is not the tokenizer's — ASCII
+control characters, which the normaliser deletes, joining their neighbours; literal
+special tokens such as ``[CLS]``, matched before normalisation — go to ``encode`` whole.
+
+New text is mostly made of words met before, so what a batch costs is splitting it and
+finding each word's count. An uncached batch of at least ``_VECTOR_BYTES`` is counted in
+numpy, all its texts at once (``engine.pipeline.wordtable``): joined and folded by one
+``bytes.translate`` (letters lower-cased; whitespace, punctuation and control bytes to
+codes), checked once for control characters and special tokens, split into words where
+the byte class changes, each word of at most 24 bytes keyed exactly by three uint64
+windows of the buffer and looked up at once in a hash table of known words, a miss only
+ever sending a word to the slower path; punctuation and word counts summed per text
+(``np.add.reduceat``, a cumulative sum). Words the table misses — longer ones, ones
+that found no free slot, ones learnt lately — come from the dict; when a cold batch
+misses hundreds, numpy finds their repeats first. The table takes learnt words in
+batches (``_pending``: 2,048 at a time, or once a batch meets 16 of them again), as
+adding costs ~30 numpy calls. Smaller batches (chunk frames, overflow pieces) and short
+texts split in Python, checked and folded once over the joined batch.
+``tests/pipeline/test_token_shortcut.py`` and ``test_token_table.py`` check all of it
+against ``encode``.
+
+Measured on this machine (2 cores, load ~0.85; thread CPU time, medians of runs
+alternated with the previous per-word dict version): 30 new 40-line code chunks (40 KB)
+of known words, 2.72 -> 1.54 ms (31 runs, other work between), 2.05 -> 0.6-1.0 ms when
+the same batch repeats; the same cold (vocabulary only) 5.08 -> 4.89 ms, or level
+(4.5 ms) when repeated; 60 frame strings 1.00 -> 0.89 ms. callgrind instructions: known
+8.4 M -> 5.5 M (1.5 M of them SHA-256, which valgrind runs without the CPU's SHA
+instructions), cold 13.5 M -> 13.3 M (``clear_cache`` itself left out), frames
+1.95 M -> 1.46 M. ``bench/pipeline_cost.py``, 150 hits, new text of known words: tokens
+stage 2.83-3.04 -> 1.55-1.66 ms. numpy costs several µs a call here, more when the
+pipeline's other stages have filled the caches, so the numpy path is a fixed ~60 calls
+whatever the batch (hence ``_VECTOR_BYTES``): it pays on large batches; a loop over
+words or probes would not.
 
 Counts are also cached by content digest (short texts such as chunk frames by the text
 itself), and only hits that can reach the context are counted (``engine.pipeline.run``).
@@ -38,9 +67,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from engine.model import Hit
+
+from .wordtable import KEY_BYTES, Words, WordTable, find_words, fold, fold_table, word_keys
 
 _CACHE_SIZE = 50_000
 _WORD_CACHE_SIZE = 200_000  # distinct words remembered; started afresh past this
@@ -51,16 +83,32 @@ _counts: OrderedDict[bytes | str, int] = OrderedDict()
 _line_counts: OrderedDict[bytes | str, list[int]] = OrderedDict()
 _word_pieces: dict[bytes, int] = {}  # word (ASCII lower-cased) -> its tokens
 _whole_words: dict[bytes, int] = {}  # the vocabulary's plain words: one token each
+_vocabulary_table = WordTable.empty(1)  # ``_whole_words`` as a table
+_word_table = WordTable.empty(1)  # most words of ``_word_pieces`` (a cache of it: same counts)
+_pending: dict[bytes, None] = {}  # words remembered that the table has not taken yet
+# The table takes words in batches (adding costs ~30 numpy calls, while a word missing
+# from it costs a dict lookup): once this many are pending, or once a batch of text
+# meets this many of them again.
+_PENDING = 2048
+_RECURRING = 16
+_DISTINCT_FROM = 256  # missing words from which their repeats are found in numpy
+_VECTOR_BYTES = 4096  # uncached batches this long are counted in numpy (fixed cost ~60 numpy calls)
 _SHORT = 128  # texts up to this long (frames, markers) are their own cache key: no digest
 
 # Bytes the shortcut understands: printable ASCII, the whitespace the normaliser keeps
 # as whitespace, and UTF-8 beyond ASCII. An ASCII control character it would delete.
 _PLAIN = (string.printable.replace("\x0b", "").replace("\x0c", "")).encode("ascii") + bytes(range(128, 256))
+_PLAIN_OR_NUL = _PLAIN + b"\x00"
 _PUNCTUATION = string.punctuation.encode("ascii")  # each one a pre-token of its own
 # Lower-case ASCII letters and turn punctuation into spaces, so ``split()`` yields the words.
 _FOLD = bytes(
     32 if byte in _PUNCTUATION else byte + 32 if 65 <= byte <= 90 else byte for byte in range(256)
 )
+# The numpy path folds instead: words lower-cased, whitespace to 0, punctuation and the
+# bytes the shortcut can't handle (ASCII control characters) to these codes.
+_PUNCT, _OTHER = 1, 2
+_FOLDED = fold_table(_PUNCT, _OTHER)
+_OTHER_CODE = bytes([_OTHER])  # (the frame ``fold`` adds is whitespace: no false alarm)
 
 
 def tokenizer_path() -> Path:
@@ -72,7 +120,7 @@ def tokenizer_path() -> Path:
 
 def get_tokenizer() -> Tokenizer:
     """The process-wide tokenizer, loaded once, with truncation and padding off."""
-    global _tokenizer, _specials, _whole_words
+    global _tokenizer, _specials, _whole_words, _vocabulary_table
     if _tokenizer is None:
         with _lock:
             if _tokenizer is None:
@@ -81,7 +129,8 @@ def get_tokenizer() -> Tokenizer:
                 tok.no_padding()
                 _specials = _special_tokens(tok)
                 _whole_words = _plain_vocabulary(tok)
-                _word_pieces.update(_whole_words)
+                _vocabulary_table = _table_of(_whole_words)
+                _forget_words()
                 _tokenizer = tok
     return _tokenizer
 
@@ -103,10 +152,19 @@ def _plain_vocabulary(tok: Tokenizer) -> dict[bytes, int]:
     }
 
 
+def _table_of(words: dict[bytes, int]) -> WordTable:
+    keyed = [word for word in words if len(word) <= KEY_BYTES]
+    table = WordTable.empty(len(keyed))
+    if keyed:
+        table.add(word_keys(keyed, _FOLDED), np.array([words[word] for word in keyed], dtype=np.int64))
+    return table
+
+
 def _key(text: str) -> bytes | str:
     if len(text) <= _SHORT:
         return text
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    # (SHA-256 runs on the CPU's SHA instructions here: about twice as fast as BLAKE2b)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _remember(key: bytes | str, count: int) -> None:
@@ -114,6 +172,13 @@ def _remember(key: bytes | str, count: int) -> None:
         _counts[key] = count
         if len(_counts) > _CACHE_SIZE:
             _counts.popitem(last=False)
+
+
+def remember_count(text: str, count: int) -> None:
+    """Record ``text``'s count, known without counting it (e.g. the sum of its lines'
+    counts, which add up exactly at newlines), so ``count_tokens(text)`` is a lookup."""
+    if text:
+        _remember(_key(text), count)
 
 
 def _plain_bytes(text: str) -> bytes | None:
@@ -125,16 +190,35 @@ def _plain_bytes(text: str) -> bytes | None:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return None
-    if raw.translate(None, _PLAIN):  # an ASCII control character
-        return None
-    if _specials is not None and _specials.search(raw):
-        return None
-    return raw
+    return raw if _is_plain(raw) else None
+
+
+def _is_plain(raw: bytes) -> bool:
+    """Whether UTF-8 text holds no ASCII control character and no special token."""
+    return not raw.translate(None, _PLAIN) and (_specials is None or not _specials.search(raw))
 
 
 def _split(raw: bytes) -> tuple[int, list[bytes]]:
     """``(punctuation tokens, words)`` of text that ``_plain_bytes`` let through."""
     return len(raw) - len(raw.translate(None, _PUNCTUATION)), raw.translate(_FOLD).split()
+
+
+def _split_all(raws: list[bytes]) -> list[tuple[int, list[bytes]] | None]:
+    """``_split`` of each UTF-8 text, or None where the shortcut can't handle it; the
+    checks, folding and punctuation counts made once over the joined texts (short
+    texts, such as chunk frames, cost more per call than per byte)."""
+    if _tokenizer is None:  # the special tokens are known once it is loaded
+        get_tokenizer()
+    joined = b"\x00".join(raws)  # (a control character: in no plain text, and so in no special token)
+    if (
+        joined.translate(None, _PLAIN_OR_NUL)
+        or joined.count(b"\x00") >= len(raws)
+        or (_specials is not None and _specials.search(joined))
+    ):
+        return [_split(raw) if _is_plain(raw) else None for raw in raws]
+    folded = joined.translate(_FOLD).split(b"\x00")
+    kept = joined.translate(None, _PUNCTUATION).split(b"\x00")
+    return [(len(raw) - len(rest), part.split()) for raw, rest, part in zip(raws, kept, folded, strict=True)]
 
 
 def _words(text: str) -> tuple[int, list[bytes]] | None:
@@ -158,7 +242,8 @@ def _shortcut_counts(split: Sequence[tuple[int, list[bytes]]]) -> list[int]:
 
 
 def _count_words(words: list[bytes]) -> None:
-    """Remember the tokens in each word (no ASCII whitespace or punctuation in them)."""
+    """Remember the tokens in each word (lower-cased, not remembered yet, no ASCII
+    whitespace, punctuation or control character in it); the caller holds ``_lock``."""
     tokenizer = get_tokenizer()
     plain = [word for word in words if word.isascii()]  # already normalised: straight to WordPiece
     pieces = map(tokenizer.model.tokenize, [word.decode("ascii") for word in plain])
@@ -167,18 +252,122 @@ def _count_words(words: list[bytes]) -> None:
         other = [word for word in words if not word.isascii()]  # a word per line
         decoded = [word.decode("utf-8") for word in other]
         _word_pieces.update(zip(other, _encoded_line_counts("\n".join(decoded), decoded), strict=True))
+    _pending.update(dict.fromkeys([word for word in words if len(word) <= KEY_BYTES]))
+    if len(_pending) >= _PENDING:
+        _flush_pending()
+
+
+def _flush_pending() -> None:
+    """Hand the pending words to the table; the caller holds ``_lock``."""
+    words = list(_pending)
+    _word_table.add(word_keys(words, _FOLDED), np.array([_word_pieces[word] for word in words], dtype=np.int64))
+    _pending.clear()
+
+
+def _batch_counts(raws: list[bytes]) -> list[int]:
+    """Counts of UTF-8 texts by the shortcut, in numpy over the batch at once: -1 for a
+    text the shortcut can't handle."""
+    if _tokenizer is None:  # the special tokens are known once it is loaded
+        get_tokenizer()
+    joined = b"\n".join(raws)  # (no special token holds a newline: none is made by joining)
+    folded = fold(joined, _FOLDED)
+    codes = np.frombuffer(folded, dtype=np.uint8)
+    if _OTHER_CODE in folded or (_specials is not None and _specials.search(joined)):
+        plain = [_is_plain(raw) for raw in raws]
+        counted = iter(_batch_counts([raw for raw, ok in zip(raws, plain, strict=True) if ok]) if any(plain) else [])
+        return [next(counted) if ok else -1 for ok in plain]
+    bounds = np.cumsum([1] + [len(raw) + 1 for raw in raws])  # each text's offset in ``folded``, then the end
+    counts: list[int] = _segment_counts(folded, codes, bounds).tolist()
+    return counts
+
+
+def _segment_counts(folded: bytes, codes: npt.NDArray[np.uint8], bounds: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Tokens in each segment ``bounds[i]:bounds[i + 1]`` of plain text ``fold``-ed, whose
+    bytes as an array are ``codes``; segments end at whitespace, and the last bound is
+    where the padding starts."""
+    # (reduceat gives an empty segment the value at its bound: only the last segment can
+    # be empty, and its bound is padding, not punctuation)
+    punctuation = np.add.reduceat(codes == _PUNCT, bounds, dtype=np.int64)[:-1]
+    words = find_words(folded, codes)
+    totals = np.zeros(len(words.starts) + 1, dtype=np.int64)
+    np.cumsum(_word_counts(folded, words), out=totals[1:])
+    per_segment: npt.NDArray[np.int64] = np.diff(totals[np.searchsorted(words.starts, bounds)])
+    per_segment += punctuation
+    return per_segment
+
+
+def _word_counts(folded: bytes, words: Words) -> npt.NDArray[np.int64]:
+    """Each word's tokens: from the table, else from the dict memo, else by the model."""
+    with _lock:  # the memo and table may be cleared by another thread, or grow
+        if len(_word_pieces) > _WORD_CACHE_SIZE:
+            _forget_words()
+        counts = _word_table.lookup(words)
+        missing = np.flatnonzero(counts == 0)
+        if missing.size:
+            missing, repeats = _distinct(words, missing)
+            spans = zip(words.starts[missing].tolist(), words.ends[missing].tolist(), strict=True)
+            found = [folded[start:end] for start, end in spans]
+            distinct = set(found)
+            new = distinct.difference(_word_pieces)
+            if new:
+                _count_words(list(new))
+            looked_up = np.array(list(map(_word_pieces.__getitem__, found)), dtype=np.int64)
+            if repeats is None:
+                counts[missing] = looked_up
+            else:
+                counts[repeats[0]] = looked_up[repeats[1]]
+            if _pending and len(distinct.intersection(_pending)) - len(new) >= _RECURRING:
+                _flush_pending()
+        return counts
+
+
+def _distinct(
+    words: Words, missing: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None]:
+    """``missing`` words narrowed to one occurrence of each, when there are enough of
+    them that numpy sorting beats a Python slice and lookup per occurrence (text of many
+    words the table lacks: a cold start), with how to spread their counts back: every
+    missing occurrence and the index of its representative. Keys identify words up to
+    ``KEY_BYTES`` exactly; a longer word (hash 0) stands for itself alone."""
+    if missing.size < _DISTINCT_FROM:
+        return missing, None
+    hashes, second, third = words.hashes[missing], words.second[missing], words.third[missing]
+    order = np.lexsort((third, second, hashes))
+    hashes, second, third = hashes[order], second[order], third[order]
+    first = np.empty(order.size, dtype=np.bool_)
+    first[0] = True
+    np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
+    first[1:] |= second[1:] != second[:-1]
+    first[1:] |= third[1:] != third[:-1]
+    first |= hashes == 0
+    spread = np.cumsum(first, dtype=np.int64)
+    spread -= 1
+    occurrences = missing[order]
+    return occurrences[first], (occurrences, spread)
 
 
 def _uncached_counts(texts: Sequence[str]) -> list[int]:
     """Counts of non-empty texts: by the shortcut where it applies, else one ``encode_batch``."""
-    split = [_words(text) for text in texts]
-    easy = [i for i, s in enumerate(split) if s is not None]
-    result = [0] * len(texts)
-    if easy:
-        for i, n in zip(easy, _shortcut_counts([s for s in split if s is not None]), strict=True):
+    result = [-1] * len(texts)
+    easy: list[int] = []
+    raws: list[bytes] = []
+    for i, text in enumerate(texts):
+        try:
+            raws.append(text.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate
+            continue
+        easy.append(i)
+    if sum(map(len, raws)) >= _VECTOR_BYTES:
+        for i, n in zip(easy, _batch_counts(raws), strict=True):
             result[i] = n
-    if len(easy) < len(texts):
-        hard = [i for i, s in enumerate(split) if s is None]
+    elif easy:
+        split = _split_all(raws)
+        counted = iter(_shortcut_counts([s for s in split if s is not None]))
+        for i, s in zip(easy, split, strict=True):
+            if s is not None:
+                result[i] = next(counted)
+    hard = [i for i, n in enumerate(result) if n < 0]
+    if hard:
         encodings = get_tokenizer().encode_batch([texts[i] for i in hard], add_special_tokens=False)
         for i, enc in zip(hard, encodings, strict=True):
             result[i] = len(enc.ids)
@@ -204,9 +393,13 @@ def count_tokens_batch(texts: Sequence[str]) -> list[int]:
     result = [_counts.get(k, -1) if t else 0 for k, t in zip(keys, texts, strict=True)]
     missing = [i for i, n in enumerate(result) if n < 0]
     if missing:
-        for i, n in zip(missing, _uncached_counts([texts[i] for i in missing]), strict=True):
-            result[i] = n
-            _remember(keys[i], n)
+        counted = _uncached_counts([texts[i] for i in missing])
+        with _lock:  # the engine may run pipelines from worker threads
+            for i, n in zip(missing, counted, strict=True):
+                result[i] = n
+                _counts[keys[i]] = n
+            while len(_counts) > _CACHE_SIZE:
+                _counts.popitem(last=False)
     return result
 
 
@@ -228,8 +421,15 @@ def line_token_counts(text: str) -> list[int]:
     if cached is not None:
         return list(cached)
     raw = _plain_bytes(text)
-    if raw is not None:  # no token spans a newline: count line by line
-        counts = _shortcut_counts([_split(line) for line in raw.split(b"\n")])
+    if raw is not None and len(raw) >= _VECTOR_BYTES:  # no token spans a newline: lines are segments
+        folded = fold(raw, _FOLDED)
+        newlines = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == ord("\n"))
+        bounds = np.concatenate(([1], newlines + 2, [len(raw) + 1]))
+        counts = _segment_counts(folded, np.frombuffer(folded, dtype=np.uint8), bounds).tolist()
+    elif raw is not None:  # (folded and stripped once, then split at the newlines)
+        lines_left = raw.translate(None, _PUNCTUATION).split(b"\n")
+        split = zip(raw.split(b"\n"), lines_left, raw.translate(_FOLD).split(b"\n"), strict=True)
+        counts = _shortcut_counts([(len(line) - len(left), folded.split()) for line, left, folded in split])
     else:
         counts = _encoded_line_counts(text, lines)
     with _lock:
@@ -261,5 +461,8 @@ def clear_cache(*, words: bool = True) -> None:
 
 def _forget_words() -> None:
     """Back to the vocabulary's words only."""
+    global _word_table
     _word_pieces.clear()
     _word_pieces.update(_whole_words)
+    _word_table = _vocabulary_table.copy()
+    _pending.clear()

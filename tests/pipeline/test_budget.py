@@ -11,7 +11,7 @@ from engine.pipeline.budget import ROLE_PRIORITIES, allocate, default_role, plan
 from engine.pipeline.compress import outline
 from engine.pipeline.limits import clamp_top_k
 from engine.pipeline.overflow import GAP, compress, fit, summarise, truncate
-from engine.pipeline.tokens import count_tokens, fill_tokens
+from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
 
 MODULE = '''"""Helpers for reading and writing the configuration."""
@@ -94,6 +94,17 @@ def test_truncate_cuts_at_definition_boundaries() -> None:
     assert marker.startswith(GAP)
     assert MODULE.startswith(body)  # a prefix of whole lines
     assert body.rstrip().endswith("return parse(data)")  # ends where a function ends
+
+
+@pytest.mark.parametrize("fraction", [2, 3, 5])
+def test_truncated_text_is_priced_exactly_without_a_recount(fraction: int) -> None:
+    """truncate records its result's count from the lines' counts; a fresh count agrees."""
+    text = MODULE + "\n# caf\u00e9 \u00fcber \U0001f600 [CLS]\n" + MODULE.replace("parse", "Parse\u00e9")
+    result = truncate(text, count_tokens(text) // fraction, code=True)
+    assert result is not None
+    remembered = count_tokens(result)
+    clear_cache(words=True)
+    assert count_tokens(result) == remembered == len(get_tokenizer().encode(result, add_special_tokens=False).ids)
 
 
 def test_truncate_prose_at_paragraphs_and_never_mid_line() -> None:

@@ -21,8 +21,15 @@ from engine.pipeline import blocking, text
 from engine.pipeline.blocking import candidate_pairs, sample_features
 from engine.pipeline.budget import _priced, _priced_whole
 from engine.pipeline.dedup import merge_span
-from engine.pipeline.overflow import _CODE_START, _DEFINITION, _HEADING, _block_starts
-from engine.pipeline.tokens import clear_cache, fill_tokens
+from engine.pipeline.overflow import (
+    _CODE_START,
+    _DEFINITION,
+    _HEADING,
+    GAP,
+    _block_starts,
+    truncate,
+)
+from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens
 from tests.pipeline.helpers import hit
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -223,3 +230,48 @@ def test_pricing_in_one_batch_matches_pricing_each_hit(fmt: ContextFormat) -> No
     batch = _priced_whole(hits, fmt)
     clear_cache()
     assert batch == [_priced(h, h.content, "full", fmt) for h in hits]
+
+
+def _reference_truncate(text: str, limit: int, code: bool) -> str | None:
+    """truncate as first written: every line counted, every block start listed."""
+    if limit <= 0:
+        return None
+    lines = text.split("\n")
+    per_line = [count_tokens(line) for line in lines]
+    if sum(per_line) <= limit:
+        return text
+    starts = _reference_block_starts(lines, code)
+    ends = [*starts[1:], len(lines)]
+    room = limit - count_tokens(f"{GAP} [{len(lines)} more lines]")
+    cut = used = 0
+    for start, end in zip(starts, ends, strict=True):
+        cost = sum(per_line[start:end])
+        if used + cost > room:
+            break
+        used += cost
+        cut = end
+    if cut == 0:
+        for i, n in enumerate(per_line):
+            if used + n > room:
+                break
+            used += n
+            cut = i + 1
+    while cut > 0 and not lines[cut - 1].strip():
+        cut -= 1
+    if cut == 0:
+        return None
+    return "\n".join([*lines[:cut], f"{GAP} [{len(lines) - cut} more lines]"])
+
+
+_TRUNCATE_LINE = st.one_of(
+    _LINE,
+    st.text(alphabet=st.sampled_from(list("abcXYZ_ (),.:=#é€😀\t")), max_size=120),
+    st.just(" " * 80 + "x"),  # indentation: characters without tokens
+)
+
+
+@PROPERTY
+@given(st.lists(_TRUNCATE_LINE, min_size=1, max_size=60), st.integers(0, 300), st.booleans())
+def test_truncate_counting_only_leading_lines_matches_counting_all(lines: list[str], limit: int, code: bool) -> None:
+    text = "\n".join(lines)
+    assert truncate(text, limit, code) == _reference_truncate(text, limit, code)

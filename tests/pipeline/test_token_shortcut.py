@@ -76,6 +76,10 @@ def test_real_code_whole_and_by_line() -> None:
     for text in texts[:4]:
         tokens.clear_cache()
         assert tokens.line_token_counts(text) == tokens._encoded_line_counts(text, text.split("\n"))
+    chunks = ["\n".join(text.split("\n")[i : i + 40]) for text in texts[:3] for i in range(0, 400, 40)]
+    assert all(len(c.encode()) < tokens._VECTOR_BYTES for c in chunks)  # the Python path, line by line
+    for chunk in chunks:
+        assert tokens.line_token_counts(chunk) == tokens._encoded_line_counts(chunk, chunk.split("\n"))
 
 
 def test_text_the_shortcut_cannot_mirror_goes_to_the_tokenizer() -> None:
