@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -66,3 +74,42 @@ class Recorder:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=f"answer to {query}")]
         )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def http_fake(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The fake server on streamable HTTP: ``(url, process)`` once it accepts
+    connections; stopped afterwards (woken first, in case a test SIGSTOPped it)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(FAKE), "--name", "web", "--http", str(port), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(proc, port)
+        yield f"http://127.0.0.1:{port}/mcp", proc
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("the HTTP fake server exited") from None
+            time.sleep(0.05)
+    raise RuntimeError("the HTTP fake server never listened")

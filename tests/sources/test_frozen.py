@@ -12,10 +12,7 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,8 +28,14 @@ from engine.sources.connect import Connection, Connector
 from engine.sources.health import BreakerState
 from engine.sources.memory import memory_connector
 from engine.sources.stderr import StderrLog
-from tests.sources.helpers import FAKE, Recorder, eventually, health, memory_fake, stdio_config
-from tests.sources.test_http import free_port
+from tests.sources.helpers import (
+    Recorder,
+    eventually,
+    health,
+    http_fake,
+    memory_fake,
+    stdio_config,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -185,27 +188,8 @@ async def test_silent_connection_without_a_process_is_reconnected() -> None:
 
 @pytest.fixture
 def stoppable_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(FAKE), "--name", "web", "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.fail("the HTTP fake server exited")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", proc
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with http_fake() as server:
+        yield server
 
 
 @pytest.mark.integration

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,41 +10,15 @@ import pytest
 from engine.config.schema import ServerConfig
 from engine.model import SourceStatus
 from engine.sources import ServerStatus, SourcePool
-from tests.sources.helpers import FAKE
+from tests.sources.helpers import free_port, http_fake
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(FAKE), "--name", "web", "--http", str(port), "--delay", "0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.fail("the HTTP fake server exited")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with http_fake("--delay", "0") as (url, _proc):
+        yield url
 
 
 async def test_http_source_answers_and_survives_timeouts(http_server: str) -> None:
