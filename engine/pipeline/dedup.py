@@ -1,13 +1,14 @@
 """Dedup: fold duplicate hits into visible groups, keeping the most relevant version.
 
-Four kinds of evidence join two hits (each edge keeps its reason and similarity):
+Five kinds of evidence join two hits (each edge keeps its reason and similarity):
 
 * ``hash``     — same text once all whitespace is removed (``text.squeeze``; for prose —
   hits that are not code by path or look — Markdown markup and URLs too, so one
   document served as Markdown and as plain text matches), or the same uri for
-  content-less hits; similarity 1.0. Hits naming a whole file (a path, no lines)
-  must also name the same path: their text is *about* the file, and a task history
-  gives every file one change touched the same text.
+  content-less hits; similarity 1.0. Hits naming a whole file (a path, no lines,
+  text that does not read as code) must also name the same path: their text is
+  *about* the file, and a task history gives every file one change touched the same
+  text.
 * ``fuzzy``    — Levenshtein similarity (rapidfuzz, normalised to 0..1) of those
   squeezed texts >= ``fuzzy_threshold`` (0.80). Only candidate pairs from
   ``blocking.candidate_pairs`` within a length bound, not joined yet and not at
@@ -17,6 +18,10 @@ Four kinds of evidence join two hits (each edge keeps its reason and similarity)
   ``embed(texts) -> (n, d) array`` (rows are normalised here); skipped without either.
 * ``overlap``  — same path, overlapping line ranges; similarity is the overlapping
   lines over the shorter range.
+* ``file``     — a hit naming a whole file (as above: e.g. a task history's "files
+  changed") joins the best chunk of that file, so sources agreeing on a file are seen
+  to agree. Code sent without its lines (a symbol server's snippet) is not such a hit:
+  it is one part of the file, and other parts of the file are other results.
 
 Similar-looking hits are kept apart when there is evidence they are different results
 (``distinct``: two different whole files, disjoint lines of one file, or different
@@ -45,7 +50,7 @@ from engine.config.schema import DedupConfig
 from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts
 
 from .blocking import candidate_pairs
-from .text import is_code, squeezed_key
+from .text import is_code, looks_like_code, squeezed_key
 from .unionfind import UnionFind
 
 Embedder = Callable[[list[str]], npt.NDArray[np.floating]]
@@ -101,7 +106,8 @@ def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
-        elif hit.path and (hit.start_line is None or hit.end_line is None):  # _is_file_reference
+        elif hit.path and (hit.start_line is None or hit.end_line is None) and not looks_like_code(hit.content):
+            # (_is_file_reference, inlined: this loop runs for every hit)
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
             key += b"\x00path:" + hit.path.encode("utf-8", "surrogatepass")
@@ -127,8 +133,10 @@ def defined_name(text: str) -> str | None:
 
 
 def _is_file_reference(hit: Hit) -> bool:
-    """A hit that names a whole file (a path, no line range) rather than quoting code."""
-    return bool(hit.path) and not _has_span(hit)
+    """A hit that names a whole file (a path, no line range) with text *about* it, such
+    as a task history's "why", rather than quoting it: code sent without its lines (a
+    symbol server's snippet) is a snippet like any other, not the file."""
+    return bool(hit.path) and not _has_span(hit) and not looks_like_code(hit.content)
 
 
 def distinct(a: Hit, b: Hit) -> bool:
@@ -289,7 +297,7 @@ def _file_edges(hits: Sequence[Hit]) -> list[Edge]:
     """A hit naming a whole file (a path, no line range: e.g. a task history's "files
     changed") joins the best chunk of that file, so sources that agree on a file are
     seen to agree. Only the best chunk: the file's other chunks stay separate results."""
-    wholes = [i for i, h in enumerate(hits) if h.path and (h.start_line is None or h.end_line is None)]
+    wholes = [i for i, h in enumerate(hits) if _is_file_reference(h)]
     if not wholes:
         return []
     best_chunk: dict[str, tuple[tuple[int, float, int, str, str], int]] = {}

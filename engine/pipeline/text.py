@@ -118,10 +118,17 @@ def language_of(path: str | None) -> str | None:
     return EXTENSION_LANGUAGE.get(path[dot:].lower())
 
 
+_CODE_LOOK = re.compile(r"^\s*(def |class |function |func |fn |import |#include|public )", re.M)
+
+
+def looks_like_code(content: str) -> bool:
+    """Whether the text itself reads as code: a definition or import starts a line."""
+    return _CODE_LOOK.search(content, 0, 2000) is not None
+
+
 def is_code(path: str | None, content: str) -> bool:
     """Whether content should be treated as code (by extension, else by its look)."""
     language = language_of(path)
     if language is not None:
         return language not in PROSE_LANGUAGES
-    head = content[:2000]
-    return bool(re.search(r"^\s*(def |class |function |func |fn |import |#include|public )", head, re.M))
+    return looks_like_code(content)

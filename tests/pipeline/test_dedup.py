@@ -261,3 +261,27 @@ def test_whole_file_hits_with_the_same_text_about_different_files_stay_apart() -
                                             "engine/query_class.py"]
     (group,) = result.groups
     assert group.kept is a and [m.hit for m in group.members] == [same_file]
+
+
+def test_a_file_reference_joins_the_best_chunk_of_its_file() -> None:
+    chunk_best = hit("files", 1, FUNC_A, path="engine/routing.py", lines=(10, 20))
+    chunk_other = hit("files", 4, FUNC_B, path="engine/routing.py", lines=(40, 52))
+    why = hit("tasks", 2, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
+    result = deduplicate([chunk_best, chunk_other, why], DedupConfig(semantic=False))
+    assert _members(result.groups, chunk_best.id) == {why.id: (DedupReason.FILE, 1.0)}
+    assert chunk_other in result.hits  # the file's other chunks stay separate results
+
+
+def test_code_sent_without_lines_is_a_snippet_not_the_file() -> None:
+    # A symbol server sends each function of a file without line numbers: different
+    # functions of one file are different results, and none is "the file".
+    chunk = hit("files", 1, FUNC_A, path="engine/routing.py", lines=(10, 20))
+    snippet_b = hit("serena", 1, FUNC_B, path="engine/routing.py")
+    snippet_c = hit("serena", 2, "def route_all(query):\n    return [route(q) for q in query.split()]\n",
+                    path="engine/routing.py")
+    result = deduplicate([chunk, snippet_b, snippet_c], DedupConfig(semantic=False))
+    assert result.groups == [] and len(result.hits) == 3
+    # the same function from two servers with different path roots is still one result
+    copy = hit("serena", 3, FUNC_A.replace("    ", "  "), path="src/engine/routing.py")
+    result = deduplicate([chunk, copy], DedupConfig(semantic=False))
+    assert _members(result.groups, chunk.id) == {copy.id: (DedupReason.HASH, 1.0)}
