@@ -122,6 +122,21 @@ def profile(runs: int, *, cold: bool = False) -> None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
+REFERENCE_LOOP = 3_000_000
+
+
+def reference_loop_ms() -> float:
+    """Best of three timings of a plain Python loop: this machine's speed drifts by half
+    from hour to hour, so figures from different runs compare through this one."""
+    best = float("inf")
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for i in range(REFERENCE_LOOP):
+            total += i
+        best = min(best, (time.perf_counter() - start) * 1000)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=31)
@@ -133,7 +148,8 @@ def main() -> None:
     if args.profile:
         profile(args.profile, cold=args.cold)
         return
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each\n")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each; "
+          f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop\n")
     try:
         run(args)
     finally:
