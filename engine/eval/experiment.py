@@ -138,10 +138,6 @@ class Ranker:
         other._dedup_cache = self._dedup_cache
         return other
 
-    def forget(self, query_id: str) -> None:
-        for key in [k for k in self._dedup_cache if k[0] == query_id]:
-            del self._dedup_cache[key]
-
     def rank(self, run: QueryRun, variant: Variant) -> list[str]:
         """The files of the fused ranking, each at the rank of its first hit."""
         sources = self.sources(run, variant)
