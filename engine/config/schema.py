@@ -25,6 +25,10 @@ class HealthConfig:
     interval_s: float = 30.0
     failure_threshold: int = 3
     open_s: float = 30.0
+    # Replace a running server that stays silent through failure_threshold requests
+    # and one more ping (killed and started again; HTTP: reconnected). Off: it is only
+    # skipped by its open breaker, e.g. for a server being stepped through in a debugger.
+    restart_unresponsive: bool = True
 
 
 @dataclass(slots=True)

@@ -382,7 +382,7 @@ class SourceClient:
         if session is not self._session or self._status is not ServerStatus.READY:
             return  # already replaced, or going
         run = self._silence.missed()
-        if run < self.config.health.failure_threshold:
+        if run < self.config.health.failure_threshold or not self.config.health.restart_unresponsive:
             return
         if ping:
             self._replace_silent(run)

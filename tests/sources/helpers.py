@@ -46,8 +46,9 @@ async def eventually(predicate: Any, timeout: float = 10.0) -> bool:
     return True
 
 
-def health(threshold: int = 3, open_s: float = 30.0, interval_s: float = 30.0) -> HealthConfig:
-    return HealthConfig(interval_s=interval_s, failure_threshold=threshold, open_s=open_s)
+def health(threshold: int = 3, open_s: float = 30.0, interval_s: float = 30.0, *, restart: bool = True) -> HealthConfig:
+    return HealthConfig(interval_s=interval_s, failure_threshold=threshold, open_s=open_s,
+                        restart_unresponsive=restart)
 
 
 class Recorder:

@@ -95,6 +95,27 @@ async def test_stopped_stdio_server_is_killed_and_replaced() -> None:
 
 
 @pytest.mark.integration
+async def test_a_silent_server_is_left_running_when_restarts_are_off() -> None:
+    config = stdio_config("s", timeout=0.5, health=health(threshold=2, restart=False))
+    pool = SourcePool([config], backoff=QUICK)
+    try:
+        assert (await pool.call("s", "before", top_k=2, timeout=PATIENT)).status is SourceStatus.OK
+        old = pool.state("s").pid
+        assert old is not None
+        os.kill(old, signal.SIGSTOP)
+        for _ in range(2):  # a run long enough for a restart (and the breaker opens)
+            assert (await pool.call("s", "frozen", top_k=2)).status is SourceStatus.TIMEOUT
+        assert (await pool.ping("s", timeout=0.5)) is False  # silent, and a ping confirms it
+        await asyncio.sleep(0.5)  # room for a replacement that must not come
+        state = pool.state("s")
+        assert state.pid == old and state.restarts == 0 and alive(old)
+        os.kill(old, signal.SIGCONT)
+    finally:
+        await pool.aclose()
+    assert not alive(old)
+
+
+@pytest.mark.integration
 async def test_frozen_stdio_server_found_by_health_checks_is_replaced(tmp_path: Path) -> None:
     faults = tmp_path / "faults.json"
     faults.write_text(json.dumps({"f": {"mode": "freeze"}}))
