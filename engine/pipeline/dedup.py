@@ -106,8 +106,7 @@ def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
-        elif hit.path and (hit.start_line is None or hit.end_line is None) and not looks_like_code(hit.content):
-            # (_is_file_reference, inlined: this loop runs for every hit)
+        elif hit.path and _is_file_reference(hit):  # (hit.path: for the type checker)
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
             key += b"\x00path:" + hit.path.encode("utf-8", "surrogatepass")

@@ -221,15 +221,8 @@ def _split_all(raws: list[bytes]) -> list[tuple[int, list[bytes]] | None]:
     return [(len(raw) - len(rest), part.split()) for raw, rest, part in zip(raws, kept, folded, strict=True)]
 
 
-def _words(text: str) -> tuple[int, list[bytes]] | None:
-    """``(punctuation tokens, words)`` of ``text`` split as the tokenizer splits it, or
-    None when only the tokenizer itself can say."""
-    raw = _plain_bytes(text)
-    return None if raw is None else _split(raw)
-
-
 def _shortcut_counts(split: Sequence[tuple[int, list[bytes]]]) -> list[int]:
-    """Token counts of texts split by ``_words``: their punctuation plus their words' counts."""
+    """Token counts of texts split by ``_split``: their punctuation plus their words' counts."""
     with _lock:  # the memo may be cleared by another thread between filling and reading
         if len(_word_pieces) > _WORD_CACHE_SIZE:
             _forget_words()

@@ -71,7 +71,7 @@ def _source_files() -> list[str]:
 def test_real_code_whole_and_by_line() -> None:
     tokens.clear_cache()
     texts = _source_files()
-    assert texts and all(tokens._words(t) is not None for t in texts[:3])  # the shortcut is taken
+    assert texts and all(tokens._plain_bytes(t) is not None for t in texts[:3])  # the shortcut is taken
     assert tokens.count_tokens_batch(texts) == [_encoded(t) for t in texts]
     for text in texts[:4]:
         tokens.clear_cache()
@@ -84,11 +84,11 @@ def test_real_code_whole_and_by_line() -> None:
 
 def test_text_the_shortcut_cannot_mirror_goes_to_the_tokenizer() -> None:
     for text in ("a\x0bb", "run [CLS] here", "bell\x07"):
-        assert tokens._words(text) is None
+        assert tokens._plain_bytes(text) is None
         tokens.clear_cache()
         assert tokens.count_tokens(text) == _encoded(text)
-    assert tokens._words("run [cls] here") is not None  # special tokens match case-sensitively
-    assert tokens._words("### a.py:1-9\n_files · score 0.0164_") is not None  # frames: non-ASCII words
+    assert tokens._plain_bytes("run [cls] here") is not None  # special tokens match case-sensitively
+    assert tokens._plain_bytes("### a.py:1-9\n_files · score 0.0164_") is not None  # frames: non-ASCII words
 
 
 def test_vocabulary_words_are_one_token() -> None:
