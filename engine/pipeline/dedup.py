@@ -93,7 +93,25 @@ def relevance_key(hit: Hit) -> tuple[int, float, int, str, str]:
     return (rank, -(hit.priority or 0.0), -len(hit.content), hit.source, hit.id)
 
 
-def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]]:
+@dataclass(slots=True)
+class _Facts:
+    """What the edge finders ask of every hit, found once per hit: whether it has a line
+    range (``_has_span``) and whether it names a whole file (``_is_file_reference``)."""
+
+    spans: list[bool]
+    refs: list[bool]
+
+    @staticmethod
+    def of(hits: Sequence[Hit]) -> _Facts:
+        spans = [_has_span(hit) for hit in hits]
+        refs = [
+            not span and bool(hit.path) and not looks_like_code(hit.content)
+            for hit, span in zip(hits, spans, strict=True)
+        ]
+        return _Facts(spans, refs)
+
+
+def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], list[int], list[bytes]]:
     """Edges for identical texts (or uris); a representative per text and its squeezed form."""
     first: dict[bytes, int] = {}
     edges: list[Edge] = []
@@ -106,7 +124,7 @@ def _hash_edges(hits: Sequence[Hit]) -> tuple[list[Edge], list[int], list[bytes]
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
-        elif hit.path and _is_file_reference(hit):  # (hit.path: for the type checker)
+        elif refs[i] and hit.path:  # (hit.path: for the type checker)
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
             key += b"\x00path:" + hit.path.encode("utf-8", "surrogatepass")
@@ -146,11 +164,16 @@ def distinct(a: Hit, b: Hit) -> bool:
     return _apart(a, b) or _named_apart(a, b, {}, 0, 1)
 
 
-def _apart(a: Hit, b: Hit) -> bool:
-    """The cheap half of ``distinct``: different whole files, disjoint lines of one file."""
-    if _is_file_reference(a) and _is_file_reference(b) and a.path != b.path:
+def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) -> bool:
+    """The cheap half of ``distinct``: different whole files, disjoint lines of one file.
+    ``facts`` of the hits, if known, with ``a`` and ``b`` at ``i`` and ``j``."""
+    if facts is None:
+        refs, spans = (_is_file_reference(a), _is_file_reference(b)), (_has_span(a), _has_span(b))
+    else:
+        refs, spans = (facts.refs[i], facts.refs[j]), (facts.spans[i], facts.spans[j])
+    if refs[0] and refs[1] and a.path != b.path:
         return True
-    same_file = bool(a.path) and a.path == b.path and _has_span(a) and _has_span(b)
+    same_file = spans[0] and spans[1] and a.path == b.path
     return same_file and ((a.end_line or 0) < (b.start_line or 0) or (b.end_line or 0) < (a.start_line or 0))
 
 
@@ -165,7 +188,7 @@ def _named_apart(a: Hit, b: Hit, names: dict[int, str | None], i: int, j: int) -
 
 
 def _fuzzy_edges(
-    hits: Sequence[Hit], reps: list[int], squeezed: list[bytes], threshold: float, sets: UnionFind
+    hits: Sequence[Hit], reps: list[int], squeezed: list[bytes], threshold: float, sets: UnionFind, facts: _Facts
 ) -> list[Edge]:
     keep = [k for k, s in enumerate(squeezed) if len(s) >= MIN_FUZZY_CHARS]
     if len(keep) < 2:
@@ -183,7 +206,7 @@ def _fuzzy_edges(
     scored: list[tuple[int, int]] = []
     for a, b in pairs:
         i, j = reps[keep[a]], reps[keep[b]]
-        if sets.find(i) != sets.find(j) and not _apart(hits[i], hits[j]):
+        if sets.find(i) != sets.find(j) and not _apart(hits[i], hits[j], facts, i, j):
             scored.append((a, b))
     if not scored:
         return []
@@ -245,7 +268,7 @@ def _vectors(
 
 
 def _semantic_edges(
-    hits: Sequence[Hit], reps: list[int], threshold: float, embed: Embedder | None, sets: UnionFind
+    hits: Sequence[Hit], reps: list[int], threshold: float, embed: Embedder | None, sets: UnionFind, facts: _Facts
 ) -> list[Edge]:
     which, vectors = _vectors(hits, reps, embed)
     if not which:
@@ -257,7 +280,7 @@ def _semantic_edges(
         Edge(which[r], which[c], DedupReason.SEMANTIC, min(1.0, float(sims[r, c])))
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True)
         if sets.find(which[r]) != sets.find(which[c])
-        and not _apart(hits[which[r]], hits[which[c]])
+        and not _apart(hits[which[r]], hits[which[c]], facts, which[r], which[c])
         and not _named_apart(hits[which[r]], hits[which[c]], names, which[r], which[c])
     ]
 
@@ -266,11 +289,11 @@ def _has_span(hit: Hit) -> bool:
     return bool(hit.path) and hit.start_line is not None and hit.end_line is not None
 
 
-def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
+def _overlap_edges(hits: Sequence[Hit], has_span: Sequence[bool]) -> list[Edge]:
     # Only a path with two or more spans can overlap: group by path, sort within.
     by_path: dict[str, list[tuple[int, int, int]]] = {}
     for i, h in enumerate(hits):
-        if h.path and h.start_line is not None and h.end_line is not None:
+        if has_span[i] and h.path and h.start_line is not None and h.end_line is not None:  # (for the type checker)
             by_path.setdefault(h.path, []).append((h.start_line, h.end_line, i))
     edges: list[Edge] = []
     overlap = DedupReason.OVERLAP
@@ -292,16 +315,16 @@ def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
     return edges
 
 
-def _file_edges(hits: Sequence[Hit]) -> list[Edge]:
+def _file_edges(hits: Sequence[Hit], facts: _Facts) -> list[Edge]:
     """A hit naming a whole file (a path, no line range: e.g. a task history's "files
     changed") joins the best chunk of that file, so sources that agree on a file are
     seen to agree. Only the best chunk: the file's other chunks stay separate results."""
-    wholes = [i for i, h in enumerate(hits) if _is_file_reference(h)]
+    wholes = [i for i, ref in enumerate(facts.refs) if ref]
     if not wholes:
         return []
     best_chunk: dict[str, tuple[tuple[int, float, int, str, str], int]] = {}
     for i, hit in enumerate(hits):
-        if _has_span(hit) and hit.path:
+        if facts.spans[i] and hit.path:
             key = relevance_key(hit)
             best = best_chunk.get(hit.path)
             if best is None or key < best[0]:
@@ -455,18 +478,19 @@ def find_edges(
     not joined yet.
     """
     sets = sets or UnionFind(len(hits))
-    edges, reps, squeezed = _hash_edges(hits)
+    facts = _Facts.of(hits)
+    edges, reps, squeezed = _hash_edges(hits, facts.refs)
     if config.merge_overlaps:
-        edges += _overlap_edges(hits)
-        edges += _file_edges(hits)
+        edges += _overlap_edges(hits, facts.spans)
+        edges += _file_edges(hits, facts)
     for edge in edges:
         sets.union(edge.a, edge.b)
-    fuzzy = _fuzzy_edges(hits, reps, squeezed, config.fuzzy_threshold, sets)
+    fuzzy = _fuzzy_edges(hits, reps, squeezed, config.fuzzy_threshold, sets, facts)
     for edge in fuzzy:
         sets.union(edge.a, edge.b)
     edges += fuzzy
     if config.semantic:
-        semantic = _semantic_edges(hits, reps, config.semantic_threshold, embed, sets)
+        semantic = _semantic_edges(hits, reps, config.semantic_threshold, embed, sets, facts)
         for edge in semantic:
             sets.union(edge.a, edge.b)
         edges += semantic
