@@ -33,10 +33,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 import pydantic
@@ -60,6 +60,7 @@ CLIENT_INFO = types.Implementation(name="tributary", version="0.1.0")
 CLOSE_GRACE_S = 10.0  # the SDK's own stdio shutdown is bounded at about 6 s
 _BACKSTOP_S = 0.25  # slack over the SDK's request timeout before we cancel ourselves
 _MAX_TOOL_PAGES = 20
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,7 @@ class SourceClient:
         self._lost = False  # the connection ended; its restart is not counted yet
         self._last_ping_ms: float | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._winding_down: set[asyncio.Future[Any]] = set()  # given-up requests (``_within``)
         self._silence = Silence(clock)
         self._checking = False  # a ping deciding whether a silent server is frozen is out
         self._replace = asyncio.Event()  # set: the running connection is to be replaced
@@ -267,8 +269,7 @@ class SourceClient:
         start = self._clock()
         limit = self.config.timeout if timeout is None else timeout
         try:
-            async with asyncio.timeout(limit):
-                await session.send_ping()
+            await self._within(session.send_ping(), limit)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -319,9 +320,41 @@ class SourceClient:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        if self._winding_down:  # the session is closed: their writes fail at once now
+            await asyncio.wait(list(self._winding_down), timeout=CLOSE_GRACE_S)
         self._set_status(ServerStatus.STOPPED)
 
     # ---------------------------------------------------------------- calling
+
+    async def _within(self, request: Coroutine[Any, Any, _T], limit: float) -> _T:
+        """``request`` run as a task of its own and given up after ``limit`` seconds
+        (TimeoutError) or on the caller's cancellation, without waiting for it to wind
+        down. When the transport is wedged (an HTTP server stopped mid-request) the SDK's
+        courtesy ``notifications/cancelled`` of a given-up request waits up to 5 s for a
+        write that cannot happen, shielded from cancellation; that wait now happens in
+        the background instead of holding the search past the source's timeout."""
+        task = asyncio.ensure_future(request)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=limit)
+        except asyncio.CancelledError:
+            self._let_go(task)
+            raise
+        if not done:
+            self._let_go(task)
+            raise TimeoutError(f"no answer within {limit:g}s")
+        return task.result()
+
+    def _let_go(self, task: asyncio.Future[Any]) -> None:
+        """Cancel a request and keep it until it has wound down (``aclose`` waits for it)."""
+        task.cancel()
+        self._winding_down.add(task)
+        task.add_done_callback(self._wound_down)
+
+    def _wound_down(self, task: asyncio.Future[Any]) -> None:
+        self._winding_down.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a given-up request's error is no one's business
+
 
     async def _call(
         self, query: str, top_k: int, start: float, deadline: float
@@ -345,10 +378,10 @@ class SourceClient:
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:
-            async with asyncio.timeout(remaining + _BACKSTOP_S):
-                result = await session.call_tool(
-                    tool, selection.arguments(query, top_k), read_timeout_seconds=remaining
-                )
+            result = await self._within(
+                session.call_tool(tool, selection.arguments(query, top_k), read_timeout_seconds=remaining),
+                remaining + _BACKSTOP_S,
+            )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
         except asyncio.CancelledError:
             raise

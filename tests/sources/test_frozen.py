@@ -218,8 +218,7 @@ async def test_silent_http_server_is_reconnected_not_killed(
     stoppable_http_server: tuple[str, subprocess.Popen[bytes]],
 ) -> None:
     url, proc = stoppable_http_server
-    # One miss is enough here: each request to a stopped HTTP server also waits out the
-    # SDK's bounded (5 s) courtesy-cancel POST.
+    # One miss is enough here, so the test doesn't wait for more.
     config = ServerConfig(name="web", transport="http", url=url, timeout=0.5,
                           health=health(threshold=1))
     pool = SourcePool([config], backoff=QUICK, start_timeout_s=1.0)
@@ -237,6 +236,31 @@ async def test_silent_http_server_is_reconnected_not_killed(
         assert again.status is SourceStatus.OK, again.error
     finally:
         await pool.aclose()
+
+
+@pytest.mark.integration
+async def test_a_stopped_http_server_holds_no_request_past_its_timeout(
+    stoppable_http_server: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    """Once an HTTP server stops mid-request its transport is wedged, and the SDK's
+    courtesy cancel of each given-up request waits (up to 5 s, shielded) for a write
+    that cannot happen. That wait must not hold the search: every call ends at its
+    timeout (plus the backstop), and closing leaves no task behind."""
+    url, proc = stoppable_http_server
+    config = ServerConfig(name="web", transport="http", url=url, timeout=0.5,
+                          health=health(threshold=10, restart=False))
+    pool = SourcePool([config], backoff=QUICK, start_timeout_s=1.0)
+    try:
+        assert (await pool.call("web", "q", top_k=1, timeout=PATIENT)).status is SourceStatus.OK
+        os.kill(proc.pid, signal.SIGSTOP)
+        for _ in range(3):
+            outcome = await pool.call("web", "q", top_k=1)
+            assert outcome.status is SourceStatus.TIMEOUT
+            assert outcome.latency_ms < 3000  # the courtesy cancel's 5 s are not ours to wait
+    finally:
+        await pool.aclose()
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert not others
 
 
 @pytest.mark.integration
