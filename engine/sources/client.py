@@ -180,6 +180,7 @@ class SourceClient:
         self._fresh_trial = False  # replaced a silent server: its successor gets the trial
         self._restarted_at: float | None = None
         self._restart_reason: str | None = None
+        self._killable = False  # the running connection has a process to kill (stdio)
 
     # ------------------------------------------------------------------ public
 
@@ -433,7 +434,9 @@ class SourceClient:
 
     def _replace_silent(self, run: int) -> None:
         silent = self._silence.seconds()
-        action = "reconnected" if self.config.transport == "http" else "restarted"
+        # A process of ours is killed and started again; HTTP and in-memory servers,
+        # with nothing to kill, are only connected to again.
+        action = "restarted" if self._killable else "reconnected"
         self._replace_reason = (f"{action}: no answer for {silent:.0f} s "
                                 f"({run} requests in a row timed out)")
         self.log.event(f"no answer for {silent:.1f}s ({run} requests in a row timed out): "
@@ -538,6 +541,7 @@ class SourceClient:
                     with anyio.fail_after(self._start_timeout):
                         init = await session.initialize()
                         tools = await _list_tools(session)
+                    self._killable = conn.kill is not None
                     self._on_ready(session, init, tools, conn.pid)
                     ready = True
                     await replace.wait()

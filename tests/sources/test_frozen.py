@@ -201,7 +201,7 @@ async def test_silent_connection_without_a_process_is_reconnected() -> None:
         assert await eventually(replaced(pool, "m"), timeout=30)
         assert gate.connections == 2
         state = pool.state("m")
-        assert state.last_error and state.last_error.startswith("restarted: no answer")
+        assert state.last_error and state.last_error.startswith("reconnected: no answer")
         assert (await pool.call("m", "q", top_k=1, timeout=PATIENT)).status is SourceStatus.OK
     finally:
         await pool.aclose()
