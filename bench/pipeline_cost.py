@@ -12,12 +12,12 @@ processes counts in neither, though cache and core sharing still inflate both on
 machine.
 
 Per-text caches are reported four ways: "cold" (empty caches, the token counter's word
-memo included: every top-k hit is counted and dedup squeezes every text inside the
-pipeline), "new text, known words" (the same, but the word memo holds the words of
+memo included: every top-k hit is counted and dedup squeezes and samples every text
+inside the pipeline), "new text, known words" (the same, but the word memo holds the words of
 1,000 other chunks of these packages, as it does once earlier queries went over a
 code base: what a query whose hits are all new text costs in steady use), "warm" (token
-counts and dedup keys cached — as they are when the same chunks came back in an earlier
-query) and "warm token counts only" (dedup keys computed afresh: what each text costs
+counts, dedup keys and sampled 5-grams cached — as they are when the same chunks came back in an earlier
+query) and "warm token counts only" (dedup keys and samples computed afresh: what each text costs
 dedup the first time it is seen).
 
 ``--profile N`` prints where the time goes instead: cProfile of N warm runs (``--cold``:
@@ -45,6 +45,7 @@ from bench._hits import make_hits
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
+from engine.pipeline.blocking import clear_features
 from engine.pipeline.text import clear_squeezed
 from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
@@ -66,6 +67,7 @@ def measure(
             clear_cache(words=not known_words)
         if cold or cold_keys:
             clear_squeezed()
+            clear_features()
         request = SearchRequest(query=QUERY, strategy=strategy)
         wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
         result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
@@ -114,6 +116,7 @@ def profile(runs: int, *, cold: bool = False) -> None:
             if cold:
                 clear_cache()
                 clear_squeezed()
+                clear_features()
             profiler.enable()
             run_pipeline(fresh, SearchRequest(query=QUERY), fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
                          budget=BudgetConfig())

@@ -11,11 +11,15 @@ sampling, as in winnowing/MinHash). Texts sharing at least ``min_shared`` of the
 smaller sample are candidates, counted by sorting. Only the candidates are scored with
 rapidfuzz.
 
+A text's sample depends on that text alone, so it is remembered by text (servers return
+the same chunks query after query): only texts not met before are hashed.
+
 ``bench/dedup_quality.py`` checks the candidates' recall against exhaustive scoring.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -115,10 +119,53 @@ def _helper() -> ThreadPoolExecutor:
         return _HELPER
 
 
+# sample_features's memo: the features of texts met in earlier searches (servers return
+# the same chunks again and again), as the bytes of their uint64 array — slicing and
+# joining bytes costs far less than a numpy call per text — up to a total size of text,
+# then started afresh.
+_FEATURES: dict[bytes, bytes] = {}
+_FEATURE_TEXT_BYTES = [0]
+FEATURE_MEMO_BYTES = 8_000_000
+_FEATURE_DTYPE = np.dtype(np.uint64)
+_FEATURES_LOCK = threading.Lock()
+
+
 def sample_features(texts: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """``(doc, feature)`` pairs: each text's sampled 5-gram hashes (repeats possible)."""
+    """``(doc, feature)`` pairs: each text's sampled 5-gram hashes (repeats possible).
+
+    A text's features depend on nothing else, so they are remembered by text: only the
+    texts not met before are hashed (together, in one pass)."""
     if not texts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64)
+    with _FEATURES_LOCK:  # (pipelines may run on several threads; the memo may start afresh)
+        fresh = [text for text in texts if text not in _FEATURES]
+        if fresh:
+            if _FEATURE_TEXT_BYTES[0] + sum(map(len, fresh)) > FEATURE_MEMO_BYTES:
+                _forget_features()
+                fresh = list(texts)
+            _FEATURES.update(zip(fresh, _features_of(fresh), strict=True))
+            _FEATURE_TEXT_BYTES[0] += sum(map(len, fresh))
+        blobs = list(map(_FEATURES.__getitem__, texts))
+    sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    sizes //= _FEATURE_DTYPE.itemsize
+    feats: npt.NDArray[np.uint64] = np.frombuffer(b"".join(blobs), dtype=_FEATURE_DTYPE)
+    return np.arange(len(texts), dtype=np.int64).repeat(sizes), feats
+
+
+def clear_features() -> None:
+    """Forget remembered features (benchmarks measure cold and warm runs)."""
+    with _FEATURES_LOCK:
+        _forget_features()
+
+
+def _forget_features() -> None:
+    _FEATURES.clear()
+    _FEATURE_TEXT_BYTES[0] = 0
+
+
+def _features_of(texts: Sequence[bytes]) -> list[bytes]:
+    """Each text's sampled 5-gram hashes (as the bytes of a uint64 array), all texts
+    hashed in one pass over them joined."""
     ends = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)).cumsum()
     # A window starting in the last GRAM-1 bytes of a text runs past its end; whichever
     # text such an offset lies in (a text can be shorter than that), it is too close to
@@ -126,19 +173,15 @@ def sample_features(texts: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], npt.
     tails = np.sort((ends[:, None] - np.arange(1, GRAM, dtype=np.int64)).ravel())
     positions, feats = _sampled_grams(b"".join([*texts, _PADDING]), tails[tails >= 0])
     # Positions ascend: each text's share of them ends where its end would be inserted.
-    cuts = positions.searchsorted(ends)
-    shares = np.empty_like(cuts)
-    shares[0] = cuts[0]
-    np.subtract(cuts[1:], cuts[:-1], out=shares[1:])
-    docs = np.arange(len(texts), dtype=np.int64).repeat(shares)
-    all_docs: list[npt.NDArray[np.int64]] = [docs]
-    all_feats: list[npt.NDArray[np.uint64]] = [feats]
-    for i in (shares < MIN_SAMPLES).nonzero()[0].tolist():  # short texts: few samples, add smallest
-        own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
-        smallest = np.unique(own)[:MIN_SAMPLES]
-        all_docs.append(np.full(smallest.size, i, dtype=np.int64))
-        all_feats.append(smallest)
-    return np.concatenate(all_docs), np.concatenate(all_feats)
+    width = _FEATURE_DTYPE.itemsize
+    cuts = [0, *(positions.searchsorted(ends) * width).tolist()]
+    blob = feats.astype(_FEATURE_DTYPE, copy=False).tobytes()
+    per_text = [blob[cut:next_cut] for cut, next_cut in itertools.pairwise(cuts)]
+    for i, features in enumerate(per_text):
+        if len(features) < MIN_SAMPLES * width:  # a short text: few samples, add its smallest hashes
+            own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
+            per_text[i] = features + np.unique(own)[:MIN_SAMPLES].astype(_FEATURE_DTYPE, copy=False).tobytes()
+    return per_text
 
 
 def _run_starts(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

@@ -87,6 +87,21 @@ def test_sampled_features_match_a_per_text_computation(texts: list[bytes]) -> No
     }
 
 
+@PROPERTY
+@given(_TEXTS, _TEXTS)
+def test_remembered_features_equal_fresh_ones(earlier: list[bytes], texts: list[bytes]) -> None:
+    """Texts met in an earlier search (some of these) take their features from the memo,
+    the rest are hashed together: the pairs are those of a cold computation, also
+    when the memo starts afresh midway."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(blocking, "FEATURE_MEMO_BYTES", 600)
+        blocking.clear_features()
+        candidate_pairs(earlier + texts[::2])
+        assert [tuple(p) for p in candidate_pairs(texts).tolist()] == _reference_pairs(texts)
+        assert blocking._FEATURE_TEXT_BYTES[0] <= 600 + sum(map(len, texts))
+    blocking.clear_features()
+
+
 def test_blocks_larger_than_one_hashing_block_agree() -> None:
     # one text spanning several of _sampled_grams's blocks, another sharing its tail
     body = bytes(97 + (i * 7919 % 13) for i in range(3 * blocking._BLOCK + 17))
