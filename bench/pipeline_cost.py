@@ -46,120 +46,51 @@ from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
 from engine.pipeline.blocking import clear_features
-from engine.pipeline.run import PipelineResult
 from engine.pipeline.text import clear_squeezed
 from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
 QUERY = "how does pytest collect fixtures and parametrize test functions"
 
 
-class Samples:
-    """Timings of repeated runs of one configuration, summarised by ``row``."""
-
-    def __init__(self) -> None:
-        self.walls: list[float] = []
-        self.cpus: list[float] = []
-        self.procs: list[float] = []
-        self.stages: dict[str, list[float]] = {}
-        self.result: PipelineResult | None = None
-
-    def run(self, hits: dict[str, list[Hit]], *, strategy: str = "rrf",
-            embed: Callable[[list[str]], npt.NDArray[np.float32]] | None = None) -> None:
-        """One pipeline over a fresh copy of ``hits``, timed."""
-        fresh = copy.deepcopy(hits)
-        request = SearchRequest(query=QUERY, strategy=strategy)
-        wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
-        result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
-                              budget=BudgetConfig(), embed=embed)
-        self.cpus.append((time.thread_time() - cpu) * 1000)
-        self.procs.append((time.process_time() - proc) * 1000)
-        self.walls.append((time.perf_counter() - wall) * 1000)
-        for stage, ms in result.stage_ms.items():
-            self.stages.setdefault(stage, []).append(ms)
-        self.result = result
-
-    def row(self) -> dict[str, float]:
-        result = self.result
-        assert result is not None and result.context is not None
-        walls = sorted(self.walls)
-        return {
-            "p50": statistics.median(walls),
-            "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
-            "cpu_p50": statistics.median(self.cpus),
-            "proc_p50": statistics.median(self.procs),
-            "raw": result.raw_hits,
-            "unique": result.unique_hits,
-            "groups": len(result.groups),
-            "tokens": result.context.token_count,
-            "budget": result.context.budget,
-            **{f"stage:{k}": statistics.median(v) for k, v in self.stages.items()},
-        }
-
-
 def measure(
     hits: dict[str, list[Hit]], repeat: int, *, cold: bool, embed: Callable[[list[str]], npt.NDArray[np.float32]]
     | None = None, strategy: str = "rrf", cold_keys: bool = False, known_words: bool = False,
 ) -> dict[str, float]:
-    samples = Samples()
+    walls: list[float] = []
+    cpus: list[float] = []
+    procs: list[float] = []
+    stages: dict[str, list[float]] = {}
+    result = None
     for _ in range(repeat):
+        fresh = copy.deepcopy(hits)
         if cold:
             clear_cache(words=not known_words)
         if cold or cold_keys:
             clear_squeezed()
             clear_features()
-        samples.run(hits, strategy=strategy, embed=embed)
-    return samples.row()
-
-
-def forget_texts() -> None:
-    """Empty every per-text cache (token counts, dedup keys and samples), not the word memo."""
-    clear_cache(words=False)
-    clear_squeezed()
-    clear_features()
-
-
-def prime_words() -> None:
-    """Fill the word memo with the words of 1,000 other chunks of these packages."""
-    count_tokens_batch([h.content for items in make_hits(1000, seed=99).values() for h in items])
-
-
-def keep_caches() -> None:
-    """Warm: the texts were met in the run before."""
-
-
-def forget_dedup_keys() -> None:
-    clear_squeezed()
-    clear_features()
-
-
-def new_text_known_words() -> None:
-    prime_words()  # (a cold run before may have emptied the word memo)
-    forget_texts()
-
-
-def cold() -> None:
-    forget_texts()
-    clear_cache()
-
-
-# The per-text cache states, each set up (outside the timing) before a run.
-CACHE_STATES: dict[str, Callable[[], None]] = {
-    "warm caches": keep_caches,
-    "warm token counts only": forget_dedup_keys,
-    "new text, known words": new_text_known_words,
-    "cold caches": cold,
-}
-
-
-def measure_states(hits: dict[str, list[Hit]], repeat: int) -> dict[str, dict[str, float]]:
-    """Each cache state's figures, their runs interleaved (one of each, ``repeat`` times),
-    so a machine whose speed drifts within minutes drifts under all of them alike."""
-    samples = {state: Samples() for state in CACHE_STATES}
-    for _ in range(repeat):
-        for state, prepare in CACHE_STATES.items():
-            prepare()
-            samples[state].run(hits)
-    return {state: s.row() for state, s in samples.items()}
+        request = SearchRequest(query=QUERY, strategy=strategy)
+        wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
+        result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
+                              budget=BudgetConfig(), embed=embed)
+        cpus.append((time.thread_time() - cpu) * 1000)
+        procs.append((time.process_time() - proc) * 1000)
+        walls.append((time.perf_counter() - wall) * 1000)
+        for stage, ms in result.stage_ms.items():
+            stages.setdefault(stage, []).append(ms)
+    assert result is not None and result.context is not None
+    walls.sort()
+    return {
+        "p50": statistics.median(walls),
+        "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
+        "cpu_p50": statistics.median(cpus),
+        "proc_p50": statistics.median(procs),
+        "raw": result.raw_hits,
+        "unique": result.unique_hits,
+        "groups": len(result.groups),
+        "tokens": result.context.token_count,
+        "budget": result.context.budget,
+        **{f"stage:{k}": statistics.median(v) for k, v in stages.items()},
+    }
 
 
 def show(label: str, row: dict[str, float]) -> None:
@@ -233,9 +164,11 @@ def run(args: argparse.Namespace) -> None:
         hits = make_hits(n)
         measure(hits, 2, cold=False)  # warm-up: imports, first-call costs
         print(f"machine speed before the {n}-hit runs: {reference_loop_ms():.0f} ms")
-        for state, row in measure_states(hits, args.repeat if n < 1000 else max(5, args.repeat // 3)).items():
-            show(f"{n} hits, {state}", row)
-        prime_words()
+        show(f"{n} hits, warm caches", measure(hits, args.repeat, cold=False))
+        show(f"{n} hits, warm token counts only", measure(hits, args.repeat, cold=False, cold_keys=True))
+        show(f"{n} hits, cold caches", measure(hits, max(5, args.repeat // 3), cold=True))
+        count_tokens_batch([h.content for items in make_hits(1000, seed=99).values() for h in items])
+        show(f"{n} hits, new text, known words", measure(hits, max(5, args.repeat // 3), cold=True, known_words=True))
         for strategy in ("weighted", "composite", "cascade", "vote"):
             show(f"{n} hits, warm, {strategy}", measure(hits, max(5, args.repeat // 3), cold=False, strategy=strategy))
         if args.semantic:
