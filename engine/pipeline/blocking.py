@@ -137,18 +137,21 @@ def sample_features(texts: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], npt.
     texts not met before are hashed (together, in one pass)."""
     if not texts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64)
+    joined: bytes | None = None
     with _FEATURES_LOCK:  # (pipelines may run on several threads; the memo may start afresh)
         fresh = [text for text in texts if text not in _FEATURES]
         if fresh:
             if _FEATURE_TEXT_BYTES[0] + sum(map(len, fresh)) > FEATURE_MEMO_BYTES:
                 _forget_features()
                 fresh = list(texts)
-            _FEATURES.update(zip(fresh, _features_of(fresh), strict=True))
+            blobs, joined = _features_of(fresh)
+            _FEATURES.update(zip(fresh, blobs, strict=True))
             _FEATURE_TEXT_BYTES[0] += sum(map(len, fresh))
-        blobs = list(map(_FEATURES.__getitem__, texts))
+        if len(fresh) < len(texts):  # (when every text is new, the batch is the answer)
+            blobs, joined = list(map(_FEATURES.__getitem__, texts)), None
     sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     sizes //= _FEATURE_DTYPE.itemsize
-    feats: npt.NDArray[np.uint64] = np.frombuffer(b"".join(blobs), dtype=_FEATURE_DTYPE)
+    feats: npt.NDArray[np.uint64] = np.frombuffer(b"".join(blobs) if joined is None else joined, dtype=_FEATURE_DTYPE)
     return np.arange(len(texts), dtype=np.int64).repeat(sizes), feats
 
 
@@ -163,9 +166,10 @@ def _forget_features() -> None:
     _FEATURE_TEXT_BYTES[0] = 0
 
 
-def _features_of(texts: Sequence[bytes]) -> list[bytes]:
+def _features_of(texts: Sequence[bytes]) -> tuple[list[bytes], bytes | None]:
     """Each text's sampled 5-gram hashes (as the bytes of a uint64 array), all texts
-    hashed in one pass over them joined."""
+    hashed in one pass over them joined; and those bytes joined, unless a short text's
+    were added to (then None)."""
     ends = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)).cumsum()
     # A window starting in the last GRAM-1 bytes of a text runs past its end; whichever
     # text such an offset lies in (a text can be shorter than that), it is too close to
@@ -177,11 +181,13 @@ def _features_of(texts: Sequence[bytes]) -> list[bytes]:
     cuts = [0, *(positions.searchsorted(ends) * width).tolist()]
     blob = feats.astype(_FEATURE_DTYPE, copy=False).tobytes()
     per_text = [blob[cut:next_cut] for cut, next_cut in itertools.pairwise(cuts)]
+    joined: bytes | None = blob
     for i, features in enumerate(per_text):
         if len(features) < MIN_SAMPLES * width:  # a short text: few samples, add its smallest hashes
             own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
             per_text[i] = features + np.unique(own)[:MIN_SAMPLES].astype(_FEATURE_DTYPE, copy=False).tobytes()
-    return per_text
+            joined = None
+    return per_text, joined
 
 
 def _run_starts(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
