@@ -6,7 +6,9 @@ life, so no anyio cancel scope is ever entered in one task and left in
 another. Callers run requests on the live session from their own tasks — the
 SDK correlates responses — and each request carries its own timeout; on a
 timeout or a caller's cancellation the SDK sends ``notifications/cancelled``
-and the session stays up.
+and the session stays up. A given-up request winds down in the background, so
+a wedged transport (whose courtesy cancel cannot be written) never holds the
+caller past its timeout.
 
 The owner starts the server on first use, initialises it, lists its tools and
 picks the query tool (:mod:`engine.sources.tools`). When the server exits or
@@ -355,7 +357,6 @@ class SourceClient:
         self._winding_down.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: a given-up request's error is no one's business
-
 
     async def _call(
         self, query: str, top_k: int, start: float, deadline: float
