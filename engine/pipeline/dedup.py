@@ -103,12 +103,7 @@ class _Facts:
 
     @staticmethod
     def of(hits: Sequence[Hit]) -> _Facts:
-        spans = [_has_span(hit) for hit in hits]
-        refs = [
-            not span and bool(hit.path) and not looks_like_code(hit.content)
-            for hit, span in zip(hits, spans, strict=True)
-        ]
-        return _Facts(spans, refs)
+        return _Facts([_has_span(hit) for hit in hits], [_is_file_reference(hit) for hit in hits])
 
 
 def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], list[int], list[bytes]]:
