@@ -284,11 +284,11 @@ def _has_span(hit: Hit) -> bool:
     return bool(hit.path) and hit.start_line is not None and hit.end_line is not None
 
 
-def _overlap_edges(hits: Sequence[Hit], has_span: Sequence[bool]) -> list[Edge]:
+def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
     # Only a path with two or more spans can overlap: group by path, sort within.
     by_path: dict[str, list[tuple[int, int, int]]] = {}
     for i, h in enumerate(hits):
-        if has_span[i] and h.path and h.start_line is not None and h.end_line is not None:  # (for the type checker)
+        if h.path and h.start_line is not None and h.end_line is not None:
             by_path.setdefault(h.path, []).append((h.start_line, h.end_line, i))
     edges: list[Edge] = []
     overlap = DedupReason.OVERLAP
@@ -476,7 +476,7 @@ def find_edges(
     facts = _Facts.of(hits)
     edges, reps, squeezed = _hash_edges(hits, facts.refs)
     if config.merge_overlaps:
-        edges += _overlap_edges(hits, facts.spans)
+        edges += _overlap_edges(hits)
         edges += _file_edges(hits, facts)
     for edge in edges:
         sets.union(edge.a, edge.b)
