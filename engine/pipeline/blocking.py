@@ -179,13 +179,13 @@ def _features_of(texts: Sequence[bytes]) -> tuple[list[bytes], bytes | None]:
     # Positions ascend: each text's share of them ends where its end would be inserted.
     width = _FEATURE_DTYPE.itemsize
     cuts = [0, *(positions.searchsorted(ends) * width).tolist()]
-    blob = feats.astype(_FEATURE_DTYPE, copy=False).tobytes()
+    blob = feats.tobytes()  # (uint64 already: _FEATURE_DTYPE)
     per_text = [blob[cut:next_cut] for cut, next_cut in itertools.pairwise(cuts)]
     joined: bytes | None = blob
     for i, features in enumerate(per_text):
         if len(features) < MIN_SAMPLES * width:  # a short text: few samples, add its smallest hashes
             own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
-            per_text[i] = features + np.unique(own)[:MIN_SAMPLES].astype(_FEATURE_DTYPE, copy=False).tobytes()
+            per_text[i] = features + np.unique(own)[:MIN_SAMPLES].tobytes()
             joined = None
     return per_text, joined
 
