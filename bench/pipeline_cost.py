@@ -13,12 +13,12 @@ machine.
 
 Per-text caches are reported four ways: "cold" (empty caches, the token counter's word
 memo included: every top-k hit is counted and dedup squeezes and samples every text
-inside the pipeline), "new text, known words" (the same, but the word memo holds the words of
-1,000 other chunks of these packages, as it does once earlier queries went over a
-code base: what a query whose hits are all new text costs in steady use), "warm" (token
-counts, dedup keys and sampled 5-grams cached — as they are when the same chunks came back in an earlier
-query) and "warm token counts only" (dedup keys and samples computed afresh: what each text costs
-dedup the first time it is seen).
+inside the pipeline), "new text, known words" (the same, but the word memo holds the
+words of 1,000 other chunks of these packages, as it does once earlier queries went
+over a code base: what a query whose hits are all new text costs in steady use),
+"warm" (token counts, dedup keys and sampled 5-grams cached — as they are when the same
+chunks came back in an earlier query) and "warm token counts only" (dedup keys and
+samples computed afresh: what each text costs dedup the first time it is seen).
 
 ``--profile N`` prints where the time goes instead: cProfile of N warm runs (``--cold``:
 cold runs) on the 150- and 1,000-hit inputs, the top functions by own time.
