@@ -16,7 +16,7 @@ from engine.model import ContextFormat, Hit
 
 from .text import language_of
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _BACKTICKS = re.compile(r"`{3,}")
 _MD_LANG = {"python": "python", "javascript": "javascript", "typescript": "typescript", "go": "go",
             "rust": "rust", "java": "java", "shell": "bash", "yaml": "yaml", "json": "json",

@@ -1,0 +1,72 @@
+"""Build hook: compile the pipeline's modules to C with mypyc, when a C compiler is at hand.
+
+Everything else about the package is in ``pyproject.toml``. The pipeline (dedup, fusion,
+token budget, assembly: ``engine/pipeline``) runs for every search, and its cost is
+spread over thousands of small Python operations per search — attribute reads, dict
+and list work — which is what mypyc's compiled code does faster
+(``bench/pipeline_cost.py``; figures in the README). The code is the same typed Python
+either way: mypyc compiles it as ``mypy --strict`` already checks it.
+
+The compiled modules are optional. Without a compiler (or with
+``TRIBUTARY_PURE_PYTHON=1`` set when installing) the package installs as plain Python
+and behaves the same. The build records a digest of each source it compiled
+(``engine/_compiled.json``); ``engine/_compiled.py`` checks it at import, so sources
+edited since the last build run as Python rather than as stale compiled code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+from setuptools.extension import Extension
+
+ROOT = Path(__file__).resolve().parent
+RECORD = "engine/_compiled.json"  # keep in step with engine/_compiled.py
+GROUP = "engine._native"  # the shared library's module: engine/_native__mypyc.*.so
+
+
+def compiled_sources() -> list[str]:
+    """The modules compiled, as paths relative to the project root."""
+    pipeline = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "engine" / "pipeline").glob("*.py"))
+    return [p for p in pipeline if not p.endswith("__init__.py")]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def extensions() -> list[Extension]:
+    if os.environ.get("TRIBUTARY_PURE_PYTHON"):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # (a build without the build-system requirements: plain Python)
+        return []
+    modules = mypycify(compiled_sources(), group_name=GROUP, opt_level="3", debug_level="0")
+    for module in modules:
+        module.optional = True  # no compiler: a warning, and the package stays plain Python
+    return modules
+
+
+class BuildExt(build_ext):  # type: ignore[misc]  # (setuptools is untyped here)
+    """``build_ext`` that records what it compiled, once every module of it was built."""
+
+    def run(self) -> None:
+        super().run()
+        built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]
+        inplace = self.inplace or getattr(self, "editable_mode", False)
+        target = (ROOT if inplace else Path(self.build_lib)) / RECORD
+        if not built or not all(path.exists() for path in built):
+            target.unlink(missing_ok=True)
+            return
+        record = {source: digest(ROOT / source) for source in compiled_sources()}
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
