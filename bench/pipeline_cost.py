@@ -21,7 +21,10 @@ chunks came back in an earlier query) and "warm token counts only" (dedup keys a
 samples computed afresh: what each text costs dedup the first time it is seen).
 
 ``--profile N`` prints where the time goes instead: cProfile of N warm runs (``--cold``:
-cold runs) on the 150- and 1,000-hit inputs, the top functions by own time.
+cold runs) on the 150- and 1,000-hit inputs, the top functions by own time. cProfile
+does not see into compiled functions: set ``TRIBUTARY_PURE_PYTHON=1`` to profile the
+Python pipeline (the first line of output says which one runs), or count the compiled
+one's instructions by function with ``valgrind --tool=callgrind``.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import engine
 from bench._embed import minilm_lookup
 from bench._hits import make_hits
+from engine._compiled import compiled_modules, stale_sources
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
@@ -140,6 +145,18 @@ def reference_loop_ms() -> float:
     return best
 
 
+def pipeline_build() -> str:
+    """Whether the pipeline runs mypyc-compiled (``setup.py``) or as Python, and why."""
+    if engine.COMPILED:
+        return "compiled (mypyc)"
+    if os.environ.get("TRIBUTARY_PURE_PYTHON"):
+        return "Python (TRIBUTARY_PURE_PYTHON is set)"
+    stale = stale_sources()
+    if len(stale) == len(compiled_modules()):
+        return "Python (not compiled: no build record)"
+    return f"Python (compiled, but {len(stale)} source(s) changed since: {', '.join(stale)}; reinstall to rebuild)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=31)
@@ -152,7 +169,8 @@ def main() -> None:
         profile(args.profile, cold=args.cold)
         return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each; "
-          f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop\n")
+          f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop")
+    print(f"pipeline: {pipeline_build()}\n")
     try:
         run(args)
     finally:
