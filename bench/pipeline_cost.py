@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine
 from bench._embed import minilm_lookup
 from bench._hits import make_hits
-from engine._compiled import compiled_modules, stale_sources
+from engine._compiled import describe
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
@@ -145,18 +145,6 @@ def reference_loop_ms() -> float:
     return best
 
 
-def pipeline_build() -> str:
-    """Whether the pipeline runs mypyc-compiled (``setup.py``) or as Python, and why."""
-    if engine.COMPILED:
-        return "compiled (mypyc)"
-    if os.environ.get("TRIBUTARY_PURE_PYTHON"):
-        return "Python (TRIBUTARY_PURE_PYTHON is set)"
-    stale = stale_sources()
-    if len(stale) == len(compiled_modules()):
-        return "Python (not compiled: no build record)"
-    return f"Python (compiled, but {len(stale)} source(s) changed since: {', '.join(stale)}; reinstall to rebuild)"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=31)
@@ -170,7 +158,7 @@ def main() -> None:
         return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each; "
           f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop")
-    print(f"pipeline: {pipeline_build()}\n")
+    print(f"pipeline: {describe(engine.COMPILED)}\n")
     try:
         run(args)
     finally:

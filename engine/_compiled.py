@@ -71,6 +71,18 @@ class _SourcesFirst:
         return importlib.util.spec_from_file_location(fullname, source) if source is not None else None
 
 
+def describe(compiled: bool) -> str:
+    """Which pipeline runs, and why, in words (``tributary --version``, the benchmarks)."""
+    if compiled:
+        return "compiled (mypyc)"
+    if os.environ.get("TRIBUTARY_PURE_PYTHON"):
+        return "Python (TRIBUTARY_PURE_PYTHON is set)"
+    stale = stale_sources()
+    if len(stale) == len(compiled_modules()):
+        return "Python (not compiled: no C compiler at install, or installed without building)"
+    return f"Python ({', '.join(stale)} changed since compiled; reinstall to compile again)"
+
+
 def choose() -> bool:
     """Let the compiled modules load if they are current; else make every one of them
     load from source. True when compiled code will run."""

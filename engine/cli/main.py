@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 
@@ -27,6 +28,18 @@ COMMAND_MODULES = (
 )
 
 
+def version_text() -> str:
+    """``tributary X.Y.Z`` and whether its pipeline runs compiled (see ``setup.py``)."""
+    import engine
+    from engine._compiled import describe
+
+    try:
+        number = importlib.metadata.version("tributary")
+    except importlib.metadata.PackageNotFoundError:  # (run from a source tree, not installed)
+        number = "(not installed)"
+    return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tributary",
@@ -37,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="config file to use (default: $TRIBUTARY_CONFIG or the platform config dir)",
     )
+    parser.add_argument("--version", action="store_true", help="show the version and which pipeline runs, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -52,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        print(version_text())
+        return 0
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2

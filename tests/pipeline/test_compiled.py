@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine._compiled import compiled_modules, stale_sources
+from engine._compiled import compiled_modules, describe, stale_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE = {**os.environ, "TRIBUTARY_PURE_PYTHON": "1"}
@@ -69,6 +69,17 @@ def test_pure_python_can_be_asked_for() -> None:
     script = "import engine, engine.pipeline.dedup as d; print(engine.COMPILED, d.__file__)"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", str(ROOT / "engine" / "pipeline" / "dedup.py")]
+    version = subprocess.run(
+        [sys.executable, "-m", "engine", "--version"], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True
+    )
+    assert version.stdout.endswith("; pipeline: Python (TRIBUTARY_PURE_PYTHON is set)\n")
+
+
+def test_the_version_says_which_pipeline_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "engine", "--version"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("tributary ")
+    assert out.stdout.rstrip().endswith(f"; pipeline: {describe(engine.COMPILED)}")
+    assert ("compiled (mypyc)" in out.stdout) == engine.COMPILED
 
 
 @needs_compiled
@@ -86,6 +97,10 @@ def test_an_edited_source_runs_as_python_and_so_do_the_others(tmp_path: Path) ->
     env.pop("TRIBUTARY_PURE_PYTHON", None)
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True", "True", "True"]
+    version = subprocess.run(
+        [sys.executable, "-m", "engine", "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    assert "pipeline: Python (engine.pipeline.limits changed since compiled; reinstall" in version.stdout
 
 
 def test_stale_sources_names_what_changed_since_the_record(tmp_path: Path) -> None:
