@@ -3,10 +3,10 @@
 ``setup.py`` compiles ``engine/pipeline/*.py`` when a C compiler is at hand and records
 a digest of each source (``_compiled.json``). Python imports an extension module before
 a source of the same name, so a source edited after the build (a developer's working
-tree) would silently run as the old compiled code. At import,
-before any of these modules loads, the sources are checked against the record; unless
-all match, an import hook makes every one of them load from its source. All or none:
-compiled modules call each other directly, so a mix would still run stale code.
+tree) would silently run as the old compiled code. At import, before any of these
+modules loads, the sources are checked against the record; unless all match, an import
+hook makes every one of them load from its source. All or none: compiled modules call
+each other directly, so a mix would still run stale code.
 
 ``TRIBUTARY_PURE_PYTHON=1`` also runs the sources (to compare, or to debug with the
 Python tracebacks and profiles that compiled code lacks).
@@ -71,15 +71,22 @@ class _SourcesFirst:
         return importlib.util.spec_from_file_location(fullname, source) if source is not None else None
 
 
+def _native_library() -> bool:
+    """Whether the compiled modules' shared library is here (``engine/_native__mypyc*``)."""
+    return any(path.suffix in {".so", ".pyd"} for path in PACKAGE_ROOT.glob("_native__mypyc*"))
+
+
 def describe(compiled: bool) -> str:
     """Which pipeline runs, and why, in words (``tributary --version``, the benchmarks)."""
     if compiled:
         return "compiled (mypyc)"
     if os.environ.get("TRIBUTARY_PURE_PYTHON"):
         return "Python (TRIBUTARY_PURE_PYTHON is set)"
-    stale = stale_sources()
-    if len(stale) == len(compiled_modules()):
+    if not RECORD.exists():
         return "Python (not compiled: no C compiler at install, or installed without building)"
+    stale = stale_sources()
+    if not stale:
+        return "Python (the compiled modules are missing; reinstall to compile again)"
     return f"Python ({', '.join(stale)} changed since compiled; reinstall to compile again)"
 
 
@@ -87,8 +94,7 @@ def choose() -> bool:
     """Let the compiled modules load if they are current; else make every one of them
     load from source. True when compiled code will run."""
     sources = compiled_modules()
-    native = [path for path in PACKAGE_ROOT.glob("_native__mypyc*") if path.suffix in {".so", ".pyd"}]
-    if native and not os.environ.get("TRIBUTARY_PURE_PYTHON") and not stale_sources():
+    if _native_library() and not os.environ.get("TRIBUTARY_PURE_PYTHON") and not stale_sources():
         return True
     if not any(isinstance(finder, _SourcesFirst) for finder in sys.meta_path):
         sys.meta_path.insert(0, _SourcesFirst(sources))
