@@ -16,28 +16,36 @@ edited since the last build run as Python rather than as stale compiled code.
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 from setuptools.extension import Extension
 
 ROOT = Path(__file__).resolve().parent
-RECORD = "engine/_compiled.json"  # keep in step with engine/_compiled.py
 GROUP = "engine._native"  # the shared library's module: engine/_native__mypyc.*.so
+
+
+def _checker() -> ModuleType:
+    """``engine/_compiled.py``, which decides what is compiled and checks the record at
+    run time, loaded by path: importing the package would run its ``__init__``."""
+    spec = importlib.util.spec_from_file_location("_tributary_compiled", ROOT / "engine" / "_compiled.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CHECKER = _checker()
 
 
 def compiled_sources() -> list[str]:
     """The modules compiled, as paths relative to the project root."""
-    pipeline = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "engine" / "pipeline").glob("*.py"))
-    return [p for p in pipeline if not p.endswith("__init__.py")]
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return [path.relative_to(ROOT).as_posix() for path in CHECKER.compiled_modules(ROOT / "engine").values()]
 
 
 def extensions() -> list[Extension]:
@@ -60,13 +68,12 @@ class BuildExt(build_ext):  # type: ignore[misc]  # (setuptools is untyped here)
         super().run()
         built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]
         inplace = self.inplace or getattr(self, "editable_mode", False)
-        target = (ROOT if inplace else Path(self.build_lib)) / RECORD
+        target = (ROOT if inplace else Path(self.build_lib)) / "engine" / CHECKER.RECORD.name
         if not built or not all(path.exists() for path in built):
             target.unlink(missing_ok=True)
             return
-        record = {source: digest(ROOT / source) for source in compiled_sources()}
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        target.write_text(json.dumps(CHECKER.record_of(ROOT / "engine"), indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

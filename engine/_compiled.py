@@ -37,6 +37,19 @@ def compiled_modules(package_root: Path = PACKAGE_ROOT) -> dict[str, Path]:
     return names
 
 
+def record_of(package_root: Path = PACKAGE_ROOT) -> dict[str, str]:
+    """What ``setup.py`` writes to ``_compiled.json`` once it compiled this tree: each
+    compiled source's path (as ``engine/pipeline/x.py``) and SHA-256."""
+    return {
+        f"{package_root.name}/{source.relative_to(package_root).as_posix()}": _digest(source)
+        for source in compiled_modules(package_root).values()
+    }
+
+
+def _digest(source: Path) -> str:
+    return hashlib.sha256(source.read_bytes()).hexdigest()
+
+
 def stale_sources(package_root: Path = PACKAGE_ROOT) -> list[str]:
     """Sources that differ from what was compiled (all of them without a record)."""
     sources = compiled_modules(package_root)
@@ -46,9 +59,9 @@ def stale_sources(package_root: Path = PACKAGE_ROOT) -> list[str]:
         return sorted(sources)
     stale = []
     for name, source in sources.items():
-        relative = f"engine/{source.relative_to(package_root).as_posix()}"
+        relative = f"{package_root.name}/{source.relative_to(package_root).as_posix()}"
         try:
-            same = record.get(relative) == hashlib.sha256(source.read_bytes()).hexdigest()
+            same = record.get(relative) == _digest(source)
         except OSError:
             same = False
         if not same:
@@ -93,9 +106,8 @@ def describe(compiled: bool) -> str:
 def choose() -> bool:
     """Let the compiled modules load if they are current; else make every one of them
     load from source. True when compiled code will run."""
-    sources = compiled_modules()
     if _native_library() and not os.environ.get("TRIBUTARY_PURE_PYTHON") and not stale_sources():
         return True
     if not any(isinstance(finder, _SourcesFirst) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _SourcesFirst(sources))
+        sys.meta_path.insert(0, _SourcesFirst(compiled_modules()))
     return False
