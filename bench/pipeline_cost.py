@@ -153,12 +153,12 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="with --profile: cold runs (caches emptied first)")
     args = parser.parse_args()
     get_tokenizer()  # load once, outside the timings (the engine loads it at start)
+    print(f"pipeline: {describe(engine.COMPILED)}")
     if args.profile:
         profile(args.profile, cold=args.cold)
         return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each; "
-          f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop")
-    print(f"pipeline: {describe(engine.COMPILED)}\n")
+          f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop\n")
     try:
         run(args)
     finally:
