@@ -40,10 +40,12 @@ def compiled_modules(package_root: Path = PACKAGE_ROOT) -> dict[str, Path]:
 def record_of(package_root: Path = PACKAGE_ROOT) -> dict[str, str]:
     """What ``setup.py`` writes to ``_compiled.json`` once it compiled this tree: each
     compiled source's path (as ``engine/pipeline/x.py``) and SHA-256."""
-    return {
-        f"{package_root.name}/{source.relative_to(package_root).as_posix()}": _digest(source)
-        for source in compiled_modules(package_root).values()
-    }
+    return {_record_key(package_root, source): _digest(source) for source in compiled_modules(package_root).values()}
+
+
+def _record_key(package_root: Path, source: Path) -> str:
+    """A source's entry in the record: its path from the package's parent."""
+    return f"{package_root.name}/{source.relative_to(package_root).as_posix()}"
 
 
 def _digest(source: Path) -> str:
@@ -59,9 +61,8 @@ def stale_sources(package_root: Path = PACKAGE_ROOT) -> list[str]:
         return sorted(sources)
     stale = []
     for name, source in sources.items():
-        relative = f"{package_root.name}/{source.relative_to(package_root).as_posix()}"
         try:
-            same = record.get(relative) == _digest(source)
+            same = record.get(_record_key(package_root, source)) == _digest(source)
         except OSError:
             same = False
         if not same:
