@@ -202,7 +202,10 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
 
     async def opener() -> Any:
         from engine.engine import Engine
+        from engine.heap import settle
 
-        return await Engine.open(config_path)
+        engine = await Engine.open(config_path)
+        settle()  # start-up is over: later full GC passes skip what it loaded (engine.heap)
+        return engine
 
     return await ThreadedEngine.start(opener)

@@ -24,6 +24,12 @@ response (ranked, or folded into a duplicate group); each missing hit is lost.
 A fault that lingers (a frozen process, the tail of a 50 MB line, a restart)
 is thus not counted as a loss on the query after it.
 
+What else can make a healthy source time out is the engine's own process
+stopping: the event loop blocked, or a full garbage-collector pass (it stops
+every thread). The soak watches both, by query, and the summary names them, so a
+loss says whether the process stood still while the source was answering. It
+also settles the heap once the servers are up, as the app does (``engine.heap``).
+
 Orphans: every server gets ``SOAK_TOKEN_VAR`` in its environment, which its own
 children inherit; after ``Engine.aclose`` no process carrying it, and no server
 process seen during the run, may remain (zombies included).
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -49,6 +56,7 @@ import psutil
 
 from engine.config.schema import Config, HealthConfig
 from engine.engine import Engine
+from engine.heap import settle
 from engine.model import SearchRequest, SearchResponse
 from engine.sources import BreakerState, ServerState, ServerStatus
 from tests.fakes import fake_server_config
@@ -116,6 +124,8 @@ class SoakReport:
     latencies_ms: list[float] = field(default_factory=list)
     slowest: list[tuple[float, int, str]] = field(default_factory=list)  # ms, query, faults
     orphans: list[str] = field(default_factory=list)
+    stalls: list[tuple[float, int]] = field(default_factory=list)  # ms the loop stood still, query
+    gc_pauses: list[tuple[float, int]] = field(default_factory=list)  # ms of a full GC pass, query
     samples: dict[str, Sample] = field(default_factory=dict)  # start, warm, end, closed
     wall_s: float = 0.0
 
@@ -146,6 +156,8 @@ class SoakReport:
             f"over timeout + 100 ms: {self.over_deadline}",
             *(f"  query {q}: {ms:.0f} ms ({faults or 'no fault'})"
               for ms, q, faults in sorted(self.slowest, reverse=True)[:self.over_deadline][:5]),
+            _pauses(f"event loop stalls over {STALL_MS} ms", self.stalls),
+            _pauses("full garbage-collector passes", self.gc_pauses),
         ]
         if {"start", "warm", "end", "closed"} <= smp.keys():
             mb = 2**20
@@ -161,6 +173,13 @@ class SoakReport:
         lines.append(f"orphans after shutdown: {len(self.orphans)}"
                      + "".join(f"\n  {o}" for o in self.orphans[:10]))
         return lines
+
+
+def _pauses(what: str, pauses: list[tuple[float, int]]) -> str:
+    if not pauses:
+        return f"{what}: none"
+    worst = sorted(pauses, reverse=True)[:5]
+    return f"{what}: {len(pauses)}, longest " + ", ".join(f"{ms:.0f} ms (query {q})" for ms, q in worst)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -283,12 +302,15 @@ async def run_soak(settings: SoakSettings) -> SoakReport:
         try:
             await engine.start_sources(settings.names(), timeout=60)
             engine.pool.start_health()  # pings run beside the queries, as in the app
-            for q, row in enumerate(plan):
-                if q == min(settings.warm_queries, settings.queries - 1):
-                    report.samples["warm"] = sample()
-                write_faults(fault_file, row)
-                await _one_query(engine, q, plan, report)
-                _note_pids(engine.pool.states(), seen)
+            settle()
+            async with _Watch(report) as watch:
+                for q, row in enumerate(plan):
+                    if q == min(settings.warm_queries, settings.queries - 1):
+                        report.samples["warm"] = sample()
+                    write_faults(fault_file, row)
+                    watch.query = q
+                    await _one_query(engine, q, plan, report)
+                    _note_pids(engine.pool.states(), seen)
             report.samples["end"] = sample()
             _count_restarts(engine.pool.states(), report)
         finally:
@@ -297,6 +319,49 @@ async def run_soak(settings: SoakSettings) -> SoakReport:
         report.orphans = await _orphans(token, seen)
         report.samples["closed"] = await _settled_sample(report.samples["start"].fds)
     return report
+
+
+STALL_MS = 200
+TICK_S = 0.02
+
+
+class _Watch:
+    """While the queries run: loop stalls (a tick that came late) and full GC passes,
+    each noted with the query it happened in."""
+
+    def __init__(self, report: SoakReport) -> None:
+        self.report = report
+        self.query = -1
+        self._gc_started = 0.0
+        self._ticker: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Watch:
+        gc.callbacks.append(self._on_gc)
+        self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._on_gc)
+        assert self._ticker is not None
+        self._ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._ticker
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.report.gc_pauses.append(((time.perf_counter() - self._gc_started) * 1000, self.query))
+
+    async def _tick(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            late_ms = (time.perf_counter() - before - TICK_S) * 1000
+            if late_ms > STALL_MS:
+                self.report.stalls.append((late_ms, self.query))
 
 
 async def _one_query(engine: Engine, q: int, plan: Plan, report: SoakReport) -> None:
@@ -346,6 +411,9 @@ def _check_source(response: SearchResponse, name: str, q: int, report: SoakRepor
         report.lost += len(missing)
         source = next((s for s in response.sources if s.name == name), None)
         why = f"{source.status}: {source.error}" if source else "no report"
+        stood = [ms for ms, at in report.stalls + report.gc_pauses if at == q]
+        if stood:
+            why += f"; the engine's process stood still {max(stood):.0f} ms in this query"
         report.lost_detail.append(f"query {q}, {name}: {len(missing)} hits missing ({why})")
 
 

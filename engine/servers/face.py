@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from engine.engine import Engine
+from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
 
 SERVER_NAME = "tributary"
@@ -278,7 +279,9 @@ def require_token(app: ASGIApp, token: str) -> ASGIApp:
 
 def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]:
     async def factory() -> Engine:
-        return await Engine.open(config_path)
+        engine = await Engine.open(config_path)
+        settle()  # start-up is over: later full GC passes skip what it loaded
+        return engine
 
     return factory
 

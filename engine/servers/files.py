@@ -31,6 +31,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
+from engine.heap import settle
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
@@ -139,6 +140,7 @@ class FilesService:
                     index.store.warm()
                 except Exception as exc:
                     log.warning("cannot load vectors of %s: %s", index.name, exc)
+        settle()  # loaded: later full GC passes skip the model and the vectors (engine.heap)
 
     def embedder(self, timeout: float | None = None) -> Embedder | None:
         """The model, waiting at most ``timeout`` seconds for it to finish loading."""

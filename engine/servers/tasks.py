@@ -22,6 +22,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
+from engine.heap import settle
 from engine.index.embed import Embedder
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
@@ -99,6 +100,7 @@ class TaskBackend:
                 embedder: Embedder = load_default_embedder()
                 for _, index in self.indexes:
                     index.use_embedder(embedder)
+            settle()  # loaded: later full GC passes skip the model and the indexes (engine.heap)
             log.info("tasks server ready: %d index(es)", len(self.indexes))
         except BaseException as exc:  # reported to every caller instead of dying silently
             log.exception("cannot open task indexes")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -137,3 +138,19 @@ async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, t
         assert rows["tasks"].reputation == 0.5 and rows["tasks"].last_feedback is None
     finally:
         await engine.aclose()
+
+
+@pytest.mark.asyncio
+async def test_the_real_engine_settles_the_heap_once_open(
+    qtbot: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.heap
+    from app.engine_host import open_threaded
+
+    settled: list[str] = []
+    monkeypatch.setattr(engine.heap, "settle", lambda: settled.append(threading.current_thread().name))
+    threaded = await open_threaded(tmp_path / "config.toml")
+    try:
+        assert settled == ["tributary-engine"]  # once, after start-up, off the GUI thread
+    finally:
+        await threaded.aclose()
