@@ -38,6 +38,7 @@ process seen during the run, may remain (zombies included).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import gc
 import json
@@ -117,7 +118,7 @@ class SoakReport:
     failures: list[str] = field(default_factory=list)  # searches that raised
     healthy_answers: int = 0  # (query, healthy source) pairs checked
     lost: int = 0  # hits of healthy sources missing from responses
-    lost_detail: list[str] = field(default_factory=list)
+    lost_detail: list[tuple[int, str]] = field(default_factory=list)  # query, what went missing
     statuses: Counter[str] = field(default_factory=Counter)
     restarts: int = 0
     breaker_opens: int = 0
@@ -135,6 +136,11 @@ class SoakReport:
         limit = self.settings.timeout_s * 1000 + 100
         return sum(1 for ms in self.latencies_ms if ms > limit)
 
+    def _stood_still(self, q: int) -> str:
+        """What stopped the engine's process in query ``q``, if anything did."""
+        pauses = [ms for ms, at in self.stalls + self.gc_pauses if at == q]
+        return f"; the engine's process stood still {max(pauses):.0f} ms in this query" if pauses else ""
+
     def summary(self) -> list[str]:
         """The figures, one per line."""
         s, smp = self.settings, self.samples
@@ -148,7 +154,7 @@ class SoakReport:
             f"queries answered: {self.answered}/{s.queries}"
             + (f"  (raised: {len(self.failures)})" if self.failures else ""),
             f"healthy source answers checked: {self.healthy_answers}; results lost: {self.lost}",
-            *(f"  lost: {d}" for d in self.lost_detail[:10]),
+            *(f"  lost: {what}{self._stood_still(q)}" for q, what in self.lost_detail[:10]),
             "source outcomes: " + ", ".join(f"{k} {v}" for k, v in self.statuses.most_common()),
             f"restarts observed: {self.restarts}; circuit breaker opened {self.breaker_opens} times",
             f"latency per query: p50 {pct(self.latencies_ms, 0.5):.0f} ms, "
@@ -331,9 +337,24 @@ class _Watch:
 
     def __init__(self, report: SoakReport) -> None:
         self.report = report
-        self.query = -1
+        self._started: list[float] = []  # when each query began (perf_counter), in order
+        self._queries: list[int] = []
         self._gc_started = 0.0
         self._ticker: asyncio.Task[None] | None = None
+
+    @property
+    def query(self) -> int:
+        return self._queries[-1] if self._queries else -1
+
+    @query.setter
+    def query(self, q: int) -> None:
+        self._started.append(time.perf_counter())
+        self._queries.append(q)
+
+    def query_at(self, moment: float) -> int:
+        """The query that was running at ``moment`` (perf_counter)."""
+        i = bisect.bisect_right(self._started, moment)
+        return self._queries[i - 1] if i else -1
 
     async def __aenter__(self) -> _Watch:
         gc.callbacks.append(self._on_gc)
@@ -357,11 +378,13 @@ class _Watch:
 
     async def _tick(self) -> None:
         while True:
-            before = time.perf_counter()
+            due = time.perf_counter() + TICK_S
             await asyncio.sleep(TICK_S)
-            late_ms = (time.perf_counter() - before - TICK_S) * 1000
+            late_ms = (time.perf_counter() - due) * 1000
             if late_ms > STALL_MS:
-                self.report.stalls.append((late_ms, self.query))
+                # The loop stood still when the tick was due: blame the query running then
+                # (the next may have begun by the time this task runs again).
+                self.report.stalls.append((late_ms, self.query_at(due)))
 
 
 async def _one_query(engine: Engine, q: int, plan: Plan, report: SoakReport) -> None:
@@ -411,10 +434,7 @@ def _check_source(response: SearchResponse, name: str, q: int, report: SoakRepor
         report.lost += len(missing)
         source = next((s for s in response.sources if s.name == name), None)
         why = f"{source.status}: {source.error}" if source else "no report"
-        stood = [ms for ms, at in report.stalls + report.gc_pauses if at == q]
-        if stood:
-            why += f"; the engine's process stood still {max(stood):.0f} ms in this query"
-        report.lost_detail.append(f"query {q}, {name}: {len(missing)} hits missing ({why})")
+        report.lost_detail.append((q, f"query {q}, {name}: {len(missing)} hits missing ({why})"))
 
 
 def _note_pids(states: list[ServerState], seen: dict[int, float]) -> None:

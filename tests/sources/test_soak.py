@@ -9,9 +9,12 @@ Latency and RSS are the benchmark's to print, not asserted here.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -19,7 +22,9 @@ import pytest
 from bench._soak import (
     KINDS,
     SOAK_TOKEN_VAR,
+    SoakReport,
     SoakSettings,
+    _Watch,
     leftover_processes,
     plan_faults,
     run_soak,
@@ -58,6 +63,29 @@ def test_the_orphan_check_sees_a_process_left_behind() -> None:
         proc.kill()
         proc.wait()
     assert leftover_processes(token, {}) == []
+
+
+@pytest.mark.asyncio
+async def test_the_watch_names_the_query_in_which_the_process_stood_still() -> None:
+    report = SoakReport(SETTINGS)
+    async with _Watch(report) as watch:
+        watch.query = 4
+        await asyncio.sleep(0.05)
+        watch.query = 5
+        await asyncio.sleep(0.03)  # the tick now pending was scheduled in query 5
+        time.sleep(0.4)  # the loop blocked in query 5
+        gc.collect()  # a full pass in query 5
+        await asyncio.sleep(0.05)
+        watch.query = 6
+        await asyncio.sleep(0.05)
+    assert [q for _ms, q in report.stalls] == [5]
+    assert report.stalls[0][0] >= 300
+    assert 5 in [q for _ms, q in report.gc_pauses]
+    report.lost_detail = [(5, "query 5, s1: 3 hits missing (timeout)"), (6, "query 6, s2: 1 hits missing")]
+    lines = report.summary()
+    assert any(line.startswith("  lost: query 5, s1") and "stood still" in line for line in lines)
+    assert any(line.startswith("  lost: query 6, s2") and "stood still" not in line for line in lines)
+    assert any(line.startswith("event loop stalls over 200 ms: 1, longest") for line in lines)
 
 
 @pytest.mark.asyncio
