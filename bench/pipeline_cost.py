@@ -16,7 +16,7 @@ memo included: every top-k hit is counted and dedup squeezes and samples every t
 inside the pipeline), "new text, known words" (the same, but the word memo holds the
 words of 1,000 other chunks of these packages, as it does once earlier queries went
 over a code base: what a query whose hits are all new text costs in steady use),
-"warm" (token counts, dedup keys and sampled 5-grams cached — as they are when the same
+"warm" (token counts, dedup keys, sampled 5-grams and near-duplicate pair scores cached — as they are when the same
 chunks came back in an earlier query) and "warm token counts only" (dedup keys and
 samples computed afresh: what each text costs dedup the first time it is seen).
 
@@ -51,6 +51,7 @@ from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
 from engine.pipeline.blocking import clear_features
+from engine.pipeline.dedup import clear_pair_scores
 from engine.pipeline.text import clear_squeezed
 from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
@@ -73,6 +74,7 @@ def measure(
         if cold or cold_keys:
             clear_squeezed()
             clear_features()
+            clear_pair_scores()
         request = SearchRequest(query=QUERY, strategy=strategy)
         wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
         result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
@@ -122,6 +124,7 @@ def profile(runs: int, *, cold: bool = False) -> None:
                 clear_cache()
                 clear_squeezed()
                 clear_features()
+                clear_pair_scores()
             profiler.enable()
             run_pipeline(fresh, SearchRequest(query=QUERY), fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
                          budget=BudgetConfig())

@@ -205,21 +205,56 @@ def _fuzzy_edges(
             scored.append((a, b))
     if not scored:
         return []
-    scores = process.cpdist(
-        [texts[a] for a, _ in scored],
-        [texts[b] for _, b in scored],
-        scorer=Levenshtein.normalized_similarity,
-        score_cutoff=threshold,
-        # Each pair costs ~10-50 µs: a big batch is worth a second thread.
-        workers=1 if len(scored) < PARALLEL_PAIRS else -1,
-    )
+    scores = pair_similarities([texts[a] for a, _ in scored], [texts[b] for _, b in scored], threshold)
     names: dict[int, str | None] = {}
     edges: list[Edge] = []
-    for p in np.flatnonzero(scores >= threshold).tolist():
-        i, j = reps[keep[scored[p][0]]], reps[keep[scored[p][1]]]
+    for (a, b), score in zip(scored, scores, strict=True):
+        if score < threshold:
+            continue
+        i, j = reps[keep[a]], reps[keep[b]]
         if not _named_apart(hits[i], hits[j], names, i, j):
-            edges.append(Edge(i, j, DedupReason.FUZZY, float(scores[p])))
+            edges.append(Edge(i, j, DedupReason.FUZZY, score))
     return edges
+
+
+# pair_similarities's memo: the similarity of pairs scored in earlier searches, by their
+# two squeezed texts (the objects ``squeezed_key`` keeps) and the cutoff. The same chunks
+# come back query after query, and so do their near-duplicate pairs; looking a pair up
+# costs far less than scoring it again. Started afresh beyond PAIR_MEMO_ENTRIES.
+_PAIR_SCORES: dict[tuple[bytes, bytes, float], float] = {}
+PAIR_MEMO_ENTRIES = 100_000
+
+
+def pair_similarities(firsts: Sequence[bytes], seconds: Sequence[bytes], cutoff: float) -> list[float]:
+    """Levenshtein similarity (0..1) of each pair, 0.0 where below ``cutoff``; pairs met
+    before are looked up, the rest scored in one rapidfuzz batch."""
+    keys = [(x, y, cutoff) if x <= y else (y, x, cutoff) for x, y in zip(firsts, seconds, strict=True)]
+    known: dict[tuple[bytes, bytes, float], float] = {}
+    for key in keys:
+        score = _PAIR_SCORES.get(key)
+        if score is not None:
+            known[key] = score
+    missing = [key for key in dict.fromkeys(keys) if key not in known]
+    if missing:
+        scores = process.cpdist(
+            [key[0] for key in missing],
+            [key[1] for key in missing],
+            scorer=Levenshtein.normalized_similarity,
+            score_cutoff=cutoff,
+            # Each pair costs ~10-50 µs: a big batch is worth a second thread.
+            workers=1 if len(missing) < PARALLEL_PAIRS else -1,
+        )
+        fresh = dict(zip(missing, scores.tolist(), strict=True))
+        if len(_PAIR_SCORES) + len(fresh) > PAIR_MEMO_ENTRIES:
+            _PAIR_SCORES.clear()
+        _PAIR_SCORES.update(fresh)  # (each key's score is the same whichever thread wrote it)
+        known.update(fresh)
+    return [known[key] for key in keys]
+
+
+def clear_pair_scores() -> None:
+    """Forget remembered pair scores (benchmarks measure cold and warm runs)."""
+    _PAIR_SCORES.clear()
 
 
 EMBEDDING_KEY = "embedding"  # Hit.metadata key for a vector a source already computed

@@ -15,9 +15,11 @@ from itertools import combinations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
 
 from engine.model import ContextFormat, Hit
-from engine.pipeline import blocking, text
+from engine.pipeline import blocking, dedup, text
 from engine.pipeline.blocking import candidate_pairs, sample_features
 from engine.pipeline.budget import _priced, _priced_whole
 from engine.pipeline.dedup import merge_span
@@ -100,6 +102,43 @@ def test_remembered_features_equal_fresh_ones(earlier: list[bytes], texts: list[
         assert [tuple(p) for p in candidate_pairs(texts).tolist()] == _reference_pairs(texts)
         assert blocking._FEATURE_TEXT_BYTES[0] <= 600 + sum(map(len, texts))
     blocking.clear_features()
+
+
+def _reference_similarity(a: bytes, b: bytes, cutoff: float) -> float:
+    """One pair scored alone, as the dedup scored every pair before it remembered them."""
+    return float(process.cpdist([a], [b], scorer=Levenshtein.normalized_similarity, score_cutoff=cutoff)[0])
+
+
+_PAIR_TEXTS = st.lists(st.text("abc ", max_size=30).map(str.encode), min_size=1, max_size=6)
+
+
+@PROPERTY
+@given(_PAIR_TEXTS, _PAIR_TEXTS, st.sampled_from([0.0, 0.5, 0.8]))
+def test_remembered_pair_scores_equal_fresh_ones(earlier: list[bytes], texts: list[bytes], cutoff: float) -> None:
+    """Pairs met in an earlier search (either way round, some of these) are looked up,
+    the rest scored: every score is rapidfuzz's own, also when the memo starts afresh
+    midway or the same pair comes twice in one batch."""
+    pairs = list(combinations(texts, 2)) + [(b, a) for a, b in combinations(texts, 2)][:3]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dedup, "PAIR_MEMO_ENTRIES", 8)
+        dedup.clear_pair_scores()
+        dedup.pair_similarities(earlier, earlier[::-1], cutoff)
+        got = dedup.pair_similarities([a for a, _ in pairs], [b for _, b in pairs], cutoff)
+        assert got == [_reference_similarity(a, b, cutoff) for a, b in pairs]
+        assert len(dedup._PAIR_SCORES) <= 8 + len(pairs)
+    dedup.clear_pair_scores()
+
+
+def test_a_remembered_pair_is_not_scored_again() -> None:
+    a, b = b"def load(path): return open(path).read()", b"def load(path):return open(path).read() "
+    dedup.clear_pair_scores()
+    score = _reference_similarity(a, b, 0.8)
+    assert dedup.pair_similarities([a], [b], 0.8) == [score] and score > 0.9
+    dedup._PAIR_SCORES[(min(a, b), max(a, b), 0.8)] = 0.5  # planted: only the memo says so
+    assert dedup.pair_similarities([b], [a], 0.8) == [0.5]
+    assert dedup.pair_similarities([a], [b], 0.7) == [score]  # another cutoff is another key
+    dedup.clear_pair_scores()
+    assert dedup.pair_similarities([a], [b], 0.8) == [score]
 
 
 def test_blocks_larger_than_one_hashing_block_agree() -> None:
