@@ -11,14 +11,17 @@ too, e.g. the second thread of a large fuzzy batch). Waiting for a CPU held by o
 processes counts in neither, though cache and core sharing still inflate both on a busy
 machine.
 
-Per-text caches are reported four ways: "cold" (empty caches, the token counter's word
+Per-text caches are reported five ways: "cold" (empty caches, the token counter's word
 memo included: every top-k hit is counted and dedup squeezes and samples every text
 inside the pipeline), "new text, known words" (the same, but the word memo holds the
 words of 1,000 other chunks of these packages, as it does once earlier queries went
 over a code base: what a query whose hits are all new text costs in steady use),
-"warm" (token counts, dedup keys, sampled 5-grams and near-duplicate pair scores cached — as they are when the same
-chunks came back in an earlier query) and "warm token counts only" (dedup keys and
-samples computed afresh: what each text costs dedup the first time it is seen).
+"warm" (token counts, dedup keys, sampled 5-grams and near-duplicate pair scores
+cached, as they are when the same chunks came back in an earlier query in the same
+order), "warm texts, new ranks" (the same caches, but each run gets each source's hits
+in a new order: new scores, so new chunk headers, and other hits at the budget's edge;
+what the same chunks cost in another query) and "warm token counts only" (dedup keys
+and samples computed afresh: what each text costs dedup the first time it is seen).
 
 ``--profile N`` prints where the time goes instead: cProfile of N warm runs (``--cold``:
 cold runs) on the 150- and 1,000-hit inputs, the top functions by own time. cProfile
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import random
 import statistics
 import sys
 import time
@@ -61,14 +65,18 @@ QUERY = "how does pytest collect fixtures and parametrize test functions"
 def measure(
     hits: dict[str, list[Hit]], repeat: int, *, cold: bool, embed: Callable[[list[str]], npt.NDArray[np.float32]]
     | None = None, strategy: str = "rrf", cold_keys: bool = False, known_words: bool = False,
+    reranked: bool = False,
 ) -> dict[str, float]:
     walls: list[float] = []
     cpus: list[float] = []
     procs: list[float] = []
     stages: dict[str, list[float]] = {}
     result = None
+    shuffles = random.Random(1)
     for _ in range(repeat):
         fresh = copy.deepcopy(hits)
+        if reranked:
+            rerank(fresh, shuffles)
         if cold:
             clear_cache(words=not known_words)
         if cold or cold_keys:
@@ -133,6 +141,14 @@ def profile(runs: int, *, cold: bool = False) -> None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
+def rerank(hits: dict[str, list[Hit]], rng: random.Random) -> None:
+    """Each source's hits in a new order: the same texts, new ranks and so new scores."""
+    for items in hits.values():
+        rng.shuffle(items)
+        for rank, hit in enumerate(items, start=1):
+            hit.source_rank = rank
+
+
 REFERENCE_LOOP = 3_000_000
 
 
@@ -174,6 +190,7 @@ def run(args: argparse.Namespace) -> None:
         measure(hits, 2, cold=False)  # warm-up: imports, first-call costs
         print(f"machine speed before the {n}-hit runs: {reference_loop_ms():.0f} ms")
         show(f"{n} hits, warm caches", measure(hits, args.repeat, cold=False))
+        show(f"{n} hits, warm texts, new ranks", measure(hits, args.repeat, cold=False, reranked=True))
         show(f"{n} hits, warm token counts only", measure(hits, args.repeat, cold=False, cold_keys=True))
         show(f"{n} hits, cold caches", measure(hits, max(5, args.repeat // 3), cold=True))
         count_tokens_batch([h.content for items in make_hits(1000, seed=99).values() for h in items])

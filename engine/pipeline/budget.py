@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from engine.model import ContextFormat, Hit, TaskType
 
-from .formats import body, frame, wrapper
+from .formats import body, frame_pieces, wrapper
 from .overflow import OVERFLOW_STRATEGIES, fit
 from .text import is_code
 from .tokens import count_tokens, count_tokens_batch
@@ -103,25 +103,28 @@ class BudgetResult:
 
 def _priced(hit: Hit, content: str, treatment: str, fmt: ContextFormat) -> Selected:
     text = body(content, fmt)
-    head, tail = frame(hit, fmt, treatment, text)
+    pieces = frame_pieces(hit, fmt, treatment, text)
     body_tokens = hit.tokens if treatment == "full" and text == hit.content and hit.tokens > 0 else count_tokens(text)
-    return Selected(hit, head, text, tail, treatment, count_tokens(head) + body_tokens + count_tokens(tail), body_tokens)
+    framing = sum(count_tokens_batch(pieces))
+    return Selected(hit, "".join(pieces[:3]), text, pieces[3], treatment, framing + body_tokens, body_tokens)
 
 
 def _priced_whole(hits: Sequence[Hit], fmt: ContextFormat) -> list[Selected]:
-    """``_priced(hit, hit.content, "full", fmt)`` for each hit, every count in one batch:
-    each head is new text (it carries the score), and a batch costs the tokenizer less
-    than a call per piece."""
+    """``_priced(hit, hit.content, "full", fmt)`` for each hit, every count in one batch
+    (a batch costs the tokenizer less than a call per piece). Heads are counted in
+    pieces (``formats.frame_pieces``): the score is new in each query, the rest of a
+    chunk's head is the same whenever the chunk comes back, and so remembered."""
     bodies = [body(hit.content, fmt) for hit in hits]
-    frames = [frame(hit, fmt, "full", text) for hit, text in zip(hits, bodies, strict=True)]
+    frames = [frame_pieces(hit, fmt, "full", text) for hit, text in zip(hits, bodies, strict=True)]
     known = [hit.tokens if text == hit.content and hit.tokens > 0 else -1 for hit, text in zip(hits, bodies, strict=True)]
     uncounted = [text for text, n in zip(bodies, known, strict=True) if n < 0]
-    counts = iter(count_tokens_batch([piece for pair in frames for piece in pair] + uncounted))
-    frame_tokens = [next(counts) + next(counts) for _ in frames]
+    counts = iter(count_tokens_batch([piece for pieces in frames for piece in pieces] + uncounted))
+    frame_tokens = [next(counts) + next(counts) + next(counts) + next(counts) for _ in frames]
     items: list[Selected] = []
-    for hit, text, (head, tail), n, framing in zip(hits, bodies, frames, known, frame_tokens, strict=True):
+    for hit, text, pieces, n, framing in zip(hits, bodies, frames, known, frame_tokens, strict=True):
         body_tokens = n if n >= 0 else next(counts)
-        items.append(Selected(hit, head, text, tail, "full", framing + body_tokens, body_tokens))
+        head = pieces[0] + pieces[1] + pieces[2]
+        items.append(Selected(hit, head, text, pieces[3], "full", framing + body_tokens, body_tokens))
     return items
 
 

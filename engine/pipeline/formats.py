@@ -48,24 +48,41 @@ def body(content: str, fmt: ContextFormat) -> str:
 
 def frame(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str]:
     """The head and tail lines around a chunk's body."""
+    before, score, after, tail = frame_pieces(hit, fmt, treatment, content)
+    return before + score + after, tail
+
+
+def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str, str, str]:
+    """``frame``'s head in three pieces — up to the score, the score, the rest — and its tail.
+
+    The score is the only part of a head that changes from query to query, and the
+    tokenizer splits at the whitespace or punctuation on either side of it, so a head
+    costs the sum of its pieces' counts, and the pieces around the score are counted
+    once for all the queries that return the chunk (``engine.pipeline.budget``).
+    """
     location = _one_line(hit.location)
     score = f"{hit.score:.4f}"
     if fmt is ContextFormat.XML:
-        attrs = {"source": hit.source, "location": location, "score": score, "treatment": treatment}
+        attrs = {"treatment": treatment}
         if hit.path:
             attrs["path"] = hit.path
         if hit.start_line is not None:
             attrs["lines"] = f"{hit.start_line}-{hit.end_line if hit.end_line is not None else hit.start_line}"
         if hit.uri:
             attrs["uri"] = hit.uri
-        rendered = " ".join(f"{k}={quoteattr(_xml_text(v))}" for k, v in attrs.items())
-        return f"<chunk {rendered}><![CDATA[", "]]></chunk>"
+        before = f"<chunk source={_attr(hit.source)} location={_attr(location)} score=\""
+        after = "\" " + " ".join(f"{k}={_attr(v)}" for k, v in attrs.items()) + "><![CDATA["
+        return before, score, after, "]]></chunk>"
     note = "" if treatment == "full" else f", {treatment}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
         language = _MD_LANG.get(language_of(hit.path) or "", "")
-        return f"### {location}\n_{_one_line(hit.source)} · score {score}{note}_\n{fence}{language}", fence
-    return f"=== {location} | {_one_line(hit.source)} | score {score}{note} ===", "=== end ==="
+        return f"### {location}\n_{_one_line(hit.source)} · score ", score, f"{note}_\n{fence}{language}", fence
+    return f"=== {location} | {_one_line(hit.source)} | score ", score, f"{note} ===", "=== end ==="
+
+
+def _attr(value: str) -> str:
+    return quoteattr(_xml_text(value))
 
 
 def wrapper(fmt: ContextFormat, query: str) -> tuple[str, str]:

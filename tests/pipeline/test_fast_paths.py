@@ -23,6 +23,7 @@ from engine.pipeline import blocking, dedup, text
 from engine.pipeline.blocking import candidate_pairs, sample_features
 from engine.pipeline.budget import _priced, _priced_whole
 from engine.pipeline.dedup import merge_span
+from engine.pipeline.formats import frame, frame_pieces
 from engine.pipeline.overflow import (
     _CODE_START,
     _DEFINITION,
@@ -31,7 +32,7 @@ from engine.pipeline.overflow import (
     _block_starts,
     truncate,
 )
-from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens
+from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
 from tests.pipeline.helpers import hit
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -284,6 +285,34 @@ def test_pricing_in_one_batch_matches_pricing_each_hit(fmt: ContextFormat) -> No
     batch = _priced_whole(hits, fmt)
     clear_cache()
     assert batch == [_priced(h, h.content, "full", fmt) for h in hits]
+
+
+_FRAME_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=24)
+
+
+@PROPERTY
+@given(
+    st.sampled_from(list(ContextFormat)),
+    st.sampled_from(["full", "truncated", "compressed", "summarised"]),
+    _FRAME_TEXT, _FRAME_TEXT, st.one_of(st.none(), _FRAME_TEXT),
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.one_of(st.none(), st.tuples(st.integers(0, 10**6), st.integers(0, 10**6))),
+)
+def test_a_head_costs_what_its_pieces_cost(
+    fmt: ContextFormat, treatment: str, source: str, title: str, path: str | None, score: float,
+    lines: tuple[int, int] | None,
+) -> None:
+    """The budget counts a head as its three pieces (so the ones around the score are
+    counted once per chunk): the pieces make the head, and the tokenizer's own ``encode``
+    gives the head as many tokens as the pieces together."""
+    chunk = hit(source or "s", 1, "body", path=path, lines=lines, title=title)
+    chunk.score = score
+    pieces = frame_pieces(chunk, fmt, treatment, "body")
+    assert ("".join(pieces[:3]), pieces[3]) == frame(chunk, fmt, treatment, "body")
+    tokenizer = get_tokenizer()
+    def encoded(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+    assert sum(map(encoded, pieces[:3])) == encoded("".join(pieces[:3]))
 
 
 def _reference_truncate(text: str, limit: int, code: bool) -> str | None:
