@@ -60,7 +60,7 @@ def load(kind: str) -> object:
         async def opened() -> object:
             return await open_threaded(None)
 
-        shell = Shell(engine_factory=lambda _path: opened(), single_instance=False)  # type: ignore[arg-type,return-value]
+        shell = Shell(single_instance=False)  # the window, tray and pages; its engine is below
         return qt, shell, asyncio.run(opened())
     if kind == "serve":
         from engine.engine import Engine

@@ -16,7 +16,7 @@ Seed 002 names sources by kind; ours are MCP servers, so each source has a role 
 vector_db -> ``code`` (indexed code search), rag -> ``tasks`` (retrieved history),
 mcp -> ``docs`` (third-party documentation/tool servers), web_search -> ``web``,
 live_api -> ``memory`` (live/session state such as a memory server).
-Costs include each chunk's frame (``formats.frame``), so the assembled text fits.
+Costs include each chunk's frame (``formats.frame_pieces``), so the assembled text fits.
 """
 
 from __future__ import annotations

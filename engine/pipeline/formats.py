@@ -46,14 +46,9 @@ def body(content: str, fmt: ContextFormat) -> str:
     return content
 
 
-def frame(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str]:
-    """The head and tail lines around a chunk's body."""
-    before, score, after, tail = frame_pieces(hit, fmt, treatment, content)
-    return before + score + after, tail
-
-
 def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str, str, str]:
-    """``frame``'s head in three pieces — up to the score, the score, the rest — and its tail.
+    """The lines around a chunk's body: its head in three pieces — up to the score, the
+    score, the rest — and its tail.
 
     The score is the only part of a head that changes from query to query, and the
     tokenizer splits at the whitespace or punctuation on either side of it, so a head
