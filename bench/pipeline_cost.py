@@ -52,6 +52,9 @@ from bench._embed import minilm_lookup
 from bench._hits import make_hits
 from engine._compiled import describe
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from engine.eval.datasets import load_dataset
+from engine.eval.experiment import QueryRun
+from engine.eval.retrieval import default_work_dir, load_runs
 from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
 from engine.pipeline.blocking import clear_features
@@ -149,6 +152,73 @@ def rerank(hits: dict[str, list[Hit]], rng: random.Random) -> None:
             hit.source_rank = rank
 
 
+SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
+
+
+def recorded_stream(name: str = "pytest") -> list[QueryRun] | None:
+    """The hits Tributary's own servers returned for each query of a shared benchmark,
+    as ``bench/eval_benchmarks.py`` saved them (the newest such file), or None."""
+    dataset = load_dataset(SHARED_BENCH / name)
+    saved = sorted((default_work_dir() / "runs").glob(f"{dataset.name}-*/raw/*.jsonl"), key=lambda p: p.stat().st_mtime)
+    for path in reversed(saved):
+        runs = load_runs(path, dataset.queries)
+        if runs is not None:
+            return runs
+    return None
+
+
+def measure_stream(runs: list[QueryRun], depth: int, passes: int) -> dict[str, float]:
+    """Each query's first ``depth`` hits per source through the pipeline, queries in their
+    order, starting from empty caches (the tokenizer's vocabulary only), as a running
+    engine meets them: a query's texts are new unless an earlier query returned them.
+    The figures of the median pass (by p50) of ``passes``, each from empty caches."""
+    rows: list[dict[str, float]] = []
+    for _ in range(passes):
+        clear_cache()
+        clear_squeezed()
+        clear_features()
+        clear_pair_scores()
+        walls: list[float] = []
+        cpus: list[float] = []
+        procs: list[float] = []
+        stages: dict[str, list[float]] = {}
+        sizes: list[tuple[int, int, int, int]] = []
+        seen: set[str] = set()
+        new_share: list[float] = []
+        for run in runs:
+            fresh = {source: copy.deepcopy(hits[:depth]) for source, hits in run.hits.items()}
+            texts = [hit.content for hits in fresh.values() for hit in hits]
+            new_share.append(sum(text not in seen for text in texts) / max(1, len(texts)))
+            seen.update(texts)
+            request = SearchRequest(query=run.query.query, strategy=run.strategy)
+            wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
+            result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
+                                  budget=BudgetConfig(), weights=run.weights)
+            cpus.append((time.thread_time() - cpu) * 1000)
+            procs.append((time.process_time() - proc) * 1000)
+            walls.append((time.perf_counter() - wall) * 1000)
+            for stage, ms in result.stage_ms.items():
+                stages.setdefault(stage, []).append(ms)
+            tokens = result.context.token_count if result.context else 0
+            sizes.append((result.raw_hits, result.unique_hits, len(result.groups), tokens))
+        walls_sorted = sorted(walls)
+        rows.append({
+            "p50": statistics.median(walls),
+            "p95": walls_sorted[min(len(walls) - 1, int(0.95 * len(walls)))],
+            "cpu_p50": statistics.median(cpus),
+            "proc_p50": statistics.median(procs),
+            "raw": statistics.fmean(s[0] for s in sizes),
+            "unique": statistics.fmean(s[1] for s in sizes),
+            "groups": statistics.fmean(s[2] for s in sizes),
+            "tokens": statistics.fmean(s[3] for s in sizes),
+            "budget": float(BudgetConfig().max_tokens - BudgetConfig().reserved_tokens),
+            "new": statistics.fmean(new_share),
+            **{f"stage:{k}": statistics.median(v) for k, v in stages.items()},
+        })
+    rows.sort(key=lambda row: row["p50"])
+    return rows[len(rows) // 2]
+
+
 REFERENCE_LOOP = 3_000_000
 
 
@@ -170,6 +240,8 @@ def main() -> None:
     parser.add_argument("--semantic", action="store_true", help="also run with precomputed MiniLM embeddings")
     parser.add_argument("--profile", type=int, metavar="N", help="cProfile N warm runs per size instead")
     parser.add_argument("--cold", action="store_true", help="with --profile: cold runs (caches emptied first)")
+    parser.add_argument("--stream-passes", type=int, default=3, help="passes over the real query stream")
+    parser.add_argument("--stream-only", action="store_true", help="only the real query stream")
     args = parser.parse_args()
     get_tokenizer()  # load once, outside the timings (the engine loads it at start)
     print(f"pipeline: {describe(engine.COMPILED)}")
@@ -179,7 +251,10 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.repeat} runs each; "
           f"machine speed: {reference_loop_ms():.0f} ms for a {REFERENCE_LOOP:,}-step Python loop\n")
     try:
-        run(args)
+        if args.stream_only:
+            stream(args)
+        else:
+            run(args)
     finally:
         print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
@@ -201,11 +276,30 @@ def run(args: argparse.Namespace) -> None:
             embed = minilm_lookup([h.content for items in hits.values() for h in items], max_seq_length=128)
             show(f"{n} hits, warm, semantic (precomputed)", measure(hits, args.repeat, cold=False, embed=embed))
 
+    stream(args)
+
     print("\ngrowth (warm caches):")
     for n in (100, 250, 500, 1000, 2000, 5000):
         hits = make_hits(n)
         measure(hits, 1, cold=False)
         show(f"{n} hits", measure(hits, 5 if n >= 2000 else 11, cold=False))
+
+
+def stream(args: argparse.Namespace) -> None:
+    runs = recorded_stream()
+    if runs is None:
+        print("\nno recorded hits of the pytest benchmark here: run `bench/eval_benchmarks.py pytest` once "
+              "for the real query stream")
+        return
+    sources = sorted({source for run in runs for source in run.hits})
+    print(f"\nreal query stream: the pytest benchmark's {len(runs)} queries in order, on the hits "
+          f"Tributary's own servers ({', '.join(sources)}) returned, from empty caches "
+          f"(median of {args.stream_passes} passes):")
+    for depth in (75, 100):
+        row = measure_stream(runs, depth, args.stream_passes)
+        show(f"{row['raw']:.0f} hits ({len(sources)} x {depth}), {row['new']:.0%} new", row)
+    print("(averages over the queries: hits, unique, groups and tokens; 'new': the share of a query's hits "
+          "whose text no earlier query returned)")
 
 
 if __name__ == "__main__":

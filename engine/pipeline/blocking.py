@@ -181,13 +181,37 @@ def _features_of(texts: Sequence[bytes]) -> tuple[list[bytes], bytes | None]:
     cuts = [0, *(positions.searchsorted(ends) * width).tolist()]
     blob = feats.tobytes()  # (uint64 already: _FEATURE_DTYPE)
     per_text = [blob[cut:next_cut] for cut, next_cut in itertools.pairwise(cuts)]
-    joined: bytes | None = blob
-    for i, features in enumerate(per_text):
-        if len(features) < MIN_SAMPLES * width:  # a short text: few samples, add its smallest hashes
-            own = _gram_hashes(texts[i])[: max(0, len(texts[i]) - GRAM + 1)]
-            per_text[i] = features + np.unique(own)[:MIN_SAMPLES].tobytes()
-            joined = None
-    return per_text, joined
+    short = [i for i, features in enumerate(per_text) if len(features) < MIN_SAMPLES * width]
+    if not short:
+        return per_text, blob
+    # Short texts (a title, a task's line) have few samples: add their smallest hashes.
+    for i, smallest in zip(short, _smallest_hashes([texts[i] for i in short]), strict=True):
+        per_text[i] += smallest
+    return per_text, None
+
+
+def _smallest_hashes(texts: Sequence[bytes]) -> list[bytes]:
+    """Each text's ``MIN_SAMPLES`` smallest distinct gram hashes, ascending (as the bytes
+    of a uint64 array), for all texts in one pass: a numpy call per text costs more
+    than these texts' hashing (real queries bring a dozen such texts, task lines)."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    grams = np.maximum(lengths - (GRAM - 1), 0)  # windows that lie inside their text
+    ends = lengths.cumsum()
+    inside = np.arange(int(grams.sum()), dtype=np.int64)
+    inside += (ends - lengths - (grams.cumsum() - grams)).repeat(grams)  # each text's windows start at its start
+    owners = np.arange(len(texts), dtype=np.int64).repeat(grams)
+    hashes = _gram_hashes(b"".join(texts))[inside].astype(np.int64)  # (< 2**32)
+    keys = (owners << 32) | hashes
+    if not keys.size:  # (every text shorter than a gram)
+        return [b""] * len(texts)
+    keys.sort()
+    keys = keys[_run_starts(keys)]  # by text, then hash, each once
+    owner_of = keys >> 32
+    rank = np.arange(keys.size) - owner_of.searchsorted(owner_of, side="left")
+    kept = keys[rank < MIN_SAMPLES]
+    cuts = [0, *(np.bincount(kept >> 32, minlength=len(texts)).cumsum() * _FEATURE_DTYPE.itemsize).tolist()]
+    blob = (kept & 0xFFFFFFFF).astype(_FEATURE_DTYPE).tobytes()
+    return [blob[cut:next_cut] for cut, next_cut in itertools.pairwise(cuts)]
 
 
 def _run_starts(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

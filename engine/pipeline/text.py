@@ -37,13 +37,23 @@ PROSE_LANGUAGES = frozenset({"markdown", "rst", "text"})
 
 
 # Markup one server keeps and another strips: link targets, bare URLs, emphasis and
-# heading marks, table bars. Removed from prose before comparing (never from code).
-_MARKUP = re.compile(r"\]\([^)\s]*\)|<?https?://[^\s)>]+>?|[#*_`\[\]|>]+")
+# heading marks, table bars. Removed from prose before comparing (never from code):
+# link targets first, then URLs, each only when its literal sign is in the text, then
+# the marks together with the whitespace in one ``bytes.translate``. (One regex with the
+# three as alternatives cost 5-8x more on real documents: with no literal to scan for,
+# it is tried at every character.)
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+_URL = re.compile(r"<?https?://[^\s)>]+>?")
+_MARKS_AND_WHITESPACE = b"#*_`[]|>" + _WHITESPACE
 
 
 def squeeze_prose(text: str) -> bytes:
     """``squeeze`` after removing Markdown/HTML-ish markup, for documents, not code."""
-    return squeeze(_MARKUP.sub("", text))
+    if "](" in text:
+        text = _LINK_TARGET.sub("", text)
+    if "://" in text:
+        text = _URL.sub("", text)
+    return text.encode("utf-8", "surrogatepass").translate(None, _MARKS_AND_WHITESPACE)
 
 
 # squeezed_key's memo: texts seen in earlier searches (servers return the same chunks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
@@ -11,7 +12,7 @@ from engine.config.schema import DedupConfig
 from engine.model import DedupReason, Hit
 from engine.pipeline.blocking import candidate_pairs
 from engine.pipeline.dedup import deduplicate
-from engine.pipeline.text import squeeze
+from engine.pipeline.text import squeeze, squeeze_prose
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
 
 
@@ -285,3 +286,23 @@ def test_code_sent_without_lines_is_a_snippet_not_the_file() -> None:
     copy = hit("serena", 3, FUNC_A.replace("    ", "  "), path="src/engine/routing.py")
     result = deduplicate([chunk, copy], DedupConfig(semantic=False))
     assert _members(result.groups, chunk.id) == {copy.id: (DedupReason.HASH, 1.0)}
+
+
+@pytest.mark.parametrize(
+    ("marked", "plain"),
+    [
+        ("See [the guide](docs/guide.md) first.", "See the guide first."),
+        ("Run [`tools`](tools/README.md) once.", "Run tools once."),  # a link around code
+        ("Details: <https://example.org/cache>.", "Details: ."),
+        ("Details: https://example.org/cache?x=1 today", "Details: today"),
+        ("## Title\n\n**bold** _em_ `code` > quote | cell |", "Title bold em code quote cell"),
+        ("[a](http://x.org/a) and [b](<https://y.org/b>)", "a and b"),
+    ],
+)
+def test_prose_keys_drop_markup_link_targets_and_urls(marked: str, plain: str) -> None:
+    assert squeeze_prose(marked) == squeeze(plain)
+
+
+def test_prose_keys_leave_text_without_markup_as_squeezed() -> None:
+    text = "Plain words, (parenthesised) and 3.5 numbers: nothing to strip; ok?"
+    assert squeeze_prose(text) == squeeze(text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,6 +89,19 @@ def test_sampled_features_match_a_per_text_computation(texts: list[bytes]) -> No
     assert {d: f for d, f in found.items()} == {
         d: f for d, f in ((d, _reference_features(t)) for d, t in enumerate(texts)) if f
     }
+
+
+@PROPERTY
+@given(_TEXTS)
+def test_smallest_hashes_of_many_texts_match_each_text_alone(texts: list[bytes]) -> None:
+    expected = [
+        sorted({_gram_hash(t[i : i + blocking.GRAM]) for i in range(len(t) - blocking.GRAM + 1)})[: blocking.MIN_SAMPLES]
+        for t in texts
+    ]
+    found = [
+        list(np.frombuffer(blob, dtype=np.uint64).tolist()) for blob in blocking._smallest_hashes(texts)
+    ]
+    assert found == expected
 
 
 @PROPERTY
