@@ -386,10 +386,12 @@ def count_tokens_batch(texts: Sequence[str]) -> list[int]:
     result = [_counts.get(k, -1) if t else 0 for k, t in zip(keys, texts, strict=True)]
     missing = [i for i, n in enumerate(result) if n < 0]
     if missing:
-        counted = _uncached_counts([texts[i] for i in missing])
+        # Each distinct text once: a batch of chunk frames repeats the same few pieces.
+        distinct = list(dict.fromkeys([texts[i] for i in missing]))
+        counted = dict(zip(distinct, _uncached_counts(distinct), strict=True))
         with _lock:  # the engine may run pipelines from worker threads
-            for i, n in zip(missing, counted, strict=True):
-                result[i] = n
+            for i in missing:
+                result[i] = n = counted[texts[i]]
                 _counts[keys[i]] = n
             while len(_counts) > _CACHE_SIZE:
                 _counts.popitem(last=False)
