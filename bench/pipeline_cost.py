@@ -48,7 +48,9 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -67,10 +69,41 @@ from engine.model import Hit, SearchRequest
 from engine.pipeline import run_pipeline
 from engine.pipeline.blocking import clear_features
 from engine.pipeline.dedup import clear_pair_scores
+from engine.pipeline.run import PipelineResult
 from engine.pipeline.text import clear_squeezed
 from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
 QUERY = "how does pytest collect fixtures and parametrize test functions"
+
+
+@dataclass(slots=True)
+class Timings:
+    """Wall, thread-CPU and process-CPU time of pipeline runs, and each stage's time."""
+
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    procs: list[float] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+
+    def run(self, hits: dict[str, list[Hit]], request: SearchRequest, **options: Any) -> PipelineResult:
+        wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
+        result = run_pipeline(hits, request, fusion=FusionConfig(), budget=BudgetConfig(), **options)
+        self.cpus.append((time.thread_time() - cpu) * 1000)
+        self.procs.append((time.process_time() - proc) * 1000)
+        self.walls.append((time.perf_counter() - wall) * 1000)
+        for stage, ms in result.stage_ms.items():
+            self.stages.setdefault(stage, []).append(ms)
+        return result
+
+    def summary(self) -> dict[str, float]:
+        walls = sorted(self.walls)
+        return {
+            "p50": statistics.median(walls),
+            "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
+            "cpu_p50": statistics.median(self.cpus),
+            "proc_p50": statistics.median(self.procs),
+            **{f"stage:{k}": statistics.median(v) for k, v in self.stages.items()},
+        }
 
 
 def measure(
@@ -78,10 +111,7 @@ def measure(
     | None = None, strategy: str = "rrf", cold_keys: bool = False, known_words: bool = False,
     reranked: bool = False,
 ) -> dict[str, float]:
-    walls: list[float] = []
-    cpus: list[float] = []
-    procs: list[float] = []
-    stages: dict[str, list[float]] = {}
+    timings = Timings()
     result = None
     shuffles = random.Random(1)
     for _ in range(repeat):
@@ -95,27 +125,15 @@ def measure(
             clear_features()
             clear_pair_scores()
         request = SearchRequest(query=QUERY, strategy=strategy)
-        wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
-        result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=embed is not None),
-                              budget=BudgetConfig(), embed=embed)
-        cpus.append((time.thread_time() - cpu) * 1000)
-        procs.append((time.process_time() - proc) * 1000)
-        walls.append((time.perf_counter() - wall) * 1000)
-        for stage, ms in result.stage_ms.items():
-            stages.setdefault(stage, []).append(ms)
+        result = timings.run(fresh, request, dedup=DedupConfig(semantic=embed is not None), embed=embed)
     assert result is not None and result.context is not None
-    walls.sort()
     return {
-        "p50": statistics.median(walls),
-        "p95": walls[min(len(walls) - 1, int(0.95 * len(walls)))],
-        "cpu_p50": statistics.median(cpus),
-        "proc_p50": statistics.median(procs),
+        **timings.summary(),
         "raw": result.raw_hits,
         "unique": result.unique_hits,
         "groups": len(result.groups),
         "tokens": result.context.token_count,
         "budget": result.context.budget,
-        **{f"stage:{k}": statistics.median(v) for k, v in stages.items()},
     }
 
 
@@ -179,18 +197,16 @@ def measure_stream(runs: list[QueryRun], depth: int, passes: int) -> dict[str, f
     """Each query's first ``depth`` hits per source through the pipeline, queries in their
     order, starting from empty caches (the tokenizer's vocabulary only), as a running
     engine meets them: a query's texts are new unless an earlier query returned them.
-    The figures of the median pass (by p50) of ``passes``, each from empty caches."""
+    The figures of the median pass (by p50) of ``passes``, each from empty caches;
+    hits, groups and tokens are averages over the queries."""
     rows: list[dict[str, float]] = []
     for _ in range(passes):
         clear_cache()
         clear_squeezed()
         clear_features()
         clear_pair_scores()
-        walls: list[float] = []
-        cpus: list[float] = []
-        procs: list[float] = []
-        stages: dict[str, list[float]] = {}
-        sizes: list[tuple[int, int, int, int]] = []
+        timings = Timings()
+        sizes: list[tuple[int, int, int, int, int]] = []
         seen: set[str] = set()
         new_share: list[float] = []
         for run in runs:
@@ -199,29 +215,15 @@ def measure_stream(runs: list[QueryRun], depth: int, passes: int) -> dict[str, f
             new_share.append(sum(text not in seen for text in texts) / max(1, len(texts)))
             seen.update(texts)
             request = SearchRequest(query=run.query.query, strategy=run.strategy)
-            wall, cpu, proc = time.perf_counter(), time.thread_time(), time.process_time()
-            result = run_pipeline(fresh, request, fusion=FusionConfig(), dedup=DedupConfig(semantic=False),
-                                  budget=BudgetConfig(), weights=run.weights)
-            cpus.append((time.thread_time() - cpu) * 1000)
-            procs.append((time.process_time() - proc) * 1000)
-            walls.append((time.perf_counter() - wall) * 1000)
-            for stage, ms in result.stage_ms.items():
-                stages.setdefault(stage, []).append(ms)
-            tokens = result.context.token_count if result.context else 0
-            sizes.append((result.raw_hits, result.unique_hits, len(result.groups), tokens))
-        walls_sorted = sorted(walls)
+            result = timings.run(fresh, request, dedup=DedupConfig(semantic=False), weights=run.weights)
+            assert result.context is not None
+            context = result.context
+            sizes.append((result.raw_hits, result.unique_hits, len(result.groups), context.token_count, context.budget))
         rows.append({
-            "p50": statistics.median(walls),
-            "p95": walls_sorted[min(len(walls) - 1, int(0.95 * len(walls)))],
-            "cpu_p50": statistics.median(cpus),
-            "proc_p50": statistics.median(procs),
-            "raw": statistics.fmean(s[0] for s in sizes),
-            "unique": statistics.fmean(s[1] for s in sizes),
-            "groups": statistics.fmean(s[2] for s in sizes),
-            "tokens": statistics.fmean(s[3] for s in sizes),
-            "budget": float(BudgetConfig().max_tokens - BudgetConfig().reserved_tokens),
+            **timings.summary(),
+            **{key: statistics.fmean(size[i] for size in sizes)
+               for i, key in enumerate(("raw", "unique", "groups", "tokens", "budget"))},
             "new": statistics.fmean(new_share),
-            **{f"stage:{k}": statistics.median(v) for k, v in stages.items()},
         })
     rows.sort(key=lambda row: row["p50"])
     return rows[len(rows) // 2]

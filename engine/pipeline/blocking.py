@@ -196,9 +196,9 @@ def _smallest_hashes(texts: Sequence[bytes]) -> list[bytes]:
     than these texts' hashing (real queries bring a dozen such texts, task lines)."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     grams = np.maximum(lengths - (GRAM - 1), 0)  # windows that lie inside their text
-    ends = lengths.cumsum()
+    starts = lengths.cumsum() - lengths
     inside = np.arange(int(grams.sum()), dtype=np.int64)
-    inside += (ends - lengths - (grams.cumsum() - grams)).repeat(grams)  # each text's windows start at its start
+    inside += (starts - (grams.cumsum() - grams)).repeat(grams)  # each text's windows from its start on
     owners = np.arange(len(texts), dtype=np.int64).repeat(grams)
     hashes = _gram_hashes(b"".join(texts))[inside].astype(np.int64)  # (< 2**32)
     keys = (owners << 32) | hashes
