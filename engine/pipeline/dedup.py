@@ -372,65 +372,92 @@ def _file_edges(hits: Sequence[Hit], facts: _Facts) -> list[Edge]:
     return edges
 
 
-def _lines(text: str) -> list[str]:
-    """``text`` split at newlines, a final newline not counting as a line."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def _line_count(text: str) -> int:
-    """``len(_lines(text))`` without building the list."""
+    """Lines in ``text`` (split at newlines, a final newline not counting as a line)."""
     return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def merge_span(kept: Hit, others: Sequence[Hit]) -> Hit | None:
     """The union of ``kept`` and overlapping chunks of its file, or None if they disagree.
 
-    Walks the chunks by start line, checking that overlapping lines are equal (list
-    slices compare in C) and appending what each chunk adds past the current end. Each
-    chunk's lines must match its declared range exactly.
+    Each chunk's lines must match its declared range exactly, and overlapping lines
+    must be equal; chunks are walked by start line (``_joined``).
     """
     chain = sorted([kept, *others], key=lambda h: (h.start_line or 0, h.end_line or 0))
     # Copies of one chunk from several servers add nothing once one of them is in: walk
-    # each (text, range) once. Before splitting anything, the cheap verdicts: a chunk
+    # each (text, range) once. Before comparing anything, the cheap verdicts: a chunk
     # whose line count is not its range, or two texts for one range (a reformatted copy),
     # cannot merge; copies of one text and range need no merging.
-    distinct_chunks = list({(h.content, h.start_line, h.end_line): h for h in chain}.values())  # first-seen order
-    texts: dict[tuple[int, int], str] = {}
-    for hit in distinct_chunks:
+    texts: dict[tuple[int, int], str] = {}  # by range, in chain order
+    for hit in {(h.content, h.start_line, h.end_line): h for h in chain}.values():
         start, end = hit.start_line, hit.end_line
         if start is None or end is None or _line_count(hit.content) != end - start + 1:
             return None
-        text = hit.content[:-1] if hit.content.endswith("\n") else hit.content  # "\n".join(_lines(...))
+        text = hit.content[:-1] if hit.content.endswith("\n") else hit.content
         if texts.setdefault((start, end), text) != text:
             return None
     if len(texts) == 1:
         (start, end), text = next(iter(texts.items()))
         return _spanned(kept, text, start, end, chain)
-    split: dict[str, list[str]] = {}  # copies of one text at other ranges: split it once
-    merged: list[str] | None = None
-    first = end = 0
-    for hit in distinct_chunks:
-        lines = split.get(hit.content)
-        if lines is None:
-            lines = split[hit.content] = _lines(hit.content)
-        if hit.start_line is None or hit.end_line is None or len(lines) != hit.end_line - hit.start_line + 1:
-            return None
-        start = hit.start_line
-        if merged is None:
-            merged, first, end = list(lines), start, start + len(lines) - 1
-            continue
-        if start > end + 1:
+    joined = _joined(texts)
+    if joined is None:
+        return None
+    text, first, last = joined
+    return _spanned(kept, text, first, last, chain)
+
+
+def _joined(texts: Mapping[tuple[int, int], str]) -> tuple[str, int, int] | None:
+    """Chunk texts (no final newline; each with as many lines as its range, ranges in
+    order) joined into one span ``(text, first line, last line)``, or None at a gap or
+    where overlapping lines differ.
+
+    Works on the strings, not on lists of lines: the lines a chunk shares with the span
+    so far are one slice of each, found by stepping over that many newlines, and
+    compared in one go (splitting every chunk into lines and joining them again cost
+    several times more)."""
+    merged, first, end = "", 0, -1
+    for index, ((start, stop), text) in enumerate(texts.items()):
+        if index == 0:
+            merged, first, end = text, start, stop
+        elif start > end + 1:
             return None  # a gap: not one span
-        shared = min(end, start + len(lines) - 1) - start + 1
-        if merged[start - first : start - first + shared] != lines[:shared]:
-            return None
-        merged.extend(lines[shared:])
-        end = max(end, start + len(lines) - 1)
-    assert merged is not None
-    return _spanned(kept, "\n".join(merged), first, end, chain)
+        elif stop <= end:  # no new lines: the ones it has must be there already
+            if stop >= start and not _holds_lines(merged, _line_start_from_end(merged, end - start + 1), text):
+                return None
+        elif start == end + 1:  # adjacent: nothing shared
+            merged = f"{merged}\n{text}" if end >= first else text
+            end = stop
+        else:  # the span's last ``end - start + 1`` lines must be the text's first
+            cut = _after_lines(text, end - start + 1)
+            if not _holds_lines(merged, len(merged) - cut, text[:cut]):
+                return None
+            merged += text[cut:]
+            end = stop
+    return merged, first, end
+
+
+def _line_start_from_end(text: str, lines: int) -> int:
+    """Where the ``lines``-th line from the end of ``text`` starts (it has that many)."""
+    at = len(text)
+    for _ in range(lines):
+        at = text.rfind("\n", 0, at)
+    return at + 1
+
+
+def _after_lines(text: str, lines: int) -> int:
+    """Where the newline ending the ``lines``-th line of ``text`` is (it has more lines)."""
+    at = -1
+    for _ in range(lines):
+        at = text.find("\n", at + 1)
+    return at
+
+
+def _holds_lines(text: str, at: int, lines: str) -> bool:
+    """Whether ``lines`` (whole lines) stand in ``text`` from ``at`` on."""
+    if at < 0 or (at > 0 and text[at - 1] != "\n") or not text.startswith(lines, at):
+        return False
+    after = at + len(lines)
+    return after == len(text) or text[after] == "\n"
 
 
 def _spanned(kept: Hit, content: str, start: int, end: int, chain: Sequence[Hit]) -> Hit:
