@@ -5,8 +5,11 @@ in the GUI process: the embedding model (torch) never loads there, and indexing'
 CPU work cannot stall the event loop through the GIL. This module imports no Qt.
 
 Each line is one JSON object: ``{"event": "progress", ...IndexProgress fields}``
-while indexing, then ``{"event": "done", ...IndexStats fields}``; failures exit
-non-zero with the reason on stderr.
+while indexing the code, ``{"event": "history"}`` as it starts on the git history
+(``engine.repos.update_history``: the built-in tasks server's), then
+``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
+failures exit non-zero with the reason on stderr. A history that could not be read
+does not fail the worker: the code index is good, and the line says why.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ MIN_INTERVAL_S = 0.1  # at most ~10 progress lines a second: the GUI needs no mo
 WORKER_NICENESS = 10
 
 
-def _emit(event: str, payload: Any) -> None:
-    data = {"event": event, **dataclasses.asdict(payload)}
+def _emit(event: str, payload: Any = None, **extra: Any) -> None:
+    data = {"event": event, **(dataclasses.asdict(payload) if payload is not None else {}), **extra}
     sys.stdout.write(json.dumps(data, default=str) + "\n")
     sys.stdout.flush()
 
@@ -41,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         os.nice(WORKER_NICENESS)
 
     from engine.index.manager import index_repository
+    from engine.repos import update_history
 
     last = 0.0
 
@@ -51,12 +55,15 @@ def main(argv: list[str] | None = None) -> int:
             last = now
             _emit("progress", progress)
 
+    root = Path(args[0]).expanduser().resolve()
     try:
-        stats = index_repository(Path(args[0]), on_progress=on_progress)
+        stats = index_repository(root, on_progress=on_progress)
+        _emit("history")
+        history = update_history(root)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    _emit("done", stats)
+    _emit("done", stats, history=history.summary())
     return 0
 
 

@@ -2,8 +2,10 @@
 
 Indexing runs in a child process (``app.index_worker``) that reports progress as
 JSON lines: the embedding model never loads in the GUI process and the indexer's
-CPU work cannot stall the event loop. Listing and removing indexes are quick calls
-into ``engine.index.manager``, run in a worker thread.
+CPU work cannot stall the event loop. It indexes the code, then brings the git
+history (the tasks server's) up to date. Listing and removing repositories are quick
+calls into ``engine.repos``, run in a worker thread; removing deletes the code index
+and the history together.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from app import safe_text, theme
 from app.engine_api import EngineLike
 from app.tasks import describe_error, run_async
 
-COLUMNS = ("Repository", "Status", "Files", "Chunks", "Last update", "Watcher")
+COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds ``app`` and ``engine``
 
 
@@ -78,9 +80,10 @@ async def run_worker(command: list[str], on_event: Callable[[dict[str, Any]], No
     return final
 
 
-def manager() -> ModuleType:
-    """The engine's index manager (imported on first use: it pulls in the indexer)."""
-    return importlib.import_module("engine.index.manager")
+def repos() -> ModuleType:
+    """The engine's repositories, code index and history (imported on first use: it pulls
+    in the indexer)."""
+    return importlib.import_module("engine.repos")
 
 
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
@@ -200,7 +203,7 @@ class IndexPage(QWidget):
 
     def refresh(self) -> asyncio.Task[Any]:
         """List the indexes (in a worker thread: it opens every index file)."""
-        return run_async(asyncio.to_thread(lambda: list(manager().list_indexes())),
+        return run_async(asyncio.to_thread(lambda: list(repos().list_repositories())),
                          label="Listing indexes", quiet=True, key="list-indexes",
                          on_success=self._fill, on_error=self._list_failed)
 
@@ -254,6 +257,7 @@ class IndexPage(QWidget):
             status,
             f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
             f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
+            f"{int(_get(entry, 'tasks', default=0) or 0):,}" if entry is not None else "",
             str(last or ""),
             "" if watch is None else ("on" if watch else "off"),
         ]
@@ -294,7 +298,7 @@ class IndexPage(QWidget):
         path = self._selected_path()
         if path is None:
             return
-        run_async(asyncio.to_thread(manager().remove_index, Path(path)), label=f"Removing {path}",
+        run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
                   on_success=lambda _: self._changed(f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
 
@@ -317,7 +321,10 @@ class IndexPage(QWidget):
         self.progress.setRange(0, 0)
         self.progress_label.setText(f"Indexing {path}…")
         def on_event(event: dict[str, Any]) -> None:
-            self._progress(key, Progress.of(event, started))
+            if event.get("event") == "history":
+                self._reading_history(key)
+            else:
+                self._progress(key, Progress.of(event, started))
 
         return run_async(run_worker(self._worker(path), on_event), label=f"Indexing {path.name}",
                          on_success=lambda stats: self._finished(key, stats),
@@ -334,6 +341,13 @@ class IndexPage(QWidget):
         row = self._row_of(key)
         self.table.setItem(row, 1, QTableWidgetItem(f"indexing {progress.done}/{progress.total or '?'}"))
 
+    def _reading_history(self, key: str) -> None:
+        if key not in self._running:
+            return
+        self.progress.setRange(0, 0)  # busy: git gives no count up front
+        self.progress_label.setText(f"Reading the git history of {key}…")
+        self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
+
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
         self._idle_progress()
@@ -341,7 +355,8 @@ class IndexPage(QWidget):
         chunks = _get(stats, "chunks_total", "chunks", default="?")
         seconds = _get(stats, "seconds", "elapsed_s", default=None)
         took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
-        self._changed(f"Indexed {key}: {files} files, {chunks} chunks{took}")
+        history = _get(stats, "history", default=None)
+        self._changed(f"Indexed {key}: {files} files, {chunks} chunks{took}" + (f"; {history}" if history else ""))
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)

@@ -1,4 +1,8 @@
-"""``tributary index``: add, update, remove, list and inspect local repository indexes."""
+"""``tributary index``: add, update, remove, list and inspect local repository indexes.
+
+A repository's index is its code (the built-in ``files`` server) and its git history
+(the ``tasks`` server): ``add`` and ``update`` bring both up to date, ``remove`` deletes
+both (``engine.repos``); ``--no-history`` leaves the history alone."""
 
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ from engine.config.schema import RepoConfig
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "index",
-        help="index local repositories for the built-in files server",
-        description="Index local repositories (code chunks, embeddings, BM25) for search.",
+        help="index local repositories for the built-in files and tasks servers",
+        description="Index local repositories for search: code (chunks, embeddings, BM25) and git "
+        "history (each commit and the files it touched).",
     )
     commands = parser.add_subparsers(dest="index_command", metavar="ACTION", required=True)
 
@@ -38,13 +43,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="GLOB",
         help="skip paths matching (repeatable)",
     )
+    add.add_argument("--no-history", action="store_true", help="index the code only, not the git history")
     add.set_defaults(func=_add)
 
     update = commands.add_parser("update", help="re-index changed files (one repo, or all)")
     update.add_argument("path", type=Path, nargs="?")
+    update.add_argument("--no-history", action="store_true", help="update the code only, not the git history")
     update.set_defaults(func=_update)
 
-    remove = commands.add_parser("remove", help="delete a repository's index")
+    remove = commands.add_parser("remove", help="delete a repository's index (code and history)")
     remove.add_argument("path", type=Path, help="the repository's folder, or its name as `index list` shows it")
     remove.set_defaults(func=_remove)
 
@@ -106,7 +113,21 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
     )
     for error in stats.errors[:10]:
         print(f"  skipped: {error}", file=sys.stderr)
+    _update_history(root, args)
     return 0
+
+
+def _update_history(root: Path, args: argparse.Namespace) -> None:
+    """Bring the repository's task history up to date too, unless ``--no-history``."""
+    if getattr(args, "no_history", False):
+        return
+    from engine.repos import update_history
+
+    update = update_history(root)
+    print(f"{root.name}: {update.summary()}", file=sys.stderr)
+    if update.stats is not None:
+        for error in update.stats.errors[:5]:
+            print(f"  skipped: {error}", file=sys.stderr)
 
 
 def _root(path: Path) -> Path | None:
@@ -151,6 +172,7 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
         )
 
     config = _repo_config(args, root)
+    _update_history(root, args)
     stop = threading.Event()
     print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr)
     try:
@@ -182,14 +204,15 @@ def _update(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from engine.index.manager import list_indexes, remove_index
+    from engine.index.manager import list_indexes
+    from engine.repos import remove_repository
 
-    if remove_index(args.path):
+    if remove_repository(Path(args.path)):
         print(f"removed the index of {args.path}")
         return 0
     # Not a folder that is indexed: the name `index list` shows, when one index has it.
     named = [info for info in list_indexes() if info.name == str(args.path)]
-    if len(named) == 1 and remove_index(named[0].index_path):
+    if len(named) == 1 and remove_repository(named[0].root):
         print(f"removed the index of {named[0].root}")
         return 0
     if len(named) > 1:
@@ -212,20 +235,30 @@ def _age(stamp: float | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from engine.index.manager import list_indexes
+    from engine.repos import list_repositories
 
-    infos = list_indexes()
+    infos = list_repositories()
     if not infos:
         print("no repository is indexed; add one with `tributary index add PATH`")
         return 0
-    print(f"{'repository':<28} {'files':>7} {'chunks':>8} {'updated':>10}  path")
+    print(f"{'repository':<28} {'files':>7} {'chunks':>8} {'tasks':>7} {'updated':>10}  path")
     for info in infos:
         gone = "" if info.exists else "  (folder missing)"
         print(
-            f"{info.name[:28]:<28} {info.files:>7} {info.chunks:>8} "
+            f"{info.name[:28]:<28} {info.files:>7} {info.chunks:>8} {info.tasks:>7} "
             f"{_age(info.updated_at):>10}  {info.root}{gone}"
         )
     return 0
+
+
+def _history_line(root: Path) -> str:
+    from engine.tasks.api import task_stats
+
+    stats = task_stats(root)
+    if not stats.tasks:
+        return "none imported"
+    last = f", newest {stats.last:%Y-%m-%d}" if stats.last else ""
+    return f"{stats.tasks} tasks touching {stats.files} files{last}"
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -243,7 +276,8 @@ def _status(args: argparse.Namespace) -> int:
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
             f"  index:   {info.index_path} ({info.size_bytes / 1e6:.1f} MB)\n"
             f"  files:   {info.files}\n  chunks:  {info.chunks}\n"
-            f"  model:   {info.model}\n  updated: {_age(info.updated_at)}"
+            f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
+            f"  history: {_history_line(info.root)}"
         )
     if not infos:
         print("no repository is indexed")

@@ -43,12 +43,8 @@ def ensure_repo_indexed(path: Path) -> int:
 
 
 def _import_history(root: Path) -> None:
-    from engine.tasks.api import import_git_history
-    from engine.tasks.sources import GitError
+    from engine.repos import update_history
 
-    try:
-        stats = import_git_history(root)
-    except GitError:
-        return  # not a git repository: code search only
-    if stats.added:
-        print(f"task history: {stats.added} commits imported", file=sys.stderr)
+    update = update_history(root)
+    if update.failed or (update.stats is not None and update.stats.changed):
+        print(f"{root.name}: {update.summary()}", file=sys.stderr)

@@ -9,9 +9,7 @@ in a worker thread (each opens its own connection).
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from engine.index.progress import IndexStats, ProgressCallback
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import SqliteStore
 from engine.paths import indexes_dir
+from engine.tasks.store import repo_id
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +41,12 @@ class IndexInfo:
     updated_at: float | None  # unix time of the last file written
     size_bytes: int
     exists: bool  # the repository folder is still there
+    tasks: int = 0  # tasks in its history beside it (``engine.repos.list_repositories`` counts them)
 
 
 def repo_stem(repo_path: Path | str) -> str:
-    """``<folder>-<hash of the absolute path>``: the same stem the tasks index uses."""
-    root = Path(repo_path).expanduser().resolve()
-    digest = hashlib.sha1(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', root.name) or 'repo'}-{digest}"
+    """``<folder>-<hash of the absolute path>``: the stem the tasks index uses too."""
+    return repo_id(repo_path)
 
 
 def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> Path:
@@ -156,9 +154,14 @@ def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
         if target.name.endswith(INDEX_SUFFIX) and target.is_file()
         else index_path_for(path, directory=index_dir)
     )
+    return remove_sqlite_files(index_path)
+
+
+def remove_sqlite_files(database: Path) -> bool:
+    """Delete an SQLite database with its WAL and shared-memory files; whether any was there."""
     removed = False
     for suffix in ("", "-wal", "-shm"):
-        candidate = Path(f"{index_path}{suffix}")
+        candidate = Path(f"{database}{suffix}")
         if candidate.exists():
             candidate.unlink()
             removed = True

@@ -1,6 +1,6 @@
 """The index manager page: indexing in a child process with progress (rate, ETA),
 per-repository status, re-index and remove — with a scripted worker and a double of
-the engine's manager (the real indexer is tested by the index suite)."""
+the engine's repositories (the real indexer is tested by the index suite)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import pytest
 from app import indexes
 from app.indexes import IndexPage, Progress, format_eta
 
-# A worker that behaves like app.index_worker: JSON progress lines, then "done";
-# it waits for a file to exist before finishing so the test can see it mid-way.
+# A worker that behaves like app.index_worker: JSON progress lines, then "history",
+# then "done"; it waits for a file to exist before each of the last two so the test can
+# see it mid-way.
 WORKER = r"""
 import json, sys, time, pathlib
 gate = pathlib.Path(sys.argv[1])
@@ -28,23 +29,27 @@ print("a stray line from some library", flush=True)
 for done in (1, 2):
     emit(event="progress", phase="index", files_done=done, files_total=4, chunks_done=done * 10,
          chunks_embedded=0, rate=20.0, eta_s=(4 - done) / 2.0)
-deadline = time.time() + 10
-while not gate.exists() and time.time() < deadline:
-    time.sleep(0.02)
-emit(event="done", files_indexed=4, chunks_total=40, seconds=0.1)
+def wait(gate):
+    deadline = time.time() + 10
+    while not gate.exists() and time.time() < deadline:
+        time.sleep(0.02)
+wait(gate)
+emit(event="history")
+wait(gate.with_name("history-gate"))
+emit(event="done", files_indexed=4, chunks_total=40, seconds=0.1, history="history: 3 new commits in 0.2 s")
 """
 FAILING = "import sys; print('Traceback…', file=sys.stderr); print('NotADirectoryError: not a folder', file=sys.stderr); sys.exit(1)"
 
 
 @dataclass
-class FakeManager:
+class FakeRepos:
     entries: dict[str, Any] = field(default_factory=dict)
     removed: list[Path] = field(default_factory=list)
 
-    def list_indexes(self) -> list[Any]:
+    def list_repositories(self) -> list[Any]:
         return list(self.entries.values())
 
-    def remove_index(self, path: Path) -> bool:
+    def remove_repository(self, path: Path) -> bool:
         self.removed.append(path)
         return self.entries.pop(str(path), None) is not None
 
@@ -60,11 +65,13 @@ async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
 async def test_index_in_child_process_with_progress_then_status(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = FakeManager()
-    monkeypatch.setattr(indexes, "manager", lambda: fake)
+    fake = FakeRepos()
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    messages: list[str] = []
     gate = tmp_path / "gate"
     page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     qtbot.addWidget(page)
+    page.message.connect(messages.append)
     await page.refresh()
     assert page.table.rowCount() == 0 and not page.empty.isHidden()
     repo = tmp_path / "repo"
@@ -76,11 +83,17 @@ async def test_index_in_child_process_with_progress_then_status(
     assert "2/4 files" in label and "20.0 chunks/s" in label and "ETA 1 s" in label
     assert page.table.item(0, 1).text() == "indexing 2/4"
     assert page.index(repo) is None  # already running: not started twice
-    fake.entries[str(repo)] = SimpleNamespace(root=repo, files=4, chunks=40, updated_at=time.time(), exists=True)
+    fake.entries[str(repo)] = SimpleNamespace(root=repo, files=4, chunks=40, tasks=3, updated_at=time.time(),
+                                                exists=True)
     gate.touch()
+    await until(lambda: page.table.item(0, 1).text() == "reading history")
+    assert page.progress_label.text() == f"Reading the git history of {repo}…"
+    assert page.progress.maximum() == 0  # busy: no count
+    (tmp_path / "history-gate").touch()
     await task
     await until(lambda: page.progress.isHidden() and page.table.item(0, 1).text() == "ready")
-    assert [page.table.item(0, c).text() for c in (0, 1, 2, 3)] == [str(repo), "ready", "4", "40"]
+    assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
+    assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == [str(repo), "ready", "4", "40", "3"]
     page.table.selectRow(0)
     assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
     page.remove_selected()
@@ -90,7 +103,7 @@ async def test_index_in_child_process_with_progress_then_status(
 
 @pytest.mark.asyncio
 async def test_failed_indexing_is_reported(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexes, "manager", lambda: FakeManager())
+    monkeypatch.setattr(indexes, "repos", lambda: FakeRepos())
     page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", FAILING])
     qtbot.addWidget(page)
     messages: list[str] = []

@@ -1,0 +1,85 @@
+"""A repository made searchable as a whole: its code and its history.
+
+The built-in ``files`` server searches a repository's code index (``engine.index``), and
+the ``tasks`` server its task history (``engine.tasks``: the commits, and the files each
+one touched). Adding a repository — ``tributary index add``, ``--repo``, the app's
+Indexes page — builds both; updating brings both up to date (changed files, new
+commits); removing deletes both. So neither server misses a repository the user added,
+nor keeps serving one they removed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine.index.manager import IndexInfo, index_path_for, list_indexes, remove_sqlite_files
+from engine.tasks.api import import_git_history, tasks_db_path
+from engine.tasks.model import ImportStats
+from engine.tasks.sources import GitError, is_git_repo
+from engine.tasks.store import TaskStore
+
+
+@dataclass(slots=True)
+class HistoryUpdate:
+    """What bringing a repository's task history up to date did: the import's figures,
+    or why there was none (not a git work tree; git or the task store failed)."""
+
+    stats: ImportStats | None = None
+    reason: str = ""
+    failed: bool = False  # git or the store failed (not merely: no git history here)
+
+    def summary(self) -> str:
+        """One line for a person: ``history: 12 new commits``, ``history: up to date``, …"""
+        if self.stats is None:
+            return f"history: {self.reason}"
+        stats = self.stats
+        if not stats.changed:
+            return "history: up to date"
+        parts = [f"{stats.added} new commit{'s' if stats.added != 1 else ''}"] if stats.added else []
+        parts += [f"{stats.updated} updated"] if stats.updated else []
+        return f"history: {', '.join(parts)} in {stats.seconds:.1f} s"
+
+
+def update_history(root: Path, *, index_dir: Path | None = None, embed: bool = True) -> HistoryUpdate:
+    """Import the commits of ``root``'s git history not imported yet (the first time: all).
+
+    Never raises for the history's sake: a folder that is not a git work tree has no
+    history to import, and a failing ``git`` or task store is reported, not thrown, since
+    the code index beside it is still good."""
+    if not is_git_repo(root):
+        return HistoryUpdate(reason="not a git work tree (code only)")
+    try:
+        return HistoryUpdate(import_git_history(root, indexes_dir=index_dir, embed=embed))
+    except (GitError, OSError, sqlite3.Error) as exc:
+        return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
+
+
+def remove_repository(root: Path, *, index_dir: Path | None = None) -> bool:
+    """Delete the code index and the task history of the repository at ``root`` (which
+    may be gone already); whether there was anything to delete."""
+    removed_code = remove_sqlite_files(index_path_for(root, directory=index_dir))
+    removed_history = remove_sqlite_files(tasks_db_path(root, index_dir))
+    return removed_code or removed_history
+
+
+def list_repositories(index_dir: Path | None = None) -> list[IndexInfo]:
+    """The indexed repositories (``list_indexes``), each with the tasks its history holds."""
+    return [replace(info, tasks=_task_count(info.root, index_dir)) for info in list_indexes(index_dir)]
+
+
+def _task_count(root: Path, index_dir: Path | None) -> int:
+    database = tasks_db_path(root, index_dir)
+    if not database.exists():
+        return 0
+    try:
+        store = TaskStore(database, readonly=True)
+    except sqlite3.Error:  # unreadable: listed as no history rather than not at all
+        return 0
+    try:
+        return store.stats().tasks
+    except sqlite3.Error:
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,115 @@
+"""A repository is indexed as a whole: ``tributary index`` and the app's index worker
+bring its code and its git history up to date together, and remove both."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from app import index_worker
+from engine import builtins, repos
+from engine.cli.main import main
+from engine.index import embed, manager
+from engine.index.manager import index_path_for, list_indexes
+from engine.tasks.api import task_stats, tasks_db_path
+from engine.tasks.sources import GitError
+from tests.index.index_helpers import HashingEmbedder, make_repo
+from tests.tasks.task_helpers import HashEmbedder, commit, git
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh Tributary home, with small stand-ins for the embedding models."""
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(manager, "load_code_embedder", lambda: HashingEmbedder())
+    monkeypatch.setattr(embed, "load_default_embedder", lambda: HashEmbedder())
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def git_checkout(tmp_path: Path) -> Path:
+    """The index tests' repository, committed in two steps."""
+    root = make_repo(tmp_path / "checkout")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    commit(root, {"src/billing.py": "def invoice_total(lines):\n    return sum(lines)\n"},
+           "Add invoice totals", "2024-02-01T10:00:00+00:00")
+    return root
+
+
+def test_index_add_imports_the_history_and_remove_deletes_both(
+    home: Path, git_checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["index", "add", str(git_checkout)]) == 0
+    assert "checkout: history: 2 new commits" in capsys.readouterr().err
+    assert task_stats(git_checkout).tasks == 2
+    assert builtins.available_builtins() == ["files", "tasks"]  # both servers now serve it
+
+    assert main(["index", "status", str(git_checkout)]) == 0
+    assert "history: 2 tasks touching" in capsys.readouterr().out
+    assert [(info.root, info.tasks) for info in repos.list_repositories()] == [(git_checkout.resolve(), 2)]
+    assert main(["index", "list"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[:5] == ["repository", "files", "chunks", "tasks", "updated"]
+    assert row.split()[3] == "2"
+
+    assert main(["index", "update"]) == 0
+    assert "checkout: history: up to date" in capsys.readouterr().err
+    commit(git_checkout, {"src/billing.py": "def invoice_total(lines):\n    return round(sum(lines), 2)\n"},
+           "Round invoice totals", "2024-03-01T10:00:00+00:00")
+    assert main(["index", "update", str(git_checkout)]) == 0
+    assert "checkout: history: 1 new commit in" in capsys.readouterr().err
+    assert task_stats(git_checkout).tasks == 3
+
+    assert main(["index", "remove", str(git_checkout)]) == 0
+    assert list_indexes() == []
+    assert not tasks_db_path(git_checkout).exists() and not index_path_for(git_checkout).exists()
+    assert builtins.available_builtins() == []  # neither server serves a removed repository
+    assert main(["index", "remove", str(git_checkout)]) == 1
+
+
+def test_no_history_and_folders_without_git_index_the_code_only(
+    home: Path, git_checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["index", "add", "--no-history", str(git_checkout)]) == 0
+    assert "history" not in capsys.readouterr().err
+    assert not tasks_db_path(git_checkout).exists()
+
+    plain = make_repo(tmp_path / "plain")
+    assert main(["index", "add", str(plain)]) == 0
+    assert "plain: history: not a git work tree (code only)" in capsys.readouterr().err
+    assert not tasks_db_path(plain).exists()
+    assert builtins.available_builtins() == ["files"]
+    assert {info.root.name: info.tasks for info in repos.list_repositories()} == {"checkout": 0, "plain": 0}
+
+
+def test_a_failing_history_is_reported_and_the_code_index_kept(
+    home: Path, git_checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise GitError("git log failed: fatal: bad object HEAD")
+
+    monkeypatch.setattr(repos, "import_git_history", broken)
+    update = repos.update_history(git_checkout)
+    assert update.failed and update.stats is None
+    assert update.summary() == "history: not imported: git log failed: fatal: bad object HEAD"
+    assert main(["index", "add", str(git_checkout)]) == 0  # the code is indexed all the same
+    assert "history: not imported: git log failed" in capsys.readouterr().err
+    assert [info.root for info in list_indexes()] == [git_checkout.resolve()]
+
+
+def test_the_app_worker_reports_code_then_history(
+    home: Path, git_checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(os, "nice", lambda increment: 0)  # (not this test process's priority)
+    assert index_worker.main([str(git_checkout)]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [event["event"] for event in events]
+    assert kinds[-2:] == ["history", "done"] and set(kinds[:-2]) == {"progress"}
+    assert events[-1]["files_total"] > 0
+    assert events[-1]["history"].startswith("history: 2 new commits in ")
+    assert task_stats(git_checkout).tasks == 2
