@@ -158,6 +158,10 @@ class ThreadedEngine:
     async def apply_config(self, config: Config) -> None:
         await self._host.call(self._engine.apply_config(config))
 
+    async def repository_changed(self, path: str | Path) -> int:
+        dropped: int = await self._host.call(self._engine.repository_changed(path))
+        return dropped
+
     async def feedback(
         self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None
     ) -> dict[str, float]:

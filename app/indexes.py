@@ -299,16 +299,22 @@ class IndexPage(QWidget):
         if path is None:
             return
         run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
-                  on_success=lambda _: self._changed(f"Removed the index of {path}"),
+                  on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
 
-    def _changed(self, text: str) -> None:
-        """An index appeared or went: list again; the engine re-derives its built-in servers."""
+    def _changed(self, path: str, text: str) -> None:
+        """A repository's index changed, appeared or went: list again; the engine drops
+        the cached answers that drew on it and re-derives its built-in servers."""
         self.message.emit(text)
         self.refresh()
         engine = self._engine()
         if engine is not None:
-            run_async(engine.apply_config(engine.config), label="Updating sources", quiet=True)
+            run_async(self._update_engine(engine, path), label="Updating sources", quiet=True)
+
+    @staticmethod
+    async def _update_engine(engine: EngineLike, path: str) -> None:
+        await engine.repository_changed(path)
+        await engine.apply_config(engine.config)
 
     def index(self, path: Path) -> asyncio.Task[Any] | None:
         key = str(path)
@@ -356,7 +362,7 @@ class IndexPage(QWidget):
         seconds = _get(stats, "seconds", "elapsed_s", default=None)
         took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
         history = _get(stats, "history", default=None)
-        self._changed(f"Indexed {key}: {files} files, {chunks} chunks{took}" + (f"; {history}" if history else ""))
+        self._changed(key, f"Indexed {key}: {files} files, {chunks} chunks{took}" + (f"; {history}" if history else ""))
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)

@@ -475,6 +475,18 @@ class Engine:
             stderr=stderr,
         )
 
+    async def repository_changed(self, path: str | Path) -> int:
+        """An indexed repository's code index or history changed (indexed, updated,
+        removed): drop the cached answers that drew on it, so the next search asks the
+        built-in servers again; how many were dropped."""
+        if self.cache is None:
+            return 0
+        try:
+            return await self.cache.invalidate_repo(path)
+        except Exception as exc:  # a broken cache must never break the caller
+            log.warning("cache not invalidated for %s: %s", path, exc)
+            return 0
+
     async def apply_config(self, config: Config) -> None:
         """Adopt a saved config: restart only the servers whose settings changed."""
         self.config = config

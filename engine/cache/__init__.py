@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from engine.cache.base import Cache, CacheError, CacheStats, Clock, NullCache
-from engine.cache.keys import repo_tag
-from engine.cache.layers import ResponseCache, is_complete
+from engine.cache.layers import ResponseCache, invalidate_repository_tags, is_complete
 from engine.cache.memory import MemoryCache
 from engine.cache.redact import Scrubber, likely_secret_values, secret_values
 from engine.cache.sqlite import SqliteCache
@@ -104,7 +103,7 @@ async def invalidate_repository(
         return 0
     cache = make_cache(config.cache, path=path)
     try:
-        return await cache.invalidate_tag(repo_tag(repo_path))
+        return await invalidate_repository_tags(cache, repo_path)
     finally:
         await cache.close()
 

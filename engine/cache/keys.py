@@ -28,7 +28,8 @@ from engine.cache.codec import to_jsonable
 from engine.config.schema import Config, ServerConfig
 from engine.model import SearchRequest, SearchResponse, SourceStatus
 
-KEY_VERSION = 1  # bump when the recipe below changes, so old entries stop matching
+KEY_VERSION = 2  # bump when the recipe below or the tags change, so old entries stop matching
+# (2: built-in servers' answers carry INDEXES_TAG; entries of 1 lack it and could not be dropped)
 QUERY_PREFIX = "q:"
 SOURCE_PREFIX = "s:"
 
@@ -112,12 +113,20 @@ def repo_tag(path: str | Path) -> str:
     return f"repo:{Path(path).expanduser().resolve()}"
 
 
+# Every answer of a built-in server: it searches every indexed repository, listed in the
+# config or not (``tributary index add`` lists none), so a change to any of them may
+# change any of its answers.
+INDEXES_TAG = "indexes"
+
+
 def source_tags(server: ServerConfig, config: Config | None = None) -> list[str]:
     """Tags for what ``server``'s answers depend on: itself, and for a built-in server
-    the indexed repositories it serves (all of them: built-ins span every repo)."""
+    the indexed repositories it serves (``INDEXES_TAG``, and the config's repositories)."""
     tags = [server_tag(server.name)]
-    if server.builtin and config is not None:
-        tags.extend(repo_tag(repo.path) for repo in config.repos)
+    if server.builtin:
+        tags.append(INDEXES_TAG)
+        if config is not None:
+            tags.extend(repo_tag(repo.path) for repo in config.repos)
     return tags
 
 
@@ -134,6 +143,6 @@ def response_tags(response: SearchResponse, config: Config) -> list[str]:
         else:
             # Not in this config (e.g. a built-in server added at run time): it may
             # draw on any indexed repository, so a change to any of them drops it.
-            names = [server_tag(report.name), *(repo_tag(r.path) for r in config.repos)]
+            names = [server_tag(report.name), INDEXES_TAG, *(repo_tag(r.path) for r in config.repos)]
         tags.update(dict.fromkeys(names))
     return list(tags)

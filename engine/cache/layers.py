@@ -20,6 +20,7 @@ from typing import Any
 from engine.cache.base import Cache, CacheStats
 from engine.cache.codec import CodecError, hits_from_list, hits_to_list, response_from_dict
 from engine.cache.keys import (
+    INDEXES_TAG,
     config_fingerprint,
     query_key,
     repo_tag,
@@ -129,7 +130,7 @@ class ResponseCache:
 
     async def invalidate_repo(self, path: str | Path) -> int:
         """An indexed repository changed: drop every answer that drew on it."""
-        return await self.cache.invalidate_tag(repo_tag(path))
+        return await invalidate_repository_tags(self.cache, path)
 
     async def invalidate_server(self, name: str) -> int:
         return await self.cache.invalidate_tag(server_tag(name))
@@ -162,3 +163,9 @@ def is_complete(response: SearchResponse) -> bool:
     if response.error is not None:
         return False
     return all(report.status in _COMPLETE for report in response.sources)
+
+
+async def invalidate_repository_tags(cache: Cache, path: str | Path) -> int:
+    """Drop what a change to the repository at ``path`` made stale: answers tagged with
+    it, and every built-in server's answer (``INDEXES_TAG``); how many."""
+    return await cache.invalidate_tag(repo_tag(path)) + await cache.invalidate_tag(INDEXES_TAG)

@@ -23,6 +23,19 @@ def config_path(args: argparse.Namespace) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def forget_cached_answers(root: Path, config_file: Path | None) -> None:
+    """A repository's index changed: drop the cached answers that drew on it from the
+    shared cache (SQLite or Redis: every Tributary process's), so no search replays an
+    answer from before the change. Best effort: the index is good either way."""
+    from engine.cache import invalidate_repository_blocking
+    from engine.config.load import load_config
+
+    try:
+        invalidate_repository_blocking(load_config(config_file), root)
+    except Exception as exc:  # a broken config or cache: say so, and carry on
+        print(f"tributary: cached answers about {root} not dropped: {exc}", file=sys.stderr)
+
+
 def top_k(value: str) -> int:
     number = int(value)
     if not TOP_K_MIN <= number <= TOP_K_MAX:

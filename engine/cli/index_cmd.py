@@ -13,6 +13,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from engine.cli.common import config_path, forget_cached_answers
 from engine.cli.progress import ProgressBar
 from engine.config.schema import RepoConfig
 
@@ -114,6 +115,7 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
     for error in stats.errors[:10]:
         print(f"  skipped: {error}", file=sys.stderr)
     _update_history(root, args)
+    forget_cached_answers(root, config_path(args))
     return 0
 
 
@@ -163,6 +165,7 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
             )
 
     def on_update(stats: IndexStats) -> None:
+        forget_cached_answers(root, config_path(args))
         stamp = datetime.now().strftime("%H:%M:%S")
         print(
             f"{stamp} {root.name}: {stats.files_indexed} re-indexed, {stats.files_deleted} "
@@ -208,11 +211,13 @@ def _remove(args: argparse.Namespace) -> int:
     from engine.repos import remove_repository
 
     if remove_repository(Path(args.path)):
+        forget_cached_answers(Path(args.path).expanduser().resolve(), config_path(args))
         print(f"removed the index of {args.path}")
         return 0
     # Not a folder that is indexed: the name `index list` shows, when one index has it.
     named = [info for info in list_indexes() if info.name == str(args.path)]
     if len(named) == 1 and remove_repository(named[0].root):
+        forget_cached_answers(named[0].root, config_path(args))
         print(f"removed the index of {named[0].root}")
         return 0
     if len(named) > 1:

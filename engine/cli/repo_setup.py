@@ -11,11 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+from engine.cli.common import forget_cached_answers
 from engine.cli.progress import ProgressBar
 
 
-def ensure_repo_indexed(path: Path) -> int:
-    """0 when the repository's indexes are ready; an exit status otherwise."""
+def ensure_repo_indexed(path: Path, config_file: Path | None = None) -> int:
+    """0 when the repository's indexes are ready; an exit status otherwise. Cached
+    answers from before a change are dropped (``config_file``: the config in use)."""
     from engine.index.manager import index_repository
     from engine.index.progress import IndexProgress
 
@@ -38,13 +40,17 @@ def ensure_repo_indexed(path: Path) -> int:
     )
     for error in stats.errors[:5]:
         print(f"  skipped: {error}", file=sys.stderr)
-    _import_history(root)
+    if _import_history(root) or stats.files_indexed or stats.files_deleted:
+        forget_cached_answers(root, config_file)
     return 0
 
 
-def _import_history(root: Path) -> None:
+def _import_history(root: Path) -> bool:
+    """Bring the task history up to date; whether it changed."""
     from engine.repos import update_history
 
     update = update_history(root)
-    if update.failed or (update.stats is not None and update.stats.changed):
+    changed = update.stats is not None and update.stats.changed > 0
+    if update.failed or changed:
         print(f"{root.name}: {update.summary()}", file=sys.stderr)
+    return changed

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.repo:
         from engine.cli.repo_setup import ensure_repo_indexed
 
-        status = ensure_repo_indexed(Path(args.repo))
+        status = ensure_repo_indexed(Path(args.repo), config_path(args))
         if status:
             return status
     return run_async(lambda: _search(args))

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.cli.common import config_path, forget_cached_answers
 from engine.cli.render import dump_json, one_line, table, terminal_width
 from engine.tasks import (
     files_for_task,
@@ -112,6 +113,8 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"tributary: {exc}", file=sys.stderr)
         return 1
     _print_import(stats)
+    if stats.changed:
+        forget_cached_answers(repo.resolve(), config_path(args))
     return 0
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from app.engine_api import ReputationRow
 from engine.config.schema import Config, RoutingRule, ServerConfig
@@ -89,6 +90,7 @@ class FakeEngine:
     finished: list[str] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
     applied: list[Config] = field(default_factory=list)
+    changed_repositories: list[Path] = field(default_factory=list)
     closed: int = 0
     requests: list[SearchRequest] = field(default_factory=list)
     # (hit id, source, useful, query) per credited source, in order
@@ -178,6 +180,10 @@ class FakeEngine:
     async def apply_config(self, config: Config) -> None:
         self.applied.append(config)
         self.config = config
+
+    async def repository_changed(self, path: str | Path) -> int:
+        self.changed_repositories.append(Path(path))
+        return 0
 
     async def feedback(
         self, hit: Hit, useful: bool, query: str = "", *, group: DedupGroup | None = None

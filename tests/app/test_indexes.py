@@ -17,6 +17,7 @@ import pytest
 
 from app import indexes
 from app.indexes import IndexPage, Progress, format_eta
+from tests.app.fakes import FakeEngine
 
 # A worker that behaves like app.index_worker: JSON progress lines, then "history",
 # then "done"; it waits for a file to exist before each of the last two so the test can
@@ -69,7 +70,8 @@ async def test_index_in_child_process_with_progress_then_status(
     monkeypatch.setattr(indexes, "repos", lambda: fake)
     messages: list[str] = []
     gate = tmp_path / "gate"
-    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    engine = FakeEngine()
+    page = IndexPage(lambda: engine, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     qtbot.addWidget(page)
     page.message.connect(messages.append)
     await page.refresh()
@@ -93,12 +95,15 @@ async def test_index_in_child_process_with_progress_then_status(
     await task
     await until(lambda: page.progress.isHidden() and page.table.item(0, 1).text() == "ready")
     assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
+    # The engine forgets cached answers about the repository and re-derives its built-ins.
+    await until(lambda: engine.changed_repositories == [repo] and len(engine.applied) == 1)
     assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == [str(repo), "ready", "4", "40", "3"]
     page.table.selectRow(0)
     assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
     page.remove_selected()
     await until(lambda: page.table.rowCount() == 0)
     assert fake.removed == [repo]
+    await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
 
 
 @pytest.mark.asyncio

@@ -269,6 +269,23 @@ def test_plain_variables_are_not_treated_as_secrets() -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_repository_the_config_does_not_list_still_drops_builtin_answers(tmp_path: Path) -> None:
+    """``tributary index add`` lists no repository in the config; the built-in servers
+    search it all the same, so a change to it must drop their answers."""
+    layer = ResponseCache(MemoryCache(), make_config())  # no repos listed
+    from_files = SearchRequest(query="a")
+    from_web = SearchRequest(query="b", sources=["web"])
+    await layer.put_response(from_files, make_response(from_files, SourceStatus.OK))
+    await layer.put_response(from_web, make_response(from_web, SourceStatus.SKIPPED, SourceStatus.OK))
+    files = make_config().servers["files"]
+    await layer.put_hits(files, "search_code", {"query": "a"}, [make_response(from_files).hits[0]])
+    assert await layer.invalidate_repo(tmp_path / "any-indexed-repo") == 2
+    assert await layer.get_response(from_files) is None
+    assert await layer.get_hits(files, "search_code", {"query": "a"}) is None
+    assert await layer.get_response(from_web) is not None  # asked no built-in server
+
+
+@pytest.mark.asyncio
 async def test_another_process_can_invalidate_a_repository(tmp_path: Path) -> None:
     """The indexer/watcher drops answers from the shared cache it does not hold."""
     from engine.cache import invalidate_repository, invalidate_repository_blocking

@@ -3,6 +3,7 @@ bring its code and its git history up to date together, and remove both."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -11,9 +12,12 @@ import pytest
 
 from app import index_worker
 from engine import builtins, repos
+from engine.cache import open_response_cache
 from engine.cli.main import main
+from engine.config.load import load_config
 from engine.index import embed, manager
 from engine.index.manager import index_path_for, list_indexes
+from engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
 from engine.tasks.api import task_stats, tasks_db_path
 from engine.tasks.sources import GitError
 from tests.index.index_helpers import HashingEmbedder, make_repo
@@ -113,3 +117,38 @@ def test_the_app_worker_reports_code_then_history(
     assert events[-1]["files_total"] > 0
     assert events[-1]["history"].startswith("history: 2 new commits in ")
     assert task_stats(git_checkout).tasks == 2
+
+
+def test_index_changes_drop_the_cached_answers_that_drew_on_the_repository(
+    home: Path, git_checkout: Path
+) -> None:
+    """A search cached before ``index update`` (or ``remove``) must not be replayed after
+    it: the shared cache is told, whichever process changed the index."""
+    config = load_config()
+    request = SearchRequest(query="invoice totals")
+    answer = SearchResponse(
+        request=request,
+        hits=[Hit(id="h1", source="files", tool="search_code", title="t", content="old body")],
+        sources=[SourceReport("files", SourceStatus.OK, 5.0, 1)],
+    )
+
+    async def cache_answer() -> None:
+        cache = open_response_cache(config)
+        try:
+            assert await cache.put_response(request, answer)
+        finally:
+            await cache.close()
+
+    async def cached() -> bool:
+        cache = open_response_cache(config)
+        try:
+            return await cache.get_response(request) is not None
+        finally:
+            await cache.close()
+
+    assert main(["index", "add", str(git_checkout)]) == 0
+    for command in (["index", "update", str(git_checkout)], ["index", "remove", str(git_checkout)]):
+        asyncio.run(cache_answer())
+        assert asyncio.run(cached())
+        assert main(command) == 0
+        assert not asyncio.run(cached()), command
