@@ -1,5 +1,8 @@
 """Index one repository in a child process; progress goes to stdout as JSON lines.
 
+    python -m app.index_worker PATH            index the code, then the git history
+    python -m app.index_worker --watch PATH    index the code, then apply every change
+
 The index manager page runs ``python -m app.index_worker PATH`` instead of indexing
 in the GUI process: the embedding model (torch) never loads there, and indexing's
 CPU work cannot stall the event loop through the GIL. This module imports no Qt.
@@ -10,6 +13,12 @@ while indexing the code, ``{"event": "history"}`` as it starts on the git histor
 ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
 failures exit non-zero with the reason on stderr. A history that could not be read
 does not fail the worker: the code index is good, and the line says why.
+
+With ``--watch`` (the app's live watcher of a repository) the worker indexes the code,
+then keeps applying changes (``engine.index.manager.watch_repository``) and sends
+``{"event": "update", ...IndexStats fields}`` after the first pass and after each batch
+of changes, until its stdin closes: the app closes it to stop watching, and the pipe
+closes by itself if the app dies, so no watcher outlives it.
 """
 
 from __future__ import annotations
@@ -32,8 +41,11 @@ def _emit(event: str, payload: Any = None, **extra: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    watch = args[:1] == ["--watch"]
+    if watch:
+        args = args[1:]
     if len(args) != 1:
-        print("usage: python -m app.index_worker PATH", file=sys.stderr)
+        print("usage: python -m app.index_worker [--watch] PATH", file=sys.stderr)
         return 2
     import os
     import time
@@ -56,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
             _emit("progress", progress)
 
     root = Path(args[0]).expanduser().resolve()
+    if watch:
+        return _watch(root, on_progress)
     try:
         stats = index_repository(root, on_progress=on_progress)
         _emit("history")
@@ -64,6 +78,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     _emit("done", stats, history=history.summary())
+    return 0
+
+
+def _watch(root: Path, on_progress: Any) -> int:
+    """Index, then apply every change under ``root`` until stdin closes."""
+    import threading
+
+    from engine.index.manager import watch_repository
+
+    stop = threading.Event()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.buffer.read()  # returns at end of file: the app is done with this watcher
+        stop.set()
+
+    threading.Thread(target=until_stdin_closes, name="stdin", daemon=True).start()
+    try:
+        watch_repository(root, on_progress=on_progress, on_update=lambda stats: _emit("update", stats),
+                         stop_event=stop)
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
-import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,44 +37,10 @@ from PySide6.QtWidgets import (
 from app import safe_text, theme
 from app.engine_api import EngineLike
 from app.tasks import describe_error, run_async
+from app.watchers import RepoWatchers
+from app.workers import run_worker, worker_command
 
 COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds ``app`` and ``engine``
-
-
-def worker_command(path: Path) -> list[str]:
-    return [sys.executable, "-m", "app.index_worker", str(path)]
-
-
-async def run_worker(command: list[str], on_event: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Run an index worker; feed its progress events; return its final ``done`` event."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
-    process = await asyncio.create_subprocess_exec(
-        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-    assert process.stdout is not None and process.stderr is not None
-    stderr_task = asyncio.ensure_future(process.stderr.read())
-    final: dict[str, Any] = {}
-    try:
-        async for raw in process.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue  # a stray line (a library printing): not ours to parse
-            if event.get("event") == "done":
-                final = event
-            else:
-                on_event(event)
-        status = await process.wait()
-    except asyncio.CancelledError:
-        process.kill()
-        await process.wait()
-        raise
-    finally:
-        stderr = (await stderr_task).decode(errors="replace").strip()
-    if status != 0:
-        raise RuntimeError(stderr.splitlines()[-1] if stderr else f"indexer exited with {status}")
-    return final
 
 
 def repos() -> ModuleType:
@@ -150,11 +113,16 @@ class IndexPage(QWidget):
         parent: QWidget | None = None,
         *,
         worker: Callable[[Path], list[str]] = worker_command,
+        watchers: RepoWatchers | None = None,
     ) -> None:
         super().__init__(parent)
         self._engine = engine
         self._worker = worker
         self._running: dict[str, Progress] = {}
+        self._owns_watchers = watchers is None  # else their owner reports a failed watcher
+        self.watchers = watchers if watchers is not None else RepoWatchers(engine, parent=self)
+        self.watchers.updated.connect(self._watched_update)
+        self.watchers.stopped.connect(self._watch_stopped)
         title = QLabel("Indexes")
         title.setObjectName("SectionTitle")
         subtitle = QLabel("Local repositories searched by the built-in files and tasks servers.")
@@ -166,6 +134,10 @@ class IndexPage(QWidget):
         self.reindex_button.clicked.connect(self.reindex_selected)
         self.remove_button = QPushButton(theme.icon("remove"), "Remove")
         self.remove_button.clicked.connect(self.remove_selected)
+        self.watch_button = QPushButton(theme.icon("eye"), "Watch")
+        self.watch_button.setCheckable(True)
+        self.watch_button.setToolTip("Keep the index up to date as files change, while Tributary runs")
+        self.watch_button.clicked.connect(self.toggle_watch_selected)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().setVisible(False)
@@ -187,6 +159,7 @@ class IndexPage(QWidget):
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.reindex_button)
         buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.watch_button)
         buttons.addStretch()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
@@ -211,13 +184,9 @@ class IndexPage(QWidget):
         self.message.emit(f"Could not list indexes: {describe_error(error)}")
         self._fill([])
 
-    def _watching(self) -> dict[str, bool]:
-        engine = self._engine()
-        if engine is None:
-            return {}
-        return {str(Path(r.path).expanduser().resolve()): r.watch for r in engine.config.repos}
 
     def _fill(self, entries: list[Any]) -> None:
+        selected = self._selected_path()  # kept across the refill (watchers refresh often)
         self.table.setRowCount(0)
         paths = []
         for entry in entries:
@@ -229,6 +198,8 @@ class IndexPage(QWidget):
                 self._set_row(path, None)
         self.empty.setVisible(self.table.rowCount() == 0)
         self.table.setVisible(self.table.rowCount() > 0)
+        if selected is not None and selected in paths + list(self._running):
+            self.table.selectRow(self._row_of(selected))
         self._selection()
 
     def _row_of(self, path: str) -> int:
@@ -249,9 +220,7 @@ class IndexPage(QWidget):
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
         if isinstance(last, (int, float)) and last:
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
-        watch = _get(entry, "watch", "watching", "watcher", default=None)
-        if watch is None:
-            watch = self._watching().get(path)
+        watch = self.watchers.watching(path)
         values = [
             path,
             status,
@@ -259,7 +228,7 @@ class IndexPage(QWidget):
             f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
             f"{int(_get(entry, 'tasks', default=0) or 0):,}" if entry is not None else "",
             str(last or ""),
-            "" if watch is None else ("on" if watch else "off"),
+            "on" if watch else "off",
         ]
         for column, value in enumerate(values):
             item = QTableWidgetItem(value)
@@ -278,8 +247,13 @@ class IndexPage(QWidget):
     def _selection(self) -> None:
         path = self._selected_path()
         idle = path is not None and path not in self._running
-        self.reindex_button.setEnabled(idle)
-        self.remove_button.setEnabled(idle)
+        watched = path is not None and self.watchers.watching(path)
+        # A watched repository's watcher is its one writer: stop watching to re-index it.
+        self.reindex_button.setEnabled(idle and not watched)
+        self.remove_button.setEnabled(idle and not watched)
+        self.watch_button.setEnabled(idle)
+        self.watch_button.setChecked(watched)
+        self.watch_button.setText("Watching" if watched else "Watch")
 
     # -- actions ------------------------------------------------------------------------
 
@@ -301,6 +275,31 @@ class IndexPage(QWidget):
         run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
                   on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
+
+    def toggle_watch_selected(self) -> None:
+        path = self._selected_path()
+        if path is None:
+            return
+        watch = not self.watchers.watching(path)
+        run_async(self.watchers.set_watch(path, watch), label=f"{'Watching' if watch else 'Not watching'} {path}",
+                  on_success=lambda _: self._watch_set(path, watch),
+                  on_error=lambda e: self._watch_failed(path, e))
+
+    def _watch_set(self, path: str, watch: bool) -> None:
+        self.message.emit(f"Watching {path} for changes" if watch else f"Stopped watching {path}")
+        self.refresh()
+
+    def _watch_failed(self, path: str, error: BaseException) -> None:
+        self.message.emit(f"Could not change watching {path}: {describe_error(error)}")
+        self.refresh()
+
+    def _watched_update(self, path: str) -> None:
+        self.refresh()  # new counts and last update
+
+    def _watch_stopped(self, path: str, why: str) -> None:
+        if why and self._owns_watchers:
+            self.message.emit(f"Stopped watching {path}: {why}")
+        self.refresh()
 
     def _changed(self, path: str, text: str) -> None:
         """A repository's index changed, appeared or went: list again; the engine drops

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # built on first use, imported then: start-up stays with the 
     from app.indexes import IndexPage
     from app.insights import InsightsPage
     from app.tray import QuickPopup
+    from app.watchers import RepoWatchers
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class Shell(QObject):
         self.window = MainWindow(lambda: self.engine, history or QueryHistory(default_path()))
         self._editor: ConfigEditor | None = None
         self._indexes: IndexPage | None = None
+        self._watchers: RepoWatchers | None = None
         self._popup: QuickPopup | None = None
         self._editor_holder = self.window.add_lazy_page("Sources & routing", "servers", lambda: self.editor)
         self._indexes_holder = self.window.add_lazy_page("Indexes", "index", lambda: self.indexes)
@@ -96,11 +98,26 @@ class Shell(QObject):
         if self._indexes is None:
             from app.indexes import IndexPage
 
-            self._indexes = IndexPage(lambda: self.engine)
+            self._indexes = IndexPage(lambda: self.engine, watchers=self.watchers)
             self._indexes.message.connect(self.window.show_message)
             self.window.fill_page(self._indexes_holder, self._indexes)
             self._indexes.refresh()
         return self._indexes
+
+    @property
+    def watchers(self) -> RepoWatchers:
+        """Live watchers of the repositories the config says to watch (and the Indexes
+        page starts): built when the first is needed."""
+        if self._watchers is None:
+            from app.watchers import RepoWatchers
+
+            self._watchers = RepoWatchers(lambda: self.engine, parent=self)
+            self._watchers.stopped.connect(self._watcher_stopped)
+        return self._watchers
+
+    def _watcher_stopped(self, path: str, why: str) -> None:
+        if why:
+            self.window.show_message(f"Stopped watching {path}: {why}")
 
     @property
     def insights(self) -> InsightsPage:
@@ -150,6 +167,8 @@ class Shell(QObject):
             return
         self.engine = engine
         self.window.set_engine_state("Engine ready")
+        if any(repo.watch for repo in engine.config.repos):
+            self.watchers.start_configured(engine.config)
         if self._editor is not None:
             self._editor.load(engine.config)
         if self._indexes is not None:
