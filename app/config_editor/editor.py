@@ -169,6 +169,11 @@ class ConfigEditor(QWidget):
         if self.errors():
             return
         snapshot = copy.deepcopy(self.draft)
+        engine = self._engine()
+        if engine is not None:
+            # Repositories are the Indexes page's to change (Watch saves at once): keep
+            # the engine's, never this draft's older copy of them.
+            snapshot.repos = copy.deepcopy(engine.config.repos)
         path = self.config_path()
         run_async(self._save(snapshot, path), label="Saving configuration",
                   on_success=lambda _: self._saved(snapshot), on_error=self._save_failed)

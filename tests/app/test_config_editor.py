@@ -7,6 +7,7 @@ routing explanation, the importer) against files in a temporary folder."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import QLineEdit
 
 from app.config_editor.editor import ConfigEditor
 from engine.config.load import load_config
-from engine.config.schema import Config, RoutingRule, ServerConfig
+from engine.config.schema import Config, RepoConfig, RoutingRule, ServerConfig
 from tests.app.fakes import FakeEngine
 
 
@@ -93,6 +94,22 @@ async def test_invalid_pattern_is_kept_shown_inline_and_never_written(qtbot: Any
     assert written.servers["git"].env["GITHUB_TOKEN"] == "ghp_secret"
     assert engine.applied[0].routing.rules[0].pattern == r"def (\w+)"
     assert not editor.dirty and not editor.save_button.isEnabled()
+
+
+@pytest.mark.asyncio
+async def test_saving_keeps_the_repositories_the_indexes_page_changed(qtbot: Any, tmp_path: Path) -> None:
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    # Watch was switched on in Indexes after this editor loaded the config.
+    watched = [RepoConfig(path=str(tmp_path / "repo"), watch=True)]
+    engine.config = copy.deepcopy(engine.config)
+    engine.config.repos = watched
+    editor.rules.list.setCurrentRow(0)
+    retype(editor.rules.pattern, r"\bclass\b")
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save_button.click()
+    await until(lambda: bool(engine.applied))
+    assert load_config(tmp_path / "config.yaml").repos == watched
+    assert engine.applied[0].repos == watched and engine.applied[0].routing.rules[0].pattern == r"\bclass\b"
 
 
 @pytest.mark.asyncio
