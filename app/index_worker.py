@@ -14,10 +14,11 @@ while indexing the code, ``{"event": "history"}`` as it starts on the git histor
 failures exit non-zero with the reason on stderr. A history that could not be read
 does not fail the worker: the code index is good, and the line says why.
 
-With ``--watch`` (the app's live watcher of a repository) the worker indexes the code,
-then keeps applying changes (``engine.index.manager.watch_repository``) and sends
-``{"event": "update", ...IndexStats fields}`` after the first pass and after each batch
-of changes, until its stdin closes: the app closes it to stop watching, and the pipe
+With ``--watch`` (the app's live watcher of a repository) the worker brings the history
+up to date, indexes the code, then keeps applying changes
+(``engine.index.manager.watch_repository``) and sends ``{"event": "update", ...IndexStats
+fields}`` after the first pass and after each batch of changes — ``{"event": "update",
+"history": "<one line>"}`` when new commits were imported — until its stdin closes: the app closes it to stop watching, and the pipe
 closes by itself if the app dies, so no watcher outlives it.
 """
 
@@ -86,6 +87,7 @@ def _watch(root: Path, on_progress: Any) -> int:
     import threading
 
     from engine.index.manager import watch_repository
+    from engine.repos import update_history
 
     stop = threading.Event()
 
@@ -93,10 +95,16 @@ def _watch(root: Path, on_progress: Any) -> int:
         sys.stdin.buffer.read()  # returns at end of file: the app is done with this watcher
         stop.set()
 
+    def history() -> None:
+        update = update_history(root)
+        if update.failed or (update.stats is not None and update.stats.changed):
+            _emit("update", history=update.summary())
+
     threading.Thread(target=until_stdin_closes, name="stdin", daemon=True).start()
     try:
+        history()
         watch_repository(root, on_progress=on_progress, on_update=lambda stats: _emit("update", stats),
-                         stop_event=stop)
+                         on_git_change=history, stop_event=stop)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -176,11 +176,17 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
 
     config = _repo_config(args, root)
     _update_history(root, args)
+
+    def on_git_change() -> None:  # a commit, checkout or pull: new history, maybe
+        _update_history(root, args)
+        forget_cached_answers(root, config_path(args))
+
     stop = threading.Event()
     print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr)
     try:
         watch_repository(
-            root, config=config, on_progress=on_progress, on_update=on_update, stop_event=stop
+            root, config=config, on_progress=on_progress, on_update=on_update,
+            on_git_change=None if args.no_history else on_git_change, stop_event=stop,
         )
     except KeyboardInterrupt:
         stop.set()

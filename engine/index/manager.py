@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.config.schema import RepoConfig
 from engine.index.embed import Embedder, load_code_embedder
@@ -194,12 +196,34 @@ def search_repository(
         store.close()
 
 
+def _moves_heads(rel: str) -> bool:
+    """Whether a change to this file under ``.git`` means a branch head moved."""
+    return rel in (".git/HEAD", ".git/packed-refs") or rel.startswith((".git/refs/heads/", ".git/logs/HEAD"))
+
+
+def _watch_filter(root: Path) -> Callable[[Any, str], bool]:
+    """watchfiles' default filter (no ``.git``, ``node_modules``, caches …), except for the
+    files under ``.git`` that say a branch head moved."""
+    from watchfiles import DefaultFilter
+
+    git = str(root / ".git") + os.sep
+    default = DefaultFilter()
+
+    def accept(change: Any, path: str) -> bool:
+        if path.startswith(git):
+            return _moves_heads(".git/" + path[len(git):].replace(os.sep, "/"))
+        return default(change, path)
+
+    return accept
+
+
 def watch_repository(
     path: Path | str,
     *,
     config: RepoConfig | None = None,
     on_progress: ProgressCallback | None = None,
     on_update: Callable[[IndexStats], None] | None = None,
+    on_git_change: Callable[[], None] | None = None,
     stop_event: threading.Event | None = None,
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
@@ -207,7 +231,10 @@ def watch_repository(
 ) -> None:
     """Index now, then apply every change under ``path`` until ``stop_event`` is set.
 
-    Blocking: run it in a thread (the GUI) or in the foreground (``index add --watch``).
+    Changes inside ``.git`` are not files of the repository; but when git's branch heads
+    move (a commit, a checkout, a pull) ``on_git_change`` is called, so the caller can
+    bring the task history up to date. Blocking: run it in a thread or a child process
+    (the app's watcher), or in the foreground (``index add --watch``).
     """
     from watchfiles import watch
 
@@ -220,8 +247,8 @@ def watch_repository(
         # The first (empty, on timeout) yield means the OS watcher is live: only then run
         # the full pass, so no edit made during or just after it can be missed.
         for changes in watch(
-            root, stop_event=stop_event, debounce=debounce_ms, raise_interrupt=False,
-            yield_on_timeout=True, rust_timeout=200,
+            root, watch_filter=_watch_filter(root), stop_event=stop_event, debounce=debounce_ms,
+            raise_interrupt=False, yield_on_timeout=True, rust_timeout=200,
         ):  # fmt: skip
             if not ready:
                 ready = True
@@ -231,14 +258,18 @@ def watch_repository(
             if not changes:
                 continue
             rel_paths = set()
+            heads_moved = False
             for _change, changed in changes:
                 try:
                     rel = Path(changed).resolve().relative_to(root).as_posix()
                 except ValueError:
                     continue
                 if rel.split("/", 1)[0] == ".git":
+                    heads_moved = heads_moved or _moves_heads(rel)
                     continue
                 rel_paths.add(rel)
+            if heads_moved and on_git_change is not None:
+                on_git_change()
             if not rel_paths:
                 continue
             started = time.perf_counter()

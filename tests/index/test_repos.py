@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,12 @@ from engine.cli.main import main
 from engine.config.load import load_config
 from engine.index import embed, manager
 from engine.index.manager import index_path_for, list_indexes
+from engine.index.progress import IndexStats
 from engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
 from engine.tasks.api import task_stats, tasks_db_path
 from engine.tasks.sources import GitError
 from tests.index.index_helpers import HashingEmbedder, make_repo
+from tests.index.test_watch_cli import _wait
 from tests.tasks.task_helpers import HashEmbedder, commit, git
 
 
@@ -152,3 +155,31 @@ def test_index_changes_drop_the_cached_answers_that_drew_on_the_repository(
         assert asyncio.run(cached())
         assert main(command) == 0
         assert not asyncio.run(cached()), command
+
+
+def test_the_watcher_sees_new_commits(home: Path, git_checkout: Path, tmp_path: Path) -> None:
+    """A commit changes no file of the work tree, only git's: the watcher says so, and
+    the history can be brought up to date."""
+    calls: list[int] = []
+    updates: list[IndexStats] = []
+    stop = threading.Event()
+
+    def on_git_change() -> None:
+        calls.append(repos.update_history(git_checkout).stats.added)  # type: ignore[union-attr]
+
+    thread = threading.Thread(target=manager.watch_repository, args=(git_checkout,), daemon=True, kwargs={
+        "embedder": HashingEmbedder(), "index_dir": tmp_path / "ix", "stop_event": stop,
+        "on_update": updates.append, "on_git_change": on_git_change, "debounce_ms": 50})
+    thread.start()
+    try:
+        _wait(lambda: len(updates) >= 1)  # the first pass
+        repos.update_history(git_checkout)
+        git(git_checkout, "commit", "-q", "--allow-empty", "-m", "Document the billing rules",
+            date="2024-04-01T10:00:00+00:00")
+        _wait(lambda: 1 in calls)
+        assert task_stats(git_checkout).tasks == 3
+        assert len(updates) == 1  # no file of the repository changed
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
