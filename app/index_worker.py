@@ -16,10 +16,11 @@ does not fail the worker: the code index is good, and the line says why.
 
 With ``--watch`` (the app's live watcher of a repository) the worker brings the history
 up to date, indexes the code, then keeps applying changes
-(``engine.index.manager.watch_repository``) and sends ``{"event": "update", ...IndexStats
-fields}`` after the first pass and after each batch of changes — ``{"event": "update",
-"history": "<one line>"}`` when new commits were imported — until its stdin closes: the app closes it to stop watching, and the pipe
-closes by itself if the app dies, so no watcher outlives it.
+(``engine.index.manager.watch_repository``). It sends ``{"event": "update",
+...IndexStats fields}`` after the first pass and after each batch of changes, and
+``{"event": "update", "history": "<one line>"}`` when new commits were imported, until
+its stdin closes: the app closes it to stop watching, and the pipe closes by itself if
+the app dies, so no watcher outlives it.
 """
 
 from __future__ import annotations
