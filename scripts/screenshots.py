@@ -288,6 +288,20 @@ async def drive(args: argparse.Namespace) -> None:
     await settle()
     save(window, f"09-indexes{suffix}")
 
+    indexes = shell.indexes
+    if repo is not None and indexes.table.rowCount():  # Watch: a live watcher of the repository
+        indexes.table.selectRow(0)
+        indexes.toggle_watch_selected()
+        try:
+            await until(lambda: indexes.watchers.watching(str(repo)) and indexes.table.item(0, 6).text() == "on", 60)
+            await settle(0.5)
+            save(window, f"09b-watching{suffix}")
+        except TimeoutError:
+            print("the watcher did not start")
+        indexes.table.selectRow(0)
+        indexes.toggle_watch_selected()
+        await until(lambda: not indexes.watchers.paths(), 30)
+
     window.show_page(shell.insights)
     await shell.insights.refresh()
     await settle()
