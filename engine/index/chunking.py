@@ -407,7 +407,9 @@ def _unit_parts(start: int, end: int) -> Iterator[tuple[int, int]]:
         yield from _split_range(start, end, WINDOW_LINES)
 
 
-def _gap_chunks(path: str, language: str, lines: Sequence[str], covered: list[bool]) -> list[Chunk]:
+def _gap_chunks(
+    path: str, language: str, lines: Sequence[str], covered: list[bool], min_lines: int = MIN_GAP_LINES
+) -> list[Chunk]:
     chunks: list[Chunk] = []
     row = 0
     total = len(lines)
@@ -421,7 +423,7 @@ def _gap_chunks(path: str, language: str, lines: Sequence[str], covered: list[bo
         end = row - 1
         while end > start and not lines[end].strip():
             end -= 1
-        if sum(1 for i in range(start, end + 1) if lines[i].strip()) >= MIN_GAP_LINES:
+        if sum(1 for i in range(start, end + 1) if lines[i].strip()) >= min_lines:
             chunks.append(_make_chunk(path, language, "block", lines, start, end))
     return chunks
 
@@ -466,7 +468,9 @@ def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
             chunks.extend(_gap_chunks(path, language, lines, covered))
             chunks.sort(key=lambda c: (c.start_line, -c.end_line))
             return chunks
-        return _gap_chunks(path, language, lines, [False] * len(lines))
+        # No definitions: the file is all "gap", and a short one (``__version__ = "1.2"``,
+        # a re-exporting ``__init__``) is still worth finding, so even one line is a chunk.
+        return _gap_chunks(path, language, lines, [False] * len(lines), min_lines=1)
     return _text_windows(path, language, lines)
 
 

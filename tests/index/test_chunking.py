@@ -157,3 +157,10 @@ def test_every_fixture_file_chunks(repo: Path) -> None:
         for chunk in chunk_text(rel, language, text):
             assert 1 <= chunk.start_line <= chunk.end_line <= len(text.splitlines())
             assert chunk.embed_hash and chunk.embed_text
+
+
+def test_a_file_of_one_line_is_a_chunk_but_a_stray_line_between_definitions_is_not() -> None:
+    [only] = chunk_text("pkg/_version.py", "python", '__version__ = "1.2.3"\n')
+    assert (only.start_line, only.end_line, only.content) == (1, 1, '__version__ = "1.2.3"')
+    code = "def a():\n    return 1\n\nimport os\n\ndef b():\n    return 2\n"
+    assert [(c.symbol, c.start_line) for c in chunk_text("m.py", "python", code)] == [("a", 1), ("b", 6)]
