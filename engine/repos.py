@@ -48,11 +48,13 @@ def update_history(root: Path, *, index_dir: Path | None = None, embed: bool = T
     Never raises for the history's sake: a folder that is not a git work tree has no
     history to import, and a failing ``git`` or task store is reported, not thrown, since
     the code index beside it is still good."""
-    if not is_git_repo(root):
-        return HistoryUpdate(reason="not a git work tree (code only)")
     try:
         return HistoryUpdate(import_git_history(root, indexes_dir=index_dir, embed=embed))
-    except (GitError, OSError, sqlite3.Error) as exc:
+    except GitError as exc:  # (the import asks git whether this is a work tree first)
+        if not is_git_repo(root):
+            return HistoryUpdate(reason="not a git work tree (code only)")
+        return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
+    except (OSError, sqlite3.Error) as exc:
         return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
 
 
