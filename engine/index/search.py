@@ -1,5 +1,10 @@
 """Hybrid search over one index: dense KNN and BM25, fused by reciprocal rank (RRF).
 
+A query that names code (``engine.query_class.named_identifiers``: ``FixtureDef``,
+``parse_args``, a one-word query) adds a third list: the chunks whose symbol is that
+name (``IndexStore.symbol_search``), so a definition ranks first even where neither
+its words nor its meaning stand out (a short class header, a one-line function).
+
 Each list is cut to a candidate pool larger than ``top_k`` so fusion can promote a
 chunk that is good on both signals but top on neither. Filters (language, kind, path
 glob) apply inside both retrievers, before ranking.
@@ -15,12 +20,15 @@ import numpy.typing as npt
 
 from engine.index.embed import Embedder, Vectors
 from engine.index.store import IndexStore, QueryVector, SearchFilter
+from engine.query_class import named_identifiers
 
 RRF_K = 60
 MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
 DENSE_WEIGHT = 1.0
 KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
+SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
+SYMBOL_POOL = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +36,7 @@ class Weights:
     dense: float = DENSE_WEIGHT
     keyword: float = KEYWORD_WEIGHT
     file: float = FILE_WEIGHT
+    symbol: float = SYMBOL_WEIGHT
     k: int = RRF_K
 
 
@@ -92,6 +101,9 @@ def hybrid_search(
     if query_vector is not None:
         lists.append((weights.dense, [cid for cid, _ in dense]))
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
+    names = named_identifiers(query)
+    if names and weights.symbol:
+        lists.append((weights.symbol, store.symbol_search(names, SYMBOL_POOL, where)))
     best = _top_fused(store, lists, keyword, weights, top_k)
     chunks = store.chunks_by_id([cid for cid, _ in best])
     hits: list[SearchHit] = []

@@ -147,6 +147,9 @@ class IndexStore(Protocol):
     def keyword_search(
         self, query: str, k: int, where: SearchFilter
     ) -> list[tuple[int, float]]: ...
+    def symbol_search(
+        self, names: Iterable[str], k: int, where: SearchFilter
+    ) -> list[int]: ...
     def candidates(
         self, query: str, vector: QueryVector, k: int, where: SearchFilter
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
@@ -163,6 +166,7 @@ class IndexStore(Protocol):
 # ----------------------------------------------------------------- tokens for FTS5
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_SYMBOL_PARTS = re.compile(r"\.|::|#")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -540,6 +544,38 @@ class SqliteStore:
         if where.path_ids is not None:
             hits = [hit for hit in hits if hit[0] in where.path_ids][:k]
         return hits
+
+    def symbol_search(self, names: Iterable[str], k: int, where: SearchFilter) -> list[int]:
+        """Chunks that define one of ``names`` (compared case-folded): whose symbol, or
+        its last part (``CallSpec2.getparam`` -> ``getparam``), is the name. Candidates
+        come from the FTS symbol column (every word of the name), then are checked
+        exactly. Best first: top-level before members, shorter symbols, index order."""
+        wanted = {name.casefold() for name in names if name}
+        clauses_of_names = [
+            "(" + " AND ".join(f'"{term}"' for term in terms) + ")"
+            for name in sorted(wanted) if (terms := fts_terms(name))
+        ]
+        if not clauses_of_names:
+            return []
+        clauses = ["c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)", "c.symbol IS NOT NULL"]
+        params: list[object] = ["symbol : (" + " OR ".join(clauses_of_names) + ")"]
+        join = ""
+        if where.languages:
+            join = " JOIN files f ON f.id = c.file_id"
+            clauses.append(f"f.language IN ({','.join('?' * len(where.languages))})")
+            params.extend(where.languages)
+        if where.kinds:
+            clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
+            params.extend(where.kinds)
+        rows = self.conn.execute(
+            f"SELECT c.id, c.symbol FROM chunks c{join} WHERE {' AND '.join(clauses)}", params
+        ).fetchall()
+        found: list[tuple[int, int, int]] = []
+        for cid, symbol in rows:
+            parts = _SYMBOL_PARTS.split(str(symbol))
+            if parts[-1].casefold() in wanted and (where.path_ids is None or cid in where.path_ids):
+                found.append((len(parts), len(str(symbol)), int(cid)))
+        return [cid for *_, cid in sorted(found)[:k]]
 
     def _common_terms(self, terms: Sequence[str]) -> set[str]:
         """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached

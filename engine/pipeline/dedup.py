@@ -593,6 +593,8 @@ def deduplicate(
         else:
             keys = {i: relevance_key(hits[i]) for i in members}
             order = sorted(members, key=keys.__getitem__)
+        if _is_file_reference(hits[order[0]]):
+            order = _quote_first(order, hits)
         best = order[0]
         group = DedupGroup(kept=hits[best])
         for i in order[1:]:
@@ -607,6 +609,20 @@ def deduplicate(
     unique = [kept_at.get(i, hit) for i, hit in enumerate(hits) if i not in folded]
     groups = [groups[g] for g in sorted(range(len(groups)), key=group_keys.__getitem__)]
     return DedupResult(hits=unique, groups=groups, by_kept={g.kept.id: g for g in groups})
+
+
+def _quote_first(order: list[int], hits: Sequence[Hit]) -> list[int]:
+    """``order`` with its best chunk (a hit with lines) first, if it has one.
+
+    A group led by a hit that names a whole file (a task history's "files changed")
+    and holding a chunk of that file stands for the file: the chunk quotes it, the
+    history only speaks about it. So the chunk is kept and shown, and the history is
+    the member that says another source agrees; otherwise a query for a name would
+    show a list of commits where the definition should be."""
+    for at, i in enumerate(order):
+        if _has_span(hits[i]):
+            return [i, *order[:at], *order[at + 1 :]]
+    return order
 
 
 def merge_group_span(group: DedupGroup) -> Hit:

@@ -1,7 +1,8 @@
 """Fusion: one score per unique hit from many sources' ranks and scores, explained.
 
 Every strategy fills a fresh ``ScoreParts`` on every hit and sets ``Hit.score``; ``fuse``
-then adds the hints boost (its own ``hint`` part) and returns the hits best first, ties
+then adds the definition boost (``defines``: ``definitions.py``) and the hints boost (its
+own ``hint`` part) and returns the hits best first, ties
 broken by best source rank, then source name, then id — so equal input gives equal
 order. A hit that stands for a dedup group speaks for all its members: each source in
 the group contributes its best rank, so agreement between sources raises the score.
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from engine.model import DedupGroup, Hit, ScoreParts
 
 from .composite import composite
+from .definitions import apply_definitions
 from .hints import HintScorer
 from .params import DEFAULT_HINT_WEIGHT, DEFAULT_REPUTATION, FusionParams, set_parts
 
@@ -178,6 +180,7 @@ def fuse(
     params = params or FusionParams()
     by_kept = groups if isinstance(groups, Mapping) else {g.kept.id: g for g in groups}
     scorer(hits, by_kept, params)
+    apply_definitions(hits, params.names, params.definition_weight)
     apply_hints(hits, params)
     return diversify(sorted(hits, key=sort_key), params.same_file_decay)
 

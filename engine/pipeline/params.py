@@ -8,6 +8,9 @@ from datetime import UTC, datetime
 
 from engine.config.schema import CompositeWeights, FusionConfig
 from engine.model import Hints, Hit, ScoreParts, SearchRequest
+from engine.query_class import lookup_names
+
+from .definitions import DEFAULT_DEFINITION_WEIGHT
 
 DEFAULT_REPUTATION = 0.5
 DEFAULT_HINT_WEIGHT = 0.5
@@ -31,6 +34,8 @@ class FusionParams:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     ideal_tokens: int = 400  # composite length penalty starts above this
     same_file_decay: float = DEFAULT_SAME_FILE_DECAY
+    names: frozenset[str] = frozenset()  # names a lookup query asks for (case-folded)
+    definition_weight: float = DEFAULT_DEFINITION_WEIGHT
 
     def weight(self, source: str) -> float:
         return self.source_weights.get(source, 1.0)
@@ -53,11 +58,14 @@ class FusionParams:
             composite=fusion.composite,
             reputation=dict(reputation or {}),
             hints=request.hints,
+            names=lookup_names(request.query),
         )
         if "order" in extra:
             params.order = [str(s) for s in extra.pop("order")]
         if "hint_weight" in extra:
             params.hint_weight = float(extra.pop("hint_weight"))
+        if "definition_weight" in extra:
+            params.definition_weight = float(extra.pop("definition_weight"))
         if "ideal_tokens" in extra:
             params.ideal_tokens = int(extra.pop("ideal_tokens"))
         if "same_file_decay" in extra:

@@ -18,6 +18,7 @@ from engine.index.manager import (
     search_repository,
 )
 from engine.index.progress import IndexProgress, IndexStats
+from engine.index.search import Weights, hybrid_search
 from engine.index.store import SearchFilter, SqliteStore
 from tests.index.index_helpers import HashingEmbedder
 
@@ -224,3 +225,39 @@ def test_no_eta_until_the_rate_means_something(monkeypatch: pytest.MonkeyPatch) 
     assert early is not None and early.eta_s is None
     assert tiny is not None and tiny.eta_s is None
     assert settled is not None and settled.eta_s == pytest.approx(4.0)
+
+
+def test_a_name_finds_its_definition_first(tmp_path: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
+    # The class's own chunk is long (a docstring, fields); its short methods' symbols
+    # hold its name too, so by words alone a method outranks the class.
+    repo = tmp_path / "widgets"
+    (repo / "pkg").mkdir(parents=True)
+    doc = "\n".join(f"    field_{i}: int = {i}  # the {i}th setting of a registry of widgets" for i in range(12))
+    methods = "".join(f"\n    def op_{i}(self):\n        return {i}\n" for i in range(4))
+    (repo / "pkg" / "registry.py").write_text(
+        f'class WidgetRegistry:\n    """Keeps every widget the app made, by name."""\n\n{doc}\n{methods}',
+        encoding="utf-8",
+    )
+    (repo / "pkg" / "model.py").write_text(
+        "class Widget:\n    def refresh_state(self):\n        return None\n", encoding="utf-8"
+    )
+    _index(repo, index_dir, embedder)
+    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    try:
+        where = SearchFilter()
+        defining = store.symbol_search({"widgetregistry"}, 10, where)
+        assert [c.symbol for c in store.chunks_by_id(defining).values()] == ["WidgetRegistry"]
+        # a method by its own name, any case; a word that is only part of a name is no match
+        (method,) = store.symbol_search({"REFRESH_STATE".casefold()}, 10, where)
+        assert store.chunks_by_id([method])[method].symbol == "Widget.refresh_state"
+        assert store.symbol_search({"refresh"}, 10, where) == []
+        assert store.symbol_search({"widgetregistry"}, 10, SearchFilter(kinds=("function",))) == []
+
+        def first(query: str, weights: Weights) -> str | None:
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="widgets", weights=weights)
+            return hits[0].symbol if hits else None
+
+        assert first("WidgetRegistry", Weights()) == "WidgetRegistry"
+        assert first("WidgetRegistry", Weights(symbol=0.0)) != "WidgetRegistry"  # what the list changes
+    finally:
+        store.close()

@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.config.schema import CompositeWeights, FusionConfig
+from engine.config.schema import CompositeWeights, DedupConfig, FusionConfig
 from engine.model import Hints, SearchRequest
 from engine.pipeline.dedup import deduplicate
+from engine.pipeline.definitions import definition_signal, first_definition
 from engine.pipeline.fusion import STRATEGIES, FusionParams, fuse
 from engine.pipeline.quality import domain_authority, recency_score, url_quality
 from tests.pipeline.helpers import FUNC_A, hit
@@ -200,3 +201,57 @@ def test_config_weights_under_request_weights() -> None:
     request = SearchRequest(query="q", source_weights={"a": 3.0})
     params = FusionParams.build(request, weights={"a": 1.5, "b": 0.5})
     assert params.weight("a") == 3.0 and params.weight("b") == 0.5 and params.weight("c") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("@final\nclass FixtureDef(Generic[T]):\n    pass", "FixtureDef"),
+        ("    async def fetch(self):\n        ...", "fetch"),
+        ("func (s *Server) ListenAndServe() error {", "ListenAndServe"),
+        ("func main() {", "main"),
+        ("pub(crate) fn parse_args() -> Args {", "parse_args"),
+        ("pub struct Point { x: i32 }", "Point"),
+        ("export default function App() {", "App"),
+        ("export const useCart = (items) => items.length", "useCart"),
+        ("export interface Shipment { id: string }", "Shipment"),
+        ("const LIMIT = 5\nconst other = 6", None),  # constants are not looked up by this rule
+        ("Fix the routing of fallback servers (2024-05-01)", None),
+    ],
+)
+def test_first_definition_across_languages(text: str, name: str | None) -> None:
+    assert first_definition(text) == name
+
+
+def test_definition_signal_first_or_later() -> None:
+    nested = "def test_it():\n    class Helper:\n        pass\n"
+    assert definition_signal(nested, frozenset({"test_it"})) == 1.0
+    assert definition_signal(nested, frozenset({"helper"})) == 0.5
+    assert definition_signal(nested, frozenset({"other"})) == 0.0
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_a_lookup_ranks_the_definition_first(strategy: str) -> None:
+    # Two sources agree on two files that use parse_config; only one source found
+    # where it is defined, and lower down. Agreement outranks it without the boost.
+    use = "config = parse_config(path)\nreturn config.servers\n"
+    agreed = [hit("a", 1, use, path="app/main.py", lines=(1, 2)), hit("b", 1, use + " ", path="app/main.py", lines=(1, 2)),
+              hit("a", 2, use + "x = 1\n", path="app/cli.py", lines=(5, 7)),
+              hit("b", 2, use + "x = 1\n ", path="app/cli.py", lines=(5, 7))]
+    definition = hit("a", 5, FUNC_A, path="engine/config.py", lines=(10, 30))
+    hits = [*agreed, definition]
+    groups = deduplicate(hits, DedupConfig(semantic=False))
+
+    def ranked(query: str, weight: float | None = None) -> list[str]:
+        params = FusionParams.build(SearchRequest(
+            query=query, strategy_params={} if weight is None else {"definition_weight": weight}), FusionConfig())
+        return [h.id for h in fuse(groups.hits, groups.by_kept, strategy, params)]
+
+    assert ranked("parse_config")[0] == definition.id
+    assert ranked("where is parse_config defined")[0] == definition.id
+    top = fuse(groups.hits, groups.by_kept, strategy,
+               FusionParams.build(SearchRequest(query="parse_config"), FusionConfig()))[0]
+    assert top.parts.raw["defines"] == 1.0 and "defines" in top.parts.parts
+    if strategy in ("rrf", "vote", "weighted"):  # where agreement counts, it wins without the boost
+        assert ranked("parse_config", 0.0)[0] != definition.id
+        assert ranked("why does parse_config read the file twice")[0] != definition.id

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from engine.query_class import CONCEPTUAL, HOWTO, QUERY_CLASSES, SYMBOL, classify_query
+from engine.query_class import (
+    CONCEPTUAL,
+    HOWTO,
+    QUERY_CLASSES,
+    SYMBOL,
+    classify_query,
+    lookup_names,
+    named_identifiers,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,3 +51,43 @@ def test_classify(query: str, expected: str) -> None:
 
 def test_classes_are_declared() -> None:
     assert set(QUERY_CLASSES) == {SYMBOL, HOWTO, CONCEPTUAL}
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("FixtureDef", {"fixturedef"}),
+        ("parametrize", {"parametrize"}),  # one word alone is looked up
+        ("`getfixturemarker`", {"getfixturemarker"}),
+        ("class FixtureDef", {"fixturedef"}),
+        ("Adjust test_errors_in_xfail for CPython", {"test_errors_in_xfail", "cpython"}),
+        ("Don't delete FixtureDef.cached_result", {"fixturedef", "cached_result"}),
+        ("Config.getini", {"getini"}),  # the member of a qualified name
+        ("call setup() twice", {"setup"}),
+        ("HTTP2 support", {"http2"}),
+        ("how are fixtures cached", set()),  # prose names nothing
+        ("__init__", set()),  # defined everywhere
+        ("src/_pytest/fixtures.py", set()),
+        ("fix it", set()),
+    ],
+)
+def test_named_identifiers(query: str, names: set[str]) -> None:
+    assert named_identifiers(query) == names
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("FixtureDef", {"fixturedef"}),
+        ("where is parse_args defined", {"parse_args"}),
+        ("definition of CallSpec2", {"callspec2"}),
+        ("Config.getini", {"getini"}),
+        ("find the function getfixturemarker", {"getfixturemarker"}),
+        # a question that mentions a name is not a lookup of it
+        ("Don't delete FixtureDef.cached_result, set it to None", set()),
+        ("fix the crash in parse_args", set()),
+        ("how are fixtures cached", set()),
+    ],
+)
+def test_lookup_names_only_for_lookups(query: str, names: set[str]) -> None:
+    assert lookup_names(query) == names

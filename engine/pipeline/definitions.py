@@ -1,0 +1,70 @@
+"""Definitions first: a hit that defines a name the query asks for is lifted to the top.
+
+A developer who types a name (``FixtureDef``, ``getfixturemarker``) or names one in a
+question (``why does CallSpec2.setmulti copy the dict``) most often wants where it is
+defined. Rank fusion alone buries it: every file that two sources both return — the
+task history names many files for any word — outscores a definition only one source
+found. ``bench/identifier_queries.py`` measured it on 150 names of the pytest corpus:
+the files server put the definition first for 67 % of them, the fused ranking for 37 %.
+
+So ``fuse`` adds a ``defines`` part to each hit that defines (``def``, ``class``,
+``function``, ``fn``, ``func``, ``struct``, … or a JS/TS ``const f = (…)``, in its first
+4,000 characters) a name the query asks for (``engine.query_class.named_identifiers``,
+compared case-folded): the weight times the best base score, so it is on every
+strategy's scale, as the hints boost is; half that when the name is not the hit's first
+definition (a helper nested in a test). Nothing is added for prose queries, which name
+no identifier.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engine.model import Hit
+
+DEFAULT_DEFINITION_WEIGHT = 1.0
+LATER_DEFINITION = 0.5  # the name is defined in the hit, but not first
+_SCAN_CHARS = 4000
+
+_MODIFIERS = (
+    r"(?:(?:export|default|pub(?:\([^)\n]*\))?|async|public|private|protected|internal|static|final"
+    r"|abstract|override|open|sealed|data|inline|unsafe|extern|declare)\s+)*"
+)
+_DEFINITION = re.compile(
+    r"^[ \t]*" + _MODIFIERS + r"(?:"
+    r"(?:def|class|function\*?|fn|fun|struct|enum|trait|interface|module|mod|type|object|record)\s+"
+    r"|func\s+(?:\([^)\n]*\)\s*)?"  # Go, with or without a receiver
+    r"|(?:const|let|var)\s+(?=[A-Za-z_$][\w$]*\s*=\s*(?:async\s*)?(?:function\b|\([^)\n]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>))"
+    r")([A-Za-z_$][\w$]*)",
+    re.M,
+)
+
+
+def first_definition(text: str) -> str | None:
+    """The name of the first function, class or type ``text`` defines, if any."""
+    match = _DEFINITION.search(text, 0, _SCAN_CHARS)
+    return match.group(1) if match else None
+
+
+def definition_signal(text: str, names: frozenset[str]) -> float:
+    """1.0 if the first definition in ``text`` is one of ``names`` (case-folded), 0.5
+    if a later one is (a helper nested in a test, a method in a class's chunk), else 0."""
+    signal = 1.0
+    for match in _DEFINITION.finditer(text, 0, _SCAN_CHARS):
+        if match.group(1).casefold() in names:
+            return signal
+        signal = LATER_DEFINITION
+    return 0.0
+
+
+def apply_definitions(hits: Sequence[Hit], names: frozenset[str], weight: float) -> None:
+    """Add the ``defines`` part to the hits defining one of ``names`` (case-folded)."""
+    if not names or weight <= 0.0 or not hits:
+        return
+    scale = max((h.score for h in hits), default=0.0) or 1.0
+    for hit in hits:
+        signal = definition_signal(hit.content, names)
+        if signal > 0.0:
+            hit.parts.add("defines", signal * weight * scale, raw=signal)
+            hit.score = hit.parts.total
