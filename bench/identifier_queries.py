@@ -77,7 +77,8 @@ def write_queries(dataset_dir: Path, chosen: list[Definition], date: str) -> Non
     """A dataset folder beside the shared one: its corpus and tasks, these queries."""
     dataset_dir.mkdir(parents=True, exist_ok=True)
     for name in ("corpus.json", "tasks.jsonl"):
-        shutil.copyfile(SHARED / name, dataset_dir / name)
+        # copy2 keeps the modification time: the index key holds it, so a rerun reuses the index
+        shutil.copy2(SHARED / name, dataset_dir / name)
     with (dataset_dir / "queries.jsonl").open("w", encoding="utf-8") as handle:
         for d in chosen:
             query = EvalQuery(id=f"{d.path}:{d.line}", query=d.name, relevant={d.path: 1.0},

@@ -88,6 +88,9 @@ _QUALIFIED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-
 _DEFINER = re.compile(
     r"\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|module)\s+([A-Za-z_][A-Za-z0-9_]*)"
 )
+_DEFINER_ALONE = re.compile(  # "class Session", "def parse_args()": a definition asked for by its keyword
+    r"\s*(?:def|class|function|func|fn|struct|enum|trait|interface|type|module)\s+[A-Za-z_][A-Za-z0-9_]*(?:\(\))?\s*"
+)
 _MIN_NAME = 3
 
 
@@ -144,21 +147,26 @@ _MAX_LOOKUP_WORDS = 8
 
 @lru_cache(maxsize=1024)
 def lookup_names(query: str) -> frozenset[str]:
-    """``named_identifiers`` when the query is a lookup — nothing but names, and
-    perhaps lookup words (``FixtureDef``, ``class FixtureDef``, ``where is parse_args
-    defined``) — else empty. A question that mentions a name (``Don't delete
-    FixtureDef.cached_result``) is about something else than where the name is defined:
-    on the pytest benchmark, lifting definitions for such queries cost MRR 0.748 -> 0.709."""
-    names = named_identifiers(query)
-    if not names:
-        return names
+    """The names a lookup asks for, case-folded; empty for any other query.
+
+    A lookup is nothing but names and lookup words: ``FixtureDef``, ``Config.getini``,
+    ``class FixtureDef``, ``where is getfixturemarker defined`` (in a lookup phrase the
+    other words are the names, whatever their shape). A question that mentions a name
+    (``Don't delete FixtureDef.cached_result``) is about something else than where the
+    name is defined: on the pytest benchmark, lifting definitions for such queries cost
+    MRR 0.748 -> 0.709."""
     text = query[:_MAX_CHARS]
     words = _NAME.findall(text)
-    if len(words) > _MAX_LOOKUP_WORDS:
+    if not words or len(words) > _MAX_LOOKUP_WORDS:
         return frozenset()
+    names = set(named_identifiers(text))
     qualifiers = {part.casefold() for name in _QUALIFIED.findall(text) for part in _NAME.findall(name)}
-    for word in words:
-        folded = word.casefold()
-        if folded not in names and folded not in _LOOKUP_WORDS and folded not in qualifiers:
+    others = [
+        folded for word in words
+        if (folded := word.casefold()) not in names and folded not in _LOOKUP_WORDS and folded not in qualifiers
+    ]
+    if others:
+        if not (_LOOKUP.search(text) or _DEFINER_ALONE.fullmatch(text)):
             return frozenset()
-    return names
+        names.update(w for w in others if len(w) >= _MIN_NAME and not (w.startswith("__") and w.endswith("__")))
+    return frozenset(names)

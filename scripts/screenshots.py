@@ -244,6 +244,15 @@ async def drive(args: argparse.Namespace) -> None:
     save(window, f"02-context{suffix}")
     page.tabs.setCurrentIndex(0)
 
+    if repo is not None:  # a lookup: the definition first, its "defines" part in the breakdown
+        page.query.clear()
+        await type_into(page.query, "check_pattern")
+        await until(lambda: page.controller.final, 120)
+        await settle()
+        tree.setCurrentIndex(model.index(0, 0))
+        await settle()
+        save(window, f"01b-lookup{suffix}")
+
     name = next(iter(page.strip.chips))
     page.strip.chips[name].click()
     await settle()

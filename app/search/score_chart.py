@@ -15,7 +15,7 @@ VALUE_W = 64
 PART_COLOURS = {
     "rrf": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b", "reputation": "#9b59b6",
     "length_penalty": "#e0457b", "length": "#e0457b", "source_weight": "#4caf50",
-    "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020",
+    "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020", "defines": "#7cb342",
 }
 
 

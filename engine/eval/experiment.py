@@ -35,6 +35,7 @@ from engine.model import Hints, Hit, ScoreParts, SearchRequest
 from engine.pipeline import FusionParams, deduplicate, fuse
 from engine.pipeline.dedup import DedupResult
 from engine.pipeline.limits import clamp_top_k
+from engine.query_class import lookup_names
 
 SPLITS = ("all", "tune", "test")
 HEADLINE = ("recall@10", "mrr")
@@ -127,7 +128,11 @@ class Ranker:
                 # A private copy: fusion writes scores onto hits, sources keep theirs.
                 flat.append(replace(hit, source_rank=hit.source_rank or position,
                                     parts=ScoreParts(), metadata=dict(hit.metadata)))
-        result = deduplicate(flat, self.dedup) if dedup else DedupResult(hits=flat, groups=[])
+        result = (
+            deduplicate(flat, self.dedup, quote_files=bool(lookup_names(run.query.query)))
+            if dedup
+            else DedupResult(hits=flat, groups=[])
+        )
         self._dedup_cache[key] = result
         return result
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import AssembledContext, ContextFormat, DedupGroup, Hit, Metrics, SearchRequest
+from engine.query_class import lookup_names
 
 from .assemble import assemble
 from .budget import plan_budget
@@ -104,7 +105,7 @@ def run_pipeline(
     clock.lap("normalise")
 
     result = (
-        deduplicate(hits, dedup, embed, merge_spans=False)
+        deduplicate(hits, dedup, embed, merge_spans=False, quote_files=bool(lookup_names(request.query)))
         if request.dedup
         else DedupResult(hits=list(hits), groups=[])
     )

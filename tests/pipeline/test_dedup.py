@@ -273,21 +273,22 @@ def test_a_file_reference_joins_the_best_chunk_of_its_file() -> None:
     assert chunk_other in result.hits  # the file's other chunks stay separate results
 
 
-def test_a_file_group_keeps_the_chunk_even_when_the_history_ranks_higher() -> None:
-    # The history's hit is ranked first by its source, but the group stands for the
-    # file: the chunk that quotes it is what is shown (and what a definition boost sees).
+def test_a_lookup_keeps_the_chunk_of_a_file_group_even_when_the_history_ranks_higher() -> None:
+    # The history's hit is ranked first by its source, but for a lookup the group stands
+    # for the file: the chunk that quotes it is what is shown (and what the boost sees).
     why = hit("tasks", 1, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
     older = hit("history", 1, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
     chunk = hit("files", 3, FUNC_A, path="engine/routing.py", lines=(10, 20))
-    result = deduplicate([why, older, chunk], DedupConfig(semantic=False))
+    result = deduplicate([why, older, chunk], DedupConfig(semantic=False), quote_files=True)
     (group,) = result.groups
     assert group.kept is chunk
     assert [m.hit for m in group.members] == [older, why]  # the rest in relevance order
     assert _members(result.groups, chunk.id)[why.id] == (DedupReason.FILE, 1.0)
     assert result.hits == [chunk]
-    # without a chunk, the best-ranked history hit is kept as before
-    alone = deduplicate([why, older], DedupConfig(semantic=False))
+    # without a chunk, or for other queries, the best-ranked hit is kept
+    alone = deduplicate([why, older], DedupConfig(semantic=False), quote_files=True)
     assert alone.groups[0].kept is older  # (ranks tie: by source name)
+    assert deduplicate([why, older, chunk], DedupConfig(semantic=False)).groups[0].kept is older
 
 
 def test_code_sent_without_lines_is_a_snippet_not_the_file() -> None:

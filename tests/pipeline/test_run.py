@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -112,3 +113,18 @@ def test_groups_partition_any_input(sources: dict[str, list[Hit]]) -> None:
     assert sorted(ids) == sorted(h.id for h in hits)
     assert all(g.members for g in result.groups)
     assert {g.kept.id for g in result.groups} <= {h.id for h in result.hits}
+
+
+def test_a_lookup_shows_the_definition_not_the_history_that_names_its_file() -> None:
+    why = hit("tasks", 1, "Make config parsing strict about unknown keys (2024-05-01)", path="engine/config.py")
+    chunk = hit("files", 2, FUNC_A, path="engine/config.py", lines=(10, 30))
+    other = hit("files", 1, "config = parse_config(path)\nreturn config\n", path="app/main.py", lines=(3, 4))
+
+    def first(query: str) -> Hit:
+        hits = {"tasks": [replace(why)], "files": [replace(other), replace(chunk)]}
+        return run_pipeline(hits, SearchRequest(query=query, assemble=False)).hits[0]
+
+    top = first("parse_config")
+    assert top.id == chunk.id and "defines" in top.parts.parts
+    # a question is fused as before: the history leads the file's group
+    assert first("why is config parsing strict").id != chunk.id

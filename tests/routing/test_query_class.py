@@ -80,6 +80,9 @@ def test_named_identifiers(query: str, names: set[str]) -> None:
     [
         ("FixtureDef", {"fixturedef"}),
         ("where is parse_args defined", {"parse_args"}),
+        ("where is getfixturemarker defined", {"getfixturemarker"}),  # a lookup phrase names it
+        ("where is the retry policy defined", {"retry", "policy"}),
+        ("class Session", {"session"}),
         ("definition of CallSpec2", {"callspec2"}),
         ("Config.getini", {"getini"}),
         ("find the function getfixturemarker", {"getfixturemarker"}),
@@ -87,6 +90,8 @@ def test_named_identifiers(query: str, names: set[str]) -> None:
         ("Don't delete FixtureDef.cached_result, set it to None", set()),
         ("fix the crash in parse_args", set()),
         ("how are fixtures cached", set()),
+        ("show the retry policy", set()),  # no lookup phrase: prose
+        ("Add type annotations to Config", set()),  # "type" here is English
     ],
 )
 def test_lookup_names_only_for_lookups(query: str, names: set[str]) -> None:
