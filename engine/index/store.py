@@ -26,6 +26,7 @@ from engine.index.chunking import Chunk
 from engine.index.db import Connection, connect, migrate, transaction
 from engine.index.embed import Vectors
 from engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, shortlist_size
+from engine.pipeline.definitions import definition_signal
 
 # A query's vector, or a function that embeds the query when called (on a worker).
 QueryVector = Vectors | Callable[[], Vectors] | None
@@ -167,6 +168,8 @@ class IndexStore(Protocol):
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _SYMBOL_PARTS = re.compile(r"\.|::|#")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
+NESTED_POOL = 200  # body matches checked for a definition the chunk's symbol does not name
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -546,19 +549,44 @@ class SqliteStore:
         return hits
 
     def symbol_search(self, names: Iterable[str], k: int, where: SearchFilter) -> list[int]:
-        """Chunks that define one of ``names`` (compared case-folded): whose symbol, or
-        its last part (``CallSpec2.getparam`` -> ``getparam``), is the name. Candidates
-        come from the FTS symbol column (every word of the name), then are checked
-        exactly. Best first: top-level before members, shorter symbols, index order."""
-        wanted = {name.casefold() for name in names if name}
-        clauses_of_names = [
+        """Chunks that define one of ``names`` (compared case-folded), best first.
+
+        First the chunks whose symbol, or its last part (``CallSpec2.getparam`` ->
+        ``getparam``), is the name: found through the FTS symbol column (every word of
+        the name), checked exactly, top-level before members, shorter symbols first.
+        When no symbol is the name, the chunks that define it inside them (a helper
+        nested in a test, whose chunk is the test's): the name as a phrase in the body,
+        the best ``NESTED_POOL`` of them checked for a definition line of it."""
+        wanted = frozenset(name.casefold() for name in names if name)
+        by_symbol = [
             "(" + " AND ".join(f'"{term}"' for term in terms) + ")"
-            for name in sorted(wanted) if (terms := fts_terms(name))
+            for name in sorted(wanted)
+            if (terms := fts_terms(name))
         ]
-        if not clauses_of_names:
+        if not by_symbol:
             return []
-        clauses = ["c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)", "c.symbol IS NOT NULL"]
-        params: list[object] = ["symbol : (" + " OR ".join(clauses_of_names) + ")"]
+        found: list[tuple[int, int, int]] = []
+        for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", "c.symbol", where):
+            parts = _SYMBOL_PARTS.split(str(symbol or ""))
+            if symbol and parts[-1].casefold() in wanted:
+                found.append((len(parts), len(str(symbol)), cid))
+        ranked = [cid for *_, cid in sorted(found)[:k]]
+        if not ranked:  # (a body search ranks every chunk using the name: only when needed)
+            phrases = " OR ".join(f'"{" ".join(_ALNUM.findall(name))}"' for name in sorted(wanted) if _ALNUM.search(name))
+            nested = self._chunks_matching(f"body : ({phrases})", "c.content", where, limit=NESTED_POOL)
+            ranked = [cid for cid, content in nested if definition_signal(str(content), wanted)][:k]
+        return ranked
+
+    def _chunks_matching(
+        self, match: str, column: str, where: SearchFilter, limit: int | None = None
+    ) -> list[tuple[int, object]]:
+        """``(chunk id, column)`` of the chunks an FTS query matches (its best ``limit``,
+        by BM25, when given), within ``where``, in id order."""
+        pool = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?" + (
+            " ORDER BY rank LIMIT ?" if limit is not None else ""
+        )
+        clauses = [f"c.id IN ({pool})"]
+        params: list[object] = [match] + ([limit] if limit is not None else [])
         join = ""
         if where.languages:
             join = " JOIN files f ON f.id = c.file_id"
@@ -568,14 +596,9 @@ class SqliteStore:
             clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
             params.extend(where.kinds)
         rows = self.conn.execute(
-            f"SELECT c.id, c.symbol FROM chunks c{join} WHERE {' AND '.join(clauses)}", params
+            f"SELECT c.id, {column} FROM chunks c{join} WHERE {' AND '.join(clauses)} ORDER BY c.id", params
         ).fetchall()
-        found: list[tuple[int, int, int]] = []
-        for cid, symbol in rows:
-            parts = _SYMBOL_PARTS.split(str(symbol))
-            if parts[-1].casefold() in wanted and (where.path_ids is None or cid in where.path_ids):
-                found.append((len(parts), len(str(symbol)), int(cid)))
-        return [cid for *_, cid in sorted(found)[:k]]
+        return [(int(cid), value) for cid, value in rows if where.path_ids is None or cid in where.path_ids]
 
     def _common_terms(self, terms: Sequence[str]) -> set[str]:
         """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached

@@ -241,6 +241,11 @@ def test_a_name_finds_its_definition_first(tmp_path: Path, index_dir: Path, embe
     (repo / "pkg" / "model.py").write_text(
         "class Widget:\n    def refresh_state(self):\n        return None\n", encoding="utf-8"
     )
+    (repo / "pkg" / "test_model.py").write_text(  # a helper defined inside a test, and only called elsewhere
+        "def test_refresh():\n    def make_widget_stub():\n        return object()\n\n    assert make_widget_stub()\n"
+        "\n\ndef test_other():\n    assert make_widget_stub\n",
+        encoding="utf-8",
+    )
     _index(repo, index_dir, embedder)
     store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
     try:
@@ -251,6 +256,9 @@ def test_a_name_finds_its_definition_first(tmp_path: Path, index_dir: Path, embe
         (method,) = store.symbol_search({"REFRESH_STATE".casefold()}, 10, where)
         assert store.chunks_by_id([method])[method].symbol == "Widget.refresh_state"
         assert store.symbol_search({"refresh"}, 10, where) == []
+        # a definition inside another chunk is found by its text; a mere use is not one
+        (nested,) = store.symbol_search({"make_widget_stub"}, 10, where)
+        assert store.chunks_by_id([nested])[nested].symbol == "test_refresh"
         assert store.symbol_search({"widgetregistry"}, 10, SearchFilter(kinds=("function",))) == []
 
         def first(query: str, weights: Weights) -> str | None:
