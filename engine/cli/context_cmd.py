@@ -23,9 +23,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_request_options(parser)
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                        help="token budget (default from config, 8000)")
+                        help="tokens for the prompt as a whole; the context gets N minus "
+                        "--reserved-tokens (default from config, 8000)")
     parser.add_argument("--reserved-tokens", type=int, default=None, metavar="N",
-                        help="tokens kept free for the prompt (default from config, 1000)")
+                        help="of those, tokens kept free for your question and the answer "
+                        "(default from config, 1000)")
     parser.add_argument("--format", choices=[f.value for f in ContextFormat], default=None)
     parser.set_defaults(func=run)
 
