@@ -1,19 +1,20 @@
-"""Definitions first: a hit that defines a name the query asks for is lifted to the top.
+"""Definitions first: a hit that defines the name a lookup asks for is lifted to the top.
 
-A developer who types a name (``FixtureDef``, ``getfixturemarker``) or names one in a
-question (``why does CallSpec2.setmulti copy the dict``) most often wants where it is
-defined. Rank fusion alone buries it: every file that two sources both return — the
-task history names many files for any word — outscores a definition only one source
-found. ``bench/identifier_queries.py`` measured it on 150 names of the pytest corpus:
-the files server put the definition first for 67 % of them, the fused ranking for 37 %.
+A developer who types a name (``FixtureDef``, ``getfixturemarker``, ``where is
+parse_args defined``) wants where it is defined. Rank fusion alone buries it: every
+file that two sources both return (the task history names many files for any word)
+outscores a definition only one source found. ``bench/identifier_queries.py`` measured
+it on 150 names of the pytest corpus: the files server put the definition first for
+67 % of them, the fused ranking for 37 %.
 
-So ``fuse`` adds a ``defines`` part to each hit that defines (``def``, ``class``,
-``function``, ``fn``, ``func``, ``struct``, … or a JS/TS ``const f = (…)``, in its first
-4,000 characters) a name the query asks for (``engine.query_class.named_identifiers``,
-compared case-folded): the weight times the best base score, so it is on every
-strategy's scale, as the hints boost is; half that when the name is not the hit's first
-definition (a helper nested in a test). Nothing is added for prose queries, which name
-no identifier.
+So ``fuse`` adds a ``defines`` part to each hit that defines a name the lookup asks for
+(``engine.query_class.lookup_names``, compared case-folded): ``def``, ``class``,
+``function``, ``fn``, ``func``, ``struct``, …, a JS/TS ``const f = (…)`` or a Java/C#
+method after its access modifier, in the hit's first 4,000 characters. The part is the
+weight times the best base score, so it is on every strategy's scale, as the hints
+boost is; half that when the name is not the hit's first definition (a helper nested in
+a test). Nothing is added for other queries: a question that mentions a name is not
+asking where it is defined.
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ _DEFINITION = re.compile(
     r"(?:def|class|function\*?|fn|fun|struct|enum|trait|interface|module|mod|type|object|record)\s+"
     r"|func\s+(?:\([^)\n]*\)\s*)?"  # Go, with or without a receiver
     r"|(?:const|let|var)\s+(?=[A-Za-z_$][\w$]*\s*=\s*(?:async\s*)?(?:function\b|\([^)\n]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>))"
-    r")([A-Za-z_$][\w$]*)",
+    r")([A-Za-z_$][\w$]*)"
+    # Java/C#-style methods, after an access modifier: ``public String greet(``
+    r"|^[ \t]*(?:public|private|protected|internal)\s+"
+    r"(?:(?:static|final|virtual|override|abstract|synchronized|async)\s+)*"
+    r"[\w.$]+(?:<[^>\n]*>)?(?:\[\])*\s+([A-Za-z_$][\w$]*)\s*\(",
     re.M,
 )
 
@@ -44,7 +49,7 @@ _DEFINITION = re.compile(
 def first_definition(text: str) -> str | None:
     """The name of the first function, class or type ``text`` defines, if any."""
     match = _DEFINITION.search(text, 0, _SCAN_CHARS)
-    return match.group(1) if match else None
+    return (match.group(1) or match.group(2)) if match else None
 
 
 def definition_signal(text: str, names: frozenset[str]) -> float:
@@ -52,7 +57,7 @@ def definition_signal(text: str, names: frozenset[str]) -> float:
     if a later one is (a helper nested in a test, a method in a class's chunk), else 0."""
     signal = 1.0
     for match in _DEFINITION.finditer(text, 0, _SCAN_CHARS):
-        if match.group(1).casefold() in names:
+        if (match.group(1) or match.group(2)).casefold() in names:
             return signal
         signal = LATER_DEFINITION
     return 0.0
