@@ -13,6 +13,10 @@ Three classes, chosen because different sources answer them best:
 Precedence: an explicit lookup phrase wins, then how-to/bug words, then the presence of
 identifiers, then the default. So "fix the crash in parse_args" is ``howto`` (a task
 about a symbol) and "parse_args" alone is ``symbol``. Pure function, no I/O.
+
+Also the names a query asks about (``named_identifiers``) and, narrower, the names a
+*lookup* asks for (``lookup_names``: a query of nothing but names and lookup words),
+which the files server and fusion use to put definitions first.
 """
 
 from __future__ import annotations
