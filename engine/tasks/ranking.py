@@ -24,6 +24,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from engine.tasks.model import FileScore, Rename, TaskHit
@@ -121,7 +122,10 @@ def rrf(
     return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
+@lru_cache(maxsize=65536)
 def is_code_file(path: str) -> bool:
+    # (cached: ranking asks it for every file of every similar task, ~500 a query, and
+    # PurePosixPath costs more than the rest of ranking a file)
     return PurePosixPath(path).suffix.lower() in CODE_EXTENSIONS
 
 

@@ -6,6 +6,7 @@ import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.tasks import (
@@ -16,9 +17,11 @@ from engine.tasks import (
     open_index,
     search_tasks,
 )
-from engine.tasks.model import Rename, Task, TaskHit
+from engine.tasks.api import tasks_db_path
+from engine.tasks.model import ImportStats, Rename, Task, TaskHit
 from engine.tasks.ranking import PathResolver, TouchCounts, rank_files, rrf
-from tests.tasks.task_helpers import HashEmbedder
+from engine.tasks.store import TaskStore
+from tests.tasks.task_helpers import HashEmbedder, write_jsonl
 
 
 @pytest.fixture
@@ -163,3 +166,40 @@ def test_repo_id_matches_the_files_index_naming(tmp_path: Path) -> None:
 
     for folder in (tmp_path / "my repo", tmp_path / "ünï", tmp_path):
         assert repo_id(folder) == repo_stem(folder)
+
+
+def _vec0_knn(store: TaskStore, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
+    """sqlite-vec's own KNN, which ``TaskStore.knn`` replaced: the reference."""
+    sql = "SELECT rowid, distance FROM tasks_vec WHERE embedding MATCH ? AND k = ?"
+    args: tuple[object, ...] = (vector.astype(np.float32).tobytes(), limit)
+    if as_of is not None:
+        sql, args = sql + " AND ts <= ?", (*args, as_of)
+    return [(int(r[0]), 1.0 - float(r[1])) for r in store.conn.execute(sql, args) if r[1] is not None]
+
+
+def test_in_memory_knn_matches_sqlite_vec_and_sees_new_tasks(tmp_path: Path, embedder: HashEmbedder) -> None:
+    rng = np.random.default_rng(3)
+    words = ["login", "session", "cookie", "export", "csv", "report", "mail", "reset", "cache", "timeout"]
+    rows = [{"id": f"t{i}", "date": f"20{10 + i % 14}-0{1 + i % 9}-01T00:00:00+00:00",
+             "title": " ".join(rng.choice(words, 4)), "files": [f"app/m{i % 7}.py"]} for i in range(120)]
+    rows.append({"id": "blank", "date": "2020-01-01T00:00:00+00:00", "title": "??", "files": ["x.py"]})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    import_tasks_jsonl(repo, write_jsonl(tmp_path / "t.jsonl", rows), indexes_dir=tmp_path / "ix", embedder=embedder)
+    with TaskStore(tasks_db_path(repo, tmp_path / "ix")) as store:
+        cutoff = int(datetime(2016, 6, 1, tzinfo=UTC).timestamp())
+        for query in ("login session cookie", "csv export", "cache timeout mail"):
+            vector = embedder.encode([query])[0]
+            for limit, as_of in ((10, None), (200, None), (25, cutoff)):
+                ours, reference = store.knn(vector, limit, as_of), _vec0_knn(store, vector, limit, as_of)
+                assert len(ours) == len(reference) == min(limit, 120 if as_of is None else len(reference))
+                assert {i for i, _ in ours} == {i for i, _ in reference} or limit < 120
+                # the same scores in the same order (ties may list their tasks in another order)
+                assert [score for _, score in ours] == pytest.approx([score for _, score in reference], abs=1e-5)
+        assert store.knn(np.zeros(embedder.dim, dtype=np.float32), 10) == []
+        # a task added through this same connection is seen at once
+        before = store.knn(embedder.encode(["zebra quokka"])[0], 5)
+        store.upsert([Task(id="new", date=datetime(2024, 1, 1, tzinfo=UTC), title="zebra quokka",
+                           files=("z.py",))], ImportStats(source="test"), embedder=embedder)
+        after = store.knn(embedder.encode(["zebra quokka"])[0], 5)
+        assert after[0][1] == pytest.approx(1.0) and after != before
