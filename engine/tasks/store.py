@@ -354,10 +354,12 @@ class TaskStore:
             return []
         query = np.asarray(vector, dtype=np.float32)
         query = query / np.linalg.norm(query)
+        scores = cache.matrix @ query
         rows = np.arange(len(cache.ids)) if as_of is None else np.flatnonzero(cache.ts <= as_of)
         if not len(rows):
             return []
-        scores = cache.matrix[rows] @ query if as_of is not None else cache.matrix @ query
+        if as_of is not None:  # (selecting scores, not matrix rows: no copy of the matrix)
+            scores = scores[rows]
         k = min(limit, len(rows))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((cache.ids[rows[top]], -scores[top]))]
