@@ -170,6 +170,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _SYMBOL_PARTS = re.compile(r"\.|::|#")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
 NESTED_POOL = 200  # body matches checked for a definition the chunk's symbol does not name
+NESTED_MAX_USES = 1000  # ... when the name is in at most this many chunks
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -556,7 +557,8 @@ class SqliteStore:
         the name), checked exactly, top-level before members, shorter symbols first.
         When no symbol is the name, the chunks that define it inside them (a helper
         nested in a test, whose chunk is the test's): the name as a phrase in the body,
-        the best ``NESTED_POOL`` of them checked for a definition line of it."""
+        the best ``NESTED_POOL`` of them checked for a definition line of it; unless the
+        name is in more than ``NESTED_MAX_USES`` chunks."""
         wanted = frozenset(name.casefold() for name in names if name)
         by_symbol = [
             "(" + " AND ".join(f'"{term}"' for term in terms) + ")"
@@ -573,8 +575,16 @@ class SqliteStore:
         ranked = [cid for *_, cid in sorted(found)[:k]]
         if not ranked:  # (a body search ranks every chunk using the name: only when needed)
             phrases = " OR ".join(f'"{" ".join(_ALNUM.findall(name))}"' for name in sorted(wanted) if _ALNUM.search(name))
-            nested = self._chunks_matching(f"body : ({phrases})", "c.content", where, limit=NESTED_POOL)
-            ranked = [cid for cid, content in nested if definition_signal(str(content), wanted)][:k]
+            match = f"body : ({phrases})"
+            # A name in very many chunks (``pytest``, ``self``) is a word, not a helper's name:
+            # ranking all of them would cost ~10 ms per 7k chunks for nothing.
+            used = self.conn.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (match, NESTED_MAX_USES + 1),
+            ).fetchone()[0]
+            if int(used) <= NESTED_MAX_USES:
+                nested = self._chunks_matching(match, "c.content", where, limit=NESTED_POOL)
+                ranked = [cid for cid, content in nested if definition_signal(str(content), wanted)][:k]
         return ranked
 
     def _chunks_matching(

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from engine.index import indexer
+from engine.index import store as store_module
 from engine.index.manager import (
     index_path_for,
     index_repository,
@@ -227,7 +228,9 @@ def test_no_eta_until_the_rate_means_something(monkeypatch: pytest.MonkeyPatch) 
     assert settled is not None and settled.eta_s == pytest.approx(4.0)
 
 
-def test_a_name_finds_its_definition_first(tmp_path: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
+def test_a_name_finds_its_definition_first(
+    tmp_path: Path, index_dir: Path, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The class's own chunk is long (a docstring, fields); its short methods' symbols
     # hold its name too, so by words alone a method outranks the class.
     repo = tmp_path / "widgets"
@@ -259,6 +262,10 @@ def test_a_name_finds_its_definition_first(tmp_path: Path, index_dir: Path, embe
         # a definition inside another chunk is found by its text; a mere use is not one
         (nested,) = store.symbol_search({"make_widget_stub"}, 10, where)
         assert store.chunks_by_id([nested])[nested].symbol == "test_refresh"
+        # ... unless the name is in so many chunks that it reads as a word (here: two)
+        monkeypatch.setattr(store_module, "NESTED_MAX_USES", 1)
+        assert store.symbol_search({"make_widget_stub"}, 10, where) == []
+        monkeypatch.undo()
         assert store.symbol_search({"widgetregistry"}, 10, SearchFilter(kinds=("function",))) == []
 
         def first(query: str, weights: Weights) -> str | None:
