@@ -6,7 +6,7 @@ The shared pytest benchmark asks in prose (commit messages). Developers also typ
 bare name (``FixtureDef``, ``getfixturemarker``) and expect its definition first. This
 benchmark builds such queries from the pytest corpus itself: every class, function and
 method name that is defined exactly once in ``src/`` and ``testing/`` (found with
-``ast``; names shorter than 6 characters and ``test_*`` functions left out), a fixed
+``ast``; names shorter than 6 characters and names starting with ``test`` left out), a fixed
 random sample of them. The relevant answer is the defining chunk (the hit whose lines
 hold the ``def``/``class`` line) and its file.
 
