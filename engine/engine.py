@@ -46,6 +46,7 @@ from engine.model import (
     SourceStatus,
 )
 from engine.pipeline.run import PipelineResult, run_pipeline
+from engine.pipeline.tokens import get_tokenizer
 from engine.query_class import classify_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
@@ -445,8 +446,13 @@ class Engine:
     ) -> dict[str, ServerState]:
         """Start ``names`` and wait until each is ready or has failed (a one-shot CLI
         does this before searching, so a cold start is not counted against the
-        per-query timeout)."""
-        return await self.pool.warm_up(names, timeout=timeout)
+        per-query timeout). The token counter loads meanwhile, on a worker thread: a
+        cold process's first pipeline run spent ~100 ms loading it while the servers'
+        start-up left this process idle."""
+        states, _tokenizer = await asyncio.gather(
+            self.pool.warm_up(names, timeout=timeout), asyncio.to_thread(get_tokenizer)
+        )
+        return states
 
     def server_states(self) -> list[ServerState]:
         return self.pool.states()

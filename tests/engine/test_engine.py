@@ -165,3 +165,15 @@ async def test_a_new_strategy_re_fuses_cached_source_hits_without_asking_again()
     assert [r.status for r in again.sources] == [SourceStatus.CACHED]
     assert {h.id for h in again.hits} == {h.id for h in first.hits}
     assert again.context is not None and again.error is None
+
+
+async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A one-shot CLI waits for its servers to start; the tokenizer loads meanwhile, so
+    # the first pipeline run does not pay for it.
+    from engine.pipeline import tokens
+
+    monkeypatch.setattr(tokens, "_tokenizer", None)
+    async with make_engine(make_config("alpha")) as engine:
+        states = await engine.start_sources(["alpha"])
+        assert tokens._tokenizer is not None
+        assert {s.name: s.status for s in states.values()} == {"alpha": "ready"}
