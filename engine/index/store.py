@@ -211,6 +211,20 @@ def fts_query(text: str | Sequence[str]) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
 
 
+def _filter_sql(where: SearchFilter) -> tuple[list[str], list[object]]:
+    """The SQL conditions (on ``f``: files, ``c``: chunks) for ``where``'s languages and
+    kinds, and their parameters; path globs are applied to ids afterwards."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if where.languages:
+        clauses.append(f"f.language IN ({','.join('?' * len(where.languages))})")
+        params.extend(where.languages)
+    if where.kinds:
+        clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
+        params.extend(where.kinds)
+    return clauses, params
+
+
 # ----------------------------------------------------------------- SQLite backend
 
 
@@ -526,17 +540,10 @@ class SqliteStore:
         match = fts_query([t for t in terms if t not in common] or terms)
         if match is None:
             return []
-        clauses = ["chunks_fts MATCH ?"]
-        params: list[object] = [match]
-        join = ""
-        if where.languages or where.kinds:
-            join = " JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id"
-            if where.languages:
-                clauses.append(f"f.language IN ({','.join('?' * len(where.languages))})")
-                params.extend(where.languages)
-            if where.kinds:
-                clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
-                params.extend(where.kinds)
+        filters, values = _filter_sql(where)
+        clauses = ["chunks_fts MATCH ?", *filters]
+        params: list[object] = [match, *values]
+        join = " JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id" if filters else ""
         weights = ", ".join(str(w) for w in FTS_WEIGHTS)
         limit = k if where.path_ids is None else k * 8
         rows = self.conn.execute(
@@ -595,16 +602,10 @@ class SqliteStore:
         pool = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?" + (
             " ORDER BY rank LIMIT ?" if limit is not None else ""
         )
-        clauses = [f"c.id IN ({pool})"]
-        params: list[object] = [match] + ([limit] if limit is not None else [])
-        join = ""
-        if where.languages:
-            join = " JOIN files f ON f.id = c.file_id"
-            clauses.append(f"f.language IN ({','.join('?' * len(where.languages))})")
-            params.extend(where.languages)
-        if where.kinds:
-            clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
-            params.extend(where.kinds)
+        filters, values = _filter_sql(where)
+        clauses = [f"c.id IN ({pool})", *filters]
+        params: list[object] = [match, *([limit] if limit is not None else []), *values]
+        join = " JOIN files f ON f.id = c.file_id" if where.languages else ""
         rows = self.conn.execute(
             f"SELECT c.id, {column} FROM chunks c{join} WHERE {' AND '.join(clauses)} ORDER BY c.id", params
         ).fetchall()
