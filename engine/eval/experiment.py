@@ -35,7 +35,7 @@ from engine.model import Hints, Hit, ScoreParts, SearchRequest
 from engine.pipeline import FusionParams, deduplicate, fuse
 from engine.pipeline.dedup import DedupResult
 from engine.pipeline.limits import clamp_top_k
-from engine.query_class import lookup_names
+from engine.pipeline.run import quotes_files
 
 SPLITS = ("all", "tune", "test")
 HEADLINE = ("recall@10", "mrr")
@@ -129,7 +129,7 @@ class Ranker:
                 flat.append(replace(hit, source_rank=hit.source_rank or position,
                                     parts=ScoreParts(), metadata=dict(hit.metadata)))
         result = (
-            deduplicate(flat, self.dedup, quote_files=bool(lookup_names(run.query.query)))
+            deduplicate(flat, self.dedup, quote_files=quotes_files(run.query.query))
             if dedup
             else DedupResult(hits=flat, groups=[])
         )

@@ -74,6 +74,12 @@ class _Clock:
         self._last = now
 
 
+def quotes_files(query: str) -> bool:
+    """Whether dedup keeps a file's chunk rather than the history hit that names the file
+    (``deduplicate(quote_files=...)``): for lookups, where the code is the answer."""
+    return bool(lookup_names(query))
+
+
 def run_pipeline(
     hits_by_source: Mapping[str, Sequence[Hit]],
     request: SearchRequest,
@@ -105,7 +111,7 @@ def run_pipeline(
     clock.lap("normalise")
 
     result = (
-        deduplicate(hits, dedup, embed, merge_spans=False, quote_files=bool(lookup_names(request.query)))
+        deduplicate(hits, dedup, embed, merge_spans=False, quote_files=quotes_files(request.query))
         if request.dedup
         else DedupResult(hits=list(hits), groups=[])
     )
