@@ -147,6 +147,7 @@ _LOOKUP_WORDS = frozenset({
     "implemented", "located", "definition", "declaration", "implementation", "signature",
 })
 _MAX_LOOKUP_WORDS = 8
+_MAX_PHRASE_NAMES = 2  # "where is the retry policy defined"; more reads as a sentence
 
 
 @lru_cache(maxsize=1024)
@@ -155,7 +156,8 @@ def lookup_names(query: str) -> frozenset[str]:
 
     A lookup is nothing but names and lookup words: ``FixtureDef``, ``Config.getini``,
     ``class FixtureDef``, ``where is getfixturemarker defined`` (in a lookup phrase the
-    other words are the names, whatever their shape). A question that mentions a name
+    other words, at most two, are the names, whatever their shape: a commit title such
+    as "docs: correct grammar definition of lexer" is a sentence). A question that mentions a name
     (``Don't delete FixtureDef.cached_result``) is about something else than where the
     name is defined: on the pytest benchmark, lifting definitions for such queries cost
     MRR 0.748 -> 0.709."""
@@ -170,7 +172,7 @@ def lookup_names(query: str) -> frozenset[str]:
         if (folded := word.casefold()) not in names and folded not in _LOOKUP_WORDS and folded not in qualifiers
     ]
     if others:
-        if not (_LOOKUP.search(text) or _DEFINER_ALONE.fullmatch(text)):
+        if len(others) > _MAX_PHRASE_NAMES or not (_LOOKUP.search(text) or _DEFINER_ALONE.fullmatch(text)):
             return frozenset()
         names.update(w for w in others if len(w) >= _MIN_NAME and not (w.startswith("__") and w.endswith("__")))
     return frozenset(names)
