@@ -36,7 +36,6 @@ still recorded in the group.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from engine.config.schema import DedupConfig
 from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts
 
 from .blocking import candidate_pairs
+from .definitions import first_definition
 from .text import is_code, looks_like_code, squeezed_key
 from .unionfind import UnionFind
 
@@ -132,18 +132,6 @@ def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], 
     return edges, reps, squeezed
 
 
-_DEFINED_NAME = re.compile(
-    r"^[ \t]*(?:export\s+|pub\s+|async\s+|public\s+|static\s+)*(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)",
-    re.M,
-)
-
-
-def defined_name(text: str) -> str | None:
-    """The first function/class name a chunk defines, if any."""
-    match = _DEFINED_NAME.search(text, 0, 4000)
-    return match.group(1) if match else None
-
-
 def _is_file_reference(hit: Hit) -> bool:
     """A hit that names a whole file (a path, no line range) with text *about* it, such
     as a task history's "why", rather than quoting it: code sent without its lines (a
@@ -175,10 +163,10 @@ def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) 
 def _named_apart(a: Hit, b: Hit, names: dict[int, str | None], i: int, j: int) -> bool:
     """The costly half of ``distinct`` (a regex over each text): different defined names.
     ``names`` keeps each hit's name under its index ``i`` / ``j``."""
-    name_a = names[i] if i in names else names.setdefault(i, defined_name(a.content))
+    name_a = names[i] if i in names else names.setdefault(i, first_definition(a.content))
     if name_a is None:
         return False
-    name_b = names[j] if j in names else names.setdefault(j, defined_name(b.content))
+    name_b = names[j] if j in names else names.setdefault(j, first_definition(b.content))
     return name_b is not None and name_a != name_b
 
 

@@ -209,6 +209,23 @@ def test_different_defined_names_are_not_fuzzy_duplicates() -> None:
     assert deduplicate([hit("a", 1, full), hit("b", 1, safe)]).groups == []
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a Go method after its receiver
+        ("func (s *Server) StartListening(ctx context.Context) error {\n", "func (s *Server) StopListening(ctx context.Context) error {\n"),
+        # a JS arrow function held in a constant
+        ("export const loadUserProfile = async (id) => {\n", "export const saveUserProfile = async (id) => {\n"),
+    ],
+)
+def test_definition_forms_beyond_def_and_class_keep_functions_apart(first: str, second: str) -> None:
+    body = "    if s.closed {\n        return errClosed\n    }\n    s.mu.Lock()\n    defer s.mu.Unlock()\n    return s.listener.Toggle(ctx)\n}\n"
+    a, b = hit("a", 1, first + body), hit("b", 1, second + body)
+    assert deduplicate([a, b]).groups == []
+    renamed = hit("b", 1, first + body.replace("Toggle", "Switch"))  # the same function, edited
+    assert len(deduplicate([a, renamed]).groups) == 1
+
+
 def test_disjoint_lines_of_one_file_are_not_duplicates() -> None:
     body = "    value = compute(item)\n    store[item.key] = value\n    log.debug('stored %s', item)\n"
     a = hit("files", 1, body, path="m.py", lines=(10, 12))
