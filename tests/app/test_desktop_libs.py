@@ -1,0 +1,73 @@
+"""Before Qt starts: no display, or missing X client libraries, is a clear message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.desktop_libs import XCB_LIBRARIES, display_problem, missing_libraries, uses_xcb
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def present(soname: str) -> bool:
+    return True
+
+
+def lacking(*sonames: str):  # type: ignore[no-untyped-def]
+    return lambda soname: soname not in sonames
+
+
+def test_no_display_at_all_is_named() -> None:
+    problem = display_problem({}, system="linux", loader=present)
+    assert problem is not None and "no display" in problem and "DISPLAY" in problem
+    assert "tributary search" in problem  # what to do instead
+
+
+def test_missing_x_libraries_are_named_with_their_packages() -> None:
+    problem = display_problem(
+        {"DISPLAY": ":0"}, system="linux", loader=lacking("libxcb-icccm.so.4", "libxcb-keysyms.so.1"))
+    assert problem is not None
+    assert "libxcb-icccm.so.4, libxcb-keysyms.so.1" in problem
+    assert problem.endswith("sudo apt-get install libxcb-icccm4 libxcb-keysyms1")
+
+
+@pytest.mark.parametrize(
+    ("env", "system"),
+    [
+        ({"DISPLAY": ":0"}, "linux"),  # everything there
+        ({"QT_QPA_PLATFORM": "offscreen"}, "linux"),  # the tests' own platform
+        ({"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}, "linux"),  # Qt picks Wayland
+        ({}, "darwin"),  # Qt brings its own platform elsewhere
+        ({}, "win32"),
+    ],
+)
+def test_nothing_in_the_way(env: dict[str, str], system: str) -> None:
+    loader = present if env.get("DISPLAY") == ":0" and "WAYLAND_DISPLAY" not in env else lacking(*XCB_LIBRARIES)
+    assert display_problem(env, system=system, loader=loader) is None
+
+
+def test_asking_for_xcb_without_a_display() -> None:
+    assert uses_xcb({"QT_QPA_PLATFORM": "xcb"})
+    assert not uses_xcb({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"})
+    problem = display_problem({"QT_QPA_PLATFORM": "xcb"}, system="linux", loader=present)
+    assert problem is not None and "no display" in problem
+
+
+def test_missing_libraries_asks_the_loader_for_each() -> None:
+    assert missing_libraries(lacking("libxcb-cursor.so.0")) == ["libxcb-cursor.so.0"]
+    assert missing_libraries(present) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check is for Linux")
+def test_gui_without_a_display_exits_with_the_message_not_an_abort(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["TRIBUTARY_HOME"] = str(tmp_path)  # no running instance of this home to hand over to
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "gui"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "tributary gui: no display" in result.stderr
