@@ -372,8 +372,13 @@ class SearchPage(QWidget):
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
+        shown = self.model.response
         # Rows are updated in place: selection and expanded rows stay with their hits.
         self.model.set_response(response)
+        if shown is not None and shown.request.query != response.request.query:
+            # A new question starts folded: a row that came back (its hit, or one of its
+            # group's) would otherwise stay open from the last question.
+            self.tree.collapseAll()
         self._restore_selection()
         self.strip.set_reports(response.sources, _summary(response, update.final))
         self._detail_timer.start()

@@ -14,6 +14,7 @@ from PySide6.QtTest import QTest
 from app.history import QueryHistory
 from app.search.page import SearchPage
 from app.search.results_model import SCORE
+from tests.app import fakes
 from tests.app.fakes import FakeEngine, by_query, fixed
 
 
@@ -138,6 +139,25 @@ async def test_clicking_a_source_chip_opens_its_log(qtbot: object) -> None:
     assert window.isVisible() and window.windowTitle() == "git — server log"
     assert window.text.toPlainText() == "[git] starting\n[git] ready"
     window.close()
+
+
+@pytest.mark.asyncio
+async def test_a_new_query_starts_with_its_groups_folded(qtbot: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both queries get the same hits back, as a real index does for related questions.
+    same = fakes.make_hits
+    monkeypatch.setattr(fakes, "make_hits", lambda source, query: same(source, "fixture"))
+    engine = FakeEngine(sources=["files", "tasks"])
+    page = make_page(qtbot, engine)
+    page.search("fixture")
+    await until(lambda: page.controller.final and page.model.rowCount(page.model.index(0, 0)) == 1)
+    kept = page.model.hit_at(page.model.index(0, 0))
+    page.tree.expand(page.model.index(0, 0))
+    page.search("fixture scope")
+    await until(lambda: page.controller.final and page.model.response is not None
+                and page.model.response.request.query == "fixture scope")
+    row = page.model.row_of(kept.id)  # the same hit, now the answer to another question
+    assert row.isValid() and page.model.rowCount(row) == 1
+    assert not page.tree.isExpanded(row)
 
 
 @pytest.mark.asyncio
