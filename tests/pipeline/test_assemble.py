@@ -49,6 +49,21 @@ def test_xml_parses_and_round_trips_content() -> None:
     assert chunks[1].get("uri") == "https://example.org/?a=1&b=<2>"
 
 
+def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:
+    history = hit("tasks", 1, "Fix the parser crash when the file is empty (#42); cache the result", path="src/conf.py")
+    snippet = hit("serena", 1, FUNC_A, path="src/conf.py")  # code without its line range
+    quoted = hit("files", 1, FUNC_A, path="src/conf.py", lines=(10, 18))
+    hits = [history, snippet, quoted]
+    fill_tokens(hits)
+    for i, h in enumerate(hits):
+        h.score = 0.9 - i * 0.1
+    text = assemble(plan_budget(hits, budget=4000, fmt=ContextFormat.MARKDOWN, query="q"),
+                    ContextFormat.MARKDOWN, "q").text
+    assert "_tasks · score 0.9000_\n```\nFix the parser" in text  # commit titles are not Python
+    assert "_serena · score 0.8000_\n```python\n" in text
+    assert "_files · score 0.7000_\n```python\n" in text
+
+
 def test_markdown_fence_is_longer_than_any_backtick_run() -> None:
     context = _context(ContextFormat.MARKDOWN)
     assert fence_for(NASTY) == "`````"
