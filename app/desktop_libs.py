@@ -1,7 +1,7 @@
 """Can this session show a window? Checked before Qt starts, so a missing piece is a
 clear message rather than Qt's abort.
 
-On Linux, Qt finding no display, or its X11 (xcb) platform plugin missing one of the
+On Linux, Qt finding no display, an X display it cannot connect to, or its X11 (xcb) platform plugin missing one of the
 system libraries it loads, ends the process with ``SIGABRT`` and a core dump, after a
 message that names one library (``xcb-cursor0``) whatever is really missing. The PyPI
 wheel of PySide6 bundles Qt but not these X client libraries, and a fresh Debian or
@@ -60,6 +60,23 @@ def missing_libraries(loader: Callable[[str], bool] = loads) -> list[str]:
     return [soname for soname in XCB_LIBRARIES if not loader(soname)]
 
 
+def can_connect(display: str) -> bool:
+    """Whether an X server answers at ``display`` (libxcb's own connect, as Qt's is)."""
+    try:
+        xcb = ctypes.CDLL("libxcb.so.1")
+    except OSError:
+        return True  # no libxcb: the library check names it
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    connection = xcb.xcb_connect(display.encode(), None)  # never NULL: an error connection
+    try:
+        return int(xcb.xcb_connection_has_error(connection)) == 0
+    finally:
+        xcb.xcb_disconnect(connection)
+
+
 def uses_xcb(env: Mapping[str, str]) -> bool:
     """Whether Qt will pick its X11 plugin: asked for, or an X display and no Wayland one."""
     platform = env.get("QT_QPA_PLATFORM", "").split(":")[0].split(";")[0].strip()
@@ -69,7 +86,11 @@ def uses_xcb(env: Mapping[str, str]) -> bool:
 
 
 def display_problem(
-    env: Mapping[str, str], *, system: str = sys.platform, loader: Callable[[str], bool] = loads
+    env: Mapping[str, str],
+    *,
+    system: str = sys.platform,
+    loader: Callable[[str], bool] = loads,
+    connector: Callable[[str], bool] = can_connect,
 ) -> str | None:
     """Why the desktop app cannot open a window here, or None if nothing is known to
     stop it. Only Linux is checked: elsewhere Qt brings what it needs."""
@@ -85,7 +106,12 @@ def display_problem(
         )
     missing = missing_libraries(loader)
     if not missing:
-        return None
+        if connector(env["DISPLAY"]):
+            return None
+        return (
+            f"cannot connect to the X display {env['DISPLAY']!r} (DISPLAY): no X server answers there, "
+            "as in an ssh session without X forwarding. Use the command line here, or `ssh -X`."
+        )
     packages = " ".join(dict.fromkeys(XCB_LIBRARIES[soname] for soname in missing))
     return (
         f"Qt's X11 platform plugin needs system libraries this machine lacks: {', '.join(missing)}. "

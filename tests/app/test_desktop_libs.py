@@ -1,4 +1,5 @@
-"""Before Qt starts: no display, or missing X client libraries, is a clear message."""
+"""Before Qt starts: no display, an X display nobody answers at, or missing X client
+libraries is a clear message."""
 
 from __future__ import annotations
 
@@ -9,12 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from app.desktop_libs import XCB_LIBRARIES, display_problem, missing_libraries, uses_xcb
+from app.desktop_libs import (
+    XCB_LIBRARIES,
+    can_connect,
+    display_problem,
+    missing_libraries,
+    uses_xcb,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def present(soname: str) -> bool:
+    return True
+
+
+def answers(display: str) -> bool:
     return True
 
 
@@ -30,7 +41,8 @@ def test_no_display_at_all_is_named() -> None:
 
 def test_missing_x_libraries_are_named_with_their_packages() -> None:
     problem = display_problem(
-        {"DISPLAY": ":0"}, system="linux", loader=lacking("libxcb-icccm.so.4", "libxcb-keysyms.so.1"))
+        {"DISPLAY": ":0"}, system="linux", loader=lacking("libxcb-icccm.so.4", "libxcb-keysyms.so.1"),
+        connector=answers)
     assert problem is not None
     assert "libxcb-icccm.so.4, libxcb-keysyms.so.1" in problem
     assert problem.endswith("sudo apt-get install libxcb-icccm4 libxcb-keysyms1")
@@ -48,7 +60,7 @@ def test_missing_x_libraries_are_named_with_their_packages() -> None:
 )
 def test_nothing_in_the_way(env: dict[str, str], system: str) -> None:
     loader = present if env.get("DISPLAY") == ":0" and "WAYLAND_DISPLAY" not in env else lacking(*XCB_LIBRARIES)
-    assert display_problem(env, system=system, loader=loader) is None
+    assert display_problem(env, system=system, loader=loader, connector=answers) is None
 
 
 def test_asking_for_xcb_without_a_display() -> None:
@@ -56,6 +68,17 @@ def test_asking_for_xcb_without_a_display() -> None:
     assert not uses_xcb({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"})
     problem = display_problem({"QT_QPA_PLATFORM": "xcb"}, system="linux", loader=present)
     assert problem is not None and "no display" in problem
+
+
+def test_an_x_display_nobody_answers_at() -> None:
+    problem = display_problem({"DISPLAY": "localhost:10.0"}, system="linux", loader=present,
+                              connector=lambda display: False)
+    assert problem is not None and "cannot connect to the X display 'localhost:10.0'" in problem
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libxcb is Linux's")
+def test_connecting_to_a_display_that_is_not_there_fails_cleanly() -> None:
+    assert can_connect(":987") is False  # no X server on display 987: an error, no crash
 
 
 def test_missing_libraries_asks_the_loader_for_each() -> None:
