@@ -1,12 +1,13 @@
 """Can this session show a window? Checked before Qt starts, so a missing piece is a
 clear message rather than Qt's abort.
 
-On Linux, Qt finding no display, an X display it cannot connect to, or its X11 (xcb) platform plugin missing one of the
-system libraries it loads, ends the process with ``SIGABRT`` and a core dump, after a
-message that names one library (``xcb-cursor0``) whatever is really missing. The PyPI
-wheel of PySide6 bundles Qt but not these X client libraries, and a fresh Debian or
-Ubuntu install (a server, a container, WSL) often lacks a few: seen here, a new machine
-had every one but ``libxcb-icccm4`` and ``libxcb-keysyms1``.
+On Linux, Qt finding no display, an X display it cannot connect to, or its X11 (xcb)
+platform plugin missing one of the system libraries it loads, ends the process with
+``SIGABRT`` and a core dump, after a message that names one library (``xcb-cursor0``)
+whatever is really missing. The PyPI wheel of PySide6 bundles Qt but not these X client
+libraries, and a fresh Debian or Ubuntu install (a server, a container, WSL) often lacks
+a few: seen here, a new machine had every one but ``libxcb-icccm4`` and
+``libxcb-keysyms1``.
 
 ``python -m app.desktop_libs`` prints the Debian packages still missing, one per line
 (``scripts/setup.sh`` installs them where it can), and exits 1 if any are.

@@ -157,10 +157,10 @@ def lookup_names(query: str) -> frozenset[str]:
     A lookup is nothing but names and lookup words: ``FixtureDef``, ``Config.getini``,
     ``class FixtureDef``, ``where is getfixturemarker defined`` (in a lookup phrase the
     other words, at most two, are the names, whatever their shape: a commit title such
-    as "docs: correct grammar definition of lexer" is a sentence). A question that mentions a name
-    (``Don't delete FixtureDef.cached_result``) is about something else than where the
-    name is defined: on the pytest benchmark, lifting definitions for such queries cost
-    MRR 0.748 -> 0.709."""
+    as "docs: correct grammar definition of lexer" is a sentence). A question that
+    mentions a name (``Don't delete FixtureDef.cached_result``) is about something else
+    than where the name is defined: on the pytest benchmark, lifting definitions for
+    such queries cost MRR 0.748 -> 0.709."""
     text = query[:_MAX_CHARS]
     words = _NAME.findall(text)
     if not words or len(words) > _MAX_LOOKUP_WORDS:
