@@ -9,17 +9,12 @@ cd "$(dirname "$0")/.."
 VENV=${TRIBUTARY_VENV:-.venv}
 export PATH="$PWD/$VENV/bin:$PATH"
 
-# System packages the tests use: redis-server (cache backend), and the X/GL client
-# libraries Qt needs even offscreen. Only attempted where apt-get exists and we are root.
-need_apt=()
-command -v redis-server >/dev/null || need_apt+=(redis-server)
-ldconfig -p 2>/dev/null | grep -q libEGL.so.1 || need_apt+=(libegl1)
-ldconfig -p 2>/dev/null | grep -q libxkbcommon.so.0 || need_apt+=(libxkbcommon0)
-ldconfig -p 2>/dev/null | grep -q libfontconfig.so.1 || need_apt+=(libfontconfig1)
-ldconfig -p 2>/dev/null | grep -q libdbus-1.so.3 || need_apt+=(libdbus-1-3)
-if [ ${#need_apt[@]} -gt 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  echo "installing system packages: ${need_apt[*]}"
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+# System packages the tests use: redis-server (cache backend). Only attempted where
+# apt-get exists and we are root. (The X/GL client libraries Qt needs, even offscreen,
+# are scripts/setup.sh's: app/desktop_libs.py lists them.)
+if ! command -v redis-server >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "installing system packages: redis-server"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
 fi
 
 # Third-party MCP servers nobody here wrote, for the integration tests.
