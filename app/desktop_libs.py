@@ -61,6 +61,11 @@ def missing_libraries(loader: Callable[[str], bool] = loads) -> list[str]:
     return [soname for soname in XCB_LIBRARIES if not loader(soname)]
 
 
+def packages_of(sonames: list[str]) -> list[str]:
+    """The Debian packages that hold these libraries (one library each)."""
+    return [XCB_LIBRARIES[soname] for soname in sonames]
+
+
 def can_connect(display: str) -> bool:
     """Whether an X server answers at ``display`` (libxcb's own connect, as Qt's is)."""
     try:
@@ -113,7 +118,7 @@ def display_problem(
             f"cannot connect to the X display {env['DISPLAY']!r} (DISPLAY): no X server answers there, "
             "as in an ssh session without X forwarding. Use the command line here, or `ssh -X`."
         )
-    packages = " ".join(dict.fromkeys(XCB_LIBRARIES[soname] for soname in missing))
+    packages = " ".join(packages_of(missing))
     return (
         f"Qt's X11 platform plugin needs system libraries this machine lacks: {', '.join(missing)}. "
         f"On Debian or Ubuntu: sudo apt-get install {packages}"
@@ -122,7 +127,7 @@ def display_problem(
 
 def main() -> int:
     missing = missing_libraries()
-    for package in dict.fromkeys(XCB_LIBRARIES[soname] for soname in missing):
+    for package in packages_of(missing):
         print(package)
     return 1 if missing else 0
 

@@ -96,14 +96,14 @@ def relevance_key(hit: Hit) -> tuple[int, float, int, str, str]:
 @dataclass(slots=True)
 class _Facts:
     """What the edge finders ask of every hit, found once per hit: whether it has a line
-    range (``_has_span``) and whether it names a whole file (``_is_file_reference``)."""
+    range (``_has_span``) and whether it names a whole file (``is_file_reference``)."""
 
     spans: list[bool]
     refs: list[bool]
 
     @staticmethod
     def of(hits: Sequence[Hit]) -> _Facts:
-        return _Facts([_has_span(hit) for hit in hits], [_is_file_reference(hit) for hit in hits])
+        return _Facts([_has_span(hit) for hit in hits], [is_file_reference(hit) for hit in hits])
 
 
 def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], list[int], list[bytes]]:
@@ -132,7 +132,7 @@ def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], 
     return edges, reps, squeezed
 
 
-def _is_file_reference(hit: Hit) -> bool:
+def is_file_reference(hit: Hit) -> bool:
     """A hit that names a whole file (a path, no line range) with text *about* it, such
     as a task history's "why", rather than quoting it: code sent without its lines (a
     symbol server's snippet) is a snippet like any other, not the file."""
@@ -151,7 +151,7 @@ def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) 
     """The cheap half of ``distinct``: different whole files, disjoint lines of one file.
     ``facts`` of the hits, if known, with ``a`` and ``b`` at ``i`` and ``j``."""
     if facts is None:
-        refs, spans = (_is_file_reference(a), _is_file_reference(b)), (_has_span(a), _has_span(b))
+        refs, spans = (is_file_reference(a), is_file_reference(b)), (_has_span(a), _has_span(b))
     else:
         refs, spans = (facts.refs[i], facts.refs[j]), (facts.spans[i], facts.spans[j])
     if refs[0] and refs[1] and a.path != b.path:
@@ -584,7 +584,7 @@ def deduplicate(
         else:
             keys = {i: relevance_key(hits[i]) for i in members}
             order = sorted(members, key=keys.__getitem__)
-        if quote_files and _is_file_reference(hits[order[0]]):
+        if quote_files and is_file_reference(hits[order[0]]):
             order = _quote_first(order, hits)
         best = order[0]
         group = DedupGroup(kept=hits[best])

@@ -14,7 +14,8 @@ from xml.sax.saxutils import quoteattr
 
 from engine.model import ContextFormat, Hit
 
-from .text import language_of, looks_like_code
+from .dedup import is_file_reference
+from .text import language_of
 
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _BACKTICKS = re.compile(r"`{3,}")
@@ -71,16 +72,16 @@ def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> 
     note = "" if treatment == "full" else f", {treatment}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
-        language = _fence_language(hit, content)
+        language = _fence_language(hit)
         return f"### {location}\n_{_one_line(hit.source)} · score ", score, f"{note}_\n{fence}{language}", fence
     return f"=== {location} | {_one_line(hit.source)} | score ", score, f"{note} ===", "=== end ==="
 
 
-def _fence_language(hit: Hit, content: str) -> str:
-    """The Markdown fence's language: the file's when the chunk quotes the file (it has a
-    line range, or reads as code); none for text *about* a file, such as the commit
-    titles a task history returns for ``dedup.py``, which are not Python."""
-    if hit.start_line is None and not looks_like_code(content):
+def _fence_language(hit: Hit) -> str:
+    """The Markdown fence's language: the file's when the chunk quotes the file; none for
+    text *about* a file (``dedup.is_file_reference``), such as the commit titles a task
+    history returns for ``dedup.py``, which are not Python."""
+    if is_file_reference(hit):
         return ""
     return _MD_LANG.get(language_of(hit.path) or "", "")
 

@@ -94,3 +94,8 @@ def test_gui_without_a_display_exits_with_the_message_not_an_abort(tmp_path: Pat
         [sys.executable, "-m", "engine", "gui"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "tributary gui: no display" in result.stderr
+
+
+def test_each_library_has_its_own_package() -> None:
+    # packages_of lists one package per missing library: no package may repeat.
+    assert len(set(XCB_LIBRARIES.values())) == len(XCB_LIBRARIES)
