@@ -372,10 +372,10 @@ class SearchPage(QWidget):
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
-        shown = self.model.response
+        new_question = self.model.asks_anew(response)
         # Rows are updated in place: selection and expanded rows stay with their hits.
         self.model.set_response(response)
-        if shown is not None and shown.request.query != response.request.query:
+        if new_question:
             # A new question starts folded: a row that came back (its hit, or one of its
             # group's) would otherwise stay open from the last question.
             self.tree.collapseAll()

@@ -144,9 +144,14 @@ class ResultsModel(QStandardItemModel):
 
     # -- loading ------------------------------------------------------------------------
 
+    def asks_anew(self, response: SearchResponse) -> bool:
+        """Whether ``response`` answers another question than the one shown (not a live
+        update of it): ratings are forgotten, and the view folds its rows."""
+        return self.response is not None and response.request.query != self.response.request.query
+
     def set_response(self, response: SearchResponse | None) -> None:
         """Show ``response`` (None clears), changing only the rows and cells that differ."""
-        if response is None or (self.response is not None and response.request.query != self.response.request.query):
+        if response is None or self.asks_anew(response):
             self._ratings.clear()
         self.response = response
         entries = _entries(response) if response is not None else []
