@@ -6,7 +6,12 @@ memory, not arithmetic. An int8 copy is a quarter of the bytes and ONNX Runtime'
 ``MatMulInteger`` runs it on the CPU's integer dot-product units: ~4 ms. The int8
 scores only pick a shortlist; the shortlist is then scored exactly in float32, so
 every score returned is exact and only the pool's far edge can differ from a full
-float32 pass (per-row scales keep the int8 error to ~1e-3 of a cosine).
+float32 pass.
+
+The matrix is quantised to 7 bits (±63), not 8. On CPUs without VNNI, ONNX Runtime
+multiplies uint8 by int8 with ``vpmaddubsw``, which adds two products into a saturating
+int16: 2 × 255 × 127 overflows it, 2 × 255 × 63 = 32,130 does not. With 7 bits the result
+is the same integer product on every CPU, and :func:`error_bound` holds everywhere.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import numpy.typing as npt
 
 COARSE_MIN_ROWS = 20_000  # below this the float32 product is already a millisecond or two
 _ZERO_POINT = 128  # the query is quantised to uint8 around this
+_ROW_LEVELS = 63.0  # 7-bit rows: no int16 saturation in the AVX2 kernel (module docstring)
+_QUERY_LEVELS = 127.0
 
 
 class Int8Scorer:
@@ -27,7 +34,7 @@ class Int8Scorer:
 
         rows, dim = matrix.shape
         peaks = np.abs(matrix).max(axis=1)
-        self._row_scales = np.where(peaks > 0, peaks / 127.0, 1.0).astype(np.float32)
+        self._row_scales = np.where(peaks > 0, peaks / _ROW_LEVELS, 1.0).astype(np.float32)
         quantized = np.round(matrix / self._row_scales[:, None]).astype(np.int8)
         graph = helper.make_graph(
             [helper.make_node("MatMulInteger", ["query", "matrix", "zero"], ["scores"])],
@@ -51,12 +58,36 @@ class Int8Scorer:
         )
 
     def scores(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        peak = float(np.abs(vector).max())
-        scale = peak / 127.0 if peak > 0 else 1.0
+        scale = _query_scale(vector)
         query = np.clip(np.round(vector / scale) + _ZERO_POINT, 0, 255).astype(np.uint8)
         raw = self._session.run(None, {"query": query[None, :]})[0][0]
         approx: npt.NDArray[np.float32] = raw.astype(np.float32) * (self._row_scales * scale)
         return approx
+
+
+    def error_bound(
+        self, matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """The most :meth:`scores` can differ from ``matrix @ vector``, row by row.
+
+        Each quantised element is off by at most half its step, so a row's product is off
+        by at most ``|v|·s_r/2 + |m|·s_q/2 + dim·s_r·s_q/4`` (L1 norms; ``s_r`` and ``s_q``
+        the row's and the query's steps). Exact integer arithmetic is assumed, which the
+        7-bit rows guarantee on every CPU.
+        """
+        query_step = _query_scale(vector)
+        dim = matrix.shape[1]
+        bound = (
+            float(np.abs(vector).sum()) * self._row_scales / 2
+            + np.abs(matrix).sum(axis=1) * query_step / 2
+            + dim * self._row_scales * query_step / 4
+        )
+        return bound.astype(np.float32)
+
+
+def _query_scale(vector: npt.NDArray[np.float32]) -> float:
+    peak = float(np.abs(vector).max())
+    return peak / _QUERY_LEVELS if peak > 0 else 1.0
 
 
 def shortlist_size(k: int, candidates: int) -> int:
