@@ -82,7 +82,8 @@ class Int8Scorer:
             + np.abs(matrix).sum(axis=1) * query_step / 2
             + dim * self._row_scales * query_step / 4
         )
-        return bound.astype(np.float32)
+        result: npt.NDArray[np.float32] = bound.astype(np.float32)
+        return result
 
 
 def _query_scale(vector: npt.NDArray[np.float32]) -> float:
