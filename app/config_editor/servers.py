@@ -183,7 +183,7 @@ class ServersPage(QWidget):
         self.name = QLineEdit()
         self.name_error = error_label()
         self.transport = QComboBox()
-        self.transport.addItems(["stdio", "http"])
+        self.transport.addItems(["stdio", "http", "sse"])
         self.command = QLineEdit()
         self.command.setPlaceholderText("e.g. uvx, npx, python")
         self.args = QLineEdit()
@@ -396,7 +396,8 @@ class ServersPage(QWidget):
         if self._loading or self.current is None:
             return
         server = self.current
-        server.transport = "http" if self.transport.currentText() == "http" else "stdio"
+        chosen = self.transport.currentText()
+        server.transport = "http" if chosen == "http" else "sse" if chosen == "sse" else "stdio"
         self._transport_rows(server.transport)
         server.command = self.command.text().strip() or None
         try:

@@ -98,7 +98,7 @@ def run_import(args: argparse.Namespace) -> int:
     added = [name for name in merged.servers if name not in config.servers]
     for name in added:
         server = merged.servers[name]
-        where = server.url if server.transport == "http" else " ".join([server.command or "", *server.args])
+        where = server.url if server.transport != "stdio" else " ".join([server.command or "", *server.args])
         print(f"+ {name} ({server.transport}): {where}")
     if args.dry_run:
         print(f"{len(added)} servers would be added (dry run: nothing saved)")

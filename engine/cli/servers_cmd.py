@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _where(server: ServerConfig) -> str:
-    if server.transport == "http":
+    if server.transport != "stdio":
         return server.url or ""
     return " ".join([server.command or "", *server.args])
 

@@ -14,8 +14,8 @@ Variables: VS Code's ``${env:NAME}`` becomes ``${NAME}``, ``${userHome}`` become
 ``${input:id}`` a ``${ID}`` reference the user must set (a warning says so). Any other
 ``${`` that is not one of ours is escaped, so it stays literal text.
 
-Legacy SSE endpoints are imported *disabled*, with a warning: Tributary speaks
-streamable HTTP, which such servers usually offer at another path. Entries that cannot
+Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) are
+imported as ``transport: sse`` and stay enabled. Entries that cannot
 be used are skipped with the reason; names that clash are renamed ``name-2`` …
 Literal secrets stay where they are, but :func:`secrets_to_env_refs` moves them out.
 """
@@ -200,13 +200,8 @@ class _Converter:
             if not text:
                 self.warnings.append(f"skipped '{name}': url is not text")
                 return None
-            if kind == "sse" or (kind == "" and text.rstrip("/").endswith("/sse")):
-                self.warnings.append(
-                    f"{name}: a legacy SSE endpoint, imported disabled; Tributary uses streamable "
-                    "HTTP — set its streamable HTTP URL (often ending in /mcp), then enable it"
-                )
-                enabled = False
-            return ServerConfig(name=name, transport="http", url=text,
+            sse = kind == "sse" or (kind == "" and text.split("?", 1)[0].rstrip("/").endswith("/sse"))
+            return ServerConfig(name=name, transport="sse" if sse else "http", url=text,
                                 headers=self.mapping(entry.get("headers"), name, "headers"),
                                 enabled=enabled, description=description)
         if kind and kind not in ("stdio", "http", "streamable-http", "streamablehttp", "sse"):

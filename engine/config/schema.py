@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Transport = Literal["stdio", "http"]
+Transport = Literal["stdio", "http", "sse"]
+REMOTE_TRANSPORTS = ("http", "sse")  # served at a URL, not spawned
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
 
@@ -40,7 +41,7 @@ class ServerConfig:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # may hold ${VAR} references
     cwd: str | None = None
-    # streamable HTTP
+    # streamable HTTP ("http") or the older HTTP+SSE transport ("sse")
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     # behaviour

@@ -16,6 +16,7 @@ from typing import Any, get_args
 from engine.config.errors import ConfigIssue, did_you_mean
 from engine.config.expand import reference_problems, server_strings
 from engine.config.schema import (
+    REMOTE_TRANSPORTS,
     TOP_K_MAX,
     TOP_K_MIN,
     CacheBackend,
@@ -104,10 +105,10 @@ class _Validator:
             self.choice(f"{base}.builtin", server.builtin, BUILTIN_KINDS, "built-in server kind")
         if server.transport == "stdio":
             self.stdio(base, server)
-        elif server.transport == "http":
+        elif server.transport in REMOTE_TRANSPORTS:
             self.http(base, server)
         else:
-            self.choice(f"{base}.transport", server.transport, ("stdio", "http"), "transport")
+            self.choice(f"{base}.transport", server.transport, ("stdio", *REMOTE_TRANSPORTS), "transport")
         self.number(f"{base}.timeout", server.timeout, low=0, low_open=True, high=MAX_TIMEOUT_S)
         self.number(f"{base}.weight", server.weight, low=0)
         self.health(f"{base}.health", server.health)
@@ -138,7 +139,9 @@ class _Validator:
     def http(self, base: str, server: ServerConfig) -> None:
         url = (server.url or "").strip()
         if not url:
-            self.add(f"{base}.url", "an http server needs 'url' (its streamable HTTP endpoint)")
+            endpoint = "SSE endpoint, often ending in /sse" if server.transport == "sse" \
+                else "streamable HTTP endpoint"
+            self.add(f"{base}.url", f"an {server.transport} server needs 'url' (its {endpoint})")
         elif "${" not in url and not re.match(r"^https?://[^\s/]+", url, re.IGNORECASE):
             self.add(f"{base}.url", f"must be an http:// or https:// URL, not {mask_url(url)[:80]!r}")
         for field in ("command", "cwd"):

@@ -449,7 +449,7 @@ class SourceClient:
         self._replace.set()
 
     def _exit_text(self, during: str) -> str:
-        gone = "connection closed" if self.config.transport == "http" else "server exited"
+        gone = "server exited" if self.config.transport == "stdio" else "connection closed"
         text = f"{gone} during the {during}"
         last = self.log.last_output()
         return f"{text}: {last}" if last else text

@@ -11,7 +11,11 @@ connection and stops whatever was started.
 * stdio — :func:`engine.sources.stdio.open_stdio` spawns the command in its own
   process group with :func:`engine.sources.env.child_environment`, stderr piped
   into the server's ring log, stdout lines bounded by ``max_line_bytes``;
-* http — the SDK's ``streamable_http_client`` with the configured headers.
+* http — the SDK's ``streamable_http_client`` with the configured headers;
+* sse — the SDK's ``sse_client`` (the older HTTP+SSE transport) with the same
+  headers and the same HTTP timeouts as streamable HTTP.
+
+Remote servers are supervised exactly alike: the client cannot tell them apart.
 
 Both first expand the server's ``${VAR}`` references from the environment
 (:func:`engine.config.expand.expand_server`: the config keeps the references,
@@ -25,8 +29,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import (
+    MCP_DEFAULT_SSE_READ_TIMEOUT,
+    MCP_DEFAULT_TIMEOUT,
+    create_mcp_http_client,
+)
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
@@ -64,6 +73,9 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
         config = _expanded(config)
         if config.transport == "http":
             async with http_connection(config, log) as connection:
+                yield connection
+        elif config.transport == "sse":
+            async with sse_connection(config, log) as connection:
                 yield connection
         else:
             async with stdio_connection(config, log, max_line_bytes) as connection:
@@ -108,6 +120,19 @@ async def http_connection(config: ServerConfig, log: StderrLog) -> AsyncIterator
         streamable_http_client(config.url, http_client=http) as (read, write),
     ):
         log.event(f"connected to {config.url}")
+        yield Connection(read, write, None)
+
+
+@asynccontextmanager
+async def sse_connection(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
+    """The legacy HTTP+SSE transport: a GET event stream for answers, POSTs for requests."""
+    if not config.url:
+        raise ConnectError(f"server {config.name!r}: sse transport needs a url")
+    async with sse_client(
+        config.url, headers=dict(config.headers) or None, timeout=MCP_DEFAULT_TIMEOUT,
+        sse_read_timeout=MCP_DEFAULT_SSE_READ_TIMEOUT,
+    ) as (read, write):
+        log.event(f"connected to {config.url} (SSE)")
         yield Connection(read, write, None)
 
 

@@ -86,9 +86,8 @@ def test_cursor_remote_and_sse(tmp_path: Path) -> None:
     by_name = {s.name: s for s in result.servers}
     assert by_name["remote"].transport == "http"
     assert by_name["remote"].headers == {"Authorization": "Bearer ${API_TOKEN}"}
-    assert by_name["legacy"].transport == "http" and by_name["legacy"].enabled is False
+    assert by_name["legacy"].transport == "sse" and by_name["legacy"].enabled is True
     assert by_name["local"].env == {"K": "${K}"}
-    assert any("legacy" in w and "SSE" in w for w in result.warnings)
 
 
 def test_vscode_workspace_jsonc(tmp_path: Path) -> None:
@@ -98,7 +97,7 @@ def test_vscode_workspace_jsonc(tmp_path: Path) -> None:
     by_name = {s.name: s for s in result.servers}
     assert set(by_name) == {"memory", "remote", "oldsse", "proj"}
     assert by_name["remote"].headers == {"X-Api-Key": "${API_KEY}"}
-    assert by_name["oldsse"].enabled is False
+    assert by_name["oldsse"].transport == "sse" and by_name["oldsse"].enabled is True
     workspace = str(tmp_path / "proj")
     assert by_name["proj"].command == f"{workspace}/bin/srv" and by_name["proj"].cwd == workspace
     assert by_name["proj"].env == {"H": "${HOME}"}

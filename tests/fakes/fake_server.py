@@ -41,6 +41,7 @@ Other options:
   --stderr-lines N     write N lines to stderr at start (default 1)
   --http PORT          serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of
                        stdio (stdout faults do not apply there)
+  --sse PORT           serve the legacy HTTP+SSE transport at http://127.0.0.1:PORT/sse
   --content TEXT       every hit's content, verbatim (default: a small function naming
                        the query); a fault-file entry may set it too
   --freeze-s S         how long ``freeze`` blocks the process (default 3600)
@@ -102,6 +103,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stderr-lines", type=int, default=int(env("FAKE_MCP_STDERR_LINES", "1")))
     p.add_argument("--http", type=int, default=int(env("FAKE_MCP_HTTP", "0")), metavar="PORT",
                    help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
+    p.add_argument("--sse", type=int, default=0, metavar="PORT",
+                   help="serve the legacy HTTP+SSE transport on 127.0.0.1:PORT/sse instead of stdio")
     p.add_argument("--content", default=env("FAKE_MCP_CONTENT"))
     p.add_argument("--freeze-s", type=float, default=float(env("FAKE_MCP_FREEZE_S", "3600")))
     p.add_argument("--fault-file", default=env("FAKE_MCP_FAULT_FILE"))
@@ -297,6 +300,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.buffer.flush()
     if opts.http:
         build_server(opts, Wire()).run("streamable-http", host="127.0.0.1", port=opts.http)
+        return
+    if opts.sse:
+        build_server(opts, Wire()).run("sse", host="127.0.0.1", port=opts.sse)
         return
     asyncio.run(serve(opts))
 

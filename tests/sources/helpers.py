@@ -84,15 +84,20 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_fake(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The fake server on streamable HTTP: ``(url, process)`` once it accepts
-    connections; stopped afterwards (woken first, in case a test SIGSTOPped it)."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(FAKE), "--name", "web", "--http", str(port), *args],
+def http_fake(
+    *args: str, sse: bool = False, port: int | None = None,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The fake server on streamable HTTP (or, with ``sse``, the legacy HTTP+SSE
+    transport): ``(url, process)`` once it accepts connections; stopped afterwards
+    (woken first, in case a test SIGSTOPped it). ``port`` serves again where an
+    earlier one did."""
+    port = port or free_port()
+    flag, path = ("--sse", "sse") if sse else ("--http", "mcp")
+    proc = subprocess.Popen([sys.executable, str(FAKE), "--name", "web", flag, str(port), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_listening(proc, port)
-        yield f"http://127.0.0.1:{port}/mcp", proc
+        yield f"http://127.0.0.1:{port}/{path}", proc
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGCONT)
