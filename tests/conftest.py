@@ -47,7 +47,10 @@ def no_leaked_processes() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads or writes the user's real config, indexes, cache or history."""
+    """No test reads or writes the user's real config, indexes, cache, history or
+    keyring: secrets go to the keyring file backend inside the test's home."""
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path_factory.mktemp("tributary-home")))
+    monkeypatch.setenv("TRIBUTARY_KEYRING", "file")
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
     monkeypatch.delenv("TRIBUTARY_CONFIG", raising=False)
     monkeypatch.delenv("TRIBUTARY_TOKEN", raising=False)

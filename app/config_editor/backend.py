@@ -78,3 +78,19 @@ def describe(error: BaseException) -> str:
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
+
+
+async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, list[str], str | None]:
+    """``server`` with its literal secrets moved into the OS keyring (read and written in
+    a worker thread: a keyring may wait for the user to unlock it), the names stored,
+    and the keyring's fallback notice (None when the OS keyring is used)."""
+    import asyncio
+
+    from engine.config import keystore
+    from engine.config.secret_move import move_server_secrets
+
+    def move() -> tuple[ServerConfig, list[str], str | None]:
+        converted, _places, names = move_server_secrets([server])
+        return converted[0], names, keystore.backend_notice() if names else None
+
+    return await asyncio.to_thread(move)

@@ -219,6 +219,12 @@ class ServersPage(QWidget):
         form.addRow("URL", self.url)
         form.addRow("Environment", self.env)
         form.addRow("Headers", self.headers)
+        self.keyring_button = QPushButton(theme.icon("lock"), "Move secrets to keyring")
+        self.keyring_button.setToolTip(
+            "Store the literal tokens and keys above in the OS keyring and keep only "
+            "${keyring:NAME} references in the config")
+        self.keyring_button.clicked.connect(self.move_secrets)
+        form.addRow("Secrets", self.keyring_button)
         form.addRow("Timeout", self.timeout)
         form.addRow("Weight", self.weight)
         form.addRow("Tool", self.tool)
@@ -514,6 +520,38 @@ class ServersPage(QWidget):
         self.message.emit(f"Imported {len(added)} server(s) from {path.name}: {', '.join(added)} "
                           f"(save to apply){warnings}")
         return len(added)
+
+    # -- secrets ------------------------------------------------------------------------
+
+    def move_secrets(self) -> None:
+        if self.current is None:
+            return
+        server = copy.deepcopy(self.current)
+        self.keyring_button.setEnabled(False)
+        run_async(backend.move_secrets_to_keyring(server), label=f"Moving {server.name}'s secrets",
+                  on_success=functools.partial(self._secrets_moved, server.name),
+                  on_error=self._secrets_not_moved)
+
+    def _secrets_moved(self, name: str, result: tuple[ServerConfig, list[str], str | None]) -> None:
+        self.keyring_button.setEnabled(True)
+        converted, names, notice = result
+        server = self.config.servers.get(name) if self.config is not None else None
+        if not names or server is None:
+            self.message.emit(f"{name}: no literal secrets to move")
+            return
+        server.env, server.headers = dict(converted.env), dict(converted.headers)
+        if self.current is server:
+            self._loading = True
+            self.env.set_values(server.env)
+            self.headers.set_values(server.headers)
+            self._loading = False
+        self.changed.emit()
+        note = f" — {notice}" if notice else ""
+        self.message.emit(f"Moved {', '.join(names)} to the keyring (save to apply){note}")
+
+    def _secrets_not_moved(self, error: BaseException) -> None:
+        self.keyring_button.setEnabled(True)
+        self.message.emit(f"Could not move the secrets: {describe_error(error)}")
 
     # -- test and log -------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "engine.cli.context_cmd",
     "engine.cli.servers_cmd",
     "engine.cli.config_cmd",
+    "engine.cli.secrets_cmd",
     "engine.cli.index_cmd",
     "engine.cli.tasks_cmd",
     "engine.cli.serve_cmd",

@@ -5,6 +5,9 @@ Syntax (deliberately the shell's, minus its surprises):
 - ``${NAME}`` — the environment variable NAME; an error if it is unset.
 - ``${NAME:-default}`` — NAME, or ``default`` when NAME is unset or empty. The default
   is literal text: references inside it are not expanded (and validation says so).
+- ``${keyring:NAME}`` — the secret NAME from the OS keyring
+  (:mod:`engine.config.keystore`); only in ``env`` and ``headers`` values, where it
+  never shows in a process list. An error if the keyring has no such secret.
 - ``$${`` — a literal ``${``. A ``$`` not followed by ``{`` is always literal, so
   passwords such as ``pa$$word`` need no escaping.
 
@@ -24,8 +27,11 @@ from dataclasses import dataclass, replace
 from engine.config.errors import ConfigError, ConfigIssue
 from engine.config.schema import ServerConfig
 
-# "$${" (escape) | "${NAME}" | "${NAME:-default}" | a malformed "${"
-_TOKEN = re.compile(r"\$\$\{|\$\{(?:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\})?")
+# "$${" (escape) | "${keyring:NAME}" | "${NAME}" | "${NAME:-default}" | a malformed "${"
+_TOKEN = re.compile(
+    r"\$\$\{|\$\{(?:keyring:([A-Za-z_][A-Za-z0-9_.-]*)\}|([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\})?"
+)
+KEYRING_FIELDS = ("env.", "headers.")  # where ${keyring:NAME} may appear
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,7 @@ class Reference:
     default: str | None
     start: int
     end: int
+    keyring: bool = False  # ${keyring:NAME} rather than an environment variable
 
 
 def references(value: str) -> list[Reference]:
@@ -45,14 +52,18 @@ def has_reference(value: str | None) -> bool:
     return bool(value) and bool(references(value or ""))
 
 
-def reference_problems(value: str) -> list[str]:
-    """Why the references in ``value`` cannot be expanded (empty when they can)."""
+def reference_problems(value: str, key: str = "env.") -> list[str]:
+    """Why the references in ``value`` (at ``key``, a server's key path suffix) cannot be
+    expanded (empty when they can)."""
     problems: list[str] = []
     for item in _scan(value):
-        if isinstance(item, int):
+        if isinstance(item, Reference) and item.keyring and not key.startswith(KEYRING_FIELDS):
+            problems.append(f"${{keyring:{item.name}}} may only be used in env and headers "
+                            "values (other settings can show in process lists and logs)")
+        elif isinstance(item, int):
             problems.append(
-                f"malformed reference at position {item}: write ${{NAME}} or "
-                "${NAME:-default}, or $${ for a literal ${"
+                f"malformed reference at position {item}: write ${{NAME}}, "
+                "${NAME:-default} or ${keyring:NAME}, or $${ for a literal ${"
             )
         elif item.default is not None and "${" in item.default:
             problems.append(f"the default of ${{{item.name}}} contains '${{': nesting is not supported")
@@ -65,22 +76,40 @@ def _scan(value: str) -> Iterator[Reference | int]:
         text = match.group(0)
         if text == "$${":
             continue
-        name = match.group(1)
-        if name is None:
+        secret, name = match.group(1), match.group(2)
+        if secret is not None:
+            yield Reference(secret, None, match.start(), match.end(), keyring=True)
+        elif name is None:
             yield match.start()
         else:
-            yield Reference(name, match.group(2), match.start(), match.end())
+            yield Reference(name, match.group(3), match.start(), match.end())
 
 
-def expand_string(value: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
-    """``value`` with references replaced, and the names that were unset with no default."""
+def keyring_names(server: ServerConfig) -> set[str]:
+    """The keyring secrets ``server`` refers to (read them before expanding)."""
+    return {ref.name for _key, value in server_strings(server)
+            for ref in references(value) if ref.keyring}
+
+
+def expand_string(
+    value: str, environ: Mapping[str, str], secrets: Mapping[str, str] | None = None,
+) -> tuple[str, list[str]]:
+    """``value`` with references replaced, and the names that were unset with no default
+    (a keyring secret missing from ``secrets`` as ``keyring:NAME``)."""
     missing: list[str] = []
 
     def substitute(match: re.Match[str]) -> str:
         text = match.group(0)
         if text == "$${":
             return "${"
-        name, default = match.group(1), match.group(2)
+        secret = match.group(1)
+        if secret is not None:
+            found = (secrets or {}).get(secret)
+            if found is None:
+                missing.append(f"keyring:{secret}")
+                return ""
+            return found
+        name, default = match.group(2), match.group(3)
         if name is None:  # malformed: validation reports it; keep the text as written
             return text
         current = environ.get(name)
@@ -103,17 +132,26 @@ def expand_server(
     environ: Mapping[str, str] | None = None,
     *,
     source: str = "<config>",
+    secrets: Mapping[str, str] | None = None,
 ) -> ServerConfig:
     """A copy of ``server`` with every ``${VAR}`` expanded from ``environ`` (default
-    ``os.environ``). Raises :class:`ExpansionError` naming each unset variable and the
-    key that uses it; the original object is never modified."""
+    ``os.environ``) and every ``${keyring:NAME}`` from ``secrets`` (read beforehand, see
+    :func:`keyring_names`). Raises :class:`ExpansionError` naming each unset variable
+    and the key that uses it; the original object is never modified."""
     env = os.environ if environ is None else environ
     issues: list[ConfigIssue] = []
     base = f"servers.{server.name}"
 
     def expand(key: str, value: str) -> str:
-        result, missing = expand_string(value, env)
+        result, missing = expand_string(value, env, secrets)
         for name in missing:
+            if name.startswith("keyring:"):
+                secret = name.removeprefix("keyring:")
+                issues.append(ConfigIssue(
+                    source, f"{base}.{key}", None,
+                    f"${{{name}}} is not in the keyring (store it with "
+                    f"`tributary secrets set {secret}`)"))
+                continue
             issues.append(
                 ConfigIssue(
                     source,

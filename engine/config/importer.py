@@ -17,7 +17,8 @@ Variables: VS Code's ``${env:NAME}`` becomes ``${NAME}``, ``${userHome}`` become
 Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) are
 imported as ``transport: sse`` and stay enabled. Entries that cannot
 be used are skipped with the reason; names that clash are renamed ``name-2`` …
-Literal secrets stay where they are, but :func:`secrets_to_env_refs` moves them out.
+Literal secrets stay where they are, but :func:`secrets_to_keyring_refs` (or
+:func:`secrets_to_env_refs`) moves them out.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engine.config.errors import ConfigError, ConfigIssue
+from engine.config.expand import has_reference
 from engine.config.schema import Config, ServerConfig
 from engine.config.secrets import is_secret_name
 from engine.config.validate import validate
@@ -331,28 +333,64 @@ def _env_name(*parts: str) -> str:
     return name if name and not name[0].isdigit() else f"_{name}"
 
 
-def secrets_to_env_refs(servers: Iterable[ServerConfig]) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Replace literal secrets (env values and headers under secret-looking names) with
-    ``${VAR}`` references. Returns the new servers and the variables to export
-    (name → value) — show them to the user once; never write them to the config."""
-    exported: dict[str, str] = {}
+def _free_name(first: str, second: str, value: str, chosen: Mapping[str, str],
+               taken: Callable[[str], str | None]) -> str:
+    """A name for ``value``: ``first``, else ``second``, else ``second_2`` … — one that
+    holds nothing yet or already holds this very value."""
+    def free(name: str) -> bool:
+        current = chosen.get(name)
+        if current is None:
+            current = taken(name)
+        return current is None or current == value
+
+    if free(first):
+        return first
+    candidates = (second if n == 1 else f"{second}_{n}" for n in range(1, 1000))
+    return next(name for name in candidates if free(name))
+
+
+def _move_literal_secrets(
+    servers: Iterable[ServerConfig], reference: Callable[[str], str],
+    taken: Callable[[str], str | None],
+) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Literal env values and headers under secret-looking names replaced by
+    ``reference(name)``; the new servers and the values to keep elsewhere (name → value)."""
+    moved: dict[str, str] = {}
     out: list[ServerConfig] = []
     for server in servers:
         env = dict(server.env)
         for key, value in server.env.items():
-            if is_secret_name(key) and value and not _OUR_REF.search(value):
-                var = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else _env_name(key)
-                if var in exported and exported[var] != value:
-                    var = _env_name(server.name, key)
-                exported[var] = value.replace("$${", "${")
-                env[key] = "${" + var + "}"
+            if is_secret_name(key) and value and not has_reference(value):
+                plain = value.replace("$${", "${")
+                own = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else _env_name(key)
+                var = _free_name(own, _env_name(server.name, key), plain, moved, taken)
+                moved[var] = plain
+                env[key] = reference(var)
         headers = dict(server.headers)
         for key, value in server.headers.items():
-            if is_secret_name(key) and value and not _OUR_REF.search(value):
+            if is_secret_name(key) and value and not has_reference(value):
                 scheme = re.match(r"^\s*(bearer|basic|token)\s+", value, re.IGNORECASE)
                 prefix = scheme.group(0) if scheme else ""
-                var = _env_name(server.name, key)
-                exported[var] = value[len(prefix):].replace("$${", "${")
-                headers[key] = prefix + "${" + var + "}"
+                plain = value[len(prefix):].replace("$${", "${")
+                name = _env_name(server.name, key)
+                var = _free_name(name, name, plain, moved, taken)
+                moved[var] = plain
+                headers[key] = prefix + reference(var)
         out.append(replace(server, env=env, headers=headers))
-    return out, exported
+    return out, moved
+
+
+def secrets_to_env_refs(servers: Iterable[ServerConfig]) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Replace literal secrets (env values and headers under secret-looking names) with
+    ``${VAR}`` references. Returns the new servers and the variables to export
+    (name → value) — show them to the user once; never write them to the config."""
+    return _move_literal_secrets(servers, lambda var: "${" + var + "}", lambda _name: None)
+
+
+def secrets_to_keyring_refs(
+    servers: Iterable[ServerConfig], stored: Callable[[str], str | None],
+) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Like :func:`secrets_to_env_refs`, with ``${keyring:NAME}`` references; ``stored``
+    reads the keyring, so a name that already holds another value is never reused.
+    Returns the new servers and the secrets to store (name → value) before saving."""
+    return _move_literal_secrets(servers, lambda name: "${keyring:" + name + "}", stored)

@@ -129,16 +129,22 @@ _PLAIN_VARS = re.compile(
 )
 
 
-def secret_values(server: ServerConfig, environ: Mapping[str, str] | None = None) -> set[str]:
+def secret_values(
+    server: ServerConfig, environ: Mapping[str, str] | None = None,
+    keyring_values: Mapping[str, str] | None = None,
+) -> set[str]:
     """Values that must never appear in logs, history or screenshots once ``server``
-    (unexpanded) is expanded from ``environ`` (default ``os.environ``): each referenced
-    variable's value (except plain ones such as ``${HOME}``), and literal values under
-    secret-looking keys."""
+    (unexpanded) is expanded from ``environ`` (default ``os.environ``) and
+    ``keyring_values``: each referenced variable's value (except plain ones such as
+    ``${HOME}``), every keyring secret, and literal values under secret-looking keys."""
     env = os.environ if environ is None else environ
     secrets: set[str] = set()
     for key, value in server_strings(server):
         leaf = key.rsplit(".", 1)[-1]
         for ref in references(value):
+            if ref.keyring:
+                secrets.add((keyring_values or {}).get(ref.name, ""))
+                continue
             if _PLAIN_VARS.match(ref.name) and not is_secret_name(ref.name):
                 continue
             current = env.get(ref.name)

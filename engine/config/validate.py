@@ -122,7 +122,7 @@ class _Validator:
                 continue
             if "\x00" in value:
                 self.add(f"{base}.{suffix}", "contains a NUL character")
-            for problem in reference_problems(value):
+            for problem in reference_problems(value, suffix):
                 self.add(f"{base}.{suffix}", problem)
 
     def stdio(self, base: str, server: ServerConfig) -> None:

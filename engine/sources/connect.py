@@ -17,9 +17,10 @@ connection and stops whatever was started.
 
 Remote servers are supervised exactly alike: the client cannot tell them apart.
 
-Both first expand the server's ``${VAR}`` references from the environment
+All first expand the server's ``${VAR}`` references from the environment and its
+``${keyring:NAME}`` ones from the OS keyring, read in a worker thread
 (:func:`engine.config.expand.expand_server`: the config keeps the references,
-values exist only in the connection) and tell the server's log which values
+values exist only in the connection), and tell the server's log which values
 to mask.
 """
 
@@ -29,6 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
+import anyio
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import (
@@ -39,7 +41,8 @@ from mcp.shared._httpx_utils import (
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from engine.config.expand import ExpansionError, expand_server
+from engine.config import keystore
+from engine.config.expand import ExpansionError, expand_server, keyring_names
 from engine.config.schema import ServerConfig
 from engine.config.secrets import secret_values
 from engine.sources.env import child_environment
@@ -69,8 +72,9 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
 
     @asynccontextmanager
     async def connect(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
-        log.redact(secret_values(config))
-        config = _expanded(config)
+        keyring_values = await _keyring_values(config)
+        log.redact(secret_values(config, keyring_values=keyring_values))
+        config = _expanded(config, keyring_values)
         if config.transport == "http":
             async with http_connection(config, log) as connection:
                 yield connection
@@ -84,10 +88,26 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
     return connect
 
 
-def _expanded(config: ServerConfig) -> ServerConfig:
-    """``config`` with its ``${VAR}``s expanded; an unset one fails this start, on one line."""
+async def _keyring_values(config: ServerConfig) -> dict[str, str]:
+    """The keyring secrets ``config`` refers to (absent ones left out: expansion says so)."""
+    wanted = keyring_names(config)
+    if not wanted:
+        return {}
+
+    def read() -> dict[str, str]:
+        found = {name: keystore.get_secret(name) for name in wanted}
+        return {name: value for name, value in found.items() if value is not None}
+
     try:
-        return expand_server(config)
+        return await anyio.to_thread.run_sync(read)
+    except keystore.KeystoreError as exc:
+        raise ConnectError(str(exc)) from None
+
+
+def _expanded(config: ServerConfig, keyring_values: dict[str, str]) -> ServerConfig:
+    """``config`` with its references expanded; an unset one fails this start, on one line."""
+    try:
+        return expand_server(config, secrets=keyring_values)
     except ExpansionError as exc:
         problems = "; ".join(f"{i.key_path}: {i.message}" for i in exc.issues)
         raise ConnectError(problems) from None

@@ -262,3 +262,24 @@ async def test_saved_but_not_applied_says_so(qtbot: Any, tmp_path: Path) -> None
     await until(lambda: any("after a restart" in m for m in messages))
     assert load_config(tmp_path / "config.yaml").fusion.top_k == 40
     assert not editor.dirty
+
+
+@pytest.mark.asyncio
+async def test_move_secrets_to_keyring_button(qtbot: Any, tmp_path: Path) -> None:
+    from engine.config import keystore
+
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git: GITHUB_TOKEN is a literal, API_KEY a reference
+    messages: list[str] = []
+    servers.message.connect(messages.append)
+    servers.keyring_button.click()
+    await until(lambda: any("keyring" in m for m in messages))
+    assert "Moved GITHUB_TOKEN to the keyring" in messages[-1]
+    assert keystore.get_secret("GITHUB_TOKEN") == "ghp_secret"
+    env = editor.draft.servers["git"].env
+    assert env == {"GITHUB_TOKEN": "${keyring:GITHUB_TOKEN}", "HOME_DIR": "/x", "API_KEY": "${MY_KEY}"}
+    assert editor.dirty
+    editor.save()
+    await until(lambda: not editor.dirty)
+    assert "ghp_secret" not in (tmp_path / "config.yaml").read_text(encoding="utf-8")

@@ -80,3 +80,37 @@ async def test_an_unset_variable_fails_the_start_and_names_the_variable(
         assert state.last_error and "TRIBUTARY_UNSET_VAR" in state.last_error
     finally:
         await pool.aclose()
+
+
+async def test_keyring_references_reach_the_process_and_are_masked_in_its_log() -> None:
+    from engine.config import keystore
+
+    keystore.set_secret("fake_identity", TOKEN)
+    # FAKE_MCP_NAME is the fake's --name: it prints it on stderr and in its tool errors.
+    config = stdio_config("kr", "--mode", "error", env={"FAKE_MCP_NAME": "${keyring:fake_identity}"},
+                          timeout=30.0)
+    config.args = [config.args[0], *config.args[3:]]  # no --name: the environment names it
+    pool = SourcePool([config])
+    try:
+        state = (await pool.warm_up(timeout=60))["kr"]
+        assert state.status is ServerStatus.READY, state.last_error
+        assert state.pid is not None
+        assert psutil.Process(state.pid).environ()["FAKE_MCP_NAME"] == TOKEN
+        outcome = await pool.call("kr", "q", top_k=3)
+        assert TOKEN not in (outcome.error or "") and "****" in (outcome.error or "")
+        assert not any(TOKEN in line for line in pool.stderr_lines("kr"))
+        assert any("fake ****: stderr line 1" in line for line in pool.stderr_lines("kr"))
+        assert pool.config("kr").env["FAKE_MCP_NAME"] == "${keyring:fake_identity}"
+    finally:
+        await pool.aclose()
+
+
+async def test_a_missing_keyring_secret_fails_the_start_saying_how_to_set_it() -> None:
+    config = stdio_config("nokey", env={"T": "${keyring:absent_one}"}, timeout=5.0)
+    pool = SourcePool([config], backoff=Backoff(initial_s=5.0))
+    try:
+        outcome = await pool.call("nokey", "q", top_k=1)
+        assert outcome.status is SourceStatus.ERROR
+        assert "tributary secrets set absent_one" in (pool.state("nokey").last_error or "")
+    finally:
+        await pool.aclose()

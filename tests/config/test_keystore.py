@@ -1,0 +1,89 @@
+"""Secrets in the keyring: the store (keyring's real file backend in the test's home),
+``${keyring:NAME}`` references, and moving literal secrets out of the config."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from engine import paths
+from engine.config import keystore
+from engine.config.dump import config_to_yaml
+from engine.config.expand import ExpansionError, expand_server, keyring_names
+from engine.config.load import load_config
+from engine.config.schema import Config, ServerConfig
+from engine.config.secret_move import move_secrets_to_keyring
+from engine.config.secrets import mask_secrets, secret_values
+from engine.config.validate import validate
+
+SECRET = "ghp_s3cr3t-value-42"
+
+
+def test_secrets_round_trip_in_a_0600_file_named_in_the_notice() -> None:
+    keystore.set_secret("GITHUB_TOKEN", SECRET)
+    keystore.set_secret("other.key", "v4lue-2")
+    assert keystore.get_secret("GITHUB_TOKEN") == SECRET
+    assert keystore.names() == ["GITHUB_TOKEN", "other.key"]
+    path = keystore.fallback_path()
+    assert path.parent == paths.data_dir()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    notice = keystore.backend_notice() or ""
+    assert str(path) in notice and "not encrypted" in notice
+    assert keystore.delete_secret("GITHUB_TOKEN") is True
+    assert keystore.get_secret("GITHUB_TOKEN") is None
+    assert keystore.names() == ["other.key"]
+    assert keystore.delete_secret("GITHUB_TOKEN") is False
+
+
+@pytest.mark.parametrize("name", ["", "1abc", "a b", "oauth:x", "__names__", "x" * 200])
+def test_bad_secret_names_are_refused(name: str) -> None:
+    with pytest.raises(keystore.KeystoreError, match="secret name"):
+        keystore.set_secret(name, "value")
+
+
+def test_keyring_references_expand_from_the_given_secrets() -> None:
+    server = ServerConfig(name="api", transport="http", url="https://x.example/mcp",
+                          headers={"Authorization": "Bearer ${keyring:API_TOKEN}"})
+    assert keyring_names(server) == {"API_TOKEN"}
+    expanded = expand_server(server, {}, secrets={"API_TOKEN": SECRET})
+    assert expanded.headers["Authorization"] == f"Bearer {SECRET}"
+    assert server.headers["Authorization"] == "Bearer ${keyring:API_TOKEN}"  # kept
+    assert mask_secrets(expanded, server).headers["Authorization"] == "Bearer ${keyring:API_TOKEN}"
+    assert SECRET in secret_values(server, {}, {"API_TOKEN": SECRET})
+    with pytest.raises(ExpansionError, match=r"not in the keyring .*secrets set API_TOKEN"):
+        expand_server(server, {}, secrets={})
+
+
+def test_keyring_references_only_in_env_and_headers() -> None:
+    server = ServerConfig(name="s", command="srv", args=["--token", "${keyring:T}"],
+                          env={"T": "${keyring:T}"})
+    issues = validate(Config(servers={"s": server}))
+    assert [i.key_path for i in issues] == ["servers.s.args[1]"]
+    assert "only be used in env and headers" in issues[0].message
+
+
+def test_move_stores_literals_and_saves_only_references(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "servers:\n"
+        "  gh:\n    command: srv\n    env: {GITHUB_TOKEN: " + SECRET + ", LEVEL: info}\n"
+        "  api:\n    url: https://x.example/mcp\n    headers: {Authorization: Bearer abc-123}\n",
+        encoding="utf-8")
+    keystore.set_secret("GITHUB_TOKEN", "someone-elses")  # a name already taken
+    result = move_secrets_to_keyring(load_config(path))
+    text = path.read_text(encoding="utf-8")
+    assert SECRET not in text and "abc-123" not in text
+    config = load_config(path)
+    ref = config.servers["gh"].env["GITHUB_TOKEN"]
+    assert ref == "${keyring:GH_GITHUB_TOKEN}" and config.servers["gh"].env["LEVEL"] == "info"
+    assert config.servers["api"].headers["Authorization"] == "Bearer ${keyring:API_AUTHORIZATION}"
+    assert keystore.get_secret("GH_GITHUB_TOKEN") == SECRET
+    assert keystore.get_secret("API_AUTHORIZATION") == "abc-123"
+    assert keystore.get_secret("GITHUB_TOKEN") == "someone-elses"  # untouched
+    assert sorted(result.names) == ["API_AUTHORIZATION", "GH_GITHUB_TOKEN"]
+    assert SECRET not in config_to_yaml(result.config)
+    again = move_secrets_to_keyring(load_config(path))
+    assert again.names == [] and again.saved is None
