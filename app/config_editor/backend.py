@@ -94,3 +94,31 @@ async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, l
         return converted[0], names, keystore.backend_notice() if names else None
 
     return await asyncio.to_thread(move)
+
+
+async def sign_in(server: ServerConfig) -> None:
+    """Sign in to a remote server in the system browser (OAuth; the session goes to the
+    keyring). Runs on a thread of its own with its own event loop: the loopback callback
+    server and the SDK's flow then never share the GUI's loop."""
+    import asyncio
+
+    from engine.sources.oauth import sign_in as _sign_in
+
+    await asyncio.to_thread(asyncio.run, _sign_in(server))
+
+
+async def sign_out(server: ServerConfig) -> bool:
+    import asyncio
+
+    from engine.sources.oauth import sign_out as _sign_out
+
+    return await asyncio.to_thread(asyncio.run, _sign_out(server))
+
+
+async def signed_in(server: ServerConfig) -> bool:
+    """Whether a session for ``server`` is stored (the keyring is read off the GUI thread)."""
+    import asyncio
+
+    from engine.sources.oauth import signed_in as _signed_in
+
+    return await asyncio.to_thread(_signed_in, server)

@@ -225,6 +225,22 @@ class ServersPage(QWidget):
             "${keyring:NAME} references in the config")
         self.keyring_button.clicked.connect(self.move_secrets)
         form.addRow("Secrets", self.keyring_button)
+        self.sign_in_button = QPushButton(theme.icon("lock"), "Sign in")
+        self.sign_in_button.setToolTip("Sign in to this server in the browser (OAuth); "
+                                       "the session is kept in the OS keyring")
+        self.sign_in_button.clicked.connect(self.sign_in)
+        self.sign_out_button = QPushButton("Sign out")
+        self.sign_out_button.clicked.connect(self.sign_out)
+        self.sign_in_state = QLabel()
+        self.sign_in_state.setObjectName("Muted")
+        sign_in_row = QHBoxLayout()
+        sign_in_row.setContentsMargins(0, 0, 0, 0)
+        sign_in_row.addWidget(self.sign_in_button)
+        sign_in_row.addWidget(self.sign_out_button)
+        sign_in_row.addWidget(self.sign_in_state, 1)
+        self.sign_in_box = QWidget()
+        self.sign_in_box.setLayout(sign_in_row)
+        form.addRow("Sign-in", self.sign_in_box)
         form.addRow("Timeout", self.timeout)
         form.addRow("Weight", self.weight)
         form.addRow("Tool", self.tool)
@@ -340,6 +356,7 @@ class ServersPage(QWidget):
         self.description.setText(server.description)
         self._loading = False
         self._transport_rows(server.transport)
+        self._refresh_sign_in()
         self.test_details.setVisible(False)
         self.test_result.setText("Test the connection to list the server's tools, run a probe query and time it.")
         self._show_state()
@@ -393,7 +410,7 @@ class ServersPage(QWidget):
         stdio = transport == "stdio"
         for widget in (self.command, self.args_box, self.cwd, self.env):
             self._form.setRowVisible(widget, stdio)
-        for widget in (self.url, self.headers):
+        for widget in (self.url, self.headers, self.sign_in_box):
             self._form.setRowVisible(widget, not stdio)
 
     # -- editing ------------------------------------------------------------------------
@@ -552,6 +569,53 @@ class ServersPage(QWidget):
     def _secrets_not_moved(self, error: BaseException) -> None:
         self.keyring_button.setEnabled(True)
         self.message.emit(f"Could not move the secrets: {describe_error(error)}")
+
+    # -- sign-in (OAuth) ----------------------------------------------------------------
+
+    def _refresh_sign_in(self) -> None:
+        server = self.current
+        if server is None or server.transport == "stdio" or not server.url:
+            self.sign_in_state.setText("")
+            return
+        run_async(backend.signed_in(copy.deepcopy(server)), label="Reading the sign-in", quiet=True,
+                  on_success=functools.partial(self._show_sign_in, server.name))
+
+    def _show_sign_in(self, name: str, signed: bool) -> None:
+        if self.current is None or self.current.name != name:
+            return
+        self.sign_in_state.setText("Signed in" if signed else "Not signed in")
+        self.sign_out_button.setEnabled(signed)
+
+    def sign_in(self) -> None:
+        if self.current is None or not self.current.url:
+            return
+        server = copy.deepcopy(self.current)
+        self.sign_in_button.setEnabled(False)
+        self.sign_in_state.setText("Waiting for the browser…")
+        run_async(backend.sign_in(server), label=f"Signing in to {server.name}",
+                  on_success=lambda _: self._signed(server, True),
+                  on_error=functools.partial(self._sign_in_failed, server.name))
+
+    def sign_out(self) -> None:
+        if self.current is None:
+            return
+        server = copy.deepcopy(self.current)
+        run_async(backend.sign_out(server), label=f"Signing out of {server.name}",
+                  on_success=lambda _: self._signed(server, False),
+                  on_error=functools.partial(self._sign_in_failed, server.name))
+
+    def _signed(self, server: ServerConfig, signed: bool) -> None:
+        self.sign_in_button.setEnabled(True)
+        self._show_sign_in(server.name, signed)
+        self.message.emit(f"Signed in to {server.name}" if signed else f"Signed out of {server.name}")
+        if signed:
+            self.test_connection()
+
+    def _sign_in_failed(self, name: str, error: BaseException) -> None:
+        self.sign_in_button.setEnabled(True)
+        if self.current is not None and self.current.name == name:
+            self.sign_in_state.setText("Not signed in")
+        self.message.emit(f"Sign-in to {name} failed: {describe_error(error)}")
 
     # -- test and log -------------------------------------------------------------------
 

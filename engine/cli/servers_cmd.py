@@ -30,6 +30,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     test.add_argument("--query", default="test", help="the probe query (default: test)")
     test.set_defaults(func=run_test)
 
+    login = servers.add_parser(
+        "login", help="sign in to a remote server (OAuth, in the browser)",
+        description="Open the browser at the server's sign-in page and keep the session in "
+        "the OS keyring; it is refreshed by itself from then on.")
+    login.add_argument("name")
+    login.add_argument("--no-browser", action="store_true",
+                       help="print the sign-in address instead of opening a browser")
+    login.set_defaults(func=run_login)
+
+    logout = servers.add_parser("logout", help="forget a remote server's sign-in")
+    logout.add_argument("name")
+    logout.set_defaults(func=run_logout)
+
 
 def _where(server: ServerConfig) -> str:
     if server.transport != "stdio":
@@ -122,3 +135,60 @@ async def _test(args: argparse.Namespace) -> int:
         for line in result.stderr[-10:]:
             print(f"    {safe(line)[:200]}")
     return 0 if result.ok else 1
+
+
+def _remote(args: argparse.Namespace) -> ServerConfig | str:
+    """The named server if it can sign in, else the message saying why not."""
+    config = load_config(config_path(args))
+    server = config.servers.get(args.name)
+    if server is None:
+        return f"no server named {args.name!r} (configured: {', '.join(config.servers) or 'none'})"
+    if server.transport == "stdio":
+        return f"{args.name} is a stdio server: only http and sse servers sign in"
+    return server
+
+
+def run_login(args: argparse.Namespace) -> int:
+    return run_async(lambda: _login(args))
+
+
+async def _login(args: argparse.Namespace) -> int:
+    import webbrowser
+
+    from engine.config.keystore import KeystoreError, backend_notice
+    from engine.sources.oauth import SignInError, sign_in
+
+    server = _remote(args)
+    if isinstance(server, str):
+        return fail(server)
+
+    async def show(url: str) -> None:
+        print(f"Sign in to {server.name} in your browser; if it does not open, visit:\n  {url}",
+              flush=True)
+        if not args.no_browser:
+            await asyncio.to_thread(webbrowser.open, url)
+
+    try:
+        await sign_in(server, show)
+    except (SignInError, KeystoreError) as exc:
+        return fail(str(exc))
+    notice = backend_notice()
+    if notice:
+        print(f"note: {notice}")
+    print(f"signed in to {server.name}; the session is kept in the keyring")
+    return 0
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    return run_async(lambda: _logout(args))
+
+
+async def _logout(args: argparse.Namespace) -> int:
+    from engine.sources.oauth import sign_out
+
+    server = _remote(args)
+    if isinstance(server, str):
+        return fail(server)
+    had = await sign_out(server)
+    print(f"signed out of {server.name}" if had else f"{server.name} had no sign-in to forget")
+    return 0

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 Transport = Literal["stdio", "http", "sse"]
 REMOTE_TRANSPORTS = ("http", "sse")  # served at a URL, not spawned
+AuthMode = Literal["auto", "oauth", "none"]
+AUTH_MODES = ("auto", "oauth", "none")
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
 
@@ -44,6 +46,9 @@ class ServerConfig:
     # streamable HTTP ("http") or the older HTTP+SSE transport ("sse")
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # OAuth 2.1 sign-in: "auto" uses it when the server asks and no Authorization
+    # header is configured; "oauth" always; "none" never (engine.sources.oauth)
+    auth: AuthMode = "auto"
     # behaviour
     timeout: float = 3.0
     weight: float = 1.0

@@ -16,6 +16,7 @@ from typing import Any, get_args
 from engine.config.errors import ConfigIssue, did_you_mean
 from engine.config.expand import reference_problems, server_strings
 from engine.config.schema import (
+    AUTH_MODES,
     REMOTE_TRANSPORTS,
     TOP_K_MAX,
     TOP_K_MIN,
@@ -132,6 +133,8 @@ class _Validator:
             self.add(f"{base}.url", "only http servers use 'url' (set transport: http, or remove it)")
         if server.headers:
             self.add(f"{base}.headers", "only http servers use 'headers'")
+        if server.auth != "auto":
+            self.add(f"{base}.auth", "only http and sse servers sign in (remove 'auth')")
         for key in server.env:
             if not isinstance(key, str) or not _ENV_NAME.match(key):
                 self.add(f"{base}.env.{key}", "not a valid environment variable name")
@@ -144,6 +147,7 @@ class _Validator:
             self.add(f"{base}.url", f"an {server.transport} server needs 'url' (its {endpoint})")
         elif "${" not in url and not re.match(r"^https?://[^\s/]+", url, re.IGNORECASE):
             self.add(f"{base}.url", f"must be an http:// or https:// URL, not {mask_url(url)[:80]!r}")
+        self.choice(f"{base}.auth", server.auth, AUTH_MODES, "auth mode")
         for field in ("command", "cwd"):
             if getattr(server, field) is not None:
                 self.add(f"{base}.{field}", f"only stdio servers use '{field}' (remove it, or set transport: stdio)")

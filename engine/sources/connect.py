@@ -31,6 +31,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
+import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import (
@@ -72,20 +73,34 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
 
     @asynccontextmanager
     async def connect(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
-        keyring_values = await _keyring_values(config)
-        log.redact(secret_values(config, keyring_values=keyring_values))
-        config = _expanded(config, keyring_values)
-        if config.transport == "http":
-            async with http_connection(config, log) as connection:
-                yield connection
-        elif config.transport == "sse":
-            async with sse_connection(config, log) as connection:
+        expanded = await expand_for_connection(config, log)
+        if config.transport in ("http", "sse"):
+            auth = await _auth_for(config, expanded)
+            async with remote_connection(expanded, log, auth) as connection:
                 yield connection
         else:
-            async with stdio_connection(config, log, max_line_bytes) as connection:
+            async with stdio_connection(expanded, log, max_line_bytes) as connection:
                 yield connection
 
     return connect
+
+
+async def expand_for_connection(config: ServerConfig, log: StderrLog | None = None) -> ServerConfig:
+    """``config`` with its references expanded (keyring read in a worker thread); the
+    values to mask are given to ``log`` first. Raises :class:`ConnectError`."""
+    keyring_values = await _keyring_values(config)
+    if log is not None:
+        log.redact(secret_values(config, keyring_values=keyring_values))
+    return _expanded(config, keyring_values)
+
+
+async def _auth_for(config: ServerConfig, expanded: ServerConfig) -> httpx2.Auth | None:
+    """The OAuth provider for a remote server that may sign in (stored session only)."""
+    from engine.sources.oauth import background_auth, needs_oauth
+
+    if not needs_oauth(config):
+        return None
+    return await background_auth(config, expanded.url or "")
 
 
 async def _keyring_values(config: ServerConfig) -> dict[str, str]:
@@ -132,27 +147,34 @@ async def stdio_connection(
 
 
 @asynccontextmanager
-async def http_connection(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
+async def remote_streams(
+    config: ServerConfig, auth: httpx2.Auth | None = None,
+) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
+    """The read and write streams of an (expanded) http or sse server. Both transports
+    get the configured headers, the same HTTP timeouts and ``auth`` (OAuth)."""
     if not config.url:
-        raise ConnectError(f"server {config.name!r}: http transport needs a url")
+        raise ConnectError(f"server {config.name!r}: {config.transport} transport needs a url")
+    headers = dict(config.headers) or None
+    if config.transport == "sse":
+        # The older HTTP+SSE transport: a GET event stream for answers, POSTs for requests.
+        async with sse_client(config.url, headers=headers, timeout=MCP_DEFAULT_TIMEOUT,
+                              sse_read_timeout=MCP_DEFAULT_SSE_READ_TIMEOUT, auth=auth) as streams:
+            yield streams
+        return
     async with (
-        create_mcp_http_client(headers=dict(config.headers) or None) as http,
+        create_mcp_http_client(headers=headers, auth=auth) as http,
         streamable_http_client(config.url, http_client=http) as (read, write),
     ):
-        log.event(f"connected to {config.url}")
-        yield Connection(read, write, None)
+        yield read, write
 
 
 @asynccontextmanager
-async def sse_connection(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
-    """The legacy HTTP+SSE transport: a GET event stream for answers, POSTs for requests."""
-    if not config.url:
-        raise ConnectError(f"server {config.name!r}: sse transport needs a url")
-    async with sse_client(
-        config.url, headers=dict(config.headers) or None, timeout=MCP_DEFAULT_TIMEOUT,
-        sse_read_timeout=MCP_DEFAULT_SSE_READ_TIMEOUT,
-    ) as (read, write):
-        log.event(f"connected to {config.url} (SSE)")
+async def remote_connection(
+    config: ServerConfig, log: StderrLog, auth: httpx2.Auth | None = None,
+) -> AsyncIterator[Connection]:
+    async with remote_streams(config, auth) as (read, write):
+        note = " (SSE)" if config.transport == "sse" else ""
+        log.event(f"connected to {config.url}{note}")
         yield Connection(read, write, None)
 
 

@@ -283,3 +283,42 @@ async def test_move_secrets_to_keyring_button(qtbot: Any, tmp_path: Path) -> Non
     editor.save()
     await until(lambda: not editor.dirty)
     assert "ghp_secret" not in (tmp_path / "config.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.asyncio
+async def test_sign_in_and_out_of_a_remote_server(qtbot: Any, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    from engine.sources import oauth
+    from tests.fakes.oauth_server import serve_oauth_server
+
+    opened: list[str] = []
+
+    async def browser(url: str) -> None:  # the user's browser, approving at once
+        opened.append(url)
+        async with httpx2.AsyncClient(follow_redirects=True, timeout=30) as http:
+            assert (await http.get(url)).status_code == 200
+
+    monkeypatch.setattr(oauth, "_system_browser", browser)
+    async with serve_oauth_server() as (url, auth):
+        config = Config(path=tmp_path / "config.yaml")
+        config.servers["notes"] = ServerConfig(name="notes", transport="http", url=url)
+        engine = FakeEngine(config=config)
+        editor = ConfigEditor(lambda: engine)
+        qtbot.addWidget(editor)
+        editor.load(config)
+        editor.show()
+        servers = editor.servers
+        messages: list[str] = []
+        servers.message.connect(messages.append)
+        await until(lambda: servers.sign_in_state.text() == "Not signed in", timeout=10)
+        assert not servers.sign_out_button.isEnabled()
+        servers.sign_in_button.click()
+        await until(lambda: "Signed in to notes" in messages, timeout=30)
+        assert servers.sign_in_state.text() == "Signed in" and len(opened) == 1
+        assert auth.counts["code"] == 1
+        servers.sign_out_button.click()
+        await until(lambda: "Signed out of notes" in messages, timeout=10)
+        assert servers.sign_in_state.text() == "Not signed in"
+        assert not oauth.signed_in(config.servers["notes"])
