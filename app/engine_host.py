@@ -158,6 +158,19 @@ class ThreadedEngine:
     async def apply_config(self, config: Config) -> None:
         await self._host.call(self._engine.apply_config(config))
 
+    async def watch_config(self, report: Callable[[bool, str], None]) -> None:
+        """Hot reload on the engine loop; ``report(ok, message)`` runs on the calling
+        (GUI) loop after each change of the config file."""
+        gui_loop = asyncio.get_running_loop()
+
+        def forward(outcome: Any) -> None:
+            gui_loop.call_soon_threadsafe(report, bool(outcome.ok), str(outcome.message))
+
+        async def start() -> None:
+            await self._engine.watch_config(forward).wait()
+
+        await self._host.call(start())
+
     async def repository_changed(self, path: str | Path) -> int:
         dropped: int = await self._host.call(self._engine.repository_changed(path))
         return dropped

@@ -167,6 +167,9 @@ class Shell(QObject):
             return
         self.engine = engine
         self.window.set_engine_state("Engine ready")
+        watch = getattr(engine, "watch_config", None)
+        if callable(watch):
+            run_async(watch(self._config_reloaded), label="Watching the config file", quiet=True)
         if any(repo.watch for repo in engine.config.repos):
             self.watchers.start_configured(engine.config)
         if self._editor is not None:
@@ -175,6 +178,15 @@ class Shell(QObject):
             self._indexes.refresh()
         if self._insights is not None:
             self._insights.reputation.refresh()
+
+    def _config_reloaded(self, ok: bool, message: str) -> None:
+        """The config file changed on disk: say what happened; an editor with no unsaved
+        edits shows the new config."""
+        first = message.splitlines()[0] if message else ""
+        detail = message.splitlines()[1] if ok is False and len(message.splitlines()) > 1 else ""
+        self.window.show_message(f"{first} {detail}".strip(), 15000)
+        if ok and self.engine is not None and self._editor is not None and not self._editor.dirty:
+            self._editor.load(self.engine.config)
 
     def _engine_failed(self, error: BaseException) -> None:
         self.window.set_engine_state("Engine failed to start")

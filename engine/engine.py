@@ -32,6 +32,7 @@ from engine.cache.layers import ResponseCache
 from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
+from engine.config.watch import ReloadReport
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
 from engine.history.reputation import ReputationStore, SourceReputation
 from engine.history.store import HistoryStore
@@ -111,6 +112,9 @@ class Engine:
         self._embed = embed
         self._closed = False
         self._warm_task: asyncio.Task[None] | None = None
+        self._warm = False  # warm_up was asked for: servers added by a reload start at once
+        self._watch_task: asyncio.Task[None] | None = None
+        self._watch_stop: asyncio.Event | None = None
 
     @classmethod
     async def open(
@@ -434,6 +438,7 @@ class Engine:
         """Start servers (default: every enabled one) without waiting for them, and
         supervise them (``supervise``)."""
         self.supervise()
+        self._warm = True
         wanted = list(names) if names is not None else [
             s.name for s in self._effective.servers.values() if s.enabled
         ]
@@ -494,17 +499,54 @@ class Engine:
             return 0
 
     async def apply_config(self, config: Config) -> None:
-        """Adopt a saved config: restart only the servers whose settings changed."""
+        """Adopt a saved config: unchanged servers keep running (and their sessions),
+        removed ones stop, changed ones restart; added and changed ones start at once
+        when the engine warms its servers up."""
+        before = {name: self.pool.config(name) for name in self.pool.names()}
         self.config = config
         self._effective = with_builtin_servers(config)
         await self.pool.reconfigure(self._effective.servers.values())
         if self.cache is not None:
             await self.cache.apply_config(self._effective)
+        if self._warm:
+            fresh = [s.name for s in self._effective.servers.values()
+                     if s.enabled and before.get(s.name) != s]
+            await self.pool.start(fresh)
+
+    def watch_config(
+        self, report: Callable[[ReloadReport], None] | None = None,
+        path: Path | None = None,
+    ) -> asyncio.Event:
+        """Hot reload: apply every valid change of the config file (``path``, default
+        the one loaded) until the engine closes; ``report`` hears each outcome (default:
+        the log). Returns an event set once the file is being watched."""
+        from engine import paths
+        from engine.config.watch import watch_config
+
+        target = path or self.config.path or paths.default_config_path()
+        ready = asyncio.Event()
+        if self._watch_task is not None:
+            ready.set()
+            return ready
+        self._watch_stop = asyncio.Event()
+        self._watch_task = asyncio.get_running_loop().create_task(
+            watch_config(target, self.apply_config, report or _log_reload,
+                         stop=self._watch_stop, ready=ready),
+            name="tributary-config-watch")
+        return ready
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._watch_task is not None and self._watch_stop is not None:
+            self._watch_stop.set()
+            try:
+                await asyncio.wait_for(self._watch_task, 5)
+            except (TimeoutError, Exception):
+                self._watch_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._watch_task
         await self.pool.aclose()
         if self.cache is not None:
             await self.cache.close()
@@ -518,6 +560,13 @@ class Engine:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _log_reload(report: ReloadReport) -> None:
+    if report.ok:
+        log.info("%s", report.message)
+    else:
+        log.warning("%s", report.message)
 
 
 def source_depth(request: SearchRequest) -> int:

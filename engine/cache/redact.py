@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from engine.config.schema import Config
+from engine.config.schema import Config, ServerConfig
 from engine.config.secrets import MASK
 from engine.config.secrets import secret_values as server_secret_values
 
@@ -46,14 +46,32 @@ def referenced_variables(obj: Any) -> set[str]:
 
 def secret_values(config: Config, environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """What must never be stored for ``config`` (unexpanded): each server's secrets as
-    ``engine.config.secrets`` defines them, and a password in the Redis URL."""
+    ``engine.config.secrets`` defines them (``${keyring:NAME}`` ones read from the
+    keyring), and a password in the Redis URL."""
     env = os.environ if environ is None else environ
     values: set[str] = set()
     for server in config.servers.values():
-        values |= server_secret_values(server, env)
+        values |= server_secret_values(server, env, _keyring_values(server))
     for name in referenced_variables(config.cache.redis_url):
         values.add(env.get(name, ""))
     return frozenset(v for v in values if len(v) >= MIN_SECRET_LENGTH)
+
+
+def _keyring_values(server: ServerConfig) -> dict[str, str]:
+    """The keyring secrets ``server`` refers to; none when the keyring cannot be read
+    (the server's start then fails and says why)."""
+    from engine.config import keystore
+    from engine.config.expand import keyring_names
+
+    found: dict[str, str] = {}
+    for name in keyring_names(server):
+        try:
+            value = keystore.get_secret(name)
+        except keystore.KeystoreError:
+            continue
+        if value:
+            found[name] = value
+    return found
 
 
 def likely_secret_values(environ: Mapping[str, str] | None = None) -> frozenset[str]:

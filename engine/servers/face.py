@@ -167,6 +167,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[None]:
         state["engine"] = await engine_factory()
         state["engine"].supervise()
+        state["engine"].watch_config()  # hot reload; an invalid edit is logged, not applied
         try:
             yield
         finally:

@@ -154,3 +154,35 @@ async def test_the_real_engine_settles_the_heap_once_open(
         assert settled == ["tributary-engine"]  # once, after start-up, off the GUI thread
     finally:
         await threaded.aclose()
+
+
+@pytest.mark.asyncio
+async def test_config_file_changes_reach_the_gui_loop(qtbot: object, tmp_path: Path) -> None:
+    from engine.engine import Engine
+
+    path = tmp_path / "config.yaml"
+    path.write_text("fusion:\n  top_k: 20\n", encoding="utf-8")
+
+    async def opener() -> Any:
+        return await Engine.open(path, persistent=False, warm=False)
+
+    engine = await ThreadedEngine.start(opener)
+    reports: list[tuple[bool, str, str]] = []
+    try:
+        await engine.watch_config(
+            lambda ok, text: reports.append((ok, text, threading.current_thread().name)))
+        path.write_text("fusion:\n  top_k: 5000\n", encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while not reports:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        ok, text, thread = reports[-1]
+        assert not ok and f"{path}:2: fusion.top_k" in text and thread == threading.current_thread().name
+        assert engine.config.fusion.top_k == 20
+        path.write_text("fusion:\n  top_k: 40\n", encoding="utf-8")
+        while len(reports) < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        assert reports[-1][0] and engine.config.fusion.top_k == 40
+    finally:
+        await engine.aclose()

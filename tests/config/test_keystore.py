@@ -87,3 +87,13 @@ def test_move_stores_literals_and_saves_only_references(tmp_path: Path) -> None:
     assert SECRET not in config_to_yaml(result.config)
     again = move_secrets_to_keyring(load_config(path))
     assert again.names == [] and again.saved is None
+
+
+def test_stores_are_told_to_mask_keyring_secrets() -> None:
+    from engine.cache.redact import secret_values as store_secrets
+
+    keystore.set_secret("API_TOKEN", SECRET)
+    config = Config(servers={"api": ServerConfig(
+        name="api", transport="http", url="https://x.example/mcp",
+        headers={"Authorization": "Bearer ${keyring:API_TOKEN}"})})
+    assert SECRET in store_secrets(config, {})

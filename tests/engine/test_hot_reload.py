@@ -1,0 +1,102 @@
+"""Hot reload: the engine watches its config file; valid changes are applied (added
+servers start, removed ones stop, changed ones restart, unchanged ones keep their
+process and session); invalid ones are reported with where the error is and change
+nothing. Twenty reloads leave no process behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from engine.config.watch import ReloadReport
+from engine.engine import Engine
+from engine.sources import ServerStatus
+from tests.fakes import FAKE_SERVER
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
+
+
+def server(name: str, *args: str) -> str:
+    quoted = ", ".join(json.dumps(a) for a in [str(FAKE_SERVER), "--name", name, *args])
+    return f"  {name}:\n    command: {json.dumps(sys.executable)}\n    args: [{quoted}]\n    timeout: 10\n"
+
+
+def write(path: Path, text: str) -> None:
+    """As an editor saves: a new file put in place of the old one."""
+    temp = path.with_name(path.name + ".tmp-save")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def children() -> set[int]:
+    alive = set()
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                alive.add(proc.pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+async def until(condition, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        assert loop.time() < end, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+def ready(engine: Engine, *names: str) -> bool:
+    states = {s.name: s for s in engine.server_states()}
+    return all(n in states and states[n].status is ServerStatus.READY for n in names)
+
+
+async def test_twenty_reloads_leak_nothing_and_keep_unchanged_servers(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    write(path, "servers:\n" + server("stable") + server("changing", "--hits", "1"))
+    reports: list[ReloadReport] = []
+    engine = await Engine.open(path, persistent=False)
+    try:
+        await asyncio.wait_for(engine.watch_config(reports.append).wait(), 30)
+        await until(lambda: ready(engine, "stable", "changing"))
+        stable_pid = engine.pool.state("stable").pid
+        baseline = children()
+        assert len(baseline) == 2
+
+        for i in range(1, 21):
+            extra = server("added", "--hits", "2") if i % 2 else ""
+            write(path, "servers:\n" + server("stable") + server("changing", "--hits", str(i)) + extra)
+            await until(lambda n=i: len(reports) >= n)
+            assert reports[-1].ok, reports[-1].message
+            names = ["stable", "changing"] + (["added"] if i % 2 else [])
+            await until(lambda names=names: ready(engine, *names))
+            assert engine.pool.config("changing").args[-1] == str(i)
+            assert ("added" in engine.pool.names()) == bool(i % 2)
+
+        state = engine.pool.state("stable")
+        assert state.pid == stable_pid and state.restarts == 0  # never restarted
+        await until(lambda: len(children()) == 2, timeout=30)
+        after = children()
+        assert stable_pid in after and len(after) == len(baseline)
+        outcome = await engine.pool.call("changing", "q", top_k=50)
+        assert len(outcome.hits) == 20
+
+        # An invalid edit: reported with file, line and key; the running config stays.
+        write(path, "servers:\n" + server("stable") + "  changing:\n    timeout: -1\n")
+        await until(lambda: len(reports) == 21)
+        report = reports[-1]
+        assert not report.ok
+        assert f"{path}:" in report.message and "servers.changing" in report.message
+        assert "running config stays" in report.message
+        assert engine.pool.config("changing").args[-1] == "20"
+        assert engine.pool.state("stable").pid == stable_pid
+    finally:
+        await engine.aclose()
+    await until(lambda: not children(), timeout=30)
