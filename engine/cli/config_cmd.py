@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine import paths
 from engine.cli.common import config_path, fail
 from engine.config.errors import ConfigError
 from engine.config.load import load_config
+from engine.config.schema import Config, ServerConfig
+
+if TYPE_CHECKING:
+    from engine.config.clients import ClientConfig
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,11 +33,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     imp = actions.add_parser(
         "import",
-        help="add the servers of a Claude Desktop / Cursor / VS Code config",
-        description="Read the mcpServers (or VS Code servers) entries of FILE and add them "
-        "to the config; the file is validated and saved atomically, with a backup.",
+        help="add the servers of other MCP clients (found, or from FILE)",
+        description="With FILE: read its mcpServers (or VS Code servers) entries. Without: "
+        "list the configs of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, "
+        "Codex and Continue found on this machine and import the ones chosen (asked, or "
+        "--all / --client). The config is validated and saved atomically, with a backup.",
     )
-    imp.add_argument("file")
+    imp.add_argument("file", nargs="?")
+    imp.add_argument("--all", action="store_true", help="import every config found")
+    imp.add_argument("--client", action="append", default=[], metavar="NAME",
+                     help="import the configs of this client (repeatable): "
+                     "claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex, continue")
+    imp.add_argument("--workspace", metavar="DIR", default=None,
+                     help="also look for DIR's .vscode/.cursor/.mcp.json (default: the current folder)")
     imp.add_argument("--dry-run", action="store_true", help="show what would be added; save nothing")
     imp.set_defaults(func=run_import)
 
@@ -79,29 +92,46 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from engine.config.importer import import_mcp_servers, merge_imported
-    from engine.config.save import save_config
+    from engine.config.importer import ImportResult, import_mcp_servers
 
     try:
         config = load_config(config_path(args))
-        result = import_mcp_servers(Path(args.file).expanduser())
     except ConfigError as exc:
         print(exc)
         return 1
-    except OSError as exc:
-        return fail(f"{args.file}: {exc.strerror or exc}")
+    if args.file is None:
+        return _import_found(args, config)
+    try:
+        result: ImportResult = import_mcp_servers(Path(args.file).expanduser())
+    except ConfigError as exc:
+        print(exc)
+        return 1
     for warning in result.warnings:
         print(f"warning: {warning}")
     if not result.servers:
         return fail(f"{args.file}: no MCP servers found")
-    merged = merge_imported(config, result.servers)
+    return _add(args, config, result.servers)
+
+
+def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) -> int:
+    from engine.config.importer import merge_imported
+    from engine.config.save import save_config
+
+    fresh = [s for s in servers if not _already_there(config, s)]
+    skipped = len(servers) - len(fresh)
+    merged = merge_imported(config, fresh)
     added = [name for name in merged.servers if name not in config.servers]
     for name in added:
         server = merged.servers[name]
         where = server.url if server.transport != "stdio" else " ".join([server.command or "", *server.args])
         print(f"+ {name} ({server.transport}): {where}")
+    if skipped:
+        print(f"{skipped} already configured the same way: left as they are")
     if args.dry_run:
         print(f"{len(added)} servers would be added (dry run: nothing saved)")
+        return 0
+    if not added:
+        print("nothing to add")
         return 0
     try:
         saved = save_config(merged, config.path)
@@ -110,3 +140,66 @@ def run_import(args: argparse.Namespace) -> int:
         return 1
     print(f"{len(added)} servers added to {saved}")
     return 0
+
+
+def _already_there(config: Config, server: ServerConfig) -> bool:
+    """``server`` is configured under its name with the very same definition (the
+    same server copied into several clients is imported once)."""
+    present = config.servers.get(server.name)
+    return present is not None and replace(present, description="") == replace(server, description="")
+
+
+def _import_found(args: argparse.Namespace, config: Config) -> int:
+    import sys
+
+    from engine.config.clients import choose, discover_client_configs
+
+    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    found = discover_client_configs(workspace=workspace)
+    if not found:
+        print("no MCP client configs found on this machine (looked for Claude Desktop, Claude "
+              "Code, Cursor, VS Code, Windsurf, Zed, Codex and Continue); give a FILE instead")
+        return 0
+    for number, client in enumerate(found, 1):
+        names = ", ".join(s.name for s in client.servers) or "-"
+        print(f"{number:>2}. {client.label}: {client.path}")
+        print(f"      {client.error}" if client.error else f"      servers: {names}")
+    try:
+        if args.all:
+            chosen = found
+        elif args.client:
+            chosen = choose(found, args.client)
+        elif sys.stdin.isatty():
+            chosen = _ask(found)
+        else:
+            print("choose with --all or --client NAME (or run this in a terminal to pick)")
+            return 0
+    except ValueError as exc:
+        return fail(str(exc))
+    servers: list[ServerConfig] = []
+    for client in chosen:
+        for warning in client.warnings:
+            print(f"warning: {client.label}: {warning}")
+        servers.extend(client.servers)
+    if not servers:
+        print("nothing chosen to import")
+        return 0
+    # Identical servers from several clients are imported once.
+    unique: list[ServerConfig] = []
+    for server in servers:
+        if not any(replace(u, description="") == replace(server, description="") for u in unique):
+            unique.append(server)
+    return _add(args, config, unique)
+
+
+def _ask(found: list[ClientConfig]) -> list[ClientConfig]:
+    answer = input("Import which? numbers separated by spaces or commas, 'all', or Enter for none: ")
+    text = answer.strip().lower()
+    if text == "all":
+        return found
+    picked: list[ClientConfig] = []
+    for part in text.replace(",", " ").split():
+        if not part.isdigit() or not 1 <= int(part) <= len(found):
+            raise ValueError(f"{part!r} is not one of the numbers 1..{len(found)}")
+        picked.append(found[int(part) - 1])
+    return picked

@@ -275,7 +275,23 @@ def parse_mcp_servers(
     if section is None:
         raise ConfigError([ConfigIssue(source, "", None, "no MCP servers found: expected an 'mcpServers', 'servers' or 'mcp.servers' object")])
     fmt, entries = section
+    return convert_entries(entries, fmt=fmt, source=source, existing=existing, workspace=workspace)
+
+
+def convert_entries(
+    entries: Mapping[str, Any],
+    *,
+    fmt: str,
+    source: str = "<import>",
+    existing: Iterable[str] = (),
+    workspace: Path | None = None,
+    warnings: Iterable[str] = (),
+) -> ImportResult:
+    """Servers from ``{name: entry}`` in the ``mcpServers`` shape (other clients'
+    formats are brought to it first, see :mod:`engine.config.clients`); each is
+    validated, and names in ``existing`` are renamed ``name-2`` …"""
     converter = _Converter(source, workspace)
+    converter.warnings.extend(warnings)
     taken = set(existing)
     result = ImportResult(format=fmt, source=source)
     for raw_name, entry in entries.items():
@@ -301,8 +317,8 @@ def parse_mcp_servers(
     return result
 
 
-def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportResult:
-    """Read another MCP client's config file. Names already in ``existing`` are renamed."""
+def read_text(path: Path) -> str:
+    """A client's config file as text, or :class:`ConfigError` saying why not."""
     source = str(path)
     try:
         raw = path.read_bytes()
@@ -311,9 +327,15 @@ def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportR
     if len(raw) > MAX_IMPORT_BYTES:
         raise ConfigError([ConfigIssue(source, "", None, "the file is too large to be an MCP config")])
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError([ConfigIssue(source, "", None, f"not UTF-8 text (byte {exc.start})")]) from exc
+
+
+def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportResult:
+    """Read another MCP client's config file. Names already in ``existing`` are renamed."""
+    source = str(path)
+    text = read_text(path)
     workspace = path.parent.parent if path.parent.name == ".vscode" else None
     names = existing.servers.keys() if existing is not None else ()
     return parse_mcp_servers(text, source=source, existing=names, workspace=workspace)
