@@ -162,3 +162,21 @@ async def test_a_server_with_its_own_authorization_header_does_not_sign_in() -> 
     assert not needs_oauth(server)
     server.auth = "oauth"
     assert needs_oauth(server)
+
+
+async def test_a_token_about_to_run_out_is_refreshed_before_it_does() -> None:
+    async with serve_oauth_server() as (url, auth):
+        server = remote(url)
+        await sign_in(server, Browser())
+        record = stored_record(server)
+        record["expires_at"] = time.time() + 20  # still valid, but inside the margin
+        keystore.set_entry(f"oauth:{server.name}:{server.url}:tokens", json.dumps(record))
+        old = record["token"]["access_token"]
+        pool = SourcePool([server], backoff=QUICK)
+        try:
+            assert await call(pool) is SourceStatus.OK
+        finally:
+            await pool.aclose()
+        assert auth.counts["refresh"] == 1  # refreshed although the server still took the old one
+        assert old in auth.access  # (it was never rejected)
+        assert stored_record(server)["token"]["access_token"] != old
