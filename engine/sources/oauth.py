@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import time
 import webbrowser
@@ -56,6 +57,18 @@ SIGN_IN_TIMEOUT_S = 300.0
 
 class SignInRequired(Exception):
     """The server needs the user to sign in (no session, or its refresh was refused)."""
+
+
+class _QuietSignIn(logging.Filter):
+    """The SDK logs every failed flow with a traceback; a needed sign-in is no crash,
+    and the server's error already says what to do."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, SignInRequired)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
 
 
 class SignInError(Exception):
@@ -197,6 +210,10 @@ class TributaryOAuth(OAuthClientProvider):
         refreshed = await super()._handle_refresh_response(response)
         if refreshed:
             self._early()
+        elif response.status_code in (400, 401):
+            # The grant is gone (revoked, expired): forget it, so later retries ask for a
+            # sign-in at once instead of offering the server the dead token again.
+            await self.storage.forget_tokens()
         return refreshed
 
 

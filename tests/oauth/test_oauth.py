@@ -54,7 +54,7 @@ def stored_record(server: ServerConfig) -> dict:
     return json.loads(raw)
 
 
-async def test_sign_in_refresh_revoke_and_restart() -> None:
+async def test_sign_in_refresh_revoke_and_restart(caplog: pytest.LogCaptureFixture) -> None:
     async with serve_oauth_server() as (url, auth):
         server = remote(url)
         assert needs_oauth(server)
@@ -113,7 +113,8 @@ async def test_sign_in_refresh_revoke_and_restart() -> None:
             assert "sign in again" in error and "tributary servers login notes" in error
         finally:
             await pool.aclose()
-        assert auth.counts["refused_refresh"] >= 1
+        assert auth.counts["refused_refresh"] == 1  # the dead grant is not offered again
+        assert not signed_in(server)
         assert len(browser.opened) == 1 and auth.counts["authorize"] == 1
 
         # Signing in again works, and so does the next restart.
@@ -128,6 +129,7 @@ async def test_sign_in_refresh_revoke_and_restart() -> None:
         assert await sign_out(server) is True
         assert not signed_in(server)
         assert await sign_out(server) is False
+    assert "OAuth flow error" not in caplog.text  # a needed sign-in is no crash
 
 
 async def test_sse_server_signs_in_too() -> None:
