@@ -4,7 +4,8 @@ Values live under the service ``tributary`` of the OS keyring (macOS Keychain,
 Windows Credential Manager, the Secret Service or KWallet on Linux) through the
 ``keyring`` package. Keyrings cannot list their entries, so the *names* (never the
 values) are kept in one more entry, ``__names__``; OAuth tokens use entries of
-their own (``oauth:SERVER:...``) and are not listed as user secrets.
+their own (``oauth:SERVER:...``) and are not listed as user secrets. Values longer than
+1000 characters are kept in parts (Windows' Credential Manager holds 1280 per entry).
 
 Where no keyring service runs (a headless Linux with no Secret Service), the
 fallback is keyrings.alt's file backend at ``<data dir>/secrets.cfg``, created
@@ -33,6 +34,10 @@ NAMES_ENTRY = "__names__"
 FALLBACK_FILE = "secrets.cfg"
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _RESERVED_PREFIXES = ("oauth:", "__")
+CHUNK_CHARS = 1000
+# The head of a value stored in parts: "tributary-parts:N:" + the first part. A value that
+# itself starts so is always stored in parts, so it can never be mistaken for a head.
+_PARTS = "tributary-parts:"
 
 
 class KeystoreError(Exception):
@@ -99,7 +104,7 @@ def check_name(name: str) -> str:
     return name
 
 
-def _get(entry: str) -> str | None:
+def _raw_get(entry: str) -> str | None:
     try:
         value: str | None = backend().get_password(SERVICE, entry)
     except keyring.errors.KeyringError as exc:
@@ -107,7 +112,7 @@ def _get(entry: str) -> str | None:
     return value
 
 
-def _set(entry: str, value: str) -> None:
+def _raw_set(entry: str, value: str) -> None:
     target = backend()
     try:
         target.set_password(SERVICE, entry, value)
@@ -118,7 +123,7 @@ def _set(entry: str, value: str) -> None:
         os.chmod(path, 0o600)  # the file backend creates it so; keep it so
 
 
-def _delete(entry: str) -> bool:
+def _raw_delete(entry: str) -> bool:
     try:
         backend().delete_password(SERVICE, entry)
     except keyring.errors.PasswordDeleteError:
@@ -126,6 +131,52 @@ def _delete(entry: str) -> bool:
     except keyring.errors.KeyringError as exc:
         raise KeystoreError(f"cannot write to the keyring ({describe_backend()}): {exc}") from None
     return True
+
+
+def _chunks(head: str | None) -> int:
+    """How many parts a value stored in parts has (0: stored whole, or absent)."""
+    if head is None or not head.startswith(_PARTS):
+        return 0
+    count = head[len(_PARTS):].split(":", 1)[0]
+    return int(count) if count.isdigit() else 0
+
+
+def _get(entry: str) -> str | None:
+    head = _raw_get(entry)
+    count = _chunks(head)
+    if head is None or not count:
+        return head
+    parts = [head.split(":", 2)[2]]
+    for i in range(1, count):
+        part = _raw_get(f"{entry}#{i}")
+        if part is None:
+            return None  # torn write: as if absent
+        parts.append(part)
+    return "".join(parts)
+
+
+def _set(entry: str, value: str) -> None:
+    """Values longer than ``CHUNK_CHARS`` go in parts (Windows' Credential Manager holds
+    at most 1280 characters per entry; OAuth tokens can be longer)."""
+    old = _chunks(_raw_get(entry))
+    if len(value) <= CHUNK_CHARS and not value.startswith(_PARTS):
+        _raw_set(entry, value)
+        count = 1
+    else:
+        pieces = [value[i:i + CHUNK_CHARS] for i in range(0, len(value), CHUNK_CHARS)]
+        for i, piece in enumerate(pieces[1:], 1):
+            _raw_set(f"{entry}#{i}", piece)
+        _raw_set(entry, f"{_PARTS}{len(pieces)}:{pieces[0]}")
+        count = len(pieces)
+    for i in range(count, old):
+        _raw_delete(f"{entry}#{i}")
+
+
+def _delete(entry: str) -> bool:
+    count = _chunks(_raw_get(entry))
+    for i in range(1, count):
+        _raw_delete(f"{entry}#{i}")
+    return _raw_delete(entry)
 
 
 def names() -> list[str]:

@@ -97,3 +97,23 @@ def test_stores_are_told_to_mask_keyring_secrets() -> None:
         name="api", transport="http", url="https://x.example/mcp",
         headers={"Authorization": "Bearer ${keyring:API_TOKEN}"})})
     assert SECRET in store_secrets(config, {})
+
+
+def test_long_values_are_stored_in_parts_and_read_back() -> None:
+    long_value = "".join(chr(ord("a") + i % 26) for i in range(4321))
+    keystore.set_entry("oauth:x:https://x/mcp:tokens", long_value)
+    assert keystore.get_entry("oauth:x:https://x/mcp:tokens") == long_value
+    backend = keystore.backend()
+    assert backend.get_password(keystore.SERVICE, "oauth:x:https://x/mcp:tokens#4") is not None
+    keystore.set_entry("oauth:x:https://x/mcp:tokens", "short now")
+    assert keystore.get_entry("oauth:x:https://x/mcp:tokens") == "short now"
+    assert backend.get_password(keystore.SERVICE, "oauth:x:https://x/mcp:tokens#1") is None
+    keystore.set_entry("oauth:x:https://x/mcp:tokens", long_value)
+    assert keystore.delete_entry("oauth:x:https://x/mcp:tokens") is True
+    assert backend.get_password(keystore.SERVICE, "oauth:x:https://x/mcp:tokens#2") is None
+    assert keystore.get_entry("oauth:x:https://x/mcp:tokens") is None
+
+
+def test_a_value_that_looks_like_a_parts_head_survives() -> None:
+    keystore.set_secret("odd", "tributary-parts:3:not really")
+    assert keystore.get_secret("odd") == "tributary-parts:3:not really"
