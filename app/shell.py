@@ -185,8 +185,10 @@ class Shell(QObject):
         first = message.splitlines()[0] if message else ""
         detail = message.splitlines()[1] if ok is False and len(message.splitlines()) > 1 else ""
         self.window.show_message(f"{first} {detail}".strip(), 15000)
-        if ok and self.engine is not None and self._editor is not None and not self._editor.dirty:
-            self._editor.load(self.engine.config)
+        editor = self._editor
+        if ok and self.engine is not None and editor is not None and not editor.dirty \
+                and getattr(editor, "draft", None) != self.engine.config:  # not our own save
+            editor.load(self.engine.config)
 
     def _engine_failed(self, error: BaseException) -> None:
         self.window.set_engine_state("Engine failed to start")

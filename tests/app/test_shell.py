@@ -142,3 +142,27 @@ async def test_cli_toggle_reaches_the_running_app(qtbot: object) -> None:
         await until(lambda: shell.window.isVisible())
     finally:
         await shell.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_config_file_reloads_are_shown_and_refresh_an_unedited_editor(qtbot: object) -> None:
+    import copy
+
+    engine = FakeEngine()
+    shell = make_shell(engine)
+    shell.start()
+    try:
+        await until(lambda: shell.engine is engine)
+        editor = shell.editor
+        shell._config_reloaded(False, "config.yaml not applied; the running config stays in effect:\n"
+                                      "  config.yaml:6: servers.b.timeout: must be a number")
+        status = shell.window.statusBar().currentMessage()
+        assert "not applied" in status and "config.yaml:6: servers.b.timeout" in status
+        changed = copy.deepcopy(engine.config)
+        changed.fusion.top_k = 77
+        engine.config = changed
+        shell._config_reloaded(True, "config.yaml reloaded: 3 servers")
+        assert editor.draft is not None and editor.draft.fusion.top_k == 77
+        assert "reloaded" in shell.window.statusBar().currentMessage()
+    finally:
+        await shell.shutdown()
