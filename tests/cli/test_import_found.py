@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.config.load import load_config
 from tests.cli.test_cli import ROOT
 
@@ -77,3 +79,34 @@ def test_a_workspace_that_is_home_lists_each_file_once(tmp_path: Path) -> None:
     setup_home(home)
     listed = tributary(home, "--workspace", str(home))
     assert listed.stdout.count(".cursor/mcp.json") == 1
+
+
+def test_interactive_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from engine.cli.config_cmd import run_import
+
+    home = tmp_path / "home"
+    setup_home(home)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    config = tmp_path / "config.yaml"
+    args = argparse.Namespace(config=str(config), file=None, all=False, client=[],
+                              workspace=str(tmp_path), dry_run=False)
+    listing_order: list[str] = []
+
+    def answer(prompt: str) -> str:
+        out = capsys.readouterr().out
+        listing_order.extend(line.split(". ", 1)[1].split(":", 1)[0]
+                             for line in out.splitlines() if ". " in line and line.strip()[0].isdigit())
+        return str(listing_order.index("Codex") + 1)
+
+    monkeypatch.setattr("builtins.input", answer)
+    assert run_import(args) == 0
+    assert set(load_config(config).servers) == {"docs"}
+    monkeypatch.setattr("builtins.input", lambda prompt: "99")
+    assert run_import(args) == 1
+    assert "not one of the numbers" in capsys.readouterr().err
