@@ -49,7 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
+from engine.model import Hit, SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
 from engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
@@ -385,6 +385,7 @@ class SourceClient:
                 remaining + _BACKSTOP_S,
             )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
+            self._scrub_hits(normalized.hits)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
@@ -405,6 +406,17 @@ class SourceClient:
         except Exception as exc:  # a server's bad data must never fail the search
             return outcome(SourceStatus.ERROR, tool=tool, error=_describe(exc)), True
         return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits, detail=normalized.note), False
+
+    def _scrub_hits(self, hits: list[Hit]) -> None:
+        """A server that echoes its own token or key in a result must not put it in the
+        context, cache or history: the values the connection was given are masked."""
+        scrub = self.log.scrub
+        for hit in hits:
+            hit.title, hit.content = scrub(hit.title), scrub(hit.content)
+            if hit.path is not None:
+                hit.path = scrub(hit.path)
+            if hit.uri is not None:
+                hit.uri = scrub(hit.uri)
 
     def _timeout_text(self) -> str:
         return f"no answer within {self.config.timeout:g}s (request cancelled, session kept)"

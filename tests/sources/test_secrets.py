@@ -114,3 +114,17 @@ async def test_a_missing_keyring_secret_fails_the_start_saying_how_to_set_it() -
         assert "tributary secrets set absent_one" in (pool.state("nokey").last_error or "")
     finally:
         await pool.aclose()
+
+
+async def test_a_server_echoing_its_keyring_secret_in_results_never_reaches_the_context() -> None:
+    from engine.config import keystore
+
+    keystore.set_secret("echoed", TOKEN)
+    config = stdio_config("echo", env={"FAKE_MCP_CONTENT": "key is ${keyring:echoed}"}, timeout=30.0)
+    pool = SourcePool([config])
+    try:
+        outcome = await pool.call("echo", "q", top_k=2)
+        assert outcome.status is SourceStatus.OK, outcome.error
+        assert outcome.hits and all(h.content == "key is ****" for h in outcome.hits)
+    finally:
+        await pool.aclose()
