@@ -75,7 +75,7 @@ def make_connector(*, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Connector
     async def connect(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
         expanded = await expand_for_connection(config, log)
         if config.transport in ("http", "sse"):
-            auth = await _auth_for(config, expanded)
+            auth = await _auth_for(config, expanded, log)
             async with remote_connection(expanded, log, auth) as connection:
                 yield connection
         else:
@@ -94,13 +94,14 @@ async def expand_for_connection(config: ServerConfig, log: StderrLog | None = No
     return _expanded(config, keyring_values)
 
 
-async def _auth_for(config: ServerConfig, expanded: ServerConfig) -> httpx2.Auth | None:
-    """The OAuth provider for a remote server that may sign in (stored session only)."""
+async def _auth_for(config: ServerConfig, expanded: ServerConfig, log: StderrLog) -> httpx2.Auth | None:
+    """The OAuth provider for a remote server that may sign in (stored session only);
+    its tokens are masked in the server's log, errors and results."""
     from engine.sources.oauth import background_auth, needs_oauth
 
     if not needs_oauth(config):
         return None
-    return await background_auth(config, expanded.url or "")
+    return await background_auth(config, expanded.url or "", log.also_redact)
 
 
 async def _keyring_values(config: ServerConfig) -> dict[str, str]:

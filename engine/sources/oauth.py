@@ -96,9 +96,15 @@ class KeyringTokenStorage(TokenStorage):
     """Tokens and the client registration of one server, in the keyring (read and
     written in a worker thread: a keyring may wait on the desktop to unlock it)."""
 
-    def __init__(self, server: ServerConfig) -> None:
+    def __init__(self, server: ServerConfig,
+                 on_tokens: Callable[[list[str]], None] | None = None) -> None:
         self.server = server
         self.expires_at: float | None = None  # wall clock, from the stored tokens
+        self._on_tokens = on_tokens  # told every token read or stored, to mask it
+
+    def _seen(self, tokens: OAuthToken) -> None:
+        if self._on_tokens is not None:
+            self._on_tokens([t for t in (tokens.access_token, tokens.refresh_token) if t])
 
     async def get_tokens(self) -> OAuthToken | None:
         raw = await anyio.to_thread.run_sync(keystore.get_entry, _entry(self.server, "tokens"))
@@ -111,9 +117,11 @@ class KeyringTokenStorage(TokenStorage):
             return None
         expires_at = record.get("expires_at")
         self.expires_at = float(expires_at) if isinstance(expires_at, int | float) else None
+        self._seen(token)
         return token
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._seen(tokens)
         self.expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
         record = {"token": tokens.model_dump(mode="json"), "expires_at": self.expires_at}
         await anyio.to_thread.run_sync(keystore.set_entry, _entry(self.server, "tokens"), json.dumps(record))
@@ -235,10 +243,12 @@ def _registered_port(client: OAuthClientInformationFull | None) -> int | None:
     return None
 
 
-async def background_auth(server: ServerConfig, url: str) -> TributaryOAuth:
+async def background_auth(
+    server: ServerConfig, url: str, on_tokens: Callable[[list[str]], None] | None = None,
+) -> TributaryOAuth:
     """The provider a supervised connection to ``server`` (at ``url``, expanded) uses:
-    the stored session only, never a browser."""
-    storage = KeyringTokenStorage(server)
+    the stored session only, never a browser; ``on_tokens`` hears each token, to mask it."""
+    storage = KeyringTokenStorage(server, on_tokens)
     port = _registered_port(await storage.get_client_info()) or _free_port()
     return TributaryOAuth(server, url, storage, _redirect_uri(port))
 

@@ -37,6 +37,10 @@ class StderrLog:
         """Mask these values in every line appended from now on."""
         self._secrets = frozenset(secrets)
 
+    def also_redact(self, secrets: Iterable[str]) -> None:
+        """Mask these values too (e.g. an OAuth token obtained during the connection)."""
+        self._secrets = self._secrets | frozenset(secrets)
+
     def scrub(self, text: str) -> str:
         """``text`` with the known secret values masked."""
         return scrub(text, self._secrets) if self._secrets else text

@@ -133,6 +133,11 @@ def build_server(base: str, provider: InMemoryAuthServer, path: str = "/mcp") ->
 
     @server.tool(name="search", description="Search the protected notes.")
     def search(query: str, top_k: int = 5) -> str:
+        if query == "whoami":  # a careless server that echoes the caller's token
+            from mcp.server.auth.middleware.auth_context import get_access_token
+
+            token = get_access_token()
+            return f"you are {token.token if token else '?'}"
         return f"protected answer to {query}"
 
     return server

@@ -83,6 +83,8 @@ async def test_sign_in_refresh_revoke_and_restart(caplog: pytest.LogCaptureFixtu
         pool = SourcePool([server], backoff=QUICK)
         try:
             assert await call(pool) is SourceStatus.OK
+            echoed = await pool.call("notes", "whoami", top_k=1)
+            assert echoed.hits and echoed.hits[0].content == "you are ****"  # token masked
             # The access token runs out (or the machine slept past it): refreshed on the 401.
             auth.expire_access_tokens()
             assert await call(pool) is SourceStatus.OK
