@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -90,9 +89,12 @@ def fail(message: str) -> int:
 
 
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; a config error is printed whole, exit status 2."""
+    """Run a command's coroutine; a config error is printed whole, exit status 2. A
+    shutdown signal cancels it, so it stops its sources (:mod:`engine.shutdown`)."""
+    from engine.shutdown import run_until_signalled
+
     try:
-        return asyncio.run(_call(main))
+        return run_until_signalled(lambda: _call(main))
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -29,8 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.servers import face
 
     if args.http is None:
-        face.run_stdio(config_path(args))
-        return 0
+        return face.run_stdio(config_path(args))
     token = args.token or os.environ.get("TRIBUTARY_TOKEN") or None
     try:
         asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token))

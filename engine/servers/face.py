@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
@@ -170,7 +171,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         try:
             yield
         finally:
-            await state["engine"].aclose()
+            with anyio.CancelScope(shield=True):  # a shutdown signal still stops the sources
+                await state["engine"].aclose()
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
@@ -286,8 +288,13 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
     return factory
 
 
-def run_stdio(config_path: Path | None) -> None:
-    build_server(default_factory(config_path)).run()
+def run_stdio(config_path: Path | None) -> int:
+    """Serve over stdio until the client leaves or a shutdown signal arrives (its exit status)."""
+    from engine.servers.stdio_serve import serve_stdio
+    from engine.shutdown import run_until_signalled
+
+    server = build_server(default_factory(config_path))
+    return run_until_signalled(lambda: serve_stdio(server))
 
 
 async def serve_http(config_path: Path | None, *, host: str, port: int, token: str | None) -> None:
@@ -304,4 +311,7 @@ async def serve_http(config_path: Path | None, *, host: str, port: int, token: s
     if token:
         app = require_token(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    from engine.shutdown import hangup_as_terminate
+
+    with hangup_as_terminate():  # uvicorn shuts down gracefully on SIGTERM and SIGINT
+        await uvicorn.Server(config).serve()
