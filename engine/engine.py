@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 Embed = Callable[[list[str]], Any]
 
 # How long a one-shot command waits for cold servers to start before searching.
-STARTUP_TIMEOUT_S = 30.0
 
 # Each source is asked for at least this many hits, however few the caller wants:
 # fusion needs depth to see where sources agree. Measured on the pytest benchmark's
@@ -442,11 +441,11 @@ class Engine:
             self._warm_task = asyncio.get_running_loop().create_task(self.pool.start(wanted))
 
     async def start_sources(
-        self, names: Iterable[str], timeout: float = STARTUP_TIMEOUT_S
+        self, names: Iterable[str], timeout: float | None = None
     ) -> dict[str, ServerState]:
-        """Start ``names`` and wait until each is ready or has failed (a one-shot CLI
-        does this before searching, so a cold start is not counted against the
-        per-query timeout). The token counter loads meanwhile, on a worker thread: a
+        """Start ``names`` and wait until each is ready or has failed, each at most its
+        own timeout unless ``timeout`` is given (a one-shot CLI does this before
+        searching, so a cold start is not counted against the per-query timeout). The token counter loads meanwhile, on a worker thread: a
         cold process's first pipeline run spent ~100 ms loading it while the servers'
         start-up left this process idle."""
         states, _tokenizer = await asyncio.gather(

@@ -86,6 +86,10 @@ class StartTimeout(Exception):
     """The server did not become ready before the caller's deadline."""
 
 
+class HandshakeTimeout(Exception):
+    """The server did not answer ``initialize`` and ``tools/list`` within its own timeout."""
+
+
 class _WatchedReadStream:
     """Passes the transport's read stream through and reports its end (server gone)."""
 
@@ -183,6 +187,7 @@ class SourceClient:
         self._restarted_at: float | None = None
         self._restart_reason: str | None = None
         self._killable = False  # the running connection has a process to kill (stdio)
+        self._start_missed = False  # a caller timed out waiting for this start
 
     # ------------------------------------------------------------------ public
 
@@ -258,9 +263,15 @@ class SourceClient:
             outcome.detail = _join(outcome.detail, f"trial call; circuit {self.breaker.state}")
         return outcome
 
+    @property
+    def start_limit(self) -> float:
+        """How long a caller waits by default for this server to start: its own timeout
+        (at most the pool's start-up limit, which bounds the handshake itself)."""
+        return min(self._start_timeout, self.config.timeout)
+
     async def tools(self, timeout: float | None = None) -> list[types.Tool]:
-        """The server's tools (starting it if needed)."""
-        deadline = self._clock() + (self._start_timeout if timeout is None else timeout)
+        """The server's tools (starting it if needed; waiting at most its start limit)."""
+        deadline = self._clock() + (self.start_limit if timeout is None else timeout)
         await self._wait_session(deadline)
         return list(self._tools)
 
@@ -370,8 +381,11 @@ class SourceClient:
         try:
             session = await self._wait_session(deadline)
         except StartTimeout as exc:
-            # A first slow start is forgiven; a server that keeps failing to come back is not.
-            return outcome(SourceStatus.TIMEOUT, error=str(exc)), self._restarts > 0
+            # The caller waited its whole timeout for a start: a failure like any other
+            # timeout, so a server that never answers opens its breaker. Once the start
+            # completes, the breaker lets the next call try at once (``_on_ready``).
+            self._start_missed = True
+            return outcome(SourceStatus.TIMEOUT, error=str(exc)), True
         except SourceUnavailable as exc:
             return outcome(SourceStatus.ERROR, error=str(exc)), True
         selection = self._selection
@@ -539,9 +553,7 @@ class SourceClient:
                         client_info=CLIENT_INFO,
                     ) as session,
                 ):
-                    with anyio.fail_after(self._start_timeout):
-                        init = await session.initialize()
-                        tools = await _list_tools(session)
+                    init, tools = await self._handshake(session)
                     self._killable = conn.kill is not None
                     self._on_ready(session, init, tools, conn.pid)
                     ready = True
@@ -563,6 +575,16 @@ class SourceClient:
         elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+
+    async def _handshake(
+        self, session: ClientSession
+    ) -> tuple[types.InitializeResult, list[types.Tool]]:
+        try:
+            with anyio.fail_after(self._start_timeout):
+                return await session.initialize(), await _list_tools(session)
+        except TimeoutError:
+            raise HandshakeTimeout(
+                f"no answer to initialize within {self._start_timeout:g}s") from None
 
     def _mark_lost(self) -> None:
         """The server is gone: from now on, not after the owner task has unwound.
@@ -592,8 +614,8 @@ class SourceClient:
             self._selection, self._selection_error = None, str(exc)
         self._up_since = self._clock()
         self._silence.heard()
-        if self._fresh_trial:
-            self._fresh_trial = False
+        if self._fresh_trial or self._start_missed:
+            self._fresh_trial = self._start_missed = False
             self.breaker.trial_now()  # a fresh process: no reason to wait out the open period
         self.log.event(f"ready: {len(tools)} tools"
                        + (f", using {self._selection.describe()}" if self._selection else ""))
@@ -614,7 +636,7 @@ class SourceClient:
         if session is None:
             return
         try:
-            async with asyncio.timeout(self._start_timeout):
+            async with asyncio.timeout(self.start_limit):
                 tools = await _list_tools(session)
         except Exception as exc:
             self.log.event(f"tool list refresh failed: {_describe(exc)}")
