@@ -16,9 +16,10 @@ Item dicts are mapped field by field (title/name, content/text/snippet/body/code
 path/file/…, start_line/line/end_line, uri/url, score/similarity/relevance,
 timestamp/date/last_modified/updated_at); what is left goes to ``Hit.metadata``.
 Output is capped (:class:`NormalizeLimits`, default 2 MB of text and 1,000 hits)
-with a note. An ``isError`` result, malformed data or text that was not valid
-UTF-8 raises :class:`NormalizeError` — the caller turns it into that source's
-error; nothing here is allowed to crash a search.
+with a note. An item whose text is not valid UTF-8 is dropped with a note (the
+answer's other items stand). An ``isError`` result, malformed data or an answer
+whose every item is bad raises :class:`NormalizeError` — the caller turns it into
+that source's error; nothing here is allowed to crash a search.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ _SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
 
 class NormalizeError(Exception):
     """The result cannot be turned into hits; becomes the source's error text."""
+
+
+class BadText(NormalizeError):
+    """One item's text is not valid Unicode: that item is dropped, not the answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +129,8 @@ def normalize_result(
 def _error_text(result: types.CallToolResult) -> str:
     texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
     text = " ".join(t.strip() for t in texts if t.strip()) or "no message"
-    _check_text(text)
-    return text[:500]
+    # The reason is kept whatever its bytes: lone surrogates become "?".
+    return text[:500].encode("utf-8", "replace").decode("utf-8")
 
 
 def _collect_items(
@@ -208,6 +213,7 @@ def _build_hits(
     seen: set[str] = set()
     budget = limits.max_chars
     truncated = 0
+    bad: dict[str, int] = {}  # reason → items dropped for bad text
     items = [i for i in items if i.value is not None and i.value != ""]
     for item in items:
         if len(hits) >= limits.max_hits:
@@ -215,7 +221,11 @@ def _build_hits(
         if budget <= 0:
             return hits, (f"output capped at {limits.max_chars:,} characters "
                           f"({len(items) - len(hits)} items dropped)")
-        hit = _to_hit(item, source, tool, rank=len(hits) + 1)
+        try:
+            hit = _to_hit(item, source, tool, rank=len(hits) + 1)
+        except BadText as exc:
+            bad[str(exc)] = bad.get(str(exc), 0) + 1
+            continue
         if len(hit.content) > budget:
             hit.content = hit.content[:budget]
             hit.metadata["truncated"] = True
@@ -225,9 +235,13 @@ def _build_hits(
             hit.id = make_hit_id(source, tool, hit.id, hit.source_rank)
         seen.add(hit.id)
         hits.append(hit)
+    dropped = "; ".join(f"{n} hit{'s' * (n > 1)} dropped: {why}" for why, n in bad.items())
+    if bad and not hits:
+        raise NormalizeError(f"{next(iter(bad))} (every hit)")
     if truncated:
-        return hits, f"output capped at {limits.max_chars:,} characters (content truncated)"
-    return hits, None
+        capped = f"output capped at {limits.max_chars:,} characters (content truncated)"
+        return hits, "; ".join(filter(None, (dropped, capped)))
+    return hits, dropped or None
 
 
 def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
@@ -252,8 +266,9 @@ def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
         metadata.setdefault("mime_type", item.mime_type)
     if not title:
         title = _default_title(path, uri, content)
-    _check_text(title)
-    _check_text(content)
+    for text in (title, content, path, uri):
+        if text:
+            _check_text(text)
     if end is not None and start is not None and end < start:
         end = start
     return Hit(
@@ -352,8 +367,8 @@ def _check_text(text: str) -> None:
         return
     # A decoder in "replace" mode leaves U+FFFD; JSON escapes can smuggle lone surrogates.
     if "\ufffd" in text:
-        raise NormalizeError("content is not valid UTF-8")
+        raise BadText("content is not valid UTF-8")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise NormalizeError("content is not valid UTF-8 (lone surrogate)") from exc
+        raise BadText("content is not valid UTF-8 (lone surrogate)") from exc

@@ -38,6 +38,8 @@ def ensure_repo_indexed(path: Path, config_file: Path | None = None) -> int:
         f"({stats.files_indexed} files updated in {time.perf_counter() - started:.1f}s)"
         if stats.files_indexed else f"{stats.files_total} files, up to date"
     )
+    for warning in stats.warnings[:5]:
+        print(f"  warning: {warning}", file=sys.stderr)
     for error in stats.errors[:5]:
         print(f"  skipped: {error}", file=sys.stderr)
     if _import_history(root) or stats.files_indexed or stats.files_deleted:

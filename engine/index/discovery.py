@@ -11,15 +11,19 @@ results and costs embedding time: pytest's weekly plugin list alone is 442 chunk
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from engine.index.decoding import has_bom
 from engine.index.languages import detect_language
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 1_000_000
 SNIFF_BYTES = 8192
@@ -71,14 +75,36 @@ def _read_ignore_lines(path: Path) -> list[str]:
 
 
 class IgnoreRules:
-    """Nested .gitignore semantics: each spec applies to paths below its folder."""
+    """Nested .gitignore semantics: each spec applies to paths below its folder.
 
-    def __init__(self) -> None:
+    A line git cannot use as a pattern (``!`` alone, say) is skipped as git skips it,
+    and ``warn`` is told the file and line.
+    """
+
+    def __init__(self, warn: Callable[[str], None] | None = None) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._warn = warn or _log_warning
 
-    def add(self, folder: str, lines: Sequence[str]) -> None:
+    def add(self, folder: str, lines: Sequence[str], origin: str = ".gitignore") -> None:
         if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
+            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(
+                self._valid(lines, origin))
+
+    def _valid(self, lines: Sequence[str], origin: str) -> list[str]:
+        try:
+            pathspec.GitIgnoreSpec.from_lines(lines)
+            return list(lines)
+        except ValueError:  # find the culprits: compile line by line only now
+            pass
+        kept = []
+        for number, line in enumerate(lines, 1):
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError as exc:
+                self._warn(f"{origin}:{number}: invalid pattern {line!r} skipped ({exc})")
+                continue
+            kept.append(line)
+        return kept
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         verdict: bool | None = None
@@ -93,12 +119,20 @@ class IgnoreRules:
         return bool(verdict)
 
 
+def _log_warning(message: str) -> None:
+    log.warning("%s", message)
+
+
+def _ignore_file(folder: str) -> str:
+    return f"{folder}/.gitignore" if folder else ".gitignore"
+
+
 def _globs(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
 
 
 def is_binary(head: bytes) -> bool:
-    return b"\x00" in head
+    return b"\x00" in head and not has_bom(head)  # UTF-16/32 text is full of NUL bytes
 
 
 def looks_generated(name: str, head: bytes) -> bool:
@@ -118,18 +152,20 @@ def discover(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[SourceFile]:
-    """Yield the indexable files under ``root`` in a stable (sorted) order."""
+    """Yield the indexable files under ``root`` in a stable (sorted) order; ``warn`` hears
+    of ignore-file lines that were skipped (default: the log)."""
     root = root.resolve()
-    rules = IgnoreRules()
-    rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"))
+    rules = IgnoreRules(warn)
+    rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
     include_spec = _globs(include)
     exclude_spec = _globs(exclude)
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         rel_dir = "" if here == root else here.relative_to(root).as_posix()
         if ".gitignore" in filenames:
-            rules.add(rel_dir, _read_ignore_lines(here / ".gitignore"))
+            rules.add(rel_dir, _read_ignore_lines(here / ".gitignore"), _ignore_file(rel_dir))
         kept_dirs = []
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -183,6 +219,7 @@ def discover_paths(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[SourceFile]:
     """Like :func:`discover` for just ``rel_paths`` (a watcher's batch), without a walk.
 
@@ -195,12 +232,12 @@ def discover_paths(
         parts = rel.split("/")
         if any(part in SKIPPED_DIRS for part in parts[:-1]):
             continue
-        rules = IgnoreRules()
-        rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"))
+        rules = IgnoreRules(warn)
+        rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
         hidden = False
         for depth in range(len(parts)):
             folder = "/".join(parts[:depth])
-            rules.add(folder, _read_ignore_lines(root / folder / ".gitignore"))
+            rules.add(folder, _read_ignore_lines(root / folder / ".gitignore"), _ignore_file(folder))
             if depth and rules.ignored(folder, True):
                 hidden = True
                 break

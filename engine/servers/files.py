@@ -32,6 +32,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
+from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
@@ -247,7 +248,10 @@ class FilesService:
         source = next(iter(discover_paths(index.root, [rel])), None)
         if source is None:
             raise ValueError(f"{path}: not an indexable file of {index.name}")
-        lines = source.abspath.read_text(encoding="utf-8", errors="replace").splitlines()
+        try:
+            lines = decode_source(source.abspath.read_bytes()).text.splitlines()
+        except UndecodableError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         total = len(lines)
         first = max(1, start_line or 1)
         last = min(total, end_line or total, first + MAX_FILE_LINES - 1)

@@ -100,8 +100,9 @@ async def test_one_pool_every_fault(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "exited" in (results["crash"].report.error or "")
         assert status["badrpc"] is SourceStatus.ERROR
         assert "malformed" in (results["badrpc"].report.error or "")
-        assert status["nonutf8"] is SourceStatus.ERROR
-        assert "UTF-8" in (results["nonutf8"].report.error or "")
+        # One hit's bytes are broken: that hit is dropped, the answer's others stand.
+        assert status["nonutf8"] is SourceStatus.OK and len(results["nonutf8"].hits) == 2
+        assert "UTF-8" in (results["nonutf8"].report.detail or "")
         assert status["huge"] in (SourceStatus.ERROR, SourceStatus.TIMEOUT)
         assert status["iserror"] is SourceStatus.ERROR
         assert status["nostart"] in (SourceStatus.ERROR, SourceStatus.TIMEOUT)
