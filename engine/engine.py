@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.admission import Admission
 from engine.builtins import with_builtin_servers
 from engine.cache import open_response_cache
 from engine.cache.keys import QUERY_PREFIX
@@ -57,7 +58,6 @@ log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], Any]
 
-# How long a one-shot command waits for cold servers to start before searching.
 
 # Each source is asked for at least this many hits, however few the caller wants:
 # fusion needs depth to see where sources agree. Measured on the pytest benchmark's
@@ -110,6 +110,7 @@ class Engine:
         self._embed = embed
         self._closed = False
         self._warm_task: asyncio.Task[None] | None = None
+        self.admission = Admission()
 
     @classmethod
     async def open(
@@ -170,8 +171,19 @@ class Engine:
 
         Sources that answer together share one fused response; the last to answer
         gets the final one. ``partials=False`` skips the in-between fusions and yields
-        only the final update (what :meth:`search` wants).
+        only the final update (what :meth:`search` wants). Past the admission limits
+        (:mod:`engine.admission`) it raises :class:`~engine.admission.Busy` at once.
         """
+        async with (
+            self.admission.slot(),
+            contextlib.aclosing(self._search_stream(request, partials=partials)) as updates,
+        ):
+            async for update in updates:
+                yield update
+
+    async def _search_stream(
+        self, request: SearchRequest, *, partials: bool
+    ) -> AsyncGenerator[SearchUpdate, None]:
         started = time.perf_counter()
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)

@@ -24,8 +24,10 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from engine.admission import Busy
 from engine.engine import Engine
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
@@ -160,6 +162,15 @@ def search_out(response: SearchResponse) -> SearchOut:
     )
 
 
+async def _searched(engine: Engine, request: SearchRequest) -> SearchResponse:
+    """The engine's answer; "busy" reaches the client as the tool's error, in words (the
+    SDK hides the text of any other exception)."""
+    try:
+        return await engine.search(request)
+    except Busy as exc:
+        raise ToolError(str(exc)) from None
+
+
 def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[Any]:
     """The MCP server; ``engine_factory`` opens the engine inside the server's loop."""
     state: dict[str, Engine] = {}
@@ -197,7 +208,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             assemble=False,
             hints=_hints(related_files, language, framework),
         )
-        return search_out(await state["engine"].search(request))
+        return search_out(await _searched(state["engine"], request))
 
     @server.tool()
     async def get_context(
@@ -220,7 +231,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             format=ContextFormat(format),
             hints=_hints(related_files, language, framework),
         )
-        response = await engine.search(request)
+        response = await _searched(engine, request)
         context = response.context
         return ContextOut(
             context=context.text if context else "",
