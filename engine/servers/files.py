@@ -22,13 +22,14 @@ import functools
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
@@ -305,6 +306,16 @@ class FilesService:
             self._indexes.clear()
 
 
+@contextmanager
+def _reason_kept() -> Iterator[None]:
+    """A refused request's reason reaches the client: the SDK replaces the text of
+    any exception but a ``ToolError`` with just "Error executing tool NAME"."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+
+
 def build_server(service: FilesService) -> MCPServer[None]:
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -329,9 +340,11 @@ def build_server(service: FilesService) -> MCPServer[None]:
         kind: str | None = None,
     ) -> CodeSearchResult:
         """Search indexed code by meaning and keywords. kind: function|method|class|block|text."""
-        return service.search(
-            query, top_k, path_glob=path_glob, language=language, kinds=[kind] if kind else None
-        )
+        with _reason_kept():
+            return service.search(
+                query, top_k, path_glob=path_glob, language=language,
+                kinds=[kind] if kind else None,
+            )
 
     @app.tool()
     def search_functions(query: str, top_k: int = 10) -> CodeSearchResult:
@@ -351,7 +364,8 @@ def build_server(service: FilesService) -> MCPServer[None]:
         repo: str | None = None,
     ) -> FileContent:
         """Read a file (or a line range) of an indexed repository."""
-        return service.read_file(path, start_line, end_line, repo)
+        with _reason_kept():
+            return service.read_file(path, start_line, end_line, repo)
 
     @app.tool()
     def list_repos() -> RepoList:
