@@ -115,6 +115,7 @@ class CacheConfig:
     ttl_s: float = 300.0
     redis_url: str = "redis://127.0.0.1:6379/0"
     max_entries: int = 1000
+    max_mb: float = 50.0  # the SQLite file's size limit: oldest entries go, space is returned
 
 
 @dataclass(slots=True)

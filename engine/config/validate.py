@@ -224,6 +224,7 @@ class _Validator:
         self.choice("cache.backend", cache.backend, get_args(CacheBackend), "cache backend")
         self.number("cache.ttl_s", cache.ttl_s, low=0)
         self.number("cache.max_entries", cache.max_entries, low=1, integer=True)
+        self.number("cache.max_mb", cache.max_mb, low=1)
         if not re.match(r"^(?:rediss?|unix)://", str(cache.redis_url)):
             self.add("cache.redis_url", f"must start with redis://, rediss:// or unix://, not {str(cache.redis_url)[:60]!r}")
 
