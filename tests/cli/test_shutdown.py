@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -154,4 +155,20 @@ def test_sigterm_to_a_one_shot_search_stops_its_sources(tmp_path: Path, mark: st
     assert wait_until(lambda: len(marked(mark)) >= 6), marked(mark)
     proc.terminate()
     assert end(proc) == 128 + signal.SIGTERM
+    assert not marked(mark)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_http_serve_stops_the_sources_first(
+    tmp_path: Path, mark: str, signum: signal.Signals
+) -> None:
+    home = tmp_path / "home"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = start(home, "--config", str(config(home, mark)), "serve", "--http", str(port))
+    # serve starts every source at once; both sources and both grandchildren are up.
+    assert wait_until(lambda: len(marked(mark)) >= 6), marked(mark)
+    proc.send_signal(signum)
+    assert end(proc) is not None  # it exits (uvicorn re-raises SIGTERM once shut down)
     assert not marked(mark)
