@@ -304,7 +304,8 @@ class SourceClient:
         """Start (if needed), list tools, run one query: what ``servers test NAME`` shows."""
         start = self._clock()
         try:
-            tools = await self.tools()
+            # A connection test waits out a slow start (the pool's limit), unlike a search.
+            tools = await self.tools(self._start_timeout)
         except Exception as exc:
             return ProbeReport(self.name, False, None, [], None, None, _describe(exc), self.state())
         startup_ms = (self._clock() - start) * 1000
