@@ -3,7 +3,7 @@
 Some servers answer a query with one enormous text: mcp-server-git's ``git_log`` is
 a single 32,866-character block, which took 99 % of a context budget. Such a hit is
 cut into parts of at most ``MAX_HIT_CHARS`` characters — before a line that starts
-a commit (``commit <sha>``), else at a blank line (a paragraph), else at a line end,
+a commit (``commit <sha>``, ``Commit: <sha>``), else at a blank line (a paragraph), else at a line end,
 else at a space — keeping its source's order, so ranking and budgeting see several
 ordinary hits (the most recent commits first) and none crowds out the rest. At most
 ``MAX_PARTS`` parts are kept (the rest of such a text is cut, with a note).
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 MAX_HIT_CHARS = 6_000  # ≈1,500 tokens: about a fifth of the default context budget
 MAX_PARTS = 10
 _BOUNDARIES = (
-    re.compile(r"\n(?=commit [0-9a-f]{7,64}\b)"),  # git log
+    re.compile(r"\n(?=[Cc]ommit:?[ \t]+[0-9a-f]{7,64}\b)"),  # git log (and mcp-server-git's)
     re.compile(r"\n[ \t]*\n"),  # a blank line: paragraphs, functions, records
     re.compile(r"\n"),
     re.compile(r"\s"),

@@ -21,7 +21,7 @@ from engine.sources.memory import memory_connector
 def git_log(commits: int) -> str:
     """What mcp-server-git's git_log returns: every commit in one text block."""
     return "Commit history:\n" + "".join(
-        f"commit {i:040x}\nAuthor: Dev <dev@example.com>\nDate: 2024-01-{i % 28 + 1:02d}\n"
+        f"Commit: {i:040x}\nAuthor: Dev <dev@example.com>\nDate: 2024-01-{i % 28 + 1:02d}\n"
         f"Message: fix the retry loop, part {i}\n" + "details " * 25 + "\n\n"
         for i in range(commits))
 
@@ -37,10 +37,10 @@ def test_a_git_log_answer_becomes_several_hits_cut_before_commits() -> None:
     out = norm(text)
     assert 2 <= len(out.hits) <= MAX_PARTS
     assert all(len(h.content) <= MAX_HIT_CHARS for h in out.hits)
-    assert all(h.content.startswith("commit ") for h in out.hits[1:])  # whole commits
+    assert all(h.content.startswith("Commit: ") for h in out.hits[1:])  # whole commits
     assert [h.source_rank for h in out.hits] == list(range(1, len(out.hits) + 1))
     assert len({h.id for h in out.hits}) == len(out.hits)
-    assert "".join(h.content for h in out.hits).count("commit ") == 120
+    assert "".join(h.content for h in out.hits).count("Commit: ") == 120
     assert out.note and "split into" in out.note
 
 
