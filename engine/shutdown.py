@@ -30,10 +30,11 @@ async def _guarded(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(main())
     received: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in SHUTDOWN_SIGNALS}
 
     def on_signal(signum: int) -> None:
         received.append(signum)
-        _restore_defaults(loop)
+        _uninstall(loop, dict.fromkeys(SHUTDOWN_SIGNALS, signal.SIG_DFL))  # a second one kills
         task.cancel()
 
     installed = _install(loop, on_signal)
@@ -44,24 +45,24 @@ async def _guarded(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
             raise
         return 128 + received[0]
     finally:
-        if installed:
-            _restore_defaults(loop)
+        if installed and not received:
+            _uninstall(loop, previous)
 
 
 def _install(loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]) -> bool:
     try:
         for signum in SHUTDOWN_SIGNALS:
             loop.add_signal_handler(signum, handler, signum)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows, or not the main thread
+    except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows, a thread
         return False
     return True
 
 
-def _restore_defaults(loop: asyncio.AbstractEventLoop) -> None:
-    for signum in SHUTDOWN_SIGNALS:
+def _uninstall(loop: asyncio.AbstractEventLoop, handlers: dict[signal.Signals, Any]) -> None:
+    for signum, handler in handlers.items():
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(signum)
-            signal.signal(signum, signal.SIG_DFL)
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager
