@@ -31,6 +31,8 @@ from engine.admission import Busy
 from engine.engine import Engine
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.servers.stdio_serve import serve_stdio
+from engine.shutdown import hangup_as_terminate, run_until_signalled
 
 SERVER_NAME = "tributary"
 
@@ -301,9 +303,6 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
 
 def run_stdio(config_path: Path | None) -> int:
     """Serve over stdio until the client leaves or a shutdown signal arrives (its exit status)."""
-    from engine.servers.stdio_serve import serve_stdio
-    from engine.shutdown import run_until_signalled
-
     server = build_server(default_factory(config_path))
     return run_until_signalled(lambda: serve_stdio(server))
 
@@ -322,7 +321,5 @@ async def serve_http(config_path: Path | None, *, host: str, port: int, token: s
     if token:
         app = require_token(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    from engine.shutdown import hangup_as_terminate
-
     with hangup_as_terminate():  # uvicorn shuts down gracefully on SIGTERM and SIGINT
         await uvicorn.Server(config).serve()
