@@ -244,6 +244,8 @@ def test_a_name_finds_its_definition_first(
     (repo / "pkg" / "model.py").write_text(
         "class Widget:\n    def refresh_state(self):\n        return None\n", encoding="utf-8"
     )
+    # a Markdown section named like the class: its heading is its symbol, yet it defines nothing
+    (repo / "widgets.md").write_text("# WidgetRegistry\n\nHow the registry keeps widgets.\n", encoding="utf-8")
     (repo / "pkg" / "test_model.py").write_text(  # a helper defined inside a test, and only called elsewhere
         "def test_refresh():\n    def make_widget_stub():\n        return object()\n\n    assert make_widget_stub()\n"
         "\n\ndef test_other():\n    assert make_widget_stub\n",
@@ -254,7 +256,9 @@ def test_a_name_finds_its_definition_first(
     try:
         where = SearchFilter()
         defining = store.symbol_search({"widgetregistry"}, 10, where)
-        assert [c.symbol for c in store.chunks_by_id(defining).values()] == ["WidgetRegistry"]
+        assert [(c.path, c.symbol) for c in store.chunks_by_id(defining).values()] == [
+            ("pkg/registry.py", "WidgetRegistry")
+        ]
         # a method by its own name, any case; a word that is only part of a name is no match
         (method,) = store.symbol_search({"REFRESH_STATE".casefold()}, 10, where)
         assert store.chunks_by_id([method])[method].symbol == "Widget.refresh_state"
@@ -270,9 +274,10 @@ def test_a_name_finds_its_definition_first(
 
         def first(query: str, weights: Weights) -> str | None:
             hits = hybrid_search(store, query, embedder.encode([query])[0], repo="widgets", weights=weights)
-            return hits[0].symbol if hits else None
+            return f"{hits[0].path}:{hits[0].symbol}" if hits else None
 
-        assert first("WidgetRegistry", Weights()) == "WidgetRegistry"
-        assert first("WidgetRegistry", Weights(symbol=0.0)) != "WidgetRegistry"  # what the list changes
+        assert first("WidgetRegistry", Weights()) == "pkg/registry.py:WidgetRegistry"
+        # what the list changes
+        assert first("WidgetRegistry", Weights(symbol=0.0)) != "pkg/registry.py:WidgetRegistry"
     finally:
         store.close()
