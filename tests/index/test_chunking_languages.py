@@ -20,7 +20,7 @@ SAMPLES: dict[str, tuple[str, set[tuple[str, str]]]] = {
         "int Shape::perimeter() {\n  return 0;\n}\n",
         {("Shape", "class"), ("Shape.area", "method"), ("twice", "function"),
          ("Shape::perimeter", "function")},
-    ),  # fmt: skip
+    ),
     "Src/Account.cs": (
         "namespace Bank {\n  /// A bank account.\n  public class Account {\n"
         "    public int Balance() {\n      return 1;\n    }\n    public Account() {}\n  }\n}\n",
@@ -31,19 +31,19 @@ SAMPLES: dict[str, tuple[str, set[tuple[str, str]]]] = {
         "fun helper(): Int = 2\nobject Registry {\n    fun lookup() {}\n}\n",
         {("Router", "class"), ("Router.route", "method"), ("helper", "function"),
          ("Registry", "class"), ("Registry.lookup", "method")},
-    ),  # fmt: skip
+    ),
     "Sources/Cache.swift": (
         "/// A cache.\nclass Cache {\n    func get() -> Int {\n        return 1\n    }\n"
         "    init() {}\n}\nfunc purge() {}\nprotocol Store {\n    func put()\n}\n",
         {("Cache", "class"), ("Cache.get", "method"), ("Cache.init", "method"),
          ("purge", "function"), ("Store", "class"), ("Store.put", "method")},
-    ),  # fmt: skip
+    ),
     "lib/parser.rb": (
         "# Parses input.\nclass Parser < Base\n  def parse\n    1\n  end\n  def self.build; end\nend\n"
         "module Util\n  def helper; end\nend\n",
         {("Parser", "class"), ("Parser.parse", "method"), ("Parser.build", "method"),
          ("Util", "class"), ("Util.helper", "method")},
-    ),  # fmt: skip
+    ),
     "src/Mailer.php": (
         "<?php\n/** Sends mail. */\nfunction send_mail() {\n  return 1;\n}\n"
         "class Mailer {\n  public function deliver() {}\n}\n",
@@ -59,7 +59,7 @@ SAMPLES: dict[str, tuple[str, set[tuple[str, str]]]] = {
         "  def match(conn), do: conn\n  defp guard(y) when y > 1 do\n    y\n  end\nend\n",
         {("Phoenix.Router", "class"), ("Phoenix.Router.match", "method"),
          ("Phoenix.Router.guard", "method")},
-    ),  # fmt: skip
+    ),
     "init.lua": (
         "-- Reads a value.\nfunction read(a)\n  return a\nend\nlocal function hidden() end\n"
         "function M.open() end\n",
