@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar, cast
 
+from engine.errors import TributaryError
 from engine.model import Hit, SearchRequest, SearchResponse
 
 T = TypeVar("T")
@@ -31,7 +32,7 @@ T = TypeVar("T")
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 
 
-class CodecError(ValueError):
+class CodecError(TributaryError, ValueError):
     """The data does not fit the type it is being decoded into."""
 
 

@@ -13,6 +13,8 @@ import importlib.metadata
 import sys
 from collections.abc import Sequence
 
+from engine.errors import TributaryError
+
 # Sub-command modules, in the order their commands appear in --help.
 COMMAND_MODULES = (
     "engine.cli.search_cmd",
@@ -76,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except TributaryError as exc:  # a refusal with its reason, not a bug: no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return status
 
 

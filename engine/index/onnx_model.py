@@ -26,7 +26,6 @@ normalisation, as sentence-transformers' pipeline for this model does.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import sys
@@ -42,6 +41,14 @@ import numpy as np
 import numpy.typing as npt
 import platformdirs
 
+from engine.errors import TributaryError
+from engine.index.weights import (
+    MODEL_SHA256,
+    default_model_dir,
+    file_sha256,
+    quiet_environment,
+    verify_weights,
+)
 from engine.paths import APP_NAME
 
 log = logging.getLogger(__name__)
@@ -58,7 +65,7 @@ RUNS_PER_TASK = 16
 Vectors = npt.NDArray[np.float32]
 
 
-class OnnxModelError(RuntimeError):
+class OnnxModelError(TributaryError, RuntimeError):
     """The ONNX model could not be made or loaded (the caller may fall back to PyTorch)."""
 
 
@@ -74,14 +81,6 @@ def model_cache_dir() -> Path:
 def onnx_model_path(weights_sha256: str, cache_dir: Path | None = None) -> Path:
     folder = cache_dir if cache_dir is not None else model_cache_dir()
     return folder / f"all-MiniLM-L6-v2-{weights_sha256[:12]}-{EXPORT_RECIPE}.onnx"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _sidecar(path: Path) -> Path:
@@ -135,9 +134,7 @@ def export_int8_model(model_dir: Path, target: Path) -> None:
 def _export_fp32(model_dir: Path, out: Path) -> None:
     import warnings
 
-    from engine.index.embed import _quiet_environment
-
-    _quiet_environment()  # before transformers is imported: offline, no progress bars
+    quiet_environment()  # before transformers is imported: offline, no progress bars
     import torch
     from transformers import AutoModel
 
@@ -290,8 +287,6 @@ class OnnxEmbedder:
 
 def main() -> int:
     """``python -m engine.index.onnx_model``: prepare the model now (setup.sh runs this)."""
-    from engine.index.embed import MODEL_SHA256, default_model_dir, verify_weights
-
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     model_dir = default_model_dir()
     try:

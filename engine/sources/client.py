@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 from engine.model import SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
@@ -78,11 +79,11 @@ class Backoff:
         return float(min(self.max_s, self.initial_s * self.factor ** max(0, attempt - 1)))
 
 
-class SourceUnavailable(Exception):
+class SourceUnavailable(TributaryError):
     """The server is not running now (crashed and waiting to restart, or stopped)."""
 
 
-class StartTimeout(Exception):
+class StartTimeout(TributaryError):
     """The server did not become ready before the caller's deadline."""
 
 
