@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Sequence
 
@@ -34,10 +33,10 @@ def version_text() -> str:
     """``tributary X.Y.Z`` and whether its pipeline runs compiled (see ``setup.py``)."""
     import engine
     from engine._compiled import describe
+    from engine.version import UNKNOWN, package_version
 
-    try:
-        number = importlib.metadata.version("tributary")
-    except importlib.metadata.PackageNotFoundError:  # (run from a source tree, not installed)
+    number = package_version()
+    if number == UNKNOWN:  # (run from a source tree, not installed)
         number = "(not installed)"
     return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
 

@@ -58,8 +58,9 @@ from engine.sources.latency import LatencyEstimate
 from engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from engine.sources.stderr import StderrLog
 from engine.sources.tools import ToolSelection, ToolSelectionError, select_tool
+from engine.version import package_version
 
-CLIENT_INFO = types.Implementation(name="tributary", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="tributary", version=package_version())
 CLOSE_GRACE_S = 10.0  # the SDK's own stdio shutdown is bounded at about 6 s
 _BACKSTOP_S = 0.25  # slack over the SDK's request timeout before we cancel ourselves
 _MAX_TOOL_PAGES = 20
