@@ -156,6 +156,17 @@ class SourceReport:
     weight: float = 1.0
 
 
+@dataclass(frozen=True, slots=True)
+class ReputationRow:
+    """One source's standing with the time of its latest feedback (the insights page's row)."""
+
+    source: str
+    reputation: float
+    useful: int
+    not_useful: int
+    last_feedback: datetime | None = None
+
+
 @dataclass(slots=True)
 class Hints:
     """What a caller already knows (seed 002): used to filter or boost hits."""

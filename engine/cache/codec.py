@@ -25,7 +25,7 @@ from pathlib import PurePath
 from typing import Any, TypeVar, cast
 
 from engine.errors import TributaryError
-from engine.model import Hit, SearchRequest, SearchResponse
+from engine.model import Hit, SearchResponse
 
 T = TypeVar("T")
 
@@ -112,10 +112,6 @@ def response_from_dict(data: Mapping[str, Any]) -> SearchResponse:
         if same is not None and same == group.kept:
             group.kept = same
     return response
-
-
-def request_from_dict(data: Mapping[str, Any]) -> SearchRequest:
-    return cast(SearchRequest, from_jsonable(SearchRequest, data))
 
 
 def hit_from_dict(data: Mapping[str, Any]) -> Hit:

@@ -263,10 +263,6 @@ def grid_variants(
 # --------------------------------------------------------------------------- splits
 
 
-def split_of(query_id: str, ids: Sequence[str]) -> str:
-    return "tune" if query_id in set(tune_ids(ids)) else "test"
-
-
 def tune_ids(ids: Sequence[str]) -> list[str]:
     """The tuning half: ids ordered by a hash (deterministic, unrelated to date), first half."""
     ordered = sorted(ids, key=lambda i: hashlib.blake2b(i.encode(), digest_size=8).hexdigest())

@@ -70,14 +70,6 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Relevance) -> float:
     return 0.0
 
 
-def first_relevant_rank(ranked: Sequence[str], relevant: Relevance) -> int | None:
-    wanted = relevant_set(relevant)
-    for rank, path in enumerate(ranked, start=1):
-        if path in wanted:
-            return rank
-    return None
-
-
 def _dcg(gains: Iterable[float]) -> float:
     return math.fsum((2.0**g - 1.0) / math.log2(i + 2) for i, g in enumerate(gains))
 

@@ -7,6 +7,7 @@ sqlite-vec embeddings. A query finds similar past tasks (hybrid, fused by RRF) a
 ranks the files those tasks touched. ``engine.servers.tasks`` serves it over MCP.
 """
 
+from engine.paths import repo_id
 from engine.tasks.api import (
     files_for_task,
     import_git_history,
@@ -19,7 +20,6 @@ from engine.tasks.api import (
 from engine.tasks.model import FileScore, ImportStats, Task, TaskHit, TaskStats
 from engine.tasks.ranking import FileRankParams
 from engine.tasks.search import TaskIndex, TaskSearchParams
-from engine.tasks.store import repo_id
 
 __all__ = [
     "FileRankParams",
