@@ -27,7 +27,7 @@ class SourceStatus(StrEnum):
 
 
 class TaskType(StrEnum):
-    """The kind of work the context is for; selects budget priorities (seed 002)."""
+    """The kind of work the context is for; selects the budget's priorities by source role."""
 
     ANALYSIS = "analysis"
     PLANNING = "planning"
@@ -169,7 +169,7 @@ class ReputationRow:
 
 @dataclass(slots=True)
 class Hints:
-    """What a caller already knows (seed 002): used to filter or boost hits."""
+    """What a caller already knows: used to filter or boost hits."""
 
     related_files: list[str] = field(default_factory=list)
     related_issues: list[str] = field(default_factory=list)

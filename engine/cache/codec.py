@@ -4,7 +4,7 @@ The cache, the query history and the MCP face all need a ``SearchResponse`` or a
 of ``Hit`` as plain JSON and back. Rather than one hand-written converter per class,
 :func:`to_jsonable` walks any dataclass/enum/datetime tree, and :func:`from_jsonable`
 rebuilds a typed object from the dataclass's own type hints — so a field added to the
-model later round-trips without touching this file.
+model later survives the round trip without touching this file.
 
 Conventions: enums become their value, datetimes ISO 8601 (timezone kept), ``Path`` a
 string, bytes base64, sets sorted lists. Unknown keys in the input are ignored and

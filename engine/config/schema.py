@@ -20,7 +20,7 @@ TOP_K_MAX = 100
 
 @dataclass(slots=True)
 class HealthConfig:
-    """Health checks and the circuit breaker (seed 003 registry defaults)."""
+    """Health checks and the circuit breaker (the defaults every server starts with)."""
 
     interval_s: float = 30.0
     failure_threshold: int = 3

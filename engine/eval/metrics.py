@@ -75,7 +75,7 @@ def _dcg(gains: Iterable[float]) -> float:
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float:
-    """Normalised DCG with gain 2^grade − 1 and discount log2(rank + 1) (seed 001)."""
+    """Normalised DCG with gain 2^grade − 1 and discount log2(rank + 1)."""
     graded = grades(relevant)
     ideal = _dcg(sorted((g for g in graded.values() if g > 0), reverse=True)[:k])
     if ideal <= 0.0:
@@ -116,7 +116,7 @@ def query_metrics(
 
 
 def complementarity(a: Iterable[str], b: Iterable[str]) -> float:
-    """Seed 001: files found by only one of two sources / files found by either."""
+    """Complementarity: files found by only one of two sources / files found by either."""
     left, right = set(a), set(b)
     union = left | right
     if not union:
@@ -208,7 +208,7 @@ def summarise_contributions(
 ) -> ContributionSummary:
     """Totals of ``source_contribution`` over queries, plus mean pairwise complementarity.
 
-    Complementarity (seed 001) is computed on *all* files in each source's top ``k``,
+    Complementarity is computed on *all* files in each source's top ``k``,
     relevant or not, averaged over queries and over source pairs.
     """
     if len(per_query) != len(relevant):

