@@ -14,7 +14,7 @@ WEIGHT_DOMAIN = 0.4
 WEIGHT_RECENCY = 0.3
 WEIGHT_DEPTH = 0.3
 UNKNOWN_DOMAIN = 0.40
-UNDATED_RECENCY = 0.6  # the seed's "6-12 months" middle ground for undated content
+UNDATED_RECENCY = 0.6  # the "6-12 months" middle ground for undated content
 
 _TLD_SCORES = {".gov": 0.90, ".edu": 0.90, ".mil": 0.90, ".int": 0.90}
 _PUBLICATIONS = {
@@ -45,7 +45,7 @@ def is_web_uri(uri: str | None) -> bool:
 
 
 def domain_authority(uri: str) -> float:
-    """The seed's domain tier for a URL (0.40 when unknown)."""
+    """The domain tier of a URL (0.40 when unknown)."""
     host = (urlsplit(uri).hostname or "").lower().removeprefix("www.")
     for tld, score in _TLD_SCORES.items():
         if host.endswith(tld):

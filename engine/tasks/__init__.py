@@ -1,6 +1,6 @@
 """Task history: past commits and issues, searched by similarity, ranking files.
 
-The "tasks" half of the seeds' dual task/file architecture: a repository's
+The "tasks" half of the dual task/file design (code search is the other): a repository's
 ``git log`` and JSONL issue-tracker exports become tasks (title, body, date, the
 files they touched) in one SQLite file per repository, with FTS5 (BM25) and
 sqlite-vec embeddings. A query finds similar past tasks (hybrid, fused by RRF) and
