@@ -1,4 +1,4 @@
-"""Reliability soak (issue 7): queries through the real engine over 10 real stdio MCP
+"""Reliability soak: queries through the real engine over 10 real stdio MCP
 servers while a seeded RNG injects faults; prints the figures.
 
     .venv/bin/python bench/reliability.py [--queries 1000] [--seed 7]

@@ -47,7 +47,6 @@ from engine.model import (
 )
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
-from engine.query_class import classify_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -148,10 +147,7 @@ class Engine:
     # ------------------------------------------------------------------ routing
 
     def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
-        decision = route(self._effective, query, sources_override=sources)
-        if decision.query_class is None:
-            decision.query_class = classify_query(query)
-        return decision
+        return route(self._effective, query, sources_override=sources)
 
     # ------------------------------------------------------------------ search
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from mcp import types
 
+from engine.errors import TributaryError
 from engine.model import Hit, make_hit_id
 
 __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
@@ -65,7 +66,7 @@ _CATEGORY: dict[str, tuple[str, int]] = {
 _SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
 
 
-class NormalizeError(Exception):
+class NormalizeError(TributaryError):
     """The result cannot be turned into hits; becomes the source's error text."""
 
 

@@ -1,5 +1,5 @@
 """Routing patterns: compile them case-insensitively and refuse those that could backtrack
-catastrophically (issue 7, hostile input).
+catastrophically (a config is input like any other, and may be hostile).
 
 Python's ``re`` is a backtracking engine with no timeout, so a pattern such as ``(a+)+b``
 can hang the engine on a query of 30 characters. Rather than time-limit matching (which

@@ -175,6 +175,3 @@ def explain_routing(config: Config, query: str, *, query_class: str | None = Non
         trace.used = trace.status == "matched" and rule.name in decision.matched_rules
         traces.append(trace)
     return RoutingExplanation(klass, traces, decision)
-
-
-explain = explain_routing  # the short name the GUI's rule tester may use

@@ -1,4 +1,4 @@
-"""Masking secrets for display and logs (issue 7 item 5).
+"""Masking secrets for display and logs.
 
 Two kinds of value are secret: those whose key looks secret (``GITHUB_TOKEN``,
 ``Authorization``, ``--api-key``) and those that came from a ``${VAR}`` reference.

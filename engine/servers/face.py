@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from engine.engine import Engine
+from engine.errors import TributaryError
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
 
@@ -195,7 +197,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             assemble=False,
             hints=_hints(related_files, language, framework),
         )
-        return search_out(await state["engine"].search(request))
+        with user_errors():
+            return search_out(await state["engine"].search(request))
 
     @server.tool()
     async def get_context(
@@ -218,7 +221,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             format=ContextFormat(format),
             hints=_hints(related_files, language, framework),
         )
-        response = await engine.search(request)
+        with user_errors():
+            response = await engine.search(request)
         context = response.context
         return ContextOut(
             context=context.text if context else "",
@@ -235,11 +239,22 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         """Mark a hit useful or not; adjusts that source's reputation."""
         engine = state["engine"]
         if engine.reputation is None:
-            raise ValueError("feedback is not stored in this session (no persistent state)")
-        reputations = await engine.record_feedback({source: hit_id}, useful, query)
+            raise ToolError("feedback is not stored in this session (no persistent state)")
+        with user_errors():
+            reputations = await engine.record_feedback({source: hit_id}, useful, query)
         return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A :class:`TributaryError` reaches the client as its message: the SDK reports any
+    other exception as "Error executing tool" alone, which hides the reason."""
+    try:
+        yield
+    except TributaryError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 def is_loopback(host: str) -> bool:

@@ -33,6 +33,7 @@ from mcp.shared.message import SessionMessage
 from engine.config.expand import ExpansionError, expand_server
 from engine.config.schema import ServerConfig
 from engine.config.secrets import secret_values
+from engine.errors import TributaryError
 from engine.sources.env import child_environment
 from engine.sources.stderr import StderrLog, open_stderr_pipe
 from engine.sources.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
@@ -51,7 +52,7 @@ class Connection:
 Connector = Callable[[ServerConfig, StderrLog], AbstractAsyncContextManager[Connection]]
 
 
-class ConnectError(Exception):
+class ConnectError(TributaryError):
     """The configuration cannot be connected (no command, no url)."""
 
 

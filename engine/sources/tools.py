@@ -18,6 +18,7 @@ from typing import Any
 from mcp import types
 
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 
 SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
 QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_query",
@@ -26,7 +27,7 @@ TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
                "num_results", "count", "size")
 
 
-class ToolSelectionError(Exception):
+class ToolSelectionError(TributaryError):
     """No tool fits, or the configured one is missing or unusable."""
 
 

@@ -15,13 +15,12 @@ from engine.index.manager import (
     index_path_for,
     index_repository,
     list_indexes,
-    remove_index,
-    search_repository,
+    remove_sqlite_files,
 )
 from engine.index.progress import IndexProgress, IndexStats
 from engine.index.search import Weights, hybrid_search
 from engine.index.store import SearchFilter, SqliteStore
-from tests.index.index_helpers import HashingEmbedder
+from tests.index.index_helpers import HashingEmbedder, search_repository
 
 
 def _index(repo: Path, index_dir: Path, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]
@@ -128,7 +127,7 @@ def test_search_filters_and_listing(repo: Path, index_dir: Path, embedder: Hashi
 
     infos = list_indexes(index_dir)
     assert len(infos) == 1 and infos[0].root == repo.resolve() and infos[0].chunks > 0
-    assert remove_index(repo, index_dir=index_dir)
+    assert remove_sqlite_files(index_path_for(repo, directory=index_dir))
     assert list_indexes(index_dir) == []
 
 
