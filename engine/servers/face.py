@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
@@ -26,13 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+from mcp import types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, Field, ValidationError
 
 from engine.engine import Engine
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.query_check import unicode_problem
 
 SERVER_NAME = "tributary"
 
@@ -336,8 +342,71 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
     return factory
 
 
+def _invalid_text(value: Any, path: str) -> str | None:
+    """The first string in a parsed JSON value that is not valid Unicode, as a problem."""
+    if isinstance(value, str):
+        return unicode_problem(value, path)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        problem = _invalid_text(item, f"{path}.{key}" if path else str(key))
+        if problem is not None:
+            return problem
+    return None
+
+
+def unreadable_request_reply(problem: Exception) -> types.JSONRPCError | None:
+    """The error reply to a request line the SDK could not parse, when it has an id.
+
+    The SDK's JSON parser refuses a lone surrogate escape (``"\\ud800"``) and drops the
+    line, so the client would wait for ever. Python's own parser reads it: if the line is
+    a request holding such a string, it gets an error naming the string and the problem;
+    anything else stays the SDK's to log.
+    """
+    if not isinstance(problem, ValidationError):
+        return None
+    details = problem.errors()
+    line = details[0].get("input") if details else None
+    if not isinstance(line, str | bytes):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    request_id = message.get("id")
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return None
+    reason = _invalid_text(message.get("params"), "")
+    if reason is None:
+        return None
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=types.INVALID_PARAMS, message=reason))
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """``server`` over stdin/stdout, answering requests the SDK cannot parse (see
+    :func:`unreadable_request_reply`) instead of leaving them unanswered."""
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async itself runs
+    async with stdio_server() as (incoming, outgoing):
+        relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_in, incoming:
+                async for item in incoming:
+                    reply = unreadable_request_reply(item) if isinstance(item, Exception) else None
+                    if reply is not None:
+                        await outgoing.send(SessionMessage(reply))
+                    else:
+                        await relay_in.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await lowlevel.run(relay_out, outgoing, lowlevel.create_initialization_options())
+
+
 def run_stdio(config_path: Path | None) -> None:
-    build_server(default_factory(config_path)).run()
+    anyio.run(serve_stdio, build_server(default_factory(config_path)))
 
 
 async def serve_http(
