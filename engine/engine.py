@@ -47,6 +47,7 @@ from engine.model import (
 )
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
+from engine.query_check import check_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -169,6 +170,7 @@ class Engine:
         gets the final one. ``partials=False`` skips the in-between fusions and yields
         only the final update (what :meth:`search` wants).
         """
+        check_query(request.query)
         started = time.perf_counter()
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)
