@@ -11,6 +11,7 @@ from engine.cli.common import config_path, fail, run_async
 from engine.cli.render import one_line, safe, table, terminal_width
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
+from engine.config.secrets import server_summary
 
 if TYPE_CHECKING:
     from engine.sources.pool import SourcePool
@@ -32,9 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _where(server: ServerConfig) -> str:
-    if server.transport == "http":
-        return server.url or ""
-    return " ".join([server.command or "", *server.args])
+    return server_summary(server)
 
 
 def run_list(args: argparse.Namespace) -> int:
