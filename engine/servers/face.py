@@ -21,15 +21,16 @@ import hmac
 import ipaddress
 import json
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp import types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
@@ -37,8 +38,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engine.engine import Engine
 from engine.heap import settle
+from engine.history.reputation import FeedbackError
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
-from engine.query_check import unicode_problem
+from engine.query_check import QueryError, unicode_problem
 
 SERVER_NAME = "tributary"
 
@@ -160,6 +162,27 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
     )
 
 
+@contextmanager
+def _caller_errors() -> Iterator[None]:
+    """Problems with what the caller sent reach it with their reason: the SDK answers any
+    other exception with only "Error executing tool"."""
+    try:
+        yield
+    except (QueryError, FeedbackError) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+_E = TypeVar("_E", TaskType, ContextFormat)
+
+
+def _choice(kind: type[_E], value: str, name: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        options = ", ".join(str(member.value) for member in kind)
+        raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
+
+
 def search_out(response: SearchResponse) -> SearchOut:
     return SearchOut(
         query=response.request.query,
@@ -206,7 +229,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             assemble=False,
             hints=_hints(related_files, language, framework),
         )
-        return search_out(await state["engine"].search(request))
+        with _caller_errors():
+            return search_out(await state["engine"].search(request))
 
     @server.tool()
     async def get_context(
@@ -222,14 +246,15 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         engine = state["engine"]
         request = SearchRequest(
             query=query,
-            task_type=TaskType(task_type),
+            task_type=_choice(TaskType, task_type, "task_type"),
             top_k=engine.config.fusion.top_k,
             max_tokens=max_tokens,
             reserved_tokens=0,
-            format=ContextFormat(format),
+            format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
         )
-        response = await engine.search(request)
+        with _caller_errors():
+            response = await engine.search(request)
         context = response.context
         return ContextOut(
             context=context.text if context else "",
@@ -246,8 +271,9 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         """Mark a hit useful or not; adjusts that source's reputation."""
         engine = state["engine"]
         if engine.reputation is None:
-            raise ValueError("feedback is not stored in this session (no persistent state)")
-        reputations = await engine.record_feedback({source: hit_id}, useful, query)
+            raise ToolError("feedback is not stored in this session (no persistent state)")
+        with _caller_errors():
+            reputations = await engine.record_feedback({source: hit_id}, useful, query)
         return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
