@@ -173,11 +173,49 @@ _PLAIN_VARS = re.compile(
 )
 
 
+def _url_secrets(url: str) -> set[str]:
+    try:
+        parts = urlsplit(url)
+        found = {parts.password} if parts.password else set()
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return set()
+    return found | {v for k, v in pairs if v and (is_secret_name(k) or looks_like_token(v))}
+
+
+def _hidden(value: str, shown: str) -> set[str]:
+    """The literal secrets in ``value`` that masking turned it into ``shown`` to hide."""
+    if value == shown or has_reference(value):
+        return set()
+    if shown == MASK:
+        return {value, _AUTH_SCHEME.sub("", value).strip()}
+    if "://" in value and "=" not in value.split("://", 1)[0]:
+        return _url_secrets(value)
+    if "=" in value:
+        return _hidden(value.split("=", 1)[1], shown.split("=", 1)[1] if "=" in shown else MASK)
+    return set()
+
+
+def _literal_secrets(server: ServerConfig) -> set[str]:
+    """Every literal value :func:`mask_secrets` hides (flag values, tokens, URL passwords)."""
+    masked = mask_secrets(server)
+    found: set[str] = set()
+    for value, shown in zip(server.args, masked.args, strict=True):
+        found |= _hidden(value, shown)
+    for mapping, shown_mapping in ((server.env, masked.env), (server.headers, masked.headers)):
+        for key, value in mapping.items():
+            found |= _hidden(value, shown_mapping[key])
+    if server.url is not None and masked.url is not None:
+        found |= _hidden(server.url, masked.url)
+    return found
+
+
 def secret_values(server: ServerConfig, environ: Mapping[str, str] | None = None) -> set[str]:
     """Values that must never appear in logs, history or screenshots once ``server``
     (unexpanded) is expanded from ``environ`` (default ``os.environ``): each referenced
-    variable's value (except plain ones such as ``${HOME}``), and literal values under
-    secret-looking keys."""
+    variable's value (except plain ones such as ``${HOME}``), and every literal that
+    :func:`mask_secrets` hides (values under secret-looking keys or flags, token-shaped
+    values, passwords and secret parameters in URLs)."""
     env = os.environ if environ is None else environ
     secrets: set[str] = set()
     for key, value in server_strings(server):
@@ -190,6 +228,7 @@ def secret_values(server: ServerConfig, environ: Mapping[str, str] | None = None
         if is_secret_name(leaf) and not has_reference(value):
             secrets.add(value)
             secrets.add(_AUTH_SCHEME.sub("", value).strip())
+    secrets |= _literal_secrets(server)
     return {s for s in secrets if len(s) >= _MIN_SECRET_CHARS}
 
 

@@ -149,3 +149,18 @@ def test_server_summary_masks_every_literal_secret() -> None:
     env = mask_secrets(ServerConfig(name="e", command="x", env={"VALUE": "ghp_abcdefghijklmnopqrstuvwxyz0123",
                                                                  "URL": "https://u:pw@h/", "LEVEL": "info"})).env
     assert env == {"VALUE": MASK, "URL": f"https://u:{MASK}@h/", "LEVEL": "info"}
+
+
+def test_secret_values_cover_what_masking_hides() -> None:
+    stdio = ServerConfig(name="s", command="npx", args=[
+        "--api-key=ghp_abcdefghijklmnopqrstuvwxyz0123", "--token", "flagged-value", "postgres://u:dbpass1@h/db",
+        "--db=postgres://a:dbpass2@h/x", "sk-abcdefghijklmnopqrst", "--root=/srv/data", "${TOKEN}"],
+        env={"VALUE": "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe", "LEVEL": "info"})
+    found = secret_values(stdio, {"TOKEN": "from-env-1"})
+    assert {"ghp_abcdefghijklmnopqrstuvwxyz0123", "flagged-value", "dbpass1", "dbpass2", "sk-abcdefghijklmnopqrst",
+            "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe", "from-env-1"} <= found
+    assert not found & {"/srv/data", "info", "--root=/srv/data", "npx"}
+    http = ServerConfig(name="h", transport="http", url="https://me:urlpass@h/mcp?api_key=qkey1&x=1")
+    assert {"urlpass", "qkey1"} <= secret_values(http, {}) and "1" not in secret_values(http, {})
+    log = "connecting with --token flagged-value to postgres://u:dbpass1@h/db"
+    assert scrub(log, found) == f"connecting with --token {MASK} to postgres://u:{MASK}@h/db"
