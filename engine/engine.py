@@ -33,7 +33,7 @@ from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
-from engine.history.reputation import ReputationStore, SourceReputation
+from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
     DedupGroup,
@@ -382,6 +382,8 @@ class Engine:
                 "feedback is not stored in this session: the engine was opened without "
                 "persistent state (no reputation store)"
             )
+        for source, hit_id in credited.items():  # all checked before any is stored
+            check_feedback(hit_id, source, query, self._effective.servers)
 
         def write() -> dict[str, float]:
             for source, hit_id in credited.items():

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
+from engine.errors import TributaryError
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class QueryError(ValueError):
+class QueryError(TributaryError, ValueError):
     """The query cannot be searched; the message says why and where."""
 
 

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mutabl
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp import types
@@ -162,6 +162,17 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
     )
 
 
+_E = TypeVar("_E", TaskType, ContextFormat)
+
+
+def _choice(kind: type[_E], value: str, name: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        options = ", ".join(str(member.value) for member in kind)
+        raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
+
+
 def search_out(response: SearchResponse) -> SearchOut:
     return SearchOut(
         query=response.request.query,
@@ -225,11 +236,11 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         engine = state["engine"]
         request = SearchRequest(
             query=query,
-            task_type=TaskType(task_type),
+            task_type=_choice(TaskType, task_type, "task_type"),
             top_k=engine.config.fusion.top_k,
             max_tokens=max_tokens,
             reserved_tokens=0,
-            format=ContextFormat(format),
+            format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
         )
         with user_errors():

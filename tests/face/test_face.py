@@ -67,6 +67,13 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert not fb.is_error, fb.content
         assert fb.structured_content and fb.structured_content["reputation"] > 0.5
 
+        unknown = await session.call_tool("feedback", {"hit_id": "x", "source": "nope", "useful": True})
+        assert unknown.is_error and "unknown source 'nope'" in str(unknown.content)
+        huge = await session.call_tool("feedback", {"hit_id": "x" * 100_000, "source": "alpha", "useful": True})
+        assert huge.is_error and "hit_id: not a hit id" in str(huge.content)
+        bad_format = await session.call_tool("get_context", {"query": "retry", "format": "pdf"})
+        assert bad_format.is_error and "format: unknown value 'pdf' (one of" in str(bad_format.content)
+
 
 @pytest.mark.asyncio
 async def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:

@@ -110,11 +110,15 @@ def test_check_query() -> None:
         check_query("a\ud800")
 
 
-def test_search_command_names_an_undecodable_argument(tmp_path: Path) -> None:
+BAD_ARG = b"bad\xff".decode("utf-8", "surrogateescape")  # what Python makes of an undecodable argv byte
+
+
+@pytest.mark.parametrize("command", [["search", BAD_ARG], ["context", BAD_ARG], ["tasks", "search", "--repo", ".", BAD_ARG],
+                                     ["servers", "test", "alpha", "--query", BAD_ARG]])
+def test_commands_name_an_undecodable_query(tmp_path: Path, command: list[str]) -> None:
     home = tmp_path / "home"
     done = subprocess.run(
-        [sys.executable, "-m", "engine", "--config", str(_config(home)), "search", b"bad\xff".decode(
-            "utf-8", "surrogateescape")],
+        [sys.executable, "-m", "engine", "--config", str(_config(home)), *command],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         capture_output=True, timeout=120,
     )
