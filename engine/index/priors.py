@@ -10,7 +10,7 @@ covers …", "docs for …", "changelog"): then nothing is scaled down for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
@@ -21,6 +21,7 @@ EXAMPLE = "example"
 VENDORED = "vendored"
 GENERATED = "generated"
 RECORD = "record"  # changelogs, release notes, package metadata
+SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -30,6 +31,7 @@ FACTORS: Mapping[str, float] = {
     VENDORED: 0.5,
     GENERATED: 0.5,
     RECORD: 0.5,
+    SUPERSEDED: 0.7,
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures", "__mocks__", "e2e"})
@@ -56,7 +58,10 @@ _ASKS = {
     VENDORED: re.compile(r"\b(vendor\w*|third[ -_]?party)\b", re.I),
     GENERATED: re.compile(r"\b(generated|protobuf|codegen)\b", re.I),
     RECORD: re.compile(r"\b(changelog|changes|release notes?|history|news|version(s|ed)?)\b", re.I),
+    SUPERSEDED: re.compile(r"\b(legacy|deprecated|old|older|v\d+|version \d+)\b", re.I),
 }
+_VERSION_DIR = re.compile(r"^v(\d{1,3})$")
+_SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 
 
 @cache
@@ -90,3 +95,25 @@ def factor(role: str, asked: frozenset[str]) -> float:
     if role == CODE or role in asked:
         return 1.0
     return FACTORS.get(role, 1.0)
+
+
+def superseded(paths: Iterable[str]) -> frozenset[str]:
+    """The paths that lie in an older copy of a folder found beside a newer one among
+    ``paths``: ``src/v3/…`` when ``src/v4/…`` is there too, or a ``legacy/`` folder."""
+    newest: dict[str, int] = {}
+    versioned: list[tuple[str, str, int]] = []
+    old: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        if any(part.lower() in _SUPERSEDED_DIRS for part in parts):
+            old.add(path)
+            continue
+        for depth, part in enumerate(parts):
+            match = _VERSION_DIR.match(part.lower())
+            if match:
+                prefix, number = "/".join(parts[:depth]), int(match[1])
+                versioned.append((path, prefix, number))
+                newest[prefix] = max(newest.get(prefix, number), number)
+                break
+    old.update(path for path, prefix, number in versioned if number < newest[prefix])
+    return frozenset(old)

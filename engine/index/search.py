@@ -15,13 +15,13 @@ glob) apply inside both retrievers, before ranking.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from engine.index.embed import Embedder, Vectors
-from engine.index.priors import asked_roles, factor, role_of
+from engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
 from engine.index.store import IndexStore, QueryVector, SearchFilter
 from engine.query_class import lookup_names
 
@@ -33,6 +33,8 @@ FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
 PRIOR_POOL = 3  # × top_k: the fused candidates whose file roles are weighed
+PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
+REPEAT_FACTOR = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +115,13 @@ def hybrid_search(
     best = _top_fused(store, lists, keyword, weights, top_k * PRIOR_POOL + 20)
     chunks = store.chunks_by_id([cid for cid, _ in best])
     asked = asked_roles(query)
+    older = superseded(chunk.path for chunk in chunks.values())
     hits: list[SearchHit] = []
     for cid, fused in best:
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
-        role = role_of(chunk.path, chunk.language)
+        role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
         score = fused * factor(role, asked)
         hits.append(
             SearchHit(
@@ -128,7 +131,21 @@ def hybrid_search(
             )
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
-    return hits[:top_k]
+    return spread_files(hits)[:top_k]
+
+
+def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
+    """Best first, but a file's chunks past its first ``per_file`` keep ``REPEAT_FACTOR`` of
+    their score: ten chunks of one file would otherwise hide the next file entirely. The
+    order stays the order of the scores, so lists from several indexes merge by score."""
+    seen: dict[str, int] = {}
+    spread: list[SearchHit] = []
+    for hit in hits:
+        count = seen.get(hit.path, 0)
+        seen[hit.path] = count + 1
+        spread.append(hit if count < per_file else replace(hit, score=round(hit.score * REPEAT_FACTOR, 6)))
+    spread.sort(key=lambda hit: -hit.score)
+    return spread
 
 
 def _top_fused(

@@ -83,3 +83,23 @@ def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: 
         assert test_hit.role == priors.TEST and test_hit.fused is not None and test_hit.score < test_hit.fused
     finally:
         store.close()
+
+
+def test_an_older_copy_beside_a_newer_one_is_superseded() -> None:
+    paths = ["src/v3/types.ts", "src/v4/core/types.ts", "src/index.ts", "lib/legacy/router.py",
+             "pkg/v2/a.go", "other/v1/b.go"]
+    assert priors.superseded(paths) == {"src/v3/types.ts", "lib/legacy/router.py"}
+    assert priors.factor(priors.SUPERSEDED, priors.asked_roles("zod v3 string schema")) == 1.0
+    assert priors.factor(priors.SUPERSEDED, priors.asked_roles("string schema")) < 1.0
+
+
+def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
+    from engine.index.search import REPEAT_FACTOR, SearchHit, spread_files
+
+    def hit(path: str, score: float) -> SearchHit:
+        return SearchHit(path, "r", 1, 2, None, "block", "python", score, "x")
+
+    spread = spread_files([hit("a.py", 1.0), hit("a.py", 0.9), hit("a.py", 0.8), hit("b.py", 0.5)])
+    assert [(h.path, h.score) for h in spread] == [
+        ("a.py", 1.0), ("a.py", 0.9), ("b.py", 0.5), ("a.py", round(0.8 * REPEAT_FACTOR, 6))
+    ]
