@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "3"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "4"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
@@ -633,6 +633,12 @@ def _markdown_chunks(path: str, lines: Sequence[str], text: str) -> list[Chunk]:
     return chunks
 
 
+def _grammar_for(path: str, language: str) -> str:
+    """A ``.h`` header is parsed as C++: C++ headers are as common as C ones, and the C++
+    grammar reads C declarations too, while the C grammar loses every class and template."""
+    return "cpp" if language == "c" and path.lower().endswith(".h") else language
+
+
 def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
     """All chunks of one file, ordered by start line."""
     lines = text.splitlines()
@@ -640,8 +646,9 @@ def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
         return []
     if language in PARSED_LANGUAGES:
         source = text.encode("utf-8")
-        tree = _parser(language).parse(source)
-        units = _units(tree.root_node, language, source)
+        grammar = _grammar_for(path, language)
+        tree = _parser(grammar).parse(source)
+        units = _units(tree.root_node, grammar, source)
         if units:
             chunks, covered = _unit_chunks(path, language, lines, units)
             chunks.extend(_gap_chunks(path, language, lines, covered))

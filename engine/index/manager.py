@@ -20,6 +20,7 @@ from typing import Any
 from engine.config.schema import RepoConfig
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.indexer import Indexer
+from engine.index.naming import readable_name
 from engine.index.progress import IndexStats, ProgressCallback
 from engine.index.store import SqliteStore
 from engine.paths import indexes_dir, repo_id
@@ -55,7 +56,7 @@ def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> P
 def _open_store(root: Path, index_path: Path, name: str | None) -> SqliteStore:
     store = SqliteStore(index_path, check_same_thread=False)
     store.set_meta("root", str(root))
-    store.set_meta("name", name or root.name)
+    store.set_meta("name", name or readable_name(root))
     return store
 
 

@@ -127,3 +127,13 @@ def test_a_long_markdown_section_is_windowed_and_text_before_any_heading_kept() 
     big = [c for c in chunks if c.symbol == "Big"]
     assert len(big) > 2
     assert big[-1].end_line == len(text.splitlines())
+
+
+def test_a_header_is_read_with_the_cpp_grammar() -> None:
+    header = (
+        "namespace fmt {\ntemplate <typename T>\nclass basic_string_view {\n public:\n"
+        "  size_t size() const { return size_; }\n};\n}\nint c_function(int x);\n"
+    )
+    chunks = chunk_text("include/fmt/base.h", "c", header)
+    assert ("basic_string_view", "class") in {(c.symbol, c.kind) for c in chunks}
+    assert all(c.language == "c" for c in chunks)
