@@ -117,34 +117,3 @@ def superseded(paths: Iterable[str]) -> frozenset[str]:
                 break
     old.update(path for path, prefix, number in versioned if number < newest[prefix])
     return frozenset(old)
-
-
-NAME_BOOST = 1.3  # a file whose name the question says: ``Column.kt`` for "column types"
-_GENERIC_STEMS = frozenset({"mod", "index", "__init__", "lib", "main", "init", "package", "__main__"})
-_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
-
-
-def _word_forms(word: str) -> str:
-    word = word.lower()
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def name_words(path: str) -> frozenset[str]:
-    """The words of a file's name (``InsertStatement.kt`` -> insert, statement); a
-    module's generic file name (``mod.rs``, ``index.ts``, ``__init__.py``) stands for its
-    folder's name."""
-    pure = PurePosixPath(path)
-    stem = pure.stem.split(".")[0]
-    if stem.lower() in _GENERIC_STEMS and len(pure.parts) > 1:
-        stem = pure.parts[-2]
-    return frozenset(_word_forms(w) for w in _WORD.findall(stem) if len(w) > 1)
-
-
-def query_words(query: str) -> frozenset[str]:
-    return frozenset(_word_forms(w) for w in _WORD.findall(query) if len(w) > 1)
-
-
-def names_the_file(path: str, words: frozenset[str]) -> bool:
-    """Whether every word of the file's name is a word of the question."""
-    wanted = name_words(path)
-    return bool(wanted) and wanted <= words

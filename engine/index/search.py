@@ -21,16 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.index.embed import Embedder, Vectors
-from engine.index.priors import (
-    NAME_BOOST,
-    SUPERSEDED,
-    asked_roles,
-    factor,
-    names_the_file,
-    query_words,
-    role_of,
-    superseded,
-)
+from engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
 from engine.index.store import IndexStore, QueryVector, SearchFilter
 from engine.query_class import lookup_names
 
@@ -124,7 +115,6 @@ def hybrid_search(
     best = _top_fused(store, lists, keyword, weights, top_k * PRIOR_POOL + 20)
     chunks = store.chunks_by_id([cid for cid, _ in best])
     asked = asked_roles(query)
-    words = query_words(query)
     older = superseded(chunk.path for chunk in chunks.values())
     hits: list[SearchHit] = []
     for cid, fused in best:
@@ -132,7 +122,7 @@ def hybrid_search(
         if chunk is None:  # deleted between the two reads
             continue
         role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
-        score = fused * factor(role, asked) * (NAME_BOOST if names_the_file(chunk.path, words) else 1.0)
+        score = fused * factor(role, asked)
         hits.append(
             SearchHit(
                 chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,

@@ -103,18 +103,3 @@ def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
     assert [(h.path, h.score) for h in spread] == [
         ("a.py", 1.0), ("a.py", 0.9), ("b.py", 0.5), ("a.py", round(0.8 * REPEAT_FACTOR, 6))
     ]
-
-
-@pytest.mark.parametrize(
-    ("path", "query", "named"),
-    [
-        ("core/Column.kt", "Column definition and column types", True),
-        ("core/ColumnType.kt", "Column definition and column types", True),
-        ("core/InsertStatement.kt", "insert and batch insert operations", False),
-        ("serde_core/src/ser/mod.rs", "how ser traits serialize", True),  # mod.rs: its folder
-        ("pkg/__init__.py", "init the package", False),
-        ("lib/transactions.py", "transaction block", True),  # plural or not
-    ],
-)
-def test_a_file_the_question_names(path: str, query: str, named: bool) -> None:
-    assert priors.names_the_file(path, priors.query_words(query)) is named
