@@ -15,12 +15,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from engine.errors import TributaryError
+
 MAX_RUNNING = 8
 MAX_QUEUED = 64
 QUEUE_WAIT_S = 10.0
 
 
-class Busy(Exception):
+class Busy(TributaryError):
     """Too many searches at once: this one was not started; try again shortly."""
 
 

@@ -34,7 +34,7 @@ from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
-from engine.history.reputation import ReputationStore, SourceReputation
+from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
     DedupGroup,
@@ -48,7 +48,7 @@ from engine.model import (
 )
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
-from engine.query_class import classify_query
+from engine.query_check import check_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -148,10 +148,7 @@ class Engine:
     # ------------------------------------------------------------------ routing
 
     def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
-        decision = route(self._effective, query, sources_override=sources)
-        if decision.query_class is None:
-            decision.query_class = classify_query(query)
-        return decision
+        return route(self._effective, query, sources_override=sources)
 
     # ------------------------------------------------------------------ search
 
@@ -174,6 +171,7 @@ class Engine:
         only the final update (what :meth:`search` wants). Past the admission limits
         (:mod:`engine.admission`) it raises :class:`~engine.admission.Busy` at once.
         """
+        check_query(request.query)  # a query that cannot be searched takes no slot
         async with (
             self.admission.slot(),
             contextlib.aclosing(self._search_stream(request, partials=partials)) as updates,
@@ -395,6 +393,8 @@ class Engine:
                 "feedback is not stored in this session: the engine was opened without "
                 "persistent state (no reputation store)"
             )
+        for source, hit_id in credited.items():  # all checked before any is stored
+            check_feedback(hit_id, source, query, self._effective.servers)
 
         def write() -> dict[str, float]:
             for source, hit_id in credited.items():

@@ -33,6 +33,7 @@ from typing import Any
 
 from mcp import types
 
+from engine.errors import TributaryError
 from engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 from engine.model import Hit, ScoreParts, make_hit_id
 
@@ -67,7 +68,7 @@ _CATEGORY: dict[str, tuple[str, int]] = {
 _SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
 
 
-class NormalizeError(Exception):
+class NormalizeError(TributaryError):
     """The result cannot be turned into hits; becomes the source's error text."""
 
 

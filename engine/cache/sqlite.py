@@ -9,7 +9,8 @@ backend, a read does not refresh an entry, which is what keeps reads write-free)
 The file uses incremental auto-vacuum, so the pages of evicted entries are returned
 to the file system instead of keeping the file at its largest size ever.
 
-``sqlean`` is used like everywhere else in the project (STACK.md). Blocking calls run
+``sqlean`` is used as everywhere else in the project (the interpreter's own ``sqlite3``
+often cannot load extensions). Blocking calls run
 in a worker thread so the event loop (and the GUI on it) never waits on the disk;
 one connection per cache object, serialised by a lock.
 """

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from charset_normalizer import from_bytes
 
+from engine.errors import TributaryError
+
 BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same bytes
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -35,7 +37,7 @@ _COOKIE = re.compile(
 )
 
 
-class UndecodableError(ValueError):
+class UndecodableError(TributaryError, ValueError):
     """The bytes are not text in an encoding that could be told."""
 
 

@@ -58,6 +58,8 @@ class CodeHit(BaseModel):
     score: float
     content: str
     signature: str | None = None
+    role: str = Field(default="code", description="code | test | doc | example | vendored | generated | record")
+    fused: float | None = Field(default=None, description="the score before the file role's prior")
 
 
 class CodeSearchResult(BaseModel):

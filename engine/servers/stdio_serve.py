@@ -5,20 +5,30 @@ server told to stop would wait for the client's next line before it could exit. 
 a daemon thread reads the lines and hands them to the loop, so a shutdown signal
 cancels the server at once, its lifespan closes the engine (and stops the sources),
 and a read still blocked in the thread never holds the process.
+
+A request line the SDK cannot parse because it holds a lone surrogate escape is
+answered with an error (:func:`unreadable_request_reply`), not dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO, cast
 
+import anyio
+from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from engine.query_check import unicode_problem
 
 MAX_PENDING_LINES = 64
 
@@ -64,10 +74,65 @@ def private_stdin() -> BinaryIO:
     return os.fdopen(private, "rb", buffering=0)
 
 
+def _invalid_text(value: Any, path: str) -> str | None:
+    """The first string in a parsed JSON value that is not valid Unicode, as a problem."""
+    if isinstance(value, str):
+        return unicode_problem(value, path)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        problem = _invalid_text(item, f"{path}.{key}" if path else str(key))
+        if problem is not None:
+            return problem
+    return None
+
+
+def unreadable_request_reply(problem: Exception) -> types.JSONRPCError | None:
+    """The error reply to a request line the SDK could not parse, when it has an id.
+
+    The SDK's JSON parser refuses a lone surrogate escape (``"\\ud800"``) and drops the
+    line, so the client would wait for ever. Python's own parser reads it: if the line is
+    a request holding such a string, it gets an error naming the string and the problem;
+    anything else stays the SDK's to log.
+    """
+    if not isinstance(problem, ValidationError):
+        return None
+    details = problem.errors()
+    line = details[0].get("input") if details else None
+    if not isinstance(line, str | bytes):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    request_id = message.get("id")
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return None
+    reason = _invalid_text(message.get("params"), "")
+    if reason is None:
+        return None
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=types.INVALID_PARAMS, message=reason))
+
+
 async def serve_stdio(server: MCPServer[Any]) -> int:
     """Serve ``server`` until the client closes stdin (or the task is cancelled)."""
     lines = StdinLines(private_stdin())
-    async with stdio_server(stdin=cast(Any, lines)) as (read, write):
-        low = server._lowlevel_server
-        await low.run(read, write, low.create_initialization_options())
+    low = server._lowlevel_server  # what MCPServer.run_stdio_async itself runs
+    async with stdio_server(stdin=cast(Any, lines)) as (incoming, outgoing):
+        relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_in, incoming:
+                async for item in incoming:
+                    reply = unreadable_request_reply(item) if isinstance(item, Exception) else None
+                    if reply is not None:
+                        await outgoing.send(SessionMessage(reply))
+                    else:
+                        await relay_in.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await low.run(relay_out, outgoing, low.create_initialization_options())
     return 0
