@@ -1,4 +1,4 @@
-"""Tokens of the budgeted context versus a naive top-30 concatenation (issue 4).
+"""Tokens of the budgeted context versus a naive top-30 concatenation.
 
     .venv/bin/python bench/context_tokens.py [pytest] [--work-dir DIR] [--top N]
 

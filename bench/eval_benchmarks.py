@@ -1,4 +1,4 @@
-"""Evaluate retrieval on the shared benchmarks and print the figures (issue 6).
+"""Evaluate retrieval on the shared benchmarks and print the figures.
 
     .venv/bin/python bench/eval_benchmarks.py [click pytest] [--work-dir DIR] [--out DIR]
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.admission import Admission
 from engine.builtins import with_builtin_servers
 from engine.cache import open_response_cache
 from engine.cache.keys import QUERY_PREFIX
@@ -34,7 +35,7 @@ from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.config.watch import ReloadReport
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
-from engine.history.reputation import ReputationStore, SourceReputation
+from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
     DedupGroup,
@@ -48,7 +49,7 @@ from engine.model import (
 )
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
-from engine.query_class import classify_query
+from engine.query_check import check_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -58,8 +59,6 @@ log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], Any]
 
-# How long a one-shot command waits for cold servers to start before searching.
-STARTUP_TIMEOUT_S = 30.0
 
 # Each source is asked for at least this many hits, however few the caller wants:
 # fusion needs depth to see where sources agree. Measured on the pytest benchmark's
@@ -115,6 +114,7 @@ class Engine:
         self._warm = False  # warm_up was asked for: servers added by a reload start at once
         self._watch_task: asyncio.Task[None] | None = None
         self._watch_stop: asyncio.Event | None = None
+        self.admission = Admission()
 
     @classmethod
     async def open(
@@ -152,10 +152,7 @@ class Engine:
     # ------------------------------------------------------------------ routing
 
     def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
-        decision = route(self._effective, query, sources_override=sources)
-        if decision.query_class is None:
-            decision.query_class = classify_query(query)
-        return decision
+        return route(self._effective, query, sources_override=sources)
 
     # ------------------------------------------------------------------ search
 
@@ -175,8 +172,20 @@ class Engine:
 
         Sources that answer together share one fused response; the last to answer
         gets the final one. ``partials=False`` skips the in-between fusions and yields
-        only the final update (what :meth:`search` wants).
+        only the final update (what :meth:`search` wants). Past the admission limits
+        (:mod:`engine.admission`) it raises :class:`~engine.admission.Busy` at once.
         """
+        check_query(request.query)  # a query that cannot be searched takes no slot
+        async with (
+            self.admission.slot(),
+            contextlib.aclosing(self._search_stream(request, partials=partials)) as updates,
+        ):
+            async for update in updates:
+                yield update
+
+    async def _search_stream(
+        self, request: SearchRequest, *, partials: bool
+    ) -> AsyncGenerator[SearchUpdate, None]:
         started = time.perf_counter()
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)
@@ -388,6 +397,8 @@ class Engine:
                 "feedback is not stored in this session: the engine was opened without "
                 "persistent state (no reputation store)"
             )
+        for source, hit_id in credited.items():  # all checked before any is stored
+            check_feedback(hit_id, source, query, self._effective.servers)
 
         def write() -> dict[str, float]:
             for source, hit_id in credited.items():
@@ -447,11 +458,11 @@ class Engine:
             self._warm_task = asyncio.get_running_loop().create_task(self.pool.start(wanted))
 
     async def start_sources(
-        self, names: Iterable[str], timeout: float = STARTUP_TIMEOUT_S
+        self, names: Iterable[str], timeout: float | None = None
     ) -> dict[str, ServerState]:
-        """Start ``names`` and wait until each is ready or has failed (a one-shot CLI
-        does this before searching, so a cold start is not counted against the
-        per-query timeout). The token counter loads meanwhile, on a worker thread: a
+        """Start ``names`` and wait until each is ready or has failed, each at most its
+        own timeout unless ``timeout`` is given (a one-shot CLI does this before
+        searching, so a cold start is not counted against the per-query timeout). The token counter loads meanwhile, on a worker thread: a
         cold process's first pipeline run spent ~100 ms loading it while the servers'
         start-up left this process idle."""
         states, _tokenizer = await asyncio.gather(

@@ -27,7 +27,7 @@ class SourceStatus(StrEnum):
 
 
 class TaskType(StrEnum):
-    """The kind of work the context is for; selects budget priorities (seed 002)."""
+    """The kind of work the context is for; selects the budget's priorities by source role."""
 
     ANALYSIS = "analysis"
     PLANNING = "planning"
@@ -156,9 +156,20 @@ class SourceReport:
     weight: float = 1.0
 
 
+@dataclass(frozen=True, slots=True)
+class ReputationRow:
+    """One source's standing with the time of its latest feedback (the insights page's row)."""
+
+    source: str
+    reputation: float
+    useful: int
+    not_useful: int
+    last_feedback: datetime | None = None
+
+
 @dataclass(slots=True)
 class Hints:
-    """What a caller already knows (seed 002): used to filter or boost hits."""
+    """What a caller already knows: used to filter or boost hits."""
 
     related_files: list[str] = field(default_factory=list)
     related_issues: list[str] = field(default_factory=list)

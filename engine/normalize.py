@@ -16,9 +16,10 @@ Item dicts are mapped field by field (title/name, content/text/snippet/body/code
 path/file/…, start_line/line/end_line, uri/url, score/similarity/relevance,
 timestamp/date/last_modified/updated_at); what is left goes to ``Hit.metadata``.
 Output is capped (:class:`NormalizeLimits`, default 2 MB of text and 1,000 hits)
-with a note. An ``isError`` result, malformed data or text that was not valid
-UTF-8 raises :class:`NormalizeError` — the caller turns it into that source's
-error; nothing here is allowed to crash a search.
+with a note. An item whose text is not valid UTF-8 is dropped with a note (the
+answer's other items stand). An ``isError`` result, malformed data or an answer
+whose every item is bad raises :class:`NormalizeError` — the caller turns it into
+that source's error; nothing here is allowed to crash a search.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from mcp import types
 
-from engine.model import Hit, make_hit_id
+from engine.errors import TributaryError
+from engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
+from engine.model import Hit, ScoreParts, make_hit_id
 
 __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
 
@@ -65,8 +68,12 @@ _CATEGORY: dict[str, tuple[str, int]] = {
 _SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
 
 
-class NormalizeError(Exception):
+class NormalizeError(TributaryError):
     """The result cannot be turned into hits; becomes the source's error text."""
+
+
+class BadText(NormalizeError):
+    """One item's text is not valid Unicode: that item is dropped, not the answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +131,8 @@ def normalize_result(
 def _error_text(result: types.CallToolResult) -> str:
     texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
     text = " ".join(t.strip() for t in texts if t.strip()) or "no message"
-    _check_text(text)
-    return text[:500]
+    # The reason is kept whatever its bytes: lone surrogates become "?".
+    return text[:500].encode("utf-8", "replace").decode("utf-8")
 
 
 def _collect_items(
@@ -134,6 +141,10 @@ def _collect_items(
     structured = _structured_items(result.structured_content)
     # MCPServer repeats structured output as JSON text blocks: use one or the other.
     use_text = not structured
+    if use_text and len(result.content) == 1 and isinstance(result.content[0], types.TextContent) \
+            and says_nothing(result.content[0].text):
+        notes.append(f"no hits: the server said {result.content[0].text.strip()!r}")
+        return
     yield from (_Item(v) for v in structured)
     skipped: dict[str, int] = {}
     for block in result.content:
@@ -208,6 +219,8 @@ def _build_hits(
     seen: set[str] = set()
     budget = limits.max_chars
     truncated = 0
+    bad: dict[str, int] = {}  # reason → items dropped for bad text
+    split_notes: list[str] = []
     items = [i for i in items if i.value is not None and i.value != ""]
     for item in items:
         if len(hits) >= limits.max_hits:
@@ -215,19 +228,60 @@ def _build_hits(
         if budget <= 0:
             return hits, (f"output capped at {limits.max_chars:,} characters "
                           f"({len(items) - len(hits)} items dropped)")
-        hit = _to_hit(item, source, tool, rank=len(hits) + 1)
-        if len(hit.content) > budget:
-            hit.content = hit.content[:budget]
-            hit.metadata["truncated"] = True
-            truncated += 1
-        budget -= len(hit.content) + len(hit.title)
-        if hit.id in seen:  # identical items in one answer still need distinct ids
-            hit.id = make_hit_id(source, tool, hit.id, hit.source_rank)
-        seen.add(hit.id)
-        hits.append(hit)
+        try:
+            whole = _to_hit(item, source, tool, rank=len(hits) + 1)
+        except BadText as exc:
+            bad[str(exc)] = bad.get(str(exc), 0) + 1
+            continue
+        for hit in _parts(whole, source, tool, len(hits) + 1, split_notes):
+            if len(hits) >= limits.max_hits or budget <= 0:
+                break
+            budget, truncated = _take(hit, hits, seen, budget, truncated, source, tool)
+    dropped = "; ".join(f"{n} hit{'s' * (n > 1)} dropped: {why}" for why, n in bad.items())
+    dropped = "; ".join(filter(None, (dropped, *split_notes)))
+    if bad and not hits:
+        raise NormalizeError(f"{next(iter(bad))} (every hit)")
     if truncated:
-        return hits, f"output capped at {limits.max_chars:,} characters (content truncated)"
-    return hits, None
+        capped = f"output capped at {limits.max_chars:,} characters (content truncated)"
+        return hits, "; ".join(filter(None, (dropped, capped)))
+    return hits, dropped or None
+
+
+def _take(
+    hit: Hit, hits: list[Hit], seen: set[str], budget: int, truncated: int, source: str, tool: str
+) -> tuple[int, int]:
+    """Append ``hit`` within the character budget; the budget and truncation count left."""
+    if len(hit.content) > budget:
+        hit.content = hit.content[:budget]
+        hit.metadata["truncated"] = True
+        truncated += 1
+    budget -= len(hit.content) + len(hit.title)
+    if hit.id in seen:  # identical items in one answer still need distinct ids
+        hit.id = make_hit_id(source, tool, hit.id, hit.source_rank)
+    seen.add(hit.id)
+    hits.append(hit)
+    return budget, truncated
+
+
+def _parts(hit: Hit, source: str, tool: str, rank: int, notes: list[str]) -> list[Hit]:
+    """``hit``, or its parts when its content is huge (:mod:`engine.hit_split`)."""
+    if len(hit.content) <= MAX_HIT_CHARS:
+        return [hit]
+    parts, complete = split_text(hit.content, max_parts=MAX_PARTS)
+    notes.append(f"a {len(hit.content):,}-character hit split into {len(parts)} parts"
+                 if complete else
+                 f"a {len(hit.content):,}-character hit cut to its first {len(parts)} parts")
+    out = []
+    for i, part in enumerate(parts):
+        start = hit.start_line + part.first_line if hit.start_line is not None else None
+        end = start + part.text.count("\n") if start is not None else None
+        title = f"{hit.title} (part {i + 1} of {len(parts)}{'' if complete else '+'})"
+        out.append(replace(
+            hit, id=make_hit_id(source, tool, hit.path, start, end, hit.uri, title, part.text),
+            title=title, content=part.text, start_line=start, end_line=end, source_rank=rank + i,
+            metadata={**hit.metadata, "part": i + 1}, parts=ScoreParts(),
+        ))
+    return out
 
 
 def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
@@ -252,8 +306,9 @@ def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
         metadata.setdefault("mime_type", item.mime_type)
     if not title:
         title = _default_title(path, uri, content)
-    _check_text(title)
-    _check_text(content)
+    for text in (title, content, path, uri):
+        if text:
+            _check_text(text)
     if end is not None and start is not None and end < start:
         end = start
     return Hit(
@@ -352,8 +407,8 @@ def _check_text(text: str) -> None:
         return
     # A decoder in "replace" mode leaves U+FFFD; JSON escapes can smuggle lone surrogates.
     if "\ufffd" in text:
-        raise NormalizeError("content is not valid UTF-8")
+        raise BadText("content is not valid UTF-8")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise NormalizeError("content is not valid UTF-8 (lone surrogate)") from exc
+        raise BadText("content is not valid UTF-8 (lone surrogate)") from exc

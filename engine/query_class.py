@@ -1,4 +1,4 @@
-"""A cheap, rule-based classifier of a query's *form* (issue 8, query-adaptive weights).
+"""A cheap, rule-based classifier of a query's *form*, for query-adaptive weights.
 
 Three classes, chosen because different sources answer them best:
 

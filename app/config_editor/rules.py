@@ -36,7 +36,7 @@ def server_names(config: Config) -> list[str]:
 
 
 def pattern_error(pattern: str) -> str | None:
-    """The engine's verdict on a routing pattern (compiles, cannot backtrack badly)."""
+    """The engine's verdict on a routing pattern (compiles with RE2, the linear-time engine)."""
     if not pattern:
         return "A rule needs a pattern."
     return backend.check_pattern(pattern)

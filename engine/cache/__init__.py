@@ -57,6 +57,7 @@ def make_cache(
         return SqliteCache(
             path or cache_path(),
             max_entries=config.max_entries,
+            max_bytes=int(config.max_mb * 1024 * 1024),
             ttl_s=config.ttl_s,
             clock=clock,
             scrubber=scrubber,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TypeVar
 from engine.config.errors import ConfigError
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from engine.model import ContextFormat, Hints, SearchRequest, TaskType
+from engine.query_check import QueryError, check_query
 
 T = TypeVar("T")
 
@@ -60,6 +60,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 
 
 def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
+    check_query(args.query)  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
         query=args.query,
@@ -90,12 +91,18 @@ def fail(message: str) -> int:
 
 
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; a config error is printed whole, exit status 2."""
+    """Run a command's coroutine; a config error is printed whole, exit status 2; a query
+    that cannot be searched is named, exit status 1. A shutdown signal cancels it, so it
+    stops its sources (:mod:`engine.shutdown`)."""
+    from engine.shutdown import run_until_signalled
+
     try:
-        return asyncio.run(_call(main))
+        return run_until_signalled(lambda: _call(main))
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except QueryError as exc:
+        return fail(str(exc))
 
 
 async def _call(main: Callable[[], Awaitable[int]]) -> int:

@@ -12,6 +12,7 @@ from engine.cli.common import config_path, fail
 from engine.config.errors import ConfigError
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
+from engine.config.secrets import server_summary
 
 if TYPE_CHECKING:
     from engine.config.clients import ClientConfig
@@ -106,6 +107,8 @@ def run_import(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc)
         return 1
+    except OSError as exc:
+        return fail(f"{args.file}: {exc.strerror or exc}")
     for warning in result.warnings:
         print(f"warning: {warning}")
     if not result.servers:
@@ -114,31 +117,37 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) -> int:
+    """Merge the ``servers`` not already configured the same way into the config file,
+    under its lock (concurrent imports all stay); ``config`` is the file as first read."""
     from engine.config.importer import merge_imported
-    from engine.config.save import save_config
+    from engine.config.save import update_config
 
-    fresh = [s for s in servers if not _already_there(config, s)]
-    skipped = len(servers) - len(fresh)
-    merged = merge_imported(config, fresh)
-    added = [name for name in merged.servers if name not in config.servers]
+    def merged(now: Config) -> Config:
+        return merge_imported(now, [s for s in servers if not _already_there(now, s)])
+
+    if not args.dry_run and all(_already_there(config, s) for s in servers):
+        before = after = config  # nothing new: the file is left alone
+    else:
+        try:
+            if args.dry_run:
+                before, after = config, merged(config)
+            else:
+                before, after = update_config(config_path(args), merged)
+        except ConfigError as exc:
+            print(exc)
+            return 1
+    added = [name for name in after.servers if name not in before.servers]
     for name in added:
-        server = merged.servers[name]
-        where = server.url if server.transport != "stdio" else " ".join([server.command or "", *server.args])
-        print(f"+ {name} ({server.transport}): {where}")
+        print(f"+ {name} ({after.servers[name].transport}): {server_summary(after.servers[name])}")
+    skipped = sum(_already_there(before, s) for s in servers)
     if skipped:
         print(f"{skipped} already configured the same way: left as they are")
     if args.dry_run:
         print(f"{len(added)} servers would be added (dry run: nothing saved)")
-        return 0
-    if not added:
+    elif not added:
         print("nothing to add")
-        return 0
-    try:
-        saved = save_config(merged, config.path)
-    except ConfigError as exc:
-        print(exc)
-        return 1
-    print(f"{len(added)} servers added to {saved}")
+    else:
+        print(f"{len(added)} servers added to {after.path}")
     return 0
 
 

@@ -112,6 +112,8 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
         f"re-indexed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
         f"in {stats.seconds:.1f}s"
     )
+    for warning in stats.warnings[:10]:
+        print(f"  warning: {warning}", file=sys.stderr)
     for error in stats.errors[:10]:
         print(f"  skipped: {error}", file=sys.stderr)
     _update_history(root, args)

@@ -28,6 +28,7 @@ import keyring.errors
 from keyring.backend import KeyringBackend
 
 from engine import paths
+from engine.errors import TributaryError
 
 SERVICE = "tributary"
 NAMES_ENTRY = "__names__"
@@ -40,7 +41,7 @@ CHUNK_CHARS = 1000
 _PARTS = "tributary-parts:"
 
 
-class KeystoreError(Exception):
+class KeystoreError(TributaryError):
     """The keyring could not be read or written; the message says which and why."""
 
 

@@ -28,8 +28,8 @@ from engine.config.schema import (
     ServerConfig,
 )
 from engine.config.secrets import mask_url
+from engine.patterns import check_pattern
 from engine.query_class import QUERY_CLASSES
-from engine.regex_safety import check_pattern
 
 # Names a routing rule may use without configuring them: the engine adds its built-in
 # servers for indexed repositories at run time.
@@ -186,7 +186,7 @@ class _Validator:
         else:
             problem = check_pattern(rule.pattern)
             if problem:
-                self.add(f"{base}.pattern", f"the pattern {rule.pattern[:80]!r} {problem}")
+                self.add(f"{base}.pattern", f"rule {rule.name!r}: the pattern {rule.pattern[:80]!r} {problem}")
         if not rule.servers:
             self.add(f"{base}.servers", "a rule must name at least one server")
         for index, name in enumerate(rule.servers):
@@ -231,6 +231,7 @@ class _Validator:
         self.choice("cache.backend", cache.backend, get_args(CacheBackend), "cache backend")
         self.number("cache.ttl_s", cache.ttl_s, low=0)
         self.number("cache.max_entries", cache.max_entries, low=1, integer=True)
+        self.number("cache.max_mb", cache.max_mb, low=1)
         if not re.match(r"^(?:rediss?|unix)://", str(cache.redis_url)):
             self.add("cache.redis_url", f"must start with redis://, rediss:// or unix://, not {str(cache.redis_url)[:60]!r}")
 

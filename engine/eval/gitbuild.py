@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from engine.errors import TributaryError
 from engine.eval.datasets import EvalQuery, EvalTask, parse_date, write_dataset
 
 # Source files a query's relevant set is drawn from (the bench used only .py).
@@ -48,7 +49,7 @@ _RECORD, _FIELD = "\x1e", "\x1f"
 _FORMAT = "--format=%x1e%H%x1f%aI%x1f%B%x1f"
 
 
-class GitBuildError(RuntimeError):
+class GitBuildError(TributaryError, RuntimeError):
     pass
 
 

@@ -11,28 +11,41 @@ results and costs embedding time: pytest's weekly plugin list alone is 442 chunk
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from engine.index.decoding import has_bom
 from engine.index.languages import detect_language
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 1_000_000
 SNIFF_BYTES = 8192
 
-# Folders that hold other people's code or build output, never the repo's own.
+# Folders that hold tools' state or installed packages, never the repo's own code: skipped
+# at any depth.
 SKIPPED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", "bower_components", "vendor", "third_party",
-        "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-        ".ruff_cache", ".eggs", "site-packages", "dist", "build", "target", ".next",
-        ".gradle", ".idea", ".vscode", ".cache", "coverage", "htmlcov",
+        ".git", ".hg", ".svn", "node_modules", "bower_components", "__pycache__", ".venv",
+        "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        "site-packages", ".next", ".gradle", ".idea", ".vscode", ".cache", "htmlcov",
     }
 )  # fmt: skip
+# Build output and vendored copies, by their usual names: skipped at the repository's root
+# only. Deeper down such a name is as often real code (a ``build`` package, a ``target``
+# module); there only the ignore files decide.
+ROOT_SKIPPED_DIRS = frozenset({"dist", "build", "target", "vendor", "third_party", "coverage"})
+
+
+def _skipped(parts: list[str]) -> bool:
+    """Whether a path whose folders are ``parts`` lies in a skipped folder."""
+    return any(part in SKIPPED_DIRS for part in parts) or bool(parts and parts[0] in ROOT_SKIPPED_DIRS)
 LOCK_FILES = frozenset(
     {
         "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",
@@ -71,14 +84,36 @@ def _read_ignore_lines(path: Path) -> list[str]:
 
 
 class IgnoreRules:
-    """Nested .gitignore semantics: each spec applies to paths below its folder."""
+    """Nested .gitignore semantics: each spec applies to paths below its folder.
 
-    def __init__(self) -> None:
+    A line git cannot use as a pattern (``!`` alone, say) is skipped as git skips it,
+    and ``warn`` is told the file and line.
+    """
+
+    def __init__(self, warn: Callable[[str], None] | None = None) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._warn = warn or _log_warning
 
-    def add(self, folder: str, lines: Sequence[str]) -> None:
+    def add(self, folder: str, lines: Sequence[str], origin: str = ".gitignore") -> None:
         if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
+            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(
+                self._valid(lines, origin))
+
+    def _valid(self, lines: Sequence[str], origin: str) -> list[str]:
+        try:
+            pathspec.GitIgnoreSpec.from_lines(lines)
+            return list(lines)
+        except ValueError:  # find the culprits: compile line by line only now
+            pass
+        kept = []
+        for number, line in enumerate(lines, 1):
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError as exc:
+                self._warn(f"{origin}:{number}: invalid pattern {line!r} skipped ({exc})")
+                continue
+            kept.append(line)
+        return kept
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         verdict: bool | None = None
@@ -93,12 +128,20 @@ class IgnoreRules:
         return bool(verdict)
 
 
+def _log_warning(message: str) -> None:
+    log.warning("%s", message)
+
+
+def _ignore_file(folder: str) -> str:
+    return f"{folder}/.gitignore" if folder else ".gitignore"
+
+
 def _globs(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
 
 
 def is_binary(head: bytes) -> bool:
-    return b"\x00" in head
+    return b"\x00" in head and not has_bom(head)  # UTF-16/32 text is full of NUL bytes
 
 
 def looks_generated(name: str, head: bytes) -> bool:
@@ -118,22 +161,24 @@ def discover(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[SourceFile]:
-    """Yield the indexable files under ``root`` in a stable (sorted) order."""
+    """Yield the indexable files under ``root`` in a stable (sorted) order; ``warn`` hears
+    of ignore-file lines that were skipped (default: the log)."""
     root = root.resolve()
-    rules = IgnoreRules()
-    rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"))
+    rules = IgnoreRules(warn)
+    rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
     include_spec = _globs(include)
     exclude_spec = _globs(exclude)
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         rel_dir = "" if here == root else here.relative_to(root).as_posix()
         if ".gitignore" in filenames:
-            rules.add(rel_dir, _read_ignore_lines(here / ".gitignore"))
+            rules.add(rel_dir, _read_ignore_lines(here / ".gitignore"), _ignore_file(rel_dir))
         kept_dirs = []
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name in SKIPPED_DIRS or (here / name).is_symlink():
+            if _skipped(rel.split("/")) or (here / name).is_symlink():
                 continue
             if rules.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):
                 continue
@@ -183,6 +228,7 @@ def discover_paths(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[SourceFile]:
     """Like :func:`discover` for just ``rel_paths`` (a watcher's batch), without a walk.
 
@@ -193,14 +239,14 @@ def discover_paths(
     exclude_spec = _globs(exclude)
     for rel in sorted(set(rel_paths)):
         parts = rel.split("/")
-        if any(part in SKIPPED_DIRS for part in parts[:-1]):
+        if _skipped(parts[:-1]):
             continue
-        rules = IgnoreRules()
-        rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"))
+        rules = IgnoreRules(warn)
+        rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
         hidden = False
         for depth in range(len(parts)):
             folder = "/".join(parts[:depth])
-            rules.add(folder, _read_ignore_lines(root / folder / ".gitignore"))
+            rules.add(folder, _read_ignore_lines(root / folder / ".gitignore"), _ignore_file(folder))
             if depth and rules.ignored(folder, True):
                 hidden = True
                 break

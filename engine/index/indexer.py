@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
+from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from engine.index.embed import Embedder, Vectors
 from engine.index.progress import IndexProgress, IndexStats, ProgressCallback
@@ -91,7 +92,8 @@ class Indexer:
         self._emit(IndexProgress("scan", 0, 0, 0, 0, 0.0, None))
         files = list(
             discover(
-                self.root, include=self.include, exclude=self.exclude, max_bytes=self.max_bytes
+                self.root, include=self.include, exclude=self.exclude, max_bytes=self.max_bytes,
+                warn=stats.warnings.append,
             )
         )
         stats.files_seen = len(files)
@@ -115,7 +117,7 @@ class Indexer:
         wanted = set(rel_paths)
         found = discover_paths(
             self.root, sorted(wanted), include=self.include, exclude=self.exclude,
-            max_bytes=self.max_bytes,
+            max_bytes=self.max_bytes, warn=stats.warnings.append,
         )  # fmt: skip
         current = {f.path: f for f in found}
         known = self.store.file_states()
@@ -128,19 +130,6 @@ class Indexer:
         stats.files_seen = len(candidates)
         stats.files_unchanged = len(candidates) - len(changed)
         self._index_files(changed, known, stats, started)
-        return self._finish(stats, started)
-
-    def update_file(self, source: SourceFile) -> IndexStats:
-        """Re-index one known file now (no discovery walk): the fast path for edits."""
-        started = time.perf_counter()
-        stats = IndexStats(self.root, self.index_path)
-        stats.model_reset = self._ensure_model()
-        known = self.store.file_states()
-        stats.files_seen = 1
-        if self._unchanged(source, known.get(source.path)):
-            stats.files_unchanged = 1
-        else:
-            self._index_files([source], known, stats, started)
         return self._finish(stats, started)
 
     # steps --------------------------------------------------------------------
@@ -218,7 +207,11 @@ class Indexer:
             stats.files_unchanged += 1
             self.store.touch_file(new_record)
             return None
-        text = data.decode("utf-8", errors="replace")
+        try:
+            text = decode_source(data).text
+        except UndecodableError as exc:
+            stats.errors.append(f"{source.path}: {exc}")
+            return None
         try:
             chunks = chunk_text(source.path, source.language, text)
         except Exception as exc:  # a grammar crash must not stop the run

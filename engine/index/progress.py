@@ -41,6 +41,7 @@ class IndexStats:
     seconds: float = 0.0
     model_reset: bool = False  # the embedding model changed: everything was re-embedded
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. ignore-file lines skipped
 
     @property
     def rate(self) -> float:

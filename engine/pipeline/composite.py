@@ -1,11 +1,11 @@
-"""The composite heuristic of seed 000, each signal in 0..1, weights tunable.
+"""The composite heuristic: four signals, each in 0..1, with tunable weights.
 
 score = 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length (``CompositeWeights``)
 
 * keyword: share of the query's terms found in the hit's title, path or content.
 * freshness: ``quality.recency_score`` of ``Hit.timestamp`` (undated: 0.6).
 * reputation: the source's reputation (feedback-derived, 0..1, default 0.5); for hits
-  with an http(s) uri, the mean of that and seed 004's ``url_quality``.
+  with an http(s) uri, the mean of that and ``quality.url_quality``.
 * length: 1 up to ``ideal_tokens``, then ideal/len (long hits cost context); very
   short hits (under 1/20 of ideal) scale down too, as they rarely carry an answer.
 """

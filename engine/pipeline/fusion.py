@@ -13,7 +13,7 @@ Strategies (``STRATEGIES``):
 * ``weighted``  Σ over sources w_s × 2·reputation_s × (min-max normalised source score,
                 per source; a source without scores falls back to 1 - (rank-1)/n);
                 parts ``weighted:<source>``. Unknown reputation counts as neutral (×1).
-* ``composite`` seed 000: 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length
+* ``composite`` 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length
                 (``composite.py``).
 * ``cascade``   sources in priority order, each source's hits after the previous one's.
 * ``vote``      number of agreeing sources, ties by normalised RRF.

@@ -8,26 +8,36 @@ Tools (descriptions are short on purpose: tool lists eat the client's context):
   context, ready to put in a prompt.
 * ``feedback(hit_id, source, useful, query)`` — teach the ranking which sources to trust.
 
-Run over stdio (``tributary serve``) or streamable HTTP bound to loopback
-(``tributary serve --http PORT``); binding any other address requires a bearer
-token (``--token`` or ``TRIBUTARY_TOKEN``), checked on every request.
+Run over stdio (``tributary serve``) or streamable HTTP (``tributary serve --http PORT``,
+on 127.0.0.1 by default). Binding any address but the MCP SDK's protected names
+(127.0.0.1, localhost, ::1) requires a bearer token (``--token`` or ``TRIBUTARY_TOKEN``),
+checked on every request, and every bind gets the SDK's Host/Origin allow-list (DNS
+rebinding protection): see :func:`bind_policy`.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field
 
 from engine.engine import Engine
+from engine.errors import TributaryError
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.servers.stdio_serve import serve_stdio
+from engine.shutdown import hangup_as_terminate, run_until_signalled
 
 SERVER_NAME = "tributary"
 
@@ -149,6 +159,17 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
     )
 
 
+_E = TypeVar("_E", TaskType, ContextFormat)
+
+
+def _choice(kind: type[_E], value: str, name: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        options = ", ".join(str(member.value) for member in kind)
+        raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
+
+
 def search_out(response: SearchResponse) -> SearchOut:
     return SearchOut(
         query=response.request.query,
@@ -171,7 +192,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         try:
             yield
         finally:
-            await state["engine"].aclose()
+            with anyio.CancelScope(shield=True):  # a shutdown signal still stops the sources
+                await state["engine"].aclose()
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
@@ -196,7 +218,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             assemble=False,
             hints=_hints(related_files, language, framework),
         )
-        return search_out(await state["engine"].search(request))
+        with user_errors():  # "busy" (engine.admission.Busy) included
+            return search_out(await state["engine"].search(request))
 
     @server.tool()
     async def get_context(
@@ -212,14 +235,15 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         engine = state["engine"]
         request = SearchRequest(
             query=query,
-            task_type=TaskType(task_type),
+            task_type=_choice(TaskType, task_type, "task_type"),
             top_k=engine.config.fusion.top_k,
             max_tokens=max_tokens,
             reserved_tokens=0,
-            format=ContextFormat(format),
+            format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
         )
-        response = await engine.search(request)
+        with user_errors():
+            response = await engine.search(request)
         context = response.context
         return ContextOut(
             context=context.text if context else "",
@@ -236,20 +260,76 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         """Mark a hit useful or not; adjusts that source's reputation."""
         engine = state["engine"]
         if engine.reputation is None:
-            raise ValueError("feedback is not stored in this session (no persistent state)")
-        reputations = await engine.record_feedback({source: hit_id}, useful, query)
+            raise ToolError("feedback is not stored in this session (no persistent state)")
+        with user_errors():
+            reputations = await engine.record_feedback({source: hit_id}, useful, query)
         return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A :class:`TributaryError` reaches the client as its message: the SDK reports any
+    other exception as "Error executing tool" alone, which hides the reason."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        yield
+    except TributaryError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+# The bind addresses the MCP SDK itself treats as local. Every other one — another 127/8
+# address included — may be reachable from elsewhere or by a name a page controls.
+PROTECTED_HOSTS = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("", "0.0.0.0", "::")
+
+
+@dataclass(frozen=True, slots=True)
+class BindPolicy:
+    """What an HTTP bind demands: a token or not, and the Host names clients may use."""
+
+    needs_token: bool
+    security: TransportSecuritySettings
+
+
+def _host_names(host: str, allow_hosts: Sequence[str]) -> list[str]:
+    """Names a legitimate client may put in its Host header for a server bound to ``host``."""
+    if host in PROTECTED_HOSTS:
+        names = list(PROTECTED_HOSTS)
+    elif host in _WILDCARDS:  # every interface: every local address and this machine's names
+        import psutil
+
+        names = [*PROTECTED_HOSTS, socket.gethostname(), socket.getfqdn()]
+        names += [addr.address.split("%")[0] for addrs in psutil.net_if_addrs().values()
+                  for addr in addrs if addr.family in (socket.AF_INET, socket.AF_INET6)]
+    else:
+        names = [host]
+    return list(dict.fromkeys([*names, *allow_hosts]))
+
+
+def _netloc(name: str) -> str:
+    try:
+        return f"[{name}]" if ipaddress.ip_address(name).version == 6 else name
     except ValueError:
-        return False
+        return name
+
+
+def bind_policy(host: str, allow_hosts: Sequence[str] = ()) -> BindPolicy:
+    """The protections for ``serve --http`` bound to ``host``.
+
+    Decided by what the socket is reachable from, not by whether the address looks local:
+    only the SDK's protected names skip the token; every bind checks Host and Origin
+    against the names clients use for it (``allow_hosts`` adds names, e.g. a proxy's), so
+    a page whose DNS name points at the address cannot talk to the server.
+    """
+    netlocs = [_netloc(name) for name in _host_names(host, allow_hosts)]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for loc in netlocs for form in (loc, f"{loc}:*")],
+        allowed_origins=[f"{scheme}://{loc}{port}" for loc in netlocs
+                         for scheme in ("http", "https") for port in ("", ":*")],
+    )
+    return BindPolicy(needs_token=host not in PROTECTED_HOSTS, security=security)
 
 
 def require_token(app: ASGIApp, token: str) -> ASGIApp:
@@ -287,22 +367,34 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
     return factory
 
 
-def run_stdio(config_path: Path | None) -> None:
-    build_server(default_factory(config_path)).run()
+def run_stdio(config_path: Path | None) -> int:
+    """Serve over stdio until the client leaves or a shutdown signal arrives (its exit status)."""
+    server = build_server(default_factory(config_path))
+    return run_until_signalled(lambda: serve_stdio(server))
 
 
-async def serve_http(config_path: Path | None, *, host: str, port: int, token: str | None) -> None:
-    """Streamable HTTP on ``host:port``; anything but loopback needs a token."""
+async def serve_http(
+    config_path: Path | None,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_hosts: Sequence[str] = (),
+) -> None:
+    """Streamable HTTP on ``host:port`` with the protections of :func:`bind_policy`."""
     import uvicorn
 
-    if not is_loopback(host) and not token:
+    policy = bind_policy(host, allow_hosts)
+    if policy.needs_token and not token:
         raise ValueError(
-            f"refusing to bind {host}: serving beyond this machine needs a token "
-            "(--token or TRIBUTARY_TOKEN)"
+            f"refusing to bind {host}: this address needs a token (--token or "
+            f"TRIBUTARY_TOKEN); only {', '.join(PROTECTED_HOSTS)} serve without one, since "
+            "other addresses can be reachable from elsewhere"
         )
     server = build_server(default_factory(config_path))
-    app: ASGIApp = server.streamable_http_app(host=host)
+    app: ASGIApp = server.streamable_http_app(host=host, transport_security=policy.security)
     if token:
         app = require_token(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    with hangup_as_terminate():  # uvicorn shuts down gracefully on SIGTERM and SIGINT
+        await uvicorn.Server(config).serve()

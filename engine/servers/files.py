@@ -22,16 +22,18 @@ import functools
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
+from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
@@ -56,6 +58,8 @@ class CodeHit(BaseModel):
     score: float
     content: str
     signature: str | None = None
+    role: str = Field(default="code", description="code | test | doc | example | vendored | generated | record")
+    fused: float | None = Field(default=None, description="the score before the file role's prior")
 
 
 class CodeSearchResult(BaseModel):
@@ -247,7 +251,10 @@ class FilesService:
         source = next(iter(discover_paths(index.root, [rel])), None)
         if source is None:
             raise ValueError(f"{path}: not an indexable file of {index.name}")
-        lines = source.abspath.read_text(encoding="utf-8", errors="replace").splitlines()
+        try:
+            lines = decode_source(source.abspath.read_bytes()).text.splitlines()
+        except UndecodableError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         total = len(lines)
         first = max(1, start_line or 1)
         last = min(total, end_line or total, first + MAX_FILE_LINES - 1)
@@ -301,6 +308,16 @@ class FilesService:
             self._indexes.clear()
 
 
+@contextmanager
+def _reason_kept() -> Iterator[None]:
+    """A refused request's reason reaches the client: the SDK replaces the text of
+    any exception but a ``ToolError`` with just "Error executing tool NAME"."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+
+
 def build_server(service: FilesService) -> MCPServer[None]:
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -325,9 +342,11 @@ def build_server(service: FilesService) -> MCPServer[None]:
         kind: str | None = None,
     ) -> CodeSearchResult:
         """Search indexed code by meaning and keywords. kind: function|method|class|block|text."""
-        return service.search(
-            query, top_k, path_glob=path_glob, language=language, kinds=[kind] if kind else None
-        )
+        with _reason_kept():
+            return service.search(
+                query, top_k, path_glob=path_glob, language=language,
+                kinds=[kind] if kind else None,
+            )
 
     @app.tool()
     def search_functions(query: str, top_k: int = 10) -> CodeSearchResult:
@@ -347,7 +366,8 @@ def build_server(service: FilesService) -> MCPServer[None]:
         repo: str | None = None,
     ) -> FileContent:
         """Read a file (or a line range) of an indexed repository."""
-        return service.read_file(path, start_line, end_line, repo)
+        with _reason_kept():
+            return service.read_file(path, start_line, end_line, repo)
 
     @app.tool()
     def list_repos() -> RepoList:

@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 from engine.model import Hit, SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
@@ -57,8 +58,9 @@ from engine.sources.latency import LatencyEstimate
 from engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from engine.sources.stderr import StderrLog
 from engine.sources.tools import ToolSelection, ToolSelectionError, select_tool
+from engine.version import package_version
 
-CLIENT_INFO = types.Implementation(name="tributary", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="tributary", version=package_version())
 CLOSE_GRACE_S = 10.0  # the SDK's own stdio shutdown is bounded at about 6 s
 _BACKSTOP_S = 0.25  # slack over the SDK's request timeout before we cancel ourselves
 _MAX_TOOL_PAGES = 20
@@ -78,12 +80,16 @@ class Backoff:
         return float(min(self.max_s, self.initial_s * self.factor ** max(0, attempt - 1)))
 
 
-class SourceUnavailable(Exception):
+class SourceUnavailable(TributaryError):
     """The server is not running now (crashed and waiting to restart, or stopped)."""
 
 
-class StartTimeout(Exception):
+class StartTimeout(TributaryError):
     """The server did not become ready before the caller's deadline."""
+
+
+class HandshakeTimeout(TributaryError):
+    """The server did not answer ``initialize`` and ``tools/list`` within its own timeout."""
 
 
 class _WatchedReadStream:
@@ -183,6 +189,7 @@ class SourceClient:
         self._restarted_at: float | None = None
         self._restart_reason: str | None = None
         self._killable = False  # the running connection has a process to kill (stdio)
+        self._start_missed = False  # a caller timed out waiting for this start
 
     # ------------------------------------------------------------------ public
 
@@ -258,9 +265,15 @@ class SourceClient:
             outcome.detail = _join(outcome.detail, f"trial call; circuit {self.breaker.state}")
         return outcome
 
+    @property
+    def start_limit(self) -> float:
+        """How long a caller waits by default for this server to start: its own timeout
+        (at most the pool's start-up limit, which bounds the handshake itself)."""
+        return min(self._start_timeout, self.config.timeout)
+
     async def tools(self, timeout: float | None = None) -> list[types.Tool]:
-        """The server's tools (starting it if needed)."""
-        deadline = self._clock() + (self._start_timeout if timeout is None else timeout)
+        """The server's tools (starting it if needed; waiting at most its start limit)."""
+        deadline = self._clock() + (self.start_limit if timeout is None else timeout)
         await self._wait_session(deadline)
         return list(self._tools)
 
@@ -293,7 +306,8 @@ class SourceClient:
         """Start (if needed), list tools, run one query: what ``servers test NAME`` shows."""
         start = self._clock()
         try:
-            tools = await self.tools()
+            # A connection test waits out a slow start (the pool's limit), unlike a search.
+            tools = await self.tools(self._start_timeout)
         except Exception as exc:
             return ProbeReport(self.name, False, None, [], None, None, _describe(exc), self.state())
         startup_ms = (self._clock() - start) * 1000
@@ -370,8 +384,11 @@ class SourceClient:
         try:
             session = await self._wait_session(deadline)
         except StartTimeout as exc:
-            # A first slow start is forgiven; a server that keeps failing to come back is not.
-            return outcome(SourceStatus.TIMEOUT, error=str(exc)), self._restarts > 0
+            # The caller waited its whole timeout for a start: a failure like any other
+            # timeout, so a server that never answers opens its breaker. Once the start
+            # completes, the breaker lets the next call try at once (``_on_ready``).
+            self._start_missed = True
+            return outcome(SourceStatus.TIMEOUT, error=str(exc)), True
         except SourceUnavailable as exc:
             return outcome(SourceStatus.ERROR, error=str(exc)), True
         selection = self._selection
@@ -551,9 +568,7 @@ class SourceClient:
                         client_info=CLIENT_INFO,
                     ) as session,
                 ):
-                    with anyio.fail_after(self._start_timeout):
-                        init = await session.initialize()
-                        tools = await _list_tools(session)
+                    init, tools = await self._handshake(session)
                     self._killable = conn.kill is not None
                     self._on_ready(session, init, tools, conn.pid)
                     ready = True
@@ -575,6 +590,16 @@ class SourceClient:
         elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+
+    async def _handshake(
+        self, session: ClientSession
+    ) -> tuple[types.InitializeResult, list[types.Tool]]:
+        try:
+            with anyio.fail_after(self._start_timeout):
+                return await session.initialize(), await _list_tools(session)
+        except TimeoutError:
+            raise HandshakeTimeout(
+                f"no answer to initialize within {self._start_timeout:g}s") from None
 
     def _mark_lost(self) -> None:
         """The server is gone: from now on, not after the owner task has unwound.
@@ -604,8 +629,8 @@ class SourceClient:
             self._selection, self._selection_error = None, str(exc)
         self._up_since = self._clock()
         self._silence.heard()
-        if self._fresh_trial:
-            self._fresh_trial = False
+        if self._fresh_trial or self._start_missed:
+            self._fresh_trial = self._start_missed = False
             self.breaker.trial_now()  # a fresh process: no reason to wait out the open period
         self.log.event(f"ready: {len(tools)} tools"
                        + (f", using {self._selection.describe()}" if self._selection else ""))
@@ -626,7 +651,7 @@ class SourceClient:
         if session is None:
             return
         try:
-            async with asyncio.timeout(self._start_timeout):
+            async with asyncio.timeout(self.start_limit):
                 tools = await _list_tools(session)
         except Exception as exc:
             self.log.event(f"tool list refresh failed: {_describe(exc)}")

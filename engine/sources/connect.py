@@ -45,7 +45,8 @@ from mcp.shared.message import SessionMessage
 from engine.config import keystore
 from engine.config.expand import ExpansionError, expand_server, keyring_names
 from engine.config.schema import ServerConfig
-from engine.config.secrets import secret_values
+from engine.config.secrets import mask_url, secret_values
+from engine.errors import TributaryError
 from engine.sources.env import child_environment
 from engine.sources.stderr import StderrLog, open_stderr_pipe
 from engine.sources.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
@@ -64,7 +65,7 @@ class Connection:
 Connector = Callable[[ServerConfig, StderrLog], AbstractAsyncContextManager[Connection]]
 
 
-class ConnectError(Exception):
+class ConnectError(TributaryError):
     """The configuration cannot be connected (no command, no url)."""
 
 
@@ -175,7 +176,7 @@ async def remote_connection(
 ) -> AsyncIterator[Connection]:
     async with remote_streams(config, auth) as (read, write):
         note = " (SSE)" if config.transport == "sse" else ""
-        log.event(f"connected to {config.url}{note}")
+        log.event(f"connected to {mask_url(config.url or '')}{note}")
         yield Connection(read, write, None)
 
 

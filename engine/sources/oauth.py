@@ -48,6 +48,7 @@ from pydantic import AnyUrl, ValidationError
 
 from engine.config import keystore
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 
 CLIENT_NAME = "Tributary"
 CALLBACK_PATH = "/callback"
@@ -55,7 +56,7 @@ REFRESH_MARGIN_S = 60.0  # refresh this long before the token runs out (at most 
 SIGN_IN_TIMEOUT_S = 300.0
 
 
-class SignInRequired(Exception):
+class SignInRequired(TributaryError):
     """The server needs the user to sign in (no session, or its refresh was refused)."""
 
 
@@ -71,7 +72,7 @@ class _QuietSignIn(logging.Filter):
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
 
 
-class SignInError(Exception):
+class SignInError(TributaryError):
     """Signing in did not complete; the message says what happened."""
 
 

@@ -6,6 +6,11 @@ Tributary's own events about the server (started, exited, protocol garbage)
 go into the same ring, prefixed ``[tributary]``, so one log tells the story.
 Known secret values (the server's expanded ``${VAR}``s, see :meth:`StderrLog.redact`)
 are masked as lines arrive: a server echoing its token never puts it in the log.
+
+A server flooding stderr must not cost Tributary a core: the pipe is read in bounded
+chunks, only the last lines of each chunk that the ring can hold are decoded (the
+rest are counted as skipped), and reading is paced at ``FLOOD_BYTES_PER_S`` — past
+that the server's own stderr writes wait, as they would on a slow terminal.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from engine.config.secrets import scrub
 DEFAULT_MAX_LINES = 500
 MAX_LINE_CHARS = 2_000
 _READ_CHUNK = 65_536
+FLOOD_BYTES_PER_S = 4 * 1024 * 1024
+_PACE_WINDOW_S = 0.25
 
 
 class StderrLog:
@@ -31,7 +38,13 @@ class StderrLog:
         self._lines: deque[str] = deque(maxlen=max_lines)
         self._lock = threading.Lock()
         self._secrets: frozenset[str] = frozenset()
-        self.total = 0  # lines ever appended, so readers can tell what they missed
+        self.total = 0  # lines ever seen (appended or skipped), so readers can tell what they missed
+        self.skipped = 0  # lines of a flood never decoded: the ring could not have held them
+        self.bytes_read = 0  # from the server's stderr pipe
+
+    @property
+    def max_lines(self) -> int:
+        return self._lines.maxlen or DEFAULT_MAX_LINES
 
     def redact(self, secrets: Iterable[str]) -> None:
         """Mask these values in every line appended from now on."""
@@ -52,6 +65,13 @@ class StderrLog:
         with self._lock:
             self._lines.append(line)
             self.total += 1
+
+    def skip(self, count: int) -> None:
+        """``count`` lines went by unread (a flood): count them, and say so once."""
+        with self._lock:
+            self.total += count
+            self.skipped += count
+        self.event(f"{count} lines of stderr skipped (the log keeps the last {self.max_lines})")
 
     def event(self, text: str) -> None:
         """Record something Tributary observed about the server."""
@@ -86,20 +106,60 @@ def open_stderr_pipe(log: StderrLog) -> TextIO:
 
 def _pump(fd: int, log: StderrLog) -> None:
     partial = b""
+    pace = _Pace(FLOOD_BYTES_PER_S)
     try:
         while chunk := os.read(fd, _READ_CHUNK):
-            *complete, partial = (partial + chunk).split(b"\n")
-            for raw in complete:
-                log.append(_decode(raw))
+            log.bytes_read += len(chunk)
+            data = partial + chunk
+            end = data.rfind(b"\n")
+            if end >= 0:
+                _append_tail(log, data[:end])
+                partial = data[end + 1:]
+            else:
+                partial = data
             if len(partial) > MAX_LINE_CHARS * 4:  # a runaway line: flush what we have
                 log.append(_decode(partial))
                 partial = b""
+            pace.took(len(chunk))
     except OSError:
         pass
     finally:
         if partial:
             log.append(_decode(partial))
         os.close(fd)
+
+
+def _append_tail(log: StderrLog, block: bytes) -> None:
+    """Append the complete lines of ``block``: only as many as the ring holds (beside
+    the note that others were skipped)."""
+    keep = max(1, log.max_lines - 1)
+    start = len(block)
+    for _ in range(keep):
+        start = block.rfind(b"\n", 0, start)
+        if start < 0:
+            break
+    if start >= 0:  # more lines than the ring holds: skip the older ones undecoded
+        log.skip(block.count(b"\n", 0, start) + 1)
+    for raw in block[start + 1:].split(b"\n"):
+        log.append(_decode(raw))
+
+
+class _Pace:
+    """Sleeps once more than ``rate`` bytes per second were read (per short window)."""
+
+    def __init__(self, rate: float) -> None:
+        self._budget = rate * _PACE_WINDOW_S
+        self._start = time.monotonic()
+        self._bytes = 0
+
+    def took(self, size: int) -> None:
+        self._bytes += size
+        if self._bytes < self._budget:
+            return
+        left = self._start + _PACE_WINDOW_S - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        self._start, self._bytes = time.monotonic(), 0
 
 
 def _decode(raw: bytes) -> str:

@@ -22,6 +22,9 @@ an aggregator talking to many untrusted servers needs it:
   group; Job Object on Windows). Shutdown closes stdin, waits, SIGTERMs then
   SIGKILLs the group, and always SIGKILLs what is left of the group, so
   children of a crashed server (``npx`` → ``node``) never outlive it.
+* **A reaper on Linux.** The command runs under :mod:`engine.sources.reaper`, which
+  gets a signal when Tributary dies (even by SIGKILL) and adopts orphans, so a
+  grandchild that called ``setsid()`` is stopped with the rest of the tree.
   ``StdioStreams.kill`` skips the stdin step for a server that stopped
   answering, and wakes a stopped (``SIGSTOP``) one so it can act on the SIGTERM.
 """
@@ -29,8 +32,10 @@ an aggregator talking to many untrusted servers needs it:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -52,6 +57,10 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 THREAD_PARSE_BYTES = 256 * 1024
 STDIN_CLOSE_GRACE_S = 2.0  # the MCP spec's shutdown: close stdin, wait, then signal
 TERM_GRACE_S = 2.0
+# The reaper terminates the tree within TERM_GRACE_S of a SIGTERM; only then does the
+# group get SIGKILL, which would kill the reaper before it stopped escaped grandchildren.
+REAPER_MARGIN_S = 1.5
+_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
 _POLL_S = 0.01
 EXIT_POLL_S = 0.05
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
@@ -130,10 +139,11 @@ async def open_stdio(
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     assert process.stdin is not None
     write_send = StdinWriter(process.stdin, read_send)
+    exit_seen = anyio.Event()
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_read_stdout, process, read_send, log, max_line_bytes)
-            tg.start_soon(_watch_exit, process, read_send, log)
+            tg.start_soon(_watch_exit, process, read_send, log, exit_seen)
             try:
                 yield StdioStreams(read_recv, write_send, process.pid,
                                    lambda: _terminate(process, log))
@@ -141,6 +151,9 @@ async def open_stdio(
                 with anyio.CancelScope(shield=True):
                     write_send.close()
                     await _stop(process)
+                if not exit_seen.is_set() and process.returncode is not None:
+                    # Stdout ended (and the session with it) before the watcher's poll.
+                    log.event(f"process exited with code {process.returncode}")
                 tg.cancel_scope.cancel()
     finally:
         read_recv.close()
@@ -158,9 +171,29 @@ async def _spawn(
         from mcp.os.win32.utilities import create_windows_process
 
         return await create_windows_process(command, args, env, stderr, cwd)
+    argv = [command, *args]
+    if uses_reaper():
+        argv = [sys.executable, "-I", "-S", _REAPER, str(TERM_GRACE_S), str(os.getpid()),
+                _resolve(command, env, cwd), *args]
     return await anyio.open_process(
-        [command, *args], env=env, cwd=cwd, stderr=stderr, start_new_session=True
+        argv, env=env, cwd=cwd, stderr=stderr, start_new_session=True
     )
+
+
+def uses_reaper() -> bool:
+    """Whether servers run under :mod:`engine.sources.reaper` (Linux: it needs ``prctl``)."""
+    return sys.platform.startswith("linux")
+
+
+def _resolve(command: str, env: dict[str, str], cwd: str | None) -> str:
+    """``command`` as the reaper will exec it; a missing one fails here, as a spawn would."""
+    if os.sep in command:
+        path = command if cwd is None else os.path.join(cwd, command)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return command
+    elif found := shutil.which(command, path=env.get("PATH", os.defpath)):
+        return found
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 async def _read_stdout(
@@ -236,11 +269,13 @@ def _parse_now(line: bytes) -> SessionMessage | Exception:
 
 
 async def _watch_exit(
-    process: Any, reads: MemoryObjectSendStream[SessionMessage | Exception], log: StderrLog
+    process: Any, reads: MemoryObjectSendStream[SessionMessage | Exception], log: StderrLog,
+    seen: anyio.Event,
 ) -> None:
     """Notice the server's exit even while a grandchild keeps its stdout open."""
     while process.returncode is None:
         await anyio.sleep(EXIT_POLL_S)
+    seen.set()
     log.event(f"process exited with code {process.returncode}")
     _kill_group(process.pid)  # orphans of a crashed server go with it
     await anyio.sleep(EXIT_POLL_S)  # let the reader deliver what the server wrote last
@@ -270,9 +305,10 @@ async def _terminate(process: Any, log: StderrLog | None = None) -> None:
     for sig in (signal.SIGTERM, signal.SIGCONT):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
-    if not await _exited(process, TERM_GRACE_S):
+    grace = TERM_GRACE_S + (REAPER_MARGIN_S if uses_reaper() else 0.0)
+    if not await _exited(process, grace):
         if log is not None:
-            log.event(f"still running after {TERM_GRACE_S:g}s: killing process group {process.pid}")
+            log.event(f"still running after {grace:g}s: killing process group {process.pid}")
         _kill_group(process.pid)
         await _exited(process, TERM_GRACE_S)
     if log is not None:

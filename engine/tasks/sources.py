@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import TributaryError
 from engine.tasks.model import Rename, Task, parse_date
 
 MAX_ERRORS_KEPT = 20
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 
 
-class GitError(RuntimeError):
+class GitError(TributaryError, RuntimeError):
     """``git`` failed or is not available."""
 
 

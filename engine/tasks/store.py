@@ -13,7 +13,6 @@ by content hash, which also makes an interrupted import resumable.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -64,14 +63,6 @@ MIGRATIONS: tuple[str, ...] = (
 FTS_WEIGHTS = (2.0, 1.0, 0.5)
 _WORD = re.compile(r"[^\W_]{2,}|[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]", re.UNICODE)
 MAX_QUERY_TERMS = 64
-
-
-def repo_id(repo_path: Path | str) -> str:
-    """A stable, readable file-name stem for a repository: ``<folder>-<hash of path>``."""
-    resolved = Path(repo_path).expanduser().resolve()
-    digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", resolved.name) or "repo"
-    return f"{stem}-{digest}"
 
 
 def fts_query(text: str) -> str | None:
@@ -430,20 +421,6 @@ class TaskStore:
                 "SELECT f.path, t.ts FROM task_files f JOIN tasks t ON t.id = f.task"
             )
         ]
-
-    def file_task_counts(self, paths: Iterable[str]) -> dict[str, int]:
-        """How many tasks touched each path (a file's "churn")."""
-        wanted = list(dict.fromkeys(paths))
-        out: dict[str, int] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for path, count in self.conn.execute(
-                f"SELECT path, COUNT(*) FROM task_files WHERE path IN ({marks}) GROUP BY path",
-                chunk,
-            ):
-                out[str(path)] = int(count)
-        return out
 
     def stats(self) -> TaskStats:
         conn = self.conn

@@ -83,6 +83,27 @@ async def test_sqlite_bounds_entries_oldest_first(tmp_path: Path, clock: FakeClo
         assert [await cache.get(f"k{i}") for i in range(8)] == [None] * 3 + [3, 4, 5, 6, 7]
 
 
+async def test_sqlite_keeps_the_file_under_its_size_limit(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "c.sqlite"
+    limit = 200_000
+    async with SqliteCache(path, max_entries=1000, max_bytes=limit, clock=clock) as cache:
+        for i in range(150):  # 150 answers of ~20 KB: 15 times the limit
+            clock.advance(1)
+            await cache.set(f"k{i}", {"hits": [f"hit {i}:{j} " + "x" * 200 for j in range(100)]})
+        stats = await cache.stats()
+        assert stats.evictions > 100 and 0 < stats.size < 15
+        assert await cache.get("k149") is not None and await cache.get("k0") is None
+    conn = sqlean.connect(str(path))
+    assert conn.execute("SELECT SUM(size) FROM entries").fetchone()[0] <= limit
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
+    conn.close()
+    assert path.stat().st_size < 3 * limit  # near the limit, not the 3 MB written
+    async with SqliteCache(path, max_bytes=limit, clock=clock) as cache:
+        await cache.clear()
+    # The freed pages went back to the file system (incremental auto-vacuum).
+    assert path.stat().st_size < limit / 4
+
+
 async def test_sqlite_prunes_expired_rows(tmp_path: Path, clock: FakeClock) -> None:
     path = tmp_path / "c.sqlite"
     async with SqliteCache(path, ttl_s=1, clock=clock) as cache:

@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.servers.face import is_loopback, require_token, serve_http
+from engine.servers.face import require_token, serve_http
 from tests.fakes import FAKE_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,10 +67,12 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert not fb.is_error, fb.content
         assert fb.structured_content and fb.structured_content["reputation"] > 0.5
 
-
-def test_loopback_detection() -> None:
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
-    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+        unknown = await session.call_tool("feedback", {"hit_id": "x", "source": "nope", "useful": True})
+        assert unknown.is_error and "unknown source 'nope'" in str(unknown.content)
+        huge = await session.call_tool("feedback", {"hit_id": "x" * 100_000, "source": "alpha", "useful": True})
+        assert huge.is_error and "hit_id: not a hit id" in str(huge.content)
+        bad_format = await session.call_tool("get_context", {"query": "retry", "format": "pdf"})
+        assert bad_format.is_error and "format: unknown value 'pdf' (one of" in str(bad_format.content)
 
 
 @pytest.mark.asyncio

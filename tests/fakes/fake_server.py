@@ -48,6 +48,9 @@ Other options:
   --fault-file PATH    per-call faults from a JSON file (see above)
   --spawn-child        start a grandchild (``sleep``) that shares the process group,
                        to check that shutdown leaves no orphans
+  --setsid-child       start a grandchild that leaves the process group (``setsid``)
+  --stubborn           ignore SIGTERM, and keep running after stdin closes
+  --hang-init          never answer ``initialize`` (nor anything else)
   --name NAME          server name, used in hit paths and titles (default ``fake``)
   --trace PATH         append a timeline line per request step to PATH (``NAME EVENT ID
                        NS``, NS from ``time.monotonic_ns``, comparable with the client's):
@@ -68,6 +71,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -111,6 +115,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--trace", default=env("FAKE_MCP_TRACE"))
     p.add_argument("--spawn-child", action="store_true",
                    default=env("FAKE_MCP_SPAWN_CHILD", "") not in ("", "0"))
+    p.add_argument("--setsid-child", action="store_true")
+    p.add_argument("--stubborn", action="store_true")
+    p.add_argument("--hang-init", action="store_true")
     return p.parse_args(argv)
 
 
@@ -292,6 +299,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.stderr.flush()
     if opts.spawn_child:
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    if opts.setsid_child:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                         start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if opts.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if opts.hang_init:
+        time.sleep(3600)
     if scripted(opts).mode == "crash-start":
         print(f"fake {opts.name}: fatal: cannot start", file=sys.stderr, flush=True)
         sys.exit(3)
@@ -305,6 +320,8 @@ def main(argv: list[str] | None = None) -> None:
         build_server(opts, Wire()).run("sse", host="127.0.0.1", port=opts.sse)
         return
     asyncio.run(serve(opts))
+    if opts.stubborn:  # stdin closed: a well-behaved server would exit now
+        time.sleep(600)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ async def test_stopped_stdio_server_is_killed_and_replaced() -> None:
         assert first.status is SourceStatus.OK, first.error
         old = pool.state("s").pid
         assert old is not None
-        os.kill(old, signal.SIGSTOP)  # alive, holding its memory, answering nothing
+        os.killpg(old, signal.SIGSTOP)  # the whole group: alive, answering nothing
 
         for _ in range(2):
             assert (await pool.call("s", "frozen", top_k=2)).status is SourceStatus.TIMEOUT
@@ -102,14 +102,14 @@ async def test_a_silent_server_is_left_running_when_restarts_are_off() -> None:
         assert (await pool.call("s", "before", top_k=2, timeout=PATIENT)).status is SourceStatus.OK
         old = pool.state("s").pid
         assert old is not None
-        os.kill(old, signal.SIGSTOP)
+        os.killpg(old, signal.SIGSTOP)
         for _ in range(2):  # a run long enough for a restart (and the breaker opens)
             assert (await pool.call("s", "frozen", top_k=2)).status is SourceStatus.TIMEOUT
         assert (await pool.ping("s", timeout=0.5)) is False  # silent, and a ping confirms it
         await asyncio.sleep(0.5)  # room for a replacement that must not come
         state = pool.state("s")
         assert state.pid == old and state.restarts == 0 and alive(old)
-        os.kill(old, signal.SIGCONT)
+        os.killpg(old, signal.SIGCONT)
     finally:
         await pool.aclose()
     assert not alive(old)

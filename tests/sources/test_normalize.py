@@ -97,9 +97,24 @@ def test_is_error_becomes_a_source_error() -> None:
 
 
 @pytest.mark.parametrize("bad", ["broken \ufffd bytes", "lone \udcff surrogate"])
-def test_non_utf8_text_is_an_error(bad: str) -> None:
+def test_an_answer_of_only_non_utf8_text_is_an_error(bad: str) -> None:
     with pytest.raises(NormalizeError, match="UTF-8"):
         norm(types.CallToolResult(content=[text(bad)]))
+
+
+@pytest.mark.parametrize("bad", ["broken \ufffd bytes", "lone \udcff surrogate"])
+def test_one_bad_hit_is_dropped_and_the_rest_of_the_answer_stands(bad: str) -> None:
+    items = [{"title": "good 1", "content": "fine"}, {"title": "bad", "content": bad},
+             {"title": "good 2", "content": "also fine", "path": "a.py"}]
+    out = norm(types.CallToolResult(content=[], structured_content=items))
+    assert [h.title for h in out.hits] == ["good 1", "good 2"]
+    assert [h.source_rank for h in out.hits] == [1, 2]
+    assert out.note and "1 hit dropped" in out.note and "UTF-8" in out.note
+
+
+def test_an_error_keeps_its_reason_whatever_its_text() -> None:
+    with pytest.raises(NormalizeError, match="no such file: caf"):
+        norm(types.CallToolResult(content=[text("no such file: caf\udce9.py")], is_error=True))
 
 
 def test_output_is_capped_with_a_note() -> None:
@@ -115,8 +130,10 @@ def test_output_is_capped_with_a_note() -> None:
 def test_one_huge_block_is_truncated_not_parsed() -> None:
     huge = "[" + "1," * 2_000_000 + "1]"
     out = norm(types.CallToolResult(content=[text(huge)]), limits=NormalizeLimits(max_chars=10_000))
-    assert len(out.hits) == 1 and len(out.hits[0].content) <= 10_000
-    assert out.hits[0].metadata["truncated"] is True and out.note
+    # Split into parts (engine.hit_split), then cut at the output limit.
+    assert out.hits and sum(len(h.content) for h in out.hits) <= 10_000
+    assert out.hits[0].content.startswith("[1,1")
+    assert out.hits[-1].metadata["truncated"] is True and out.note
 
 
 def test_ids_are_stable_and_source_specific() -> None:

@@ -74,8 +74,9 @@ async def test_one_pool_every_fault(monkeypatch: pytest.MonkeyPatch) -> None:
         pids = {n: s.pid for n, s in states.items() if s.pid}
         spawned = descendants() - before
         assert set(pids.values()) <= spawned
-        grandchildren = spawned - set(pids.values())
-        assert grandchildren  # the crash server's child
+        # The crash server's tree (under its reaper on Linux): the server and its child.
+        grandchildren = {p.pid for p in psutil.Process(pids["crash"]).children(recursive=True)}
+        assert grandchildren and grandchildren <= spawned
 
         # A server sees its configured variables and the allowlist, nothing else of ours.
         env = psutil.Process(pids["ok"]).environ()
@@ -99,8 +100,9 @@ async def test_one_pool_every_fault(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "exited" in (results["crash"].report.error or "")
         assert status["badrpc"] is SourceStatus.ERROR
         assert "malformed" in (results["badrpc"].report.error or "")
-        assert status["nonutf8"] is SourceStatus.ERROR
-        assert "UTF-8" in (results["nonutf8"].report.error or "")
+        # One hit's bytes are broken: that hit is dropped, the answer's others stand.
+        assert status["nonutf8"] is SourceStatus.OK and len(results["nonutf8"].hits) == 2
+        assert "UTF-8" in (results["nonutf8"].report.detail or "")
         assert status["huge"] in (SourceStatus.ERROR, SourceStatus.TIMEOUT)
         assert status["iserror"] is SourceStatus.ERROR
         assert status["nostart"] in (SourceStatus.ERROR, SourceStatus.TIMEOUT)
@@ -115,7 +117,7 @@ async def test_one_pool_every_fault(monkeypatch: pytest.MonkeyPatch) -> None:
         # Both runs' stderr, in order: 3 lines at each start.
         assert [ln for ln in lines if ln.startswith("fake crash: stderr line")] == [
             f"fake crash: stderr line {i} (mode crash-call)" for i in (1, 2, 3)] * 2
-        assert any("exited with code 4" in ln for ln in lines)
+        assert any("exited with code 4" in ln for ln in lines), "\n".join(lines)
         assert any("invalid message" in ln for ln in pool.stderr_lines("garbage"))
         assert any("cannot start" in ln for ln in pool.stderr_lines("nostart"))
         assert pool.state("nostart").restarts >= 1

@@ -141,3 +141,24 @@ async def test_npm_memory_and_filesystem_with_git_in_one_fan_out(
         assert results["git"].ok
     finally:
         await pool.aclose()
+
+
+async def test_mcp_server_git_log_of_a_long_history_comes_back_in_parts(git_repo: Path) -> None:
+    from engine.hit_split import MAX_HIT_CHARS
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(git_repo.parent), "GIT_AUTHOR_NAME": "T",
+           "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@x"}
+    for i in range(120):
+        message = f"Tune retry attempt {i}\n\n" + "Explain why the backoff changed. " * 6
+        subprocess.run(["git", "-C", str(git_repo), "commit", "-q", "--allow-empty", "-m", message],
+                       check=True, capture_output=True, env=env)
+    pool = SourcePool([git_config(git_repo)])
+    try:
+        outcome = await pool.call("git", "retry", top_k=122, timeout=60)
+    finally:
+        await pool.aclose()
+    assert outcome.status is SourceStatus.OK, outcome.error
+    assert len(outcome.hits) >= 3 and outcome.detail and "split into" in outcome.detail
+    assert all(len(h.content) <= MAX_HIT_CHARS for h in outcome.hits)
+    assert all(h.content.startswith("Commit: ") for h in outcome.hits[1:])  # whole commits
+    assert sum(h.content.count("Commit: ") for h in outcome.hits) == 122

@@ -1,0 +1,63 @@
+"""A server that never answers ``initialize`` (a real subprocess): waits on its start
+are bounded by its own timeout, not the pool's start-up limit, and its breaker opens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.model import SourceStatus
+from engine.sources import ServerStatus, SourcePool
+from engine.sources.health import BreakerState
+from tests.cli.test_cli import fake, tributary, write_config
+from tests.sources.helpers import eventually, health, stdio_config
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.asyncio
+async def test_waits_on_a_hanging_start_end_at_the_servers_timeout_and_open_the_breaker() -> None:
+    config = stdio_config("mute", "--hang-init", timeout=1.0, health=health(threshold=2))
+    pool = SourcePool([config])  # the pool's start-up limit stays at its default, 30 s
+    try:
+        states = await pool.warm_up(["mute"])
+        assert states["mute"].status is ServerStatus.STARTING  # given up at 1 s, not 30 s
+
+        for _ in range(2):
+            outcome = await pool.call("mute", "q", top_k=3)
+            assert outcome.status is SourceStatus.TIMEOUT
+            assert "not ready" in (outcome.error or "")
+        assert pool.state("mute").breaker.state is BreakerState.OPEN
+        refused = await pool.call("mute", "q", top_k=3)
+        assert refused.status is SourceStatus.CIRCUIT_OPEN
+        assert pool.state("mute").status is ServerStatus.STARTING  # still its own to finish
+    finally:
+        await pool.aclose()
+
+
+@pytest.mark.asyncio
+async def test_the_handshake_is_given_up_after_the_start_up_limit_and_retried() -> None:
+    config = stdio_config("mute", "--hang-init", timeout=0.5)
+    pool = SourcePool([config], start_timeout_s=1.0)
+    try:
+        await pool.start(["mute"])
+        assert await eventually(lambda: pool.state("mute").restarts >= 1, timeout=30)
+        assert any("no answer to initialize within 1s" in line
+                   for line in pool.stderr_lines("mute"))
+    finally:
+        await pool.aclose()
+
+
+def test_a_one_shot_search_is_not_held_by_a_server_that_never_starts(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    text = ("servers:\n" + fake("good", "--hits", "2")
+            + fake("mute", "--hang-init") + "    timeout: 1\n")
+    config = write_config(home, text)
+    # The old start-up wait alone was 30 s; this source's own timeout is 1 s.
+    result = tributary("--config", str(config), "search", "--json", "retry", home=home, timeout=25)
+    data = json.loads(result.stdout)
+    status = {s["name"]: s["status"] for s in data["sources"]}
+    assert status == {"good": "ok", "mute": "timeout"}, result.stderr
+    assert len(data["hits"]) == 2
