@@ -121,6 +121,7 @@ DESCRIPTIONS: dict[str, str] = {
     "CacheConfig.ttl_s": "Seconds a cached answer is reused.",
     "CacheConfig.redis_url": "Redis server for the `redis` backend.",
     "CacheConfig.max_entries": "Most answers kept; the oldest go first.",
+    "CacheConfig.max_mb": "Largest size of the `sqlite` cache file in MB; past it the oldest answers go and the space is returned.",
     "RepoConfig.path": "The repository's folder.",
     "RepoConfig.name": "Its name in results; the folder's name when left out.",
     "RepoConfig.include": "Gitignore-style patterns of the files to index (empty: every text file not ignored).",
