@@ -35,9 +35,10 @@ SCHEMA = ROOT / "engine" / "config" / "schema.py"
 SECTIONS: list[tuple[str, type, str]] = [
     ("servers.<name>", schema.ServerConfig,
      "One MCP server to ask. The key is its name. `command` starts a stdio server; `url` "
-     "(without `command`) connects to a streamable HTTP one. Values in `env` and `headers` "
-     "may be `${VAR}` references, expanded from the environment when the server starts "
-     "and masked wherever they are shown."),
+     "(without `command`) connects to a streamable HTTP one (`transport: sse` for the "
+     "older HTTP+SSE transport). Values in `env` and `headers` may be `${VAR}` references, "
+     "expanded from the environment when the server starts, or `${keyring:NAME}` ones, "
+     "read from the OS keyring; both are masked wherever they are shown."),
     ("servers.<name>.health", schema.HealthConfig,
      "Health checks and the circuit breaker of one server."),
     ("routing", schema.RoutingConfig,
@@ -62,12 +63,14 @@ SECTIONS: list[tuple[str, type, str]] = [
 
 DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.name": "The server's name (the key under `servers`).",
-    "ServerConfig.transport": "`stdio` or `http`; inferred from `command` / `url` when left out.",
+    "ServerConfig.transport": ("`stdio`, `http` (streamable HTTP) or `sse` (the older HTTP+SSE "
+                               "transport); `stdio` or `http` is inferred from `command` / `url` "
+                               "when left out."),
     "ServerConfig.command": "Program to start (stdio).",
     "ServerConfig.args": "Its arguments.",
     "ServerConfig.env": "Extra environment for it; `${VAR}` references are expanded at start.",
     "ServerConfig.cwd": "Its working directory.",
-    "ServerConfig.url": "Streamable HTTP endpoint (http).",
+    "ServerConfig.url": "The server's endpoint (http, sse).",
     "ServerConfig.headers": "HTTP headers, e.g. `Authorization: \"Bearer ${TOKEN}\"`.",
     "ServerConfig.timeout": "Seconds one query may take before the source is reported as timed out.",
     "ServerConfig.weight": "Source weight for the `weighted` strategy.",
@@ -79,6 +82,9 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",
+    "ServerConfig.auth": ("OAuth sign-in (`tributary servers login NAME`): `auto` uses it when the "
+                          "server asks and no `Authorization` header is configured; `oauth` "
+                          "always; `none` never."),
     "HealthConfig.interval_s": "Seconds between health checks while no query asks the server.",
     "HealthConfig.failure_threshold": "Failures in a row that open the circuit breaker.",
     "HealthConfig.open_s": "Seconds the breaker stays open before the server is tried again.",
