@@ -21,7 +21,7 @@ from engine.index.weights import ModelIntegrityError
 from engine.normalize import NormalizeError
 from engine.servers.face import user_errors
 from engine.sources.client import SourceUnavailable, StartTimeout
-from engine.sources.connect import ConnectError
+from engine.sources.remote import ConnectError
 from engine.sources.tools import ToolSelectionError
 from engine.tasks.sources import GitError
 

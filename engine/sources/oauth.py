@@ -340,7 +340,7 @@ async def sign_in(
     browser). Raises :class:`SignInError` when it does not complete."""
     from mcp import ClientSession
 
-    from engine.sources.connect import ConnectError, expand_for_connection, remote_streams
+    from engine.sources.remote import ConnectError, expand_for_connection, remote_streams
 
     if server.transport == "stdio" or not server.url:
         raise SignInError(f"{server.name} is not a remote server: only http and sse servers sign in")
