@@ -14,6 +14,8 @@ from tests.fakes import FAKE_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.integration  # every test runs the command in a new process
+
 
 def tributary(*args: str, home: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}

@@ -26,6 +26,7 @@ def _config(home: Path) -> Path:
     return path
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -115,6 +116,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
     import asyncio
