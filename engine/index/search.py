@@ -32,9 +32,9 @@ KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
-PRIOR_POOL = 3  # × top_k: the fused candidates whose file roles are weighed
+PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
 PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
-REPEAT_FACTOR = 0.5
+REPEAT_FACTOR = 0.3
 
 
 @dataclass(frozen=True, slots=True)
