@@ -105,6 +105,15 @@ class Hit:
         return self.uri or self.title
 
 
+TASK_KIND = "task"
+
+
+def is_task(hit: Hit) -> bool:
+    """A past task (a commit, an issue) returned as an answer of its own (the tasks
+    server's items of ``kind`` "task"), not code and not a file."""
+    return hit.metadata.get("kind") == TASK_KIND
+
+
 def make_hit_id(source: str, tool: str, *keys: object) -> str:
     """A stable id: the same item from the same source gets the same id every time."""
     digest = hashlib.blake2b(digest_size=8)

@@ -46,7 +46,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from engine.config.schema import DedupConfig
-from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts
+from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts, is_task
 
 from .blocking import candidate_pairs
 from .definitions import first_definition
@@ -119,6 +119,8 @@ def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], 
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
+        if is_task(hit):  # a commit's message is never the same item as a chunk's text
+            key += b"\x00task"
         elif refs[i] and hit.path:  # (hit.path: for the type checker)
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
@@ -148,8 +150,11 @@ def distinct(a: Hit, b: Hit) -> bool:
 
 
 def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) -> bool:
-    """The cheap half of ``distinct``: different whole files, disjoint lines of one file.
+    """The cheap half of ``distinct``: a task beside anything else, different whole
+    files, disjoint lines of one file.
     ``facts`` of the hits, if known, with ``a`` and ``b`` at ``i`` and ``j``."""
+    if is_task(a) != is_task(b):  # a task and a chunk (or a file) are two answers
+        return True
     if facts is None:
         refs, spans = (is_file_reference(a), is_file_reference(b)), (_has_span(a), _has_span(b))
     else:
