@@ -292,6 +292,8 @@ class Engine:
             route=decision,
             context=result.context,
             strategy=strategy,
+            confidence=result.confidence,
+            confident=result.confident,
         )
         result.fill_metrics(response.metrics)
         response.metrics.total_ms = (time.perf_counter() - started) * 1000

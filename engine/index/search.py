@@ -54,6 +54,14 @@ class SearchHit:
     score: float
     content: str
     signature: str | None = None
+    # Each retriever's own view of the chunk, for confidence and the score breakdown:
+    # cosine of query and chunk, FTS5 BM25 (higher is better), 1-based ranks, None where
+    # the chunk was not in that retriever's pool; whether it defines a looked-up name.
+    cosine: float | None = None
+    bm25: float | None = None
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    symbol_match: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -104,22 +112,34 @@ def hybrid_search(
         lists.append((weights.dense, [cid for cid, _ in dense]))
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
     names = lookup_names(query)
+    symbols: list[int] = []
     if names and weights.symbol:
-        lists.append((weights.symbol, store.symbol_search(names, SYMBOL_POOL, where)))
+        symbols = store.symbol_search(names, SYMBOL_POOL, where)
+        lists.append((weights.symbol, symbols))
     best = _top_fused(store, lists, keyword, weights, top_k)
     chunks = store.chunks_by_id([cid for cid, _ in best])
+    seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
+    seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
+    defines = set(symbols)
     hits: list[SearchHit] = []
     for cid, score in best:
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
+        d_rank, cosine = seen_dense.get(cid, (None, None))
+        k_rank, bm25 = seen_keyword.get(cid, (None, None))
         hits.append(
             SearchHit(
                 chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
                 chunk.language, round(score, 6), chunk.content, chunk.signature,
+                _rounded(cosine), _rounded(bm25), d_rank, k_rank, cid in defines,
             )
         )  # fmt: skip
     return hits
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
 
 
 def _top_fused(

@@ -1,4 +1,6 @@
-"""The whole pipeline over one search's hits: dedup, fuse, limit, count, budget, assemble.
+"""The whole pipeline over one search's hits: dedup, fuse, limit, judge, count, budget,
+assemble. An answer none of whose hits clears the confidence bar gets a one-line
+"nothing relevant found" context.
 
 ``run_pipeline`` is what the engine calls once the fan-out has hits. It does no I/O;
 each stage's wall time is reported in ``PipelineResult.stage_ms``. Token counts are
@@ -16,8 +18,9 @@ from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import AssembledContext, ContextFormat, DedupGroup, Hit, Metrics, SearchRequest
 from engine.query_class import lookup_names
 
-from .assemble import assemble
+from .assemble import assemble, nothing_found
 from .budget import plan_budget
+from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
@@ -37,6 +40,8 @@ class PipelineResult:
     stage_ms: dict[str, float] = field(default_factory=dict)
     tokens_per_source: dict[str, int] = field(default_factory=dict)  # tokens each source put in the context
     allocation: dict[str, int] = field(default_factory=dict)  # each source's budget share
+    confidence: float = 0.0  # the best hit's (confidence.py)
+    confident: bool = False
 
     @property
     def total_ms(self) -> float:
@@ -128,6 +133,9 @@ def run_pipeline(
         ranked[: len(top)] = top
     clock.lap("merge")
 
+    judged = score_confidence(top, result.by_kept, request.query)
+    clock.lap("confidence")
+
     fill_tokens(top)
     clock.lap("tokens")
 
@@ -147,7 +155,11 @@ def run_pipeline(
         )
         tokens_per_source, allocation = plan.tokens_per_source, plan.allocation
         clock.lap("budget")
-        context = assemble(plan, fmt, request.query)
+        if judged.confident:
+            context = assemble(plan, fmt, request.query)
+        else:  # no hit is likely relevant: say so rather than fill the budget with noise
+            context = nothing_found(fmt, request.effective_budget, request.query, judged.overall)
+            tokens_per_source = {}
         clock.lap("assemble")
 
     return PipelineResult(
@@ -162,4 +174,6 @@ def run_pipeline(
         stage_ms=clock.stage_ms,
         tokens_per_source=tokens_per_source,
         allocation=allocation,
+        confidence=judged.overall,
+        confident=judged.confident,
     )

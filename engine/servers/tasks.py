@@ -52,7 +52,7 @@ class TaskItem(BaseModel):
     rank: int
     files: list[str]
     content: str = Field(description="title and body")
-    similarity: float | None = Field(default=None, description="cosine of query and task")
+    cosine: float | None = Field(default=None, description="cosine of query and task")
     bm25_rank: int | None = None
     dense_rank: int | None = None
     repo: str | None = None
@@ -71,7 +71,7 @@ class FileItem(BaseModel):
     start_line: int | None = None
     title: str
     tasks: list[str] = Field(description="ids of the supporting tasks")
-    similarity: float | None = Field(default=None, description="best supporting task's cosine")
+    cosine: float | None = Field(default=None, description="best supporting task's cosine")
     exists: bool | None = None
     repo: str | None = None
 
@@ -196,7 +196,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
                 rank=rank,
                 content=f.why(),
                 tasks=[hit.task.id for hit in f.tasks],
-                similarity=_best_similarity(f.tasks),
+                cosine=_best_similarity(f.tasks),
                 exists=f.exists,
                 repo=label if many else None,
             )
@@ -224,7 +224,7 @@ def task_item(hit: TaskHit, rank: int, repo: str | None) -> TaskItem:
         rank=rank,
         files=list(task.files),
         content=task.text[:CONTENT_CHARS],
-        similarity=None if hit.similarity is None else round(float(hit.similarity), 4),
+        cosine=None if hit.similarity is None else round(float(hit.similarity), 4),
         bm25_rank=hit.bm25_rank,
         dense_rank=hit.dense_rank,
         repo=repo,

@@ -38,7 +38,7 @@ def test_run_pipeline_end_to_end() -> None:
     assert result.raw_hits == 6 and result.unique_hits == 4
     assert result.top_k == 10  # clamped up to the minimum
     assert result.strategy == "rrf"
-    assert set(result.stage_ms) == {"normalise", "dedup", "fuse", "merge", "tokens", "budget", "assemble"}
+    assert set(result.stage_ms) == {"normalise", "dedup", "fuse", "merge", "confidence", "tokens", "budget", "assemble"}
     assert result.hits[0].path == "conf.py"  # two sources agree on it
     big = next(h for h in result.hits if h.path == "big.py")
     assert (big.start_line, big.end_line) == (1, 80)  # overlapping chunks merged for display

@@ -52,7 +52,7 @@ def test_a_task_is_never_folded_into_a_code_chunk() -> None:
 
 def test_the_context_renders_a_commit_as_a_commit() -> None:
     chunk = hit("files", 1, FUNC_A, path="engine/config.py", lines=(1, 8))
-    request = SearchRequest(query="validate server entries", format=ContextFormat.MARKDOWN)
+    request = SearchRequest(query="validate every server entry of the config", format=ContextFormat.MARKDOWN)
     done = run_pipeline({"files": [chunk], "tasks": [_task(1)]}, request)
     assert done.context is not None
     text = done.context.text
@@ -61,6 +61,6 @@ def test_the_context_renders_a_commit_as_a_commit() -> None:
     block = text[text.index(head):]
     assert "```" not in block.split("### ")[1]  # the message is prose, not a fenced block
     assert "Strict mode rejects unknown keys." in block
-    xml = run_pipeline({"tasks": [_task(1)]}, SearchRequest(query="q", format=ContextFormat.XML))
+    xml = run_pipeline({"tasks": [_task(1)]}, SearchRequest(query="validate server entry", format=ContextFormat.XML))
     assert xml.context is not None and '<commit source="tasks"' in xml.context.text
     assert 'date="2024-03-05"' in xml.context.text
