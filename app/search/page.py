@@ -444,7 +444,8 @@ class SearchPage(QWidget):
             self._selected_id = hit.id
         response = self.model.response
         group = response.group_of(hit.id) if response and member is None else None
-        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member)
+        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member,
+                             query=response.request.query if response else self.controller.query)
         self.detail.set_rating(self.model.rating(hit.id))
 
 

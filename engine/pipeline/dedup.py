@@ -634,3 +634,38 @@ def merge_group_span(group: DedupGroup) -> Hit:
     if merged is not None:
         group.kept = merged
     return group.kept
+
+
+def why_folded(member: GroupMember, kept: Hit | None = None) -> str:
+    """Why ``member`` was folded into ``kept`` (the result above, when not given), in
+    words, for the list and the detail."""
+    if kept is None:
+        where = "the result above"
+    else:
+        where = kept.location if kept.path or kept.uri else kept.title
+    reason = member.reason
+    if reason is DedupReason.HASH:
+        return f"same text as {where}"
+    if reason is DedupReason.FUZZY:
+        return f"near-identical ({member.similarity:.0%}) to {where}"
+    if reason is DedupReason.SEMANTIC:
+        return f"same meaning ({member.similarity:.0%} similar) as {where}"
+    if reason is DedupReason.OVERLAP:
+        return "overlapping lines of the same file"
+    if is_file_reference(member.hit):
+        return f"names the same file: evidence for {where}"
+    return f"the same file as {where}"
+
+
+def fold_label(member: GroupMember) -> str:
+    """``why_folded`` in a few words, for a narrow cell: "near-identical (92%)"."""
+    reason = member.reason
+    if reason is DedupReason.HASH:
+        return "same text"
+    if reason is DedupReason.FUZZY:
+        return f"near-identical ({member.similarity:.0%})"
+    if reason is DedupReason.SEMANTIC:
+        return f"same meaning ({member.similarity:.0%})"
+    if reason is DedupReason.OVERLAP:
+        return "overlapping lines"
+    return "evidence: same file" if is_file_reference(member.hit) else "same file"
