@@ -12,6 +12,7 @@ from typing import TypeVar
 from engine.config.errors import ConfigError
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from engine.model import ContextFormat, Hints, SearchRequest, TaskType
+from engine.query_input import QueryError
 
 T = TypeVar("T")
 
@@ -90,11 +91,15 @@ def fail(message: str) -> int:
 
 
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; a config error is printed whole, exit status 2."""
+    """Run a command's coroutine; a config error is printed whole, and so is a query
+    that cannot be searched (empty), exit status 2."""
     try:
         return asyncio.run(_call(main))
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
+        return 2
+    except QueryError as exc:
+        print(f"tributary: {exc}", file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,49 @@
+"""What the engine accepts as a query: checked and cut before any source is asked.
+
+An empty or blank query is an error (``QueryError``, naming what is wrong). A query
+longer than ``MAX_QUERY_CHARS`` (a pasted file, a log) is cut at a word boundary and
+the response says so in ``SearchResponse.notes``. A query with no letters or digits
+(``?!``, ``---``) has nothing any source could match: it is answered at once, with no
+hits, a note and the short "nothing relevant found" context, instead of a full
+budget of whatever the sources return for punctuation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from engine.model import SearchRequest
+
+MAX_QUERY_CHARS = 8000  # four times the longest commit message of the pytest benchmark
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+class QueryError(ValueError):
+    """The query cannot be searched (empty or blank)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedQuery:
+    request: SearchRequest
+    notes: list[str] = field(default_factory=list)
+    searchable: bool = True  # False: no word in it, nothing to ask the sources
+
+
+def check_query(request: SearchRequest) -> CheckedQuery:
+    """``request`` with its query cut to size, the notes saying what was done, and
+    whether there is anything to search for; raises ``QueryError`` for a blank query."""
+    query = request.query
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty: type what to search for")
+    notes: list[str] = []
+    if len(query) > MAX_QUERY_CHARS:
+        cut = query[:MAX_QUERY_CHARS]
+        space = cut.rfind(" ", MAX_QUERY_CHARS - 200)
+        cut = (cut[:space] if space > 0 else cut).rstrip()
+        notes.append(f"the query was {len(query):,} characters; only its first {len(cut):,} were searched")
+        request = replace(request, query=cut)
+    if not _WORD.search(request.query):
+        notes.append("the query has no letters or digits: nothing to search for")
+        return CheckedQuery(request, notes, searchable=False)
+    return CheckedQuery(request, notes)
