@@ -611,14 +611,11 @@ def _quote_first(order: list[int], hits: Sequence[Hit]) -> list[int]:
     """``order`` with its best chunk (a hit with lines) first, if it has one.
 
     A group led by a hit that names a whole file (a task history's "files changed")
-    and holding a chunk of that file stands for the file. For a lookup the chunk is the
-    answer: it is kept and shown, and the history is the member that says another
-    source agrees; otherwise a query for a name shows a list of commits where the
-    definition should be (``bench/identifier_queries.py``: definition first 0.740 ->
-    0.867). Not for other queries: there the history's few words say as much for less
-    (on the pytest benchmark, keeping chunks for every query made the budgeted context
-    3,996 -> 5,200 tokens for the same file recall, 0.930, and cost the composite
-    strategy held-out recall@10 0.762 -> 0.716)."""
+    and holding a chunk of that file stands for the file. Unless the question is about
+    the past, the chunk is the answer: it is kept and shown, and the history is the
+    member that says another source agrees; otherwise a question shows a run of commit
+    titles where the code should be (for lookups, ``bench/identifier_queries.py``:
+    definition first 0.740 -> 0.867)."""
     for at, i in enumerate(order):
         if _has_span(hits[i]):
             return [i, *order[:at], *order[at + 1 :]]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
 from engine.model import AssembledContext, ContextFormat, DedupGroup, Hit, Metrics, SearchRequest
-from engine.query_class import lookup_names
+from engine.query_class import asks_history
 
 from .assemble import assemble, nothing_found
 from .budget import plan_budget
@@ -81,8 +81,10 @@ class _Clock:
 
 def quotes_files(query: str) -> bool:
     """Whether dedup keeps a file's chunk rather than the history hit that names the file
-    (``deduplicate(quote_files=...)``): for lookups, where the code is the answer."""
-    return bool(lookup_names(query))
+    (``deduplicate(quote_files=...)``): for every query but a question about the past
+    (``asks_history``), the code is the answer and the history that agrees is evidence
+    (a member of the chunk's group, its rank a part of the score)."""
+    return not asks_history(query)
 
 
 def run_pipeline(
