@@ -56,7 +56,7 @@ def composite(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: Fus
         keyword = max(keyword_score(m, terms) for m in members)
         freshness = max(recency_score(m.timestamp, params.now) for m in members)
         reputation = reputation_score(hit, params)
-        length = length_score(hit, params.ideal_tokens)
+        length = max(length_score(m, params.ideal_tokens) for m in members)
         # What four ScoreParts.add calls would build (0.0 + each part), built at once.
         parts = {
             "keyword": 0.0 + weights.keyword * keyword,
