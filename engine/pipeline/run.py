@@ -22,6 +22,7 @@ from .assemble import assemble, nothing_found
 from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
+from .expand import context_hits
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
 from .tokens import fill_tokens
@@ -138,7 +139,9 @@ def run_pipeline(
     judged = score_confidence(top, result.by_kept, request.query)
     clock.lap("confidence")
 
-    fill_tokens(top)
+    # The context reads more of the best files' code (expand.py); a history question reads commits.
+    readable = context_hits(top, ranked) if request.assemble and quotes_files(request.query) else top
+    fill_tokens(readable)
     clock.lap("tokens")
 
     context: AssembledContext | None = None
@@ -147,7 +150,7 @@ def run_pipeline(
     if request.assemble:
         fmt = ContextFormat(request.format)
         plan = plan_budget(
-            top,
+            readable,
             budget=request.effective_budget,
             overflow=budget.overflow,
             task_type=request.task_type,
