@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
-from engine.model import AssembledContext, ContextFormat, DedupGroup, Hit, Metrics, SearchRequest
+from engine.model import (
+    AssembledContext,
+    ContextFormat,
+    DedupGroup,
+    Hit,
+    Metrics,
+    SearchRequest,
+    is_task,
+)
 from engine.query_class import asks_history
 
 from .assemble import assemble, nothing_found
@@ -88,6 +96,12 @@ def quotes_files(query: str) -> bool:
     return not asks_history(query)
 
 
+def commits_first(ranked: list[Hit]) -> list[Hit]:
+    """The past tasks (commits) of a ranking first, each part in its order: the answer
+    to a question about the past is its commits, then the files they touched."""
+    return [h for h in ranked if is_task(h)] + [h for h in ranked if not is_task(h)]
+
+
 def run_pipeline(
     hits_by_source: Mapping[str, Sequence[Hit]],
     request: SearchRequest,
@@ -127,6 +141,8 @@ def run_pipeline(
 
     strategy = request.strategy or fusion.strategy
     ranked = fuse(result.hits, result.by_kept, strategy, FusionParams.build(request, fusion, reputation, weights))
+    if not quotes_files(request.query):
+        ranked = commits_first(ranked)
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")

@@ -64,3 +64,13 @@ def test_the_context_renders_a_commit_as_a_commit() -> None:
     xml = run_pipeline({"tasks": [_task(1)]}, SearchRequest(query="validate server entry", format=ContextFormat.XML))
     assert xml.context is not None and '<commit source="tasks"' in xml.context.text
     assert 'date="2024-03-05"' in xml.context.text
+
+
+def test_a_question_about_the_past_is_answered_by_commits_first() -> None:
+    chunk = hit("files", 1, FUNC_A, path="engine/config.py", lines=(1, 8))
+    why = hit("tasks", 1, "Validate every server entry (2024-03-05)", path="engine/config.py")
+    hits = {"files": [chunk], "tasks": [why, _task(6)]}
+    history = run_pipeline(hits, SearchRequest(query="when did config validation change", assemble=False))
+    assert is_task(history.hits[0])
+    other = run_pipeline(hits, SearchRequest(query="validate server entries of the config", assemble=False))
+    assert other.hits[0].id == chunk.id
