@@ -68,3 +68,21 @@ def test_the_four_figures_of_one_query() -> None:
     summary = summarise([scores, ContentScores(None, 1.0, None, None)])
     assert summary.with_spans == 1 and summary.context_precision == (0.6 + 1.0) / 2
     assert "context recall 0.500" in summary.text()
+
+
+def test_snapshot_chunks_read_every_chunks_lines(tmp_path: Path) -> None:
+    import sqlite3
+
+    from engine.eval.content import snapshot_chunks
+
+    index = tmp_path / "repo.files.sqlite"
+    conn = sqlite3.connect(index)
+    conn.executescript(
+        "CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT);"
+        "CREATE TABLE chunks (id INTEGER PRIMARY KEY, file_id INTEGER, start_line INTEGER, end_line INTEGER);"
+        "INSERT INTO files VALUES (1, 'mod.py'), (2, 'b.py');"
+        "INSERT INTO chunks VALUES (1, 1, 1, 11), (2, 1, 12, 20), (3, 2, 1, 5);"
+    )
+    conn.commit()
+    conn.close()
+    assert snapshot_chunks([index]) == {"mod.py": [(1, 11), (12, 20)], "b.py": [(1, 5)]}
