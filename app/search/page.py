@@ -459,6 +459,9 @@ def _summary(response: SearchResponse, final: bool) -> str:
         text += f" · dedup {100 * m.dedup_rate:.0f} %"
     if final:
         text += f" · {m.total_ms:.0f} ms"
+        if not response.confident:  # the closest matches are still listed, but said to be weak
+            text += " · no confident results" if response.hits else ""
+        text += "".join(f" · {note}" for note in response.notes)
     else:
         text += " · waiting…"
     return text

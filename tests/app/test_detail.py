@@ -102,3 +102,15 @@ def test_folded_hits_say_in_words_why(qtbot: Any) -> None:
     assert "near-identical (92%) to pkg/mod.py:8-11" in text
     pane.show_hit(near, member=group.members[1])
     assert pane.group.text() == "Folded into the result above: near-identical (92%)."
+
+
+def test_the_summary_says_when_nothing_is_confident() -> None:
+    from app.search.page import _summary
+    from engine.model import SearchRequest, SearchResponse
+
+    weak = SearchResponse(request=SearchRequest(query="qwzxv"), hits=[_commit()], confident=False)
+    assert "no confident results" in _summary(weak, final=True)
+    strong = SearchResponse(request=SearchRequest(query="cache"), hits=[_commit()], confident=True,
+                            notes=["the query was 100,000 characters; only its first 7,990 were searched"])
+    text = _summary(strong, final=True)
+    assert "no confident" not in text and "only its first 7,990 were searched" in text
