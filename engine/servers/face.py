@@ -93,6 +93,7 @@ class ContextOut(BaseModel):
     format: str
     chunks: int
     sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list, description="what was done to the query (cut)")
     error: str | None = None
 
 
@@ -242,6 +243,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             format=str(request.format),
             chunks=len(context.chunks) if context else 0,
             sources=_sources_out(response),
+            notes=response.notes,
             error=response.error,
         )
 

@@ -48,3 +48,6 @@ def test_the_command_line_names_the_problem(tmp_path) -> None:  # type: ignore[n
     marks = tributary("--config", str(config), "search", "?!?", home=home)
     assert marks.returncode == 0, marks.stderr
     assert "no letters or digits" in marks.stdout and "no results" in marks.stdout
+    huge = tributary("--config", str(config), "context", "retry " * 20_000, home=home)
+    assert huge.returncode == 0, huge.stderr
+    assert "note: the query was 120,000 characters" in huge.stderr
