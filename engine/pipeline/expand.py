@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from engine.model import Hit, is_task
 
-CONTEXT_FILES = 3  # the first files of the list that bring more of their chunks
+CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 
 
