@@ -36,6 +36,7 @@ from engine.fanout import SourceResult, all_failed, fan_out_rounds
 from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
+    ContextFormat,
     DedupGroup,
     Hit,
     RouteDecision,
@@ -45,6 +46,7 @@ from engine.model import (
     SourceReport,
     SourceStatus,
 )
+from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
 from engine.query_check import check_query
@@ -170,8 +172,12 @@ class Engine:
         gets the final one. ``partials=False`` skips the in-between fusions and yields
         only the final update (what :meth:`search` wants).
         """
-        check_query(request.query)
         started = time.perf_counter()
+        checked = check_query(request)  # raises QueryError for a blank query
+        request = checked.request
+        if not checked.searchable:
+            yield SearchUpdate(self._unsearchable(request, checked.notes, started), final=True)
+            return
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)
         if request.use_cache and self.cache is not None:
@@ -218,12 +224,23 @@ class Engine:
                     yield SearchUpdate(partial, source=reports[result.name])
 
         response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+        response.notes = list(checked.notes)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:
                 yield SearchUpdate(response, source=reports[result.name])
         await self._finish(request, response)
         yield SearchUpdate(response, final=True)
+
+    def _unsearchable(self, request: SearchRequest, notes: list[str], started: float) -> SearchResponse:
+        """The answer to a query with nothing to search for: no hits, the notes, and the
+        short "nothing relevant found" context."""
+        fmt = ContextFormat(request.format)
+        context = nothing_found(fmt, request.effective_budget, request.query, 0.0) if request.assemble else None
+        response = SearchResponse(request=request, context=context, notes=list(notes),
+                                  strategy=request.strategy or self.config.fusion.strategy)
+        response.metrics.total_ms = (time.perf_counter() - started) * 1000
+        return response
 
     def _initial_reports(self, decision: RouteDecision) -> dict[str, SourceReport]:
         reports: dict[str, SourceReport] = {}
@@ -290,6 +307,8 @@ class Engine:
             route=decision,
             context=result.context,
             strategy=strategy,
+            confidence=result.confidence,
+            confident=result.confident,
         )
         result.fill_metrics(response.metrics)
         response.metrics.total_ms = (time.perf_counter() - started) * 1000

@@ -62,6 +62,7 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert out is not None
         assert 0 < out["tokens"] <= 300
         assert "src/alpha/mod_1.py" in out["context"]
+        assert out["confident"] is True and 0 < out["confidence"] <= 1
 
         fb = await session.call_tool("feedback", {"hit_id": data["hits"][0]["id"],
                                                   "source": "alpha", "useful": True})
