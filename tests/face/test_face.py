@@ -146,7 +146,7 @@ async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
             await s.initialize()
             found = await s.call_tool("search", {"query": "retry", "top_k": 10})
             assert not found.is_error, found.content
-            assert found.structured_content and found.structured_content["hits"]
+            assert found.structured_content and found.structured_content["hits"], found.structured_content
     finally:
         proc.terminate()
         try:
