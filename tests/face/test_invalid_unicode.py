@@ -123,5 +123,5 @@ def test_commands_name_an_undecodable_query(tmp_path: Path, command: list[str]) 
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         capture_output=True, timeout=120,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad input, like a usage error
     assert b"not valid Unicode" in done.stderr and b"U+DCFF at character 4" in done.stderr
