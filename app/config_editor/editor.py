@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -86,6 +87,9 @@ class ConfigEditor(QWidget):
         self.servers.message.connect(self.message.emit)
         self.servers.changed.connect(self._refresh_rule_servers)
         self._original: Config | None = None
+        save_keys = QShortcut(QKeySequence.StandardKey.Save, self, self._save_keys)
+        save_keys.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.save_button.setToolTip("Save (Ctrl+S)")
         self._render_status()
         self.setEnabled(False)
 
@@ -160,6 +164,13 @@ class ConfigEditor(QWidget):
         self.status.style().polish(self.status)
         self.save_button.setEnabled(self.dirty and not errors)
         self.revert_button.setEnabled(self.dirty)
+
+    def _save_keys(self) -> None:
+        """Ctrl+S: save what the Save button would; say why when there is nothing to."""
+        if self.save_button.isEnabled():
+            self.save()
+        else:
+            self.message.emit(self.status.text() or "Nothing to save")
 
     def save(self) -> None:
         """Validate, write atomically (engine's writer), then apply to the engine."""
