@@ -177,3 +177,15 @@ async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest
         states = await engine.start_sources(["alpha"])
         assert tokens._tokenizer is not None
         assert {s.name: s.status for s in states.values()} == {"alpha": "ready"}
+
+
+async def test_query_syntax_filters_sources_and_paths() -> None:
+    async with make_engine(make_config("alpha", "beta")) as engine:
+        only = await engine.search(SearchRequest("retry source:beta", top_k=10))
+        excluded = await engine.search(SearchRequest("retry -path:src/alpha/", top_k=10))
+        nothing = await engine.search(SearchRequest("retry lang:go", top_k=10))
+    assert only.request.query == "retry"
+    assert {h.source for h in only.hits} == {"beta"}
+    assert {r.name: r.status for r in only.sources}["alpha"] == SourceStatus.SKIPPED
+    assert excluded.hits and all(not (h.path or "").startswith("src/alpha/") for h in excluded.hits)
+    assert nothing.hits == []  # the fakes' hits are Python files
