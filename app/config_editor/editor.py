@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app import theme
 from app.config_editor import backend
+from app.config_editor.desktop import DesktopPage
 from app.config_editor.ranking import RankingPage
 from app.config_editor.rules import RulesPage, server_names
 from app.config_editor.servers import ServersPage
@@ -59,6 +60,9 @@ class ConfigEditor(QWidget):
         self.tabs.addTab(self.servers, theme.icon("servers"), "Servers")
         self.tabs.addTab(self.rules, theme.icon("routing"), "Routing rules")
         self.tabs.addTab(self.ranking, theme.icon("settings"), "Ranking && budget")
+        self.desktop = DesktopPage()
+        self.desktop.message.connect(self.message.emit)
+        self.tabs.addTab(self.desktop, theme.icon("open"), "Desktop")
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
