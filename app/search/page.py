@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import (
@@ -49,7 +50,7 @@ from app.search.controller import SearchController
 from app.search.detail import NOT_USEFUL_KEYS, USEFUL_KEYS, DetailPane
 from app.search.empty_state import EmptyState
 from app.search.filters_bar import FiltersBar
-from app.search.hints import HintsBar
+from app.search.hints import HintsBar, count_hints, related
 from app.search.query_box import QueryBox
 from app.search.results_model import (
     BADGE_PADDING,
@@ -69,6 +70,7 @@ from engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from engine.model import (
     ContextFormat,
     DedupGroup,
+    Hints,
     Hit,
     SearchResponse,
     SearchUpdate,
@@ -142,7 +144,8 @@ class SearchPage(QWidget):
             controls.addWidget(widget)
             controls.addSpacing(10)
         self.hints = HintsBar()
-        self.hints.changed.connect(lambda hints: self.controller.set_options(hints=hints))
+        self.hints.changed.connect(self._hints_changed)
+        self._hints_for = ""  # the question the hints were given for
         controls.addWidget(self.hints.toggle)
 
         self.filters = FiltersBar(self._source_names)
@@ -192,6 +195,9 @@ class SearchPage(QWidget):
         self.context = ContextPreview()
         self.context.format_changed.connect(lambda f: self.controller.set_options(format=ContextFormat(f)))
         self.context.budget_changed.connect(lambda v: self.controller.set_options(max_tokens=v))
+        self.context.budget.setToolTip(
+            "Tokens for the whole prompt. The context gets this minus the reserve kept for the "
+            "question and the answer (1,000 tokens by default), which is why the bar reads “of …” less.")
         self.context.copied.connect(lambda n: self.message.emit(f"Copied {n:,} tokens of context"))
         self.tabs = QTabWidget()
         self.tabs.addTab(self.detail, "Detail")
@@ -279,7 +285,28 @@ class SearchPage(QWidget):
     def _query_edited(self, text: str) -> None:
         """Typing: the filter words set the filter controls; the search is scheduled."""
         self.filters.show_filters(parse_query(text).filters)
+        self._forget_unrelated_hints(text)
         self.controller.schedule(text)
+
+    def _hints_changed(self, hints: Any) -> None:
+        self._hints_for = parse_query(self.query.text()).text
+        self.controller.set_options(hints=hints)
+
+    def _forget_unrelated_hints(self, text: str) -> None:
+        """Hints given for one question do not silently steer an unrelated one: when the
+        new question shares no word with theirs, they are cleared, and the status bar says so."""
+        words = parse_query(text).text
+        if not self._hints_for:
+            self._hints_for = words if count_hints(self.controller.options.hints) else ""
+            return
+        if not count_hints(self.controller.options.hints) or related(words, self._hints_for):
+            return
+        if len(words) < 3:
+            return  # still typing the first word
+        previous, self._hints_for = self._hints_for, ""
+        self.hints.reset_quietly()
+        self.controller.options = replace(self.controller.options, hints=Hints())
+        self.message.emit(f"Hints cleared: they were for “{previous}” (Ctrl+H to set new ones)")
 
     def _filters_changed(self, filters: Any) -> None:
         """A filter control changed: rewrite the query's filter words and search again."""
@@ -370,6 +397,7 @@ class SearchPage(QWidget):
         self._submit(text)
 
     def _submit(self, text: str) -> None:
+        self._forget_unrelated_hints(text)
         if text.strip():
             self.query.remember(text)
             self.controller.submit(text)
