@@ -25,10 +25,12 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QSh
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QStackedWidget,
@@ -150,7 +152,7 @@ class SearchPage(QWidget):
 
         self.filters = FiltersBar(self._source_names)
         self.filters.changed.connect(self._filters_changed)
-        controls.addWidget(self.filters, 1)
+        controls.addStretch()
 
         self.strip = SourceStrip(states=self._server_states)
         self.strip.log_requested.connect(self.show_log)
@@ -182,6 +184,7 @@ class SearchPage(QWidget):
         self._badge_timer.timeout.connect(self._layout_badges)
         header.sectionResized.connect(self._section_resized)
         self.tree.installEventFilter(self)
+        self.tree.viewport().installEventFilter(self)
         self._layout_badges()
         self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -200,7 +203,14 @@ class SearchPage(QWidget):
             "question and the answer (1,000 tokens by default), which is why the bar reads “of …” less.")
         self.context.copied.connect(lambda n: self.message.emit(f"Copied {n:,} tokens of context"))
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.detail, "Detail")
+        # In a scroll area: however tall an answer's detail is (a long breakdown, many
+        # folded duplicates), it scrolls inside the pane instead of growing the window.
+        self.detail_scroll = QScrollArea()
+        self.detail_scroll.setWidget(self.detail)
+        self.detail_scroll.setWidgetResizable(True)
+        self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.detail_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.tabs.addTab(self.detail_scroll, "Detail")
         self.tabs.addTab(self.context, "Context")
 
         self.empty = EmptyState()
@@ -232,6 +242,7 @@ class SearchPage(QWidget):
         layout.setSpacing(10)
         layout.addWidget(self.query)
         layout.addLayout(controls)
+        layout.addWidget(self.filters)  # a row of its own: the window stays narrow
         layout.addWidget(self.hints)
         layout.addWidget(self.strip)
         layout.addWidget(splitter, 1)
@@ -606,8 +617,8 @@ class SearchPage(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.tree and event.type() == QEvent.Type.FontChange:
             self._badge_timer.start()
-        elif watched is self.tree and event.type() == QEvent.Type.Resize:
-            self.fit_columns()
+        elif watched is self.tree.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_columns()  # the viewport: its width also changes as a scroll bar comes
         elif watched is self.tree and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             return self._results_key(event)
         return False
