@@ -584,7 +584,8 @@ class SearchPage(QWidget):
             # A new question starts folded: a row that came back (its hit, or one of its
             # group's) would otherwise stay open from the last question.
             self.tree.collapseAll()
-            self._select_first()
+        if self._auto_selected:
+            self._select_first()  # #1 of the ranking as it stands, until the user picks
         self._restore_selection()
         if self.model.rowCount():
             self.results.setCurrentWidget(self.tree)
@@ -620,7 +621,10 @@ class SearchPage(QWidget):
         elif watched is self.tree.viewport() and event.type() == QEvent.Type.Resize:
             self.fit_columns()  # the viewport: its width also changes as a scroll bar comes
         elif watched is self.tree and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            self._auto_selected = False  # the user moves: their pick stays from now on
             return self._results_key(event)
+        elif watched is self.tree.viewport() and event.type() == QEvent.Type.MouseButtonPress:
+            self._auto_selected = False
         return False
 
     def _section_resized(self, column: int, _old: int, _new: int) -> None:
@@ -669,8 +673,6 @@ class SearchPage(QWidget):
         hit = self.model.hit_at(current)
         if hit is None:
             return
-        if not self._selecting:
-            self._auto_selected = False  # the user chose: keep their pick from now on
         member = current.siblingAtColumn(0).data(MEMBER_ROLE)
         if member is None:
             self._selected_id = hit.id
