@@ -92,7 +92,9 @@ class MainWindow(QMainWindow):
         self._status_timer = QTimer(self, singleShot=True)
         self._status_timer.timeout.connect(lambda: self._set_status(""))
         self.sidebar.setCurrentRow(0)
-        QShortcut(QKeySequence("Ctrl+K"), self, self.focus_search)
+        # The query box from anywhere in the window (whichever page is shown).
+        for keys in ("Ctrl+L", "Ctrl+K", "Ctrl+F"):
+            QShortcut(QKeySequence(keys), self, self.focus_search)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close_requested.emit)
         QShortcut(QKeySequence("Ctrl+Shift+Space"), self, self.quick_query_requested.emit)
 

@@ -272,8 +272,6 @@ class SearchPage(QWidget):
         self._auto_selected = False  # the selection is ours (hit #1), not the user's
         self._selecting = False
         self.refresh_empty_state()
-        QShortcut(QKeySequence("Ctrl+L"), self, self.focus_query)
-        QShortcut(QKeySequence("Ctrl+F"), self, self.focus_query)
         QShortcut(QKeySequence("Ctrl+Shift+C"), self, self.context.copy)
         QShortcut(QKeySequence("Ctrl+1"), self, lambda: self.tabs.setCurrentIndex(0))
         QShortcut(QKeySequence("Ctrl+2"), self, lambda: self.tabs.setCurrentIndex(1))

@@ -281,9 +281,14 @@ async def until(condition: Callable[[], bool], timeout: float = 20.0, what: str 
 
 @asynccontextmanager
 async def running_shell(engine: Any, size: tuple[int, int], tmp_path: Path) -> AsyncIterator[Shell]:
-    """A shell on ``engine`` (opened at once), its window shown at ``size``."""
+    """A shell on ``engine`` (opened at once), its window shown at ``size``. ``engine``
+    None: the app's own engine, opened from TRIBUTARY_HOME and closed with the shell."""
 
-    async def factory(_: Path | None) -> Any:
+    async def factory(path: Path | None) -> Any:
+        if engine is None:
+            from app.engine_api import open_engine
+
+            return await open_engine(path)
         return SharedEngine(engine)
 
     shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(tmp_path / "history.json"))
