@@ -243,7 +243,7 @@ class Shell(QObject):
     def import_servers(self) -> None:
         editor = self.editor
         self.window.show_page(editor)
-        editor.tabs.setCurrentWidget(editor.servers)
+        editor.show_tab(editor.servers)
         if editor.draft is None:
             self.window.show_message("The engine is still starting — try again in a moment.")
             return
@@ -254,7 +254,7 @@ class Shell(QObject):
     def add_server(self) -> None:
         editor = self.editor
         self.window.show_page(editor)
-        editor.tabs.setCurrentWidget(editor.servers)
+        editor.show_tab(editor.servers)
         if editor.draft is not None:
             editor.servers.add_server()
 

@@ -16,9 +16,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -58,8 +60,9 @@ class ConfigEditor(QWidget):
         self.ranking = RankingPage()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.servers, theme.icon("servers"), "Servers")
-        self.tabs.addTab(self.rules, theme.icon("routing"), "Routing rules")
-        self.tabs.addTab(self.ranking, theme.icon("settings"), "Ranking && budget")
+        # Scrolled, so a short screen scrolls the form instead of growing the window.
+        self.tabs.addTab(_scrolled(self.rules), theme.icon("routing"), "Routing rules")
+        self.tabs.addTab(_scrolled(self.ranking), theme.icon("settings"), "Ranking && budget")
         self.desktop = DesktopPage()
         self.desktop.message.connect(self.message.emit)
         self.tabs.addTab(self.desktop, theme.icon("open"), "Desktop")
@@ -96,6 +99,14 @@ class ConfigEditor(QWidget):
         self.save_button.setToolTip("Save (Ctrl+S)")
         self._render_status()
         self.setEnabled(False)
+
+    def show_tab(self, page: QWidget) -> None:
+        """Show the tab holding ``page`` (some tabs wrap theirs in a scroll area)."""
+        for index in range(self.tabs.count()):
+            tab = self.tabs.widget(index)
+            if tab is not None and (tab is page or tab.isAncestorOf(page)):
+                self.tabs.setCurrentIndex(index)
+                return
 
     def load(self, config: Config) -> None:
         """Start editing a copy of ``config`` (the running one)."""
@@ -220,6 +231,14 @@ class ConfigEditor(QWidget):
         # Nothing was written: keep every edit, say why.
         self.issues = [backend.Issue("", f"not saved: {backend.describe(error)}")]
         self._render_status()
+
+
+def _scrolled(page: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area
 
 
 class AppliedLater(Exception):

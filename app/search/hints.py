@@ -100,7 +100,7 @@ class HintsBar(QWidget):
         self.pick.setObjectName("Action")
         self.pick.setText("…")
         self.pick.setToolTip("Pick related files")
-        self.pick.setStyleSheet("QToolButton { padding: 5px 7px; }")
+        self.pick.setStyleSheet("QToolButton { padding: 5px 7px; } QToolButton:focus { padding: 4px 6px; }")
         self.pick.clicked.connect(self.pick_files)
         self.issues = QLineEdit()
         self.issues.setPlaceholderText("#123, 456")
