@@ -191,7 +191,8 @@ class QuickPopup(QWidget):
         state = "" if update.final else " · waiting for more sources…"
         self.status.setText(
             f"{len(response.hits)} results from {answered}/{len(response.sources)} sources · "
-            f"{tokens:,} tokens of context{state}"
+            f"{tokens:,} tokens of context{state}\n"
+            "↑↓ pick · Enter copies it · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
         )
 
     def _finished(self, response: SearchResponse) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -84,9 +84,7 @@ class MainWindow(QMainWindow):
         self.indicator = TaskIndicator(runner())
         # Messages in a label of their own, elided beside the task indicator (the status
         # bar's own message is drawn across the whole bar, over the indicator).
-        self.status_text = QLabel()
-        self.status_text.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.status_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_text = ElidedLabel()
         self.statusBar().addWidget(self.status_text, 1)
         self.statusBar().addPermanentWidget(self.indicator)
         self._status_timer = QTimer(self, singleShot=True)
@@ -163,15 +161,11 @@ class MainWindow(QMainWindow):
         self._status_timer.start(max(timeout_ms, 1000 + 40 * len(text)))  # long ones stay longer
 
     def _set_status(self, text: str) -> None:
-        metrics = self.status_text.fontMetrics()
-        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.status_text.width()))
-        self.status_text.setText(shown)
-        self.status_text.setToolTip(text if shown != text else "")
-        self._status_full = text
+        self.status_text.set_full_text(text)
 
     def message_text(self) -> str:
         """The status message now shown, whole."""
-        return getattr(self, "_status_full", "")
+        return self.status_text.full_text
 
     def set_tray_note(self, text: str) -> None:
         """Say once, where it stays visible, that there is no tray (and what to use)."""
@@ -191,3 +185,27 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         event.ignore()
         self.close_requested.emit()
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, elided to the width it has (re-elided as that changes);
+    the whole text is its tooltip. It never asks for more width than it gets."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(1, self.width()))
+        self.setText(shown)
+        self.setToolTip(self.full_text if shown != self.full_text else "")

@@ -82,6 +82,7 @@ from engine.model import (
 from engine.query_syntax import format_filters, parse_query
 
 RENDER_MS = 40
+SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge
 BADGE_ICON_SPAN = 4096  # px: wider than any Sources column
 BADGE_RELAYOUT_MS = 60
 STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
@@ -233,7 +234,7 @@ class SearchPage(QWidget):
         splitter.setStretchFactor(1, 2)
         # Small enough minimums that the window fits a 1,024 px screen with the sidebar.
         left.setMinimumWidth(300)
-        self.tabs.setMinimumWidth(240)
+        self.tabs.setMinimumWidth(340)  # the detail pane's buttons in one row
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([660, 430])
 
@@ -392,10 +393,10 @@ class SearchPage(QWidget):
         width = self.tree.viewport().width()
         fixed = header.sectionSize(RANK) + header.sectionSize(SCORE)
         free = max(0, width - fixed)
-        sources = max(64, min(150, int(free * 0.18)))
-        location = max(80, min(360, int(free * 0.32)))
-        if free - sources - location < 140:  # narrow: the name first
-            location = max(60, free - sources - 140)
+        sources = max(SOURCES_MIN, min(150, int(free * 0.16)))  # room for one whole badge
+        location = max(80, min(420, int(free * 0.38)))
+        if free - sources - location < 160:  # narrow: the name first
+            location = max(60, free - sources - 160)
         for column, size in ((SOURCES, sources), (LOCATION, location)):
             if header.sectionSize(column) != size:
                 header.resizeSection(column, size)

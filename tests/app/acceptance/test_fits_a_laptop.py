@@ -41,7 +41,7 @@ async def test_twelve_sources_fit_and_the_window_never_resizes_itself(
         assert total <= page.tree.viewport().width() + 1
         assert header.sectionSize(TITLE) >= header.sectionSize(LOCATION)
         assert header.sectionSize(TITLE) >= 140
-        assert header.sectionSize(SCORE) > 0 and header.sectionSize(SOURCES) >= 64
+        assert header.sectionSize(SCORE) > 0 and header.sectionSize(SOURCES) >= 100
         # The detail pane and its buttons are inside the window.
         detail = page.detail.open_button
         corner = detail.mapTo(window, detail.rect().bottomRight())
