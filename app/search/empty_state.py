@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from app import theme
-from engine.config.importer import client_config_paths
 
 EXAMPLE = "where is the retry logic"
 KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
@@ -81,6 +80,8 @@ class EmptyState(QWidget):
 
     def show_first_run(self, reason: str = "") -> None:
         """Nothing to ask yet: index a repository, or bring servers in."""
+        from engine.config.importer import client_config_paths  # not needed for the first paint
+
         found = sorted({label for label, _ in client_config_paths()})
         body = ("Tributary asks your indexed repositories and your MCP servers at once and hands back one "
                 "ranked answer. Add a repository to search its code and its history")
