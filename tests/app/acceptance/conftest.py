@@ -241,7 +241,7 @@ class _Errors(logging.Handler):
         self.seen = seen
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append(f"logged {record.levelname} {record.name}: {record.getMessage()}")
+        self.seen.append(f"logged {record.levelname} {record.name}: {logging.Formatter().format(record)}")
 
 
 @pytest.fixture(autouse=True)
