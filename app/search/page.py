@@ -83,6 +83,8 @@ from engine.query_syntax import format_filters, parse_query
 
 RENDER_MS = 40
 SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge
+TITLE_MIN = 160  # px: the result's name keeps at least this
+LOCATION_MIN = 110  # px: a narrower location column is hidden rather than shown as "src…-39"
 BADGE_ICON_SPAN = 4096  # px: wider than any Sources column
 BADGE_RELAYOUT_MS = 60
 STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
@@ -394,10 +396,14 @@ class SearchPage(QWidget):
         fixed = header.sectionSize(RANK) + header.sectionSize(SCORE)
         free = max(0, width - fixed)
         sources = max(SOURCES_MIN, min(150, int(free * 0.16)))  # room for one whole badge
+        sources = max(64, min(sources, free - TITLE_MIN))  # very narrow: the name before badges
         location = max(80, min(420, int(free * 0.38)))
-        if free - sources - location < 160:  # narrow: the name first
-            location = max(60, free - sources - 160)
-        for column, size in ((SOURCES, sources), (LOCATION, location)):
+        if free - sources - location < TITLE_MIN:  # narrow: the name first
+            location = free - sources - TITLE_MIN
+        # Too narrow to say anything useful: the location goes (the detail pane and the
+        # row's tooltip still show it) and the name gets its room.
+        header.setSectionHidden(LOCATION, location < LOCATION_MIN)
+        for column, size in ((SOURCES, sources), (LOCATION, max(location, LOCATION_MIN))):
             if header.sectionSize(column) != size:
                 header.resizeSection(column, size)
 
