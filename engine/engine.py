@@ -38,6 +38,7 @@ from engine.fanout import SourceResult, all_failed, fan_out_rounds
 from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
+    ContextFormat,
     DedupGroup,
     Hit,
     RouteDecision,
@@ -47,9 +48,11 @@ from engine.model import (
     SourceReport,
     SourceStatus,
 )
+from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
 from engine.query_check import check_query
+from engine.query_syntax import filter_hits, filter_sources, with_query_filters
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -175,19 +178,32 @@ class Engine:
         only the final update (what :meth:`search` wants). Past the admission limits
         (:mod:`engine.admission`) it raises :class:`~engine.admission.Busy` at once.
         """
-        check_query(request.query)  # a query that cannot be searched takes no slot
+        started = time.perf_counter()
+        request = with_query_filters(request)  # lang:go path:src/ source:files …
+        checked = check_query(request)  # raises QueryError for a blank query
+        request = checked.request
+        if not checked.searchable:  # answered at once, taking no admission slot
+            yield SearchUpdate(self._unsearchable(request, checked.notes, started), final=True)
+            return
         async with (
             self.admission.slot(),
-            contextlib.aclosing(self._search_stream(request, partials=partials)) as updates,
+            contextlib.aclosing(
+                self._search_stream(request, list(checked.notes), partials=partials)
+            ) as updates,
         ):
             async for update in updates:
                 yield update
 
     async def _search_stream(
-        self, request: SearchRequest, *, partials: bool
+        self, request: SearchRequest, notes: list[str], *, partials: bool
     ) -> AsyncGenerator[SearchUpdate, None]:
+        """:meth:`search_stream` for a checked request (``notes``: what the check did
+        to it), once it holds a slot."""
         started = time.perf_counter()
-        decision = self.route(request.query, request.sources)
+        chosen = request.filters.sources or None  # source:NAME asks NAME, whatever the rules say
+        sources = request.sources if chosen is None else [
+            s for s in chosen if request.sources is None or s in request.sources]
+        decision = filter_sources(self.route(request.query, sources), request.filters)
         reports = self._initial_reports(decision)
         if request.use_cache and self.cache is not None:
             cached = await self._cached_response(request)
@@ -233,12 +249,23 @@ class Engine:
                     yield SearchUpdate(partial, source=reports[result.name])
 
         response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+        response.notes = notes
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:
                 yield SearchUpdate(response, source=reports[result.name])
         await self._finish(request, response)
         yield SearchUpdate(response, final=True)
+
+    def _unsearchable(self, request: SearchRequest, notes: list[str], started: float) -> SearchResponse:
+        """The answer to a query with nothing to search for: no hits, the notes, and the
+        short "nothing relevant found" context."""
+        fmt = ContextFormat(request.format)
+        context = nothing_found(fmt, request.effective_budget, request.query, 0.0) if request.assemble else None
+        response = SearchResponse(request=request, context=context, notes=list(notes),
+                                  strategy=request.strategy or self.config.fusion.strategy)
+        response.metrics.total_ms = (time.perf_counter() - started) * 1000
+        return response
 
     def _initial_reports(self, decision: RouteDecision) -> dict[str, SourceReport]:
         reports: dict[str, SourceReport] = {}
@@ -285,6 +312,9 @@ class Engine:
             source_weights=weights,
             assemble=request.assemble and final,
         )
+        if not request.filters.is_empty():
+            hits_by_source = {name: filter_hits(hits, request.filters)
+                              for name, hits in hits_by_source.items()}
         result: PipelineResult = run_pipeline(
             hits_by_source,
             effective,
@@ -305,6 +335,8 @@ class Engine:
             route=decision,
             context=result.context,
             strategy=strategy,
+            confidence=result.confidence,
+            confident=result.confident,
         )
         result.fill_metrics(response.metrics)
         response.metrics.total_ms = (time.perf_counter() - started) * 1000

@@ -93,6 +93,7 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     score: float = 0.0
     parts: ScoreParts = field(default_factory=ScoreParts)
+    confidence: float = 0.0  # how likely the hit is relevant at all, 0..1 (pipeline.confidence)
 
     @property
     def location(self) -> str:
@@ -103,6 +104,15 @@ class Hit:
                 return f"{self.path}:{self.start_line}-{end}"
             return self.path
         return self.uri or self.title
+
+
+TASK_KIND = "task"
+
+
+def is_task(hit: Hit) -> bool:
+    """A past task (a commit, an issue) returned as an answer of its own (the tasks
+    server's items of ``kind`` "task"), not code and not a file."""
+    return hit.metadata.get("kind") == TASK_KIND
 
 
 def make_hit_id(source: str, tool: str, *keys: object) -> str:
@@ -181,6 +191,25 @@ class Hints:
 
 
 @dataclass(slots=True)
+class SearchFilters:
+    """Hard filters (not boosts): which sources are asked and which hits are kept.
+
+    Written as query syntax (``lang:go path:src/ -path:tests/ source:files``, see
+    ``engine.query_syntax``) or set directly; empty lists filter nothing."""
+
+    sources: list[str] = field(default_factory=list)
+    exclude_sources: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    exclude_languages: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # include globs: a hit's path matches one
+    exclude_paths: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.sources or self.exclude_sources or self.languages
+                    or self.exclude_languages or self.paths or self.exclude_paths)
+
+
+@dataclass(slots=True)
 class SearchRequest:
     query: str
     task_type: TaskType = TaskType.IMPLEMENTATION
@@ -196,6 +225,7 @@ class SearchRequest:
     assemble: bool = True
     use_cache: bool = True
     hints: Hints = field(default_factory=Hints)
+    filters: SearchFilters = field(default_factory=SearchFilters)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     @property
@@ -273,6 +303,9 @@ class SearchResponse:
     metrics: Metrics = field(default_factory=Metrics)
     strategy: str = "rrf"
     error: str | None = None  # set only when every asked source failed
+    confidence: float = 0.0  # the best hit's confidence (pipeline.confidence)
+    confident: bool = False  # whether any hit clears the confidence bar
+    notes: list[str] = field(default_factory=list)  # what was done to the request (a cut query)
 
     @property
     def request_id(self) -> str:

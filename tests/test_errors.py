@@ -75,3 +75,37 @@ def test_the_mcp_face_turns_a_tributary_error_into_a_tool_error() -> None:
         raise _config_error()
     with pytest.raises(KeyError), user_errors():
         raise KeyError("a bug stays a bug")
+
+
+class _RefusingEngine:
+    """Just enough of the engine for the MCP face: every search is refused."""
+
+    reputation = None
+
+    def supervise(self) -> None:
+        pass
+
+    def watch_config(self) -> None:
+        pass
+
+    async def search(self, request: object) -> object:
+        raise _config_error()
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.asyncio
+async def test_an_mcp_client_reads_the_refusal() -> None:
+    from mcp import Client
+
+    from engine.servers.face import build_server
+
+    async def factory() -> _RefusingEngine:
+        return _RefusingEngine()
+
+    async with Client(build_server(factory)) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("search", {"query": "anything"})
+    assert result.is_error
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    assert "config.yaml:3: servers.git: no command" in text

@@ -60,7 +60,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 
 
 def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
-    check_query(args.query)  # before any source is started for it
+    check_query(SearchRequest(args.query))  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
         query=args.query,
@@ -91,9 +91,9 @@ def fail(message: str) -> int:
 
 
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; a config error is printed whole, exit status 2; a query
-    that cannot be searched is named, exit status 1. A shutdown signal cancels it, so it
-    stops its sources (:mod:`engine.shutdown`)."""
+    """Run a command's coroutine; a config error is printed whole, and so is a query
+    that cannot be searched (empty, not valid Unicode), exit status 2. A shutdown signal
+    cancels it, so it stops its sources (:mod:`engine.shutdown`)."""
     from engine.shutdown import run_until_signalled
 
     try:
@@ -102,7 +102,8 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except QueryError as exc:
-        return fail(str(exc))
+        print(f"tributary: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _call(main: Callable[[], Awaitable[int]]) -> int:

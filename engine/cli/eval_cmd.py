@@ -135,6 +135,11 @@ def _print_summary(result: object) -> None:
         best = result.best
         print(f"best grid setting (tuned on the other half): {best['name']}: "
               f"recall@10 {best['test']['recall@10']['mean']:.3f}, MRR {best['test']['mrr']['mean']:.3f}")
+    from engine.eval.run import CONTENT_KEY
+
+    for key, value in result.meta.items():  # the content-level figures, beside the file-level ones
+        if key.startswith(CONTENT_KEY):
+            print(f"{key}: {value}")
 
 
 def _code(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -109,7 +110,8 @@ async def _test(args: argparse.Namespace) -> int:
 
     problem = unicode_problem(args.query, "the probe query")
     if problem is not None:
-        return fail(problem)
+        print(f"tributary: {problem}", file=sys.stderr)
+        return 2
     config = with_builtin_servers(load_config(config_path(args)))
     server = config.servers.get(args.name)
     if server is None:

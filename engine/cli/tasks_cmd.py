@@ -135,7 +135,7 @@ def run_search(args: argparse.Namespace) -> int:
     problem = unicode_problem(args.query)
     if problem is not None:
         print(f"tributary: {problem}", file=sys.stderr)
-        return 1
+        return 2
     try:
         if args.files:
             return _search_files(args)

@@ -48,9 +48,9 @@ from engine.index.weights import (
     MODEL_PACKAGE,
     MODEL_SHA256,
     default_model_dir,
+    quiet_environment,
     verify_weights,
 )
-from engine.index.weights import quiet_environment as _quiet_environment
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         bf16: bool | None = None,
     ) -> None:
-        _quiet_environment()
+        quiet_environment()
         with _stdout_to_stderr():
             import torch
             from sentence_transformers import SentenceTransformer
@@ -259,7 +259,7 @@ def _model_version() -> str:
 
 @lru_cache(maxsize=1)
 def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
-    _quiet_environment()
+    quiet_environment()
     if embed_backend() == "onnx":
         try:
             return _load_onnx(default_model_dir())

@@ -36,6 +36,7 @@ from engine.engine import Engine
 from engine.errors import TributaryError
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.pipeline.confidence import source_views
 from engine.servers.stdio_serve import serve_stdio
 from engine.shutdown import hangup_as_terminate, run_until_signalled
 
@@ -68,7 +69,9 @@ class HitOut(BaseModel):
     end_line: int | None = None
     uri: str | None = None
     content: str
+    confidence: float = Field(description="how likely this hit is relevant, 0..1")
     score_parts: dict[str, float]
+    source_views: list[str] = Field(default_factory=list, description="each source's own rank and score")
     duplicates: list[GroupMemberOut] = Field(default_factory=list)
 
 
@@ -83,18 +86,24 @@ class SourceOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     strategy: str
+    confident: bool = Field(description="false when no hit is likely relevant")
+    confidence: float
     hits: list[HitOut]
     sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list)
     error: str | None = None
 
 
 class ContextOut(BaseModel):
     context: str
+    confident: bool = Field(description="false: nothing relevant found, the context says so")
+    confidence: float
     tokens: int
     budget: int
     format: str
     chunks: int
     sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list, description="what was done to the query (cut)")
     error: str | None = None
 
 
@@ -146,7 +155,9 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
         end_line=hit.end_line,
         uri=hit.uri,
         content=hit.content,
+        confidence=hit.confidence,
         score_parts={k: round(v, 6) for k, v in hit.parts.parts.items()},
+        source_views=[view.text() for view in source_views(hit, group)],
         duplicates=[
             GroupMemberOut(
                 source=m.hit.source,
@@ -174,8 +185,11 @@ def search_out(response: SearchResponse) -> SearchOut:
     return SearchOut(
         query=response.request.query,
         strategy=response.strategy,
+        confident=response.confident,
+        confidence=response.confidence,
         hits=[_hit_out(i, h, response) for i, h in enumerate(response.hits, 1)],
         sources=_sources_out(response),
+        notes=response.notes,
         error=response.error,
     )
 
@@ -247,11 +261,14 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         context = response.context
         return ContextOut(
             context=context.text if context else "",
+            confident=response.confident,
+            confidence=response.confidence,
             tokens=context.token_count if context else 0,
             budget=context.budget if context else request.effective_budget,
             format=str(request.format),
             chunks=len(context.chunks) if context else 0,
             sources=_sources_out(response),
+            notes=response.notes,
             error=response.error,
         )
 

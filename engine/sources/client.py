@@ -190,6 +190,9 @@ class SourceClient:
         self._restart_reason: str | None = None
         self._killable = False  # the running connection has a process to kill (stdio)
         self._start_missed = False  # a caller timed out waiting for this start
+        # Set when retrying cannot help (the command does not exist): the owner stops,
+        # and calls say why, until the config changes (the pool then makes a new client).
+        self._gave_up: str | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -493,7 +496,7 @@ class SourceClient:
                 return self._session
             now = self._clock()
             if status in (ServerStatus.STOPPED, ServerStatus.DISABLED):
-                raise SourceUnavailable(f"server is {status}")
+                raise SourceUnavailable(self._gave_up or f"server is {status}")
             # Wait through one restart that is due before the deadline, not a crash loop.
             if status is ServerStatus.BACKOFF and (
                 (self._retry_at or 0.0) >= deadline or self._restarts > restarts_at_entry
@@ -521,6 +524,9 @@ class SourceClient:
             self._set_status(ServerStatus.STARTING)
             await self._attempt()
             if self._closing:
+                break
+            if self._gave_up is not None:
+                self.log.event(f"not restarting: {self._gave_up} (fix the config to try again)")
                 break
             stayed_up = (self._up_since is not None
                          and self._clock() - self._up_since >= self._backoff.stable_s)
@@ -580,7 +586,8 @@ class SourceClient:
                     scope.cancel()
             except Exception as exc:
                 if not self._closing:
-                    self._last_error = self.log.scrub(_describe(exc))
+                    self._gave_up = _unstartable(exc, self.config)
+                    self._last_error = self._gave_up or self.log.scrub(_describe(exc))
                     self.log.event(f"error: {self._last_error}")
             finally:
                 self._session = None
@@ -685,6 +692,19 @@ async def _list_tools(session: ClientSession) -> list[types.Tool]:
 def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError) or (
         isinstance(exc, MCPError) and exc.code == types.REQUEST_TIMEOUT)
+
+
+def _unstartable(exc: BaseException, config: ServerConfig) -> str | None:
+    """Why ``config`` can never start as it is (a missing command or working directory),
+    or None when a retry might succeed."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if config.transport != "stdio" or not isinstance(exc, FileNotFoundError):
+        return None
+    missing = str(exc.filename) if exc.filename is not None else None
+    if config.cwd and missing == config.cwd:
+        return f"working directory not found: {config.cwd}"
+    return f"command not found: {config.command or missing}"
 
 
 def _describe(exc: BaseException) -> str:

@@ -187,6 +187,8 @@ def uses_reaper() -> bool:
 
 def _resolve(command: str, env: dict[str, str], cwd: str | None) -> str:
     """``command`` as the reaper will exec it; a missing one fails here, as a spawn would."""
+    if cwd is not None and not os.path.isdir(cwd):  # named as the missing one, as a spawn would
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
     if os.sep in command:
         path = command if cwd is None else os.path.join(cwd, command)
         if os.access(path, os.X_OK) and not os.path.isdir(path):

@@ -57,6 +57,9 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE TABLE snapshot_files (path TEXT PRIMARY KEY) WITHOUT ROWID;
     """,
+    """
+    ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 # FTS5 column weights for bm25(): title, body, path tokens (measured in bench/tasks_pytest.py).
@@ -104,6 +107,7 @@ class TaskStore:
             self.path, readonly=readonly, check_same_thread=check_same_thread
         )
         self._vector_cache: tuple[tuple[int, int], _TaskVectors] | None = None
+        self._author: bool | None = None
         if not readonly:
             migrate(self.conn, MIGRATIONS)
 
@@ -250,7 +254,7 @@ class TaskStore:
         if row is not None:
             rowid = int(row[0])
             conn.execute(
-                "UPDATE tasks SET ts=?, date=?, title=?, body=?, source=?, hash=? WHERE id=?",
+                "UPDATE tasks SET ts=?, date=?, title=?, body=?, source=?, hash=?, author=? WHERE id=?",
                 (
                     task.timestamp,
                     task.date.isoformat(),
@@ -258,6 +262,7 @@ class TaskStore:
                     task.body,
                     task.source,
                     task.content_hash(),
+                    task.author,
                     rowid,
                 ),
             )
@@ -268,8 +273,8 @@ class TaskStore:
             stats.updated += 1
         else:
             cursor = conn.execute(
-                "INSERT INTO tasks(task_id, ts, date, title, body, source, hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tasks(task_id, ts, date, title, body, source, hash, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task.id,
                     task.timestamp,
@@ -278,6 +283,7 @@ class TaskStore:
                     task.body,
                     task.source,
                     task.content_hash(),
+                    task.author,
                 ),
             )
             rowid = int(cursor.lastrowid or 0)
@@ -389,8 +395,9 @@ class TaskStore:
                 f"SELECT task, path FROM task_files WHERE task IN ({marks})", ids
             ):
                 files.setdefault(int(task), []).append(str(path))
+            author = "author" if self._has_author() else "''"
             for row in self.conn.execute(
-                f"SELECT id, task_id, date, title, body, source FROM tasks WHERE id IN ({marks})",
+                f"SELECT id, task_id, date, title, body, source, {author} FROM tasks WHERE id IN ({marks})",
                 ids,
             ):
                 rowid = int(row[0])
@@ -401,8 +408,17 @@ class TaskStore:
                     body=str(row[4]),
                     files=tuple(sorted(files.get(rowid, []))),
                     source=str(row[5]),
+                    author=str(row[6] or ""),
                 )
         return out
+
+    def _has_author(self) -> bool:
+        """Whether the file has the author column (a read-only open of an older file is
+        not migrated, and reads no authors)."""
+        if self._author is None:
+            columns = {str(r[1]) for r in self.conn.execute("PRAGMA table_info(tasks)")}
+            self._author = "author" in columns
+        return self._author
 
     def renames(self) -> list[Rename]:
         return [

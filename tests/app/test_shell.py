@@ -49,6 +49,32 @@ async def test_window_shows_before_engine_and_shutdown_is_idempotent(qtbot: obje
 
 
 @pytest.mark.asyncio
+async def test_an_engine_that_refuses_to_start_shows_why(qtbot: object) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from engine.config.errors import ConfigError, ConfigIssue
+
+    async def factory(_: Path | None) -> Any:
+        raise ConfigError([ConfigIssue(file="config.yaml", key_path="servers.git", line=3,
+                                       message="no command")])
+
+    shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(None))
+    shell.start()
+    try:
+        def dialogs() -> list[QMessageBox]:
+            return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+        await until(lambda: bool(dialogs()))
+        box = dialogs()[-1]
+        assert box.windowTitle() == "The engine could not start"
+        assert "config.yaml:3: servers.git: no command" in box.text()
+        assert "ConfigError" not in box.text()
+        box.close()
+    finally:
+        await shell.shutdown()
+
+
+@pytest.mark.asyncio
 async def test_quit_while_engine_starts_still_closes_it(qtbot: object) -> None:
     engine = FakeEngine()
     shell = make_shell(engine, delay=0.1)
@@ -156,13 +182,13 @@ async def test_config_file_reloads_are_shown_and_refresh_an_unedited_editor(qtbo
         editor = shell.editor
         shell._config_reloaded(False, "config.yaml not applied; the running config stays in effect:\n"
                                       "  config.yaml:6: servers.b.timeout: must be a number")
-        status = shell.window.statusBar().currentMessage()
+        status = shell.window.message_text()
         assert "not applied" in status and "config.yaml:6: servers.b.timeout" in status
         changed = copy.deepcopy(engine.config)
         changed.fusion.top_k = 77
         engine.config = changed
         shell._config_reloaded(True, "config.yaml reloaded: 3 servers")
         assert editor.draft is not None and editor.draft.fusion.top_k == 77
-        assert "reloaded" in shell.window.statusBar().currentMessage()
+        assert "reloaded" in shell.window.message_text()
     finally:
         await shell.shutdown()

@@ -26,6 +26,7 @@ def _config(home: Path) -> Path:
     return path
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -61,6 +62,7 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert out is not None
         assert 0 < out["tokens"] <= 300
         assert "src/alpha/mod_1.py" in out["context"]
+        assert out["confident"] is True and 0 < out["confidence"] <= 1
 
         fb = await session.call_tool("feedback", {"hit_id": data["hits"][0]["id"],
                                                   "source": "alpha", "useful": True})
@@ -115,6 +117,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
     import asyncio
@@ -143,7 +146,7 @@ async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
             await s.initialize()
             found = await s.call_tool("search", {"query": "retry", "top_k": 10})
             assert not found.is_error, found.content
-            assert found.structured_content and found.structured_content["hits"]
+            assert found.structured_content and found.structured_content["hits"], found.structured_content
     finally:
         proc.terminate()
         try:

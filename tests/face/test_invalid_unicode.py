@@ -20,6 +20,7 @@ from mcp import ClientSession, MCPError, types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from engine.model import SearchRequest
 from engine.query_check import QueryError, check_query, unicode_problem
 from engine.servers.stdio_serve import unreadable_request_reply
 from tests.face.test_face import ROOT, _config
@@ -105,9 +106,9 @@ def test_reply_only_to_requests_with_an_id() -> None:
 
 def test_check_query() -> None:
     assert unicode_problem("ünïcode ✓ 🙂") is None
-    check_query("fine")
+    assert check_query(SearchRequest("fine")).searchable
     with pytest.raises(QueryError, match="U\\+D800 at character 2"):
-        check_query("a\ud800")
+        check_query(SearchRequest("a\ud800"))
 
 
 BAD_ARG = b"bad\xff".decode("utf-8", "surrogateescape")  # what Python makes of an undecodable argv byte
@@ -122,5 +123,5 @@ def test_commands_name_an_undecodable_query(tmp_path: Path, command: list[str]) 
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         capture_output=True, timeout=120,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad input, like a usage error
     assert b"not valid Unicode" in done.stderr and b"U+DCFF at character 4" in done.stderr
