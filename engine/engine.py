@@ -50,7 +50,7 @@ from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
 from engine.query_check import check_query
-from engine.query_syntax import filter_hits, filter_sources, with_query_filters
+from engine.query_syntax import filter_hits, filter_sources, scope_arguments, with_query_filters
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -210,7 +210,8 @@ class Engine:
 
         last_round: list[SourceResult] = []
         async with contextlib.aclosing(
-            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request))
+            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request),
+                           scope=scope_arguments(request.filters))
         ) as rounds:
             async for batch, pending in rounds:
                 for result in batch:
@@ -556,4 +557,5 @@ def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dic
     """The cache's view of one call: the configured tool (or auto) and its arguments."""
     return server.tool or "auto", {
         **server.arguments, "query": request.query, "top_k": source_depth(request),
+        **scope_arguments(request.filters),  # a scoped answer is not the unscoped one
     }
