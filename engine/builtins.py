@@ -9,6 +9,7 @@ same name in the user's config wins (it may tune timeout or weight, or disable i
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,12 @@ from engine.paths import indexes_dir
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
+# Servers get only an allowlisted environment (engine.sources.env); these choose which
+# model the built-ins load, so they must see the same ones as this process.
+MODEL_VARIABLES = (
+    "TRIBUTARY_MODEL_CACHE", "TRIBUTARY_ONNX_MODEL", "TRIBUTARY_EMBED_BACKEND",
+    "TRIBUTARY_EMBED_PRECISION", "TRIBUTARY_EMBED_THREADS", "TRIBUTARY_EMBED_SEQ",
+)
 
 BUILTINS: dict[str, tuple[str, str, str, str]] = {
     # name: (module, index file glob, query tool, description)
@@ -43,12 +50,16 @@ def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
         transport="stdio",
         command=sys.executable,
         args=["-m", module, "--index-dir", str(folder)],
-        env={"PYTHONPATH": str(project_root())},
+        env={"PYTHONPATH": str(project_root()), **_model_environment()},
         timeout=BUILTIN_TIMEOUT_S,
         tool=tool,
         builtin=name,
         description=description,
     )
+
+
+def _model_environment() -> dict[str, str]:
+    return {name: value for name in MODEL_VARIABLES if (value := os.environ.get(name))}
 
 
 def available_builtins(index_dir: Path | None = None) -> list[str]:

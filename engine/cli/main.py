@@ -72,10 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
+    from engine.index.onnx_model import ModelUnavailableError
+
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except ModelUnavailableError as exc:  # a base install without a prepared model
+        print(f"tributary: {exc}", file=sys.stderr)
+        return 1
     return status
 
 

