@@ -10,12 +10,12 @@ same name in the user's config wins (it may tune timeout or weight, or disable i
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from engine.config.schema import Config, ServerConfig
 from engine.paths import indexes_dir
+from engine.spawn import frozen, module_command
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
@@ -45,12 +45,15 @@ def project_root() -> Path:
 def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
     module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
+    command, *args = module_command(module, "--index-dir", str(folder))
+    # PYTHONPATH lets ``python -m`` find this engine; a frozen bundle carries its own.
+    path = {} if frozen() else {"PYTHONPATH": str(project_root())}
     return ServerConfig(
         name=name,
         transport="stdio",
-        command=sys.executable,
-        args=["-m", module, "--index-dir", str(folder)],
-        env={"PYTHONPATH": str(project_root()), **_model_environment()},
+        command=command,
+        args=args,
+        env={**path, **_model_environment()},
         timeout=BUILTIN_TIMEOUT_S,
         tool=tool,
         builtin=name,
