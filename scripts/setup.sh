@@ -22,16 +22,8 @@ TORCH_CPU_INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
 DEV=0
 [ "${1:-}" = "--dev" ] && DEV=1
 
-# The requirement pyproject.toml states for each named distribution (one source of truth).
-requirements() {
-  "$PY" - "$@" <<'PYTHON'
-import re, sys, tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-pool = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
-for name in sys.argv[1:]:
-    print(next(r for r in pool if re.split(r"[\s<>=!~\[;]", r, maxsplit=1)[0].lower() == name))
-PYTHON
-}
+# The requirements pyproject.toml states for the named distributions (stated once there).
+requirements() { "$PY" scripts/requirements.py "$@"; }
 
 # CPU-only torch into the venv $1 (a no-op when it has torch already).
 install_torch() {
