@@ -39,7 +39,7 @@ install_torch() {
       *) $pip install --quiet "torch==$TORCH_VERSION" --index-url "$TORCH_CPU_INDEX" ;;
     esac
   fi
-  "$1/bin/python" -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'"
+  "$1/bin/python" -W ignore -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'"
 }
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -75,7 +75,12 @@ def test_onnx_vectors_agree_with_the_pytorch_model() -> None:
     theirs = _library_vectors(texts, embedder.max_seq_length)  # type: ignore[attr-defined]
     cosine = (ours * theirs).sum(axis=1)
     assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
-    assert cosine.min() > 0.97 and cosine.mean() > 0.985  # int8 rounding, no more
+    # int8 rounding, no more. The int8 kernels depend on the CPU: without VNNI, ONNX
+    # Runtime adds pairs of uint8 x int8 products in saturating int16, so activations and
+    # weights near their ranges' ends clip. A whole transformer has no closed-form bound,
+    # so the limits sit below what both kinds of CPU give (0.98-0.99 with AMX; on an
+    # AVX2-only one, min 0.991 and mean 0.994).
+    assert cosine.min() > 0.97 and cosine.mean() > 0.985
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     # Still the same model: unrelated texts stay far apart.
     assert float(ours[-4] @ ours[-1]) < 0.8
