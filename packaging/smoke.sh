@@ -12,8 +12,11 @@ BUNDLE=$(cd "${1:-dist/tributary}" && pwd)
 EXE="$BUNDLE/tributary"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tributary-smoke.XXXXXX")
 GUI_PID=""
+SERVE_PID=""
 cleanup() {
-  if [ -n "$GUI_PID" ] && kill -0 "$GUI_PID" 2>/dev/null; then kill -KILL "$GUI_PID"; fi
+  for pid in $GUI_PID $SERVE_PID; do
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -63,10 +66,23 @@ step "serve"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"smoke","version":"0"}}}'
 READY='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 LIST='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-{ printf '%s\n%s\n%s\n' "$INIT" "$READY" "$LIST"; sleep 5; } \
-  | timeout 120 "$EXE" serve > "$WORK/serve.out" 2> "$WORK/serve.err" || true
+mkfifo "$WORK/serve.in"
+"$EXE" serve < "$WORK/serve.in" > "$WORK/serve.out" 2> "$WORK/serve.err" &
+SERVE_PID=$!
+exec 3> "$WORK/serve.in"
+printf '%s\n%s\n%s\n' "$INIT" "$READY" "$LIST" >&3
+for _ in $(seq 240); do  # until both answers are in (the server starts its sources too)
+  grep -q '"id":2' "$WORK/serve.out" && break
+  kill -0 "$SERVE_PID" 2>/dev/null || break
+  sleep 0.5
+done
+exec 3>&-  # end of input: the server exits
+for _ in $(seq 60); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.5; done
+kill -0 "$SERVE_PID" 2>/dev/null && fail "serve: still running 30 s after its input ended"
+wait "$SERVE_PID" || true
+SERVE_PID=""
 grep -q '"serverInfo"' "$WORK/serve.out" || { cat "$WORK/serve.err"; fail "serve: initialize"; }
-grep -q '"name":"search"' "$WORK/serve.out" || { cat "$WORK/serve.out"; fail "serve: tools/list"; }
+grep -q '"name":"search"' "$WORK/serve.out" || { cat "$WORK/serve.out" "$WORK/serve.err"; fail "serve: tools/list"; }
 
 step "gui (offscreen)"
 "$EXE" gui > "$WORK/gui.log" 2>&1 &
