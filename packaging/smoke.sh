@@ -5,11 +5,11 @@
 # started offscreen and closed. Any `python` on PATH is a trap: the bundle must never
 # need one. Nothing is written outside a temporary folder.
 #
-# Usage: packaging/smoke.sh [BUNDLE_DIR]      (default dist/tributary)
+# Usage: packaging/smoke.sh [BUNDLE]   (a bundle's tarball, unpacked first, or its folder;
+#                                      default: the tarball build.sh made last)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUNDLE=$(cd "${1:-dist/tributary}" && pwd)
-EXE="$BUNDLE/tributary"
+MAX_MB=400  # the unpacked bundle's size limit
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tributary-smoke.XXXXXX")
 GUI_PID=""
 SERVE_PID=""
@@ -22,6 +22,19 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "smoke: FAILED: $*" >&2; exit 1; }
 step() { echo "smoke: $*"; }
+
+BUNDLE=${1:-$(ls -t dist/tributary-*.tar.gz 2>/dev/null | head -n 1)}
+[ -n "$BUNDLE" ] || fail "no bundle: run packaging/build.sh first"
+if [ -f "$BUNDLE" ]; then
+  step "unpacking $BUNDLE"
+  mkdir "$WORK/unpacked"
+  tar -C "$WORK/unpacked" -xzf "$BUNDLE"
+  BUNDLE="$WORK/unpacked/tributary"
+fi
+BUNDLE=$(cd "$BUNDLE" && pwd)
+EXE="$BUNDLE/tributary"
+SIZE_MB=$(du -sm "$BUNDLE" | cut -f1)
+[ "$SIZE_MB" -le "$MAX_MB" ] || fail "the bundle is $SIZE_MB MB unpacked (limit $MAX_MB)"
 
 mkdir -p "$WORK/bin"
 for name in python python3; do
@@ -103,4 +116,4 @@ GUI_PID=""
 grep -q "shut down" "$WORK/gui.log" || { cat "$WORK/gui.log"; fail "gui: no clean shutdown"; }
 
 [ ! -e "$WORK/python-called" ] || { cat "$WORK/python-called"; fail "the bundle ran a Python from PATH"; }
-echo "smoke: all passed ($(du -sm "$BUNDLE" | cut -f1) MB bundle)"
+echo "smoke: all passed ($SIZE_MB MB unpacked)"
