@@ -77,13 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
-    from engine.index.onnx_model import ModelUnavailableError
+    from engine.index.onnx_model import OnnxModelError
 
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:
         return 130
-    except ModelUnavailableError as exc:  # a base install without a prepared model
+    except OnnxModelError as exc:  # no usable embedding model (and no PyTorch to make one)
         print(f"tributary: {exc}", file=sys.stderr)
         return 1
     return status
