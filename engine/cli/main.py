@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Sequence
 
+from engine.errors import TributaryError
 from engine.spawn import RUN_COMMAND, run_module
 
 # Sub-command modules, in the order their commands appear in --help.
@@ -34,10 +34,10 @@ def version_text() -> str:
     """``tributary X.Y.Z`` and whether its pipeline runs compiled (see ``setup.py``)."""
     import engine
     from engine._compiled import describe
+    from engine.version import UNKNOWN, package_version
 
-    try:
-        number = importlib.metadata.version("tributary")
-    except importlib.metadata.PackageNotFoundError:  # (run from a source tree, not installed)
+    number = package_version()
+    if number == UNKNOWN:  # (run from a source tree, not installed)
         number = "(not installed)"
     return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
 
@@ -77,14 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
-    from engine.index.onnx_model import OnnxModelError
-
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:
         return 130
-    except OnnxModelError as exc:  # no usable embedding model (and no PyTorch to make one)
-        print(f"tributary: {exc}", file=sys.stderr)
+    except TributaryError as exc:  # a refusal with its reason, not a bug: no traceback
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     return status
 

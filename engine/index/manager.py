@@ -8,7 +8,6 @@ in a worker thread (each opens its own connection).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import threading
@@ -21,11 +20,10 @@ from typing import Any
 from engine.config.schema import RepoConfig
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.indexer import Indexer
+from engine.index.naming import readable_name
 from engine.index.progress import IndexStats, ProgressCallback
-from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import SqliteStore
-from engine.paths import indexes_dir
-from engine.tasks.store import repo_id
+from engine.paths import indexes_dir, repo_id
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +56,7 @@ def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> P
 def _open_store(root: Path, index_path: Path, name: str | None) -> SqliteStore:
     store = SqliteStore(index_path, check_same_thread=False)
     store.set_meta("root", str(root))
-    store.set_meta("name", name or root.name)
+    store.set_meta("name", name or readable_name(root))
     return store
 
 
@@ -143,22 +141,6 @@ def list_indexes(index_dir: Path | None = None) -> list[IndexInfo]:
     return [info for info in found if info is not None]
 
 
-def find_index(path: Path | str, index_dir: Path | None = None) -> Path | None:
-    candidate = index_path_for(path, directory=index_dir)
-    return candidate if candidate.exists() else None
-
-
-def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
-    """Delete the index of the repository at ``path`` (or the index file itself)."""
-    target = Path(path)
-    index_path = (
-        target
-        if target.name.endswith(INDEX_SUFFIX) and target.is_file()
-        else index_path_for(path, directory=index_dir)
-    )
-    return remove_sqlite_files(index_path)
-
-
 def remove_sqlite_files(database: Path) -> bool:
     """Delete an SQLite database with its WAL and shared-memory files; whether any was there."""
     removed = False
@@ -168,32 +150,6 @@ def remove_sqlite_files(database: Path) -> bool:
             candidate.unlink()
             removed = True
     return removed
-
-
-def search_repository(
-    path: Path | str,
-    query: str,
-    *,
-    top_k: int = 10,
-    language: str | None = None,
-    kinds: list[str] | None = None,
-    path_glob: str | None = None,
-    embedder: Embedder | None = None,
-    index_dir: Path | None = None,
-) -> list[SearchHit]:
-    """Hybrid search of one indexed repository, in-process."""
-    index_path = index_path_for(path, directory=index_dir)
-    if not index_path.exists():
-        raise FileNotFoundError(f"{path} is not indexed")
-    store = SqliteStore(index_path, readonly=True)
-    try:
-        model = embedder or load_code_embedder()
-        where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
-        name = store.get_meta("name") or Path(path).name
-        embed = functools.partial(encode_query, model, query)  # runs beside the keyword query
-        return hybrid_search(store, query, embed, repo=name, top_k=top_k, where=where)
-    finally:
-        store.close()
 
 
 def _moves_heads(rel: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from engine import paths
 from engine.index.embed import Embedder
+from engine.paths import repo_id
 from engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
 from engine.tasks.search import DEFAULT_SEARCH, TaskIndex, TaskSearchParams
@@ -29,7 +30,7 @@ from engine.tasks.sources import (
     read_git_history,
     read_jsonl,
 )
-from engine.tasks.store import TaskStore, repo_id
+from engine.tasks.store import TaskStore
 
 log = logging.getLogger(__name__)
 

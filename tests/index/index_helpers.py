@@ -12,6 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.index.embed import Vectors
+from engine.index.manager import index_path_for
+from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
+from engine.index.store import SqliteStore
 
 _TOKEN = re.compile(r"[A-Za-z]+")
 
@@ -165,3 +168,26 @@ def make_repo(root: Path) -> Path:
         else:
             path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return root
+
+
+def search_repository(
+    path: Path,
+    query: str,
+    *,
+    embedder: HashingEmbedder,
+    index_dir: Path,
+    top_k: int = 10,
+    language: str | None = None,
+    kinds: list[str] | None = None,
+    path_glob: str | None = None,
+) -> list[SearchHit]:
+    """Hybrid search of one indexed repository in-process, as the files server runs it."""
+    store = SqliteStore(index_path_for(path, directory=index_dir), readonly=True)
+    try:
+        where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
+        name = store.get_meta("name") or path.name
+        return hybrid_search(
+            store, query, lambda: encode_query(embedder, query), repo=name, top_k=top_k, where=where
+        )
+    finally:
+        store.close()
