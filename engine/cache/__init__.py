@@ -68,7 +68,7 @@ def make_cache(
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] != "redis":
                 raise
-            raise ValueError(
+            raise CacheError(
                 "cache backend 'redis' needs the redis client: pip install 'tributary[redis]'"
             ) from exc
 
