@@ -79,3 +79,20 @@ async def test_serve_imports_none_of_the_extras(
         result = await session.call_tool("search", {"query": "download a web page"})
         assert not result.is_error
     assert _refused(log) == ""
+
+
+def test_the_code_search_evaluation_imports_none_of_the_extras(tmp_path: Path) -> None:
+    """``tributary eval code`` scores retrieval alone: no [eval] extra needed."""
+    log = tmp_path / "refused.log"
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(PROBE.parent)!r})\n"
+        "from lean_probe import Refuse\n"
+        "from pathlib import Path\n"
+        f"sys.meta_path.insert(0, Refuse(Path({str(log)!r})))\n"
+        "import engine.eval.codesearch, engine.eval.retrieval, engine.eval.experiment\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert _refused(log) == ""
