@@ -217,6 +217,7 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
 
         engine = await Engine.open(config_path)
         settle()  # start-up is over: later full GC passes skip what it loaded (engine.heap)
+        await engine.listen(config_path)  # `tributary search` asks this warm engine
         return engine
 
     return await ThreadedEngine.start(opener)
