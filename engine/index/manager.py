@@ -42,6 +42,14 @@ class IndexInfo:
     size_bytes: int
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``engine.repos.list_repositories`` counts them)
+    embedded: int | None = None  # chunks with their vector (None: not known)
+
+    @property
+    def status(self) -> str:
+        """``ready``, or how far the vectors are while keyword search already works."""
+        if self.embedded is None or self.embedded >= self.chunks:
+            return "ready"
+        return f"semantic index {int(100 * self.embedded / self.chunks)} % ready"
 
 
 def repo_stem(repo_path: Path | str) -> str:
@@ -171,6 +179,7 @@ def _info(index_path: Path) -> IndexInfo | None:
                 p.stat().st_size for p in (index_path, Path(f"{index_path}-wal")) if p.exists()
             ),
             exists=root.is_dir(),
+            embedded=store.vector_counts()[0],
         )
     except Exception as exc:  # a foreign or broken file in the folder: skip it
         log.warning("cannot read index %s: %s", index_path, exc)

@@ -10,6 +10,7 @@ from engine.index.manager import (
     embed_repository,
     index_path_for,
     index_repository,
+    list_indexes,
     semantic_readiness,
 )
 from engine.index.progress import IndexProgress
@@ -115,6 +116,8 @@ def test_files_server_says_how_ready_the_semantic_index_is(
     repo: Path, index_dir: Path, embedder: HashingEmbedder
 ) -> None:
     index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    (info,) = list_indexes(index_dir)
+    assert info.status == "semantic index 0 % ready"  # what the app's Indexes page shows
     service = FilesService(index_dir, embedder=embedder)
     try:
         result = service.search("parse invoice number", 5)
@@ -124,6 +127,7 @@ def test_files_server_says_how_ready_the_semantic_index_is(
         embed_repository(repo, embedder=embedder, index_dir=index_dir)
         result = service.search("parse invoice number", 5)
         assert not any("semantic index" in w for w in result.warnings), result.warnings
+        assert list_indexes(index_dir)[0].status == "ready"
     finally:
         service.close()
 
