@@ -38,6 +38,7 @@ from engine import paths
 from engine.errors import TributaryError
 
 if TYPE_CHECKING:
+    from engine.config.schema import Config
     from engine.model import SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,9 @@ def _peer_uid(sock: socket.socket | None) -> int | None:
 
 class Searcher(Protocol):
     """What the socket needs of an engine (``engine.engine.Engine``)."""
+
+    @property
+    def effective_config(self) -> Config: ...
 
     async def search(self, request: SearchRequest) -> SearchResponse: ...
 
@@ -185,6 +189,10 @@ class AttachServer:
             return {"ok": False, "error": f"this engine runs with config {self.config_key}"}
         try:
             request = from_jsonable(SearchRequest, message.get("request"))
+            servers = self.engine.effective_config.servers
+            unknown = [name for name in request.sources or () if name not in servers]
+            if unknown:  # e.g. a repository indexed after this engine started
+                return {"ok": False, "error": f"this engine has no source {', '.join(unknown)}"}
             response = await self.engine.search(request)
         except Exception as exc:  # the client falls back to its own engine
             log.warning("attach request failed: %s", exc)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine import attach
+from engine.config.schema import Config, ServerConfig
 from engine.model import SearchRequest, SearchResponse
 from tests.fakes import FAKE_SERVER
 
@@ -100,6 +101,7 @@ def test_search_and_context_attach_to_a_running_serve(home: Path) -> None:
 class _Engine:
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.effective_config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         self.asked.append(request.query)
@@ -119,7 +121,10 @@ async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Pat
         assert answer is not None and answer.pid == os.getpid()
         assert answer.response.request.query == "where"
         assert await attach.ask(SearchRequest(query="other"), home / "other.yaml") is None
-        assert engine.asked == ["where"]
+        # a source this engine does not have (a repository indexed after it started): declined
+        assert await attach.ask(SearchRequest(query="files", sources=["files"]), config) is None
+        assert await attach.ask(SearchRequest(query="alpha", sources=["alpha"]), config) is not None
+        assert engine.asked == ["where", "alpha"]
     finally:
         await server.close()
     assert await attach.ask(SearchRequest(query="gone"), config) is None
