@@ -45,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
 
 async def _context(args: argparse.Namespace) -> int:
     from engine.config.load import load_config
-    from engine.engine import Engine
 
     config = load_config(config_path(args))
     request = request_from_args(args, config.fusion.top_k)
@@ -59,7 +58,9 @@ async def _context(args: argparse.Namespace) -> int:
         return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
                     f"--max-tokens ({request.max_tokens})")
     response = await ask_running_engine(args, request)
-    if response is None:
+    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+        from engine.engine import Engine
+
         engine = await Engine.open(config_path(args), config=config, warm=False)
         try:
             await engine.start_sources(engine.route(request.query, request.sources).servers)

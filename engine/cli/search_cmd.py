@@ -48,17 +48,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    from engine.builtins import with_builtin_servers
     from engine.config.load import load_config
-    from engine.engine import Engine
 
     config = load_config(config_path(args))
     request = request_from_args(args, config.fusion.top_k)
     if args.repo and request.sources is None:
+        from engine.builtins import with_builtin_servers
+
         servers = with_builtin_servers(config).servers
         request.sources = [n for n in ("files", "tasks") if n in servers]
     response = await ask_running_engine(args, request)
-    if response is None:
+    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+        from engine.engine import Engine
+
         engine = await Engine.open(config_path(args), config=config, warm=False)
         try:
             await engine.start_sources(engine.route(request.query, request.sources).servers)
