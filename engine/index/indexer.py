@@ -24,7 +24,7 @@ from engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
 from engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from engine.index.embed import Embedder, Vectors
 from engine.index.progress import IndexProgress, IndexStats, ProgressCallback
-from engine.index.store import FileRecord, IndexStore, ModelInfo
+from engine.index.store import FileRecord, IndexStore, ModelChanged, ModelInfo
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,13 @@ class Indexer:
                     texts = [text for _, text in rows]
                     launched = ([h for h, _ in rows], model.submit(self.embedder.encode, texts))
                 if in_flight is not None:
-                    self._write_vectors(in_flight, stats, progress)
+                    try:
+                        self._write_vectors(in_flight, stats, progress)
+                    except ModelChanged as exc:  # that process embeds the index now
+                        log.warning("%s; stopping this embedding pass", exc)
+                        if launched is not None:
+                            launched[1].cancel()
+                        break
                 in_flight = launched
                 if in_flight is None and not after:
                     break
@@ -199,7 +205,7 @@ class Indexer:
     ) -> None:
         hashes, future = batch
         matrix = future.result()
-        written = self.store.add_vectors(dict(zip(hashes, matrix, strict=True)))
+        written = self.store.add_vectors(dict(zip(hashes, matrix, strict=True)), self._model_info())
         stats.chunks_embedded += len(hashes)
         progress.vectors_done += written
         self._emit(progress.event("embed", stats, 1, 1, None))

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from engine.errors import TributaryError
 from engine.index.chunking import Chunk
 from engine.index.db import Connection, connect, migrate, transaction
 from engine.index.embed import Vectors
@@ -129,6 +130,10 @@ class ModelInfo:
     version: str
 
 
+class ModelChanged(TributaryError):
+    """Another process recorded another embedding model while vectors were being made."""
+
+
 class IndexStore(Protocol):
     """What the indexer and the searcher need from a storage backend."""
 
@@ -160,8 +165,10 @@ class IndexStore(Protocol):
         """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
         ...
 
-    def add_vectors(self, vectors: Mapping[str, Vectors]) -> int:
-        """Give every waiting chunk of these embed hashes its vector; how many got one."""
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        """Give every waiting chunk of these embed hashes its vector; how many got one.
+        Raises :class:`ModelChanged`, writing nothing, unless ``model`` (what made the
+        vectors) is still the index's model: an index never mixes two models' vectors."""
         ...
 
     def vector_counts(self) -> tuple[int, int]:
@@ -527,12 +534,15 @@ class SqliteStore:
         ).fetchall()
         return [(str(h), str(t)) for h, t in rows]
 
-    def add_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
         if not self._has_vec_table():
             raise ValueError("no embedding model recorded: set_model first")
         self._cache = None
         added = 0
         with transaction(self.conn):
+            current = self.model()
+            if current != model:
+                raise ModelChanged(f"{self.path}: the index now records {current}, not {model}")
             for embed_hash, vector in vectors.items():
                 blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
                 rows = self.conn.execute(

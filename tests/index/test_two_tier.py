@@ -53,12 +53,17 @@ def test_dense_search_covers_only_embedded_chunks(
     index_path = index_path_for(repo, directory=index_dir)
     store = SqliteStore(index_path)
     try:
-        from engine.index.store import ModelInfo
+        from engine.index.store import ModelChanged, ModelInfo
 
         store.set_model(ModelInfo(embedder.name, embedder.dim, embedder.version))
         rows = store.pending_embeds(3)
         assert len(rows) == 3
-        added = store.add_vectors(dict(zip([h for h, _ in rows], embedder.encode([t for _, t in rows]), strict=True)))
+        info = ModelInfo(embedder.name, embedder.dim, embedder.version)
+        vectors = dict(zip([h for h, _ in rows], embedder.encode([t for _, t in rows]), strict=True))
+        with pytest.raises(ModelChanged):  # vectors of another build are never written
+            store.add_vectors(vectors, ModelInfo(embedder.name, embedder.dim, "other"))
+        assert store.vector_counts()[0] == 0
+        added = store.add_vectors(vectors, info)
         assert added >= 3
         embedded, total = store.vector_counts()
         assert embedded == added < total
