@@ -154,3 +154,28 @@ def test_a_directory_others_can_enter_is_refused(tmp_path: Path, monkeypatch: py
     with pytest.raises(attach.AttachError, match="not a private directory"):
         attach.socket_path()
     assert asyncio.run(attach.ask(SearchRequest(query="q"), None)) is None
+
+
+@pytest.mark.skipif(not hasattr(__import__("socket"), "SO_PEERCRED"), reason="Linux peer credentials")
+def test_peer_credentials_name_the_caller() -> None:
+    import socket
+
+    left, right = socket.socketpair(socket.AF_UNIX)
+    try:
+        assert attach._peer_uid(left) == os.getuid()
+    finally:
+        left.close()
+        right.close()
+
+
+@pytest.mark.asyncio
+async def test_another_user_is_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = _Engine()
+    server = attach.AttachServer(engine, None)
+    assert await server.start()
+    monkeypatch.setattr(attach, "_peer_uid", lambda _sock: os.getuid() + 1)
+    try:
+        assert await attach.ask(SearchRequest(query="mine?"), None) is None
+        assert engine.asked == []
+    finally:
+        await server.close()
