@@ -171,6 +171,8 @@ class Indexer:
         done, total = self.store.vector_counts()
         progress = _ProgressState(0, time.perf_counter())
         progress.vectors_done, progress.vectors_total = done, total
+        if done < total:  # the embedding bar appears before the first batch is done
+            self._emit(progress.event("embed", stats, 1, 1, None, force=True))
         with ThreadPoolExecutor(1, thread_name_prefix="index-embed") as model:
             in_flight: tuple[list[str], Future[Vectors]] | None = None
             after = ""
