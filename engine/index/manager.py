@@ -127,7 +127,7 @@ def embed_repository(
     if not index_path.exists():
         raise FileNotFoundError(f"{root} is not indexed: run `tributary index add {root}`")
     try:
-        lock = FileLock(f"{index_path}.embedding", timeout=0).acquire()
+        lock = FileLock(embed_lock_path(index_path), timeout=0).acquire()
     except Timeout:
         log.info("%s: another process is embedding it", root)
         return IndexStats(root, index_path)
@@ -137,6 +137,11 @@ def embed_repository(
             return _indexer(store, root, index_path, config, embedder, on_progress).embed_pending()
         finally:
             store.close()
+
+
+def embed_lock_path(index_path: Path) -> Path:
+    """The file an embedding pass holds locked (one per index at a time)."""
+    return Path(f"{index_path}.embedding")
 
 
 def semantic_readiness(index_path: Path) -> tuple[int, int]:

@@ -92,6 +92,22 @@ def test_second_pass_embeds_every_waiting_chunk_once(
     # nothing waits any more: a further pass embeds nothing
     again = embed_repository(repo, embedder=embedder, index_dir=index_dir)
     assert again.chunks_embedded == 0
+    from engine.repos import remove_repository
+
+    assert remove_repository(repo, index_dir=index_dir)
+    assert list(index_dir.iterdir()) == []  # the embedding lock went with the index
+
+
+def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
+    from filelock import FileLock
+
+    from engine.index.manager import embed_lock_path
+
+    index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    index_path = index_path_for(repo, directory=index_dir)
+    with FileLock(embed_lock_path(index_path)):  # another process is embedding
+        assert embed_repository(repo, embedder=embedder, index_dir=index_dir).chunks_embedded == 0
+    assert embed_repository(repo, embedder=embedder, index_dir=index_dir).chunks_embedded > 0
 
 
 def test_another_model_build_never_mixes_vectors(
