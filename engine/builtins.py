@@ -9,15 +9,22 @@ same name in the user's config wins (it may tune timeout or weight, or disable i
 
 from __future__ import annotations
 
-import sys
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from engine.config.schema import Config, ServerConfig
 from engine.paths import indexes_dir
+from engine.spawn import frozen, module_command
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
+# Servers get only an allowlisted environment (engine.sources.env); these choose which
+# model the built-ins load, so they must see the same ones as this process.
+MODEL_VARIABLES = (
+    "TRIBUTARY_MODEL_CACHE", "TRIBUTARY_ONNX_MODEL", "TRIBUTARY_EMBED_BACKEND",
+    "TRIBUTARY_EMBED_PRECISION", "TRIBUTARY_EMBED_THREADS", "TRIBUTARY_EMBED_SEQ",
+)
 
 BUILTINS: dict[str, tuple[str, str, str, str]] = {
     # name: (module, index file glob, query tool, description)
@@ -38,17 +45,24 @@ def project_root() -> Path:
 def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
     module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
+    command, *args = module_command(module, "--index-dir", str(folder))
+    # PYTHONPATH lets ``python -m`` find this engine; a frozen bundle carries its own.
+    path = {} if frozen() else {"PYTHONPATH": str(project_root())}
     return ServerConfig(
         name=name,
         transport="stdio",
-        command=sys.executable,
-        args=["-m", module, "--index-dir", str(folder)],
-        env={"PYTHONPATH": str(project_root())},
+        command=command,
+        args=args,
+        env={**path, **_model_environment()},
         timeout=BUILTIN_TIMEOUT_S,
         tool=tool,
         builtin=name,
         description=description,
     )
+
+
+def _model_environment() -> dict[str, str]:
+    return {name: value for name in MODEL_VARIABLES if (value := os.environ.get(name))}
 
 
 def available_builtins(index_dir: Path | None = None) -> list[str]:

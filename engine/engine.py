@@ -52,7 +52,7 @@ from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
 from engine.query_check import check_query
-from engine.query_syntax import filter_hits, filter_sources, with_query_filters
+from engine.query_syntax import filter_hits, filter_sources, scope_arguments, with_query_filters
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -118,6 +118,7 @@ class Engine:
         self._watch_task: asyncio.Task[None] | None = None
         self._watch_stop: asyncio.Event | None = None
         self.admission = Admission()
+        self._attach: Any = None  # engine.attach.AttachServer while listening
 
     @classmethod
     async def open(
@@ -230,7 +231,8 @@ class Engine:
 
         last_round: list[SourceResult] = []
         async with contextlib.aclosing(
-            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request))
+            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request),
+                           scope=scope_arguments(request.filters))
         ) as rounds:
             async for batch, pending in rounds:
                 for result in batch:
@@ -578,6 +580,18 @@ class Engine:
             name="tributary-config-watch")
         return ready
 
+    async def listen(self, config_file: Path | None) -> bool:
+        """Answer the command line's searches over the local socket (``engine.attach``)
+        until closed; ``config_file`` is the config this engine was opened with. False
+        when it cannot (no Unix sockets, or another engine for this home answers)."""
+        from engine.attach import AttachServer
+
+        server = AttachServer(self, config_file)
+        if not await server.start():
+            return False
+        self._attach = server
+        return True
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -590,6 +604,8 @@ class Engine:
                 self._watch_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._watch_task
+        if self._attach is not None:
+            await self._attach.close()
         await self.pool.aclose()
         if self.cache is not None:
             await self.cache.close()
@@ -621,4 +637,5 @@ def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dic
     """The cache's view of one call: the configured tool (or auto) and its arguments."""
     return server.tool or "auto", {
         **server.arguments, "query": request.query, "top_k": source_depth(request),
+        **scope_arguments(request.filters),  # a scoped answer is not the unscoped one
     }

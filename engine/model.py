@@ -203,10 +203,15 @@ class SearchFilters:
     exclude_languages: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)  # include globs: a hit's path matches one
     exclude_paths: list[str] = field(default_factory=list)
+    # Repositories (index names such as ``owner/name``, or folders) the built-in servers
+    # search: they limit the search itself, not only the hits kept.
+    repos: list[str] = field(default_factory=list)
+    exclude_repos: list[str] = field(default_factory=list)
 
     def is_empty(self) -> bool:
         return not (self.sources or self.exclude_sources or self.languages
-                    or self.exclude_languages or self.paths or self.exclude_paths)
+                    or self.exclude_languages or self.paths or self.exclude_paths
+                    or self.repos or self.exclude_repos)
 
 
 @dataclass(slots=True)

@@ -5,7 +5,8 @@ does it for a request (the engine calls it first, so the desktop app, the CLI an
 the MCP face all understand the same syntax). ``keep_hit`` decides whether a hit
 passes; ``filter_sources`` narrows a routing decision.
 
-Keys: ``lang:``/``language:``, ``path:``/``file:``, ``source:``/``server:``; a leading
+Keys: ``lang:``/``language:``, ``path:``/``file:``, ``source:``/``server:``, ``repo:`` (an
+index's name or a folder: the built-in servers search only those); a leading
 ``-`` excludes. Values may be quoted (``path:"my docs/"``); several of one key are
 alternatives (``lang:go lang:rust``). A language is a name (``python``) or a file
 extension (``py``). A path without ``* ? [`` matches where it starts a path segment
@@ -30,6 +31,7 @@ KEYS: dict[str, str] = {
     "lang": "languages", "language": "languages",
     "path": "paths", "file": "paths",
     "source": "sources", "server": "sources",
+    "repo": "repos",
 }
 SKIP_EXCLUDED = "excluded by the query"
 SKIP_NOT_CHOSEN = "not chosen by the query"
@@ -71,7 +73,7 @@ def parse_query(query: str) -> ParsedQuery:
 def format_filters(filters: SearchFilters) -> str:
     """The query syntax for ``filters`` (what ``parse_query`` reads back)."""
     parts: list[str] = []
-    for key, name in (("source", "sources"), ("lang", "languages"), ("path", "paths")):
+    for key, name in (("source", "sources"), ("lang", "languages"), ("path", "paths"), ("repo", "repos")):
         for sign, attribute in (("", name), ("-", f"exclude_{name}")):
             for value in getattr(filters, attribute):
                 parts.append(f"{sign}{key}:{_quote(value)}")
@@ -82,7 +84,7 @@ def merge_filters(a: SearchFilters, b: SearchFilters) -> SearchFilters:
     """Both sets of filters (each list the union, in order)."""
     merged = SearchFilters()
     for name in ("sources", "exclude_sources", "languages", "exclude_languages", "paths",
-                 "exclude_paths"):
+                 "exclude_paths", "repos", "exclude_repos"):
         setattr(merged, name, list(dict.fromkeys([*getattr(a, name), *getattr(b, name)])))
     return merged
 
@@ -180,3 +182,14 @@ def _unquote(raw: str) -> str:
 
 def _quote(value: str) -> str:
     return value if value and not any(c.isspace() for c in value) and '"' not in value else shlex.quote(value)
+
+
+def scope_arguments(filters: SearchFilters) -> dict[str, list[str]]:
+    """The arguments that limit a built-in server's search to the chosen repositories
+    (sent only to tools that take them)."""
+    scope: dict[str, list[str]] = {}
+    if filters.repos:
+        scope["repos"] = list(filters.repos)
+    if filters.exclude_repos:
+        scope["exclude_repos"] = list(filters.exclude_repos)
+    return scope

@@ -14,7 +14,13 @@ import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.index.manager import IndexInfo, index_path_for, list_indexes, remove_sqlite_files
+from engine.index.manager import (
+    IndexInfo,
+    embed_lock_path,
+    index_path_for,
+    list_indexes,
+    remove_sqlite_files,
+)
 from engine.tasks.api import import_git_history, tasks_db_path
 from engine.tasks.model import ImportStats
 from engine.tasks.sources import GitError, is_git_repo
@@ -61,7 +67,9 @@ def update_history(root: Path, *, index_dir: Path | None = None, embed: bool = T
 def remove_repository(root: Path, *, index_dir: Path | None = None) -> bool:
     """Delete the code index and the task history of the repository at ``root`` (which
     may be gone already); whether there was anything to delete."""
-    removed_code = remove_sqlite_files(index_path_for(root, directory=index_dir))
+    index_path = index_path_for(root, directory=index_dir)
+    removed_code = remove_sqlite_files(index_path)
+    embed_lock_path(index_path).unlink(missing_ok=True)
     removed_history = remove_sqlite_files(tasks_db_path(root, index_dir))
     return removed_code or removed_history
 

@@ -35,7 +35,15 @@ from pydantic import BaseModel, Field
 from engine.engine import Engine
 from engine.errors import TributaryError
 from engine.heap import settle
-from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.model import (
+    ContextFormat,
+    Hints,
+    Hit,
+    SearchFilters,
+    SearchRequest,
+    SearchResponse,
+    TaskType,
+)
 from engine.pipeline.confidence import source_views
 from engine.servers.stdio_serve import serve_stdio
 from engine.shutdown import hangup_as_terminate, run_until_signalled
@@ -194,8 +202,15 @@ def search_out(response: SearchResponse) -> SearchOut:
     )
 
 
-def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[Any]:
-    """The MCP server; ``engine_factory`` opens the engine inside the server's loop."""
+def build_server(
+    engine_factory: Callable[[], Awaitable[Engine]],
+    *,
+    listen: bool = False,
+    config_path: Path | None = None,
+) -> MCPServer[Any]:
+    """The MCP server; ``engine_factory`` opens the engine inside the server's loop.
+    With ``listen`` the engine also answers the command line over the local socket
+    (``engine.attach``); ``config_path`` is the config file it was opened with."""
     state: dict[str, Engine] = {}
 
     @asynccontextmanager
@@ -203,6 +218,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         state["engine"] = await engine_factory()
         state["engine"].supervise()
         state["engine"].watch_config()  # hot reload; an invalid edit is logged, not applied
+        if listen:
+            await state["engine"].listen(config_path)
         try:
             yield
         finally:
@@ -223,6 +240,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         related_files: list[str] | None = None,
         language: str | None = None,
         framework: str | None = None,
+        repos: list[str] | None = None,
     ) -> SearchOut:
         """Search every routed source at once; ranked, de-duplicated hits with attribution."""
         request = SearchRequest(
@@ -231,6 +249,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             sources=sources,
             assemble=False,
             hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
         )
         with user_errors():  # "busy" (engine.admission.Busy) included
             return search_out(await state["engine"].search(request))
@@ -244,6 +263,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         related_files: list[str] | None = None,
         language: str | None = None,
         framework: str | None = None,
+        repos: list[str] | None = None,
     ) -> ContextOut:
         """Context for a prompt: ranked, de-duplicated, fitted to max_tokens, attributed."""
         engine = state["engine"]
@@ -255,6 +275,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             reserved_tokens=0,
             format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
         )
         with user_errors():
             response = await engine.search(request)
@@ -386,7 +407,7 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
 
 def run_stdio(config_path: Path | None) -> int:
     """Serve over stdio until the client leaves or a shutdown signal arrives (its exit status)."""
-    server = build_server(default_factory(config_path))
+    server = build_server(default_factory(config_path), listen=True, config_path=config_path)
     return run_until_signalled(lambda: serve_stdio(server))
 
 
@@ -408,7 +429,7 @@ async def serve_http(
             f"TRIBUTARY_TOKEN); only {', '.join(PROTECTED_HOSTS)} serve without one, since "
             "other addresses can be reachable from elsewhere"
         )
-    server = build_server(default_factory(config_path))
+    server = build_server(default_factory(config_path), listen=True, config_path=config_path)
     app: ASGIApp = server.streamable_http_app(host=host, transport_security=policy.security)
     if token:
         app = require_token(app, token)

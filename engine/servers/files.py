@@ -37,6 +37,7 @@ from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
+from engine.index.naming import in_scope
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import QueryVector, SqliteStore
 from engine.paths import indexes_dir
@@ -101,11 +102,20 @@ class _Index:
     path: Path
     store: SqliteStore
     lock: threading.Lock
-    model_version: str | None
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
 MODEL_WAIT_S = 3.0
+
+
+def semantic_warning(name: str, embedded: int, total: int) -> str:
+    """Said while an index's vectors are still being made: keyword and symbol search
+    already cover every file, meaning-based matches only the embedded share."""
+    percent = int(100 * embedded / total) if total else 100
+    return (
+        f"{name}: semantic index {percent} % ready ({embedded}/{total} chunks embedded); "
+        "keyword and symbol search cover every file"
+    )
 
 
 class FilesService:
@@ -186,13 +196,12 @@ class FilesService:
             if root_text is None:
                 store.close()
                 return None
-            model = store.model()
         except Exception as exc:
             log.warning("skipping index %s: %s", path, exc)
             return None
         root = Path(root_text)
         name = store.get_meta("name") or root.name
-        return _Index(name, root, path, store, threading.Lock(), model.version if model else None)
+        return _Index(name, root, path, store, threading.Lock())
 
     # tools --------------------------------------------------------------------
     def search(
@@ -203,11 +212,15 @@ class FilesService:
         path_glob: str | None = None,
         language: str | None = None,
         kinds: Sequence[str] | None = None,
+        repos: Sequence[str] = (),
+        exclude_repos: Sequence[str] = (),
     ) -> CodeSearchResult:
         top_k = max(1, min(int(top_k), MAX_TOP_K))
-        indexes = self.indexes()
+        indexes = [i for i in self.indexes() if in_scope(i.name, i.root, repos, exclude_repos)]
         warnings: list[str] = []
-        if not indexes:
+        if not indexes and (repos or exclude_repos):
+            warnings.append(f"no indexed repository matches repos={list(repos)} exclude_repos={list(exclude_repos)}")
+        elif not indexes:
             warnings.append("no repository is indexed yet: run `tributary index add PATH`")
         # Right after start-up the model may still be loading: answer on keywords
         # alone rather than make the caller time out.
@@ -226,10 +239,16 @@ class FilesService:
         hits: list[SearchHit] = []
         for index in indexes:
             use_vector = vector
+            with index.lock:
+                model = index.store.model()  # a new index records its model when embedding starts
+                embedded, total = index.store.vector_counts()
+            if embedded < total:
+                warnings.append(semantic_warning(index.name, embedded, total))
             if (
                 vector is not None
                 and embedder is not None
-                and index.model_version != embedder.version
+                and model is not None
+                and model.version != embedder.version
             ):
                 warnings.append(f"{index.name}: indexed with another model; keyword search only")
                 use_vector = None
@@ -345,12 +364,16 @@ def build_server(service: FilesService) -> MCPServer[None]:
         path_glob: str | None = None,
         language: str | None = None,
         kind: str | None = None,
+        repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
     ) -> CodeSearchResult:
-        """Search indexed code by meaning and keywords. kind: function|method|class|block|text."""
+        """Search indexed code by meaning and keywords. kind: function|method|class|block|text.
+        repos: only these repositories (index names such as owner/name, or folders)."""
         with _reason_kept():
             return service.search(
                 query, top_k, path_glob=path_glob, language=language,
                 kinds=[kind] if kind else None,
+                repos=repos or (), exclude_repos=exclude_repos or (),
             )
 
     @app.tool()

@@ -13,6 +13,7 @@ Nothing but the protocol goes to stdout; logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -27,6 +28,9 @@ from pydantic import BaseModel, Field
 
 from engine.heap import settle
 from engine.index.embed import Embedder
+from engine.index.manager import INDEX_SUFFIX
+from engine.index.naming import in_scope
+from engine.index.store import SqliteStore
 from engine.query_class import asks_history
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
@@ -134,11 +138,23 @@ class TaskBackend:
             raise RuntimeError(f"task history unavailable: {self.error}")
         return self.indexes
 
-    def search_tasks(self, query: str, top_k: int) -> list[tuple[str, TaskHit]]:
+    def scoped(
+        self, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+    ) -> list[tuple[str, TaskIndex]]:
+        """The open indexes of the repositories ``repos`` names (all when empty)."""
+        indexes = self._wait()
+        if not repos and not exclude_repos:
+            return indexes
+        return [(label, index) for label, index in indexes
+                if in_scope(*_repo_identity(index.store.path, label), repos, exclude_repos)]
+
+    def search_tasks(
+        self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+    ) -> list[tuple[str, TaskHit]]:
         top_k = max(1, min(top_k, MAX_TOP_K))
         found: list[tuple[str, TaskHit]] = []
         with self._lock:
-            for label, index in self._wait():
+            for label, index in self.scoped(repos, exclude_repos):
                 found.extend((label, hit) for hit in index.search(query, top_k))
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
@@ -147,7 +163,8 @@ class TaskBackend:
         return self.files_and_tasks(query, top_k, 0)[0]
 
     def files_and_tasks(
-        self, query: str, top_k: int, task_k: int
+        self, query: str, top_k: int, task_k: int,
+        repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
     ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
         """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
         tasks: one task search serves both."""
@@ -155,7 +172,7 @@ class TaskBackend:
         files: list[tuple[str, FileScore]] = []
         tasks: list[tuple[str, TaskHit]] = []
         with self._lock:
-            for label, index in self._wait():
+            for label, index in self.scoped(repos, exclude_repos):
                 hits = index.search(query, self.file_params.top_tasks)
                 tasks.extend((label, hit) for hit in hits[:task_k])
                 files.extend(
@@ -175,19 +192,44 @@ def _repo_label(db_path: Path) -> str:
     return db_path.name.removesuffix(".tasks.sqlite")
 
 
+@functools.cache
+def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
+    """The index name and folder of a task history's repository, read from the code
+    index beside it (the two share their file stem); the label when there is none."""
+    code_index = db_path.parent / f"{label}{INDEX_SUFFIX}"
+    if code_index.is_file():
+        try:
+            store = SqliteStore(code_index, readonly=True)
+            try:
+                name, root = store.get_meta("name"), store.get_meta("root")
+            finally:
+                store.close()
+            if name and root:
+                return name, Path(root)
+        except Exception as exc:  # a damaged index only loses the name
+            log.warning("cannot read %s: %s", code_index, exc)
+    return label, Path(label)
+
+
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
     many = len(backend.db_paths) > 1
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
-    def search_tasks(query: str, top_k: int = 10) -> TaskResults:
-        found = backend.search_tasks(query, top_k)
+    def search_tasks(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
+    ) -> TaskResults:
+        found = backend.search_tasks(query, top_k, repos or (), exclude_repos or ())
         return TaskResults(results=[task_item(hit, rank, label if many else None)
                                     for rank, (label, hit) in enumerate(found, 1)])
 
     @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
-    def files_for_task(query: str, top_k: int = 10) -> FileResults:
-        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES)
+    def files_for_task(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
+    ) -> FileResults:
+        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or ())
         file_items: list[FileItem | TaskItem] = [
             FileItem(
                 path=f.path,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -235,8 +235,12 @@ class SourceClient:
             self._set_status(ServerStatus.STARTING)
             self._task = asyncio.create_task(self._supervise(), name=f"tributary-source-{self.name}")
 
-    async def call(self, query: str, top_k: int, *, timeout: float | None = None) -> SourceOutcome:
-        """Run the query tool once; never raises except for the caller's own cancellation."""
+    async def call(
+        self, query: str, top_k: int, *, timeout: float | None = None,
+        scope: Mapping[str, Any] | None = None,
+    ) -> SourceOutcome:
+        """Run the query tool once; never raises except for the caller's own cancellation.
+        ``scope`` (``repos``) goes to the tool only where it takes such an argument."""
         start = self._clock()
         timeout = self.config.timeout if timeout is None else timeout
         if not self.config.enabled:
@@ -252,7 +256,7 @@ class SourceClient:
         # A call that waits for the server to start says how slow start-up is, not a query.
         warm = self._status is ServerStatus.READY and self._session is not None
         try:
-            outcome, counts = await self._call(query, top_k, start, start + timeout)
+            outcome, counts = await self._call(query, top_k, start, start + timeout, scope)
         except asyncio.CancelledError:
             self.breaker.release_trial()
             raise
@@ -376,7 +380,8 @@ class SourceClient:
             task.exception()  # retrieved: a given-up request's error is no one's business
 
     async def _call(
-        self, query: str, top_k: int, start: float, deadline: float
+        self, query: str, top_k: int, start: float, deadline: float,
+        scope: Mapping[str, Any] | None = None,
     ) -> tuple[SourceOutcome, bool]:
         """The outcome, and whether it counts as a failure for the breaker."""
         def outcome(status: SourceStatus, **kw: Any) -> SourceOutcome:
@@ -401,7 +406,7 @@ class SourceClient:
         tool = selection.tool
         try:
             result = await self._within(
-                session.call_tool(tool, selection.arguments(query, top_k), read_timeout_seconds=remaining),
+                session.call_tool(tool, selection.arguments(query, top_k, scope), read_timeout_seconds=remaining),
                 remaining + _BACKSTOP_S,
             )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
