@@ -2,8 +2,10 @@
 
 Every repository gets one SQLite file under :func:`engine.paths.indexes_dir`, named
 after the folder plus a hash of its absolute path; the file records the root, so
-``list_indexes`` needs nothing else. All functions are synchronous and safe to run
-in a worker thread (each opens its own connection).
+``list_indexes`` needs nothing else. With the PostgreSQL backend (``backend``, or the
+config's ``index`` section: ``engine.index.backend``) every repository is a row of one
+shared database instead. All functions are synchronous and safe to run in a worker
+thread (each opens its own connection).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.config.schema import RepoConfig
+from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.indexer import Indexer
 from engine.index.progress import IndexStats, ProgressCallback
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
-from engine.index.store import SqliteStore
+from engine.index.store import IndexStore, SqliteStore
 from engine.paths import indexes_dir
 from engine.tasks.store import repo_id
 
@@ -55,15 +58,55 @@ def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> P
     return (directory or indexes_dir()) / f"{repo_stem(repo_path)}{INDEX_SUFFIX}"
 
 
-def _open_store(root: Path, index_path: Path, name: str | None) -> SqliteStore:
+def _open_store(
+    root: Path, index_path: Path, name: str | None, backend: IndexBackend | None = None
+) -> IndexStore:
+    if backend is not None and backend.dsn is not None:
+        from engine.postgres.index_store import PgIndexStore
+
+        return PgIndexStore.open(backend.dsn, str(root), name or root.name,
+                                 vector_index=backend.vector_index)
     store = SqliteStore(index_path, check_same_thread=False)
     store.set_meta("root", str(root))
     store.set_meta("name", name or root.name)
     return store
 
 
+def _location(root: Path, index_dir: Path | None, backend: IndexBackend) -> Path:
+    """Where the index is, for reports: its SQLite file, or the database (no password)."""
+    if backend.dsn is None:
+        return index_path_for(root, directory=index_dir)
+    from engine.postgres.db import redact
+
+    return Path(redact(backend.dsn))
+
+
+def open_index_store(
+    path: Path | str, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> IndexStore:
+    """The index of the repository at ``path`` for reading (``FileNotFoundError`` when it
+    is not indexed); close it when done."""
+    root = Path(path).expanduser().resolve()
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is None:
+        index_path = index_path_for(root, directory=index_dir)
+        if not index_path.exists():
+            raise FileNotFoundError(f"{path} is not indexed")
+        return SqliteStore(index_path, readonly=True)
+    from engine.postgres.db import Database
+    from engine.postgres.index_store import PgIndexStore
+    from engine.postgres.repositories import find_repository
+
+    db = Database(chosen.dsn, application_name="tributary-search")
+    repo = find_repository(db, str(root))
+    if repo is None:
+        db.close()
+        raise FileNotFoundError(f"{path} is not indexed")
+    return PgIndexStore(db, repo, vector_index=chosen.vector_index, owns_db=True)
+
+
 def _indexer(
-    store: SqliteStore,
+    store: IndexStore,
     root: Path,
     index_path: Path,
     config: RepoConfig | None,
@@ -88,17 +131,28 @@ def index_repository(
     config: RepoConfig | None = None,
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
 ) -> IndexStats:
     """Create or bring up to date the index of the repository at ``path``."""
     root = Path(path).expanduser().resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root}")
-    index_path = index_path_for(root, directory=index_dir)
-    store = _open_store(root, index_path, config.name if config else None)
+    chosen = resolve_backend(index_dir, backend)
+    index_path = _location(root, index_dir, chosen)
+    store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
-        return _indexer(store, root, index_path, config, embedder, on_progress).run()
+        stats = _indexer(store, root, index_path, config, embedder, on_progress).run()
+        _after_run(store)
+        return stats
     finally:
         store.close()
+
+
+def _after_run(store: IndexStore) -> None:
+    """Backend upkeep after a pass (PostgreSQL: an IVFFlat index trained on the rows)."""
+    ensure = getattr(store, "ensure_vector_index", None)
+    if ensure is not None:
+        ensure()
 
 
 def _info(index_path: Path) -> IndexInfo | None:
@@ -135,7 +189,12 @@ def _info(index_path: Path) -> IndexInfo | None:
         store.close()
 
 
-def list_indexes(index_dir: Path | None = None) -> list[IndexInfo]:
+def list_indexes(
+    index_dir: Path | None = None, *, backend: IndexBackend | None = None
+) -> list[IndexInfo]:
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        return _postgres_indexes(chosen.dsn)
     directory = index_dir or indexes_dir()
     if not directory.is_dir():
         return []
@@ -143,13 +202,37 @@ def list_indexes(index_dir: Path | None = None) -> list[IndexInfo]:
     return [info for info in found if info is not None]
 
 
+def _postgres_indexes(dsn: str) -> list[IndexInfo]:
+    """The repositories of the shared database that have code indexed."""
+    from engine.postgres.db import Database, redact
+    from engine.postgres.repositories import list_repositories
+
+    db = Database(dsn, application_name="tributary-list")
+    try:
+        rows = list_repositories(db)
+    finally:
+        db.close()
+    return [
+        IndexInfo(root=Path(r.root), name=r.name, index_path=Path(redact(dsn)), files=r.files,
+                  chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
+                  exists=Path(r.root).is_dir(), tasks=r.tasks)
+        for r in rows
+        if r.model is not None
+    ]  # fmt: skip
+
+
 def find_index(path: Path | str, index_dir: Path | None = None) -> Path | None:
     candidate = index_path_for(path, directory=index_dir)
     return candidate if candidate.exists() else None
 
 
-def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
+def remove_index(
+    path: Path | str, index_dir: Path | None = None, *, backend: IndexBackend | None = None
+) -> bool:
     """Delete the index of the repository at ``path`` (or the index file itself)."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        return remove_postgres_repository(chosen.dsn, Path(path).expanduser().resolve())
     target = Path(path)
     index_path = (
         target
@@ -157,6 +240,19 @@ def remove_index(path: Path | str, index_dir: Path | None = None) -> bool:
         else index_path_for(path, directory=index_dir)
     )
     return remove_sqlite_files(index_path)
+
+
+def remove_postgres_repository(dsn: str, root: Path) -> bool:
+    """Delete the repository indexed from ``root`` from the shared database: its code and
+    its history; whether it was there."""
+    from engine.postgres.db import Database
+    from engine.postgres.repositories import remove_repository
+
+    db = Database(dsn, application_name="tributary-remove")
+    try:
+        return remove_repository(db, str(root))
+    finally:
+        db.close()
 
 
 def remove_sqlite_files(database: Path) -> bool:
@@ -180,12 +276,10 @@ def search_repository(
     path_glob: str | None = None,
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
 ) -> list[SearchHit]:
     """Hybrid search of one indexed repository, in-process."""
-    index_path = index_path_for(path, directory=index_dir)
-    if not index_path.exists():
-        raise FileNotFoundError(f"{path} is not indexed")
-    store = SqliteStore(index_path, readonly=True)
+    store = open_index_store(path, index_dir=index_dir, backend=backend)
     try:
         model = embedder or load_code_embedder()
         where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
@@ -228,6 +322,7 @@ def watch_repository(
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
     debounce_ms: int = 300,
+    backend: IndexBackend | None = None,
 ) -> None:
     """Index now, then apply every change under ``path`` until ``stop_event`` is set.
 
@@ -239,8 +334,9 @@ def watch_repository(
     from watchfiles import watch
 
     root = Path(path).expanduser().resolve()
-    index_path = index_path_for(root, directory=index_dir)
-    store = _open_store(root, index_path, config.name if config else None)
+    chosen = resolve_backend(index_dir, backend)
+    index_path = _location(root, index_dir, chosen)
+    store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
         indexer = _indexer(store, root, index_path, config, embedder, on_progress)
         ready = False

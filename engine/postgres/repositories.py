@@ -1,0 +1,86 @@
+"""The ``repositories`` table: one row per repository in the shared index.
+
+A repository is known by the absolute path it was indexed from (its ``root``; a CI job
+indexes from the same checkout path every time, so updates stay incremental) and shown
+by its name. Removing one deletes every row of it (the foreign keys cascade) and its
+vector index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.postgres.db import Connection, Database
+
+_REPO_LOCK = 0x7265_706F  # with the repository id: pg_advisory_xact_lock(key, id)
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    id: int
+    root: str
+    name: str
+    files: int
+    chunks: int
+    tasks: int
+    updated_at: float | None  # unix time of the last file written
+    model: str | None
+    vector_index: str | None
+
+
+def ensure_repository(db: Database, root: str, name: str | None) -> int:
+    """The id of ``root``'s row, made if missing; ``name`` (when given) replaces its name."""
+    with db.transaction() as conn:
+        row = conn.execute(
+            "INSERT INTO repositories(root, name) VALUES (%s, %s) ON CONFLICT (root) DO UPDATE "
+            "SET name = COALESCE(%s, repositories.name) RETURNING id",
+            (root, name or root.rstrip("/").rsplit("/", 1)[-1] or root, name),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def find_repository(db: Database, root: str) -> int | None:
+    row = db.read(lambda c: c.execute("SELECT id FROM repositories WHERE root = %s", (root,)).fetchone())
+    return None if row is None else int(row[0])
+
+
+def vector_index_name(repo: int) -> str:
+    return f"chunks_vec_r{int(repo)}"
+
+
+def list_repositories(db: Database) -> list[Repository]:
+    """Every repository with its counts, by name."""
+    rows = db.read(lambda c: c.execute(
+        "SELECT r.id, r.root, r.name,"
+        " (SELECT COUNT(*) FROM files f WHERE f.repo = r.id),"
+        " (SELECT COALESCE(SUM(f.chunks), 0) FROM files f WHERE f.repo = r.id),"
+        " (SELECT COUNT(*) FROM tasks t WHERE t.repo = r.id),"
+        " (SELECT MAX(f.indexed_at) FROM files f WHERE f.repo = r.id),"
+        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'model_name'),"
+        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'vector_index')"
+        " FROM repositories r ORDER BY r.name, r.root"
+    ).fetchall())
+    return [
+        Repository(int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), int(r[5]),
+                   None if r[6] is None else float(r[6]), r[7], r[8])
+        for r in rows
+    ]  # fmt: skip
+
+
+def remove_repository(db: Database, root: str) -> bool:
+    """Delete the repository indexed from ``root`` and all of its rows; whether it was there."""
+    with db.transaction() as conn:
+        row = conn.execute("SELECT id FROM repositories WHERE root = %s FOR UPDATE", (root,)).fetchone()
+        if row is None:
+            return False
+        repo = int(row[0])
+        lock_repository(conn, repo)
+        conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(repo)}")
+        conn.execute("DELETE FROM repositories WHERE id = %s", (repo,))
+    return True
+
+
+def lock_repository(conn: Connection, repo: int) -> None:
+    """Serialise schema changes of one repository (its vector index) within a transaction."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", (_REPO_LOCK, repo))
