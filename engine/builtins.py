@@ -13,7 +13,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from engine.config.schema import Config, ServerConfig
+from engine.config.schema import Config, IndexConfig, ServerConfig
+from engine.index.backend import DSN_VARIABLE
 from engine.paths import indexes_dir
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
@@ -35,15 +36,23 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
+def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig | None = None) -> ServerConfig:
+    """The built-in server ``name`` over the index folder, or over the shared PostgreSQL
+    index when ``index`` names one (its DSN, ``${VAR}``s and all, goes in the server's
+    environment and is expanded when the server starts, never onto its command line)."""
     module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
+    args = ["-m", module, "--index-dir", str(folder)]
+    env = {"PYTHONPATH": str(project_root())}
+    if index is not None and index.backend == "postgres":
+        args = ["-m", module, "--postgres", "--vector-index", index.vector_index]
+        env[DSN_VARIABLE] = index.dsn
     return ServerConfig(
         name=name,
         transport="stdio",
         command=sys.executable,
-        args=["-m", module, "--index-dir", str(folder)],
-        env={"PYTHONPATH": str(project_root())},
+        args=args,
+        env=env,
         timeout=BUILTIN_TIMEOUT_S,
         tool=tool,
         builtin=name,
@@ -51,8 +60,11 @@ def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
     )
 
 
-def available_builtins(index_dir: Path | None = None) -> list[str]:
-    """The built-ins that have at least one index to serve."""
+def available_builtins(index_dir: Path | None = None, index: IndexConfig | None = None) -> list[str]:
+    """The built-ins that have at least one index to serve (with a shared PostgreSQL
+    index: both, always; what it holds is the servers' to find out)."""
+    if index is not None and index.backend == "postgres":
+        return list(BUILTINS)
     folder = index_dir or indexes_dir()
     if not folder.is_dir():
         return []
@@ -62,8 +74,8 @@ def available_builtins(index_dir: Path | None = None) -> list[str]:
 def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Config:
     """``config`` plus a server for each built-in that has something to serve."""
     servers = dict(config.servers)
-    for name in available_builtins(index_dir):
-        default = builtin_server(name, index_dir)
+    for name in available_builtins(index_dir, config.index):
+        default = builtin_server(name, index_dir, config.index)
         user = servers.get(name)
         if user is None:
             servers[name] = default

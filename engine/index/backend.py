@@ -9,6 +9,7 @@ references are expanded here, when it is used, so the config keeps only the refe
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,3 +55,23 @@ def resolve_backend(index_dir: Path | str | None, backend: IndexBackend | None) 
     if index_dir is not None:
         return SQLITE
     return configured_backend()
+
+
+DSN_VARIABLE = "TRIBUTARY_INDEX_DSN"  # the shared index's DSN: kept out of the command line
+
+
+def add_postgres_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--postgres", action="store_true",
+                        help=f"serve the shared PostgreSQL index whose DSN is in ${DSN_VARIABLE}")
+    parser.add_argument("--vector-index", default="auto", choices=("auto", "hnsw", "ivfflat", "exact"),
+                        help="PostgreSQL: the vector index to use (default: the best the server has)")
+
+
+def postgres_backend(args: argparse.Namespace) -> IndexBackend | None:
+    """The shared index named by ``--postgres`` (its DSN from the environment), if any."""
+    if not args.postgres:
+        return None
+    dsn = os.environ.get(DSN_VARIABLE, "")
+    if not dsn:
+        raise SystemExit(f"--postgres needs the index's DSN in ${DSN_VARIABLE}")
+    return IndexBackend(dsn, args.vector_index)

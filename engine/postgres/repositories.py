@@ -84,3 +84,25 @@ def remove_repository(db: Database, root: str) -> bool:
 def lock_repository(conn: Connection, repo: int) -> None:
     """Serialise schema changes of one repository (its vector index) within a transaction."""
     conn.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", (_REPO_LOCK, repo))
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A repository a built-in server answers from: its code has a model, or it has tasks."""
+
+    id: int
+    root: str
+    name: str
+    model_version: str | None
+    has_tasks: bool
+
+
+def served_repositories(db: Database) -> list[Served]:
+    """The repositories with code indexed or a task history, by name (a light query: the
+    servers run it before every search to see repositories added since)."""
+    rows = db.read(lambda c: c.execute(
+        "SELECT r.id, r.root, r.name,"
+        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'model_version'),"
+        " EXISTS (SELECT 1 FROM tasks t WHERE t.repo = r.id)"
+        " FROM repositories r ORDER BY r.name, r.root").fetchall())  # fmt: skip
+    return [Served(int(r[0]), str(r[1]), str(r[2]), r[3], bool(r[4])) for r in rows]

@@ -1,7 +1,8 @@
 """The built-in tasks MCP server: similar past tasks, and the files they point to.
 
 Run as ``python -m engine.servers.tasks --repo PATH [--index-dir DIR]`` (or
-``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served).
+``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served; with
+``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
 with an ``outputSchema``. The embedding model is loaded once, in the background
 as soon as the server starts, so the first query does not pay for importing torch.
@@ -23,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
+from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.embed import Embedder
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
@@ -74,8 +76,10 @@ class TaskBackend:
         embed: bool = True,
         file_params: FileRankParams = DEFAULT_FILE_RANK,
         model_wait_s: float | None = None,
+        backend: IndexBackend | None = None,
     ) -> None:
         self.db_paths = list(db_paths)
+        self.backend = backend if backend is not None and backend.dsn is not None else None
         self.model_wait_s = MODEL_WAIT_S if model_wait_s is None else model_wait_s
         self.embed = embed
         self.file_params = file_params
@@ -93,6 +97,8 @@ class TaskBackend:
             for path in self.db_paths:
                 index = TaskIndex(path, load_embedder=False, check_same_thread=False)
                 self.indexes.append((_repo_label(path), index))
+            if self.backend is not None:
+                self.indexes.extend(_postgres_indexes(self.backend))
             self._opened.set()
             if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
                 from engine.index.embed import load_default_embedder
@@ -144,13 +150,28 @@ class TaskBackend:
 MODEL_WAIT_S = 3.0
 
 
+def _postgres_indexes(backend: IndexBackend) -> list[tuple[str, TaskIndex]]:
+    """The task histories of the shared PostgreSQL index, on one connection."""
+    from engine.postgres.db import Database
+    from engine.postgres.repositories import served_repositories
+    from engine.postgres.task_store import PgTaskStore
+
+    assert backend.dsn is not None
+    db = Database(backend.dsn, application_name="tributary-tasks")
+    return [
+        (row.name, TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
+        for row in served_repositories(db)
+        if row.has_tasks
+    ]
+
+
 def _repo_label(db_path: Path) -> str:
     return db_path.name.removesuffix(".tasks.sqlite")
 
 
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
-    many = len(backend.db_paths) > 1
+    many = len(backend.db_paths) > 1 or backend.backend is not None
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(query: str, top_k: int = 10) -> TaskResults:
@@ -213,6 +234,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
                         help="how long a query waits for the model to load before "
                         "answering on keywords alone (default %(default)s)")
+    add_postgres_options(parser)
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
@@ -224,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
     dbs = resolve_db_paths(args)
-    if not dbs:
+    shared = postgres_backend(args)
+    if not dbs and shared is None:
         print("tasks server: no task database given (--repo, --db or --index-dir)", file=sys.stderr)
         return 2
     if not 0.0 <= args.prefer_code <= 1.0:
@@ -232,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
     backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
-                          model_wait_s=args.model_wait)
+                          model_wait_s=args.model_wait, backend=shared)
     backend.start()
     build_server(backend).run("stdio")
     return 0
