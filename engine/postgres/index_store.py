@@ -66,6 +66,13 @@ def symbol_key(symbol: str | None) -> str | None:
     return _SYMBOL_PARTS.split(symbol)[-1].casefold() if symbol else None
 
 
+def as_array(value: Any) -> Vectors:
+    """A ``vector`` column's value as float32 (pgvector returns a ``Vector`` or an array)."""
+    array = value.to_numpy() if hasattr(value, "to_numpy") else value
+    result: Vectors = np.asarray(array, dtype=np.float32)
+    return result
+
+
 def tsquery(terms: Sequence[str]) -> str:
     """Terms (letters and digits only, from ``fts_terms``) OR-ed for ``to_tsquery``."""
     return " | ".join(terms)
@@ -225,7 +232,7 @@ class PgIndexStore:
             "SELECT DISTINCT ON (embed_hash) embed_hash, embedding FROM chunks "
             "WHERE repo = %s AND embed_hash = ANY(%s) AND embedding IS NOT NULL",
             (self.repo, wanted)).fetchall())  # fmt: skip
-        return {str(h): np.asarray(v, dtype=np.float32) for h, v in rows}
+        return {str(h): as_array(v) for h, v in rows}
 
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if len(chunks) != len(vectors):
