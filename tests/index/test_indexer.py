@@ -137,7 +137,7 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
 def test_candidates_are_the_two_searches_run_side_by_side(
     repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    stats = _index(repo, at, embedder)
+    _index(repo, at, embedder)
     store = open_index_store(repo, **at.kw)
     try:
         vector = embedder.encode(["invoice tax total"])[0]
@@ -174,7 +174,7 @@ def test_keyword_search_leaves_out_terms_most_chunks_hold(
         extra = "sprocket alignment\n" if i == 3 else ""
         (repo / "pkg" / f"m{i}.py").write_text(
             f'"""widget module {i}"""\n{extra}\ndef widget_{i}():\n    return {i}\n')
-    stats = _index(repo, at, embedder)
+    _index(repo, at, embedder)
     store = open_index_store(repo, **at.kw)
     try:
         paths = store.chunks_by_id
