@@ -3,6 +3,7 @@ while a writer replaces files, a connection dropped mid-search, a server restart
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -234,3 +235,52 @@ def test_searches_survive_a_server_restart(postgres_server: Any, postgres_dsn: s
         assert dense and keyword
     finally:
         store.close()
+
+
+def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
+    postgres_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app import index_worker
+    from engine import builtins, repos
+    from engine.cli.main import main
+    from engine.config.load import load_config
+    from engine.index import embed, manager
+    from engine.tasks.api import task_stats
+    from tests.tasks.task_helpers import HashEmbedder, commit, git
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    monkeypatch.setenv("TEAM_INDEX_DSN", postgres_dsn)
+    monkeypatch.setattr(manager, "load_code_embedder", lambda: HashingEmbedder())
+    monkeypatch.setattr(embed, "load_default_embedder", lambda: HashEmbedder())
+    monkeypatch.setattr(os, "nice", lambda increment: 0)  # (not this test process's priority)
+    (home / "config.yaml").write_text("index:\n  backend: postgres\n  dsn: ${TEAM_INDEX_DSN}\n", encoding="utf-8")
+    checkout = make_repo(tmp_path / "checkout")
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    commit(checkout, {"src/billing.py": "def invoice_total(lines):\n    return sum(lines)\n"},
+           "Add invoice totals", "2024-02-01T10:00:00+00:00")
+
+    assert main(["index", "add", str(checkout)]) == 0
+    assert "checkout: history: 2 new commits" in capsys.readouterr().err
+    assert task_stats(checkout).tasks == 2
+    assert main(["index", "list"]) == 0
+    _header, row = capsys.readouterr().out.splitlines()
+    assert row.split()[0] == "checkout" and row.split()[3] == "2"
+    assert main(["index", "status", str(checkout)]) == 0
+    assert "history: 2 tasks touching" in capsys.readouterr().out
+    assert not (home / "data" / "indexes").exists()  # nothing went to local SQLite files
+
+    # The app's Indexes page: the worker indexes, the listing lists, through the engine.
+    assert index_worker.main([str(checkout)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith('{"event": "done"')
+    assert [(i.root, i.tasks) for i in repos.list_repositories()] == [(checkout.resolve(), 2)]
+
+    servers = builtins.with_builtin_servers(load_config()).servers
+    assert "--postgres" in servers["files"].args and "--postgres" in servers["tasks"].args
+    assert servers["files"].env["TRIBUTARY_INDEX_DSN"] == "${TEAM_INDEX_DSN}"  # expanded at start
+
+    assert main(["index", "remove", str(checkout)]) == 0
+    assert repos.list_repositories() == [] and task_stats(checkout).tasks == 0
