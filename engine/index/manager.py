@@ -349,6 +349,7 @@ def watch_repository(
             if not ready:
                 ready = True
                 first = indexer.run()
+                _after_run(store)
                 if on_update is not None:
                     on_update(first)
             if not changes:

@@ -65,9 +65,12 @@ class Database:
 
     def _connect(self) -> Connection:
         try:
+            # No server-side prepared statements: a cached plan would outlive the SET LOCAL
+            # that chose it (an exact scan would reuse an HNSW plan), and poolers such as
+            # PgBouncer in transaction mode do not carry them between connections.
             conn = psycopg.connect(
                 self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name=self.application_name,
+                application_name=self.application_name, prepare_threshold=None,
             )  # fmt: skip
         except psycopg.OperationalError as exc:
             raise PostgresError(f"cannot connect to {redact(self.dsn)}: {exc}") from exc

@@ -48,6 +48,8 @@ MAX_EF_SEARCH = 1000  # pgvector's limit; hybrid search asks for 800
 IVFFLAT_MIN_ROWS = 1000  # fewer rows: an exact scan is as fast and has no training to go stale
 IVFFLAT_ROWS_PER_LIST = 1000  # pgvector's advice for up to 1M rows
 IVFFLAT_REBUILD_GROWTH = 4  # rebuild the lists when the rows grew this many times
+BUILD_MEMORY = "256MB"  # maintenance_work_mem for a vector index build: the graph in memory
+MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
 _NON_WORD = re.compile(r"[\W_]+")
 _META_SCOPE = "files"
 
@@ -163,12 +165,8 @@ class PgIndexStore:
             self._bump(conn)
             if current != info:  # vectors of another model are meaningless: re-embed all
                 conn.execute("DELETE FROM files WHERE repo = %s", (self.repo,))
+            # Built again after the next pass (ensure_vector_index), for this model and kind.
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
-            if kind == "hnsw":
-                conn.execute(
-                    f"CREATE INDEX {vector_index_name(self.repo)} ON chunks USING hnsw "
-                    f"((embedding::vector({int(info.dim)})) vector_cosine_ops) WHERE repo = {self.repo}"
-                )
             self._set_meta(conn, "model_name", info.name)
             self._set_meta(conn, "model_dim", str(info.dim))
             self._set_meta(conn, "model_version", info.version)
@@ -177,29 +175,42 @@ class PgIndexStore:
         return current is not None and current != info
 
     def ensure_vector_index(self) -> str:
-        """After an indexing run: (re)build an IVFFlat index once there are enough rows
-        to train its lists (HNSW grows with every insert; exact needs none). Returns the
-        kind in use."""
+        """After an indexing pass: build the repository's vector index if it has none.
+
+        HNSW is built once, over the rows of the first pass (a bulk build is many times
+        faster than growing the graph one insert at a time), then kept up to date by
+        every later insert. IVFFlat needs rows to train its lists: built once there are
+        enough, rebuilt when the rows have grown several times. Returns the kind in use.
+        """
         kind = self.vector_index()
         model = self.model()
-        if kind != "ivfflat" or model is None:
+        if kind == "exact" or model is None:
             return kind
         _files, rows = self.counts()
+        exists = self.db.read(lambda c: c.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (vector_index_name(self.repo),)).fetchone())  # fmt: skip
+        if kind == "hnsw":
+            if rows and not (exists and exists[0]):
+                self._build_index(f"hnsw ((embedding::vector({int(model.dim)})) vector_cosine_ops)", {})
+            return kind
         built = int(self.get_meta("ivfflat_rows") or 0)
-        if rows < IVFFLAT_MIN_ROWS or (built and rows < built * IVFFLAT_REBUILD_GROWTH):
+        if rows < IVFFLAT_MIN_ROWS or (built and exists and exists[0] and rows < built * IVFFLAT_REBUILD_GROWTH):
             return kind
         lists = max(1, rows // IVFFLAT_ROWS_PER_LIST)
+        self._build_index(f"ivfflat ((embedding::vector({int(model.dim)})) vector_cosine_ops) WITH (lists = {lists})",
+                          {"ivfflat_rows": str(rows), "ivfflat_lists": str(lists)})
+        return kind
+
+    def _build_index(self, method: str, meta: dict[str, str]) -> None:
         with self.db.transaction() as conn:
             lock_repository(conn, self.repo)
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
             conn.execute(
-                f"CREATE INDEX {vector_index_name(self.repo)} ON chunks USING ivfflat "
-                f"((embedding::vector({int(model.dim)})) vector_cosine_ops) WITH (lists = {lists}) "
-                f"WHERE repo = {self.repo}"
+                f"CREATE INDEX {vector_index_name(self.repo)} ON chunks USING {method} WHERE repo = {self.repo}"
             )
-            self._set_meta(conn, "ivfflat_rows", str(rows))
-            self._set_meta(conn, "ivfflat_lists", str(lists))
-        return kind
+            for key, value in meta.items():
+                self._set_meta(conn, key, value)
 
     def _bump(self, conn: Connection) -> None:
         """A write: readers' cached term counts are stale. (Also orders the writers of one
@@ -292,10 +303,11 @@ class PgIndexStore:
 
         def work(conn: Connection) -> list[tuple[int, float]]:
             with conn.transaction():
-                if clauses:  # exact: an approximate index filtered afterwards returns too few
+                if clauses or kind == "exact":
+                    # exact: an approximate index filtered afterwards would return too few
                     conn.execute("SET LOCAL enable_indexscan = off")
                 elif kind == "hnsw":
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {min(MAX_EF_SEARCH, max(40, k))}")
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, k))}")
                 elif kind == "ivfflat":
                     lists = int(self.get_meta("ivfflat_lists") or 1)
                     conn.execute(f"SET LOCAL ivfflat.probes = {max(1, int(lists ** 0.5))}")
