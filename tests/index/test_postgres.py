@@ -284,3 +284,37 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
 
     assert main(["index", "remove", str(checkout)]) == 0
     assert repos.list_repositories() == [] and task_stats(checkout).tasks == 0
+
+
+@pytest.mark.integration
+@pytest.mark.asyncio
+async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, repo: Path, tmp_path: Path) -> None:
+    """Both servers as the engine starts them: subprocesses, the DSN in their environment."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from engine.tasks.api import import_tasks_jsonl
+    from tests.tasks.task_helpers import FIXTURE_TASKS, write_jsonl
+
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=HashingEmbedder(), backend=backend)
+    import_tasks_jsonl(repo, write_jsonl(tmp_path / "t.jsonl", FIXTURE_TASKS), embed=False, backend=backend)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TRIBUTARY_INDEX_DSN": postgres_dsn}
+    calls = {
+        "engine.servers.files": ("search_code", {"query": "invoice total tax", "top_k": 5}, ["--model-wait", "0"]),
+        "engine.servers.tasks": ("search_tasks", {"query": "login session", "top_k": 5}, ["--no-embed"]),
+    }
+    for module, (tool, arguments, extra) in calls.items():
+        params = StdioServerParameters(command=sys.executable, args=["-m", module, "--postgres", *extra],
+                                       env=env, cwd=str(ROOT))  # fmt: skip
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            found = result.structured_content
+            assert found is not None
+            if tool == "search_code":
+                assert found["hits"][0]["path"] == "src/billing/invoice.py"
+                assert found["repos"] == ["repo"]
+            else:
+                assert found["results"] and found["results"][0]["repo"] == "repo"
