@@ -136,11 +136,23 @@ def bench_index(corpus: Path) -> None:
 # -- synthetic scale ----------------------------------------------------------------------
 
 
-def synthetic(n: int, seed: int = 7) -> np.ndarray:
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    result: np.ndarray = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+    return result
+
+
+def synthetic(n: int, seed: int = 7, *, clustered: bool = True) -> np.ndarray:
+    """``n`` unit vectors. Clustered (the default): 64 topics of 16 sub-topics each, every
+    vector near one sub-topic (cosine ~0.7 to it), as text embeddings group by subject;
+    otherwise uniform on the sphere, every point about as far from every other — the
+    worst case for an approximate index."""
     rng = np.random.default_rng(seed)
-    matrix = rng.standard_normal((n, DIM)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
+    if not clustered:
+        return _unit(rng.standard_normal((n, DIM)))
+    shape = np.random.default_rng(12345)  # the same topics for the chunks and the queries
+    topics = _unit(shape.standard_normal((64, DIM)))
+    subtopics = _unit(topics[np.arange(1024) % 64] + 0.8 * _unit(shape.standard_normal((1024, DIM))))
+    return _unit(subtopics[rng.integers(1024, size=n)] + 1.0 * _unit(rng.standard_normal((n, DIM))))
 
 
 def fill(store: IndexStore, matrix: np.ndarray) -> float:
@@ -180,12 +192,13 @@ def recall(approx: list[list[int]], exact: list[list[int]], k: int) -> float:
     return statistics.mean(len(set(a[:k]) & set(e[:k])) / k for a, e in zip(approx, exact, strict=True))
 
 
-def bench_scale(sizes: Sequence[int]) -> None:
-    queries = synthetic(QUERIES, seed=99)
+def bench_scale(sizes: Sequence[int], clustered: bool) -> None:
+    queries = synthetic(QUERIES, seed=99, clustered=clustered)
     where = SearchFilter()
+    print("vectors:", "clustered (64 topics x 16 sub-topics)" if clustered else "uniform on the sphere")
     with postgres() as server, tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            matrix = synthetic(n)
+            matrix = synthetic(n, clustered=clustered)
             sqlite = SqliteStore(Path(tmp) / f"s{n}.files.sqlite")
             write_s = fill(sqlite, matrix)
             sqlite.warm()
@@ -272,11 +285,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("index", "scale", "retrieval"))
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--uniform", action="store_true", help="scale: uniform random vectors, not clustered")
     parser.add_argument("--corpus", type=Path, help="a folder to index (default: the pytest 8.0.0 sdist)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     if args.what == "scale":
-        bench_scale(args.sizes)
+        bench_scale(args.sizes, clustered=not args.uniform)
     elif args.what == "index":
         bench_index(args.corpus or fetch_corpus())
     else:
