@@ -294,7 +294,7 @@ def _status(args: argparse.Namespace) -> int:
     for info in infos:
         print(
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
-            f"  index:   {info.index_path}{f' ({info.size_bytes / 1e6:.1f} MB)' if info.size_bytes else ''}\n"
+            f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"
             f"  files:   {info.files}\n  chunks:  {info.chunks}\n"
             f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
             f"  history: {_history_line(info.root, backend)}"

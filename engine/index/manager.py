@@ -47,6 +47,7 @@ class IndexInfo:
     size_bytes: int
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``engine.repos.list_repositories`` counts them)
+    location: str = ""  # where it is when not a file: the shared database (no password)
 
 
 def repo_stem(repo_path: Path | str) -> str:
@@ -215,7 +216,8 @@ def _postgres_indexes(dsn: str) -> list[IndexInfo]:
     return [
         IndexInfo(root=Path(r.root), name=r.name, index_path=Path(redact(dsn)), files=r.files,
                   chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
-                  exists=Path(r.root).is_dir(), tasks=r.tasks)
+                  exists=Path(r.root).is_dir(), tasks=r.tasks,
+                  location=f"{redact(dsn)} ({r.vector_index or 'no'} vector index)")
         for r in rows
         if r.model is not None
     ]  # fmt: skip

@@ -270,7 +270,8 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
     _header, row = capsys.readouterr().out.splitlines()
     assert row.split()[0] == "checkout" and row.split()[3] == "2"
     assert main(["index", "status", str(checkout)]) == 0
-    assert "history: 2 tasks touching" in capsys.readouterr().out
+    status = capsys.readouterr().out
+    assert "history: 2 tasks touching" in status and "(hnsw vector index)" in status
     assert not (home / "data" / "indexes").exists()  # nothing went to local SQLite files
 
     # The app's Indexes page: the worker indexes, the listing lists, through the engine.
