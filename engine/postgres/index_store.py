@@ -175,7 +175,8 @@ class PgIndexStore:
         return current is not None and current != info
 
     def ensure_vector_index(self) -> str:
-        """After an indexing pass: build the repository's vector index if it has none.
+        """After an indexing pass: refresh the planner's statistics, and build the
+        repository's vector index if it has none.
 
         HNSW is built once, over the rows of the first pass (a bulk build is many times
         faster than growing the graph one insert at a time), then kept up to date by
@@ -184,6 +185,10 @@ class PgIndexStore:
         """
         kind = self.vector_index()
         model = self.model()
+        with self.db.session() as conn:
+            # Fresh statistics: right after a bulk load the planner still thinks a
+            # repository has a few dozen chunks and scans all of them for an id lookup.
+            conn.execute("ANALYZE files, chunks")
         if kind == "exact" or model is None:
             return kind
         _files, rows = self.counts()
@@ -418,7 +423,7 @@ class PgIndexStore:
         rows = self.db.read(lambda c: c.execute(
             "SELECT c.id, f.path, f.language, c.kind, c.symbol, c.signature, c.docstring, "
             "c.start_line, c.end_line, c.content FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE c.id = ANY(%s) AND c.repo = %s", (unique, self.repo)).fetchall())  # fmt: skip
+            "WHERE c.id = ANY(%s)", (unique,)).fetchall())  # fmt: skip
         return {int(r[0]): StoredChunk(*r) for r in rows}
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
@@ -426,8 +431,7 @@ class PgIndexStore:
         if not wanted:
             return {}
         rows = self.db.read(lambda c: c.execute(
-            "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND repo = %s", (wanted, self.repo)
-        ).fetchall())  # fmt: skip
+            "SELECT id, file_id FROM chunks WHERE id = ANY(%s)", (wanted,)).fetchall())  # fmt: skip
         return {int(cid): int(fid) for cid, fid in rows}
 
     def chunk_ids_matching(self, path_glob: str) -> frozenset[int]:
