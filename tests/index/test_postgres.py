@@ -285,6 +285,8 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
 
     assert main(["index", "remove", str(checkout)]) == 0
     assert repos.list_repositories() == [] and task_stats(checkout).tasks == 0
+    with psycopg.connect(postgres_dsn) as conn:  # asking about it made no row for it
+        assert conn.execute("SELECT COUNT(*) FROM repositories").fetchone() == (0,)
 
 
 @pytest.mark.integration
