@@ -38,3 +38,15 @@ def test_the_dsn_is_expanded_only_when_used(tmp_path: Path, monkeypatch: pytest.
     assert backend.postgres and backend.dsn == "postgresql://ci:s3cret@db/t"
     assert resolve_backend(tmp_path, None) == SQLITE  # an explicit folder means SQLite files
     assert resolve_backend(None, backend) is backend
+
+
+def test_config_show_hides_a_literal_dsn_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli.main import main
+
+    config = tmp_path / "config.yaml"
+    config.write_text("index:\n  backend: postgres\n  dsn: postgresql://ci:hunter2secret@db/t\n", encoding="utf-8")
+    assert main(["--config", str(config), "config", "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "hunter2secret" not in shown and "postgresql://ci:****@db/t" in shown
