@@ -321,3 +321,26 @@ async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, rep
                 assert found["repos"] == ["repo"]
             else:
                 assert found["results"] and found["results"][0]["repo"] == "repo"
+
+
+@pytest.mark.parametrize("wanted", ["auto", "hnsw", "ivfflat", "exact"])
+def test_each_vector_index_is_built_and_searched(
+    wanted: str, postgres_dsn: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.index.manager import search_repository
+    from engine.postgres import index_store
+
+    monkeypatch.setattr(index_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
+    backend = IndexBackend(postgres_dsn, wanted)
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, backend=backend)
+    with psycopg.connect(postgres_dsn) as conn:
+        methods = [str(r[0]) for r in conn.execute(
+            "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
+            "WHERE c.relname LIKE 'chunks_vec_r%'").fetchall()]  # fmt: skip
+    expected = {"auto": ["hnsw"], "hnsw": ["hnsw"], "ivfflat": ["ivfflat"], "exact": []}[wanted]
+    assert methods == expected  # auto: the best this server has
+    (info,) = list_indexes(backend=backend)
+    assert f"({expected[0] if expected else 'exact'} vector index)" in info.location
+    hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=backend)
+    assert hits[0].path == "src/billing/invoice.py"
