@@ -126,9 +126,27 @@ def schema_version(conn: Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def _applied(conn: Connection) -> int | None:
+    """The applied version, without writing anything (None: no schema yet)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0
+
+
 def migrate(conn: Connection, migrations: tuple[str, ...] = MIGRATIONS) -> int:
     """Apply the migrations not applied yet; the version. A database newer than this
-    program is refused rather than misread."""
+    program is refused rather than misread. A database already up to date is only read,
+    so desktops may connect with a read-only role."""
+    applied = _applied(conn)
+    if applied is not None and applied > len(migrations):
+        raise PostgresError(
+            f"index database schema version {applied} is newer than this program knows "
+            f"({len(migrations)}); upgrade Tributary"
+        )
+    if applied == len(migrations):
+        return applied
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         version = schema_version(conn)

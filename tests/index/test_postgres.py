@@ -344,3 +344,24 @@ def test_each_vector_index_is_built_and_searched(
     assert f"({expected[0] if expected else 'exact'} vector index)" in info.location
     hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=backend)
     assert hits[0].path == "src/billing/invoice.py"
+
+
+def test_desktops_can_search_with_a_read_only_role(postgres_dsn: str, repo: Path) -> None:
+    from engine.index.manager import search_repository
+
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, backend=IndexBackend(postgres_dsn))
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS reader_t")
+        conn.execute("CREATE ROLE reader_t LOGIN")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader_t")
+    reader = IndexBackend(postgres_dsn.replace("postgresql://postgres:@", "postgresql://reader_t:@"))
+    try:
+        hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=reader)
+        assert hits[0].path == "src/billing/invoice.py"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            index_repository(repo / "src", embedder=embedder, backend=reader)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM reader_t")
+            conn.execute("DROP ROLE reader_t")
