@@ -8,24 +8,21 @@ than it needs at start. ``open_engine`` imports the real facade lazily.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from engine.config.schema import Config, ServerConfig
-from engine.model import DedupGroup, Hit, RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+from engine.model import (
+    DedupGroup,
+    Hit,
+    ReputationRow,
+    RouteDecision,
+    SearchRequest,
+    SearchResponse,
+    SearchUpdate,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class ReputationRow:
-    """One source's standing as the insights page shows it."""
-
-    source: str
-    reputation: float
-    useful: int
-    not_useful: int
-    last_feedback: datetime | None = None
+__all__ = ["EngineLike", "ReputationRow", "open_engine"]
 
 
 class EngineLike(Protocol):

@@ -23,9 +23,16 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.engine_api import ReputationRow
 from engine.config.schema import Config, ServerConfig
-from engine.model import DedupGroup, Hit, RouteDecision, SearchRequest, SearchResponse, SearchUpdate
+from engine.model import (
+    DedupGroup,
+    Hit,
+    ReputationRow,
+    RouteDecision,
+    SearchRequest,
+    SearchResponse,
+    SearchUpdate,
+)
 
 T = TypeVar("T")
 JOIN_TIMEOUT_S = 5.0

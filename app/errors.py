@@ -11,6 +11,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from engine.errors import TributaryError
+
 log = logging.getLogger("tributary.app")
 
 _dialogs: list[QMessageBox] = []  # keep open dialogs alive
@@ -34,6 +36,10 @@ def _excepthook(kind: type[BaseException], error: BaseException, tb: TracebackTy
         QApplication.quit()
         return
     details = "".join(traceback.format_exception(kind, error, tb))
+    if isinstance(error, TributaryError):  # a refusal with its reason, not a bug
+        log.error("%s", error)
+        show_error("Tributary could not do that", str(error), details)
+        return
     log.error("uncaught exception\n%s", details)
     show_error("Tributary hit an unexpected error", f"{kind.__name__}: {error}", details)
 

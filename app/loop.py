@@ -14,7 +14,6 @@ import math
 from typing import Any
 
 import qasync
-from PySide6.QtWidgets import QApplication
 
 MAX_DELAY_S = (2**31 - 1) / 1000  # QTimer's largest interval, about 24.8 days
 
@@ -24,7 +23,3 @@ class AppEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         if delay is not None and (math.isinf(delay) or delay > MAX_DELAY_S):
             return handle
         return super()._add_callback(handle, delay)
-
-
-def new_loop(app: QApplication | None = None) -> AppEventLoop:
-    return AppEventLoop(app or QApplication.instance() or QApplication([]))

@@ -179,8 +179,11 @@ class Shell(QObject):
     def _engine_failed(self, error: BaseException) -> None:
         self.window.set_engine_state("Engine failed to start")
         from app.errors import show_error
+        from engine.errors import TributaryError
 
-        show_error("The engine could not start", f"{type(error).__name__}: {error}", parent=self.window)
+        # A refusal (an invalid config, say) says what and where itself; a bug is named.
+        text = str(error) if isinstance(error, TributaryError) else f"{type(error).__name__}: {error}"
+        show_error("The engine could not start", text, parent=self.window)
 
     def request_quit(self) -> None:
         self.quit_requested.set()

@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from app.engine_api import EngineLike
 from app.tasks import describe_error, run_async
 from app.workers import run_worker, watch_command
-from engine.config.save import save_config
+from engine.config.save import update_config
 from engine.config.schema import Config, RepoConfig
 
 STOP_GRACE_S = 2.0  # a watcher stopping mid-batch finishes it (one transaction) first
@@ -104,11 +104,12 @@ class RepoWatchers(QObject):
                 self.start(repo.path)
 
     async def set_watch(self, path: str | Path, watch: bool) -> None:
-        """Watch the repository or stop, and save that in the config (the engine's)."""
+        """Watch the repository or stop, and save that in the config file (changed as it
+        is on disk, under its lock, so a concurrent writer's change stays), then apply it."""
         engine = self._engine()
         if engine is not None:
-            config = with_watch(engine.config, path, watch)
-            config.path = await asyncio.to_thread(save_config, config)
+            _, config = await asyncio.to_thread(
+                update_config, engine.config.path, lambda now: with_watch(now, path, watch))
             await engine.apply_config(config)
         if watch:
             self.start(path)

@@ -1,4 +1,4 @@
-"""The soak (issue 7): many queries through the real engine over 10 fake MCP servers
+"""The soak: many queries through the real engine over 10 fake MCP servers
 (real subprocesses, tests/fakes/fake_server.py) while a seeded RNG injects faults.
 
 Shared by ``bench/reliability.py`` (1,000 queries, prints the figures) and

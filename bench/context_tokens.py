@@ -1,4 +1,4 @@
-"""Tokens of the budgeted context versus a naive top-30 concatenation (issue 4).
+"""Tokens of the budgeted context versus a naive top-30 concatenation.
 
     .venv/bin/python bench/context_tokens.py [pytest] [--work-dir DIR] [--top N]
 
@@ -12,7 +12,10 @@ to every benchmark query; run that first) and, per query, builds two contexts:
   into a prompt gives.
 
 For each it prints mean tokens (MiniLM WordPiece, the pipeline's counter) and mean
-file recall (relevant files whose content made it into the text). "At equal recall"
+file recall (relevant files whose content made it into the text); for the budgeted
+context also the content-level figures (``engine.eval.content``: context recall and
+precision, chunk MRR/NDCG@10; recall and the chunk figures need a dataset whose
+queries carry the changed lines, ``bench/derive_spans.py``). "At equal recall"
 finds the smallest N for which the naive top-N (one N for every query, as a fixed
 setting would be) reaches the budgeted context's mean recall, and prints its tokens.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.config.schema import Config
+from engine.eval.content import evaluate_content, summarise
 from engine.eval.datasets import load_dataset
 from engine.eval.experiment import QueryRun
 from engine.eval.retrieval import PathMapper, eval_config, load_runs, prepare, raw_runs_path
@@ -51,15 +55,15 @@ class Outcome:
         return self.found / self.relevant if self.relevant else 0.0
 
 
-def load(name: str, work_dir: Path | None) -> tuple[list[QueryRun], PathMapper]:
-    dataset = load_dataset(BENCH / name)
+def load(name: str, work_dir: Path | None, bench: Path = BENCH) -> tuple[list[QueryRun], PathMapper, Path]:
+    dataset = load_dataset(bench / name)
     prepared = prepare(dataset, work_dir=work_dir)
     config = eval_config(Config(), prepared.index_dir, prepared.sources)
     raw = raw_runs_path(prepared, config, dataset.queries, RAW_TOP_K)
     runs = load_runs(raw, dataset.queries)
     if runs is None:
         sys.exit(f"no raw hits at {raw}: run bench/eval_benchmarks.py {name} first (same --work-dir)")
-    return runs, PathMapper(prepared.corpus, prepared.corpus_files)
+    return runs, PathMapper(prepared.corpus, prepared.corpus_files), prepared.index_dir
 
 
 def fresh(hits: Iterable[Hit]) -> list[Hit]:
@@ -112,8 +116,9 @@ def main() -> int:
     parser.add_argument("name", nargs="?", default="pytest")
     parser.add_argument("--work-dir", default=None)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--bench", default=str(BENCH), help="the benchmarks folder (e.g. one with spans)")
     args = parser.parse_args()
-    runs, path_of = load(args.name, Path(args.work_dir) if args.work_dir else None)
+    runs, path_of, index_dir = load(args.name, Path(args.work_dir) if args.work_dir else None, Path(args.bench))
 
     ours = [budgeted(run, path_of, args.top) for run in runs]
     orders = [interleaved(run) for run in runs]
@@ -127,6 +132,8 @@ def main() -> int:
 
     print(f"{args.name}: {len(runs)} queries, top {args.top}, budget 7,000 tokens (8,000 − 1,000 reserved)")
     print(row("budgeted context (dedup+fuse+fit)", ours))
+    content = summarise(list(evaluate_content(runs, sorted(index_dir.glob("*.files.sqlite")), path_of).values()))
+    print(f"{'':<40} {content.text()}")
     print(row(f"naive top-{args.top} concatenation", theirs))
     target = statistics.mean(o.recall for o in ours)
     found = naive_at_equal_recall(orders, relevant, path_of, target)

@@ -1,4 +1,4 @@
-"""Evaluate retrieval on the shared benchmarks and print the figures (issue 6).
+"""Evaluate retrieval on the shared benchmarks and print the figures.
 
     .venv/bin/python bench/eval_benchmarks.py [click pytest] [--work-dir DIR] [--out DIR]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.eval.run import evaluate
+from engine.eval.run import CONTENT_KEY, evaluate
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
 TARGETS = {"pytest": (0.86, 0.75)}  # acceptance: default config, held-out half
@@ -68,6 +68,9 @@ def main() -> int:
                 print(f"  {c['class']:<11} {c['setting']:<24} tune/test {c['tune_queries']}/{c['test_queries']}: "
                       f"recall@10 {c['default']['recall@10']:.3f} -> {c['adaptive']['recall@10']:.3f}, "
                       f"MRR {c['default']['mrr']:.3f} -> {c['adaptive']['mrr']:.3f}")
+        for key, value in result.meta.items():  # content-level figures beside the file-level ones
+            if key.startswith(CONTENT_KEY):
+                print(f"{key}: {value}")
         target = TARGETS.get(name)
         if target:
             r = result.estimate("default", "recall@10", "test").mean

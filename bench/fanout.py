@@ -10,7 +10,7 @@ JSON-RPC, normalisation and scheduling. Targets: p50 ≤ 10 ms, p95 ≤ 25 ms.
 Part 2: 3 of the 10 servers hang. Each query must return within the timeout
 + 100 ms, with the other 7 sources' hits.
 
-Part 3 (issue 8): once the hung sources' circuit breakers are open, a query's
+Part 3: once the hung sources' circuit breakers are open, a query's
 median latency against the same query with those sources left out.
 
 ``--timeline N`` (off by default) first runs N queries of part 1 with the fake
@@ -164,7 +164,7 @@ async def hung(timeout: float, queries: int) -> None:
 
 
 async def breaker(timeout: float, queries: int) -> None:
-    """Issue 8: with the hung sources' breakers open, a query costs what it would without them."""
+    """With the hung sources' breakers open, a query costs what it would without them."""
     hung_servers = [server(f"h{i}", "--mode", "hang", timeout=timeout) for i in range(3)]
     healthy = [server(f"ok{i}", "--delay", "0.02", timeout=timeout) for i in range(7)]
     names = [s.name for s in hung_servers + healthy]

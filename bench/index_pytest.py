@@ -31,7 +31,7 @@ from engine.index.search import Weights, hybrid_search  # noqa: E402
 from engine.index.store import SearchFilter, SqliteStore  # noqa: E402
 
 DATA = ROOT / ".bench-data"
-BENCH = Path("/work/shared/bench/pytest")
+BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench" / "pytest"  # beside the checkout
 SDIST = "pytest-8.0.0"
 
 

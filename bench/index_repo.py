@@ -1,4 +1,4 @@
-"""Index any folder from scratch and time hybrid queries on it (issue 3's CPython figure).
+"""Index any folder from scratch and time hybrid queries on it (e.g. CPython's ``Lib/``).
 
     .venv/bin/python bench/index_repo.py PATH [--queries 100] [--top-k 30]
 

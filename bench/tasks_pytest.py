@@ -10,8 +10,8 @@ one of them. Also the in-process p50 latency of ``files_for_task``.
 
     .venv/bin/python bench/tasks_pytest.py [pytest click] [--fresh] [--work-dir DIR] [--threads N]
 
-Measured on the shared 2-core machine while other jobs ran (load 7-16): torch with
-2 intra-op threads encoded 18 tasks/s, with 1 thread 83/s (bf16), hence --threads 1.
+``--threads`` defaults to 1: on a busy machine torch's intra-op threads encode several
+times slower than one thread (docs/benchmarks.md).
 
 "prefer code" rows use ``FileRankParams.non_code_weight``: a general option that
 down-weights files whose extension is not a programming language's (docs, config);

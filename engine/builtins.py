@@ -1,8 +1,8 @@
 """Tributary's own MCP servers, added to the config for the repositories it has indexed.
 
 The built-in ``files`` and ``tasks`` servers are real MCP servers run as
-subprocesses exactly like third-party ones (the dual task/file architecture of the
-seeds). They are not written into the user's config file: they are derived from
+subprocesses exactly like third-party ones: one for code, one for the task history
+that touched it. They are not written into the user's config file: they are derived from
 what is indexed, so a new index shows up without editing anything. A server of the
 same name in the user's config wins (it may tune timeout or weight, or disable it).
 """

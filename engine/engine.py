@@ -33,9 +33,10 @@ from engine.cache.redact import secret_values
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
-from engine.history.reputation import ReputationStore, SourceReputation
+from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
 from engine.history.store import HistoryStore
 from engine.model import (
+    ContextFormat,
     DedupGroup,
     Hit,
     RouteDecision,
@@ -45,9 +46,10 @@ from engine.model import (
     SourceReport,
     SourceStatus,
 )
+from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
-from engine.query_class import classify_query
+from engine.query_check import check_query
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -148,10 +150,7 @@ class Engine:
     # ------------------------------------------------------------------ routing
 
     def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
-        decision = route(self._effective, query, sources_override=sources)
-        if decision.query_class is None:
-            decision.query_class = classify_query(query)
-        return decision
+        return route(self._effective, query, sources_override=sources)
 
     # ------------------------------------------------------------------ search
 
@@ -174,6 +173,11 @@ class Engine:
         only the final update (what :meth:`search` wants).
         """
         started = time.perf_counter()
+        checked = check_query(request)  # raises QueryError for a blank query
+        request = checked.request
+        if not checked.searchable:
+            yield SearchUpdate(self._unsearchable(request, checked.notes, started), final=True)
+            return
         decision = self.route(request.query, request.sources)
         reports = self._initial_reports(decision)
         if request.use_cache and self.cache is not None:
@@ -220,12 +224,23 @@ class Engine:
                     yield SearchUpdate(partial, source=reports[result.name])
 
         response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+        response.notes = list(checked.notes)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:
                 yield SearchUpdate(response, source=reports[result.name])
         await self._finish(request, response)
         yield SearchUpdate(response, final=True)
+
+    def _unsearchable(self, request: SearchRequest, notes: list[str], started: float) -> SearchResponse:
+        """The answer to a query with nothing to search for: no hits, the notes, and the
+        short "nothing relevant found" context."""
+        fmt = ContextFormat(request.format)
+        context = nothing_found(fmt, request.effective_budget, request.query, 0.0) if request.assemble else None
+        response = SearchResponse(request=request, context=context, notes=list(notes),
+                                  strategy=request.strategy or self.config.fusion.strategy)
+        response.metrics.total_ms = (time.perf_counter() - started) * 1000
+        return response
 
     def _initial_reports(self, decision: RouteDecision) -> dict[str, SourceReport]:
         reports: dict[str, SourceReport] = {}
@@ -292,6 +307,8 @@ class Engine:
             route=decision,
             context=result.context,
             strategy=strategy,
+            confidence=result.confidence,
+            confident=result.confident,
         )
         result.fill_metrics(response.metrics)
         response.metrics.total_ms = (time.perf_counter() - started) * 1000
@@ -384,6 +401,8 @@ class Engine:
                 "feedback is not stored in this session: the engine was opened without "
                 "persistent state (no reputation store)"
             )
+        for source, hit_id in credited.items():  # all checked before any is stored
+            check_feedback(hit_id, source, query, self._effective.servers)
 
         def write() -> dict[str, float]:
             for source, hit_id in credited.items():

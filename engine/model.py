@@ -27,7 +27,7 @@ class SourceStatus(StrEnum):
 
 
 class TaskType(StrEnum):
-    """The kind of work the context is for; selects budget priorities (seed 002)."""
+    """The kind of work the context is for; selects the budget's priorities by source role."""
 
     ANALYSIS = "analysis"
     PLANNING = "planning"
@@ -93,6 +93,7 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     score: float = 0.0
     parts: ScoreParts = field(default_factory=ScoreParts)
+    confidence: float = 0.0  # how likely the hit is relevant at all, 0..1 (pipeline.confidence)
 
     @property
     def location(self) -> str:
@@ -103,6 +104,15 @@ class Hit:
                 return f"{self.path}:{self.start_line}-{end}"
             return self.path
         return self.uri or self.title
+
+
+TASK_KIND = "task"
+
+
+def is_task(hit: Hit) -> bool:
+    """A past task (a commit, an issue) returned as an answer of its own (the tasks
+    server's items of ``kind`` "task"), not code and not a file."""
+    return hit.metadata.get("kind") == TASK_KIND
 
 
 def make_hit_id(source: str, tool: str, *keys: object) -> str:
@@ -156,9 +166,20 @@ class SourceReport:
     weight: float = 1.0
 
 
+@dataclass(frozen=True, slots=True)
+class ReputationRow:
+    """One source's standing with the time of its latest feedback (the insights page's row)."""
+
+    source: str
+    reputation: float
+    useful: int
+    not_useful: int
+    last_feedback: datetime | None = None
+
+
 @dataclass(slots=True)
 class Hints:
-    """What a caller already knows (seed 002): used to filter or boost hits."""
+    """What a caller already knows: used to filter or boost hits."""
 
     related_files: list[str] = field(default_factory=list)
     related_issues: list[str] = field(default_factory=list)
@@ -262,6 +283,9 @@ class SearchResponse:
     metrics: Metrics = field(default_factory=Metrics)
     strategy: str = "rrf"
     error: str | None = None  # set only when every asked source failed
+    confidence: float = 0.0  # the best hit's confidence (pipeline.confidence)
+    confident: bool = False  # whether any hit clears the confidence bar
+    notes: list[str] = field(default_factory=list)  # what was done to the request (a cut query)
 
     @property
     def request_id(self) -> str:

@@ -14,7 +14,8 @@ One pure function, :func:`normalize_result`, with no I/O. It understands:
 
 Item dicts are mapped field by field (title/name, content/text/snippet/body/code,
 path/file/…, start_line/line/end_line, uri/url, score/similarity/relevance,
-timestamp/date/last_modified/updated_at); what is left goes to ``Hit.metadata``.
+timestamp/date/last_modified/updated_at, rank: a stated 1-based rank instead of the
+item's position); what is left goes to ``Hit.metadata``.
 Output is capped (:class:`NormalizeLimits`, default 2 MB of text and 1,000 hits)
 with a note. An ``isError`` result, malformed data or text that was not valid
 UTF-8 raises :class:`NormalizeError` — the caller turns it into that source's
@@ -32,6 +33,7 @@ from typing import Any
 
 from mcp import types
 
+from engine.errors import TributaryError
 from engine.model import Hit, make_hit_id
 
 __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
@@ -47,6 +49,7 @@ START_KEYS = ("start_line", "line", "line_start", "lineno", "start")
 END_KEYS = ("end_line", "line_end", "end")
 URI_KEYS = ("uri", "url", "link", "href")
 SCORE_KEYS = ("score", "similarity", "relevance", "_score")
+RANK_KEYS = ("rank",)  # a server that states each item's rank (items of several kinds)
 TIME_KEYS = ("timestamp", "date", "last_modified", "lastModified", "updated_at",
              "updatedAt", "modified", "created_at")
 
@@ -56,7 +59,7 @@ _CATEGORY: dict[str, tuple[str, int]] = {
     for category, keys in (
         ("title", TITLE_KEYS), ("content", CONTENT_KEYS), ("path", PATH_KEYS),
         ("start", START_KEYS), ("end", END_KEYS), ("uri", URI_KEYS), ("score", SCORE_KEYS),
-        ("time", TIME_KEYS),
+        ("time", TIME_KEYS), ("rank", RANK_KEYS),
     )
     for rank, key in enumerate(keys)
 }
@@ -65,7 +68,7 @@ _CATEGORY: dict[str, tuple[str, int]] = {
 _SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
 
 
-class NormalizeError(Exception):
+class NormalizeError(TributaryError):
     """The result cannot be turned into hits; becomes the source's error text."""
 
 
@@ -242,6 +245,9 @@ def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
     end = _as_int(picked.get("end"))
     score = _as_float(picked.get("score"))
     stamp = parse_timestamp(picked["time"]) if "time" in picked else None
+    stated = _as_int(picked.get("rank"))
+    if stated is not None and stated > 0:
+        rank = stated
     priority: float | None = None
     if item.annotations is not None:
         priority = item.annotations.priority

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 
 import platformdirs
@@ -47,9 +49,12 @@ def history_path() -> Path:
     return data_dir() / "history.sqlite"
 
 
-def runtime_dir() -> Path:
-    """For the single-instance socket and similar per-session files."""
-    home = home_override()
-    if home:
-        return home / "run"
-    return Path(platformdirs.user_runtime_dir(APP_NAME))
+def repo_id(repo_path: Path | str) -> str:
+    """A stable, readable file-name stem for a repository: ``<folder>-<hash of path>``.
+
+    Both of a repository's indexes (code, and task history) are named by it.
+    """
+    resolved = Path(repo_path).expanduser().resolve()
+    digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", resolved.name) or "repo"
+    return f"{stem}-{digest}"

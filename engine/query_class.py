@@ -1,4 +1,4 @@
-"""A cheap, rule-based classifier of a query's *form* (issue 8, query-adaptive weights).
+"""A cheap, rule-based classifier of a query's *form*, for query-adaptive weights.
 
 Three classes, chosen because different sources answer them best:
 
@@ -13,6 +13,10 @@ Three classes, chosen because different sources answer them best:
 Precedence: an explicit lookup phrase wins, then how-to/bug words, then the presence of
 identifiers, then the default. So "fix the crash in parse_args" is ``howto`` (a task
 about a symbol) and "parse_args" alone is ``symbol``. Pure function, no I/O.
+
+``asks_history`` is narrower than ``howto``: a question about the past itself ("when
+did …", "who changed …", "which commit …"), the one kind of query answered by commits
+rather than by code.
 
 Also the names a query asks about (``named_identifiers``) and, narrower, the names a
 *lookup* asks for (``lookup_names``: a query of nothing but names and lookup words),
@@ -176,3 +180,25 @@ def lookup_names(query: str) -> frozenset[str]:
             return frozenset()
         names.update(w for w in others if len(w) >= _MIN_NAME and not (w.startswith("__") and w.endswith("__")))
     return frozenset(names)
+
+
+# ----------------------------------------------------------------- questions about the past
+
+_HISTORY = re.compile(
+    r"\bwhen\s+(?:did|was|were|has|have)\b"
+    r"|\bwho\s+(?:changed|wrote|added|removed|introduced|broke|fixed|touched|made)\b"
+    r"|\bwhat\s+(?:has\s+|was\s+|were\s+)?(?:changed|broke|happened)\b"
+    r"|\b(?:which|what)\s+(?:commit|commits|change|changes|pr|pull\s+request)\s+"
+    r"(?:that|which|where|did|to|for|about|in|introduced|added|removed|fixed|broke|changed)\b"
+    r"|\b(?:history|changelog|blame|git\s+log)\s+(?:of|for)\b"
+    r"|\b(?:recent|latest|last|past)\s+(?:commits?|changes)\b"
+    r"|\bwhy\s+(?:was|were|did\s+\w+)\s.{0,80}?\b(?:changed|added|removed|introduced|"
+    r"renamed|deprecated|reverted)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_history(query: str) -> bool:
+    """Whether ``query`` asks about the project's past (when, who, which commit), so the
+    answer is commits; for every other query a file is represented by its code."""
+    return bool(_HISTORY.search(query[:_MAX_CHARS]))

@@ -21,10 +21,8 @@ The strategy is that of the highest-priority matching rule that sets one (None: 
 configured default).
 
 Every enabled or named server that is not asked appears in ``skipped`` with the reason.
-Patterns are checked against catastrophic backtracking when configured
-(:mod:`engine.regex_safety`) and matched against the first
-:data:`~engine.regex_safety.MAX_MATCH_CHARS` characters only, so routing is fast and
-never raises, whatever the query.
+Patterns are compiled by RE2 (:mod:`engine.patterns`), which matches in time linear in
+the query whatever the pattern, so routing is fast and never raises, whatever the query.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ from dataclasses import dataclass, field
 
 from engine.config.schema import Config, RoutingRule
 from engine.model import RouteDecision
+from engine.patterns import check_pattern, safe_compile
 from engine.query_class import classify_query
-from engine.regex_safety import MAX_MATCH_CHARS, check_pattern, safe_compile
 
 SKIP_DISABLED = "disabled"
 SKIP_UNKNOWN = "unknown server"
@@ -76,8 +74,7 @@ def route(
     if sources_override is not None:
         _select(config, decision, _unique(sources_override), SKIP_NOT_SELECTED, {})
         return decision
-    text = query[:MAX_MATCH_CHARS]
-    matched = [rule for _, rule in _ordered_rules(config.routing.rules) if _rule_matches(rule, text, klass)]
+    matched = [rule for _, rule in _ordered_rules(config.routing.rules) if _rule_matches(rule, query, klass)]
     if config.routing.mode == "first":
         matched = matched[:1]
     decision.matched_rules = [rule.name for rule in matched]
@@ -155,7 +152,6 @@ def explain_routing(config: Config, query: str, *, query_class: str | None = Non
     decision :func:`route` makes for the same query."""
     klass = query_class if query_class is not None else classify_query(query)
     decision = route(config, query, query_class=klass)
-    text = query[:MAX_MATCH_CHARS]
     traces: list[RuleTrace] = []
     for position, (_, rule) in enumerate(_ordered_rules(config.routing.rules)):
         trace = RuleTrace(rule.name, rule.pattern, rule.priority, position, "no match", servers=list(rule.servers))
@@ -169,12 +165,9 @@ def explain_routing(config: Config, query: str, *, query_class: str | None = Non
             trace.status = "other class"
             trace.error = f"applies to {rule.query_class} queries; this one is {klass}"
         else:
-            match = pattern.search(text)
+            match = pattern.search(query)
             if match is not None:
                 trace.status, trace.span, trace.matched_text = "matched", match.span(), match.group(0)
         trace.used = trace.status == "matched" and rule.name in decision.matched_rules
         traces.append(trace)
     return RoutingExplanation(klass, traces, decision)
-
-
-explain = explain_routing  # the short name the GUI's rule tester may use

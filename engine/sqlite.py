@@ -1,7 +1,7 @@
 """SQLite for every store (indexes, task history, query history, cache): one way to
 open a file, group writes, and number schema migrations.
 
-The interpreter's own ``sqlite3`` often cannot load extensions (STACK.md), so we use
+The interpreter's own ``sqlite3`` often cannot load extensions, so we use
 ``sqlean`` — a drop-in ``sqlite3`` that bundles a SQLite with extension loading on
 Linux, macOS and Windows; indexes load sqlite-vec into it. Connections are in
 autocommit mode (``isolation_level=None``): writers group their statements with

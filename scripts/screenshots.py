@@ -82,12 +82,12 @@ def fake_factory() -> Callable[[Path | None], Any]:
 
 
 # A small fixture repository: some of Tributary's own modules, with a short history.
-FIXTURE_FILES = ["engine/routing.py", "engine/regex_safety.py", "engine/query_class.py",
+FIXTURE_FILES = ["engine/routing.py", "engine/patterns.py", "engine/query_class.py",
                  "engine/config/schema.py", "engine/config/expand.py", "engine/config/secrets.py"]
 FIXTURE_HISTORY = [
     ("Add routing rules: ordered regex patterns that pick the servers to ask",
      ["engine/routing.py", "engine/config/schema.py"]),
-    ("Reject routing patterns that could backtrack catastrophically", ["engine/regex_safety.py"]),
+    ("Compile routing patterns with RE2, which never backtracks", ["engine/patterns.py"]),
     ("Expand ${VAR} references in server env and headers at start", ["engine/config/expand.py"]),
     ("Mask secrets in logs and the editor", ["engine/config/secrets.py"]),
     ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["engine/query_class.py"]),
@@ -95,7 +95,7 @@ FIXTURE_HISTORY = [
 MEMORY = [
     {"type": "entity", "name": "routing rules", "entityType": "design note",
      "observations": ["Routing rules are case-insensitive regexes tried in order; the first match decides",
-                      "A pattern that could backtrack catastrophically is rejected when saving"]},
+                      "Routing patterns are matched by RE2 in linear time; backreferences are rejected when saving"]},
     {"type": "entity", "name": "secrets", "entityType": "design note",
      "observations": ["Secrets live in ${VAR} references, never in the config file",
                       "Masked in the editor, the logs and exported configs"]},

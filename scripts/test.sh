@@ -4,10 +4,19 @@
 # third-party MCP servers from npm, and redis-server for the cache backend tests. (The
 # postgres tests start their own PostgreSQL + pgvector: pgserver, from the dev extra.)
 #
-# Usage: scripts/test.sh [pytest args...]     (after scripts/setup.sh --dev)
+# Usage: scripts/test.sh [--fast] [pytest args...]     (after scripts/setup.sh --dev)
+#
+# The default is the full lane, which CI runs. --fast leaves out the tests marked slow
+# or integration (real server processes, the real embedding model, a fresh CLI process
+# per test): a few minutes on two cores, for the edit-test loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${TRIBUTARY_VENV:-.venv}
+lane=()
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  lane=(-m "not slow and not integration")
+fi
 export PATH="$PWD/$VENV/bin:$PATH"
 
 # System packages the tests use: redis-server (cache backend). Only attempted where
@@ -19,7 +28,8 @@ if ! command -v redis-server >/dev/null && command -v apt-get >/dev/null && [ "$
 fi
 
 # Third-party MCP servers nobody here wrote, for the integration tests.
-if command -v npm >/dev/null && [ ! -d tests/node/node_modules/@modelcontextprotocol/server-memory ]; then
+# (Not for the fast lane, which runs no integration test.)
+if [ ${#lane[@]} = 0 ] && command -v npm >/dev/null && [ ! -d tests/node/node_modules/@modelcontextprotocol/server-memory ]; then
   echo "installing npm MCP servers for the integration tests"
   npm install --silent --no-audit --no-fund --prefix tests/node \
     @modelcontextprotocol/server-memory @modelcontextprotocol/server-filesystem >/dev/null
@@ -29,4 +39,4 @@ echo "== ruff"; ruff check .
 echo "== mypy"; mypy engine app
 echo "== pytest"
 export QT_QPA_PLATFORM=offscreen
-python -m pytest -q -p no:cacheprovider "$@"
+python -m pytest -q -p no:cacheprovider ${lane[@]+"${lane[@]}"} "$@"

@@ -19,8 +19,11 @@ _counter = itertools.count()
 @contextmanager
 def running_server(folder: Path) -> Iterator[Any]:
     """A pgserver PostgreSQL in ``folder``, stopped afterwards."""
-    with warnings.catch_warnings():  # platformdirs warns about XDG_RUNTIME_DIR on import
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():
+        # pgserver asks platformdirs for a runtime folder on import, which warns where no
+        # login session set XDG_RUNTIME_DIR (CI, containers); the fallback it takes
+        # (/tmp/runtime-<uid>, for pgserver's lock file) is fine for tests.
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set", module="platformdirs")
         import pgserver
 
         server = pgserver.get_server(folder, cleanup_mode="stop")

@@ -1,4 +1,4 @@
-"""The shape rules of DESIGN.md, enforced: the engine is a Qt-free library."""
+"""The project's shape rules, enforced: the engine is a Qt-free library."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from engine.config.save import save_config as _save_config
 from engine.config.schema import Config, ServerConfig
 from engine.config.validate import BUILTIN_SERVER_NAMES
 from engine.config.validate import validate as _validate
-from engine.regex_safety import check_pattern as _check_pattern
+from engine.patterns import check_pattern as _check_pattern
 from engine.routing import RoutingExplanation
 from engine.routing import explain_routing as _explain_routing
 

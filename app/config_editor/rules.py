@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -36,7 +37,7 @@ def server_names(config: Config) -> list[str]:
 
 
 def pattern_error(pattern: str) -> str | None:
-    """The engine's verdict on a routing pattern (compiles, cannot backtrack badly)."""
+    """The engine's verdict on a routing pattern (compiles with RE2, the linear-time engine)."""
     if not pattern:
         return "A rule needs a pattern."
     return backend.check_pattern(pattern)
@@ -65,6 +66,7 @@ class RulesPage(QWidget):
         self.list.model().rowsMoved.connect(self._reordered)
         self.list.currentRowChanged.connect(self._select)
         self.list.itemChanged.connect(self._enabled_toggled)
+        self.list.installEventFilter(self)  # Alt+Up / Alt+Down reorder, as a drag does
         add = QPushButton(theme.icon("add"), "Add rule")
         add.clicked.connect(self.add_rule)
         self.remove_button = QPushButton(theme.icon("remove"), "Remove")
@@ -234,8 +236,22 @@ class RulesPage(QWidget):
         self.changed.emit()
         self._test_timer.start()
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.list and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            steps = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1}
+            if event.modifiers() == Qt.KeyboardModifier.AltModifier and event.key() in steps:
+                self._move_current(steps[Qt.Key(event.key())])
+                return True
+        return super().eventFilter(watched, event)
+
+    def _move_current(self, step: int) -> None:
+        row = self.list.currentRow()
+        if row >= 0 and 0 <= row + step < self.list.count():
+            self.move_rule(row, row + step)
+
     def move_rule(self, row: int, to: int) -> None:
-        """Keyboard/test equivalent of dragging ``row`` to position ``to``."""
+        """Move the rule at ``row`` to position ``to``, as dragging it there does."""
         if self.config is None:
             return
         rules = self.config.routing.rules

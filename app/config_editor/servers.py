@@ -203,7 +203,7 @@ class ServersPage(QWidget):
         self.weight.setRange(0.0, 10.0)
         self.weight.setSingleStep(0.1)
         self.tool = QLineEdit()
-        self.tool.setPlaceholderText("auto-detect (a search/query/find tool)")
+        self.tool.setPlaceholderText("auto-detect (a read-only search/query/find tool)")
         self.query_argument = QLineEdit()
         self.query_argument.setPlaceholderText("auto-detect")
         self.description = QLineEdit()

@@ -1,6 +1,6 @@
 """Search-as-you-type: debounce, one live query, cancellation, stale-result protection.
 
-Typing restarts a 100 ms timer (seed 003); when it fires, the query's stream starts
+Typing restarts a 100 ms timer; when it fires, the query's stream starts
 through ``run_async`` under one key, which cancels the superseded query's stream
 (closing it cancels that query's in-flight source calls in the engine). Every update
 carries the generation it was started for and is dropped unless that generation is

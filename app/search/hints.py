@@ -1,4 +1,4 @@
-"""Request hints (seed 002) on the search page: what the user already knows.
+"""Request hints on the search page: what the user already knows.
 
 A toggle in the controls row ("Hints", "Hints (2)" when two are set) shows or hides
 one compact row of fields: related files (comma-separated, or picked with "…"),

@@ -444,7 +444,8 @@ class SearchPage(QWidget):
             self._selected_id = hit.id
         response = self.model.response
         group = response.group_of(hit.id) if response and member is None else None
-        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member)
+        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member,
+                             query=response.request.query if response else self.controller.query)
         self.detail.set_rating(self.model.rating(hit.id))
 
 
@@ -458,6 +459,9 @@ def _summary(response: SearchResponse, final: bool) -> str:
         text += f" · dedup {100 * m.dedup_rate:.0f} %"
     if final:
         text += f" · {m.total_ms:.0f} ms"
+        if not response.confident:  # the closest matches are still listed, but said to be weak
+            text += " · no confident results" if response.hits else ""
+        text += "".join(f" · {note}" for note in response.notes)
     else:
         text += " · waiting…"
     return text

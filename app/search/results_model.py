@@ -45,7 +45,9 @@ from PySide6.QtWidgets import QAbstractItemView, QToolTip
 
 from app import safe_text, theme
 from app.search.badges import badges_icon, badges_pixmap
-from engine.model import GroupMember, Hit, SearchResponse
+from engine.model import GroupMember, Hit, SearchResponse, is_task
+from engine.pipeline.dedup import fold_label
+from engine.pipeline.formats import commit_line
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -292,6 +294,7 @@ class ResultsModel(QStandardItemModel):
         hit = row.hit
         member = row.member
         return (hit, hit.title, hit.path, hit.uri, hit.start_line, hit.end_line, hit.source, hit.score,
+                hit.confidence,
                 tuple(row.sources), self._ratings.get(hit.id), self._badge_layout,
                 None if member is None else (member.reason, member.similarity))
 
@@ -324,7 +327,7 @@ class ResultsModel(QStandardItemModel):
             {_DISPLAY: safe_text.one_line(hit.title), _DECORATION: _rating_icon(rating)},
             {_DISPLAY: _where(hit)},
             {**self._badge_cell(row.sources), _ACCESSIBLE: hit.source},
-            {_DISPLAY: f"{member.reason.value} {member.similarity:.2f}"},
+            {_DISPLAY: fold_label(member)},
         ]
 
     def _badge_cell(self, sources: list[str]) -> dict[int, Any]:
@@ -444,7 +447,10 @@ def _differs(role: int, old: Any, new: Any) -> bool:
 
 
 def _where(hit: Hit) -> str:
-    """``path:lines`` or the uri; nothing when the hit names neither (not the title again)."""
+    """``path:lines`` or the uri; a commit's hash, date and author; nothing when the hit
+    names none of them (not the title again)."""
+    if is_task(hit):
+        return safe_text.one_line(commit_line(hit))
     return safe_text.one_line(hit.location) if hit.path or hit.uri else ""
 
 
@@ -468,7 +474,8 @@ def _rated_note(useful: bool | None) -> str:
 
 
 def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
-    lines = [safe_text.one_line(hit.title, 200), safe_text.one_line(hit.location, 300), f"score {hit.score:.4f}"]
+    lines = [safe_text.one_line(hit.title, 200), _where(hit) or safe_text.one_line(hit.location, 300),
+             f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
     if len(sources) > 1:
         lines.append("agreed by " + ", ".join(sources))
     return safe_text.tooltip("\n".join(lines) + _rated_note(useful))
@@ -477,7 +484,7 @@ def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
 def _member_tooltip(member: GroupMember, useful: bool | None) -> str:
     hit = member.hit
     return safe_text.tooltip(
-        f"Folded into the result above: {member.reason.value} duplicate, "
-        f"similarity {member.similarity:.2f}\n{hit.source} · {safe_text.one_line(hit.location, 300)}"
+        f"Folded into the result above: {fold_label(member)}\n"
+        f"{hit.source} · {safe_text.one_line(hit.location, 300)}"
         + _rated_note(useful)
     )

@@ -142,10 +142,6 @@ class SourceStrip(QWidget):
         self._layout.addWidget(self.summary)
         self.chips: dict[str, QToolButton] = {}
 
-    def set_state_source(self, states: StateSource | None) -> None:
-        """Where the servers' running state (typical latency, restarts) comes from."""
-        self._states = states
-
     def _server_states(self) -> dict[str, Any]:
         if self._states is None:
             return {}

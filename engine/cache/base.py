@@ -24,13 +24,14 @@ from typing import Any, ClassVar, Self
 
 from engine.cache.codec import to_jsonable
 from engine.cache.redact import Scrubber
+from engine.errors import TributaryError
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]  # wall-clock seconds; entries outlive a process (SQLite, Redis)
 
 
-class CacheError(RuntimeError):
+class CacheError(TributaryError, RuntimeError):
     """A cache backend failed an operation that must not fail silently."""
 
 

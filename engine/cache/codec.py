@@ -4,7 +4,7 @@ The cache, the query history and the MCP face all need a ``SearchResponse`` or a
 of ``Hit`` as plain JSON and back. Rather than one hand-written converter per class,
 :func:`to_jsonable` walks any dataclass/enum/datetime tree, and :func:`from_jsonable`
 rebuilds a typed object from the dataclass's own type hints — so a field added to the
-model later round-trips without touching this file.
+model later survives the round trip without touching this file.
 
 Conventions: enums become their value, datetimes ISO 8601 (timezone kept), ``Path`` a
 string, bytes base64, sets sorted lists. Unknown keys in the input are ignored and
@@ -24,14 +24,15 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar, cast
 
-from engine.model import Hit, SearchRequest, SearchResponse
+from engine.errors import TributaryError
+from engine.model import Hit, SearchResponse
 
 T = TypeVar("T")
 
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 
 
-class CodecError(ValueError):
+class CodecError(TributaryError, ValueError):
     """The data does not fit the type it is being decoded into."""
 
 
@@ -111,10 +112,6 @@ def response_from_dict(data: Mapping[str, Any]) -> SearchResponse:
         if same is not None and same == group.kept:
             group.kept = same
     return response
-
-
-def request_from_dict(data: Mapping[str, Any]) -> SearchRequest:
-    return cast(SearchRequest, from_jsonable(SearchRequest, data))
 
 
 def hit_from_dict(data: Mapping[str, Any]) -> Hit:

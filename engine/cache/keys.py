@@ -28,7 +28,7 @@ from engine.cache.codec import to_jsonable
 from engine.config.schema import Config, ServerConfig
 from engine.model import SearchRequest, SearchResponse, SourceStatus
 
-KEY_VERSION = 2  # bump when the recipe below or the tags change, so old entries stop matching
+KEY_VERSION = 3  # bump when the recipe below, the tags or what is cached change, so old entries stop matching
 # (2: built-in servers' answers carry INDEXES_TAG; entries of 1 lack it and could not be dropped)
 QUERY_PREFIX = "q:"
 SOURCE_PREFIX = "s:"

@@ -7,7 +7,8 @@ is bounded by ``max_entries``: expired rows are pruned first, then the oldest
 entries go (insertion order — unlike the memory backend, a read does not refresh an
 entry, which is what keeps reads write-free).
 
-``sqlean`` is used like everywhere else in the project (STACK.md). Blocking calls run
+``sqlean`` is used as everywhere else in the project (the interpreter's own ``sqlite3``
+often cannot load extensions). Blocking calls run
 in a worker thread so the event loop (and the GUI on it) never waits on the disk;
 one connection per cache object, serialised by a lock.
 """

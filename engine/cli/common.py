@@ -12,6 +12,7 @@ from typing import TypeVar
 from engine.config.errors import ConfigError
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from engine.model import ContextFormat, Hints, SearchRequest, TaskType
+from engine.query_check import QueryError, check_query
 
 T = TypeVar("T")
 
@@ -60,6 +61,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 
 
 def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
+    check_query(SearchRequest(args.query))  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
         query=args.query,
@@ -90,11 +92,15 @@ def fail(message: str) -> int:
 
 
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
-    """Run a command's coroutine; a config error is printed whole, exit status 2."""
+    """Run a command's coroutine; a config error is printed whole, and so is a query
+    that cannot be searched (empty, not valid Unicode), exit status 2."""
     try:
         return asyncio.run(_call(main))
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
+        return 2
+    except QueryError as exc:
+        print(f"tributary: {exc}", file=sys.stderr)
         return 2
 
 

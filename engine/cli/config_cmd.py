@@ -10,6 +10,7 @@ from engine import paths
 from engine.cli.common import config_path, fail
 from engine.config.errors import ConfigError
 from engine.config.load import load_config
+from engine.config.secrets import server_summary
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,10 +83,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from engine.config.importer import import_mcp_servers, merge_imported
-    from engine.config.save import save_config
+    from engine.config.save import update_config
 
     try:
-        config = load_config(config_path(args))
         result = import_mcp_servers(Path(args.file).expanduser())
     except ConfigError as exc:
         print(exc)
@@ -96,19 +96,20 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     if not result.servers:
         return fail(f"{args.file}: no MCP servers found")
-    merged = merge_imported(config, result.servers)
-    added = [name for name in merged.servers if name not in config.servers]
-    for name in added:
-        server = merged.servers[name]
-        where = server.url if server.transport == "http" else " ".join([server.command or "", *server.args])
-        print(f"+ {name} ({server.transport}): {where}")
-    if args.dry_run:
-        print(f"{len(added)} servers would be added (dry run: nothing saved)")
-        return 0
     try:
-        saved = save_config(merged, config.path)
+        if args.dry_run:
+            before = load_config(config_path(args))
+            after = merge_imported(before, result.servers)
+        else:  # merged into the file as it is when the lock is held: concurrent imports all stay
+            before, after = update_config(config_path(args), lambda now: merge_imported(now, result.servers))
     except ConfigError as exc:
         print(exc)
         return 1
-    print(f"{len(added)} servers added to {saved}")
+    added = [name for name in after.servers if name not in before.servers]
+    for name in added:
+        print(f"+ {name} ({after.servers[name].transport}): {server_summary(after.servers[name])}")
+    if args.dry_run:
+        print(f"{len(added)} servers would be added (dry run: nothing saved)")
+    else:
+        print(f"{len(added)} servers added to {after.path}")
     return 0

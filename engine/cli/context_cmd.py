@@ -55,6 +55,8 @@ async def _context(args: argparse.Namespace) -> int:
         response = await engine.search(request)
     finally:
         await engine.aclose()
+    for note in response.notes:
+        print(f"note: {note}", file=sys.stderr)
     for report in response.sources:
         print(source_line(report), file=sys.stderr)
     if response.error:

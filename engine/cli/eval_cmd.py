@@ -4,6 +4,7 @@
     tributary eval build --repo PATH --split-at REV --out DIR
     tributary eval docstrings (--corpus PATH | --dataset DIR) --out DIR
     tributary eval latest                                  where the latest report is
+    tributary eval code ANNOTATIONS.json --code PATH       an annotated code-search set
 
 ``run`` uses the product's default configuration unless ``--config`` names a file,
 so the figures it prints are reproducible on any machine.
@@ -55,6 +56,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     docs.add_argument("--out", required=True, help="dataset folder to write")
     docs.add_argument("--max-queries", type=int, metavar="N")
     docs.set_defaults(func=_docstrings)
+
+    code = commands.add_parser(
+        "code", help="score code search on an annotated set (questions -> files or spans)",
+        description="Index PATH, ask every question of ANNOTATIONS with the files source, and "
+        "print NDCG@10, recall@10 and MRR under the chunk and file protocols, by category.",
+    )
+    code.add_argument("annotations", help="a JSON list of {query, relevant, secondary, category}")
+    code.add_argument("--code", required=True, metavar="PATH", help="the checkout the targets are relative to")
+    code.add_argument("--folder", default=".", metavar="SUB",
+                      help="index only this folder of the checkout (default: all of it)")
+    code.add_argument("--work-dir", help="where the index is kept (default: <data dir>/eval/code)")
+    code.add_argument("--json", action="store_true", help="print the figures as JSON")
+    code.set_defaults(func=_code)
 
     latest = commands.add_parser("latest", help="print the path of the latest report")
     latest.set_defaults(func=_latest)
@@ -121,6 +135,58 @@ def _print_summary(result: object) -> None:
         best = result.best
         print(f"best grid setting (tuned on the other half): {best['name']}: "
               f"recall@10 {best['test']['recall@10']['mean']:.3f}, MRR {best['test']['mrr']['mean']:.3f}")
+    from engine.eval.run import CONTENT_KEY
+
+    for key, value in result.meta.items():  # the content-level figures, beside the file-level ones
+        if key.startswith(CONTENT_KEY):
+            print(f"{key}: {value}")
+
+
+def _code(args: argparse.Namespace) -> int:
+    import hashlib
+    import json
+
+    from engine.eval.codesearch import AnnotationError, load_annotations, run_code_dataset
+
+    code = Path(args.code).expanduser().resolve()
+    if not (code / args.folder).is_dir():
+        return fail(f"--code {args.code} --folder {args.folder}: not a folder")
+    try:
+        queries = load_annotations(Path(args.annotations).expanduser())
+    except AnnotationError as exc:
+        return fail(str(exc))
+    key = hashlib.sha256(str(code / args.folder).encode()).hexdigest()[:12]
+    work = Path(args.work_dir).expanduser() if args.work_dir else data_dir() / "eval" / "code"
+    config = None
+    explicit = config_path(args)
+    if explicit is not None:
+        from engine.config.load import load_config
+
+        config = load_config(explicit)
+
+    async def main() -> int:
+        run = await run_code_dataset(queries, code, folder=args.folder, index_dir=work / f"{code.name}-{key}",
+                                     config=config, on_progress=_progress)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        summary = run.summary
+        if args.json:
+            print(json.dumps({
+                "queries": summary.queries, "chunks": run.chunks, "index_s": round(run.index_s, 2),
+                "overall": {p: vars(s) for p, s in summary.overall.items()},
+                "by_category": {c: {p: vars(s) for p, s in by.items()} for c, by in summary.by_category.items()},
+            }, indent=2, default=float))
+            return 0
+        print(f"{summary.queries} queries, {run.chunks} chunks (indexed in {run.index_s:.1f} s)")
+        print(f"{'':<14} {'NDCG@10':>8} {'recall@10':>10} {'MRR':>6}   (chunk protocol | file protocol)")
+        rows = [("all", summary.overall), *sorted(summary.by_category.items())]
+        for name, by in rows:
+            chunk, file = by["chunk"], by["file"]
+            print(f"{name:<14} {chunk.ndcg:>8.3f} {chunk.recall:>10.3f} {chunk.mrr:>6.3f}   |"
+                  f" {file.ndcg:.3f} {file.recall:.3f} {file.mrr:.3f}")
+        return 0
+
+    return run_async(main)
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Sequence
+
+from engine.errors import TributaryError
 
 # Sub-command modules, in the order their commands appear in --help.
 COMMAND_MODULES = (
@@ -32,10 +33,10 @@ def version_text() -> str:
     """``tributary X.Y.Z`` and whether its pipeline runs compiled (see ``setup.py``)."""
     import engine
     from engine._compiled import describe
+    from engine.version import UNKNOWN, package_version
 
-    try:
-        number = importlib.metadata.version("tributary")
-    except importlib.metadata.PackageNotFoundError:  # (run from a source tree, not installed)
+    number = package_version()
+    if number == UNKNOWN:  # (run from a source tree, not installed)
         number = "(not installed)"
     return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
 
@@ -76,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except TributaryError as exc:  # a refusal with its reason, not a bug: no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return status
 
 

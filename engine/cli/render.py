@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from engine.model import SearchResponse, SourceReport, SourceStatus
+from engine.model import SearchResponse, SourceReport, SourceStatus, is_task
+from engine.pipeline.formats import commit_line
 
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)} | {127: "\\x7f"}
 _STATUS_MARK = {
@@ -76,13 +77,20 @@ def results_table(response: SearchResponse, width: int) -> str:
         group = response.group_of(hit.id)
         sources = ",".join(group.sources) if group else hit.source
         summary = hit.title if hit.title and hit.title != hit.location else hit.content
-        rows.append([str(rank), f"{hit.score:.4f}", sources, one_line(hit.location, 60), summary])
-    return table(rows, ["#", "score", "sources", "location", "summary"], width)
+        if is_task(hit):
+            summary = f"{commit_line(hit)} — {hit.title}"
+        rows.append([str(rank), f"{hit.score:.4f}", f"{hit.confidence:.2f}", sources,
+                     one_line("(commit)" if is_task(hit) else hit.location, 60),
+                     summary])
+    return table(rows, ["#", "score", "conf", "sources", "location", "summary"], width)
 
 
 def response_text(response: SearchResponse, width: int) -> str:
-    lines: list[str] = []
+    lines: list[str] = [f"note: {safe(note)}" for note in response.notes]
     if response.hits:
+        if not response.confident:
+            lines.append(f"no confident results (best confidence {response.confidence:.2f}); "
+                         "the closest matches:")
         lines.append(results_table(response, width))
     else:
         lines.append("no results")

@@ -15,9 +15,10 @@ from engine.cli.common import forget_cached_answers
 from engine.cli.progress import ProgressBar
 
 
-def ensure_repo_indexed(path: Path, config_file: Path | None = None) -> int:
+def ensure_repo_indexed(path: Path, config_file: Path | None = None, *, history: bool = True) -> int:
     """0 when the repository's indexes are ready; an exit status otherwise. Cached
-    answers from before a change are dropped (``config_file``: the config in use)."""
+    answers from before a change are dropped (``config_file``: the config in use).
+    ``history=False`` leaves the task history alone (only the files source is asked)."""
     from engine.index.manager import index_repository
     from engine.index.progress import IndexProgress
 
@@ -40,9 +41,15 @@ def ensure_repo_indexed(path: Path, config_file: Path | None = None) -> int:
     )
     for error in stats.errors[:5]:
         print(f"  skipped: {error}", file=sys.stderr)
-    if _import_history(root) or stats.files_indexed or stats.files_deleted:
+    if (history and _import_history(root)) or stats.files_indexed or stats.files_deleted:
         forget_cached_answers(root, config_file)
     return 0
+
+
+def wants_history(args: object) -> bool:
+    """Whether a command's ``--sources`` (none: every source) asks the tasks source."""
+    chosen = getattr(args, "sources", None)
+    return not chosen or "tasks" in {s.strip() for s in str(chosen).split(",")}
 
 
 def _import_history(root: Path) -> bool:

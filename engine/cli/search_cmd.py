@@ -32,9 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.repo:
-        from engine.cli.repo_setup import ensure_repo_indexed
+        from engine.cli.repo_setup import ensure_repo_indexed, wants_history
 
-        status = ensure_repo_indexed(Path(args.repo), config_path(args))
+        status = ensure_repo_indexed(Path(args.repo), config_path(args), history=wants_history(args))
         if status:
             return status
     return run_async(lambda: _search(args))

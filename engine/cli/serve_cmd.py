@@ -1,4 +1,4 @@
-"""``tributary serve``: Tributary itself as an MCP server (stdio, or HTTP on loopback)."""
+"""``tributary serve``: Tributary itself as an MCP server (stdio, or streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind with --http (non-loopback needs --token)")
+                        help="address to bind with --http; any but 127.0.0.1, localhost and ::1 "
+                        "needs --token")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="another name HTTP clients may send in Host/Origin (e.g. a proxy's); "
+                        "repeatable")
     parser.add_argument("--token", default=None,
                         help="bearer token HTTP clients must send (default: $TRIBUTARY_TOKEN)")
     parser.set_defaults(func=run)
@@ -33,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     token = args.token or os.environ.get("TRIBUTARY_TOKEN") or None
     try:
-        asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token))
+        asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token,
+                                       allow_hosts=args.allow_host))
     except ValueError as exc:
         return fail(str(exc))
     return 0

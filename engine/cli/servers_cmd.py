@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,8 @@ from engine.cli.common import config_path, fail, run_async
 from engine.cli.render import one_line, safe, table, terminal_width
 from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
+from engine.config.secrets import server_summary
+from engine.query_check import unicode_problem
 
 if TYPE_CHECKING:
     from engine.sources.pool import SourcePool
@@ -32,9 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _where(server: ServerConfig) -> str:
-    if server.transport == "http":
-        return server.url or ""
-    return " ".join([server.command or "", *server.args])
+    return server_summary(server)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -94,6 +95,10 @@ async def _test(args: argparse.Namespace) -> int:
     from engine.builtins import with_builtin_servers
     from engine.engine import Engine
 
+    problem = unicode_problem(args.query, "the probe query")
+    if problem is not None:
+        print(f"tributary: {problem}", file=sys.stderr)
+        return 2
     config = with_builtin_servers(load_config(config_path(args)))
     server = config.servers.get(args.name)
     if server is None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.cli.common import config_path, forget_cached_answers
 from engine.cli.render import dump_json, one_line, table, terminal_width
+from engine.query_check import unicode_problem
 from engine.tasks import (
     files_for_task,
     import_git_history,
@@ -131,6 +132,10 @@ def _print_import(stats: ImportStats) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    problem = unicode_problem(args.query)
+    if problem is not None:
+        print(f"tributary: {problem}", file=sys.stderr)
+        return 2
     try:
         if args.files:
             return _search_files(args)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.errors import TributaryError
+
 
 @dataclass(frozen=True, slots=True)
 class ConfigIssue:
@@ -34,7 +36,7 @@ def _sort_key(issue: ConfigIssue) -> tuple[str, int, str]:
     return (issue.file, issue.line if issue.line is not None else 1 << 30, issue.key_path)
 
 
-class ConfigError(Exception):
+class ConfigError(TributaryError):
     """A configuration that cannot be used; ``issues`` lists every problem found."""
 
     def __init__(self, issues: Iterable[ConfigIssue]) -> None:

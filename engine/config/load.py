@@ -8,7 +8,7 @@ did-you-mean, wrong types, missing keys, duplicate keys) are collected during th
 semantic ones (ranges, cross-references, patterns) come from
 :func:`engine.config.validate.validate`; both are raised together as one ``ConfigError``.
 
-Hostile input (issue 7): anything the YAML parser or constructor throws becomes a
+Hostile input: anything the YAML parser or constructor throws becomes a
 ``ConfigError``; aliases are followed with cycle detection, a depth limit and a node
 budget, so neither ``&a [*a]`` nor a "billion laughs" document can hang or exhaust memory.
 """

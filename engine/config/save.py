@@ -12,6 +12,12 @@ point — kill -9 included — the config file is either the old one or the new 
 
 ``${VAR}`` references are saved as written; nothing is expanded. A new file gets mode
 0600 (it may hold imported literal secrets); an existing file keeps its mode.
+
+Writers take turns: every save holds an exclusive lock on ``<name>.lock`` beside the
+file (``filelock``: ``fcntl``/``msvcrt``, released by the OS if the process dies), and
+:func:`update_config` holds it from reading the file to writing it, so two processes
+changing the config at once (two ``config import``, the app and the CLI) both keep
+their changes instead of the later write silently dropping the earlier one.
 """
 
 from __future__ import annotations
@@ -22,22 +28,73 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import filelock
 
 from engine import paths
 from engine.config.dump import config_to_yaml
 from engine.config.errors import ConfigError, ConfigIssue
-from engine.config.load import parse_config
+from engine.config.load import load_config, parse_config
 from engine.config.schema import Config
 from engine.config.validate import BUILTIN_SERVER_NAMES, validate
 
 BACKUP_SUFFIX = ".bak"
+LOCK_SUFFIX = ".lock"
+LOCK_WAIT_S = 30.0  # a save takes milliseconds; longer means a stuck writer
 _NEW_FILE_MODE = 0o600
 _STALE_TEMP_S = 60.0  # older temp files are leftovers of a crashed save
 
 
 def backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _target(config: Config | None, path: Path | None) -> Path:
+    if path is not None:
+        return path
+    if config is not None and config.path is not None:
+        return config.path
+    return paths.default_config_path()
+
+
+@contextlib.contextmanager
+def config_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock of the config file at ``path`` (re-entrant in a thread).
+
+    :class:`ConfigError` if another writer holds it for more than :data:`LOCK_WAIT_S`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(path.with_name(path.name + LOCK_SUFFIX)), timeout=LOCK_WAIT_S,
+                             is_singleton=True)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise ConfigError([ConfigIssue(str(path), "", None, f"another program has been changing the "
+                                       f"file for over {LOCK_WAIT_S:.0f} s (lock {exc.lock_file}); "
+                                       "nothing was written")]) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def update_config(
+    path: Path | None,
+    change: Callable[[Config], Config],
+    *,
+    extra_server_names: frozenset[str] = BUILTIN_SERVER_NAMES,
+) -> tuple[Config, Config]:
+    """Read the config at ``path`` (else the default location), apply ``change`` and save
+    the result, all under the file's lock: the change is made to what is on disk now,
+    never to an older copy. Returns (before, after); raises :class:`ConfigError`."""
+    target = _target(None, path)
+    with config_lock(target):
+        before = load_config(target, extra_server_names=extra_server_names)
+        after = change(before)
+        after.path = save_config(after, target, extra_server_names=extra_server_names)
+    return before, after
 
 
 def save_config(
@@ -49,14 +106,15 @@ def save_config(
     """Validate ``config`` and write it to ``path`` (else ``config.path``, else the
     default location). Returns the path written. Raises :class:`ConfigError` — and
     writes nothing — if the config is invalid."""
-    target = path if path is not None else config.path if config.path is not None else paths.default_config_path()
+    target = _target(config, path)
     source = str(target)
     issues = validate(config, file=source, extra_server_names=extra_server_names)
     if issues:
         raise ConfigError(issues)
     text = config_to_yaml(config)
     _check_round_trip(config, text, source, extra_server_names)
-    write_atomic(target, text.encode("utf-8"), backup=True)
+    with config_lock(target):
+        write_atomic(target, text.encode("utf-8"), backup=True)
     return target
 
 
@@ -151,7 +209,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _remove_stale_temps(target: Path) -> None:
+def _remove_stale_temps(target: Path) -> None:  # (under the lock: no other save is mid-way)
     now = time.time()
     for leftover in target.parent.glob(f".{target.name}.*.tmp"):
         with contextlib.suppress(OSError):

@@ -1,7 +1,8 @@
 """Typed configuration objects. Loading/validation lives in ``load``; saving in ``save``.
 
-Defaults here are the product's defaults (seeds 000, 002, 003): 3 s per-source
-timeout, RRF k=60, top 30 results (10..100), fuzzy dedup at 0.80, semantic at 0.90.
+Defaults here are the product's defaults: 3 s per-source timeout, RRF k=60, top 30
+results (10..100), fuzzy dedup at 0.80, semantic at 0.90. docs/configuration.md is
+generated from this file (scripts/config_reference.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ TOP_K_MAX = 100
 
 @dataclass(slots=True)
 class HealthConfig:
-    """Health checks and the circuit breaker (seed 003 registry defaults)."""
+    """Health checks and the circuit breaker (the defaults every server starts with)."""
 
     interval_s: float = 30.0
     failure_threshold: int = 3

@@ -1,10 +1,14 @@
-"""Masking secrets for display and logs (issue 7 item 5).
+"""Masking secrets for display and logs.
 
-Two kinds of value are secret: those whose key looks secret (``GITHUB_TOKEN``,
-``Authorization``, ``--api-key``) and those that came from a ``${VAR}`` reference.
+Three kinds of value are secret: those whose key looks secret (``GITHUB_TOKEN``,
+``Authorization``, ``--api-key``), those that came from a ``${VAR}`` reference, and
+literals shaped like a token whatever their key (``ghp_…``, ``sk-…``, a JWT, a long
+generated key: :func:`looks_like_token`); URLs lose their password and secret query
+parameters wherever they appear, arguments included.
 :func:`mask_secrets` returns a copy of a server safe to show: a value that came from a
 reference is shown *as the reference* (``${GITHUB_TOKEN}`` tells the user what is used
-and reveals nothing); any other value under a secret-looking key becomes ``****``.
+and reveals nothing); any other secret becomes ``****``. Every printout of a server
+goes through it (:func:`server_summary` is the one-line form).
 :func:`secret_values` and :func:`scrub` catch what escapes structure, e.g. a server's
 stderr echoing its token.
 """
@@ -30,11 +34,32 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _AUTH_SCHEME = re.compile(r"^\s*(?:bearer|basic|token|apikey)\s+", re.IGNORECASE)
+# Well-known token formats (GitHub, GitLab, OpenAI/Anthropic-style, Stripe, Slack, AWS,
+# Google, npm, Hugging Face, JWTs); then generated keys: 32+ hex digits, or 32+ key
+# characters mixing upper case, lower case and scattered digits (not a CamelCase name with
+# a version number). A commit id is hidden too: harmless.
+_TOKEN_SHAPE = re.compile(
+    r"(?:gh[pousr]_|github_pat_|glpat-|sk-|sk_(?:live|test)_|rk_(?:live|test)_|xox[abposr]-|"
+    r"AKIA|ASIA|AIza|npm_|hf_|eyJ)[A-Za-z0-9_\-.=]{12,}"
+)
+_LONG_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+_LONG_KEY = re.compile(r"[A-Za-z0-9_\-+/=]{32,}")
+_DIGIT_RUN = re.compile(r"[0-9]+")
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a key (env var, header, flag, query parameter) looks like it holds a secret."""
     return bool(_SECRET_NAME.search(name.lstrip("-")))
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether a literal value is shaped like a credential, whatever key it is under."""
+    text = _AUTH_SCHEME.sub("", value).strip()
+    if _TOKEN_SHAPE.fullmatch(text) or _LONG_HEX.fullmatch(text):
+        return True
+    return (bool(_LONG_KEY.fullmatch(text)) and "/" not in text.strip("=")[:-1]
+            and len(_DIGIT_RUN.findall(text)) >= 3 and any(c.islower() for c in text)
+            and any(c.isupper() for c in text))
 
 
 def _only_references(value: str) -> bool:
@@ -52,7 +77,19 @@ def mask_value(key: str, value: str, original: str | None = None) -> str:
         return original if _only_references(original) or not is_secret_name(key) else MASK
     if has_reference(value) and (_only_references(value) or not is_secret_name(key)):
         return value
-    return MASK if is_secret_name(key) and value else value
+    if value and (is_secret_name(key) or looks_like_token(value)):
+        return MASK
+    return mask_url(value) if "://" in value else value
+
+
+def _mask_arg(arg: str) -> str:
+    if arg.startswith("-") and "=" in arg:
+        flag, value = arg.split("=", 1)
+        return f"{flag}={MASK}" if value and (is_secret_name(flag) or looks_like_token(value)) else (
+            f"{flag}={_mask_arg(value)}")
+    if looks_like_token(arg):
+        return MASK
+    return mask_url(arg) if "://" in arg else arg
 
 
 def _mask_args(args: list[str], original: list[str] | None) -> list[str]:
@@ -64,10 +101,8 @@ def _mask_args(args: list[str], original: list[str] | None) -> list[str]:
             out.append(orig)
         elif secret_next:
             out.append(MASK)
-        elif arg.startswith("-") and "=" in arg and is_secret_name(arg.split("=", 1)[0]):
-            out.append(arg.split("=", 1)[0] + "=" + MASK)
         else:
-            out.append(arg)
+            out.append(_mask_arg(arg))
         secret_next = arg.startswith("-") and "=" not in arg and is_secret_name(arg)
     return out
 
@@ -88,7 +123,8 @@ def mask_url(url: str, original: str | None = None) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, MASK if is_secret_name(k) else v) for k, v in pairs], safe="*")
+        query = urlencode([(k, MASK if is_secret_name(k) or looks_like_token(v) else v) for k, v in pairs],
+                          safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
@@ -100,7 +136,7 @@ def _mask_mapping(values: Mapping[str, str], original: Mapping[str, str] | None)
 
 
 def _mask_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (MASK if is_secret_name(k) and isinstance(v, str) and v else v) for k, v in arguments.items()}
+    return {k: (mask_value(k, v) if isinstance(v, str) else v) for k, v in arguments.items()}
 
 
 def mask_secrets(server: ServerConfig, original: ServerConfig | None = None) -> ServerConfig:
@@ -123,17 +159,63 @@ def mask_secrets(server: ServerConfig, original: ServerConfig | None = None) -> 
     )
 
 
+def server_summary(server: ServerConfig, original: ServerConfig | None = None) -> str:
+    """How ``server`` is started or reached, on one line, with its secrets masked."""
+    shown = mask_secrets(server, original)
+    if shown.transport == "http":
+        return shown.url or ""
+    return " ".join([shown.command or "", *shown.args]).strip()
+
+
 _PLAIN_VARS = re.compile(
     r"^(?:HOME|USER|USERNAME|LOGNAME|PATH|PWD|SHELL|LANG|LC_\w+|TERM|TMPDIR|TMP|TEMP"
     r"|XDG_\w+|APPDATA|LOCALAPPDATA|USERPROFILE|PYTHONPATH|NODE_PATH)$"
 )
 
 
+def _url_secrets(url: str) -> set[str]:
+    try:
+        parts = urlsplit(url)
+        found = {parts.password} if parts.password else set()
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return set()
+    return found | {v for k, v in pairs if v and (is_secret_name(k) or looks_like_token(v))}
+
+
+def _hidden(value: str, shown: str) -> set[str]:
+    """The literal secrets in ``value`` that masking turned it into ``shown`` to hide."""
+    if value == shown or has_reference(value):
+        return set()
+    if shown == MASK:
+        return {value, _AUTH_SCHEME.sub("", value).strip()}
+    if "://" in value and "=" not in value.split("://", 1)[0]:
+        return _url_secrets(value)
+    if "=" in value:
+        return _hidden(value.split("=", 1)[1], shown.split("=", 1)[1] if "=" in shown else MASK)
+    return set()
+
+
+def _literal_secrets(server: ServerConfig) -> set[str]:
+    """Every literal value :func:`mask_secrets` hides (flag values, tokens, URL passwords)."""
+    masked = mask_secrets(server)
+    found: set[str] = set()
+    for value, shown in zip(server.args, masked.args, strict=True):
+        found |= _hidden(value, shown)
+    for mapping, shown_mapping in ((server.env, masked.env), (server.headers, masked.headers)):
+        for key, value in mapping.items():
+            found |= _hidden(value, shown_mapping[key])
+    if server.url is not None and masked.url is not None:
+        found |= _hidden(server.url, masked.url)
+    return found
+
+
 def secret_values(server: ServerConfig, environ: Mapping[str, str] | None = None) -> set[str]:
     """Values that must never appear in logs, history or screenshots once ``server``
     (unexpanded) is expanded from ``environ`` (default ``os.environ``): each referenced
-    variable's value (except plain ones such as ``${HOME}``), and literal values under
-    secret-looking keys."""
+    variable's value (except plain ones such as ``${HOME}``), and every literal that
+    :func:`mask_secrets` hides (values under secret-looking keys or flags, token-shaped
+    values, passwords and secret parameters in URLs)."""
     env = os.environ if environ is None else environ
     secrets: set[str] = set()
     for key, value in server_strings(server):
@@ -146,6 +228,7 @@ def secret_values(server: ServerConfig, environ: Mapping[str, str] | None = None
         if is_secret_name(leaf) and not has_reference(value):
             secrets.add(value)
             secrets.add(_AUTH_SCHEME.sub("", value).strip())
+    secrets |= _literal_secrets(server)
     return {s for s in secrets if len(s) >= _MIN_SECRET_CHARS}
 
 

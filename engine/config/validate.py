@@ -28,8 +28,8 @@ from engine.config.schema import (
     VectorIndexName,
 )
 from engine.config.secrets import mask_url
+from engine.patterns import check_pattern
 from engine.query_class import QUERY_CLASSES
-from engine.regex_safety import check_pattern
 
 # Names a routing rule may use without configuring them: the engine adds its built-in
 # servers for indexed repositories at run time.
@@ -182,7 +182,7 @@ class _Validator:
         else:
             problem = check_pattern(rule.pattern)
             if problem:
-                self.add(f"{base}.pattern", f"the pattern {rule.pattern[:80]!r} {problem}")
+                self.add(f"{base}.pattern", f"rule {rule.name!r}: the pattern {rule.pattern[:80]!r} {problem}")
         if not rule.servers:
             self.add(f"{base}.servers", "a rule must name at least one server")
         for index, name in enumerate(rule.servers):

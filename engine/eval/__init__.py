@@ -1,4 +1,4 @@
-"""Evaluation harness: metrics, datasets, experiments and reports (issue 6, seed 001).
+"""Evaluation harness: metrics, datasets, experiments and reports.
 
 ``metrics`` (P@k, R@k, MRR, NDCG, complementarity, coverage) and ``stats`` (bootstrap
 intervals, paired t-test, Cohen's d) are pure; ``datasets`` reads and writes the JSONL

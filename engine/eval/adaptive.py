@@ -1,4 +1,4 @@
-"""Query-adaptive weights, measured (issue 8): does a fusion setting per query class help?
+"""Query-adaptive weights, measured: does a fusion setting per query class help?
 
 Routing rules can set source weights and a fusion strategy for one query class
 (``symbol``, ``howto``, ``conceptual``; :mod:`engine.query_class`). Whether that is worth

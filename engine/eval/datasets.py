@@ -32,10 +32,11 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from engine.errors import TributaryError
 from engine.paths import data_dir
 
 
-class DatasetError(RuntimeError):
+class DatasetError(TributaryError, RuntimeError):
     """A dataset folder is missing a file, has a bad line, or its corpus cannot be had."""
 
 

@@ -204,7 +204,7 @@ def standard_variants(
     task_weights: Sequence[float] = (0.3, 0.5, 0.7),
     has_hints: bool = False,
 ) -> list[Variant]:
-    """The seed's A/B set and ablations for the sources at hand (seed 001)."""
+    """The standard A/B set and ablations for the sources at hand."""
     out = [Variant("default", "default", description="the engine's configuration")]
     for source in sources:
         out.append(Variant(f"{source}-only", "source", sources=(source,),
@@ -261,10 +261,6 @@ def grid_variants(
 
 
 # --------------------------------------------------------------------------- splits
-
-
-def split_of(query_id: str, ids: Sequence[str]) -> str:
-    return "tune" if query_id in set(tune_ids(ids)) else "test"
 
 
 def tune_ids(ids: Sequence[str]) -> list[str]:

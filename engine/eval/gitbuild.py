@@ -4,7 +4,8 @@
 pytest: the corpus is the repository at ``split_at`` (checked out in a temporary
 ``git worktree`` to see what exists there), tasks are the non-merge commits up to
 ``split_at``, queries the non-merge commits after it whose message is not
-boilerplate and which changed 1–6 source files that exist at the split.
+boilerplate and which changed 1–6 source files that exist at the split, each with
+the lines it changed as line ranges of the split (``spans``, ``gitspans``).
 
 No query may see a task dated after itself: the split's author date is the cut —
 tasks dated after it (clock skew, rebases) are dropped, and so are queries dated
@@ -19,11 +20,13 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from engine.errors import TributaryError
 from engine.eval.datasets import EvalQuery, EvalTask, parse_date, write_dataset
+from engine.eval.gitspans import SpanError, changed_spans
 
 # Source files a query's relevant set is drawn from (the bench used only .py).
 DEFAULT_EXTENSIONS: tuple[str, ...] = (
@@ -48,7 +51,7 @@ _RECORD, _FIELD = "\x1e", "\x1f"
 _FORMAT = "--format=%x1e%H%x1f%aI%x1f%B%x1f"
 
 
-class GitBuildError(RuntimeError):
+class GitBuildError(TributaryError, RuntimeError):
     pass
 
 
@@ -170,7 +173,9 @@ def build_from_git(
                               body=commit.body, files=commit.files))
 
     queries: list[EvalQuery] = []
+    shas: dict[str, str] = {}
     for commit in read_commits(repo, f"{sha}..{head}"):
+        shas[commit.sha[:12]] = commit.sha
         if commit.date <= split_date:
             report.drop("query dated before the split")
             continue
@@ -183,9 +188,20 @@ def build_from_git(
         # A deterministic sample that does not favour recent or old commits.
         queries = sorted(queries, key=lambda q: hashlib.sha1(q.id.encode()).hexdigest())[:max_queries]
         queries.sort(key=lambda q: q.date or split_date, reverse=True)
+    queries = [_with_spans(repo, sha, query, shas) for query in queries]
 
     corpus = {"git": str(repo), "snapshot": split_at, "snapshot_commit": sha,
               "split_date": split_date.isoformat(), "extensions": list(exts)}
     write_dataset(out, corpus, tasks, queries)
     report.tasks, report.queries = len(tasks), len(queries)
     return report
+
+
+def _with_spans(repo: Path, snapshot: str, query: EvalQuery, shas: dict[str, str]) -> EvalQuery:
+    """The query with the snapshot's lines its commit changed (``gitspans``), for the
+    content-level evaluation; unchanged when git cannot say."""
+    try:
+        spans = changed_spans(repo, snapshot, shas.get(query.id, query.id), list(query.relevant))
+    except SpanError:
+        return query
+    return replace(query, spans=spans)

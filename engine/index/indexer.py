@@ -130,19 +130,6 @@ class Indexer:
         self._index_files(changed, known, stats, started)
         return self._finish(stats, started)
 
-    def update_file(self, source: SourceFile) -> IndexStats:
-        """Re-index one known file now (no discovery walk): the fast path for edits."""
-        started = time.perf_counter()
-        stats = IndexStats(self.root, self.index_path)
-        stats.model_reset = self._ensure_model()
-        known = self.store.file_states()
-        stats.files_seen = 1
-        if self._unchanged(source, known.get(source.path)):
-            stats.files_unchanged = 1
-        else:
-            self._index_files([source], known, stats, started)
-        return self._finish(stats, started)
-
     # steps --------------------------------------------------------------------
     def _ensure_model(self) -> bool:
         info = ModelInfo(self.embedder.name, self.embedder.dim, self.embedder.version)

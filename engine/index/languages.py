@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 # Languages with a tree-sitter grammar wheel (symbol-level chunks); see chunking.
-PARSED_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java"})
+PARSED_LANGUAGES = frozenset(
+    {
+        "python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin", "c",
+        "cpp", "csharp", "ruby", "php", "swift", "scala", "elixir", "lua", "shell",
+    }
+)  # fmt: skip
 
 _BY_SUFFIX: dict[str, str] = {
     ".py": "python",
@@ -37,6 +42,11 @@ _BY_SUFFIX: dict[str, str] = {
     ".php": "php",
     ".scala": "scala",
     ".lua": "lua",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".sc": "scala",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
     ".sh": "shell",
     ".bash": "shell",
     ".zsh": "shell",
@@ -68,6 +78,8 @@ _BY_SUFFIX: dict[str, str] = {
 _BY_NAME: dict[str, str] = {
     "dockerfile": "dockerfile",
     "makefile": "make",
+    "rakefile": "ruby",
+    "gemfile": "ruby",
     "cmakelists.txt": "cmake",
     "readme": "text",
     "license": "text",

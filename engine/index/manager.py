@@ -10,7 +10,6 @@ thread (each opens its own connection).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import threading
@@ -24,11 +23,10 @@ from engine.config.schema import RepoConfig
 from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.indexer import Indexer
+from engine.index.naming import readable_name
 from engine.index.progress import IndexStats, ProgressCallback
-from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import IndexStore, SqliteStore
-from engine.paths import indexes_dir
-from engine.tasks.store import repo_id
+from engine.paths import indexes_dir, repo_id
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +63,11 @@ def _open_store(
     if backend is not None and backend.dsn is not None:
         from engine.postgres.index_store import PgIndexStore
 
-        return PgIndexStore.open(backend.dsn, str(root), name or root.name,
+        return PgIndexStore.open(backend.dsn, str(root), name or readable_name(root),
                                  vector_index=backend.vector_index)
     store = SqliteStore(index_path, check_same_thread=False)
     store.set_meta("root", str(root))
-    store.set_meta("name", name or root.name)
+    store.set_meta("name", name or readable_name(root))
     return store
 
 
@@ -223,27 +221,6 @@ def _postgres_indexes(dsn: str) -> list[IndexInfo]:
     ]  # fmt: skip
 
 
-def find_index(path: Path | str, index_dir: Path | None = None) -> Path | None:
-    candidate = index_path_for(path, directory=index_dir)
-    return candidate if candidate.exists() else None
-
-
-def remove_index(
-    path: Path | str, index_dir: Path | None = None, *, backend: IndexBackend | None = None
-) -> bool:
-    """Delete the index of the repository at ``path`` (or the index file itself)."""
-    chosen = resolve_backend(index_dir, backend)
-    if chosen.dsn is not None:
-        return remove_postgres_repository(chosen.dsn, Path(path).expanduser().resolve())
-    target = Path(path)
-    index_path = (
-        target
-        if target.name.endswith(INDEX_SUFFIX) and target.is_file()
-        else index_path_for(path, directory=index_dir)
-    )
-    return remove_sqlite_files(index_path)
-
-
 def remove_postgres_repository(dsn: str, root: Path) -> bool:
     """Delete the repository indexed from ``root`` from the shared database: its code and
     its history; whether it was there."""
@@ -266,30 +243,6 @@ def remove_sqlite_files(database: Path) -> bool:
             candidate.unlink()
             removed = True
     return removed
-
-
-def search_repository(
-    path: Path | str,
-    query: str,
-    *,
-    top_k: int = 10,
-    language: str | None = None,
-    kinds: list[str] | None = None,
-    path_glob: str | None = None,
-    embedder: Embedder | None = None,
-    index_dir: Path | None = None,
-    backend: IndexBackend | None = None,
-) -> list[SearchHit]:
-    """Hybrid search of one indexed repository, in-process."""
-    store = open_index_store(path, index_dir=index_dir, backend=backend)
-    try:
-        model = embedder or load_code_embedder()
-        where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
-        name = store.get_meta("name") or Path(path).name
-        embed = functools.partial(encode_query, model, query)  # runs beside the keyword query
-        return hybrid_search(store, query, embed, repo=name, top_k=top_k, where=where)
-    finally:
-        store.close()
 
 
 def _moves_heads(rel: str) -> bool:

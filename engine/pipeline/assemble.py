@@ -45,3 +45,21 @@ def assemble(plan: BudgetResult, fmt: ContextFormat, query: str = "") -> Assembl
     return AssembledContext(
         text=text, chunks=chunks, token_count=total, format=fmt, budget=plan.budget, dropped=len(plan.dropped)
     )
+
+
+NOTHING_FOUND = "Nothing relevant found for this query"
+
+
+def nothing_found(fmt: ContextFormat, budget: int, query: str, confidence: float) -> AssembledContext:
+    """The short context of an answer no hit of which clears the confidence bar: one line
+    saying so (with the best hit's confidence) instead of a full budget of noise."""
+    line = f"{NOTHING_FOUND} (best match confidence {confidence:.2f})."
+    if fmt is ContextFormat.XML:
+        head, tail = wrapper(fmt, query)
+        text = f"{head}\n<nothing-found>{line}</nothing-found>\n{tail}"
+    else:
+        text = line
+    tokens = count_tokens(text)
+    if tokens > budget:
+        text, tokens = "", 0
+    return AssembledContext(text=text, chunks=[], token_count=tokens, format=fmt, budget=budget)

@@ -2,7 +2,7 @@
 
 Effective budget = max tokens − reserved tokens (``SearchRequest.effective_budget``).
 It is first shared among the sources present in proportion to their role's priority for
-the task type (seed 002's table), then filled in relevance order:
+the task type (``ROLE_PRIORITIES``), then filled in relevance order:
 
 1. each hit that fits whole in its source's share is taken;
 2. what is left of every share is pooled, and the hits passed over are reconsidered in
@@ -11,8 +11,8 @@ the task type (seed 002's table), then filled in relevance order:
    ``MIN_CHUNK_TOKENS`` remain. With ``compress``, code larger than a quarter of the
    budget is compressed even when it would fit.
 
-Seed 002 names sources by kind; ours are MCP servers, so each source has a role (a
-``roles`` mapping, else ``default_role`` from its name). The seed's kinds map onto roles:
+Sources are MCP servers, so each source has a role (a ``roles`` mapping, else
+``default_role`` from its name). The usual kinds of context source map onto roles:
 vector_db -> ``code`` (indexed code search), rag -> ``tasks`` (retrieved history),
 mcp -> ``docs`` (third-party documentation/tool servers), web_search -> ``web``,
 live_api -> ``memory`` (live/session state such as a memory server).

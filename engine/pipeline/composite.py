@@ -1,11 +1,13 @@
-"""The composite heuristic of seed 000, each signal in 0..1, weights tunable.
+"""The composite heuristic: four signals, each in 0..1, with tunable weights.
 
 score = 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length (``CompositeWeights``)
 
-* keyword: share of the query's terms found in the hit's title, path or content.
-* freshness: ``quality.recency_score`` of ``Hit.timestamp`` (undated: 0.6).
+* keyword: share of the query's terms found in the hit's title, path or content (the
+  best of the hit's and its folded members').
+* freshness: ``quality.recency_score`` of ``Hit.timestamp`` (undated: 0.6; the best of
+  the hit's and its folded members').
 * reputation: the source's reputation (feedback-derived, 0..1, default 0.5); for hits
-  with an http(s) uri, the mean of that and seed 004's ``url_quality``.
+  with an http(s) uri, the mean of that and ``quality.url_quality``.
 * length: 1 up to ``ideal_tokens``, then ideal/len (long hits cost context); very
   short hits (under 1/20 of ideal) scale down too, as they rarely carry an answer.
 """
@@ -47,10 +49,14 @@ def composite(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: Fus
     weights = params.composite
     terms = query_terms(params.query)
     for hit in hits:
-        keyword = keyword_score(hit, terms)
-        freshness = recency_score(hit.timestamp, params.now)
+        # A group speaks for its members (as in rrf): the words and the date of a history
+        # hit folded into a file's chunk count for the chunk that represents the file.
+        group = groups.get(hit.id)
+        members = [hit, *(m.hit for m in group.members)] if group is not None else [hit]
+        keyword = max(keyword_score(m, terms) for m in members)
+        freshness = max(recency_score(m.timestamp, params.now) for m in members)
         reputation = reputation_score(hit, params)
-        length = length_score(hit, params.ideal_tokens)
+        length = max(length_score(m, params.ideal_tokens) for m in members)
         # What four ScoreParts.add calls would build (0.0 + each part), built at once.
         parts = {
             "keyword": 0.0 + weights.keyword * keyword,

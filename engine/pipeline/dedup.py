@@ -46,7 +46,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from engine.config.schema import DedupConfig
-from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts
+from engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts, is_task
 
 from .blocking import candidate_pairs
 from .definitions import first_definition
@@ -119,6 +119,8 @@ def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], 
             if not hit.uri:
                 continue
             key = b"\x00uri:" + hit.uri.encode("utf-8", "surrogatepass")
+        if is_task(hit):  # a commit's message is never the same item as a chunk's text
+            key += b"\x00task"
         elif refs[i] and hit.path:  # (hit.path: for the type checker)
             # Text *about* a file (a task history's "why"): equal for every file one task
             # touched, yet each names a different result.
@@ -148,8 +150,11 @@ def distinct(a: Hit, b: Hit) -> bool:
 
 
 def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) -> bool:
-    """The cheap half of ``distinct``: different whole files, disjoint lines of one file.
+    """The cheap half of ``distinct``: a task beside anything else, different whole
+    files, disjoint lines of one file.
     ``facts`` of the hits, if known, with ``a`` and ``b`` at ``i`` and ``j``."""
+    if is_task(a) != is_task(b):  # a task and a chunk (or a file) are two answers
+        return True
     if facts is None:
         refs, spans = (is_file_reference(a), is_file_reference(b)), (_has_span(a), _has_span(b))
     else:
@@ -606,14 +611,11 @@ def _quote_first(order: list[int], hits: Sequence[Hit]) -> list[int]:
     """``order`` with its best chunk (a hit with lines) first, if it has one.
 
     A group led by a hit that names a whole file (a task history's "files changed")
-    and holding a chunk of that file stands for the file. For a lookup the chunk is the
-    answer: it is kept and shown, and the history is the member that says another
-    source agrees; otherwise a query for a name shows a list of commits where the
-    definition should be (``bench/identifier_queries.py``: definition first 0.740 ->
-    0.867). Not for other queries: there the history's few words say as much for less
-    (on the pytest benchmark, keeping chunks for every query made the budgeted context
-    3,996 -> 5,200 tokens for the same file recall, 0.930, and cost the composite
-    strategy held-out recall@10 0.762 -> 0.716)."""
+    and holding a chunk of that file stands for the file. Unless the question is about
+    the past, the chunk is the answer: it is kept and shown, and the history is the
+    member that says another source agrees; otherwise a question shows a run of commit
+    titles where the code should be (for lookups, ``bench/identifier_queries.py``:
+    definition first 0.740 -> 0.867)."""
     for at, i in enumerate(order):
         if _has_span(hits[i]):
             return [i, *order[:at], *order[at + 1 :]]
@@ -629,3 +631,38 @@ def merge_group_span(group: DedupGroup) -> Hit:
     if merged is not None:
         group.kept = merged
     return group.kept
+
+
+def why_folded(member: GroupMember, kept: Hit | None = None) -> str:
+    """Why ``member`` was folded into ``kept`` (the result above, when not given), in
+    words, for the list and the detail."""
+    if kept is None:
+        where = "the result above"
+    else:
+        where = kept.location if kept.path or kept.uri else kept.title
+    reason = member.reason
+    if reason is DedupReason.HASH:
+        return f"same text as {where}"
+    if reason is DedupReason.FUZZY:
+        return f"near-identical ({member.similarity:.0%}) to {where}"
+    if reason is DedupReason.SEMANTIC:
+        return f"same meaning ({member.similarity:.0%} similar) as {where}"
+    if reason is DedupReason.OVERLAP:
+        return "overlapping lines of the same file"
+    if is_file_reference(member.hit):
+        return f"names the same file: evidence for {where}"
+    return f"the same file as {where}"
+
+
+def fold_label(member: GroupMember) -> str:
+    """``why_folded`` in a few words, for a narrow cell: "near-identical (92%)"."""
+    reason = member.reason
+    if reason is DedupReason.HASH:
+        return "same text"
+    if reason is DedupReason.FUZZY:
+        return f"near-identical ({member.similarity:.0%})"
+    if reason is DedupReason.SEMANTIC:
+        return f"same meaning ({member.similarity:.0%})"
+    if reason is DedupReason.OVERLAP:
+        return "overlapping lines"
+    return "evidence: same file" if is_file_reference(member.hit) else "same file"

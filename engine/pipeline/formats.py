@@ -1,7 +1,7 @@
 """How one chunk looks in each context format: its frame (head, tail) and escaped body.
 
 Frames carry the attribution (source, location, score, treatment) and no position
-number, so a chunk's cost does not depend on where the budget puts it. Bodies are
+number; a past task (``model.is_task``) is framed as a commit, its message as prose, so a chunk's cost does not depend on where the budget puts it. Bodies are
 escaped so any content stays data: XML bodies sit in CDATA (``]]>`` split across two
 sections; characters XML 1.0 forbids replaced by U+FFFD), Markdown bodies sit in a fence
 longer than any backtick run inside them.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import quoteattr
 
-from engine.model import ContextFormat, Hit
+from engine.model import ContextFormat, Hit, is_task
 
 from .dedup import is_file_reference
 from .text import language_of
@@ -56,8 +56,10 @@ def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> 
     costs the sum of its pieces' counts, and the pieces around the score are counted
     once for all the queries that return the chunk (``engine.pipeline.budget``).
     """
-    location = _one_line(hit.location)
     score = f"{hit.score:.4f}"
+    if is_task(hit):
+        return _commit_pieces(hit, fmt, treatment, score)
+    location = _one_line(hit.location)
     if fmt is ContextFormat.XML:
         attrs = {"treatment": treatment}
         if hit.path:
@@ -75,6 +77,38 @@ def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> 
         language = _fence_language(hit)
         return f"### {location}\n_{_one_line(hit.source)} · score ", score, f"{note}_\n{fence}{language}", fence
     return f"=== {location} | {_one_line(hit.source)} | score ", score, f"{note} ===", "=== end ==="
+
+
+def commit_line(hit: Hit) -> str:
+    """``commit <short hash> · <date> · <author>`` of a task hit (what it has of them)."""
+    meta = hit.metadata
+    ident = str(meta.get("short_id") or meta.get("id") or "")
+    parts = [f"commit {ident}" if ident else "task"]
+    if hit.timestamp is not None:
+        parts.append(hit.timestamp.date().isoformat())
+    if author := meta.get("author"):
+        parts.append(str(author))
+    return _one_line(" · ".join(parts))
+
+
+def _commit_pieces(hit: Hit, fmt: ContextFormat, treatment: str, score: str) -> tuple[str, str, str, str]:
+    """A commit reads as a commit: its subject, hash and date, then the message as prose
+    (no code fence: a message is not a file's code)."""
+    subject = _one_line(hit.title)
+    note = "" if treatment == "full" else f", {treatment}"
+    if fmt is ContextFormat.XML:
+        meta = hit.metadata
+        attrs = {"id": str(meta.get("id") or ""), "treatment": treatment}
+        if hit.timestamp is not None:
+            attrs["date"] = hit.timestamp.date().isoformat()
+        if author := meta.get("author"):
+            attrs["author"] = str(author)
+        before = f"<commit source={_attr(hit.source)} subject={_attr(subject)} score=\""
+        after = "\" " + " ".join(f"{k}={_attr(v)}" for k, v in attrs.items()) + "><![CDATA["
+        return before, score, after, "]]></commit>"
+    if fmt is ContextFormat.MARKDOWN:
+        return f"### {subject}\n_{commit_line(hit)} · {_one_line(hit.source)} · score ", score, f"{note}_", ""
+    return f"=== {commit_line(hit)} | {_one_line(hit.source)} | score ", score, f"{note} ===", "=== end ==="
 
 
 def _fence_language(hit: Hit) -> str:

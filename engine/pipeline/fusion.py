@@ -13,7 +13,7 @@ Strategies (``STRATEGIES``):
 * ``weighted``  Σ over sources w_s × 2·reputation_s × (min-max normalised source score,
                 per source; a source without scores falls back to 1 - (rank-1)/n);
                 parts ``weighted:<source>``. Unknown reputation counts as neutral (×1).
-* ``composite`` seed 000: 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length
+* ``composite`` 0.4 keyword + 0.3 freshness + 0.2 reputation + 0.1 length
                 (``composite.py``).
 * ``cascade``   sources in priority order, each source's hits after the previous one's.
 * ``vote``      number of agreeing sources, ties by normalised RRF.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from engine.model import DedupGroup, Hit, ScoreParts
+from engine.model import DedupGroup, Hit, ScoreParts, is_task
 
 from .composite import composite
 from .definitions import apply_definitions
@@ -75,17 +75,25 @@ def rrf(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionPar
         set_parts(hit, ScoreParts(contributions, raw, "sum", sum(contributions.values())))
 
 
+def _scale(hit: Hit) -> str:
+    """What a hit's score is comparable with: its source's other hits of its kind (a
+    tasks server scores its files and its tasks on two scales)."""
+    return hit.source + "\x00task" if is_task(hit) else hit.source
+
+
 def _source_normalisers(
     hits: Sequence[Hit], groups: Mapping[str, DedupGroup]
 ) -> dict[str, tuple[float, float, int]]:
-    """Per source: (min score, max score, hit count), over every hit the source returned."""
+    """Per source (and kind, ``_scale``): (min score, max score, hit count), over every
+    hit the source returned."""
     stats: dict[str, tuple[float, float, int]] = {}
     everything = list(hits) + [m.hit for g in groups.values() for m in g.members]
     for hit in everything:
-        lo, hi, n = stats.get(hit.source, (float("inf"), float("-inf"), 0))
+        scale = _scale(hit)
+        lo, hi, n = stats.get(scale, (float("inf"), float("-inf"), 0))
         if hit.source_score is not None:
             lo, hi = min(lo, hit.source_score), max(hi, hit.source_score)
-        stats[hit.source] = (lo, hi, max(n, hit.source_rank, 1))
+        stats[scale] = (lo, hi, max(n, hit.source_rank, 1))
     return stats
 
 
@@ -103,7 +111,7 @@ def weighted(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: Fusi
     for hit in hits:
         parts = ScoreParts(combine="sum")
         for source, seen in sorted(appearances(hit, groups).items()):
-            value = _normalised(seen, stats[source])
+            value = _normalised(seen, stats[_scale(seen)])
             parts.add(f"weighted:{source}", params.weight(source) * _reputation_factor(params, source) * value, raw=value)
         set_parts(hit, parts)
 

@@ -1,4 +1,4 @@
-"""Request hints (seed 002) as a score boost: related files, issues, language, framework.
+"""Request hints as a score boost: related files, issues, language, framework.
 
 The hint signal of a hit is in 0..1: 1.0 in a related file, 0.6 in a related file's
 directory, +0.3 in the hinted language (by extension), +0.3 mentioning the framework,

@@ -1,4 +1,4 @@
-"""Result limits: top 30 by default, clamped to 10..100 (seed 000)."""
+"""Result limits: top 30 by default, clamped to 10..100."""
 
 from __future__ import annotations
 

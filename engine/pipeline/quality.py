@@ -1,7 +1,7 @@
-"""Source quality for web-like hits (seed 004): domain authority, recency, content depth.
+"""Source quality for web-like hits: domain authority, recency, content depth.
 
 ``url_quality`` = 0.4 × domain authority + 0.3 × recency + 0.3 × depth, each from the
-seed's tier tables. The fusion strategies use it as a hit-level reputation signal for
+tier tables below. The fusion strategies use it as a hit-level reputation signal for
 hits with an http(s) uri, and ``recency_score`` as the freshness signal of every hit.
 """
 
@@ -14,7 +14,7 @@ WEIGHT_DOMAIN = 0.4
 WEIGHT_RECENCY = 0.3
 WEIGHT_DEPTH = 0.3
 UNKNOWN_DOMAIN = 0.40
-UNDATED_RECENCY = 0.6  # the seed's "6-12 months" middle ground for undated content
+UNDATED_RECENCY = 0.6  # the "6-12 months" middle ground for undated content
 
 _TLD_SCORES = {".gov": 0.90, ".edu": 0.90, ".mil": 0.90, ".int": 0.90}
 _PUBLICATIONS = {
@@ -45,7 +45,7 @@ def is_web_uri(uri: str | None) -> bool:
 
 
 def domain_authority(uri: str) -> float:
-    """The seed's domain tier for a URL (0.40 when unknown)."""
+    """The domain tier of a URL (0.40 when unknown)."""
     host = (urlsplit(uri).hostname or "").lower().removeprefix("www.")
     for tld, score in _TLD_SCORES.items():
         if host.endswith(tld):
@@ -87,7 +87,7 @@ def depth_score(text: str) -> float:
 
 
 def url_quality(uri: str, content: str, timestamp: datetime | None, now: datetime) -> float:
-    """Seed 004's final score for one web source."""
+    """The quality score of one web source, 0..1."""
     return (
         WEIGHT_DOMAIN * domain_authority(uri)
         + WEIGHT_RECENCY * recency_score(timestamp, now)

@@ -1,4 +1,6 @@
-"""The whole pipeline over one search's hits: dedup, fuse, limit, count, budget, assemble.
+"""The whole pipeline over one search's hits: dedup, fuse, limit, judge, count, budget,
+assemble. An answer none of whose hits clears the confidence bar gets a one-line
+"nothing relevant found" context.
 
 ``run_pipeline`` is what the engine calls once the fan-out has hits. It does no I/O;
 each stage's wall time is reported in ``PipelineResult.stage_ms``. Token counts are
@@ -13,12 +15,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
-from engine.model import AssembledContext, ContextFormat, DedupGroup, Hit, Metrics, SearchRequest
-from engine.query_class import lookup_names
+from engine.model import (
+    AssembledContext,
+    ContextFormat,
+    DedupGroup,
+    Hit,
+    Metrics,
+    SearchRequest,
+    is_task,
+)
+from engine.query_class import asks_history
 
-from .assemble import assemble
+from .assemble import assemble, nothing_found
 from .budget import plan_budget
+from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
+from .expand import context_hits
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
 from .tokens import fill_tokens
@@ -37,6 +49,8 @@ class PipelineResult:
     stage_ms: dict[str, float] = field(default_factory=dict)
     tokens_per_source: dict[str, int] = field(default_factory=dict)  # tokens each source put in the context
     allocation: dict[str, int] = field(default_factory=dict)  # each source's budget share
+    confidence: float = 0.0  # the best hit's (confidence.py)
+    confident: bool = False
 
     @property
     def total_ms(self) -> float:
@@ -76,8 +90,16 @@ class _Clock:
 
 def quotes_files(query: str) -> bool:
     """Whether dedup keeps a file's chunk rather than the history hit that names the file
-    (``deduplicate(quote_files=...)``): for lookups, where the code is the answer."""
-    return bool(lookup_names(query))
+    (``deduplicate(quote_files=...)``): for every query but a question about the past
+    (``asks_history``), the code is the answer and the history that agrees is evidence
+    (a member of the chunk's group, its rank a part of the score)."""
+    return not asks_history(query)
+
+
+def commits_first(ranked: list[Hit]) -> list[Hit]:
+    """The past tasks (commits) of a ranking first, each part in its order: the answer
+    to a question about the past is its commits, then the files they touched."""
+    return [h for h in ranked if is_task(h)] + [h for h in ranked if not is_task(h)]
 
 
 def run_pipeline(
@@ -119,6 +141,8 @@ def run_pipeline(
 
     strategy = request.strategy or fusion.strategy
     ranked = fuse(result.hits, result.by_kept, strategy, FusionParams.build(request, fusion, reputation, weights))
+    if not quotes_files(request.query):
+        ranked = commits_first(ranked)
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")
@@ -128,7 +152,12 @@ def run_pipeline(
         ranked[: len(top)] = top
     clock.lap("merge")
 
-    fill_tokens(top)
+    judged = score_confidence(top, result.by_kept, request.query)
+    clock.lap("confidence")
+
+    # The context reads more of the best files' code (expand.py); a history question reads commits.
+    readable = context_hits(top, ranked) if request.assemble and quotes_files(request.query) else top
+    fill_tokens(readable)
     clock.lap("tokens")
 
     context: AssembledContext | None = None
@@ -137,7 +166,7 @@ def run_pipeline(
     if request.assemble:
         fmt = ContextFormat(request.format)
         plan = plan_budget(
-            top,
+            readable,
             budget=request.effective_budget,
             overflow=budget.overflow,
             task_type=request.task_type,
@@ -147,7 +176,11 @@ def run_pipeline(
         )
         tokens_per_source, allocation = plan.tokens_per_source, plan.allocation
         clock.lap("budget")
-        context = assemble(plan, fmt, request.query)
+        if judged.confident:
+            context = assemble(plan, fmt, request.query)
+        else:  # no hit is likely relevant: say so rather than fill the budget with noise
+            context = nothing_found(fmt, request.effective_budget, request.query, judged.overall)
+            tokens_per_source = {}
         clock.lap("assemble")
 
     return PipelineResult(
@@ -162,4 +195,6 @@ def run_pipeline(
         stage_ms=clock.stage_ms,
         tokens_per_source=tokens_per_source,
         allocation=allocation,
+        confidence=judged.overall,
+        confident=judged.confident,
     )

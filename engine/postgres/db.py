@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 import psycopg
 from pgvector.psycopg import register_vector
 
+from engine.errors import TributaryError
 from engine.postgres.schema import MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ CONNECT_TIMEOUT_S = 5
 _MIGRATION_LOCK = 0x7472_6962  # pg_advisory_xact_lock key: "trib"
 
 
-class PostgresError(Exception):
+class PostgresError(TributaryError):
     """The shared index cannot be used: unreachable, wrong schema, no pgvector."""
 
 

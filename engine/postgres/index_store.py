@@ -393,7 +393,8 @@ class PgIndexStore:
         clauses, params = _filters(where)
         extra = "".join(" AND " + x for x in clauses)
         rows = self.db.read(lambda c: c.execute(
-            f"SELECT id, symbol FROM chunks WHERE repo = %s AND symbol_key = ANY(%s){extra}",
+            # (a Markdown section's heading is its symbol, but it defines nothing)
+            f"SELECT id, symbol FROM chunks WHERE repo = %s AND symbol_key = ANY(%s) AND kind <> 'text'{extra}",
             [self.repo, sorted(wanted), *params]).fetchall())  # fmt: skip
         found = sorted((len(_SYMBOL_PARTS.split(str(s))), len(str(s)), int(cid)) for cid, s in rows)
         ranked = [cid for *_, cid in found[:k]]

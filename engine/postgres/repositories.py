@@ -9,7 +9,9 @@ vector index.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from engine.index.naming import readable_name
 from engine.postgres.db import Connection, Database
 
 _REPO_LOCK = 0x7265_706F  # with the repository id: pg_advisory_xact_lock(key, id)
@@ -29,12 +31,14 @@ class Repository:
 
 
 def ensure_repository(db: Database, root: str, name: str | None) -> int:
-    """The id of ``root``'s row, made if missing; ``name`` (when given) replaces its name."""
+    """The id of ``root``'s row, made if missing (named ``name``, else as the SQLite
+    indexes are: ``readable_name``); ``name`` (when given) replaces its name."""
+    default = name or readable_name(Path(root))
     with db.transaction() as conn:
         row = conn.execute(
             "INSERT INTO repositories(root, name) VALUES (%s, %s) ON CONFLICT (root) DO UPDATE "
             "SET name = COALESCE(%s, repositories.name) RETURNING id",
-            (root, name or root.rstrip("/").rsplit("/", 1)[-1] or root, name),
+            (root, default, name),
         ).fetchone()
     assert row is not None
     return int(row[0])

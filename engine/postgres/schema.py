@@ -101,4 +101,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, path)
     );
     """,
+    """
+    ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
 )

@@ -180,15 +180,16 @@ class PgTaskStore:
     def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats) -> None:
         files = tuple(dict.fromkeys(task.files))
         row = conn.execute(
-            "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, terms, embedding) "
-            f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || "
+            "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, author, terms, embedding) "
+            f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || "
             f"setweight(to_tsvector('{TS_CONFIG}', %s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %s), 'C'), %s) "
             "ON CONFLICT (repo, task_id) DO UPDATE SET ts = EXCLUDED.ts, date = EXCLUDED.date, "
             "title = EXCLUDED.title, body = EXCLUDED.body, source = EXCLUDED.source, "
-            "hash = EXCLUDED.hash, terms = EXCLUDED.terms, embedding = EXCLUDED.embedding "
+            "hash = EXCLUDED.hash, author = EXCLUDED.author, terms = EXCLUDED.terms, "
+            "embedding = EXCLUDED.embedding "
             "RETURNING id, (xmax = 0)",
             (self.repo, task.id, task.timestamp, task.date.isoformat(), task.title, task.body,
-             task.source, task.content_hash(), _NON_WORD.sub(" ", task.title),
+             task.source, task.content_hash(), task.author, _NON_WORD.sub(" ", task.title),
              _NON_WORD.sub(" ", task.body), path_tokens(files),
              None if vector is None else np.asarray(vector, dtype=np.float32)),
         ).fetchone()  # fmt: skip
@@ -253,7 +254,8 @@ class PgTaskStore:
         def work(conn: Connection) -> tuple[list[Any], list[Any]]:
             files = conn.execute("SELECT task, path FROM task_files WHERE task = ANY(%s)", (ids,)).fetchall()
             rows = conn.execute(
-                "SELECT id, task_id, date, title, body, source FROM tasks WHERE id = ANY(%s) AND repo = %s",
+                "SELECT id, task_id, date, title, body, source, author FROM tasks "
+                "WHERE id = ANY(%s) AND repo = %s",
                 (ids, self.repo),
             ).fetchall()
             return files, rows
@@ -264,7 +266,8 @@ class PgTaskStore:
             files.setdefault(int(task), []).append(str(path))
         return {
             int(r[0]): Task(id=str(r[1]), date=datetime.fromisoformat(str(r[2])), title=str(r[3]),
-                            body=str(r[4]), files=tuple(sorted(files.get(int(r[0]), []))), source=str(r[5]))
+                            body=str(r[4]), files=tuple(sorted(files.get(int(r[0]), []))), source=str(r[5]),
+                            author=str(r[6] or ""))
             for r in task_rows
         }  # fmt: skip
 
@@ -285,14 +288,6 @@ class PgTaskStore:
             "SELECT f.path, t.ts FROM task_files f JOIN tasks t ON t.id = f.task WHERE t.repo = %s",
             (self.repo,)).fetchall())  # fmt: skip
         return [(str(r[0]), int(r[1])) for r in rows]
-
-    def file_task_counts(self, paths: Iterable[str]) -> dict[str, int]:
-        """How many tasks touched each path (a file's "churn")."""
-        wanted = list(dict.fromkeys(paths))
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT f.path, COUNT(*) FROM task_files f JOIN tasks t ON t.id = f.task "
-            "WHERE t.repo = %s AND f.path = ANY(%s) GROUP BY f.path", (self.repo, wanted)).fetchall())  # fmt: skip
-        return {str(p): int(n) for p, n in rows}
 
     def stats(self) -> TaskStats:
         def work(conn: Connection) -> tuple[Any, list[Any]]:

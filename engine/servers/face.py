@@ -8,26 +8,40 @@ Tools (descriptions are short on purpose: tool lists eat the client's context):
   context, ready to put in a prompt.
 * ``feedback(hit_id, source, useful, query)`` — teach the ranking which sources to trust.
 
-Run over stdio (``tributary serve``) or streamable HTTP bound to loopback
-(``tributary serve --http PORT``); binding any other address requires a bearer
-token (``--token`` or ``TRIBUTARY_TOKEN``), checked on every request.
+Run over stdio (``tributary serve``) or streamable HTTP (``tributary serve --http PORT``,
+on 127.0.0.1 by default). Binding any address but the MCP SDK's protected names
+(127.0.0.1, localhost, ::1) requires a bearer token (``--token`` or ``TRIBUTARY_TOKEN``),
+checked on every request, and every bind gets the SDK's Host/Origin allow-list (DNS
+rebinding protection): see :func:`bind_policy`.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
+from mcp import types
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, Field, ValidationError
 
 from engine.engine import Engine
+from engine.errors import TributaryError
 from engine.heap import settle
 from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.pipeline.confidence import source_views
+from engine.query_check import unicode_problem
 
 SERVER_NAME = "tributary"
 
@@ -58,7 +72,9 @@ class HitOut(BaseModel):
     end_line: int | None = None
     uri: str | None = None
     content: str
+    confidence: float = Field(description="how likely this hit is relevant, 0..1")
     score_parts: dict[str, float]
+    source_views: list[str] = Field(default_factory=list, description="each source's own rank and score")
     duplicates: list[GroupMemberOut] = Field(default_factory=list)
 
 
@@ -73,18 +89,24 @@ class SourceOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     strategy: str
+    confident: bool = Field(description="false when no hit is likely relevant")
+    confidence: float
     hits: list[HitOut]
     sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list)
     error: str | None = None
 
 
 class ContextOut(BaseModel):
     context: str
+    confident: bool = Field(description="false: nothing relevant found, the context says so")
+    confidence: float
     tokens: int
     budget: int
     format: str
     chunks: int
     sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list, description="what was done to the query (cut)")
     error: str | None = None
 
 
@@ -136,7 +158,9 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
         end_line=hit.end_line,
         uri=hit.uri,
         content=hit.content,
+        confidence=hit.confidence,
         score_parts={k: round(v, 6) for k, v in hit.parts.parts.items()},
+        source_views=[view.text() for view in source_views(hit, group)],
         duplicates=[
             GroupMemberOut(
                 source=m.hit.source,
@@ -149,12 +173,26 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
     )
 
 
+_E = TypeVar("_E", TaskType, ContextFormat)
+
+
+def _choice(kind: type[_E], value: str, name: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        options = ", ".join(str(member.value) for member in kind)
+        raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
+
+
 def search_out(response: SearchResponse) -> SearchOut:
     return SearchOut(
         query=response.request.query,
         strategy=response.strategy,
+        confident=response.confident,
+        confidence=response.confidence,
         hits=[_hit_out(i, h, response) for i, h in enumerate(response.hits, 1)],
         sources=_sources_out(response),
+        notes=response.notes,
         error=response.error,
     )
 
@@ -195,7 +233,8 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             assemble=False,
             hints=_hints(related_files, language, framework),
         )
-        return search_out(await state["engine"].search(request))
+        with user_errors():
+            return search_out(await state["engine"].search(request))
 
     @server.tool()
     async def get_context(
@@ -211,22 +250,26 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         engine = state["engine"]
         request = SearchRequest(
             query=query,
-            task_type=TaskType(task_type),
+            task_type=_choice(TaskType, task_type, "task_type"),
             top_k=engine.config.fusion.top_k,
             max_tokens=max_tokens,
             reserved_tokens=0,
-            format=ContextFormat(format),
+            format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
         )
-        response = await engine.search(request)
+        with user_errors():
+            response = await engine.search(request)
         context = response.context
         return ContextOut(
             context=context.text if context else "",
+            confident=response.confident,
+            confidence=response.confidence,
             tokens=context.token_count if context else 0,
             budget=context.budget if context else request.effective_budget,
             format=str(request.format),
             chunks=len(context.chunks) if context else 0,
             sources=_sources_out(response),
+            notes=response.notes,
             error=response.error,
         )
 
@@ -235,20 +278,76 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         """Mark a hit useful or not; adjusts that source's reputation."""
         engine = state["engine"]
         if engine.reputation is None:
-            raise ValueError("feedback is not stored in this session (no persistent state)")
-        reputations = await engine.record_feedback({source: hit_id}, useful, query)
+            raise ToolError("feedback is not stored in this session (no persistent state)")
+        with user_errors():
+            reputations = await engine.record_feedback({source: hit_id}, useful, query)
         return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A :class:`TributaryError` reaches the client as its message: the SDK reports any
+    other exception as "Error executing tool" alone, which hides the reason."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        yield
+    except TributaryError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+# The bind addresses the MCP SDK itself treats as local. Every other one — another 127/8
+# address included — may be reachable from elsewhere or by a name a page controls.
+PROTECTED_HOSTS = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("", "0.0.0.0", "::")
+
+
+@dataclass(frozen=True, slots=True)
+class BindPolicy:
+    """What an HTTP bind demands: a token or not, and the Host names clients may use."""
+
+    needs_token: bool
+    security: TransportSecuritySettings
+
+
+def _host_names(host: str, allow_hosts: Sequence[str]) -> list[str]:
+    """Names a legitimate client may put in its Host header for a server bound to ``host``."""
+    if host in PROTECTED_HOSTS:
+        names = list(PROTECTED_HOSTS)
+    elif host in _WILDCARDS:  # every interface: every local address and this machine's names
+        import psutil
+
+        names = [*PROTECTED_HOSTS, socket.gethostname(), socket.getfqdn()]
+        names += [addr.address.split("%")[0] for addrs in psutil.net_if_addrs().values()
+                  for addr in addrs if addr.family in (socket.AF_INET, socket.AF_INET6)]
+    else:
+        names = [host]
+    return list(dict.fromkeys([*names, *allow_hosts]))
+
+
+def _netloc(name: str) -> str:
+    try:
+        return f"[{name}]" if ipaddress.ip_address(name).version == 6 else name
     except ValueError:
-        return False
+        return name
+
+
+def bind_policy(host: str, allow_hosts: Sequence[str] = ()) -> BindPolicy:
+    """The protections for ``serve --http`` bound to ``host``.
+
+    Decided by what the socket is reachable from, not by whether the address looks local:
+    only the SDK's protected names skip the token; every bind checks Host and Origin
+    against the names clients use for it (``allow_hosts`` adds names, e.g. a proxy's), so
+    a page whose DNS name points at the address cannot talk to the server.
+    """
+    netlocs = [_netloc(name) for name in _host_names(host, allow_hosts)]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for loc in netlocs for form in (loc, f"{loc}:*")],
+        allowed_origins=[f"{scheme}://{loc}{port}" for loc in netlocs
+                         for scheme in ("http", "https") for port in ("", ":*")],
+    )
+    return BindPolicy(needs_token=host not in PROTECTED_HOSTS, security=security)
 
 
 def require_token(app: ASGIApp, token: str) -> ASGIApp:
@@ -286,21 +385,93 @@ def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]
     return factory
 
 
+def _invalid_text(value: Any, path: str) -> str | None:
+    """The first string in a parsed JSON value that is not valid Unicode, as a problem."""
+    if isinstance(value, str):
+        return unicode_problem(value, path)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        problem = _invalid_text(item, f"{path}.{key}" if path else str(key))
+        if problem is not None:
+            return problem
+    return None
+
+
+def unreadable_request_reply(problem: Exception) -> types.JSONRPCError | None:
+    """The error reply to a request line the SDK could not parse, when it has an id.
+
+    The SDK's JSON parser refuses a lone surrogate escape (``"\\ud800"``) and drops the
+    line, so the client would wait for ever. Python's own parser reads it: if the line is
+    a request holding such a string, it gets an error naming the string and the problem;
+    anything else stays the SDK's to log.
+    """
+    if not isinstance(problem, ValidationError):
+        return None
+    details = problem.errors()
+    line = details[0].get("input") if details else None
+    if not isinstance(line, str | bytes):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    request_id = message.get("id")
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return None
+    reason = _invalid_text(message.get("params"), "")
+    if reason is None:
+        return None
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=types.INVALID_PARAMS, message=reason))
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """``server`` over stdin/stdout, answering requests the SDK cannot parse (see
+    :func:`unreadable_request_reply`) instead of leaving them unanswered."""
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async itself runs
+    async with stdio_server() as (incoming, outgoing):
+        relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_in, incoming:
+                async for item in incoming:
+                    reply = unreadable_request_reply(item) if isinstance(item, Exception) else None
+                    if reply is not None:
+                        await outgoing.send(SessionMessage(reply))
+                    else:
+                        await relay_in.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await lowlevel.run(relay_out, outgoing, lowlevel.create_initialization_options())
+
+
 def run_stdio(config_path: Path | None) -> None:
-    build_server(default_factory(config_path)).run()
+    anyio.run(serve_stdio, build_server(default_factory(config_path)))
 
 
-async def serve_http(config_path: Path | None, *, host: str, port: int, token: str | None) -> None:
-    """Streamable HTTP on ``host:port``; anything but loopback needs a token."""
+async def serve_http(
+    config_path: Path | None,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_hosts: Sequence[str] = (),
+) -> None:
+    """Streamable HTTP on ``host:port`` with the protections of :func:`bind_policy`."""
     import uvicorn
 
-    if not is_loopback(host) and not token:
+    policy = bind_policy(host, allow_hosts)
+    if policy.needs_token and not token:
         raise ValueError(
-            f"refusing to bind {host}: serving beyond this machine needs a token "
-            "(--token or TRIBUTARY_TOKEN)"
+            f"refusing to bind {host}: this address needs a token (--token or "
+            f"TRIBUTARY_TOKEN); only {', '.join(PROTECTED_HOSTS)} serve without one, since "
+            "other addresses can be reachable from elsewhere"
         )
     server = build_server(default_factory(config_path))
-    app: ASGIApp = server.streamable_http_app(host=host)
+    app: ASGIApp = server.streamable_http_app(host=host, transport_security=policy.security)
     if token:
         app = require_token(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")

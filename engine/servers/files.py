@@ -60,6 +60,13 @@ class CodeHit(BaseModel):
     score: float
     content: str
     signature: str | None = None
+    role: str = Field(default="code", description="code | test | doc | example | vendored | generated | record")
+    fused: float | None = Field(default=None, description="the score before the file role's prior")
+    cosine: float | None = Field(default=None, description="cosine of query and chunk embeddings")
+    bm25: float | None = Field(default=None, description="keyword (BM25) score, higher is better")
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    symbol_match: bool = Field(default=False, description="defines a name the query looks up")
 
 
 class CodeSearchResult(BaseModel):

@@ -4,7 +4,9 @@ Run as ``python -m engine.servers.tasks --repo PATH [--index-dir DIR]`` (or
 ``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served; with
 ``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
-with an ``outputSchema``. The embedding model is loaded once, in the background
+with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
+(before them for a question about the past, ``query_class.asks_history``), the best
+few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``. The embedding model is loaded once, in the background
 as soon as the server starts, so the first query does not pay for importing torch.
 Nothing but the protocol goes to stdout; logs go to stderr.
 """
@@ -19,6 +21,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
@@ -26,6 +29,7 @@ from pydantic import BaseModel, Field
 from engine.heap import settle
 from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.embed import Embedder
+from engine.query_class import asks_history
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
@@ -35,15 +39,24 @@ log = logging.getLogger("engine.servers.tasks")
 
 MAX_TOP_K = 100
 CONTENT_CHARS = 4000
+TASKS_WITH_FILES = 5  # matching tasks files_for_task returns beside the files
+SHORT_ID = 12
 
 
 class TaskItem(BaseModel):
+    kind: Literal["task"] = "task"
     id: str
+    short_id: str
     title: str
     date: str
+    author: str | None = None
     score: float
+    rank: int
     files: list[str]
     content: str = Field(description="title and body")
+    cosine: float | None = Field(default=None, description="cosine of query and task")
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
     repo: str | None = None
 
 
@@ -52,18 +65,21 @@ class TaskResults(BaseModel):
 
 
 class FileItem(BaseModel):
+    kind: Literal["file"] = "file"
     path: str
     score: float
+    rank: int
     content: str = Field(description="why: the supporting tasks")
     start_line: int | None = None
     title: str
     tasks: list[str] = Field(description="ids of the supporting tasks")
+    cosine: float | None = Field(default=None, description="best supporting task's cosine")
     exists: bool | None = None
     repo: str | None = None
 
 
 class FileResults(BaseModel):
-    results: list[FileItem]
+    results: list[FileItem | TaskItem]
 
 
 class TaskBackend:
@@ -134,16 +150,27 @@ class TaskBackend:
         return found[:top_k]
 
     def files_for_task(self, query: str, top_k: int) -> list[tuple[str, FileScore]]:
+        return self.files_and_tasks(query, top_k, 0)[0]
+
+    def files_and_tasks(
+        self, query: str, top_k: int, task_k: int
+    ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
+        """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
+        tasks: one task search serves both."""
         top_k = max(1, min(top_k, MAX_TOP_K))
-        found: list[tuple[str, FileScore]] = []
+        files: list[tuple[str, FileScore]] = []
+        tasks: list[tuple[str, TaskHit]] = []
         with self._lock:
             for label, index in self._wait():
-                found.extend(
+                hits = index.search(query, self.file_params.top_tasks)
+                tasks.extend((label, hit) for hit in hits[:task_k])
+                files.extend(
                     (label, f)
-                    for f in index.files_for_task(query, top_k, file_params=self.file_params)
+                    for f in index.files_for_task(query, top_k, file_params=self.file_params, hits=hits)
                 )
-        found.sort(key=lambda pair: -pair[1].score)
-        return found[:top_k]
+        files.sort(key=lambda pair: -pair[1].score)
+        tasks.sort(key=lambda pair: -pair[1].score)
+        return files[:top_k], tasks[:task_k]
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
@@ -175,37 +202,63 @@ def build_server(backend: TaskBackend) -> MCPServer:
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(query: str, top_k: int = 10) -> TaskResults:
-        items = [
-            TaskItem(
-                id=hit.task.id,
-                title=hit.task.title,
-                date=hit.task.date.isoformat(),
-                score=round(hit.score, 6),
-                files=list(hit.task.files),
-                content=hit.task.text[:CONTENT_CHARS],
-                repo=label if many else None,
-            )
-            for label, hit in backend.search_tasks(query, top_k)
-        ]
-        return TaskResults(results=items)
+        found = backend.search_tasks(query, top_k)
+        return TaskResults(results=[task_item(hit, rank, label if many else None)
+                                    for rank, (label, hit) in enumerate(found, 1)])
 
-    @server.tool(description="Rank files by the past tasks similar to the query.")
+    @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
     def files_for_task(query: str, top_k: int = 10) -> FileResults:
-        items = [
+        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES)
+        file_items: list[FileItem | TaskItem] = [
             FileItem(
                 path=f.path,
                 title=f.path,
                 score=round(f.score, 6),
+                rank=rank,
                 content=f.why(),
                 tasks=[hit.task.id for hit in f.tasks],
+                cosine=_best_similarity(f.tasks),
                 exists=f.exists,
                 repo=label if many else None,
             )
-            for label, f in backend.files_for_task(query, top_k)
+            for rank, (label, f) in enumerate(files, 1)
         ]
-        return FileResults(results=items)
+        # Commits answer a question about the past; for any other query they follow the files.
+        offset = 0 if asks_history(query) else len(files)
+        task_items: list[FileItem | TaskItem] = [task_item(hit, offset + rank, label if many else None)
+                      for rank, (label, hit) in enumerate(tasks, 1)]
+        return FileResults(results=task_items + file_items if offset == 0 else file_items + task_items)
 
     return server
+
+
+def task_item(hit: TaskHit, rank: int, repo: str | None) -> TaskItem:
+    """One matching task as an answer of its own."""
+    task = hit.task
+    return TaskItem(
+        id=task.id,
+        short_id=task.id[:SHORT_ID] if _is_hash(task.id) else task.id,
+        title=task.title,
+        date=task.date.isoformat(),
+        author=task.author or None,
+        score=round(hit.score, 6),
+        rank=rank,
+        files=list(task.files),
+        content=task.text[:CONTENT_CHARS],
+        cosine=None if hit.similarity is None else round(float(hit.similarity), 4),
+        bm25_rank=hit.bm25_rank,
+        dense_rank=hit.dense_rank,
+        repo=repo,
+    )
+
+
+def _is_hash(task_id: str) -> bool:
+    return len(task_id) >= 20 and all(c in "0123456789abcdef" for c in task_id)
+
+
+def _best_similarity(tasks: Sequence[TaskHit]) -> float | None:
+    values = [float(hit.similarity) for hit in tasks if hit.similarity is not None]
+    return round(max(values), 4) if values else None
 
 
 def resolve_db_paths(args: argparse.Namespace) -> list[Path]:

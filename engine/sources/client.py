@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 from engine.model import SourceStatus
 from engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from engine.sources.connect import Connector
@@ -57,8 +58,9 @@ from engine.sources.latency import LatencyEstimate
 from engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from engine.sources.stderr import StderrLog
 from engine.sources.tools import ToolSelection, ToolSelectionError, select_tool
+from engine.version import package_version
 
-CLIENT_INFO = types.Implementation(name="tributary", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="tributary", version=package_version())
 CLOSE_GRACE_S = 10.0  # the SDK's own stdio shutdown is bounded at about 6 s
 _BACKSTOP_S = 0.25  # slack over the SDK's request timeout before we cancel ourselves
 _MAX_TOOL_PAGES = 20
@@ -78,11 +80,11 @@ class Backoff:
         return float(min(self.max_s, self.initial_s * self.factor ** max(0, attempt - 1)))
 
 
-class SourceUnavailable(Exception):
+class SourceUnavailable(TributaryError):
     """The server is not running now (crashed and waiting to restart, or stopped)."""
 
 
-class StartTimeout(Exception):
+class StartTimeout(TributaryError):
     """The server did not become ready before the caller's deadline."""
 
 

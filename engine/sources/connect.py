@@ -32,7 +32,8 @@ from mcp.shared.message import SessionMessage
 
 from engine.config.expand import ExpansionError, expand_server
 from engine.config.schema import ServerConfig
-from engine.config.secrets import secret_values
+from engine.config.secrets import mask_url, secret_values
+from engine.errors import TributaryError
 from engine.sources.env import child_environment
 from engine.sources.stderr import StderrLog, open_stderr_pipe
 from engine.sources.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
@@ -51,7 +52,7 @@ class Connection:
 Connector = Callable[[ServerConfig, StderrLog], AbstractAsyncContextManager[Connection]]
 
 
-class ConnectError(Exception):
+class ConnectError(TributaryError):
     """The configuration cannot be connected (no command, no url)."""
 
 
@@ -107,7 +108,7 @@ async def http_connection(config: ServerConfig, log: StderrLog) -> AsyncIterator
         create_mcp_http_client(headers=dict(config.headers) or None) as http,
         streamable_http_client(config.url, http_client=http) as (read, write),
     ):
-        log.event(f"connected to {config.url}")
+        log.event(f"connected to {mask_url(config.url)}")
         yield Connection(read, write, None)
 
 

@@ -1,4 +1,4 @@
-"""Source health: a circuit breaker per server and periodic health checks (issue 8).
+"""Source health: a circuit breaker per server and periodic health checks.
 
 :class:`CircuitBreaker` — after ``failure_threshold`` consecutive failures or
 timeouts the breaker opens for ``open_s`` seconds; calls are then refused at no

@@ -6,6 +6,15 @@ name looks like search/query/find/lookup/retrieve, and it takes the query as
 its one required string argument or as a string argument named like a query.
 ``top_k`` goes to an integer argument named top_k/limit/max_results/k/n when
 there is one. When nothing fits, :class:`ToolSelectionError` names the tools seen.
+
+Every search is sent to the chosen tool, so auto-detection only ever picks a tool that
+is clearly safe to call with arbitrary text (:func:`unsafe_reason`): never one marked
+``destructiveHint: true`` or ``readOnlyHint: false``, never one named with a write verb
+(write, delete, create, update, …) unless it is marked read-only, and never one that
+executes a language such as SQL. Among the safe ones the choice is by rule — the name
+(``search`` first), a read-only mark, fewer required arguments, then the name itself —
+never by the server's list order. When search-like tools exist but none is clearly safe,
+nothing is chosen and the error asks for ``tool`` to be set.
 """
 
 from __future__ import annotations
@@ -18,15 +27,28 @@ from typing import Any
 from mcp import types
 
 from engine.config.schema import ServerConfig
+from engine.errors import TributaryError
 
 SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
+# Verbs that change something: a tool named with one is never called with a search's text.
+# (Words that are as often nouns — post, commit, index, store, archive — are left out.)
+WRITE_WORDS = frozenset((
+    "write", "delete", "del", "remove", "rm", "drop", "create", "update", "upsert", "insert",
+    "put", "set", "add", "edit", "modify", "patch", "send", "exec", "execute", "run", "kill",
+    "move", "rename", "upload", "push", "reset", "clear", "truncate", "destroy", "purge",
+    "apply", "replace", "append", "save", "reindex", "alter", "grant", "revoke", "close",
+    "cancel", "approve", "publish",
+))
+# A query tool whose description says it takes a query language would get the user's words
+# as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
+_RUNS_CODE = re.compile(r"\b(?:SELECT|(?i:sql|cypher|sparql|graphql|shell command))\b")
 QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_query",
                "searchQuery", "keywords", "term", "prompt")
 TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
                "num_results", "count", "size")
 
 
-class ToolSelectionError(Exception):
+class ToolSelectionError(TributaryError):
     """No tool fits, or the configured one is missing or unusable."""
 
 
@@ -64,17 +86,21 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
                 f"configured tool {config.tool!r} not offered; tools seen: {_names(tools)}"
             )
         return _configured(config, tool)
-    candidates = [t for t in tools if _looks_like_search(t.name)]
-    ranked = sorted(
-        (c for c in candidates if _query_argument(c, config) is not None),
-        key=lambda t: (_name_rank(t.name), len(_required(t))),
-    )
-    if not ranked:
+    candidates = [t for t in tools if _looks_like_search(t.name) and _query_argument(t, config) is not None]
+    if not candidates:
         raise ToolSelectionError(
             "no search-like tool with a string query argument; tools seen: "
             f"{_names(tools)} — set `tool` (and `query_argument`) for this server"
         )
-    tool = ranked[0]
+    unsafe = {t.name: reason for t in candidates if (reason := unsafe_reason(t)) is not None}
+    safe = [t for t in candidates if t.name not in unsafe]
+    if not safe:
+        passed = "; ".join(f"{name} ({reason})" for name, reason in sorted(unsafe.items()))
+        raise ToolSelectionError(
+            f"needs a tool chosen: no search tool is clearly safe to send queries to — {passed}; "
+            "set `tool` (and `query_argument`) for this server if one of them is meant for it"
+        )
+    tool = min(safe, key=lambda t: (_name_rank(t.name), not _marked_read_only(t), len(_required(t)), t.name))
     return ToolSelection(
         tool=tool.name,
         query_argument=_query_argument(tool, config),
@@ -105,9 +131,40 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments))
 
 
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
+
+
 def _looks_like_search(name: str) -> bool:
-    words = re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())
-    return any(w.startswith(s) for w in words for s in SEARCH_WORDS)
+    return any(w.startswith(s) for w in _words(name) for s in SEARCH_WORDS)
+
+
+def _marked_read_only(tool: types.Tool) -> bool:
+    return tool.annotations is not None and tool.annotations.read_only_hint is True
+
+
+def unsafe_reason(tool: types.Tool) -> str | None:
+    """Why ``tool`` must not be auto-chosen to receive arbitrary query text, or None.
+
+    Its MCP annotations first (a server's own word on what the tool does), then its name's
+    verbs, then a description saying it runs a query language or code.
+    """
+    notes = tool.annotations
+    if notes is not None and notes.destructive_hint is True:
+        return "marked destructive"
+    if notes is not None and notes.read_only_hint is False:
+        return "marked not read-only"
+    if _marked_read_only(tool):
+        return None
+    verbs = sorted(WRITE_WORDS.intersection(_words(tool.name)))
+    if verbs:
+        return f"named with the write verb {verbs[0]!r}"
+    described = " ".join([tool.description or "", *(str(s.get("description", "")) for s in
+                                                      _properties(tool).values() if isinstance(s, dict))])
+    runs = _RUNS_CODE.search(described)
+    if runs:
+        return f"its description says it takes a query language ({runs.group(0)!r})"
+    return None
 
 
 def _name_rank(name: str) -> int:

@@ -1,12 +1,13 @@
 """Task history: past commits and issues, searched by similarity, ranking files.
 
-The "tasks" half of the seeds' dual task/file architecture: a repository's
+The "tasks" half of the dual task/file design (code search is the other): a repository's
 ``git log`` and JSONL issue-tracker exports become tasks (title, body, date, the
 files they touched) in one SQLite file per repository, with FTS5 (BM25) and
 sqlite-vec embeddings. A query finds similar past tasks (hybrid, fused by RRF) and
 ranks the files those tasks touched. ``engine.servers.tasks`` serves it over MCP.
 """
 
+from engine.paths import repo_id
 from engine.tasks.api import (
     files_for_task,
     import_git_history,
@@ -19,7 +20,6 @@ from engine.tasks.api import (
 from engine.tasks.model import FileScore, ImportStats, Task, TaskHit, TaskStats
 from engine.tasks.ranking import FileRankParams
 from engine.tasks.search import TaskIndex, TaskSearchParams
-from engine.tasks.store import repo_id
 
 __all__ = [
     "FileRankParams",

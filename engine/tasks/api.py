@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from engine import paths
 from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.embed import Embedder
+from engine.paths import repo_id
 from engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
 from engine.tasks.search import DEFAULT_SEARCH, TaskIndex, TaskSearchParams
@@ -32,7 +33,7 @@ from engine.tasks.sources import (
     read_git_history,
     read_jsonl,
 )
-from engine.tasks.store import TaskStore, repo_id
+from engine.tasks.store import TaskStore
 
 if TYPE_CHECKING:
     from engine.stores import TaskHistory

@@ -20,6 +20,7 @@ class Task:
     body: str = ""
     files: tuple[str, ...] = ()
     source: str = "jsonl"
+    author: str = ""
 
     @property
     def text(self) -> str:
@@ -33,7 +34,9 @@ class Task:
     def content_hash(self) -> str:
         """Changes whenever anything a search could see changes (re-import skips equal ones)."""
         digest = hashlib.blake2b(digest_size=16)
-        for part in (self.date.isoformat(), self.title, self.body, *self.files):
+        # The author joins the hash only when known, so tasks imported without one keep theirs.
+        extra = (f"author:{self.author}",) if self.author else ()
+        for part in (self.date.isoformat(), self.title, self.body, *self.files, *extra):
             digest.update(part.encode("utf-8", "surrogatepass"))
             digest.update(b"\x1f")
         return digest.hexdigest()

@@ -187,13 +187,16 @@ class TaskIndex:
         existing: Collection[str] | None = None,
         params: TaskSearchParams = DEFAULT_SEARCH,
         file_params: FileRankParams = DEFAULT_FILE_RANK,
+        hits: list[TaskHit] | None = None,
     ) -> list[FileScore]:
-        """Files ranked by the tasks similar to ``query`` that touched them.
+        """Files ranked by the tasks similar to ``query`` that touched them (``hits``:
+        the tasks, when the caller has already searched with ``file_params.top_tasks``).
 
         ``existing`` (the files in the repository now) overrides the snapshot taken at
         import; files missing from it are dropped or flagged per ``file_params.missing``.
         """
-        hits = self.search(query, file_params.top_tasks, as_of=as_of, params=params)
+        if hits is None:
+            hits = self.search(query, file_params.top_tasks, as_of=as_of, params=params)
         cutoff = _as_of_ts(as_of)
         resolver = self.resolver(existing)
         touched = self.touch_counts(resolver).counter(cutoff) if file_params.popularity else None

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import TributaryError
 from engine.tasks.model import Rename, Task, parse_date
 
 MAX_ERRORS_KEPT = 20
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 
 
-class GitError(RuntimeError):
+class GitError(TributaryError, RuntimeError):
     """``git`` failed or is not available."""
 
 
@@ -81,15 +82,15 @@ def is_ancestor(repo: Path, commit: str, head: str) -> bool:
 
 _RECORD = b"\x1e"
 _FIELD = b"\x1f"
-_FORMAT = "--format=%x1e%H%x1f%aI%x1f%B%x1f"
+_FORMAT = "--format=%x1e%H%x1f%aI%x1f%an%x1f%B%x1f"
 
 
 def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
     """Non-merge commits reachable from HEAD (only those after ``since`` when given).
 
     A commit becomes a task: its id is the full hash, its title the message's first
-    line, its body the rest, its date the author date, its files the paths it changed
-    (the new path of a rename; renames are also returned so older tasks can follow).
+    line, its body the rest, its date and author the author's, its files the paths it
+    changed (the new path of a rename; renames are also returned so older tasks can follow).
     """
     history = GitHistory(head=head_commit(repo))
     if history.head is None:
@@ -110,10 +111,10 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
 
 
 def _parse_commit(record: bytes) -> tuple[Task, list[Rename]]:
-    parts = record.split(_FIELD, 3)
-    if len(parts) < 4:
+    parts = record.split(_FIELD, 4)
+    if len(parts) < 5:
         raise ValueError("truncated record")
-    sha, date_raw, message_raw, changes = parts
+    sha, date_raw, author_raw, message_raw, changes = parts
     date = parse_date(_text(date_raw))
     message = _text(message_raw).strip()
     title, _, body = message.partition("\n")
@@ -142,6 +143,7 @@ def _parse_commit(record: bytes) -> tuple[Task, list[Rename]]:
         body=body.strip(),
         files=tuple(dict.fromkeys(files)),
         source="git",
+        author=_text(author_raw).strip(),
     )
     return task, renames
 
@@ -204,6 +206,9 @@ def _validate(obj: Any) -> Task:
     files = obj.get("files", [])
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise ValueError("'files' must be a list of strings")
+    author = obj.get("author") or ""
+    if not isinstance(author, str):
+        raise ValueError("'author' must be a string")
     if not title.strip() and not body.strip():
         raise ValueError("empty 'title' and 'body'")
     return Task(
@@ -213,6 +218,7 @@ def _validate(obj: Any) -> Task:
         body=body.strip(),
         files=tuple(dict.fromkeys(f.strip().removeprefix("./") for f in files if f.strip())),
         source="jsonl",
+        author=author.strip(),
     )
 
 

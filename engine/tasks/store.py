@@ -13,7 +13,6 @@ by content hash, which also makes an interrupted import resumable.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -58,20 +57,15 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE TABLE snapshot_files (path TEXT PRIMARY KEY) WITHOUT ROWID;
     """,
+    """
+    ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 # FTS5 column weights for bm25(): title, body, path tokens (measured in bench/tasks_pytest.py).
 FTS_WEIGHTS = (2.0, 1.0, 0.5)
 _WORD = re.compile(r"[^\W_]{2,}|[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]", re.UNICODE)
 MAX_QUERY_TERMS = 64
-
-
-def repo_id(repo_path: Path | str) -> str:
-    """A stable, readable file-name stem for a repository: ``<folder>-<hash of path>``."""
-    resolved = Path(repo_path).expanduser().resolve()
-    digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", resolved.name) or "repo"
-    return f"{stem}-{digest}"
 
 
 def fts_query(text: str) -> str | None:
@@ -113,6 +107,7 @@ class TaskStore:
             self.path, readonly=readonly, check_same_thread=check_same_thread
         )
         self._vector_cache: tuple[tuple[int, int], _TaskVectors] | None = None
+        self._author: bool | None = None
         if not readonly:
             migrate(self.conn, MIGRATIONS)
 
@@ -259,7 +254,7 @@ class TaskStore:
         if row is not None:
             rowid = int(row[0])
             conn.execute(
-                "UPDATE tasks SET ts=?, date=?, title=?, body=?, source=?, hash=? WHERE id=?",
+                "UPDATE tasks SET ts=?, date=?, title=?, body=?, source=?, hash=?, author=? WHERE id=?",
                 (
                     task.timestamp,
                     task.date.isoformat(),
@@ -267,6 +262,7 @@ class TaskStore:
                     task.body,
                     task.source,
                     task.content_hash(),
+                    task.author,
                     rowid,
                 ),
             )
@@ -277,8 +273,8 @@ class TaskStore:
             stats.updated += 1
         else:
             cursor = conn.execute(
-                "INSERT INTO tasks(task_id, ts, date, title, body, source, hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tasks(task_id, ts, date, title, body, source, hash, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task.id,
                     task.timestamp,
@@ -287,6 +283,7 @@ class TaskStore:
                     task.body,
                     task.source,
                     task.content_hash(),
+                    task.author,
                 ),
             )
             rowid = int(cursor.lastrowid or 0)
@@ -398,8 +395,9 @@ class TaskStore:
                 f"SELECT task, path FROM task_files WHERE task IN ({marks})", ids
             ):
                 files.setdefault(int(task), []).append(str(path))
+            author = "author" if self._has_author() else "''"
             for row in self.conn.execute(
-                f"SELECT id, task_id, date, title, body, source FROM tasks WHERE id IN ({marks})",
+                f"SELECT id, task_id, date, title, body, source, {author} FROM tasks WHERE id IN ({marks})",
                 ids,
             ):
                 rowid = int(row[0])
@@ -410,8 +408,17 @@ class TaskStore:
                     body=str(row[4]),
                     files=tuple(sorted(files.get(rowid, []))),
                     source=str(row[5]),
+                    author=str(row[6] or ""),
                 )
         return out
+
+    def _has_author(self) -> bool:
+        """Whether the file has the author column (a read-only open of an older file is
+        not migrated, and reads no authors)."""
+        if self._author is None:
+            columns = {str(r[1]) for r in self.conn.execute("PRAGMA table_info(tasks)")}
+            self._author = "author" in columns
+        return self._author
 
     def renames(self) -> list[Rename]:
         return [
@@ -430,20 +437,6 @@ class TaskStore:
                 "SELECT f.path, t.ts FROM task_files f JOIN tasks t ON t.id = f.task"
             )
         ]
-
-    def file_task_counts(self, paths: Iterable[str]) -> dict[str, int]:
-        """How many tasks touched each path (a file's "churn")."""
-        wanted = list(dict.fromkeys(paths))
-        out: dict[str, int] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for path, count in self.conn.execute(
-                f"SELECT path, COUNT(*) FROM task_files WHERE path IN ({marks}) GROUP BY path",
-                chunk,
-            ):
-                out[str(path)] = int(count)
-        return out
 
     def stats(self) -> TaskStats:
         conn = self.conn

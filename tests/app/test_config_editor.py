@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 
@@ -210,6 +210,14 @@ def test_rules_reorder_by_drag_and_tester(qtbot: Any, tmp_path: Path) -> None:
     assert editor.draft is not None
     assert [r.name for r in editor.draft.routing.rules] == ["all", "code", "history"]
     rules.move_rule(0, 2)
+    assert [r.name for r in editor.draft.routing.rules] == ["code", "history", "all"]
+    # The keyboard moves the selected rule as a drag would.
+    rules.list.setCurrentRow(2)
+    qtbot.keyClick(rules.list, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    assert [r.name for r in editor.draft.routing.rules] == ["code", "all", "history"]
+    assert rules.list.currentRow() == 1
+    qtbot.keyClick(rules.list, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)
+    qtbot.keyClick(rules.list, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)  # already last
     assert [r.name for r in editor.draft.routing.rules] == ["code", "history", "all"]
     rules.sample.setText("def fixture")
     rules.run_test()

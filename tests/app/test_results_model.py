@@ -42,6 +42,7 @@ from engine.model import (
     SourceStatus,
     make_hit_id,
 )
+from engine.pipeline.dedup import fold_label
 from tests.app.fakes import build_response
 
 
@@ -71,7 +72,7 @@ def test_kept_hit_has_its_group_members_as_children() -> None:
     assert model.parent(child) == top.siblingAtColumn(0)
     member = child.siblingAtColumn(0).data(MEMBER_ROLE)  # the row's roles are on its first cell
     assert child.siblingAtColumn(0).data(HIT_ROLE) is member.hit is model.hit_at(child)
-    assert child.data(Qt.ItemDataRole.DisplayRole) == f"{member.reason.value} {member.similarity:.2f}"
+    assert child.data(Qt.ItemDataRole.DisplayRole) == fold_label(member)  # why, in words
     assert top.data(SOURCES_ROLE) == ["files", "tasks", "git"]
     # A hit without duplicates has no children; children have none either.
     lonely = next(h for h in response.hits if h.id != group.kept.id)
@@ -278,7 +279,7 @@ def test_tooltips_are_built_on_hover(qtbot: Any) -> None:
     model.set_response(_fused("q", [a], {a.id: [b]}))
     assert "score 0.7500" in model.tooltip(model.index(0, LOCATION))
     assert "agreed by files, git" in model.tooltip(model.index(0, LOCATION))
-    assert "Folded into the result above: fuzzy duplicate" in model.tooltip(model.index(0, 0, model.index(0, 0)))
+    assert "Folded into the result above: near-identical (90%)" in model.tooltip(model.index(0, 0, model.index(0, 0)))
     assert model.tooltip(QModelIndex()) is None
     where = view.visualRect(model.index(0, TITLE)).center()
     event = QHelpEvent(QEvent.Type.ToolTip, where, view.viewport().mapToGlobal(where))

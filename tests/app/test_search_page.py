@@ -54,7 +54,7 @@ async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
     # The kept hit carries the folded duplicate as a child row with its reason.
     top = page.model.index(0, 0)
     assert page.model.rowCount(top) == 1
-    assert page.model.index(0, SCORE, top).data() == "hash 1.00"
+    assert page.model.index(0, SCORE, top).data() == "same text"
     # The first result is selected and shown in the detail pane.
     assert page.detail.hit is not None and page.detail.hit.id == page.model.hit_at(top).id
     assert page.detail.chart.toolTip().startswith("rrf")

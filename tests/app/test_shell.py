@@ -49,6 +49,32 @@ async def test_window_shows_before_engine_and_shutdown_is_idempotent(qtbot: obje
 
 
 @pytest.mark.asyncio
+async def test_an_engine_that_refuses_to_start_shows_why(qtbot: object) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from engine.config.errors import ConfigError, ConfigIssue
+
+    async def factory(_: Path | None) -> Any:
+        raise ConfigError([ConfigIssue(file="config.yaml", key_path="servers.git", line=3,
+                                       message="no command")])
+
+    shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(None))
+    shell.start()
+    try:
+        def dialogs() -> list[QMessageBox]:
+            return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+        await until(lambda: bool(dialogs()))
+        box = dialogs()[-1]
+        assert box.windowTitle() == "The engine could not start"
+        assert "config.yaml:3: servers.git: no command" in box.text()
+        assert "ConfigError" not in box.text()
+        box.close()
+    finally:
+        await shell.shutdown()
+
+
+@pytest.mark.asyncio
 async def test_quit_while_engine_starts_still_closes_it(qtbot: object) -> None:
     engine = FakeEngine()
     shell = make_shell(engine, delay=0.1)

@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject
 from app import watchers as watchers_module
 from app.indexes import IndexPage
 from app.shell import Shell
+from app.tasks import runner
 from app.watchers import RepoWatchers, with_watch
 from engine.config.schema import Config, RepoConfig
 from engine.index.manager import index_path_for
@@ -153,6 +154,7 @@ async def test_the_watch_button_starts_and_stops_a_watcher(
     page.toggle_watch_selected()
     await until(lambda: page.table.item(0, 6).text() == "off")
     assert not page.watchers.paths() and engine.config.repos[0].watch is False
+    await runner().wait_idle()  # the watcher has exited and been reaped, not left to the loop's end
 
 
 @pytest.mark.asyncio

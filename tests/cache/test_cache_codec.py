@@ -15,7 +15,6 @@ from engine.cache.codec import (
     hit_from_dict,
     hits_from_list,
     hits_to_list,
-    request_from_dict,
     response_from_dict,
     to_jsonable,
 )
@@ -152,7 +151,7 @@ def test_unknown_keys_are_ignored_and_missing_keys_defaulted() -> None:
         {"id": "x", "source": "s", "tool": "t", "title": "T", "content": "C", "future": 1}
     )
     assert hit == Hit(id="x", source="s", tool="t", title="T", content="C")
-    request = request_from_dict({"query": "q"})
+    request = from_jsonable(SearchRequest, {"query": "q"})
     assert request.query == "q" and request.top_k == 30
 
 

@@ -234,7 +234,7 @@ async def test_undecodable_entries_are_dropped() -> None:
 async def test_no_secret_reaches_keys_or_stored_values(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 7: ${VAR} values never reach cache keys or values (SQLite file inspected)."""
+    """${VAR} values never reach cache keys or values (SQLite file inspected)."""
     monkeypatch.setenv("WEB_TOKEN", SECRET)
     config = make_config()
     config.cache = CacheConfig(backend="sqlite")

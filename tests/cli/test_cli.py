@@ -14,6 +14,8 @@ from tests.fakes import FAKE_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.integration  # every test runs the command in a new process
+
 
 def tributary(*args: str, home: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
@@ -58,7 +60,25 @@ def test_search_json_is_machine_readable_with_score_parts(home: Path) -> None:
     data = json.loads(result.stdout)
     assert [h["path"] for h in data["hits"]] == [f"src/alpha/mod_{i}.py" for i in (1, 2, 3)]
     assert all(h["parts"]["parts"] for h in data["hits"])
+    assert data["confident"] is True  # every hit holds the query's word
+    assert all(0.0 < h["confidence"] <= 1.0 for h in data["hits"])
     assert data["sources"][0]["status"] == "ok"
+
+
+def test_search_says_when_no_result_is_confident(home: Path) -> None:
+    config = write_config(home, "servers:\n" + fake("alpha", "--hits", "3", "--content",
+                                                   "def unrelated():\n    return 42\n"))
+    shown = tributary("--config", str(config), "search", "qwzxv frobnicator zzyzx", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert "no confident results" in shown.stdout
+    data = json.loads(tributary("--config", str(config), "search", "--json", "qwzxv frobnicator zzyzx",
+                                home=home).stdout)
+    assert data["confident"] is False and 0.0 <= data["confidence"] < 0.2
+    assert all(0.0 <= h["confidence"] <= 1.0 for h in data["hits"])
+    context = tributary("--config", str(config), "context", "qwzxv frobnicator zzyzx", home=home)
+    assert context.returncode == 0, context.stderr
+    assert context.stdout.startswith("Nothing relevant found")
+    assert "def unrelated" not in context.stdout
 
 
 def test_search_exits_non_zero_when_every_source_fails(home: Path) -> None:

@@ -6,7 +6,16 @@ import pytest
 
 from engine.config.expand import ExpansionError, expand_server, expand_string, reference_problems
 from engine.config.schema import ServerConfig
-from engine.config.secrets import MASK, is_secret_name, mask_secrets, mask_url, scrub, secret_values
+from engine.config.secrets import (
+    MASK,
+    is_secret_name,
+    looks_like_token,
+    mask_secrets,
+    mask_url,
+    scrub,
+    secret_values,
+    server_summary,
+)
 
 ENV = {"TOKEN": "tok_abcdef123", "HOME": "/home/u", "EMPTY": ""}
 
@@ -108,3 +117,50 @@ def test_secret_values_and_scrub() -> None:
     assert "/home/u" not in secrets  # ${HOME} is not a secret
     log = "starting with token tok_abcdef123 in /home/u"
     assert scrub(log, secrets) == f"starting with token {MASK} in /home/u"
+
+
+@pytest.mark.parametrize("value", [
+    "ghp_abcdefghijklmnopqrstuvwxyz0123", "github_pat_11ABCDEFG0123456789_abcdefghijkl", "sk-proj-abcdefghij12345",
+    "xoxb-1234567890-abcdefghij", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghij1234567890",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijklmnop", "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123",
+    "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe", "0123456789abcdef0123456789abcdef",
+])
+def test_token_shaped_values(value: str) -> None:
+    assert looks_like_token(value)
+
+
+@pytest.mark.parametrize("value", [
+    "info", "/usr/lib/python3.11/site-packages/server.py", "my-server-name-for-the-tests-123456",
+    "MyServerNameForTheTests2024Version1", "@modelcontextprotocol/server-filesystem", "https://api.example.com/mcp",
+    "node_modules/@scope/package-name/dist/index.js", "--repository", "sk", "skills-directory",
+])
+def test_ordinary_values_are_not_tokens(value: str) -> None:
+    assert not looks_like_token(value)
+
+
+def test_server_summary_masks_every_literal_secret() -> None:
+    stdio = ServerConfig(name="s", command="npx", args=[
+        "-y", "@scope/server", "--api-key=ghp_abcdefghijklmnopqrstuvwxyz0123", "--token", "plain-but-flagged",
+        "postgres://admin:hunter2@db/app", "sk-abcdefghijklmnopqrstuvwx", "--root=/srv/data", "${TOKEN}"])
+    assert server_summary(stdio) == (f"npx -y @scope/server --api-key={MASK} --token {MASK} "
+                                     f"postgres://admin:{MASK}@db/app {MASK} --root=/srv/data ${{TOKEN}}")
+    http = ServerConfig(name="h", transport="http", url="https://u:pw@h/mcp?api_key=abc&x=1&sig=Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe")
+    assert server_summary(http) == f"https://u:{MASK}@h/mcp?api_key={MASK}&x=1&sig={MASK}"
+    env = mask_secrets(ServerConfig(name="e", command="x", env={"VALUE": "ghp_abcdefghijklmnopqrstuvwxyz0123",
+                                                                 "URL": "https://u:pw@h/", "LEVEL": "info"})).env
+    assert env == {"VALUE": MASK, "URL": f"https://u:{MASK}@h/", "LEVEL": "info"}
+
+
+def test_secret_values_cover_what_masking_hides() -> None:
+    stdio = ServerConfig(name="s", command="npx", args=[
+        "--api-key=ghp_abcdefghijklmnopqrstuvwxyz0123", "--token", "flagged-value", "postgres://u:dbpass1@h/db",
+        "--db=postgres://a:dbpass2@h/x", "sk-abcdefghijklmnopqrst", "--root=/srv/data", "${TOKEN}"],
+        env={"VALUE": "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe", "LEVEL": "info"})
+    found = secret_values(stdio, {"TOKEN": "from-env-1"})
+    assert {"ghp_abcdefghijklmnopqrstuvwxyz0123", "flagged-value", "dbpass1", "dbpass2", "sk-abcdefghijklmnopqrst",
+            "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe", "from-env-1"} <= found
+    assert not found & {"/srv/data", "info", "--root=/srv/data", "npx"}
+    http = ServerConfig(name="h", transport="http", url="https://me:urlpass@h/mcp?api_key=qkey1&x=1")
+    assert {"urlpass", "qkey1"} <= secret_values(http, {}) and "1" not in secret_values(http, {})
+    log = "connecting with --token flagged-value to postgres://u:dbpass1@h/db"
+    assert scrub(log, found) == f"connecting with --token {MASK} to postgres://u:{MASK}@h/db"

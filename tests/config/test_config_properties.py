@@ -1,4 +1,4 @@
-"""Property-based tests: config parsing and saving under arbitrary input (issue 7)."""
+"""Property-based tests: config parsing and saving under arbitrary input."""
 
 from __future__ import annotations
 

@@ -142,6 +142,7 @@ while True:
 """
 
 
+@pytest.mark.integration
 def test_crash_mid_save_leaves_old_or_new(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     script = tmp_path / "saver.py"

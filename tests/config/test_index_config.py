@@ -50,3 +50,25 @@ def test_config_show_hides_a_literal_dsn_password(
     assert main(["--config", str(config), "config", "show"]) == 0
     shown = capsys.readouterr().out
     assert "hunter2secret" not in shown and "postgresql://ci:****@db/t" in shown
+
+
+def test_an_unreachable_index_database_is_an_error_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI reports it as a refusal (``TributaryError``): its reason, no traceback,
+    no password."""
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    from engine.cli.main import main
+    from engine.errors import TributaryError
+    from engine.postgres.db import PostgresError
+
+    assert issubclass(PostgresError, TributaryError)
+    config = tmp_path / "config.yaml"
+    nowhere = tmp_path / "no-server-here"
+    config.write_text(
+        f"index:\n  backend: postgres\n  dsn: postgresql://ci:hunter2secret@/t?host={nowhere}\n",
+        encoding="utf-8",
+    )
+    assert main(["--config", str(config), "index", "list"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot connect to postgresql://ci@") and "hunter2secret" not in err

@@ -177,3 +177,12 @@ async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest
         states = await engine.start_sources(["alpha"])
         assert tokens._tokenizer is not None
         assert {s.name: s.status for s in states.values()} == {"alpha": "ready"}
+
+
+async def test_a_query_that_is_not_unicode_is_refused_before_any_source() -> None:
+    from engine.query_check import QueryError
+
+    async with make_engine(make_config("alpha")) as engine:
+        with pytest.raises(QueryError, match="lone surrogate U\\+D800 at character 3"):
+            await engine.search(SearchRequest("ab\ud800", top_k=5))
+        assert (await engine.search(SearchRequest("retry", top_k=5))).hits

@@ -87,3 +87,28 @@ async def test_feedback_without_a_store_is_a_clear_error() -> None:
         with pytest.raises(RuntimeError, match="not stored"):
             await engine.feedback(Hit(id="x", source="alpha", tool="t", title="", content=""), True)
         assert engine.reputations() == []
+
+
+async def test_feedback_is_validated_before_anything_is_stored(tmp_path: Path) -> None:
+    from engine.history.reputation import MAX_HIT_ID_CHARS, MAX_QUERY_CHARS, FeedbackError
+
+    async with make_engine(tmp_path) as engine:
+        store = engine.reputation
+        assert store is not None
+        with pytest.raises(FeedbackError, match=r"unknown source 'nope' \(known: alpha, beta"):
+            await engine.record_feedback({"nope": "abc"}, True)
+        with pytest.raises(FeedbackError, match="unknown source"):  # one bad entry: none is stored
+            await engine.record_feedback({"alpha": "abc", "ghost": "def"}, True)
+        with pytest.raises(FeedbackError, match="hit_id: not a hit id"):
+            await engine.record_feedback({"alpha": "x" * 100_000}, True)
+        with pytest.raises(FeedbackError, match="hit_id: empty"):
+            await engine.record_feedback({"alpha": ""}, True)
+        with pytest.raises(FeedbackError, match="hit_id: not a hit id"):
+            await engine.record_feedback({"alpha": "a\nb"}, True)
+        with pytest.raises(FeedbackError, match=f"query: too long \\(1000000 characters, at most {MAX_QUERY_CHARS}\\)"):
+            await engine.record_feedback({"alpha": "abc"}, True, "q" * 1_000_000)
+        with pytest.raises(FeedbackError, match="query is not valid Unicode"):
+            await engine.record_feedback({"alpha": "abc"}, True, "bad\ud800")
+        assert store.events() == []
+        moved = await engine.record_feedback({"alpha": "h" * MAX_HIT_ID_CHARS}, True, "q" * MAX_QUERY_CHARS)
+        assert set(moved) == {"alpha"} and len(store.events()) == 1

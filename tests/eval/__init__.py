@@ -1,1 +1,1 @@
-"""Tests of the evaluation harness (issue 6)."""
+"""Tests of the evaluation harness."""

@@ -51,6 +51,9 @@ def test_split_tasks_before_queries_after(tmp_path: Path) -> None:
     by_text = {q.query.partition("\n")[0]: q for q in dataset.queries}
     assert set(by_text) == {"Fix parser crash on empty input", "Teach lexer and parser about comments"}
     assert list(by_text["Teach lexer and parser about comments"].relevant) == ["pkg/lexer.py", "pkg/parser.py"]
+    # Each query carries the split's lines its commit changed (the body line of parse()).
+    assert [(s.path, s.start_line, s.end_line) for s in by_text["Fix parser crash on empty input"].spans] == [
+        ("pkg/parser.py", 2, 2)]
     assert future_tasks(tasks, dataset.queries) == 0
     assert max(t.date for t in tasks) < min(q.date for q in dataset.queries if q.date)
     assert report.dropped["task dated after the split"] == 1

@@ -48,6 +48,7 @@ def test_path_mapper_leaves_out_files_the_relevance_cannot_cover(tmp_path: Path)
     assert PathMapper(tmp_path, files)("doc/a.rst") == "doc/a.rst"  # no candidates: all kept
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_collect_asks_each_source_once_and_refuses_in_process(tmp_path: Path) -> None:
     config = Config(servers={

@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.servers.face import is_loopback, require_token, serve_http
+from engine.servers.face import require_token, serve_http
 from tests.fakes import FAKE_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +26,7 @@ def _config(home: Path) -> Path:
     return path
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -61,16 +62,19 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert out is not None
         assert 0 < out["tokens"] <= 300
         assert "src/alpha/mod_1.py" in out["context"]
+        assert out["confident"] is True and 0 < out["confidence"] <= 1
 
         fb = await session.call_tool("feedback", {"hit_id": data["hits"][0]["id"],
                                                   "source": "alpha", "useful": True})
         assert not fb.is_error, fb.content
         assert fb.structured_content and fb.structured_content["reputation"] > 0.5
 
-
-def test_loopback_detection() -> None:
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
-    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+        unknown = await session.call_tool("feedback", {"hit_id": "x", "source": "nope", "useful": True})
+        assert unknown.is_error and "unknown source 'nope'" in str(unknown.content)
+        huge = await session.call_tool("feedback", {"hit_id": "x" * 100_000, "source": "alpha", "useful": True})
+        assert huge.is_error and "hit_id: not a hit id" in str(huge.content)
+        bad_format = await session.call_tool("get_context", {"query": "retry", "format": "pdf"})
+        assert bad_format.is_error and "format: unknown value 'pdf' (one of" in str(bad_format.content)
 
 
 @pytest.mark.asyncio
@@ -113,6 +117,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.integration
 @pytest.mark.asyncio
 async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
     import asyncio
@@ -141,7 +146,7 @@ async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
             await s.initialize()
             found = await s.call_tool("search", {"query": "retry", "top_k": 10})
             assert not found.is_error, found.content
-            assert found.structured_content and found.structured_content["hits"]
+            assert found.structured_content and found.structured_content["hits"], found.structured_content
     finally:
         proc.terminate()
         try:

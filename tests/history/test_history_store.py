@@ -235,7 +235,7 @@ def test_query_redaction(tmp_path: Path, redaction: str, stored: str | None) -> 
 def test_no_secret_reaches_the_history_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 7: no secret value in any stored row — here taken from a credential-named
+    """No secret value in any stored row — here taken from a credential-named
     environment variable, which is what a store gets when no secrets are passed."""
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
     path = tmp_path / "h.sqlite"

@@ -9,6 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from engine.index.db import connect
 from engine.index.manager import index_path_for, index_repository
 from tests.index.index_helpers import HashingEmbedder
@@ -20,6 +22,8 @@ FUNCS = 12
 CHILD = """
 import sys
 from pathlib import Path
+
+import pytest
 sys.path.insert(0, {root!r})
 from engine.index.manager import index_repository
 from tests.index.index_helpers import HashingEmbedder
@@ -51,6 +55,7 @@ def _files_done(index_path: Path) -> int:
         return 0
 
 
+@pytest.mark.integration
 def test_kill_9_mid_index_then_resume(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _make_repo(repo)

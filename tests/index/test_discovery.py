@@ -86,3 +86,16 @@ def test_language_detection() -> None:
     assert detect_language("Makefile") == "make"
     assert detect_language("img.svg") is None
     assert detect_language("data.parquet") is None
+
+
+def test_build_output_names_are_skipped_at_the_root_only(tmp_path: Path) -> None:
+    for rel in ["build/out.py", "dist/pkg.py", "target/Main.java", "vendor/dep/x.go",
+                "src/build/steps.py", "src/target/select.py", "pkg/coverage/report.py",
+                "node_modules/dep/index.js", "src/node_modules/dep/index.js", "src/__pycache__/m.py"]:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("X = 1\n", encoding="utf-8")
+    expected = {"src/build/steps.py", "src/target/select.py", "pkg/coverage/report.py"}
+    assert _paths(tmp_path) == expected
+    every = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.*") if p.is_file()]
+    assert {f.path for f in discover_paths(tmp_path, every)} == expected

@@ -26,6 +26,8 @@ from engine.index.onnx_model import (
     onnx_model_path,
 )
 
+pytestmark = pytest.mark.slow  # loads the real model (and PyTorch, the reference)
+
 CODE = [f"def handler_{i}(request):\n    " + "return value + 1\n    " * (i % 13) for i in range(150)]
 CODE[7] = "class Config:\n    '''Settings read from the environment.'''"
 PROSE = [

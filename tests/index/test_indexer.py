@@ -15,14 +15,13 @@ from engine.index.manager import (
     index_repository,
     list_indexes,
     open_index_store,
-    remove_index,
-    search_repository,
 )
 from engine.index.progress import IndexProgress, IndexStats
 from engine.index.search import Weights, hybrid_search
 from engine.index.store import SearchFilter, SqliteStore
+from engine.repos import remove_repository
 from tests.conftest import IndexTarget
-from tests.index.index_helpers import HashingEmbedder
+from tests.index.index_helpers import HashingEmbedder, search_repository
 
 
 def _index(repo: Path, at: IndexTarget, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]
@@ -107,7 +106,7 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
     _index(repo, at, embedder)
     hits = search_repository(repo, "invoice tax total", embedder=embedder, **at.kw)
     assert hits and hits[0].path == "src/billing/invoice.py"
-    assert hits[0].repo == "repo"
+    assert hits[0].repo.endswith("/repo")  # outside the home folder: its whole path
     only_go = search_repository(
         repo, "server port", language="go", embedder=embedder, **at.kw
     )
@@ -130,7 +129,7 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
 
     infos = list_indexes(**at.kw)
     assert len(infos) == 1 and infos[0].root == repo.resolve() and infos[0].chunks > 0
-    assert remove_index(repo, **at.kw)
+    assert remove_repository(repo, **at.kw)
     assert list_indexes(**at.kw) == []
 
 
@@ -246,6 +245,8 @@ def test_a_name_finds_its_definition_first(
     (repo / "pkg" / "model.py").write_text(
         "class Widget:\n    def refresh_state(self):\n        return None\n", encoding="utf-8"
     )
+    # a Markdown section named like the class: its heading is its symbol, yet it defines nothing
+    (repo / "widgets.md").write_text("# WidgetRegistry\n\nHow the registry keeps widgets.\n", encoding="utf-8")
     (repo / "pkg" / "test_model.py").write_text(  # a helper defined inside a test, and only called elsewhere
         "def test_refresh():\n    def make_widget_stub():\n        return object()\n\n    assert make_widget_stub()\n"
         "\n\ndef test_other():\n    assert make_widget_stub\n",
@@ -256,7 +257,9 @@ def test_a_name_finds_its_definition_first(
     try:
         where = SearchFilter()
         defining = store.symbol_search({"widgetregistry"}, 10, where)
-        assert [c.symbol for c in store.chunks_by_id(defining).values()] == ["WidgetRegistry"]
+        assert [(c.path, c.symbol) for c in store.chunks_by_id(defining).values()] == [
+            ("pkg/registry.py", "WidgetRegistry")
+        ]
         # a method by its own name, any case; a word that is only part of a name is no match
         (method,) = store.symbol_search({"REFRESH_STATE".casefold()}, 10, where)
         assert store.chunks_by_id([method])[method].symbol == "Widget.refresh_state"
@@ -272,9 +275,10 @@ def test_a_name_finds_its_definition_first(
 
         def first(query: str, weights: Weights) -> str | None:
             hits = hybrid_search(store, query, embedder.encode([query])[0], repo="widgets", weights=weights)
-            return hits[0].symbol if hits else None
+            return f"{hits[0].path}:{hits[0].symbol}" if hits else None
 
-        assert first("WidgetRegistry", Weights()) == "WidgetRegistry"
-        assert first("WidgetRegistry", Weights(symbol=0.0)) != "WidgetRegistry"  # what the list changes
+        assert first("WidgetRegistry", Weights()) == "pkg/registry.py:WidgetRegistry"
+        # what the list changes
+        assert first("WidgetRegistry", Weights(symbol=0.0)) != "pkg/registry.py:WidgetRegistry"
     finally:
         store.close()

@@ -18,10 +18,13 @@ from mcp import Client
 from engine.index.backend import IndexBackend
 from engine.index.chunking import Chunk
 from engine.index.manager import index_repository, list_indexes, open_index_store
+from engine.index.naming import readable_name
 from engine.index.store import FileRecord, SearchFilter
 from engine.postgres.db import Database, PostgresError, migrate
 from engine.postgres.index_store import PgIndexStore
 from engine.postgres.repositories import ensure_repository
+from engine.postgres.schema import MIGRATIONS
+from engine.postgres.task_store import PgTaskStore
 from engine.servers.files import FilesService, build_server
 from tests.index.index_helpers import HashingEmbedder, make_repo
 from tests.postgres_server import restart
@@ -61,13 +64,38 @@ def test_migrations_are_recorded_in_the_database(postgres_dsn: str) -> None:
     db = Database(postgres_dsn)
     try:
         with db.session() as conn:
-            versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-            assert versions == [1]
-            assert migrate(conn) == 1  # idempotent
+            versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+            assert versions == list(range(1, len(MIGRATIONS) + 1))
+            assert migrate(conn) == len(MIGRATIONS)  # idempotent
             with pytest.raises(PostgresError, match="newer"):
                 migrate(conn, ())
     finally:
         db.close()
+
+
+def test_a_database_of_the_first_schema_is_brought_up_to_date(postgres_dsn: str) -> None:
+    """Tasks written before the author column keep theirs empty; new ones store it."""
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert migrate(conn, MIGRATIONS[:1]) == 1
+        repo = conn.execute("INSERT INTO repositories(root, name) VALUES ('/r', 'r') RETURNING id").fetchone()
+        assert repo is not None
+        conn.execute(
+            "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, terms) "
+            "VALUES (%s, 'old', 0, '2020-01-01T00:00:00+00:00', 'Old', '', 'git', 'h', ''::tsvector)",
+            (repo[0],),
+        )
+    store = PgTaskStore.open(postgres_dsn, "/r", create=False)
+    assert store is not None
+    try:
+        [old] = store.load(_all_task_rows(postgres_dsn)).values()
+        assert old.id == "old" and old.author == ""
+    finally:
+        store.close()
+
+
+def _all_task_rows(dsn: str) -> list[int]:
+    with psycopg.connect(dsn) as conn:
+        return [int(r[0]) for r in conn.execute("SELECT id FROM tasks").fetchall()]
 
 
 def test_two_indexers_at_once_leave_one_consistent_index(postgres_dsn: str, tmp_path: Path) -> None:
@@ -83,8 +111,9 @@ def test_two_indexers_at_once_leave_one_consistent_index(postgres_dsn: str, tmp_
         _out, err = child.communicate(timeout=180)
         assert child.returncode == 0, err.decode()[-2000:]
     backend = IndexBackend(postgres_dsn)
-    infos = {info.name: info for info in list_indexes(backend=backend)}
+    infos = {Path(info.name).name: info for info in list_indexes(backend=backend)}
     assert set(infos) == {"same", "other"}
+    assert {i.name for i in infos.values()} == {readable_name(same), readable_name(other)}
     assert _consistent(postgres_dsn) == []
     # Exactly what one indexer alone writes: nothing twice, nothing missing.
     alone = index_repository(same, embedder=HashingEmbedder(), index_dir=tmp_path / "sqlite")
@@ -251,6 +280,7 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path))  # repositories are named relative to it
     monkeypatch.setenv("TEAM_INDEX_DSN", postgres_dsn)
     monkeypatch.setattr(manager, "load_code_embedder", lambda: HashingEmbedder())
     monkeypatch.setattr(embed, "load_default_embedder", lambda: HashEmbedder())
@@ -318,17 +348,17 @@ async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, rep
             assert found is not None
             if tool == "search_code":
                 assert found["hits"][0]["path"] == "src/billing/invoice.py"
-                assert found["repos"] == ["repo"]
+                assert found["repos"] == [readable_name(repo)]  # as the SQLite indexes name it
             else:
-                assert found["results"] and found["results"][0]["repo"] == "repo"
+                assert found["results"] and found["results"][0]["repo"] == readable_name(repo)
 
 
 @pytest.mark.parametrize("wanted", ["auto", "hnsw", "ivfflat", "exact"])
 def test_each_vector_index_is_built_and_searched(
     wanted: str, postgres_dsn: str, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.index.manager import search_repository
     from engine.postgres import index_store
+    from tests.index.index_helpers import search_repository
 
     monkeypatch.setattr(index_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
     backend = IndexBackend(postgres_dsn, wanted)
@@ -347,7 +377,7 @@ def test_each_vector_index_is_built_and_searched(
 
 
 def test_desktops_can_search_with_a_read_only_role(postgres_dsn: str, repo: Path) -> None:
-    from engine.index.manager import search_repository
+    from tests.index.index_helpers import search_repository
 
     embedder = HashingEmbedder()
     index_repository(repo, embedder=embedder, backend=IndexBackend(postgres_dsn))

@@ -65,6 +65,7 @@ def test_compiled_and_python_pipelines_give_the_same_results() -> None:
         assert compiled[case] == pure[case], case
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_pure_python_can_be_asked_for() -> None:
     script = "import engine, engine.pipeline.dedup as d; print(engine.COMPILED, d.__file__)"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True)
@@ -75,6 +76,7 @@ def test_pure_python_can_be_asked_for() -> None:
     assert version.stdout.endswith("; pipeline: Python (TRIBUTARY_PURE_PYTHON is set)\n")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_version_says_which_pipeline_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "engine", "--version"], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.startswith("tributary ")

@@ -38,7 +38,7 @@ def test_run_pipeline_end_to_end() -> None:
     assert result.raw_hits == 6 and result.unique_hits == 4
     assert result.top_k == 10  # clamped up to the minimum
     assert result.strategy == "rrf"
-    assert set(result.stage_ms) == {"normalise", "dedup", "fuse", "merge", "tokens", "budget", "assemble"}
+    assert set(result.stage_ms) == {"normalise", "dedup", "fuse", "merge", "confidence", "tokens", "budget", "assemble"}
     assert result.hits[0].path == "conf.py"  # two sources agree on it
     big = next(h for h in result.hits if h.path == "big.py")
     assert (big.start_line, big.end_line) == (1, 80)  # overlapping chunks merged for display
@@ -115,7 +115,7 @@ def test_groups_partition_any_input(sources: dict[str, list[Hit]]) -> None:
     assert {g.kept.id for g in result.groups} <= {h.id for h in result.hits}
 
 
-def test_a_lookup_shows_the_definition_not_the_history_that_names_its_file() -> None:
+def test_the_code_represents_a_file_unless_the_question_is_about_the_past() -> None:
     why = hit("tasks", 1, "Make config parsing strict about unknown keys (2024-05-01)", path="engine/config.py")
     chunk = hit("files", 2, FUNC_A, path="engine/config.py", lines=(10, 30))
     other = hit("files", 1, "config = parse_config(path)\nreturn config\n", path="app/main.py", lines=(3, 4))
@@ -126,5 +126,8 @@ def test_a_lookup_shows_the_definition_not_the_history_that_names_its_file() -> 
 
     top = first("parse_config")
     assert top.id == chunk.id and "defines" in top.parts.parts
-    # a question is fused as before: the history leads the file's group
-    assert first("why is config parsing strict").id != chunk.id
+    # any other question is answered by the code too; the history that agrees is evidence
+    question = first("why is config parsing strict")
+    assert question.id == chunk.id and "rrf:tasks" in question.parts.parts
+    # a question about the past is answered by the history
+    assert first("when did config parsing become strict").id == why.id

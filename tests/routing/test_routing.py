@@ -106,9 +106,9 @@ def test_sources_override() -> None:
     assert decision.skipped == {"off": SKIP_DISABLED, "ghost": SKIP_UNKNOWN, "docs": SKIP_NOT_SELECTED, "code": SKIP_NOT_SELECTED}
 
 
-def test_unsafe_or_invalid_pattern_never_matches() -> None:
+def test_unsupported_or_invalid_pattern_never_matches() -> None:
     rules = [
-        RoutingRule(name="evil", pattern="(a+)+$", servers=["code"], priority=9),
+        RoutingRule(name="unsupported", pattern=r"(a+)\1$", servers=["code"], priority=9),
         RoutingRule(name="broken", pattern="(", servers=["code"], priority=8),
     ]
     decision = route(make(rules=rules), "a" * 5000 + "!")
@@ -120,7 +120,7 @@ def test_explain_routing_spans_and_statuses() -> None:
         RoutingRule(name="docs", pattern="docs", servers=["docs"]),
         RoutingRule(name="code", pattern="function", servers=["code"], priority=1),
         RoutingRule(name="sym", pattern=".", servers=["code"], query_class="symbol"),
-        RoutingRule(name="bad", pattern="(a*)*", servers=["code"]),
+        RoutingRule(name="bad", pattern=r"(a*)\1", servers=["code"]),
         RoutingRule(name="off", pattern="docs", servers=["docs"], enabled=False),
     ]
     explanation = explain_routing(make(rules=rules), "read the docs of a function")
@@ -130,6 +130,6 @@ def test_explain_routing_spans_and_statuses() -> None:
     assert traces["code"].span == (19, 27) and traces["code"].matched_text == "function"
     assert traces["docs"].status == "matched" and not traces["docs"].used  # first mode
     assert traces["sym"].status == "other class"
-    assert traces["bad"].status == "invalid pattern" and "catastrophic" in (traces["bad"].error or "")
+    assert traces["bad"].status == "invalid pattern" and "backreference" in (traces["bad"].error or "")
     assert traces["off"].status == "disabled"
     assert explanation.decision.servers == ["code"]

@@ -1,4 +1,4 @@
-"""Hit content is only ever data (issue 7 item 4): nothing a server returns is evaluated,
+"""Hit content is only ever data: nothing a server returns is evaluated,
 expanded or executed on its way to the response and the assembled context.
 
 A real stdio server answers with code, shell, template and ``${VAR}`` payloads

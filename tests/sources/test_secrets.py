@@ -1,6 +1,6 @@
 """``${VAR}`` in a server's settings: expanded when it starts, masked in everything shown.
 
-Regression (found reviewing issue 7 item 5): the connector passed the
+Regression: the connector passed the
 references through unexpanded, so a server configured with
 ``env: {API_TOKEN: ${API_TOKEN}}`` received the literal text ``${API_TOKEN}``;
 and a server echoing its token to stderr or in an error put it in the log.

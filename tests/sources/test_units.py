@@ -153,3 +153,52 @@ def test_breaker_lets_a_replaced_server_take_the_trial_at_once() -> None:
     assert breaker.allow() and not breaker.allow()  # one trial, as after the open period
     breaker.record_success()
     assert breaker.state is BreakerState.CLOSED
+
+
+def annotated(name: str, description: str = "", **hints: bool) -> types.Tool:
+    return types.Tool(name=name, description=description,
+                      input_schema={"type": "object", "properties": {"query": {"type": "string"}},
+                                    "required": ["query"]},
+                      annotations=types.ToolAnnotations(**hints) if hints else None)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_read_verbs_win_over_write_verbs_whatever_the_order(order: int) -> None:
+    tools = [annotated("write_query"), annotated("read_query")]
+    assert select_tool(CFG, tools[::-1] if order else tools).tool == "read_query"
+    many = [annotated("update_query"), annotated("delete_query"), annotated("create_query"),
+            annotated("get_query"), annotated("insert_query")]
+    assert select_tool(CFG, many[::-1] if order else many).tool == "get_query"
+
+
+def test_destructive_or_not_read_only_tools_are_never_chosen() -> None:
+    destructive = annotated("delete_by_query", destructive_hint=True)
+    assert select_tool(CFG, [destructive, annotated("find_things")]).tool == "find_things"
+    with pytest.raises(ToolSelectionError, match=r"needs a tool chosen.*delete_by_query \(marked destructive\)"):
+        select_tool(CFG, [destructive])
+    # the annotation beats a harmless name
+    with pytest.raises(ToolSelectionError, match="search \\(marked not read-only\\)"):
+        select_tool(CFG, [annotated("search", read_only_hint=False)])
+    with pytest.raises(ToolSelectionError, match="search \\(marked destructive\\)"):
+        select_tool(CFG, [annotated("search", read_only_hint=True, destructive_hint=True)])
+    chosen = select_tool(CFG, [annotated("search", read_only_hint=False), annotated("lookup", read_only_hint=True)])
+    assert chosen.tool == "lookup"
+
+
+def test_read_only_mark_breaks_ties_and_allows_a_write_word() -> None:
+    tools = [annotated("query_b"), annotated("query_a", read_only_hint=True)]
+    assert select_tool(CFG, tools).tool == "query_a"
+    assert select_tool(CFG, [annotated("query_b"), annotated("query_a")]).tool == "query_a"  # by name, not order
+    assert select_tool(CFG, [annotated("set_query", read_only_hint=True)]).tool == "set_query"
+
+
+def test_nothing_clearly_safe_asks_for_a_tool() -> None:
+    with pytest.raises(ToolSelectionError, match="needs a tool chosen") as caught:
+        select_tool(CFG, [annotated("write_query"), annotated("run_query"),
+                          annotated("read_query", "Execute a SELECT query on the SQLite database")])
+    message = str(caught.value)
+    assert "write_query (named with the write verb 'write')" in message
+    assert "read_query (its description says" in message and "set `tool`" in message
+    # configured explicitly, the same tool is used as asked
+    sel = select_tool(ServerConfig(name="s", command="x", tool="write_query"), [annotated("write_query")])
+    assert sel.tool == "write_query" and not sel.auto

@@ -24,6 +24,13 @@ def test_commits_become_tasks(git_repo: Path) -> None:
     assert first.date.isoformat() == "2022-01-01T10:00:00+00:00"
     assert set(history.tasks[1].files) == {"src/parser.py", "tests/test_parser.py"}
     assert len(first.id) == 40 and first.source == "git"
+    assert first.author == "Test"
+
+
+def test_the_author_is_stored_and_read_back(at: IndexTarget, git_repo: Path, embedder: HashEmbedder) -> None:
+    import_git_history(git_repo, **at.tasks_kw, embedder=embedder)
+    hits = search_tasks(git_repo, "config parser", 3, **at.tasks_kw, embedder=embedder)
+    assert hits and all(hit.task.author == "Test" for hit in hits)
 
 
 def test_second_import_adds_only_new_commits(

@@ -59,12 +59,26 @@ async def test_tasks_server_answers_with_structured_results(
             "files_for_task", {"query": "login fails because the session expired", "top_k": 4}
         )
         assert not files.is_error and files.structured_content is not None
-        ranked = files.structured_content["results"]
+        items = files.structured_content["results"]
+        ranked = [item for item in items if item["kind"] == "file"]
+        tasks = [item for item in items if item["kind"] == "task"]
         assert 1 <= len(ranked) <= 4
         assert ranked[0]["path"] == "app/auth/session.py"
         assert ranked[0]["start_line"] is None
         assert "session" in ranked[0]["content"].lower()
         assert all(item["exists"] is True for item in ranked)
+        # The matching tasks come too, as answers of their own, after the files.
+        assert tasks and items[: len(ranked)] == ranked
+        assert [t["rank"] for t in tasks] == list(range(len(ranked) + 1, len(ranked) + len(tasks) + 1))
+        assert {"id", "short_id", "title", "date", "author", "files", "content"} <= set(tasks[0])
+        assert any("session" in t["content"].lower() for t in tasks)
+
+        history = await session.call_tool(
+            "files_for_task", {"query": "when did the session expiry change", "top_k": 4}
+        )
+        assert history.structured_content is not None
+        first = history.structured_content["results"][0]
+        assert first["kind"] == "task" and first["rank"] == 1  # a question about the past: commits first
 
 
 def test_server_without_databases_refuses_to_start(tmp_path: Path) -> None:

@@ -1,0 +1,119 @@
+"""What kind of file a hit comes from, and how much that should weigh for a question.
+
+Asked about the code, a search whose words match tests, docs, changelogs or a vendored
+copy as well as the code fills its top ten with them: a test repeats the names it tests,
+a changelog names every function that ever changed. So each chunk's fused score is
+scaled by its file's role, unless the question asks for that role itself ("which test
+covers …", "docs for …", "changelog"): then nothing is scaled down for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import PurePosixPath
+
+CODE = "code"
+TEST = "test"
+DOC = "doc"
+EXAMPLE = "example"
+VENDORED = "vendored"
+GENERATED = "generated"
+RECORD = "record"  # changelogs, release notes, package metadata
+SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
+
+# How much a role keeps of its fused score when the question does not ask for it.
+FACTORS: Mapping[str, float] = {
+    TEST: 0.7,
+    DOC: 0.75,
+    EXAMPLE: 0.8,
+    VENDORED: 0.5,
+    GENERATED: 0.5,
+    RECORD: 0.5,
+    SUPERSEDED: 0.7,
+}
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures", "__mocks__", "e2e"})
+_DOC_DIRS = frozenset({"doc", "docs", "documentation", "docs_src", "site"})
+_EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial", "tutorials"})
+_VENDORED_DIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "third-party", "node_modules", "external", "extern", "_vendor"})
+_GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
+_TEST_NAME = re.compile(
+    r"(^test_.*|.*_test|.*_tests|.*\.test|.*\.spec|.*_spec|.*Tests?|.*Spec|^conftest)$"
+)
+_GENERATED_NAME = re.compile(r"(.*_pb2(_grpc)?|.*\.pb|.*\.generated|.*\.g|.*\.min|.*_generated)$")
+_RECORD_NAME = re.compile(
+    r"^(changelog|changes|history|news|releases?|release[-_]notes|pkg-info|authors|contributors)$",
+    re.IGNORECASE,
+)
+_PROSE = frozenset({"markdown", "rst", "text"})
+_RECORD_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".markdown"})
+
+# Words by which a question asks for a role itself.
+_ASKS = {
+    TEST: re.compile(r"\b(tests?|testing|tested|spec|specs|fixtures?|mocks?|assert\w*|e2e|unit ?tests?)\b", re.I),
+    DOC: re.compile(r"\b(docs?|documentation|documented|readme|guide|tutorial|docstrings?)\b", re.I),
+    EXAMPLE: re.compile(r"\b(examples?|samples?|demos?|tutorials?|usage)\b", re.I),
+    VENDORED: re.compile(r"\b(vendor\w*|third[ -_]?party)\b", re.I),
+    GENERATED: re.compile(r"\b(generated|protobuf|codegen)\b", re.I),
+    RECORD: re.compile(r"\b(changelog|changes|release notes?|history|news|version(s|ed)?)\b", re.I),
+    SUPERSEDED: re.compile(r"\b(legacy|deprecated|old|older|v\d+|version \d+)\b", re.I),
+}
+_VERSION_DIR = re.compile(r"^v(\d{1,3})$")
+_SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
+
+
+@cache
+def role_of(path: str, language: str | None = None) -> str:
+    """The role of the file at ``path`` (repository-relative, posix)."""
+    pure = PurePosixPath(path.lower())
+    folders = set(pure.parts[:-1])
+    stem = PurePosixPath(path).stem  # case kept: ``FooTest``, ``BarSpec``
+    if folders & _VENDORED_DIRS:
+        return VENDORED
+    if folders & _GENERATED_DIRS or _GENERATED_NAME.match(pure.stem):
+        return GENERATED
+    if _RECORD_NAME.match(pure.stem) and pure.suffix in _RECORD_SUFFIXES:
+        return RECORD
+    if folders & _TEST_DIRS or _TEST_NAME.match(stem):
+        return TEST
+    if folders & _EXAMPLE_DIRS:
+        return EXAMPLE
+    if folders & _DOC_DIRS or (language in _PROSE if language else pure.suffix in {".md", ".rst", ".txt"}):
+        return DOC
+    return CODE
+
+
+def asked_roles(query: str) -> frozenset[str]:
+    """The roles ``query`` asks for by name ("the tests of …", "docs on …")."""
+    return frozenset(role for role, words in _ASKS.items() if words.search(query))
+
+
+def factor(role: str, asked: frozenset[str]) -> float:
+    """What a chunk of a file in ``role`` keeps of its score for a question asking ``asked``."""
+    if role == CODE or role in asked:
+        return 1.0
+    return FACTORS.get(role, 1.0)
+
+
+def superseded(paths: Iterable[str]) -> frozenset[str]:
+    """The paths that lie in an older copy of a folder found beside a newer one among
+    ``paths``: ``src/v3/…`` when ``src/v4/…`` is there too, or a ``legacy/`` folder."""
+    newest: dict[str, int] = {}
+    versioned: list[tuple[str, str, int]] = []
+    old: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        if any(part.lower() in _SUPERSEDED_DIRS for part in parts):
+            old.add(path)
+            continue
+        for depth, part in enumerate(parts):
+            match = _VERSION_DIR.match(part.lower())
+            if match:
+                prefix, number = "/".join(parts[:depth]), int(match[1])
+                versioned.append((path, prefix, number))
+                newest[prefix] = max(newest.get(prefix, number), number)
+                break
+    old.update(path for path, prefix, number in versioned if number < newest[prefix])
+    return frozenset(old)

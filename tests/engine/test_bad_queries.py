@@ -1,0 +1,53 @@
+"""Bad queries get a clear answer: an error for a blank one, a note for a huge one, and
+no full context of noise for one without words."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.model import SearchRequest
+from engine.pipeline.assemble import NOTHING_FOUND
+from engine.query_check import MAX_QUERY_CHARS, QueryError, check_query
+from tests.cli.test_cli import fake, tributary, write_config
+from tests.engine.test_engine import make_config, make_engine
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t "])
+def test_a_blank_query_is_an_error_that_says_so(query: str) -> None:
+    with pytest.raises(QueryError, match="the query is empty"):
+        check_query(SearchRequest(query=query))
+
+
+def test_a_huge_query_is_cut_at_a_word_with_a_note() -> None:
+    query = "fixture cache " * 8000  # 112 KB
+    checked = check_query(SearchRequest(query=query))
+    assert len(checked.request.query) <= MAX_QUERY_CHARS
+    assert checked.request.query.endswith(("fixture", "cache"))
+    assert checked.searchable and "112,000 characters" in checked.notes[0]
+
+
+@pytest.mark.asyncio
+async def test_the_engine_answers_bad_queries_without_crashing() -> None:
+    async with make_engine(make_config("alpha")) as engine:
+        with pytest.raises(QueryError):
+            await engine.search(SearchRequest(query="  "))
+        marks = await engine.search(SearchRequest(query="?!? ... ---"))
+        assert marks.hits == [] and not marks.confident and marks.error is None
+        assert "no letters or digits" in marks.notes[0]
+        assert marks.context is not None and marks.context.text.startswith(NOTHING_FOUND)
+        huge = await engine.search(SearchRequest(query="retry " * 20_000))
+        assert huge.hits and "only its first" in huge.notes[0]
+        assert len(huge.request.query) <= MAX_QUERY_CHARS
+
+
+def test_the_command_line_names_the_problem(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    config = write_config(home, "servers:\n" + fake("alpha", "--hits", "3"))
+    empty = tributary("--config", str(config), "search", "  ", home=home)
+    assert empty.returncode == 2 and "the query is empty" in empty.stderr
+    marks = tributary("--config", str(config), "search", "?!?", home=home)
+    assert marks.returncode == 0, marks.stderr
+    assert "no letters or digits" in marks.stdout and "no results" in marks.stdout
+    huge = tributary("--config", str(config), "context", "retry " * 20_000, home=home)
+    assert huge.returncode == 0, huge.stderr
+    assert "note: the query was 120,000 characters" in huge.stderr

@@ -1,0 +1,105 @@
+"""File roles: tests, docs, examples, vendored and generated copies rank below the code
+unless the question asks for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.index import priors
+from engine.index.manager import index_path_for, index_repository
+from engine.index.search import hybrid_search
+from engine.index.store import SqliteStore
+from tests.index.index_helpers import HashingEmbedder
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("src/router.py", priors.CODE),
+        ("tests/test_router.py", priors.TEST),
+        ("pkg/router_test.go", priors.TEST),
+        ("src/router.spec.ts", priors.TEST),
+        ("core/src/test/kotlin/RouterTest.kt", priors.TEST),
+        ("lib/router_spec.rb", priors.TEST),
+        ("conftest.py", priors.TEST),
+        ("docs/routing.md", priors.DOC),
+        ("README.md", priors.DOC),
+        ("docs_src/tutorial/app.py", priors.EXAMPLE),
+        ("examples/basic/main.go", priors.EXAMPLE),
+        ("vendor/github.com/x/y.go", priors.VENDORED),
+        ("api/v1/service_pb2.py", priors.GENERATED),
+        ("CHANGES.md", priors.RECORD),
+        ("CHANGELOG", priors.RECORD),
+        ("src/history.py", priors.CODE),  # a module named like a record file is code
+        ("src/contest.py", priors.CODE),
+        ("src/attestation.go", priors.CODE),
+    ],
+)
+def test_roles_by_path(path: str, role: str) -> None:
+    assert priors.role_of(path) == role
+
+
+def test_a_question_that_names_a_role_keeps_it_whole() -> None:
+    code_question = priors.asked_roles("how are routes registered")
+    assert priors.factor(priors.TEST, code_question) < 1.0
+    assert priors.factor(priors.CODE, code_question) == 1.0
+    test_question = priors.asked_roles("which tests cover route registration")
+    assert priors.factor(priors.TEST, test_question) == 1.0
+    assert priors.factor(priors.DOC, priors.asked_roles("docs for the router")) == 1.0
+    assert priors.factor(priors.RECORD, priors.asked_roles("changelog of the router")) == 1.0
+
+
+def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: Path) -> None:
+    repo = tmp_path / "app"
+    (repo / "app").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "docs").mkdir()
+    (repo / "app" / "routing.py").write_text(
+        "def register_route(path, handler):\n    \"\"\"Register a route handler.\"\"\"\n    ROUTES[path] = handler\n",
+        encoding="utf-8",
+    )
+    (repo / "tests" / "test_routing.py").write_text(
+        "def test_register_route():\n    register_route('/a', handler)\n    register_route('/b', handler)\n"
+        "    assert register_route and route handler registered\n",
+        encoding="utf-8",
+    )
+    (repo / "docs" / "routing.md").write_text(
+        "# Register route\n\nCall register_route to register a route handler for a route.\n", encoding="utf-8"
+    )
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        def ranked(query: str) -> list[str]:
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="app", top_k=3)
+            return [hit.path for hit in hits]
+
+        assert ranked("register route handler")[0] == "app/routing.py"
+        assert ranked("tests of register route handler")[0] == "tests/test_routing.py"
+        hits = hybrid_search(store, "register route handler", None, repo="app", top_k=3)
+        test_hit = next(hit for hit in hits if hit.path == "tests/test_routing.py")
+        assert test_hit.role == priors.TEST and test_hit.fused is not None and test_hit.score < test_hit.fused
+    finally:
+        store.close()
+
+
+def test_an_older_copy_beside_a_newer_one_is_superseded() -> None:
+    paths = ["src/v3/types.ts", "src/v4/core/types.ts", "src/index.ts", "lib/legacy/router.py",
+             "pkg/v2/a.go", "other/v1/b.go"]
+    assert priors.superseded(paths) == {"src/v3/types.ts", "lib/legacy/router.py"}
+    assert priors.factor(priors.SUPERSEDED, priors.asked_roles("zod v3 string schema")) == 1.0
+    assert priors.factor(priors.SUPERSEDED, priors.asked_roles("string schema")) < 1.0
+
+
+def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
+    from engine.index.search import REPEAT_FACTOR, SearchHit, spread_files
+
+    def hit(path: str, score: float) -> SearchHit:
+        return SearchHit(path, "r", 1, 2, None, "block", "python", score, "x")
+
+    spread = spread_files([hit("a.py", 1.0), hit("a.py", 0.9), hit("a.py", 0.8), hit("b.py", 0.5)])
+    assert [(h.path, h.score) for h in spread] == [
+        ("a.py", 1.0), ("a.py", 0.9), ("b.py", 0.5), ("a.py", round(0.8 * REPEAT_FACTOR, 6))
+    ]

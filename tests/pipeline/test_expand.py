@@ -1,0 +1,36 @@
+"""The context reads more of the best files' code; the ranked list stays as it is."""
+
+from __future__ import annotations
+
+from engine.model import Hit, SearchRequest
+from engine.pipeline.expand import context_hits
+from engine.pipeline.run import run_pipeline
+from tests.pipeline.helpers import hit
+
+
+def _chunk(path: str, rank: int, start: int) -> Hit:
+    body = f"def part_{path.replace('/', '_').replace('.', '_')}_{start}(cache):\n    return cache[{start}]\n"
+    return hit("files", rank, body, path=path, lines=(start, start + 1), metadata={"cosine": 0.6, "keyword_rank": rank})
+
+
+def test_the_first_files_bring_their_next_chunks_and_the_tail_makes_room() -> None:
+    a1, a2, a3 = _chunk("a.py", 1, 1), _chunk("a.py", 5, 20), _chunk("a.py", 6, 40)
+    b1, c1, d1 = _chunk("b.py", 2, 1), _chunk("c.py", 3, 1), _chunk("d.py", 4, 1)
+    top = [a1, b1, c1, d1]
+    ranked = [*top, a2, a3]
+    out = context_hits(top, ranked, files=1, per_file=3)
+    assert [h.id for h in out] == [a1.id, a2.id, a3.id, b1.id]  # same count as the list
+
+
+def test_the_pipeline_keeps_the_list_and_widens_the_context() -> None:
+    hits = [_chunk("a.py", 1, 1), *(_chunk(f"f{i}.py", i + 1, 1) for i in range(1, 40)),
+            *(_chunk("a.py", 41 + i, 10 * (i + 1)) for i in range(4))]
+    done = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=10))
+    assert done.context is not None
+    listed = [h.path for h in done.hits]
+    in_context = [c.location.split(":")[0] for c in done.context.chunks]
+    assert listed.count("a.py") == 1  # the list shows one chunk per file near the top
+    assert in_context.count("a.py") == 5  # the context reads five of the best file's
+    history = run_pipeline({"files": hits}, SearchRequest(query="when did part cache change", top_k=10))
+    assert history.context is not None
+    assert [c.location.split(":")[0] for c in history.context.chunks].count("a.py") == 1
