@@ -213,10 +213,13 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
 
     async def opener() -> Any:
         from engine.engine import Engine
-        from engine.heap import settle
 
-        engine = await Engine.open(config_path)
-        settle()  # start-up is over: later full GC passes skip what it loaded (engine.heap)
-        return engine
+        return await Engine.open(config_path)
 
-    return await ThreadedEngine.start(opener)
+    threaded = await ThreadedEngine.start(opener)
+    from engine.heap import settle
+
+    # Start-up is over: later full GC passes skip what it loaded (engine.heap). Collected
+    # here, on the GUI thread: a Qt wrapper in a cycle must never be freed on the engine's.
+    settle()
+    return threaded

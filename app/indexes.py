@@ -106,6 +106,7 @@ def format_eta(seconds: float) -> str:
 
 class IndexPage(QWidget):
     message = Signal(str)
+    indexes_changed = Signal()  # a repository was indexed, re-indexed or removed
 
     def __init__(
         self,
@@ -146,15 +147,20 @@ class IndexPage(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.setShowGrid(False)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # no cut figures
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(60)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long paths keep both ends
         self.table.itemSelectionChanged.connect(self._selection)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.progress_label = QLabel()
         self.progress_label.setObjectName("Muted")
-        self.empty = QLabel("No repository indexed yet. Add one to search its code and history.")
+        self.empty = QLabel("No repository indexed yet. “Add repository…” indexes a folder: its code "
+                            "and its git history become searchable by the built-in files and tasks servers.")
         self.empty.setObjectName("Muted")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.reindex_button)
@@ -166,10 +172,14 @@ class IndexPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(subtitle)
         layout.addLayout(buttons)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.empty)
+        # Progress right under the buttons that start it, above the list.
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.table, 1)
+        self._filler = layout.count()
+        layout.addStretch(0)  # takes the room the hidden table leaves, so the page stays compact
+        self._layout = layout
         self._selection()
 
     # -- listing ------------------------------------------------------------------------
@@ -196,8 +206,10 @@ class IndexPage(QWidget):
         for path in self._running:
             if path not in paths:
                 self._set_row(path, None)
-        self.empty.setVisible(self.table.rowCount() == 0)
-        self.table.setVisible(self.table.rowCount() > 0)
+        empty = self.table.rowCount() == 0
+        self.empty.setVisible(empty)
+        self.table.setVisible(not empty)
+        self._layout.setStretch(self._filler, 1 if empty else 0)
         if selected is not None and selected in paths + list(self._running):
             self.table.selectRow(self._row_of(selected))
         self._selection()
@@ -308,7 +320,10 @@ class IndexPage(QWidget):
         self.refresh()
         engine = self._engine()
         if engine is not None:
-            run_async(self._update_engine(engine, path), label="Updating sources", quiet=True)
+            run_async(self._update_engine(engine, path), label="Updating sources", quiet=True,
+                      on_success=lambda _: self.indexes_changed.emit())
+        else:
+            self.indexes_changed.emit()
 
     @staticmethod
     async def _update_engine(engine: EngineLike, path: str) -> None:

@@ -64,6 +64,9 @@ def run(*, config_path: Path | None = None, hidden: bool = False, quick: bool = 
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     errors.install(loop)
+    from app import gc_guard
+
+    gc_guard.install()  # garbage (and so Qt wrappers in it) freed on this thread only
 
     async def lifetime() -> None:
         shell = Shell(config_path=config_path)

@@ -69,6 +69,10 @@ class Shell(QObject):
         self.tray.quit.connect(self.request_quit)
         self.window.close_requested.connect(self._window_close)
         self.window.quick_query_requested.connect(lambda: self.popup.toggle())
+        search = self.window.search
+        search.add_repository_requested.connect(self.add_repository)
+        search.import_servers_requested.connect(self.import_servers)
+        search.add_server_requested.connect(self.add_server)
         if not self.tray.available:
             self.window.set_tray_note(
                 "No system tray here, so Tributary stays a window. Quick query: "
@@ -88,6 +92,7 @@ class Shell(QObject):
 
             self._editor = ConfigEditor(lambda: self.engine)
             self._editor.message.connect(self.window.show_message)
+            self._editor.saved.connect(lambda _: self.window.search.refresh_empty_state())
             self.window.fill_page(self._editor_holder, self._editor)
             if self.engine is not None:
                 self._editor.load(self.engine.config)
@@ -100,6 +105,7 @@ class Shell(QObject):
 
             self._indexes = IndexPage(lambda: self.engine, watchers=self.watchers)
             self._indexes.message.connect(self.window.show_message)
+            self._indexes.indexes_changed.connect(self.window.search.refresh_empty_state)
             self.window.fill_page(self._indexes_holder, self._indexes)
             self._indexes.refresh()
         return self._indexes
@@ -167,6 +173,7 @@ class Shell(QObject):
             return
         self.engine = engine
         self.window.set_engine_state("Engine ready")
+        self.window.search.refresh_empty_state()
         if any(repo.watch for repo in engine.config.repos):
             self.watchers.start_configured(engine.config)
         if self._editor is not None:
@@ -229,6 +236,30 @@ class Shell(QObject):
             self.popup.toggle()
         elif command == "quit":
             self.request_quit()
+
+    # -- first steps (the search page's empty state) --------------------------------------
+
+    def add_repository(self) -> None:
+        self.window.show_page(self.indexes)
+        self.indexes.choose_folder()
+
+    def import_servers(self) -> None:
+        editor = self.editor
+        self.window.show_page(editor)
+        editor.show_tab(editor.servers)
+        if editor.draft is None:
+            self.window.show_message("The engine is still starting — try again in a moment.")
+            return
+        if editor.servers.import_found():
+            editor.save_button.setFocus()
+            self.window.show_message("Imported — review the servers, then Save (Ctrl+S) to ask them")
+
+    def add_server(self) -> None:
+        editor = self.editor
+        self.window.show_page(editor)
+        editor.show_tab(editor.servers)
+        if editor.draft is not None:
+            editor.servers.add_server()
 
     def show_window(self) -> None:
         self.window.bring_to_front()

@@ -43,6 +43,7 @@ class TaskRunner(QObject):
         super().__init__(parent)
         self._running: dict[int, _Running] = {}
         self._by_key: dict[str, asyncio.Task[Any]] = {}
+        self._quiet: dict[int, asyncio.Task[Any]] = {}  # quiet tasks: no indicator, still tracked
 
     def run(
         self,
@@ -66,6 +67,8 @@ class TaskRunner(QObject):
         entry = _Running(label, task, key)
         if not quiet:
             self._running[id(task)] = entry
+        else:  # not shown, but cancelled and awaited at shutdown like every other task
+            self._quiet[id(task)] = task
         if key is not None:
             self._by_key[key] = task
         task.add_done_callback(lambda t: self._done(t, entry, on_success, on_error))
@@ -80,6 +83,7 @@ class TaskRunner(QObject):
         on_error: ErrorCallback | None,
     ) -> None:
         self._running.pop(id(task), None)
+        self._quiet.pop(id(task), None)
         if entry.key is not None and self._by_key.get(entry.key) is task:
             del self._by_key[entry.key]
         self.changed.emit()
@@ -101,9 +105,9 @@ class TaskRunner(QObject):
         return [entry.label for entry in self._running.values()]
 
     def tasks(self) -> list[asyncio.Task[Any]]:
-        return [entry.task for entry in self._running.values()] + [
-            t for t in self._by_key.values() if id(t) not in self._running
-        ]
+        listed = [entry.task for entry in self._running.values()]
+        listed += [t for t in self._quiet.values() if id(t) not in self._running]
+        return listed + [t for t in self._by_key.values() if id(t) not in self._running and id(t) not in self._quiet]
 
     def cancel_all(self) -> None:
         for task in self.tasks():

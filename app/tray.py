@@ -1,7 +1,8 @@
 """The tray icon and the quick-query popup.
 
-The popup is a frameless window: type, see the top results as sources answer, Enter
-copies the assembled context and hides, Esc hides. Without a system tray (bare X
+The popup is a frameless window: type, see the top results as sources answer; ↑/↓
+select a result, Enter copies it (or, with none selected, the assembled context),
+Shift+Enter opens it in the editor, Ctrl+Enter copies the whole context; Esc hides. Without a system tray (bare X
 servers, some Wayland desktops) the app says so and keeps working as a window; the
 popup stays reachable from a shortcut and ``tributary toggle``.
 """
@@ -25,21 +26,30 @@ from PySide6.QtWidgets import (
 
 from app import safe_text, theme
 from app.engine_api import EngineLike
+from app.open_file import local_file, open_in_editor
 from app.search.controller import SearchController
-from engine.model import SearchResponse, SearchUpdate
+from engine.model import Hit, SearchResponse, SearchUpdate
 
 TOP_RESULTS = 8
 
 
 class _PopupQuery(QLineEdit):
     enter = Signal()
+    enter_all = Signal()  # Ctrl+Enter: the whole context
+    enter_open = Signal()  # Shift+Enter: open the selected hit
     escape = Signal()
     step = Signal(int)  # Up/Down: move the selection in the results
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.enter.emit()
+            mods = event.modifiers()
+            if mods & Qt.KeyboardModifier.ControlModifier:
+                self.enter_all.emit()
+            elif mods & Qt.KeyboardModifier.ShiftModifier:
+                self.enter_open.emit()
+            else:
+                self.enter.emit()
         elif key == Qt.Key.Key_Escape:
             self.escape.emit()
         elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
@@ -60,9 +70,11 @@ class QuickPopup(QWidget):
         self.resize(640, 470)
         self.controller = SearchController(engine, key="quick", parent=self)
         self._copy_when_done = False
+        self._chosen: int | None = None  # the row picked with ↑/↓ (kept across live updates)
+        self._shown_query = ""
         self.query = _PopupQuery()
         self.query.setObjectName("QueryBox")
-        self.query.setPlaceholderText("Quick query — Enter copies the context, Esc closes")
+        self.query.setPlaceholderText("Quick query — ↑↓ pick · Enter copies · Ctrl+Enter copies all context · Esc closes")
         self.query.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.results = QListWidget()
         self.results.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -75,6 +87,9 @@ class QuickPopup(QWidget):
         layout.addWidget(self.status)
         self.query.textEdited.connect(self.controller.schedule)
         self.query.enter.connect(self.accept)
+        self.query.enter_all.connect(self.accept_all)
+        self.query.enter_open.connect(self.open_selected)
+        self.results.itemDoubleClicked.connect(lambda _: self.open_selected())
         self.query.escape.connect(self.hide)
         self.query.step.connect(self._step)
         self.controller.updated.connect(self._updated)
@@ -99,8 +114,39 @@ class QuickPopup(QWidget):
         else:
             self.popup()
 
+    def selected_hit(self) -> Hit | None:
+        response = self.controller.response
+        row = self.results.currentRow()
+        if self._chosen is None or response is None or not 0 <= row < min(len(response.hits), TOP_RESULTS):
+            return None
+        return response.hits[row]
+
     def accept(self) -> None:
-        """Enter: copy the context of what is typed (searching first if needed)."""
+        """Enter: copy the selected hit; none selected, the context of what is typed."""
+        hit = self.selected_hit()
+        if hit is not None and self.controller.query == self.query.text().strip():
+            header = f"{hit.location}\n" if hit.location else ""
+            QGuiApplication.clipboard().setText(header + hit.content)
+            self.copied.emit(hit.tokens or 0)
+            self.hide()
+            return
+        self.accept_all()
+
+    def open_selected(self) -> None:
+        """Shift+Enter (or a double click): open the selected hit's file at its line."""
+        hit = self.selected_hit()
+        path = local_file(hit) if hit is not None else None
+        if path is None:
+            self.status.setText("Select a result that is a file (↑/↓), then Shift+Enter opens it")
+            return
+        problem = open_in_editor(path, hit.start_line if hit is not None else None)
+        if problem:
+            self.status.setText(problem)
+        else:
+            self.hide()
+
+    def accept_all(self) -> None:
+        """Ctrl+Enter: copy the context of what is typed (searching first if needed)."""
         text = self.query.text().strip()
         if not text:
             return
@@ -123,22 +169,30 @@ class QuickPopup(QWidget):
     def _step(self, step: int) -> None:
         count = self.results.count()
         if count:
-            self.results.setCurrentRow(max(0, min(count - 1, self.results.currentRow() + step)))
+            row = max(0, min(count - 1, self.results.currentRow() + step))
+            self.results.setCurrentRow(row)
+            self._chosen = row
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
+        if self.controller.response is not None and update.response.request.query != self._shown_query:
+            self._chosen = None  # another question: nothing picked yet
+        self._shown_query = update.response.request.query
         self.results.clear()
         for hit in response.hits[:TOP_RESULTS]:
             where = f"{safe_text.one_line(hit.location, 100)} · " if hit.path or hit.uri else ""
             item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{hit.source}")
             item.setToolTip(safe_text.tooltip(hit.content, 2000))
             self.results.addItem(item)
+        if self._chosen is not None and self.results.count():
+            self.results.setCurrentRow(min(self._chosen, self.results.count() - 1))
         answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
         tokens = response.context.token_count if response.context else 0
         state = "" if update.final else " · waiting for more sources…"
         self.status.setText(
             f"{len(response.hits)} results from {answered}/{len(response.sources)} sources · "
-            f"{tokens:,} tokens of context{state}"
+            f"{tokens:,} tokens of context{state}\n"
+            "↑↓ pick · Enter copies it · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
         )
 
     def _finished(self, response: SearchResponse) -> None:
@@ -146,6 +200,7 @@ class QuickPopup(QWidget):
             self._copy(response)
 
     def _clear(self) -> None:
+        self._chosen = None
         self.results.clear()
         self.status.setText("Type to search every source")
 

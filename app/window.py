@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -33,7 +34,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("Tributary")
         self.setWindowIcon(theme.app_icon())
-        self.resize(1200, 760)
+        self._fit_to_screen()
         self._engine = engine
         self.pages = QStackedWidget()
         self.sidebar = QListWidget()
@@ -42,6 +43,9 @@ class MainWindow(QMainWindow):
         self.sidebar.setFixedWidth(196)
         self._builders: dict[QWidget, Callable[[], QWidget]] = {}
         self.sidebar.currentRowChanged.connect(self._page_changed)
+        # A click (or Enter) on a page's entry hands the keyboard to that page.
+        self.sidebar.clicked.connect(lambda _: self.focus_page())
+        self.sidebar.activated.connect(lambda _: self.focus_page())
 
         self.search = SearchPage(engine, history)
         self.search.message.connect(self.show_message)
@@ -78,9 +82,17 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.indicator = TaskIndicator(runner())
+        # Messages in a label of their own, elided beside the task indicator (the status
+        # bar's own message is drawn across the whole bar, over the indicator).
+        self.status_text = ElidedLabel()
+        self.statusBar().addWidget(self.status_text, 1)
         self.statusBar().addPermanentWidget(self.indicator)
+        self._status_timer = QTimer(self, singleShot=True)
+        self._status_timer.timeout.connect(lambda: self._set_status(""))
         self.sidebar.setCurrentRow(0)
-        QShortcut(QKeySequence("Ctrl+K"), self, self.focus_search)
+        # The query box from anywhere in the window (whichever page is shown).
+        for keys in ("Ctrl+L", "Ctrl+K", "Ctrl+F"):
+            QShortcut(QKeySequence(keys), self, self.focus_search)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close_requested.emit)
         QShortcut(QKeySequence("Ctrl+Shift+Space"), self, self.quick_query_requested.emit)
 
@@ -121,12 +133,39 @@ class MainWindow(QMainWindow):
             index = self.pages.indexOf(parent)
         self.sidebar.setCurrentRow(index)
 
+    def _fit_to_screen(self) -> None:
+        """A first size that fits the screen it opens on (never larger than it)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry() if screen is not None else None
+        width, height = 1200, 760
+        if area is not None:
+            width = min(width, max(640, area.width() - 40))
+            height = min(height, max(480, area.height() - 40))
+        self.resize(width, height)
+
+    def focus_page(self) -> None:
+        """Give the keyboard to the page shown: the query box on Search, else the page."""
+        page = self.pages.currentWidget()
+        if page is self.search:
+            self.search.focus_query()
+        elif page is not None:
+            page.setFocus()
+            page.focusNextChild()
+
     def focus_search(self) -> None:
         self.show_page(self.search)
         self.search.focus_query()
 
     def show_message(self, text: str, timeout_ms: int = 6000) -> None:
-        self.statusBar().showMessage(text, timeout_ms)
+        self._set_status(text)
+        self._status_timer.start(max(timeout_ms, 1000 + 40 * len(text)))  # long ones stay longer
+
+    def _set_status(self, text: str) -> None:
+        self.status_text.set_full_text(text)
+
+    def message_text(self) -> str:
+        """The status message now shown, whole."""
+        return self.status_text.full_text
 
     def set_tray_note(self, text: str) -> None:
         """Say once, where it stays visible, that there is no tray (and what to use)."""
@@ -146,3 +185,27 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         event.ignore()
         self.close_requested.emit()
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, elided to the width it has (re-elided as that changes);
+    the whole text is its tooltip. It never asks for more width than it gets."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(1, self.width()))
+        self.setText(shown)
+        self.setToolTip(self.full_text if shown != self.full_text else "")

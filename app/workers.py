@@ -9,20 +9,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from engine.spawn import module_command
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds ``app`` and ``engine``
 
 
 def worker_command(path: Path) -> list[str]:
-    return [sys.executable, "-m", "app.index_worker", str(path)]
+    return module_command("app.index_worker", str(path))
 
 
 def watch_command(path: Path) -> list[str]:
-    return [sys.executable, "-m", "app.index_worker", "--watch", str(path)]
+    return module_command("app.index_worker", "--watch", str(path))
 
 
 async def run_worker(

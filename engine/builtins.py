@@ -9,16 +9,23 @@ same name in the user's config wins (it may tune timeout or weight, or disable i
 
 from __future__ import annotations
 
-import sys
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from engine.config.schema import Config, IndexConfig, ServerConfig
 from engine.index.backend import DSN_VARIABLE
 from engine.paths import indexes_dir
+from engine.spawn import frozen, module_command
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
+# Servers get only an allowlisted environment (engine.sources.env); these choose which
+# model the built-ins load, so they must see the same ones as this process.
+MODEL_VARIABLES = (
+    "TRIBUTARY_MODEL_CACHE", "TRIBUTARY_ONNX_MODEL", "TRIBUTARY_EMBED_BACKEND",
+    "TRIBUTARY_EMBED_PRECISION", "TRIBUTARY_EMBED_THREADS", "TRIBUTARY_EMBED_SEQ",
+)
 
 BUILTINS: dict[str, tuple[str, str, str, str]] = {
     # name: (module, index file glob, query tool, description)
@@ -42,15 +49,21 @@ def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig 
     environment and is expanded when the server starts, never onto its command line)."""
     module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
-    args = ["-m", module, "--index-dir", str(folder)]
-    env = {"PYTHONPATH": str(project_root())}
-    if index is not None and index.backend == "postgres":
-        args = ["-m", module, "--postgres", "--vector-index", index.vector_index]
+    shared = index is not None and index.backend == "postgres"
+    options = (
+        ("--postgres", "--vector-index", index.vector_index) if index is not None and shared
+        else ("--index-dir", str(folder))
+    )
+    command, *args = module_command(module, *options)
+    # PYTHONPATH lets ``python -m`` find this engine; a frozen bundle carries its own.
+    path = {} if frozen() else {"PYTHONPATH": str(project_root())}
+    env = {**path, **_model_environment()}
+    if index is not None and shared:
         env[DSN_VARIABLE] = index.dsn
     return ServerConfig(
         name=name,
         transport="stdio",
-        command=sys.executable,
+        command=command,
         args=args,
         env=env,
         timeout=BUILTIN_TIMEOUT_S,
@@ -58,6 +71,10 @@ def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig 
         builtin=name,
         description=description,
     )
+
+
+def _model_environment() -> dict[str, str]:
+    return {name: value for name in MODEL_VARIABLES if (value := os.environ.get(name))}
 
 
 def available_builtins(index_dir: Path | None = None, index: IndexConfig | None = None) -> list[str]:

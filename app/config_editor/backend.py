@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.builtins import with_builtin_servers
 from engine.config.errors import ConfigError, ConfigIssue
 from engine.config.importer import import_mcp_servers as _import_mcp_servers
 from engine.config.save import save_config as _save_config
@@ -52,7 +53,10 @@ def check_pattern(pattern: str) -> str | None:
 
 
 def explain_routing(config: Config, query: str) -> RoutingExplanation:
-    return _explain_routing(config, query)
+    """The engine's own routing of ``query`` under ``config`` as the engine would run it:
+    with the built-in servers for what is indexed (``Engine.route`` routes over the
+    same ``with_builtin_servers`` config)."""
+    return _explain_routing(with_builtin_servers(config), query)
 
 
 def save_config(config: Config, path: Path) -> Path:

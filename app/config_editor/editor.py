@@ -14,10 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -25,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app import theme
 from app.config_editor import backend
+from app.config_editor.desktop import DesktopPage
 from app.config_editor.ranking import RankingPage
 from app.config_editor.rules import RulesPage, server_names
 from app.config_editor.servers import ServersPage
@@ -56,8 +60,12 @@ class ConfigEditor(QWidget):
         self.ranking = RankingPage()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.servers, theme.icon("servers"), "Servers")
-        self.tabs.addTab(self.rules, theme.icon("routing"), "Routing rules")
-        self.tabs.addTab(self.ranking, theme.icon("settings"), "Ranking && budget")
+        # Scrolled, so a short screen scrolls the form instead of growing the window.
+        self.tabs.addTab(_scrolled(self.rules), theme.icon("routing"), "Routing rules")
+        self.tabs.addTab(_scrolled(self.ranking), theme.icon("settings"), "Ranking && budget")
+        self.desktop = DesktopPage()
+        self.desktop.message.connect(self.message.emit)
+        self.tabs.addTab(self.desktop, theme.icon("open"), "Desktop")
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -86,8 +94,19 @@ class ConfigEditor(QWidget):
         self.servers.message.connect(self.message.emit)
         self.servers.changed.connect(self._refresh_rule_servers)
         self._original: Config | None = None
+        save_keys = QShortcut(QKeySequence.StandardKey.Save, self, self._save_keys)
+        save_keys.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.save_button.setToolTip("Save (Ctrl+S)")
         self._render_status()
         self.setEnabled(False)
+
+    def show_tab(self, page: QWidget) -> None:
+        """Show the tab holding ``page`` (some tabs wrap theirs in a scroll area)."""
+        for index in range(self.tabs.count()):
+            tab = self.tabs.widget(index)
+            if tab is not None and (tab is page or tab.isAncestorOf(page)):
+                self.tabs.setCurrentIndex(index)
+                return
 
     def load(self, config: Config) -> None:
         """Start editing a copy of ``config`` (the running one)."""
@@ -161,6 +180,13 @@ class ConfigEditor(QWidget):
         self.save_button.setEnabled(self.dirty and not errors)
         self.revert_button.setEnabled(self.dirty)
 
+    def _save_keys(self) -> None:
+        """Ctrl+S: save what the Save button would; say why when there is nothing to."""
+        if self.save_button.isEnabled():
+            self.save()
+        else:
+            self.message.emit(self.status.text() or "Nothing to save")
+
     def save(self) -> None:
         """Validate, write atomically (engine's writer), then apply to the engine."""
         if self.draft is None:
@@ -205,6 +231,14 @@ class ConfigEditor(QWidget):
         # Nothing was written: keep every edit, say why.
         self.issues = [backend.Issue("", f"not saved: {backend.describe(error)}")]
         self._render_status()
+
+
+def _scrolled(page: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area
 
 
 class AppliedLater(Exception):

@@ -36,6 +36,10 @@ def error_label() -> QLabel:
     label.setObjectName("Error")
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    # Hidden, it keeps its line: the form does not jump as messages come and go.
+    policy = label.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    label.setSizePolicy(policy)
     label.setVisible(False)
     return label
 
@@ -62,9 +66,9 @@ class _Row(QWidget):
         remove.setIcon(theme.icon("remove"))
         remove.setToolTip("Remove")
         remove.clicked.connect(lambda: self.removed.emit(self))
-        self.key.textEdited.connect(self.changed.emit)
+        self.key.textEdited.connect(lambda _: self.changed.emit())
         self.key.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
-        self.value.textEdited.connect(self.changed.emit)
+        self.value.textEdited.connect(lambda _: self.changed.emit())
         self.value.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
         layout.addWidget(self.key, 2)
         layout.addWidget(self.value, 3)

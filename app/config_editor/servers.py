@@ -45,6 +45,7 @@ from app.config_editor.fields import KeyValueEditor, error_label, set_invalid, w
 from app.engine_api import EngineLike
 from app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
 from app.tasks import describe_error, run_async
+from engine.config.importer import client_config_paths
 from engine.config.schema import Config, ServerConfig
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
@@ -119,22 +120,6 @@ class LatencyDelegate(QStyledItemDelegate):
         painter.drawText(text_rect.adjusted(0, 0, -4, 0),
                          int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), note)
         painter.restore()
-
-
-def known_client_configs(home: Path | None = None) -> list[tuple[str, Path]]:
-    """MCP client config files that exist on this machine (Claude Desktop, Cursor, VS Code)."""
-    home = home or Path.home()
-    candidates = [
-        ("Claude Desktop", home / ".config/Claude/claude_desktop_config.json"),
-        ("Claude Desktop", home / "Library/Application Support/Claude/claude_desktop_config.json"),
-        ("Claude Desktop", home / "AppData/Roaming/Claude/claude_desktop_config.json"),
-        ("Cursor", home / ".cursor/mcp.json"),
-        ("VS Code", home / ".config/Code/User/mcp.json"),
-        ("VS Code", home / "Library/Application Support/Code/User/mcp.json"),
-        ("VS Code", home / "AppData/Roaming/Code/User/mcp.json"),
-        ("VS Code (this folder)", Path.cwd() / ".vscode/mcp.json"),
-    ]
-    return [(label, path) for label, path in candidates if path.is_file()]
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -478,13 +463,21 @@ class ServersPage(QWidget):
 
     def _fill_import_menu(self) -> None:
         self.import_menu.clear()
-        for label, path in known_client_configs():
+        for label, path in client_config_paths():
             self.import_menu.addAction(f"{label}: {path}", functools.partial(self.import_file, path))
         if self.import_menu.isEmpty():
-            action = self.import_menu.addAction("No Claude Desktop / Cursor / VS Code config found")
+            action = self.import_menu.addAction("No Claude Desktop / Claude Code / Cursor / VS Code config found")
             action.setEnabled(False)
         self.import_menu.addSeparator()
         self.import_menu.addAction("Choose a file…", self._choose_import_file)
+
+    def import_found(self) -> int:
+        """Import the servers of every MCP client config found on this machine."""
+        found = client_config_paths()
+        if not found:
+            self.message.emit("No Claude Desktop, Claude Code, Cursor or VS Code config found on this machine")
+            return 0
+        return sum(self.import_file(path) for _label, path in found)
 
     def _choose_import_file(self) -> None:
         dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP configs (*.json)")

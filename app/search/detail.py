@@ -10,14 +10,10 @@ Hit text is untrusted: it is shown through ``app.safe_text`` in plain-text widge
 
 from __future__ import annotations
 
-import os
-import shlex
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import unquote, urlparse
 
-from PySide6.QtCore import QProcess, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QKeySequence
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import safe_text, theme
+from app.open_file import local_file, open_in_editor, reveal  # absolute paths, editor line syntax
 from app.search.highlighter import CodeHighlighter, language_for, query_terms, words_pattern
 from app.search.score_chart import ScoreChart
 from engine.model import DedupGroup, GroupMember, Hit, is_task
@@ -35,40 +32,12 @@ from engine.pipeline.confidence import source_views
 from engine.pipeline.dedup import fold_label, why_folded
 from engine.pipeline.formats import commit_line
 
-EDITOR_ENV = "TRIBUTARY_EDITOR"  # e.g. "code -g {path}:{line}"; else the desktop's default app
 MAX_SHOWN = safe_text.BLOCK_LIMIT  # characters; hit content is untrusted and may be huge
 USEFUL_KEYS = QKeySequence("Ctrl+Up")
 NOT_USEFUL_KEYS = QKeySequence("Ctrl+Down")
 AROUND = 3  # the file's lines shown before and after a chunk
 MAX_FILE_BYTES = 2_000_000  # larger files are not read for the lines around a chunk
 MAX_FILES_LISTED = 30
-
-
-def local_file(hit: Hit) -> Path | None:
-    """The hit's file on this machine, if it names one."""
-    if hit.path:
-        path = Path(hit.path)
-        if not path.is_absolute():
-            root = hit.metadata.get("root") or hit.metadata.get("repo")
-            if isinstance(root, str):
-                path = Path(root) / path
-        return path
-    if hit.uri and hit.uri.startswith("file://"):
-        return Path(unquote(urlparse(hit.uri).path))
-    return None
-
-
-def open_in_editor(path: Path, line: int | None) -> bool:
-    command = os.environ.get(EDITOR_ENV)
-    if command:
-        args = [a.format(path=str(path), line=line or 1) for a in shlex.split(command)]
-        return bool(QProcess.startDetached(args[0], args[1:])[0])
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
-
-
-def reveal(path: Path) -> bool:
-    folder = path if path.is_dir() else path.parent
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
 
 def shortcut_text(keys: QKeySequence) -> str:

@@ -5,6 +5,9 @@ one compact row of fields: related files (comma-separated, or picked with "…")
 related issues, language and framework. The engine boosts hits that match them and
 shows the boost as the "hints" part of a hit's score breakdown.
 
+Hints belong to the question they were given for: the page clears them (and says so)
+when the next question shares no word with it (``related``).
+
 Edits are debounced here and announced once per actual change (``changed``), so the
 page re-runs the current query through the controller's ``set_options`` path.
 """
@@ -45,6 +48,12 @@ def count_hints(hints: Hints) -> int:
     """How many of the four hints are set (for the toggle's label)."""
     return sum(bool(x) for x in (hints.related_files, hints.related_issues, hints.language,
                                  hints.framework))
+
+
+def related(a: str, b: str) -> bool:
+    """Whether two questions share a word of three letters or more (case-insensitive)."""
+    words = re.compile(r"\w{3,}")
+    return bool({w.lower() for w in words.findall(a)} & {w.lower() for w in words.findall(b)})
 
 
 def same_hints(a: Hints, b: Hints) -> bool:
@@ -91,7 +100,7 @@ class HintsBar(QWidget):
         self.pick.setObjectName("Action")
         self.pick.setText("…")
         self.pick.setToolTip("Pick related files")
-        self.pick.setStyleSheet("QToolButton { padding: 5px 7px; }")
+        self.pick.setStyleSheet("QToolButton { padding: 5px 7px; } QToolButton:focus { padding: 4px 6px; }")
         self.pick.clicked.connect(self.pick_files)
         self.issues = QLineEdit()
         self.issues.setPlaceholderText("#123, 456")
@@ -157,6 +166,17 @@ class HintsBar(QWidget):
 
     def clear(self) -> None:
         self.set_hints(Hints())
+
+    def reset_quietly(self) -> None:
+        """Empty the fields without announcing it (the caller sets the options itself)."""
+        for edit in (self.files, self.issues, self.framework):
+            edit.clear()
+        self.language.blockSignals(True)
+        self.language.setCurrentText("")
+        self.language.blockSignals(False)
+        self._timer.stop()
+        self._last = Hints()
+        self.toggle.set_count(0)
 
     def add_files(self, paths: list[str]) -> None:
         current = parse_list(self.files.text())

@@ -20,9 +20,12 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -133,14 +136,45 @@ class SourceStrip(QWidget):
     def __init__(self, parent: QWidget | None = None, *, states: StateSource | None = None) -> None:
         super().__init__(parent)
         self._states = states
-        self._layout = QHBoxLayout(self)
+        # The chips scroll sideways inside the strip: however many sources there are,
+        # they never widen the window (its minimum width would grow with each one).
+        self.row = QWidget()
+        self.row.setObjectName("SourceRow")
+        self._layout = QHBoxLayout(self.row)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(6)
+        self._layout.addStretch()
+        self.chip_area = QScrollArea()
+        self.chip_area.setObjectName("SourceScroll")
+        self.chip_area.setWidget(self.row)
+        self.chip_area.setWidgetResizable(True)
+        self.chip_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.chip_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.chip_area.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.summary = QLabel()
         self.summary.setObjectName("Muted")
-        self._layout.addStretch()
-        self._layout.addWidget(self.summary)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(10)
+        outer.addWidget(self.chip_area, 1)
+        outer.addWidget(self.summary)
         self.chips: dict[str, QToolButton] = {}
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Room for one row of chips and, below it, the sideways scroll bar (kept even
+        when not needed, so the results below do not jump as sources come and go)."""
+        probe = QToolButton()
+        probe.setObjectName("SourceChip")
+        probe.setText("source")
+        probe.setIconSize(QSize(10, 10))
+        probe.ensurePolished()
+        chip = max(probe.sizeHint().height(), 24)
+        bar = self.chip_area.horizontalScrollBar().sizeHint().height()
+        self.chip_area.setFixedHeight(chip + bar + 2)
+        probe.deleteLater()
 
     def _server_states(self) -> dict[str, Any]:
         if self._states is None:
@@ -192,7 +226,7 @@ class LogWindow(QDialog):
         layout = QVBoxLayout(self)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # long lines wrap, never cut
         layout.addWidget(self.text)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         refresh = buttons.addButton("Refresh", QDialogButtonBox.ButtonRole.ActionRole)

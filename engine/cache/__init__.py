@@ -63,7 +63,14 @@ def make_cache(
         )
     if config.backend == "redis":
         # Imported here so the redis client loads only for those who use it.
-        from engine.cache.redis_backend import RedisCache
+        try:
+            from engine.cache.redis_backend import RedisCache
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "redis":
+                raise
+            raise CacheError(
+                "cache backend 'redis' needs the redis client: pip install 'tributary[redis]'"
+            ) from exc
 
         return RedisCache(
             expand_variables(config.redis_url), ttl_s=config.ttl_s, clock=clock, scrubber=scrubber

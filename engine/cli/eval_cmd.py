@@ -85,7 +85,19 @@ def _progress(phase: str, done: int, total: int) -> None:
         print(f"\r{phase}: {done}/{total}   ", end="", file=sys.stderr, flush=True)
 
 
+def _missing_eval_extra() -> str | None:
+    """What to install when the statistics and charts of a report are missing."""
+    import importlib.util
+
+    missing = [name for name in ("scipy", "matplotlib") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return f"evaluation reports need {' and '.join(missing)}: pip install 'tributary[eval]'"
+
+
 def _run(args: argparse.Namespace) -> int:
+    if (missing := _missing_eval_extra()) is not None:
+        return fail(missing)
     from engine.eval.datasets import DatasetError
     from engine.eval.run import evaluate
 
@@ -224,6 +236,8 @@ def _docstrings(args: argparse.Namespace) -> int:
 
 
 def _latest(_args: argparse.Namespace) -> int:
+    if (missing := _missing_eval_extra()) is not None:
+        return fail(missing)
     from engine.eval.report import REPORT_MD, latest_dir
 
     path = latest_dir() / REPORT_MD

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from engine.errors import TributaryError
+from engine.spawn import RUN_COMMAND, run_module
 
 # Sub-command modules, in the order their commands appear in --help.
 COMMAND_MODULES = (
@@ -65,8 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (engine.spawn)
+        return run_module(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.version:
         print(version_text())
         return 0

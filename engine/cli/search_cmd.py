@@ -46,8 +46,10 @@ async def _search(args: argparse.Namespace) -> int:
     engine = await Engine.open(config_path(args), warm=False)
     try:
         request = request_from_args(args, engine.config.fusion.top_k)
-        if args.repo and request.sources is None:
-            request.sources = [n for n in ("files", "tasks") if n in engine.effective_config.servers]
+        if args.repo:  # that repository only, by its built-in servers unless told otherwise
+            request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
+            if request.sources is None:
+                request.sources = [n for n in ("files", "tasks") if n in engine.effective_config.servers]
         await engine.start_sources(engine.route(request.query, request.sources).servers)
         response = await _run_search(engine, request, stream=not args.json)
     finally:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -145,6 +144,10 @@ def paired_test(baseline: Sequence[float], candidate: Sequence[float]) -> Paired
     if n < 2 or float(diff.std(ddof=0)) <= _FLAT:
         t, p = (0.0, 1.0) if abs(mean_diff) <= _FLAT else (math.copysign(math.inf, mean_diff), 0.0)
     else:
+        # scipy is the [eval] extra: imported here, so that what only shares this
+        # module's types (``tributary eval code``, the experiment's data) runs without it.
+        from scipy import stats as scipy_stats
+
         result = scipy_stats.ttest_rel(cand, base)
         t, p = float(result.statistic), float(result.pvalue)
     return PairedTest(

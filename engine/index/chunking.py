@@ -89,6 +89,12 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 }
 
 
+def grammar_modules() -> list[str]:
+    """The grammar wheels' modules, imported by name when a language is first parsed:
+    a frozen bundle must be told to include them (``packaging/build.sh``)."""
+    return sorted({module for module, _ in _GRAMMARS.values()})
+
+
 @cache
 def _parser(language: str) -> Any:
     import importlib

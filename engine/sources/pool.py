@@ -30,7 +30,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from mcp import types
 
@@ -75,10 +76,12 @@ class SourcePool:
         return self._client(name).config
 
     async def call(
-        self, name: str, query: str, *, top_k: int, timeout: float | None = None
+        self, name: str, query: str, *, top_k: int, timeout: float | None = None,
+        scope: Mapping[str, Any] | None = None,
     ) -> SourceOutcome:
-        """One query to one server, within its timeout (``ServerConfig.timeout`` by default)."""
-        return await self._client(name).call(query, top_k, timeout=timeout)
+        """One query to one server, within its timeout (``ServerConfig.timeout`` by default);
+        ``scope`` limits the servers whose tools take it (``repos``)."""
+        return await self._client(name).call(query, top_k, timeout=timeout, scope=scope)
 
     def dispatch_order(self, names: Iterable[str]) -> list[str]:
         """``names`` slowest expected first (see :mod:`engine.sources.latency`)."""

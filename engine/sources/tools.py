@@ -20,7 +20,7 @@ nothing is chosen and the error asks for ``tool`` to be set.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,9 +59,14 @@ class ToolSelection:
     top_k_argument: str | None = None
     fixed: dict[str, Any] = field(default_factory=dict)
     auto: bool = False
+    accepts: frozenset[str] = frozenset()  # the tool's argument names
 
-    def arguments(self, query: str, top_k: int) -> dict[str, Any]:
+    def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them."""
         args = dict(self.fixed)
+        for key, value in (scope or {}).items():
+            if key in self.accepts:
+                args[key] = value
         if self.query_argument:
             args[self.query_argument] = query
         if self.top_k_argument:
@@ -107,6 +112,7 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         top_k_argument=config.top_k_argument or _top_k_argument(tool),
         fixed=dict(config.arguments),
         auto=True,
+        accepts=frozenset(_properties(tool)),
     )
 
 
@@ -128,7 +134,8 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
         raise ToolSelectionError(
             f"tool {tool.name!r} requires {missing}; give them under `arguments`"
         )
-    return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments))
+    return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
+                         accepts=frozenset(props))
 
 
 def _words(name: str) -> list[str]:

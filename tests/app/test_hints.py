@@ -95,3 +95,26 @@ async def test_hints_set_before_a_query_apply_to_it_without_searching_early(qtbo
     page.search("spawn a task")
     await until(lambda: page.controller.final)
     assert (engine.requests[-1].hints.language, engine.requests[-1].hints.framework) == ("rust", "tokio")
+
+
+@pytest.mark.asyncio
+async def test_hints_clear_with_a_word_when_the_next_question_is_unrelated(qtbot: Any) -> None:
+    engine = FakeEngine()
+    page = make_page(qtbot, engine)
+    messages: list[str] = []
+    page.message.connect(messages.append)
+    page.query.setText("fixture scope")
+    page.hints.toggle.setChecked(True)
+    page.hints.set_hints(Hints(language="python", framework="pytest"))
+    page.search("fixture scope")
+    await until(lambda: bool(engine.requests) and engine.requests[-1].hints.language == "python")
+    # A related question keeps them.
+    page.search("fixture scope session")
+    await until(lambda: engine.requests[-1].query == "fixture scope session")
+    assert engine.requests[-1].hints.framework == "pytest"
+    # An unrelated one drops them, and says so.
+    page.search("database migrations")
+    await until(lambda: engine.requests[-1].query == "database migrations")
+    assert engine.requests[-1].hints.is_empty()
+    assert page.hints.toggle.text() == "Hints"
+    assert any("Hints cleared" in m for m in messages)

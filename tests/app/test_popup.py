@@ -34,14 +34,37 @@ async def test_type_enter_copies_context_and_hides(qtbot: object) -> None:
     QTest.keyClicks(popup.query, "fixture")
     await until(lambda: popup.controller.final)
     assert popup.results.count() > 0
-    QTest.keyClick(popup.query, Qt.Key.Key_Down)
-    assert popup.results.currentRow() == 0
     QTest.keyClick(popup.query, Qt.Key.Key_Return)
     response = popup.controller.response
     assert response is not None and response.context is not None
     assert QGuiApplication.clipboard().text() == response.context.text
     assert copied == [response.context.token_count]
     assert not popup.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_arrows_pick_a_hit_enter_copies_it_ctrl_enter_copies_all(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.02))
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    popup.popup()
+    QTest.keyClicks(popup.query, "fixture")
+    await until(lambda: popup.controller.final)
+    assert popup.results.count() > 1
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
+    assert popup.results.currentRow() == 1
+    response = popup.controller.response
+    assert response is not None and response.context is not None
+    second = response.hits[1]
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    assert second.content in QGuiApplication.clipboard().text()
+    assert QGuiApplication.clipboard().text() != response.context.text
+    assert not popup.isVisible()
+    popup.popup()
+    QTest.keyClick(popup.query, Qt.Key.Key_Down)
+    QTest.keyClick(popup.query, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == response.context.text
 
 
 @pytest.mark.asyncio

@@ -51,3 +51,13 @@ async def test_indicator_shows_running_and_failed(qtbot: object, fresh_runner: T
     await fresh_runner.wait_idle()
     assert indicator.label.text() == "Saving failed — ValueError: bad value"
     assert indicator.bar.isHidden()
+
+
+@pytest.mark.asyncio
+async def test_quiet_tasks_are_cancelled_at_shutdown_too(qtbot: object, fresh_runner: TaskRunner) -> None:
+    got: list[object] = []
+    task = run_async(_value(1, delay=30.0), label="", quiet=True, on_success=got.append)
+    assert fresh_runner.labels() == []  # not in the indicator
+    fresh_runner.cancel_all()
+    await fresh_runner.wait_idle()
+    assert task.cancelled() and got == []

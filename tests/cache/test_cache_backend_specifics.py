@@ -12,7 +12,7 @@ import pytest
 import sqlean
 
 from engine.cache import make_cache
-from engine.cache.base import NullCache
+from engine.cache.base import CacheError, NullCache
 from engine.cache.memory import MemoryCache
 from engine.cache.redact import Scrubber
 from engine.cache.sqlite import SqliteCache
@@ -232,6 +232,15 @@ async def test_make_cache_redis_expands_variables_in_the_url(
     assert await shared.get("factory-probe") == 1
     assert await shared.delete("factory-probe")
     await shared.close()
+
+
+async def test_make_cache_redis_without_the_client_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "engine.cache.redis_backend", raising=False)
+    monkeypatch.setitem(sys.modules, "redis", None)  # as where [redis] is not installed
+    with pytest.raises(CacheError, match=r"tributary\[redis\]"):
+        make_cache(CacheConfig(backend="redis"))
 
 
 async def test_sqlite_default_path_is_the_data_dir(

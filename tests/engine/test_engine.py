@@ -186,3 +186,15 @@ async def test_a_query_that_is_not_unicode_is_refused_before_any_source() -> Non
         with pytest.raises(QueryError, match="lone surrogate U\\+D800 at character 3"):
             await engine.search(SearchRequest("ab\ud800", top_k=5))
         assert (await engine.search(SearchRequest("retry", top_k=5))).hits
+
+
+async def test_query_syntax_filters_sources_and_paths() -> None:
+    async with make_engine(make_config("alpha", "beta")) as engine:
+        only = await engine.search(SearchRequest("retry source:beta", top_k=10))
+        excluded = await engine.search(SearchRequest("retry -path:src/alpha/", top_k=10))
+        nothing = await engine.search(SearchRequest("retry lang:go", top_k=10))
+    assert only.request.query == "retry"
+    assert {h.source for h in only.hits} == {"beta"}
+    assert {r.name: r.status for r in only.sources}["alpha"] == SourceStatus.SKIPPED
+    assert excluded.hits and all(not (h.path or "").startswith("src/alpha/") for h in excluded.hits)
+    assert nothing.hits == []  # the fakes' hits are Python files

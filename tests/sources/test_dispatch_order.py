@@ -57,7 +57,7 @@ class _OrderPool:
         return dispatch_order(names, self._expected.get)
 
     async def call(self, name: str, query: str, *, top_k: int,
-                   timeout: float | None = None) -> SourceOutcome:
+                   timeout: float | None = None, scope: object = None) -> SourceOutcome:
         self.started.append(name)
         return SourceOutcome(name, SourceStatus.OK, 1.0)
 

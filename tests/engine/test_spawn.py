@@ -1,0 +1,54 @@
+"""Tributary's own subprocesses: ``python -m`` from an installation, the bundle's own
+executable when frozen (which has no Python to run)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.builtins import builtin_server
+from engine.spawn import module_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_modules_run_with_python_m_from_an_installation(tmp_path: Path) -> None:
+    assert module_command("engine.servers.files", "--x") == [
+        sys.executable, "-m", "engine.servers.files", "--x"]
+    server = builtin_server("tasks", tmp_path)
+    assert [server.command, *server.args] == [
+        sys.executable, "-m", "engine.servers.tasks", "--index-dir", str(tmp_path)]
+    assert "PYTHONPATH" in server.env
+
+
+def test_a_frozen_bundle_runs_them_through_its_own_executable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setenv("TRIBUTARY_MODEL_CACHE", str(tmp_path / "models"))
+    assert module_command("app.index_worker", "p") == [sys.executable, "_run", "app.index_worker", "p"]
+    server = builtin_server("files", tmp_path)
+    assert [server.command, *server.args] == [
+        sys.executable, "_run", "engine.servers.files", "--index-dir", str(tmp_path)]
+    assert server.env == {"TRIBUTARY_MODEL_CACHE": str(tmp_path / "models")}
+
+
+def test_only_our_own_modules_can_be_run() -> None:
+    with pytest.raises(ValueError, match="not one of the modules"):
+        module_command("os", "-c")
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "_run", "http.server"], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 2 and "expected one of" in result.stderr
+
+
+def test_run_starts_the_module_as_python_m_would() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "_run", "engine.servers.tasks"], capture_output=True,
+        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 2
+    assert "tasks server: no task database given" in result.stderr
