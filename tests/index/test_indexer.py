@@ -107,6 +107,11 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
     hits = search_repository(repo, "invoice tax total", embedder=embedder, **at.kw)
     assert hits and hits[0].path == "src/billing/invoice.py"
     assert hits[0].repo.endswith("/repo")  # outside the home folder: its whole path
+    # Each retriever's view of the hit comes through on either backend.
+    top = hits[0]
+    assert top.role == "code" and top.fused is not None and top.fused > 0
+    assert top.cosine is not None and 0 < top.cosine <= 1 and top.dense_rank is not None
+    assert top.bm25 is not None and top.bm25 > 0 and top.keyword_rank is not None
     only_go = search_repository(
         repo, "server port", language="go", embedder=embedder, **at.kw
     )
