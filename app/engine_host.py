@@ -214,7 +214,9 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
     async def opener() -> Any:
         from engine.engine import Engine
 
-        return await Engine.open(config_path)
+        engine = await Engine.open(config_path)
+        await engine.listen(config_path)  # `tributary search` asks this warm engine
+        return engine
 
     threaded = await ThreadedEngine.start(opener)
     from engine.heap import settle

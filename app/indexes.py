@@ -67,9 +67,17 @@ class Progress:
     chunks: int
     rate: float | None
     eta_s: float | None
+    embedding: bool = False  # the second tier: done/total count chunks given their vector
 
     @classmethod
     def of(cls, event: Any, started: float) -> Progress:
+        embedding = _get(event, "phase") == "embed"
+        if embedding:  # keyword search already covers every file; vectors fill in
+            done = int(_get(event, "vectors_done", default=0) or 0)
+            total = int(_get(event, "vectors_total", default=0) or 0)
+            rate, eta = _get(event, "rate"), _get(event, "eta_s")
+            return cls(done, total, done, float(rate) if rate else None,
+                       float(eta) if eta is not None else None, embedding=True)
         done = int(_get(event, "files_done", "done", default=0) or 0)
         total = int(_get(event, "files_total", "total", default=0) or 0)
         chunks = int(_get(event, "chunks_done", "chunks", default=0) or 0)
@@ -82,7 +90,26 @@ class Progress:
             eta = (total - done) * elapsed / done
         return cls(done, total, chunks, float(rate) if rate else None, float(eta) if eta is not None else None)
 
+    @property
+    def status(self) -> str:
+        """The table's state column."""
+        if self.embedding:
+            return f"semantic index {self.percent} % ready"
+        return f"indexing {self.done}/{self.total or '?'}"
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 100
+
     def text(self) -> str:
+        if self.embedding:
+            parts = [f"keyword search ready; semantic index {self.percent} % ready "
+                     f"({self.done:,}/{self.total:,} chunks embedded)"]
+            if self.rate:
+                parts.append(f"{self.rate:,.1f} chunks/s")
+            if self.eta_s is not None:
+                parts.append(f"ETA {format_eta(self.eta_s)}")
+            return " · ".join(parts)
         parts = [f"{self.done:,}/{self.total:,} files" if self.total else f"{self.done:,} files"]
         if self.chunks:
             parts.append(f"{self.chunks:,} chunks")
@@ -359,7 +386,7 @@ class IndexPage(QWidget):
             self.progress.setValue(progress.done)
         self.progress_label.setText(f"Indexing {key}: {progress.text()}")
         row = self._row_of(key)
-        self.table.setItem(row, 1, QTableWidgetItem(f"indexing {progress.done}/{progress.total or '?'}"))
+        self.table.setItem(row, 1, QTableWidgetItem(progress.status))
 
     def _reading_history(self, key: str) -> None:
         if key not in self._running:

@@ -114,6 +114,7 @@ class Engine:
         self._embed = embed
         self._closed = False
         self._warm_task: asyncio.Task[None] | None = None
+        self._attach: Any = None  # engine.attach.AttachServer while listening
 
     @classmethod
     async def open(
@@ -529,10 +530,24 @@ class Engine:
         if self.cache is not None:
             await self.cache.apply_config(self._effective)
 
+    async def listen(self, config_file: Path | None) -> bool:
+        """Answer the command line's searches over the local socket (``engine.attach``)
+        until closed; ``config_file`` is the config this engine was opened with. False
+        when it cannot (no Unix sockets, or another engine for this home answers)."""
+        from engine.attach import AttachServer
+
+        server = AttachServer(self, config_file)
+        if not await server.start():
+            return False
+        self._attach = server
+        return True
+
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._attach is not None:
+            await self._attach.close()
         await self.pool.aclose()
         if self.cache is not None:
             await self.cache.close()

@@ -17,6 +17,7 @@ from pathlib import Path
 from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.manager import (
     IndexInfo,
+    embed_lock_path,
     index_path_for,
     list_indexes,
     remove_postgres_repository,
@@ -89,7 +90,9 @@ def remove_repository(
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:  # one row of the shared database: code and history go together
         return remove_postgres_repository(chosen.dsn, Path(root).expanduser().resolve())
-    removed_code = remove_sqlite_files(index_path_for(root, directory=index_dir))
+    index_path = index_path_for(root, directory=index_dir)
+    removed_code = remove_sqlite_files(index_path)
+    embed_lock_path(index_path).unlink(missing_ok=True)
     removed_history = remove_sqlite_files(tasks_db_path(root, index_dir))
     return removed_code or removed_history
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from engine.config.errors import ConfigError
 from engine.config.schema import TOP_K_MAX, TOP_K_MIN
-from engine.model import ContextFormat, Hints, SearchRequest, TaskType
+from engine.model import ContextFormat, Hints, SearchRequest, SearchResponse, TaskType
 from engine.query_check import QueryError, check_query
 
 T = TypeVar("T")
@@ -58,6 +58,8 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
                         help="hint: an issue the answer relates to (repeatable)")
     parser.add_argument("--language", help="hint: the programming language")
     parser.add_argument("--framework", help="hint: the framework")
+    parser.add_argument("--no-attach", action="store_true",
+                        help="start a one-shot engine even when the app or `tributary serve` runs")
 
 
 def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
@@ -106,3 +108,17 @@ def run_async(main: Callable[[], Awaitable[int]]) -> int:
 
 async def _call(main: Callable[[], Awaitable[int]]) -> int:
     return await main()
+
+
+async def ask_running_engine(args: argparse.Namespace, request: SearchRequest) -> SearchResponse | None:
+    """The answer of the app's or ``tributary serve``'s engine for this home and config,
+    with its servers already warm; None when none runs (or ``--no-attach``)."""
+    if getattr(args, "no_attach", False):
+        return None
+    from engine.attach import ask
+
+    attached = await ask(request, config_path(args))
+    if attached is None:
+        return None
+    print(f"tributary: answered by the running engine (pid {attached.pid})", file=sys.stderr)
+    return attached.response

@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from engine.cli.common import add_request_options, config_path, fail, request_from_args, run_async
+from engine.cli.common import (
+    add_request_options,
+    ask_running_engine,
+    config_path,
+    fail,
+    request_from_args,
+    run_async,
+)
 from engine.cli.render import source_line
 from engine.model import ContextFormat
 
@@ -37,24 +44,29 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _context(args: argparse.Namespace) -> int:
-    from engine.engine import Engine
+    from engine.config.load import load_config
 
-    engine = await Engine.open(config_path(args), warm=False)
-    try:
-        request = request_from_args(args, engine.config.fusion.top_k)
-        if args.max_tokens is None:
-            request.max_tokens = engine.config.budget.max_tokens
-        if args.reserved_tokens is None:
-            request.reserved_tokens = engine.config.budget.reserved_tokens
-        if args.format is None:
-            request.format = ContextFormat(engine.config.budget.format)
-        if request.reserved_tokens >= request.max_tokens:
-            return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
-                        f"--max-tokens ({request.max_tokens})")
-        await engine.start_sources(engine.route(request.query, request.sources).servers)
-        response = await engine.search(request)
-    finally:
-        await engine.aclose()
+    config = load_config(config_path(args))
+    request = request_from_args(args, config.fusion.top_k)
+    if args.max_tokens is None:
+        request.max_tokens = config.budget.max_tokens
+    if args.reserved_tokens is None:
+        request.reserved_tokens = config.budget.reserved_tokens
+    if args.format is None:
+        request.format = ContextFormat(config.budget.format)
+    if request.reserved_tokens >= request.max_tokens:
+        return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
+                    f"--max-tokens ({request.max_tokens})")
+    response = await ask_running_engine(args, request)
+    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+        from engine.engine import Engine
+
+        engine = await Engine.open(config_path(args), config=config, warm=False)
+        try:
+            await engine.start_sources(engine.route(request.query, request.sources).servers)
+            response = await engine.search(request)
+        finally:
+            await engine.aclose()
     for note in response.notes:
         print(f"note: {note}", file=sys.stderr)
     for report in response.sources:

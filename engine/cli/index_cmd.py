@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engine.cli.common import config_path, forget_cached_answers
-from engine.cli.progress import ProgressBar
+from engine.cli.progress import ProgressBar, index_progress
 from engine.config.schema import RepoConfig
 from engine.index.backend import IndexBackend, configured_backend
 
@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add.add_argument("--no-history", action="store_true", help="index the code only, not the git history")
     add.set_defaults(func=_add)
+
+    embed = commands.add_parser(
+        "embed", help="give the chunks of an index that wait for a vector their vector"
+    )
+    embed.add_argument("path", type=Path)
+    embed.add_argument("--quiet", action="store_true", help="no progress bar (a background run)")
+    embed.set_defaults(func=_embed)
 
     update = commands.add_parser("update", help="re-index changed files (one repo, or all)")
     update.add_argument("path", type=Path, nargs="?")
@@ -98,18 +105,9 @@ def _backend(args: argparse.Namespace) -> IndexBackend:
 
 def _index_one(root: Path, args: argparse.Namespace) -> int:
     from engine.index.manager import index_repository
-    from engine.index.progress import IndexProgress
 
-    bar = ProgressBar(f"indexing {root.name}")
-
-    def on_progress(event: IndexProgress) -> None:
-        if event.phase == "index":
-            bar.update(
-                event.files_done,
-                event.files_total,
-                f"{event.chunks_done} chunks, {event.rate:.0f} chunks/s",
-                event.eta_s,
-            )
+    bar = ProgressBar(f"indexed {root.name}")
+    on_progress = index_progress(root.name)
 
     config = _repo_config(args, root)
     stats = index_repository(root, on_progress=on_progress, config=config, backend=_backend(args))
@@ -146,6 +144,27 @@ def _root(path: Path) -> Path | None:
     return root
 
 
+def _embed(args: argparse.Namespace) -> int:
+    from engine.index.manager import embed_repository
+
+    root = _root(args.path)
+    if root is None:
+        return 2
+    try:
+        stats = embed_repository(
+            root, on_progress=None if args.quiet else index_progress(root.name),
+            config=_repo_config(args, root),
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        print(f"tributary: {exc}", file=sys.stderr)
+        return 2
+    if stats.chunks_embedded:
+        forget_cached_answers(root, config_path(args))
+    if not args.quiet:
+        print(f"{root.name}: {stats.chunks_embedded} chunks embedded in {stats.seconds:.1f}s", file=sys.stderr)
+    return 0
+
+
 def _add(args: argparse.Namespace) -> int:
     root = _root(args.path)
     if root is None:
@@ -157,18 +176,9 @@ def _add(args: argparse.Namespace) -> int:
 
 def _watch(root: Path, args: argparse.Namespace) -> int:
     from engine.index.manager import watch_repository
-    from engine.index.progress import IndexProgress, IndexStats
+    from engine.index.progress import IndexStats
 
-    bar = ProgressBar(f"indexing {root.name}")
-
-    def on_progress(event: IndexProgress) -> None:
-        if event.phase == "index" and event.files_total > 1:
-            bar.update(
-                event.files_done,
-                event.files_total,
-                f"{event.chunks_done} chunks, {event.rate:.0f} chunks/s",
-                event.eta_s,
-            )
+    on_progress = index_progress(root.name)
 
     def on_update(stats: IndexStats) -> None:
         forget_cached_answers(root, config_path(args))

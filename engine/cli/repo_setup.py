@@ -2,24 +2,44 @@
 
 The code index is brought up to date on every call (cheap when nothing changed:
 only changed files are re-read), with a progress bar on stderr; the git history is
-imported incrementally (only new commits).
+imported incrementally (only new commits). Only the keyword tier is waited for: the
+chunks that need vectors are embedded by a background ``tributary index embed``, so
+the first answer comes in seconds and dense matches fill in as vectors arrive.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.cli.common import forget_cached_answers
 from engine.cli.progress import ProgressBar
 
 
-def ensure_repo_indexed(path: Path, config_file: Path | None = None, *, history: bool = True) -> int:
+def embed_in_background(root: Path) -> None:
+    """Start ``tributary index embed ROOT`` detached: it outlives this command."""
+    subprocess.Popen(
+        [sys.executable, "-m", "engine", "index", "embed", "--quiet", str(root)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+
+
+def ensure_repo_indexed(
+    path: Path,
+    config_file: Path | None = None,
+    *,
+    history: bool = True,
+    embed_later: Callable[[Path], None] = embed_in_background,
+) -> int:
     """0 when the repository's indexes are ready; an exit status otherwise. Cached
     answers from before a change are dropped (``config_file``: the config in use).
-    ``history=False`` leaves the task history alone (only the files source is asked)."""
-    from engine.index.manager import index_repository
+    ``history=False`` leaves the task history alone (only the files source is asked).
+    Chunks without a vector are handed to ``embed_later``."""
+    from engine.index.manager import index_repository, repository_readiness
     from engine.index.progress import IndexProgress
 
     root = path.expanduser().resolve()
@@ -29,11 +49,11 @@ def ensure_repo_indexed(path: Path, config_file: Path | None = None, *, history:
     bar = ProgressBar(f"indexing {root.name}")
 
     def on_progress(event: IndexProgress) -> None:
-        bar.update(event.files_done, event.files_total,
-                   f"{event.chunks_done} chunks, {event.rate:.0f}/s", event.eta_s)
+        if event.phase == "chunk":
+            bar.update(event.files_done, event.files_total, f"{event.chunks_done} chunks", event.eta_s)
 
     started = time.perf_counter()
-    stats = index_repository(root, on_progress=on_progress)
+    stats = index_repository(root, on_progress=on_progress, embed=False)
     bar.finish(
         f"{stats.files_total} files, {stats.chunks_total} chunks "
         f"({stats.files_indexed} files updated in {time.perf_counter() - started:.1f}s)"
@@ -41,6 +61,14 @@ def ensure_repo_indexed(path: Path, config_file: Path | None = None, *, history:
     )
     for error in stats.errors[:5]:
         print(f"  skipped: {error}", file=sys.stderr)
+    embedded, total = repository_readiness(root)  # (the configured backend's index)
+    if embedded < total:
+        print(
+            f"{root.name}: keyword search ready; embedding {total - embedded} chunks in the "
+            "background (meaning-based matches fill in as it goes)",
+            file=sys.stderr,
+        )
+        embed_later(root)
     if (history and _import_history(root)) or stats.files_indexed or stats.files_deleted:
         forget_cached_answers(root, config_file)
     return 0

@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.cli.common import add_request_options, config_path, fail, request_from_args, run_async
+from engine.cli.common import (
+    add_request_options,
+    ask_running_engine,
+    config_path,
+    fail,
+    request_from_args,
+    run_async,
+)
 from engine.cli.render import dump_json, response_text, source_line, terminal_width
 from engine.model import SearchRequest, SearchResponse
 
@@ -41,19 +48,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    from engine.engine import Engine
+    from engine.config.load import load_config
 
-    engine = await Engine.open(config_path(args), warm=False)
-    try:
-        request = request_from_args(args, engine.config.fusion.top_k)
-        if args.repo:  # that repository only, by its built-in servers unless told otherwise
-            request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
-            if request.sources is None:
-                request.sources = [n for n in ("files", "tasks") if n in engine.effective_config.servers]
-        await engine.start_sources(engine.route(request.query, request.sources).servers)
-        response = await _run_search(engine, request, stream=not args.json)
-    finally:
-        await engine.aclose()
+    config = load_config(config_path(args))
+    request = request_from_args(args, config.fusion.top_k)
+    if args.repo:  # that repository only, by its built-in servers unless told otherwise
+        request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
+        if request.sources is None:
+            from engine.builtins import with_builtin_servers
+
+            servers = with_builtin_servers(config).servers
+            request.sources = [n for n in ("files", "tasks") if n in servers]
+    response = await ask_running_engine(args, request)
+    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+        from engine.engine import Engine
+
+        engine = await Engine.open(config_path(args), config=config, warm=False)
+        try:
+            await engine.start_sources(engine.route(request.query, request.sources).servers)
+            response = await _run_search(engine, request, stream=not args.json)
+        finally:
+            await engine.aclose()
+    elif not args.json and sys.stderr.isatty():
+        for report in response.sources:
+            print("  " + source_line(report), file=sys.stderr)
     if args.json:
         dump_json(response)
     else:

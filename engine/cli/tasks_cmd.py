@@ -12,21 +12,17 @@ import sys
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import config_path, forget_cached_answers
 from engine.cli.render import dump_json, one_line, table, terminal_width
 from engine.query_check import unicode_problem
-from engine.tasks import (
-    files_for_task,
-    import_git_history,
-    import_tasks_jsonl,
-    search_tasks,
-    task_stats,
-)
-from engine.tasks.model import ImportStats, parse_date
-from engine.tasks.ranking import DEFAULT_FILE_RANK
-from engine.tasks.sources import GitError
+
+if TYPE_CHECKING:
+    from engine.tasks.model import ImportStats
+
+# engine.tasks (and numpy with it) is imported inside the handlers: every command builds
+# this parser, and `tributary search` asking a running engine should not pay for it.
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,6 +72,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _date(text: str) -> datetime:
+    from engine.tasks.model import parse_date
+
     try:
         return parse_date(text)
     except ValueError as exc:
@@ -89,6 +87,9 @@ def _progress(phase: str, done: int, total: int) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from engine.tasks import import_git_history, import_tasks_jsonl
+    from engine.tasks.sources import GitError
+
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         print(f"tributary: no such folder: {repo}", file=sys.stderr)
@@ -146,6 +147,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def _search_tasks(args: argparse.Namespace) -> int:
+    from engine.tasks import search_tasks
+
     hits = search_tasks(
         args.repo, args.query, args.top_k, as_of=args.as_of, indexes_dir=args.index_dir
     )
@@ -182,6 +185,9 @@ def _search_tasks(args: argparse.Namespace) -> int:
 
 
 def _search_files(args: argparse.Namespace) -> int:
+    from engine.tasks import files_for_task
+    from engine.tasks.ranking import DEFAULT_FILE_RANK
+
     files = files_for_task(
         args.repo,
         args.query,
@@ -215,6 +221,8 @@ def _search_files(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    from engine.tasks import task_stats
+
     info = task_stats(args.repo, indexes_dir=args.index_dir)
     data: dict[str, Any] = {
         "database": info.db_path,

@@ -1,11 +1,12 @@
-"""Bring one repository's index up to date: discover, diff, chunk, embed, write.
+"""Bring one repository's index up to date in two tiers: chunk, then embed.
 
-Only files whose content hash changed are re-chunked; of their chunks only those
-whose embedding text is new are sent to the model (the rest reuse stored vectors,
-looked up by hash). Chunks of many files are embedded together — the model is far
-faster on full batches, and it runs in the background while the next files are chunked
-and the previous batch is written — and each file is written in its own transaction,
-so a crash loses at most the two batches in flight and finished files are never redone.
+First every new or changed file is chunked and written (its own transaction): keyword
+and symbol search cover it at once, within seconds even for a large repository. Chunks
+whose embedding text the index already holds reuse that vector (looked up by hash); the
+others wait in the store's queue, and the second pass embeds them in full batches (the
+model runs in the background while the previous batch is written). Dense search uses
+the vectors present, so nothing waits for the model; a crash loses at most the batches
+in flight, and the queue survives for the next run.
 """
 
 from __future__ import annotations
@@ -13,18 +14,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import cast
 
 from engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
 from engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from engine.index.embed import Embedder, Vectors
 from engine.index.progress import IndexProgress, IndexStats, ProgressCallback
-from engine.index.store import FileRecord, IndexStore, ModelInfo
+from engine.index.store import FileRecord, IndexStore, ModelChanged, ModelInfo
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +41,6 @@ def content_hash(data: bytes) -> str:
 
 
 @dataclass(slots=True)
-class _Embedding:
-    """A batch whose new embedding texts are with the model."""
-
-    batch: list[_Pending]
-    vectors: dict[str, Vectors]  # embed hash -> vector: stored ones now, new ones at flush
-    missing: list[str]  # hashes the model is embedding, in the order it returns them
-    future: Future[Vectors]
-    previous: _Embedding | None  # the batch in flight when this one started
-
-
-@dataclass(slots=True)
 class _Pending:
     source: SourceFile
     record: FileRecord
@@ -65,7 +54,7 @@ class Indexer:
         self,
         store: IndexStore,
         root: Path,
-        embedder: Embedder,
+        embedder: Embedder | Callable[[], Embedder],
         *,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
@@ -75,7 +64,12 @@ class Indexer:
     ) -> None:
         self.store = store
         self.root = root.resolve()
-        self.embedder = embedder
+        self._embedder: Embedder | None = None
+        self._load_embedder: Callable[[], Embedder] | None = None
+        if isinstance(embedder, Embedder) and not isinstance(embedder, type):
+            self._embedder = embedder
+        else:
+            self._load_embedder = cast(Callable[[], Embedder], embedder)
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.max_bytes = max_bytes
@@ -83,11 +77,74 @@ class Indexer:
         self.index_path = index_path or Path()
 
     # public -------------------------------------------------------------------
-    def run(self) -> IndexStats:
-        """A full incremental pass over the repository."""
+    def run(self, *, embed: bool = True) -> IndexStats:
+        """A full incremental pass: chunk (keyword tier), then embed what waits (dense
+        tier) unless ``embed`` is False (then :meth:`embed_pending` does it later)."""
         started = time.perf_counter()
         stats = IndexStats(self.root, self.index_path)
-        stats.model_reset = self._ensure_model()
+        self._chunk_all(stats, started)
+        if embed:
+            self._embed(stats, started)
+        return self._finish(stats, started)
+
+    def embed_pending(self) -> IndexStats:
+        """The dense tier alone: embed every chunk that has no vector yet."""
+        started = time.perf_counter()
+        stats = IndexStats(self.root, self.index_path)
+        self._embed(stats, started)
+        return self._finish(stats, started)
+
+    def update_paths(self, rel_paths: Iterable[str]) -> IndexStats:
+        """Re-check only ``rel_paths`` (from a watcher): index, re-index or delete them."""
+        started = time.perf_counter()
+        stats = IndexStats(self.root, self.index_path)
+        if self._model_changed():
+            return self.run()
+        self._ensure_chunker()
+        wanted = set(rel_paths)
+        found = discover_paths(
+            self.root, sorted(wanted), include=self.include, exclude=self.exclude,
+            max_bytes=self.max_bytes,
+        )  # fmt: skip
+        current = {f.path: f for f in found}
+        known = self.store.file_states()
+        gone = sorted(p for p in wanted if p in known and p not in current)
+        if gone:
+            self.store.delete_files(sorted(gone))
+            stats.files_deleted = len(gone)
+        candidates = [current[p] for p in sorted(current)]
+        changed = [f for f in candidates if not self._unchanged(f, known.get(f.path))]
+        stats.files_seen = len(candidates)
+        stats.files_unchanged = len(candidates) - len(changed)
+        self._chunk_files(changed, known, stats, started)
+        self._embed(stats, started)
+        return self._finish(stats, started)
+
+    # steps --------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        """The model, loaded on first use: the keyword tier never waits for it."""
+        if self._embedder is None:
+            assert self._load_embedder is not None
+            self._embedder = self._load_embedder()
+        return self._embedder
+
+    def _model_info(self) -> ModelInfo:
+        return ModelInfo(self.embedder.name, self.embedder.dim, self.embedder.version)
+
+    def _model_changed(self) -> bool:
+        recorded = self.store.model()
+        return recorded is not None and recorded != self._model_info()
+
+    def _ensure_chunker(self) -> None:
+        if self.store.get_meta("chunker_version") != CHUNKER_VERSION:
+            # New chunk boundaries: every file is re-chunked; unchanged embed texts keep
+            # their vectors (looked up by hash), so this costs little model time.
+            self.store.forget_file_states()
+            self.store.set_meta("chunker_version", CHUNKER_VERSION)
+
+    def _chunk_all(self, stats: IndexStats, started: float) -> None:
+        self._ensure_chunker()
         self._emit(IndexProgress("scan", 0, 0, 0, 0, 0.0, None))
         files = list(
             discover(
@@ -102,44 +159,58 @@ class Indexer:
             stats.files_deleted = len(gone)
         changed = [f for f in files if not self._unchanged(f, known.get(f.path))]
         stats.files_unchanged = len(files) - len(changed)
-        self._index_files(changed, known, stats, started)
-        return self._finish(stats, started)
+        self._chunk_files(changed, known, stats, started)
 
-    def update_paths(self, rel_paths: Iterable[str]) -> IndexStats:
-        """Re-check only ``rel_paths`` (from a watcher): index, re-index or delete them."""
-        started = time.perf_counter()
-        stats = IndexStats(self.root, self.index_path)
-        stats.model_reset = self._ensure_model()
-        if stats.model_reset:
-            return self.run()
-        wanted = set(rel_paths)
-        found = discover_paths(
-            self.root, sorted(wanted), include=self.include, exclude=self.exclude,
-            max_bytes=self.max_bytes,
-        )  # fmt: skip
-        current = {f.path: f for f in found}
-        known = self.store.file_states()
-        gone = sorted(p for p in wanted if p in known and p not in current)
-        if gone:
-            self.store.delete_files(gone)
-            stats.files_deleted = len(gone)
-        candidates = [current[p] for p in sorted(current)]
-        changed = [f for f in candidates if not self._unchanged(f, known.get(f.path))]
-        stats.files_seen = len(candidates)
-        stats.files_unchanged = len(candidates) - len(changed)
-        self._index_files(changed, known, stats, started)
-        return self._finish(stats, started)
+    def _embed(self, stats: IndexStats, started: float) -> None:
+        """Record the model (another model's vectors are wiped: a repository's vectors all
+        come from one model build), then embed the waiting texts: the model encodes one
+        batch in the background while the previous one is written."""
+        if self.store.set_model(self._model_info()):
+            stats.model_reset = True
+            self._chunk_all(stats, started)  # the wipe took the chunks: write them again
+        done, total = self.store.vector_counts()
+        progress = _ProgressState(0, time.perf_counter())
+        progress.vectors_done, progress.vectors_total = done, total
+        if done < total:  # the embedding bar appears before the first batch is done
+            self._emit(progress.event("embed", stats, 1, 1, None, force=True))
+        with ThreadPoolExecutor(1, thread_name_prefix="index-embed") as model:
+            in_flight: tuple[list[str], Future[Vectors]] | None = None
+            after = ""
+            while True:
+                rows = self.store.pending_embeds(BATCH_CHUNKS, after)
+                if not rows and after and in_flight is None:
+                    after = ""  # end of a sweep: texts queued meanwhile come next
+                    continue
+                launched = None
+                if rows:
+                    after = rows[-1][0]
+                    texts = [text for _, text in rows]
+                    launched = ([h for h, _ in rows], model.submit(self.embedder.encode, texts))
+                if in_flight is not None:
+                    try:
+                        self._write_vectors(in_flight, stats, progress)
+                    except ModelChanged as exc:  # that process embeds the index now
+                        log.warning("%s; stopping this embedding pass", exc)
+                        if launched is not None:
+                            launched[1].cancel()
+                        break
+                in_flight = launched
+                if in_flight is None and not after:
+                    break
+        self._emit(progress.event("embed", stats, 1, 1, None, force=True))
 
-    # steps --------------------------------------------------------------------
-    def _ensure_model(self) -> bool:
-        info = ModelInfo(self.embedder.name, self.embedder.dim, self.embedder.version)
-        wiped = self.store.set_model(info)
-        if self.store.get_meta("chunker_version") != CHUNKER_VERSION:
-            # New chunk boundaries: every file is re-chunked; unchanged embed texts keep
-            # their vectors (looked up by hash), so this costs little model time.
-            self.store.forget_file_states()
-            self.store.set_meta("chunker_version", CHUNKER_VERSION)
-        return wiped
+    def _write_vectors(
+        self,
+        batch: tuple[list[str], Future[Vectors]],
+        stats: IndexStats,
+        progress: _ProgressState,
+    ) -> None:
+        hashes, future = batch
+        matrix = future.result()
+        written = self.store.add_vectors(dict(zip(hashes, matrix, strict=True)), self._model_info())
+        stats.chunks_embedded += len(hashes)
+        progress.vectors_done += written
+        self._emit(progress.event("embed", stats, 1, 1, None))
 
     @staticmethod
     def _unchanged(source: SourceFile, record: FileRecord | None) -> bool:
@@ -151,44 +222,29 @@ class Indexer:
             and record.language == source.language
         )
 
-    def _index_files(
+    def _chunk_files(
         self,
         files: list[SourceFile],
         known: dict[str, FileRecord],
         stats: IndexStats,
         started: float,
     ) -> None:
+        """The keyword tier: chunk and write every file, with the vectors the index
+        already holds for its texts; the rest wait for :meth:`_embed`."""
         total_bytes = sum(f.size for f in files) or 1
         done_bytes = 0
-        batch: list[_Pending] = []
-        batch_chunks = 0
         progress = _ProgressState(len(files), started)
-        # The model runs in the background while this thread chunks the next files and
-        # writes the previous batch: the writes and chunking hide behind the encoding.
-        with ThreadPoolExecutor(1, thread_name_prefix="index-embed") as model:
-            in_flight: _Embedding | None = None
-            for source in files:
-                pending = self._prepare(source, known.get(source.path), stats)
-                if pending is None:
-                    progress.files_done += 1
-                    done_bytes += source.size
-                    continue
-                batch.append(pending)
-                batch_chunks += len(pending.chunks)
-                if batch_chunks >= BATCH_CHUNKS:
-                    launched = self._launch(batch, model, in_flight)
-                    if in_flight is not None:
-                        done_bytes += self._flush(in_flight, stats, progress, total_bytes,
-                                                  done_bytes)
-                    in_flight, batch, batch_chunks = launched, [], 0
-            if batch:
-                launched = self._launch(batch, model, in_flight)
-                if in_flight is not None:
-                    done_bytes += self._flush(in_flight, stats, progress, total_bytes, done_bytes)
-                in_flight = launched
-            if in_flight is not None:
-                done_bytes += self._flush(in_flight, stats, progress, total_bytes, done_bytes)
-        self._emit(progress.event("index", stats, total_bytes, done_bytes, None, force=True))
+        for source in files:
+            pending = self._prepare(source, known.get(source.path), stats)
+            progress.files_done += 1
+            done_bytes += source.size
+            if pending is not None:
+                vectors = self.store.cached_vectors(c.embed_hash for c in pending.chunks)
+                self.store.write_file(pending.record, pending.chunks, vectors)
+                stats.files_indexed += 1
+                stats.chunks_written += len(pending.chunks)
+            self._emit(progress.event("chunk", stats, total_bytes, done_bytes, source.path))
+        self._emit(progress.event("chunk", stats, total_bytes, done_bytes, None, force=True))
 
     def _prepare(
         self, source: SourceFile, record: FileRecord | None, stats: IndexStats
@@ -214,58 +270,6 @@ class Indexer:
             chunks = chunk_text(source.path, "text", text)
         return _Pending(source, new_record, chunks)
 
-    def _launch(
-        self, batch: list[_Pending], model: ThreadPoolExecutor, previous: _Embedding | None
-    ) -> _Embedding:
-        """Look up stored vectors here (the store is this thread's) and start the model
-        on the rest; texts the previous batch is still embedding wait for its vectors."""
-        chunks = [c for p in batch for c in p.chunks]
-        hashes = list(dict.fromkeys(c.embed_hash for c in chunks))
-        vectors = self.store.cached_vectors(hashes)
-        borrowed = set(previous.missing) if previous is not None else set()
-        missing = [h for h in hashes if h not in vectors and h not in borrowed]
-        text_of = {c.embed_hash: c.embed_text for c in chunks}
-        future = model.submit(self.embedder.encode, [text_of[h] for h in missing])
-        return _Embedding(batch, vectors, missing, future, previous)
-
-    def _flush(
-        self,
-        embedding: _Embedding,
-        stats: IndexStats,
-        progress: _ProgressState,
-        total_bytes: int,
-        done_bytes: int,
-    ) -> int:
-        vectors = embedding.vectors
-        for embed_hash, row in zip(embedding.missing, embedding.future.result(), strict=True):
-            vectors[embed_hash] = row
-        stats.chunks_embedded += len(embedding.missing)
-        if embedding.previous is not None:  # flushed already; lend its new vectors
-            earlier = embedding.previous.vectors
-            for chunk in (c for p in embedding.batch for c in p.chunks):
-                if chunk.embed_hash not in vectors and chunk.embed_hash in earlier:
-                    vectors[chunk.embed_hash] = earlier[chunk.embed_hash]
-            embedding.previous = None  # keep only one batch of vectors alive
-        flushed = 0
-        for pending in embedding.batch:
-            rows = [vectors[c.embed_hash] for c in pending.chunks]
-            matrix: Vectors = (
-                np.vstack(rows).astype(np.float32)
-                if rows
-                else np.zeros((0, self.embedder.dim), dtype=np.float32)
-            )
-            self.store.replace_file(pending.record, pending.chunks, matrix)
-            stats.files_indexed += 1
-            stats.chunks_written += len(pending.chunks)
-            progress.files_done += 1
-            flushed += pending.source.size
-            self._emit(
-                progress.event(
-                    "index", stats, total_bytes, done_bytes + flushed, pending.source.path
-                )
-            )
-        return flushed
-
     def _finish(self, stats: IndexStats, started: float) -> IndexStats:
         stats.files_total, stats.chunks_total = self.store.counts()
         stats.seconds = time.perf_counter() - started
@@ -286,6 +290,8 @@ class _ProgressState:
     def __init__(self, files_total: int, started: float) -> None:
         self.files_total = files_total
         self.files_done = 0
+        self.vectors_done = 0
+        self.vectors_total = 0
         self.started = started
         self.last = 0.0
 
@@ -307,7 +313,16 @@ class _ProgressState:
         byte_rate = done_bytes / elapsed
         settled = elapsed >= ETA_MIN_ELAPSED_S and done_bytes >= total_bytes * ETA_MIN_SHARE
         eta = (total_bytes - done_bytes) / byte_rate if byte_rate > 0 and settled else None
+        if phase == "embed":
+            left = self.vectors_total - self.vectors_done
+            rate = stats.chunks_embedded / elapsed
+            return IndexProgress(
+                phase, self.files_done, self.files_total, stats.chunks_written,
+                stats.chunks_embedded, rate, left / rate if rate > 0 and elapsed >= ETA_MIN_ELAPSED_S else None,
+                path, self.vectors_done, self.vectors_total,
+            )  # fmt: skip
         return IndexProgress(
             phase, self.files_done, self.files_total, stats.chunks_written,
             stats.chunks_embedded, stats.chunks_written / elapsed, eta, path,
+            self.vectors_done, self.vectors_total,
         )  # fmt: skip

@@ -46,6 +46,14 @@ class IndexInfo:
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``engine.repos.list_repositories`` counts them)
     location: str = ""  # where it is when not a file: the shared database (no password)
+    embedded: int | None = None  # chunks with their vector (None: not known)
+
+    @property
+    def status(self) -> str:
+        """``ready``, or how far the vectors are while keyword search already works."""
+        if self.embedded is None or self.embedded >= self.chunks:
+            return "ready"
+        return f"semantic index {int(100 * self.embedded / self.chunks)} % ready"
 
 
 def repo_stem(repo_path: Path | str) -> str:
@@ -115,7 +123,7 @@ def _indexer(
     return Indexer(
         store,
         root,
-        embedder or load_code_embedder(),
+        embedder or load_code_embedder,
         include=config.include if config else (),
         exclude=config.exclude if config else (),
         on_progress=on_progress,
@@ -131,8 +139,11 @@ def index_repository(
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
     backend: IndexBackend | None = None,
+    embed: bool = True,
 ) -> IndexStats:
-    """Create or bring up to date the index of the repository at ``path``."""
+    """Create or bring up to date the index of the repository at ``path``: keyword and
+    symbol search work once its files are chunked; ``embed`` False leaves the vectors to
+    :func:`embed_repository` (dense search then covers only what has one)."""
     root = Path(path).expanduser().resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root}")
@@ -140,9 +151,87 @@ def index_repository(
     index_path = _location(root, index_dir, chosen)
     store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
-        stats = _indexer(store, root, index_path, config, embedder, on_progress).run()
+        stats = _indexer(store, root, index_path, config, embedder, on_progress).run(embed=embed)
         _after_run(store)
         return stats
+    finally:
+        store.close()
+
+
+def embed_repository(
+    path: Path | str,
+    *,
+    on_progress: ProgressCallback | None = None,
+    config: RepoConfig | None = None,
+    embedder: Embedder | None = None,
+    index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
+) -> IndexStats:
+    """Embed the chunks of an existing index that have no vector yet (the second tier).
+    One process at a time per index: when another holds the lock, nothing is done. (In
+    the shared PostgreSQL index two at once only duplicate work: a vector is written
+    only where none is.)"""
+    from filelock import FileLock, Timeout
+
+    root = Path(path).expanduser().resolve()
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        store = open_index_store(root, backend=chosen)
+        try:
+            location = _location(root, None, chosen)
+            stats = _indexer(store, root, location, config, embedder, on_progress).embed_pending()
+            _after_run(store)
+            return stats
+        finally:
+            store.close()
+    index_path = index_path_for(root, directory=index_dir)
+    if not index_path.exists():
+        raise FileNotFoundError(f"{root} is not indexed: run `tributary index add {root}`")
+    try:
+        lock = FileLock(embed_lock_path(index_path), timeout=0).acquire()
+    except Timeout:
+        log.info("%s: another process is embedding it", root)
+        return IndexStats(root, index_path)
+    with lock:
+        store = _open_store(root, index_path, config.name if config else None)
+        try:
+            return _indexer(store, root, index_path, config, embedder, on_progress).embed_pending()
+        finally:
+            store.close()
+
+
+def repository_readiness(
+    path: Path | str, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> tuple[int, int]:
+    """(chunks with a vector, all chunks) of a repository's index in the backend in
+    effect; (0, 0) when it is not indexed or cannot be read."""
+    try:
+        store = open_index_store(path, index_dir=index_dir, backend=backend)
+    except Exception:
+        return 0, 0
+    try:
+        return store.vector_counts()
+    except Exception:
+        return 0, 0
+    finally:
+        store.close()
+
+
+def embed_lock_path(index_path: Path) -> Path:
+    """The file an embedding pass holds locked (one per index at a time)."""
+    return Path(f"{index_path}.embedding")
+
+
+def semantic_readiness(index_path: Path) -> tuple[int, int]:
+    """(chunks with a vector, all chunks) of an index; (0, 0) when it cannot be read."""
+    try:
+        store = SqliteStore(index_path, readonly=True)
+    except Exception:
+        return 0, 0
+    try:
+        return store.vector_counts()
+    except Exception:
+        return 0, 0
     finally:
         store.close()
 
@@ -180,6 +269,7 @@ def _info(index_path: Path) -> IndexInfo | None:
                 p.stat().st_size for p in (index_path, Path(f"{index_path}-wal")) if p.exists()
             ),
             exists=root.is_dir(),
+            embedded=store.vector_counts()[0],
         )
     except Exception as exc:  # a foreign or broken file in the folder: skip it
         log.warning("cannot read index %s: %s", index_path, exc)
@@ -214,10 +304,10 @@ def _postgres_indexes(dsn: str) -> list[IndexInfo]:
     return [
         IndexInfo(root=Path(r.root), name=r.name, index_path=Path(redact(dsn)), files=r.files,
                   chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
-                  exists=Path(r.root).is_dir(), tasks=r.tasks,
+                  exists=Path(r.root).is_dir(), tasks=r.tasks, embedded=r.chunks - r.waiting,
                   location=f"{redact(dsn)} ({r.vector_index or 'no'} vector index)")
         for r in rows
-        if r.model is not None
+        if r.files or r.model is not None  # (not a history alone)
     ]  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 @dataclass(frozen=True, slots=True)
 class IndexProgress:
-    phase: str  # "scan" | "index" | "done"
+    phase: str  # "scan" | "chunk" (keyword tier) | "embed" (vectors) | "done"
     files_done: int
     files_total: int  # files that need (re)indexing in this run
     chunks_done: int  # chunks written in this run
@@ -17,9 +17,13 @@ class IndexProgress:
     rate: float  # chunks written per second so far
     eta_s: float | None  # seconds left, estimated from the bytes still to do
     path: str | None = None  # the file just finished
+    vectors_done: int = 0  # chunks of the index that have their vector ("embed" phase)
+    vectors_total: int = 0  # chunks of the index
 
     @property
     def fraction(self) -> float:
+        if self.phase == "embed":
+            return self.vectors_done / self.vectors_total if self.vectors_total else 1.0
         return self.files_done / self.files_total if self.files_total else 1.0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from engine.errors import TributaryError
 from engine.index.chunking import Chunk
 from engine.index.db import Connection, connect, migrate, transaction
 from engine.index.embed import Vectors
@@ -62,6 +63,14 @@ MIGRATIONS: tuple[str, ...] = (
         path, symbol, body, terms,
         content='', contentless_delete=1, tokenize='porter unicode61'
     );
+    """,
+    # Two tiers: chunks are keyword-searchable as soon as written; their vectors follow.
+    # ``embedded`` is 0 until a chunk has its vector; ``pending_embeds`` holds the texts
+    # the model still has to read (once per distinct text).
+    """
+    ALTER TABLE chunks ADD COLUMN embedded INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX chunks_unembedded ON chunks(embed_hash) WHERE embedded = 0;
+    CREATE TABLE pending_embeds (embed_hash TEXT PRIMARY KEY, embed_text TEXT NOT NULL);
     """,
 )
 
@@ -121,6 +130,10 @@ class ModelInfo:
     version: str
 
 
+class ModelChanged(TributaryError):
+    """Another process recorded another embedding model while vectors were being made."""
+
+
 class IndexStore(Protocol):
     """What the indexer and the searcher need from a storage backend."""
 
@@ -141,6 +154,27 @@ class IndexStore(Protocol):
     def replace_file(
         self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors
     ) -> None: ...
+    def write_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+    ) -> None:
+        """Replace a file's chunks (one transaction); a chunk whose embed hash ``known``
+        lacks is keyword-searchable at once and waits for its vector in the pending queue."""
+        ...
+
+    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
+        """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
+        ...
+
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        """Give every waiting chunk of these embed hashes its vector; how many got one.
+        Raises :class:`ModelChanged`, writing nothing, unless ``model`` (what made the
+        vectors) is still the index's model: an index never mixes two models' vectors."""
+        ...
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks)."""
+        ...
+
     def delete_files(self, paths: Iterable[str]) -> None: ...
     def dense_search(
         self, vector: Vectors, k: int, where: SearchFilter
@@ -350,23 +384,37 @@ class SqliteStore:
         current = self.model()
         if current == info and self._has_vec_table():
             return False
+        if current is None:
+            # A new index: its chunks (keyword tier) stay; none has a vector yet.
+            with transaction(self.conn):
+                self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+                self._create_vec_table(info)
+            return False
         with transaction(self.conn):
-            wiped = current is not None
+            wiped = True
             # Vectors of another model are meaningless: drop them and forget every file,
             # so the next run re-embeds the whole repository.
             self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
             self.conn.execute("DELETE FROM chunks_fts")
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE chunks_vec USING vec0("
-                f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(info.dim)}] "
-                "distance_metric=cosine, language TEXT, kind TEXT)"
-            )
-            self.set_meta("model_name", info.name)
-            self.set_meta("model_dim", str(info.dim))
-            self.set_meta("model_version", info.version)
+            self.conn.execute("DELETE FROM pending_embeds")
+            self._create_vec_table(info)
         return wiped
+
+    def _create_vec_table(self, info: ModelInfo) -> None:
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE chunks_vec USING vec0("
+            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(info.dim)}] "
+            "distance_metric=cosine, language TEXT, kind TEXT)"
+        )
+        self.set_meta("model_name", info.name)
+        self.set_meta("model_dim", str(info.dim))
+        self.set_meta("model_version", info.version)
+
+    def _two_tier(self) -> bool:
+        columns = self.conn.execute("PRAGMA table_info(chunks)").fetchall()
+        return any(column[1] == "embedded" for column in columns)
 
     def _has_vec_table(self) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
@@ -391,6 +439,8 @@ class SqliteStore:
     def cached_vectors(self, embed_hashes: Iterable[str]) -> dict[str, Vectors]:
         wanted = list(dict.fromkeys(embed_hashes))
         found: dict[str, Vectors] = {}
+        if not self._has_vec_table():
+            return found
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ",".join("?" * len(batch))
@@ -413,14 +463,21 @@ class SqliteStore:
             batch = ids[start : start + 500]
             marks = ",".join("?" * len(batch))
             self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", batch)
-            self.conn.execute(f"DELETE FROM chunks_vec WHERE chunk_id IN ({marks})", batch)
+            if self._has_vec_table():
+                self.conn.execute(f"DELETE FROM chunks_vec WHERE chunk_id IN ({marks})", batch)
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if len(chunks) != len(vectors):
             raise ValueError("one vector per chunk")
+        self.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
+
+    def write_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+    ) -> None:
         self._cache = None
+        has_vec = self._has_vec_table()
         with transaction(self.conn):
             row = self.conn.execute(
                 "SELECT id FROM files WHERE path = ?", (record.path,)
@@ -435,12 +492,14 @@ class SqliteStore:
             )  # fmt: skip
             file_id = cursor.lastrowid
             path_terms = split_identifiers(record.path)
-            for chunk, vector in zip(chunks, vectors, strict=True):
+            for chunk in chunks:
+                vector = known.get(chunk.embed_hash) if has_vec else None
                 cur = self.conn.execute(
                     "INSERT INTO chunks(file_id, kind, symbol, signature, docstring, start_line, "
-                    "end_line, content, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "end_line, content, embed_hash, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (file_id, chunk.kind, chunk.symbol, chunk.signature, chunk.docstring,
-                     chunk.start_line, chunk.end_line, chunk.content, chunk.embed_hash),
+                     chunk.start_line, chunk.end_line, chunk.content, chunk.embed_hash,
+                     int(vector is not None)),
                 )  # fmt: skip
                 chunk_id = cur.lastrowid
                 symbol = chunk.symbol or ""
@@ -449,11 +508,66 @@ class SqliteStore:
                     (chunk_id, record.path, f"{symbol} {split_identifiers(symbol)}",
                      chunk.content, f"{path_terms} {split_identifiers(chunk.content)}"),
                 )  # fmt: skip
+                if vector is None:
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO pending_embeds(embed_hash, embed_text) VALUES (?, ?)",
+                        (chunk.embed_hash, chunk.embed_text),
+                    )
+                    continue
                 self.conn.execute(
                     "INSERT INTO chunks_vec(chunk_id, embedding, language, kind) VALUES (?, ?, ?, ?)",
                     (chunk_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
                      chunk.language, chunk.kind),
                 )  # fmt: skip
+
+    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
+        if not after:  # a new sweep: forget texts no chunk waits for (file changed or gone)
+            with transaction(self.conn):
+                self.conn.execute(
+                    "DELETE FROM pending_embeds WHERE NOT EXISTS (SELECT 1 FROM chunks c "
+                    "WHERE c.embed_hash = pending_embeds.embed_hash AND c.embedded = 0)"
+                )
+        rows = self.conn.execute(
+            "SELECT embed_hash, embed_text FROM pending_embeds WHERE embed_hash > ? "
+            "ORDER BY embed_hash LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [(str(h), str(t)) for h, t in rows]
+
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        if not self._has_vec_table():
+            raise ValueError("no embedding model recorded: set_model first")
+        self._cache = None
+        added = 0
+        with transaction(self.conn):
+            current = self.model()
+            if current != model:
+                raise ModelChanged(f"{self.path}: the index now records {current}, not {model}")
+            for embed_hash, vector in vectors.items():
+                blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+                rows = self.conn.execute(
+                    "SELECT c.id, f.language, c.kind FROM chunks c JOIN files f ON f.id = c.file_id "
+                    "WHERE c.embed_hash = ? AND c.embedded = 0",
+                    (embed_hash,),
+                ).fetchall()
+                for chunk_id, language, kind in rows:
+                    self.conn.execute(
+                        "INSERT INTO chunks_vec(chunk_id, embedding, language, kind) VALUES (?, ?, ?, ?)",
+                        (chunk_id, blob, language, kind),
+                    )
+                    self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+                added += len(rows)
+                self.conn.execute("DELETE FROM pending_embeds WHERE embed_hash = ?", (embed_hash,))
+        return added
+
+    def vector_counts(self) -> tuple[int, int]:
+        total = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        if not self._two_tier():  # an index from before the two tiers, opened read-only
+            return total, total
+        waiting = int(
+            self.conn.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+        )
+        return total - waiting, total
 
     def delete_files(self, paths: Iterable[str]) -> None:
         self._cache = None

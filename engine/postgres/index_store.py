@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
@@ -29,6 +29,7 @@ from engine.index.store import (
     _SYMBOL_PARTS,
     COMMON_TERM_SHARE,
     FileRecord,
+    ModelChanged,
     ModelInfo,
     QueryVector,
     SearchFilter,
@@ -163,7 +164,7 @@ class PgIndexStore:
         with self.db.transaction() as conn:
             lock_repository(conn, self.repo)
             self._bump(conn)
-            if current != info:  # vectors of another model are meaningless: re-embed all
+            if current is not None and current != info:  # another model's vectors are meaningless
                 conn.execute("DELETE FROM files WHERE repo = %s", (self.repo,))
             # Built again after the next pass (ensure_vector_index), for this model and kind.
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
@@ -253,12 +254,20 @@ class PgIndexStore:
     def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if len(chunks) != len(vectors):
             raise ValueError("one vector per chunk")
+        self.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
+
+    def write_file(self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]) -> None:
+        """Replace a file's chunks (one transaction); a chunk whose vector ``known`` lacks
+        is keyword-searchable at once and waits in ``pending_embeds`` for it."""
+        vectors = [known.get(chunk.embed_hash) for chunk in chunks]
+        pending = {c.embed_hash: c.embed_text for c, v in zip(chunks, vectors, strict=True) if v is None}
         path_words = code_words(record.path)
         rows = [
             (self.repo, chunk.language, chunk.kind, chunk.symbol, symbol_key(chunk.symbol),
              chunk.signature, chunk.docstring, chunk.start_line, chunk.end_line, chunk.content,
              chunk.embed_hash, f"{path_words} {code_words(chunk.symbol or '')}",
-             code_words(chunk.content), np.ascontiguousarray(vector, dtype=np.float32))
+             code_words(chunk.content),
+             None if vector is None else np.ascontiguousarray(vector, dtype=np.float32))
             for chunk, vector in zip(chunks, vectors, strict=True)
         ]  # fmt: skip
         with self.db.transaction() as conn:
@@ -285,6 +294,54 @@ class PgIndexStore:
                         f"setweight(to_tsvector('{TS_CONFIG}', %s), 'D'), %s)",
                         rows,
                     )
+            if pending:
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO pending_embeds(repo, embed_hash, embed_text) VALUES (%s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        [(self.repo, h, text) for h, text in pending.items()],
+                    )
+
+    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
+        """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
+        if not after:  # a new sweep: forget texts no chunk waits for (file changed or gone)
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "DELETE FROM pending_embeds p WHERE p.repo = %s AND NOT EXISTS (SELECT 1 FROM "
+                    "chunks c WHERE c.repo = p.repo AND c.embed_hash = p.embed_hash AND c.embedding IS NULL)",
+                    (self.repo,),
+                )
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT embed_hash, embed_text FROM pending_embeds WHERE repo = %s AND embed_hash > %s "
+            "ORDER BY embed_hash LIMIT %s", (self.repo, after, limit)).fetchall())  # fmt: skip
+        return [(str(h), str(t)) for h, t in rows]
+
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        """Give every waiting chunk of these embed hashes its vector; how many got one.
+        Raises ``ModelChanged``, writing nothing, unless ``model`` is still the index's."""
+        added = 0
+        with self.db.transaction() as conn:
+            lock_repository(conn, self.repo)
+            current = self.model()
+            if current != model:
+                raise ModelChanged(f"repository {self.repo}: the index now records {current}, not {model}")
+            self._bump(conn)
+            for embed_hash, vector in vectors.items():
+                done = conn.execute(
+                    "UPDATE chunks SET embedding = %s WHERE repo = %s AND embed_hash = %s AND embedding IS NULL",
+                    (np.ascontiguousarray(vector, dtype=np.float32), self.repo, embed_hash),
+                )
+                added += max(done.rowcount, 0)
+                conn.execute("DELETE FROM pending_embeds WHERE repo = %s AND embed_hash = %s",
+                             (self.repo, embed_hash))
+        return added
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks)."""
+        row = self.db.read(lambda c: c.execute(
+            "SELECT COUNT(embedding), COUNT(*) FROM chunks WHERE repo = %s", (self.repo,)).fetchone())  # fmt: skip
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
 
     def delete_files(self, paths: Iterable[str]) -> None:
         for path in paths:

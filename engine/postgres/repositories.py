@@ -28,6 +28,7 @@ class Repository:
     updated_at: float | None  # unix time of the last file written
     model: str | None
     vector_index: str | None
+    waiting: int = 0  # chunks still without their vector
 
 
 def ensure_repository(db: Database, root: str, name: str | None) -> int:
@@ -62,12 +63,13 @@ def list_repositories(db: Database) -> list[Repository]:
         " (SELECT COUNT(*) FROM tasks t WHERE t.repo = r.id),"
         " (SELECT MAX(f.indexed_at) FROM files f WHERE f.repo = r.id),"
         " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'model_name'),"
-        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'vector_index')"
+        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'vector_index'),"
+        " (SELECT COUNT(*) FROM chunks c WHERE c.repo = r.id AND c.embedding IS NULL)"
         " FROM repositories r ORDER BY r.name, r.root"
     ).fetchall())
     return [
         Repository(int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), int(r[5]),
-                   None if r[6] is None else float(r[6]), r[7], r[8])
+                   None if r[6] is None else float(r[6]), r[7], r[8], int(r[9]))
         for r in rows
     ]  # fmt: skip
 
@@ -99,6 +101,7 @@ class Served:
     name: str
     model_version: str | None
     has_tasks: bool
+    has_code: bool = False  # files chunked (keyword search works before any vector)
 
 
 def served_repositories(db: Database) -> list[Served]:
@@ -107,6 +110,7 @@ def served_repositories(db: Database) -> list[Served]:
     rows = db.read(lambda c: c.execute(
         "SELECT r.id, r.root, r.name,"
         " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'model_version'),"
-        " EXISTS (SELECT 1 FROM tasks t WHERE t.repo = r.id)"
+        " EXISTS (SELECT 1 FROM tasks t WHERE t.repo = r.id),"
+        " EXISTS (SELECT 1 FROM files f WHERE f.repo = r.id)"
         " FROM repositories r ORDER BY r.name, r.root").fetchall())  # fmt: skip
-    return [Served(int(r[0]), str(r[1]), str(r[2]), r[3], bool(r[4])) for r in rows]
+    return [Served(int(r[0]), str(r[1]), str(r[2]), r[3], bool(r[4]), bool(r[5])) for r in rows]

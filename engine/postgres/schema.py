@@ -104,4 +104,15 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
     """,
+    # Two tiers: a chunk is keyword-searchable as soon as written; its vector (NULL until
+    # then) follows. ``pending_embeds`` holds the texts the model still has to read.
+    """
+    CREATE TABLE pending_embeds (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        embed_hash TEXT NOT NULL,
+        embed_text TEXT NOT NULL,
+        PRIMARY KEY (repo, embed_hash)
+    );
+    CREATE INDEX chunks_unembedded ON chunks(repo, embed_hash) WHERE embedding IS NULL;
+    """,
 )

@@ -205,14 +205,23 @@ def search_out(response: SearchResponse) -> SearchOut:
     )
 
 
-def build_server(engine_factory: Callable[[], Awaitable[Engine]]) -> MCPServer[Any]:
-    """The MCP server; ``engine_factory`` opens the engine inside the server's loop."""
+def build_server(
+    engine_factory: Callable[[], Awaitable[Engine]],
+    *,
+    listen: bool = False,
+    config_path: Path | None = None,
+) -> MCPServer[Any]:
+    """The MCP server; ``engine_factory`` opens the engine inside the server's loop.
+    With ``listen`` the engine also answers the command line over the local socket
+    (``engine.attach``); ``config_path`` is the config file it was opened with."""
     state: dict[str, Engine] = {}
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[None]:
         state["engine"] = await engine_factory()
         state["engine"].supervise()
+        if listen:
+            await state["engine"].listen(config_path)
         try:
             yield
         finally:
@@ -461,7 +470,7 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
 
 
 def run_stdio(config_path: Path | None) -> None:
-    anyio.run(serve_stdio, build_server(default_factory(config_path)))
+    anyio.run(serve_stdio, build_server(default_factory(config_path), listen=True, config_path=config_path))
 
 
 async def serve_http(
@@ -482,7 +491,7 @@ async def serve_http(
             f"TRIBUTARY_TOKEN); only {', '.join(PROTECTED_HOSTS)} serve without one, since "
             "other addresses can be reachable from elsewhere"
         )
-    server = build_server(default_factory(config_path))
+    server = build_server(default_factory(config_path), listen=True, config_path=config_path)
     app: ASGIApp = server.streamable_http_app(host=host, transport_security=policy.security)
     if token:
         app = require_token(app, token)

@@ -104,11 +104,21 @@ class _Index:
     path: Path
     store: CodeIndex
     lock: threading.Lock
-    model_version: str | None
+    model_version: str | None = None  # a shared index's: a new model means a new store
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
 MODEL_WAIT_S = 3.0
+
+
+def semantic_warning(name: str, embedded: int, total: int) -> str:
+    """Said while an index's vectors are still being made: keyword and symbol search
+    already cover every file, meaning-based matches only the embedded share."""
+    percent = int(100 * embedded / total) if total else 100
+    return (
+        f"{name}: semantic index {percent} % ready ({embedded}/{total} chunks embedded); "
+        "keyword and symbol search cover every file"
+    )
 
 
 class FilesService:
@@ -197,7 +207,7 @@ class FilesService:
         with self._lock:
             if self._database is None:
                 self._database = Database(self.backend.dsn, application_name="tributary-files")
-            rows = [r for r in served_repositories(self._database) if r.model_version is not None]
+            rows = [r for r in served_repositories(self._database) if r.has_code]
             location = redact(self.backend.dsn)
             current = {Path(f"{location}#{r.id}"): r for r in rows}
             for gone in set(self._indexes) - set(current):
@@ -218,13 +228,12 @@ class FilesService:
             if root_text is None:
                 store.close()
                 return None
-            model = store.model()
         except Exception as exc:
             log.warning("skipping index %s: %s", path, exc)
             return None
         root = Path(root_text)
         name = store.get_meta("name") or root.name
-        return _Index(name, root, path, store, threading.Lock(), model.version if model else None)
+        return _Index(name, root, path, store, threading.Lock())
 
     # tools --------------------------------------------------------------------
     def search(
@@ -262,10 +271,16 @@ class FilesService:
         hits: list[SearchHit] = []
         for index in indexes:
             use_vector = vector
+            with index.lock:
+                model = index.store.model()  # a new index records its model when embedding starts
+                embedded, total = index.store.vector_counts()
+            if embedded < total:
+                warnings.append(semantic_warning(index.name, embedded, total))
             if (
                 vector is not None
                 and embedder is not None
-                and index.model_version != embedder.version
+                and model is not None
+                and model.version != embedder.version
             ):
                 warnings.append(f"{index.name}: indexed with another model; keyword search only")
                 use_vector = None

@@ -126,4 +126,10 @@ def test_progress_text_and_eta() -> None:
     assert progress.rate == pytest.approx(90.0, rel=0.05)
     assert progress.eta_s == pytest.approx(30.0, rel=0.05)
     assert progress.text().startswith("50/200 files · 900 chunks · 9")
+    embedding = Progress.of(
+        {"phase": "embed", "files_done": 3, "files_total": 3, "vectors_done": 400, "vectors_total": 1000,
+         "rate": 50.0, "eta_s": 12.0}, time.monotonic() - 10,
+    )  # fmt: skip
+    assert embedding.status == "semantic index 40 % ready"
+    assert "keyword search ready; semantic index 40 % ready (400/1,000 chunks embedded)" in embedding.text()
     assert format_eta(5) == "5 s" and format_eta(125) == "2 min 05 s" and format_eta(7300) == "2 h 01 min"

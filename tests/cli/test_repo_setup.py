@@ -28,7 +28,39 @@ def test_files_only_indexes_code_and_imports_no_history(tmp_path: Path, monkeypa
     for args in (["init", "-q"], ["add", "."],
                  ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the app"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-    assert ensure_repo_indexed(repo, history=False) == 0
+    later: list[Path] = []
+    assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert not tasks_db_path(repo).exists()
-    assert ensure_repo_indexed(repo) == 0
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert tasks_db_path(repo).exists()
+
+
+def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--repo`` chunks the repository and hands the vectors to a later pass: the model
+    is never loaded, and `index embed` then fills every vector in."""
+    import engine.index.embed as embed
+    from engine.cli.main import main
+    from engine.index.manager import index_path_for, semantic_readiness
+    from tests.index.index_helpers import HashingEmbedder
+
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def main():\n    return 1\n\n\ndef helper():\n    return 2\n")
+
+    def no_model() -> None:
+        raise AssertionError("the first answer waited for the model")
+
+    monkeypatch.setattr(embed, "load_code_embedder", no_model)
+    monkeypatch.setattr("engine.index.manager.load_code_embedder", no_model)
+    later: list[Path] = []
+    assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
+    assert later == [repo.resolve()]
+    embedded, total = semantic_readiness(index_path_for(repo))
+    assert embedded == 0 < total
+    monkeypatch.setattr("engine.index.manager.load_code_embedder", HashingEmbedder)
+    assert main(["index", "embed", "--quiet", str(repo)]) == 0
+    assert semantic_readiness(index_path_for(repo)) == (total, total)
+    later.clear()
+    assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
+    assert later == []  # nothing waits: no background pass

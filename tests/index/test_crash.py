@@ -25,8 +25,10 @@ from pathlib import Path
 
 import pytest
 sys.path.insert(0, {root!r})
+import engine.index.indexer as indexer
 from engine.index.manager import index_repository
 from tests.index.index_helpers import HashingEmbedder
+indexer.BATCH_CHUNKS = 40  # many batches, so the kill lands between two of them
 index_repository(Path({repo!r}), embedder=HashingEmbedder(delay_s=0.004), index_dir=Path({index_dir!r}))
 """
 
@@ -42,21 +44,24 @@ def _make_repo(root: Path) -> None:
         path.write_text(body)
 
 
-def _files_done(index_path: Path) -> int:
+def _vectors_done(index_path: Path) -> int:
     if not index_path.exists():
         return 0
     try:
         conn = connect(index_path, readonly=True)
         try:
-            return int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0])
         finally:
             conn.close()
-    except Exception:  # schema not created yet
+    except Exception:  # schema or vector table not created yet
         return 0
 
 
 @pytest.mark.integration
 def test_kill_9_mid_index_then_resume(tmp_path: Path) -> None:
+    """Killed while embedding (the keyword tier is written by then): the index is
+    consistent, every chunk is either embedded or queued, and the next run embeds only
+    what waits, re-chunking nothing."""
     repo = tmp_path / "repo"
     _make_repo(repo)
     index_dir = tmp_path / "ix"
@@ -65,9 +70,9 @@ def test_kill_9_mid_index_then_resume(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT)
     try:
         deadline = time.monotonic() + 90
-        while _files_done(index_path) == 0:
+        while _vectors_done(index_path) == 0:
             assert child.poll() is None, "indexing finished before it could be killed"
-            assert time.monotonic() < deadline, "indexing never wrote a file"
+            assert time.monotonic() < deadline, "indexing never wrote a vector"
             time.sleep(0.02)
         child.send_signal(signal.SIGKILL)
     finally:
@@ -78,29 +83,35 @@ def test_kill_9_mid_index_then_resume(tmp_path: Path) -> None:
     conn = connect(index_path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
-        assert 0 < files < FILES
-        # Consistent: every file has exactly its chunks, each with a vector and FTS row.
+        assert conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == FILES
         mismatched = conn.execute(
             "SELECT COUNT(*) FROM files f WHERE f.chunks != "
             "(SELECT COUNT(*) FROM chunks c WHERE c.file_id = f.id)"
         ).fetchone()[0]
         assert mismatched == 0
         chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        assert conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0] == chunks
+        assert chunks == FILES * FUNCS
         assert conn.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0] == chunks
-        done_paths = {row[0] for row in conn.execute("SELECT path FROM files")}
+        vectors = conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0]
+        assert 0 < vectors < chunks
+        assert conn.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 1").fetchone()[0] == vectors
+        unqueued = conn.execute(
+            "SELECT COUNT(*) FROM chunks c WHERE c.embedded = 0 AND NOT EXISTS "
+            "(SELECT 1 FROM pending_embeds p WHERE p.embed_hash = c.embed_hash)"
+        ).fetchone()[0]
+        assert unqueued == 0
     finally:
         conn.close()
 
     embedder = HashingEmbedder()
     stats = index_repository(repo, embedder=embedder, index_dir=index_dir)
-    assert stats.files_indexed == FILES - len(done_paths)  # finished files are not redone
+    assert stats.files_indexed == 0  # chunked files are not redone
     assert stats.files_total == FILES
-    assert not any(text.startswith(tuple(done_paths)) for text in embedder.texts)
+    assert len(embedder.texts) == chunks - vectors  # only what waited
     conn = connect(index_path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == FILES * FUNCS
+        assert conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0] == FILES * FUNCS
+        assert conn.execute("SELECT COUNT(*) FROM pending_embeds").fetchone()[0] == 0
     finally:
         conn.close()

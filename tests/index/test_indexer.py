@@ -36,7 +36,8 @@ def test_full_then_noop_then_one_changed_file(
     assert first.files_indexed == first.files_seen == first.files_total > 5
     assert first.chunks_embedded == len(set(embedder.texts)) > 10
     assert events[-1].phase == "done"
-    assert any(e.phase == "index" and e.files_total == first.files_indexed for e in events)
+    assert any(e.phase == "chunk" and e.files_total == first.files_indexed for e in events)
+    assert any(e.phase == "embed" and e.vectors_done == e.vectors_total > 0 for e in events)
 
     embedder.texts.clear()
     again = _index(repo, at, embedder)

@@ -1,0 +1,188 @@
+"""Two tiers: keyword and symbol search work once files are chunked; vectors follow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.index.manager import (
+    embed_repository,
+    index_path_for,
+    index_repository,
+    list_indexes,
+    open_index_store,
+)
+from engine.index.progress import IndexProgress
+from engine.index.search import encode_query
+from engine.index.store import SearchFilter, SqliteStore
+from engine.servers.files import FilesService
+from tests.conftest import IndexTarget
+from tests.index.index_helpers import HashingEmbedder, search_repository
+
+
+class _NoModel:
+    """A loader that fails the test if the keyword tier ever asks for the model."""
+
+    def __call__(self) -> HashingEmbedder:
+        raise AssertionError("the keyword tier loaded the model")
+
+
+def test_chunked_repository_answers_before_any_vector(repo: Path, index_dir: Path) -> None:
+    from engine.index.indexer import Indexer
+
+    index_path = index_path_for(repo, directory=index_dir)
+    store = SqliteStore(index_path)
+    try:
+        stats = Indexer(store, repo, _NoModel(), index_path=index_path).run(embed=False)
+        assert stats.files_indexed > 5 and stats.chunks_embedded == 0
+        embedded, total = store.vector_counts()
+        assert embedded == 0 and total == stats.chunks_written > 10
+        assert store.model() is None
+        assert store.keyword_search("parse invoice number", 5, SearchFilter())
+        assert store.symbol_search(["parse_invoice_number"], 5, SearchFilter())
+    finally:
+        store.close()
+    hits = search_repository(repo, "parse invoice number", embedder=HashingEmbedder(), index_dir=index_dir)
+    assert hits and hits[0].path == "src/billing/invoice.py"
+
+
+def test_dense_search_covers_only_embedded_chunks(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    index_path = index_path_for(repo, directory=index_dir)
+    store = SqliteStore(index_path)
+    try:
+        from engine.index.store import ModelChanged, ModelInfo
+
+        store.set_model(ModelInfo(embedder.name, embedder.dim, embedder.version))
+        rows = store.pending_embeds(3)
+        assert len(rows) == 3
+        info = ModelInfo(embedder.name, embedder.dim, embedder.version)
+        vectors = dict(zip([h for h, _ in rows], embedder.encode([t for _, t in rows]), strict=True))
+        with pytest.raises(ModelChanged):  # vectors of another build are never written
+            store.add_vectors(vectors, ModelInfo(embedder.name, embedder.dim, "other"))
+        assert store.vector_counts()[0] == 0
+        added = store.add_vectors(vectors, info)
+        assert added >= 3
+        embedded, total = store.vector_counts()
+        assert embedded == added < total
+        query = encode_query(embedder, "invoice")
+        assert len(store.dense_search(query, 100, SearchFilter())) == added
+        # keyword search still covers every file
+        assert store.keyword_search("courier", 5, SearchFilter())
+    finally:
+        store.close()
+
+
+def _vector_counts(repo: Path, at: IndexTarget) -> tuple[int, int]:
+    store = open_index_store(repo, **at.kw)
+    try:
+        return store.vector_counts()
+    finally:
+        store.close()
+
+
+def test_second_pass_embeds_every_waiting_chunk_once(
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
+) -> None:
+    first = index_repository(repo, embedder=embedder, **at.kw, embed=False)
+    assert embedder.texts == []
+    assert _vector_counts(repo, at) == (0, first.chunks_written)
+    hits = search_repository(repo, "parse invoice number", embedder=HashingEmbedder(), **at.kw)
+    assert hits and hits[0].path == "src/billing/invoice.py"  # keywords alone, before any vector
+    (info,) = list_indexes(**at.kw)  # listed and served before any vector
+    assert info.status == "semantic index 0 % ready"
+    service = FilesService(at.kw.get("index_dir"), embedder=HashingEmbedder(), backend=at.kw.get("backend"))
+    try:
+        served = service.search("parse invoice number", 5)
+        assert served.hits and any("semantic index 0 % ready" in w for w in served.warnings)
+    finally:
+        service.close()
+    events: list[IndexProgress] = []
+    second = embed_repository(repo, embedder=embedder, **at.kw, on_progress=events.append)
+    embedded, total = _vector_counts(repo, at)
+    assert embedded == total == first.chunks_written
+    assert second.chunks_embedded == len(embedder.texts) == len(set(embedder.texts))
+    embeds = [e for e in events if e.phase == "embed"]
+    assert embeds[-1].vectors_done == embeds[-1].vectors_total == total
+    assert embeds[-1].fraction == 1.0
+    # nothing waits any more: a further pass embeds nothing
+    again = embed_repository(repo, embedder=embedder, **at.kw)
+    assert again.chunks_embedded == 0
+    assert list_indexes(**at.kw)[0].status == "ready"
+    if at.postgres:  # the vector index is built once the vectors are there
+        import psycopg
+
+        with psycopg.connect(at.kw["backend"].dsn) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'chunks_vec_r%'").fetchone()
+        assert row is not None and row[0] == 1
+    from engine.repos import remove_repository
+
+    assert remove_repository(repo, **at.kw)
+    assert list_indexes(**at.kw) == []
+    if not at.postgres:
+        assert list(at.kw["index_dir"].iterdir()) == []  # the embedding lock went with the index
+
+
+def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
+    from filelock import FileLock
+
+    from engine.index.manager import embed_lock_path
+
+    index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    index_path = index_path_for(repo, directory=index_dir)
+    with FileLock(embed_lock_path(index_path)):  # another process is embedding
+        assert embed_repository(repo, embedder=embedder, index_dir=index_dir).chunks_embedded == 0
+    assert embed_repository(repo, embedder=embedder, index_dir=index_dir).chunks_embedded > 0
+
+
+def test_another_model_build_never_mixes_vectors(
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
+) -> None:
+    """Chunks written, some vectors from build 1; a pass with build 2 re-embeds everything."""
+    index_repository(repo, embedder=embedder, **at.kw)
+    changed = repo / "src" / "extra.py"
+    changed.write_text("def brand_new_helper():\n    return 1\n")
+    index_repository(repo, embedder=embedder, **at.kw, embed=False)
+    other = HashingEmbedder(version="2")
+    stats = embed_repository(repo, embedder=other, **at.kw)
+    assert stats.model_reset
+    store = open_index_store(repo, **at.kw)
+    try:
+        model = store.model()
+        assert model is not None and model.version == "2"
+        embedded, total = store.vector_counts()
+        assert embedded == total > 0
+        assert store.keyword_search("brand new helper", 5, SearchFilter())
+    finally:
+        store.close()
+    assert any("brand_new_helper" in text for text in other.texts)
+
+
+def test_files_server_says_how_ready_the_semantic_index_is(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    (info,) = list_indexes(index_dir)
+    assert info.status == "semantic index 0 % ready"  # what the app's Indexes page shows
+    service = FilesService(index_dir, embedder=embedder)
+    try:
+        result = service.search("parse invoice number", 5)
+        assert result.hits and result.hits[0].path == "src/billing/invoice.py"
+        assert any("semantic index 0 % ready" in w for w in result.warnings), result.warnings
+        assert not any("another model" in w for w in result.warnings)
+        embed_repository(repo, embedder=embedder, index_dir=index_dir)
+        result = service.search("parse invoice number", 5)
+        assert not any("semantic index" in w for w in result.warnings), result.warnings
+        assert list_indexes(index_dir)[0].status == "ready"
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize("embedded,total,expected", [(0, 10, "0 %"), (4, 10, "40 %"), (9, 10, "90 %")])
+def test_semantic_warning_percent(embedded: int, total: int, expected: str) -> None:
+    from engine.servers.files import semantic_warning
+
+    assert f"semantic index {expected} ready" in semantic_warning("r", embedded, total)
