@@ -180,3 +180,21 @@ async def test_live_updates_keep_selection_and_expansion_and_refresh_the_detail(
     assert row.isValid() and page.tree.isExpanded(row) and page.model.rowCount(row) == 2
     assert page.model.hit_at(page.tree.currentIndex()).id == kept.id
     assert page.detail.hit is page.model.hit_at(row)  # the newest copy of the hit, not the first
+
+
+@pytest.mark.asyncio
+async def test_no_confident_result_is_said_instead_of_listing_noise(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "tasks"])
+    page = make_page(qtbot, engine)
+    page.search(f"{fakes.WEAK_PREFIX} frobnicator")
+    await until(lambda: page.controller.final and page.empty.state == "not-confident")
+    assert page.results.currentWidget() is page.empty
+    assert "No confident results" in page.empty.title.text()
+    assert page.empty.weak_button.isVisible() and str(page.model.rowCount()) in page.empty.weak_button.text()
+    page.empty.weak_button.click()
+    assert page.results.currentWidget() is page.tree
+    page.search("fixture")  # a real question lists its results at once
+    await until(lambda: page.controller.final and page.model.response is not None
+                and page.model.response.request.query == "fixture")
+    await asyncio.sleep(0.05)
+    assert page.results.currentWidget() is page.tree
