@@ -50,7 +50,7 @@ async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
     assert set(chips) == {"files", "tasks", "git"}
     assert "3 hits" in chips["files"].text() and "error" in chips["git"].text()
     assert "timed out" in chips["git"].toolTip()
-    assert "conceptual query" in page.strip.summary.text()  # the query's class is shown
+    assert "conceptual query" in page.strip.summary.full_text  # the query's class is shown
     # The kept hit carries the folded duplicate as a child row with its reason.
     top = page.model.index(0, 0)
     assert page.model.rowCount(top) == 1
@@ -198,3 +198,16 @@ async def test_no_confident_result_is_said_instead_of_listing_noise(qtbot: objec
                 and page.model.response.request.query == "fixture")
     await asyncio.sleep(0.05)
     assert page.results.currentWidget() is page.tree
+
+
+def test_a_long_summary_never_widens_the_strip(qtbot: object) -> None:
+    from app.search.source_strip import SourceStrip
+
+    strip = SourceStrip()
+    qtbot.addWidget(strip)  # type: ignore[attr-defined]
+    before = strip.minimumSizeHint().width()
+    strip.set_reports([], "30 results · 11/12 sources · conceptual query · " + "a note " * 60)
+    assert strip.minimumSizeHint().width() <= before + 80
+    strip.resize(400, strip.sizeHint().height())
+    assert strip.summary.text() != strip.summary.full_text  # elided, whole in the tooltip
+    assert strip.summary.toolTip() == strip.summary.full_text
