@@ -89,6 +89,8 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
     assert response is not None and response.context is not None
     assert page.context.text.toPlainText() == response.context.text
     assert f"{response.context.token_count:,} of {response.context.budget:,} tokens" in page.context.tokens.text()
+    reserved = page.context.budget.value() - response.context.budget
+    assert reserved > 0 and f"{reserved:,} of the budget kept for the prompt" in page.context.tokens.text()
     QGuiApplication.clipboard().setText("")
     QTest.keyClick(page, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert QGuiApplication.clipboard().text() == response.context.text
