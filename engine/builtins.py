@@ -13,7 +13,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from engine.config.schema import Config, ServerConfig
+from engine.config.schema import Config, IndexConfig, ServerConfig
+from engine.index.backend import DSN_VARIABLE
 from engine.paths import indexes_dir
 from engine.spawn import frozen, module_command
 
@@ -42,18 +43,29 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def builtin_server(name: str, index_dir: Path | None = None) -> ServerConfig:
+def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig | None = None) -> ServerConfig:
+    """The built-in server ``name`` over the index folder, or over the shared PostgreSQL
+    index when ``index`` names one (its DSN, ``${VAR}``s and all, goes in the server's
+    environment and is expanded when the server starts, never onto its command line)."""
     module, _glob, tool, description = BUILTINS[name]
     folder = index_dir or indexes_dir()
-    command, *args = module_command(module, "--index-dir", str(folder))
+    shared = index is not None and index.backend == "postgres"
+    options = (
+        ("--postgres", "--vector-index", index.vector_index) if index is not None and shared
+        else ("--index-dir", str(folder))
+    )
+    command, *args = module_command(module, *options)
     # PYTHONPATH lets ``python -m`` find this engine; a frozen bundle carries its own.
     path = {} if frozen() else {"PYTHONPATH": str(project_root())}
+    env = {**path, **_model_environment()}
+    if index is not None and shared:
+        env[DSN_VARIABLE] = index.dsn
     return ServerConfig(
         name=name,
         transport="stdio",
         command=command,
         args=args,
-        env={**path, **_model_environment()},
+        env=env,
         timeout=BUILTIN_TIMEOUT_S,
         tool=tool,
         builtin=name,
@@ -65,8 +77,11 @@ def _model_environment() -> dict[str, str]:
     return {name: value for name in MODEL_VARIABLES if (value := os.environ.get(name))}
 
 
-def available_builtins(index_dir: Path | None = None) -> list[str]:
-    """The built-ins that have at least one index to serve."""
+def available_builtins(index_dir: Path | None = None, index: IndexConfig | None = None) -> list[str]:
+    """The built-ins that have at least one index to serve (with a shared PostgreSQL
+    index: both, always; what it holds is the servers' to find out)."""
+    if index is not None and index.backend == "postgres":
+        return list(BUILTINS)
     folder = index_dir or indexes_dir()
     if not folder.is_dir():
         return []
@@ -76,8 +91,8 @@ def available_builtins(index_dir: Path | None = None) -> list[str]:
 def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Config:
     """``config`` plus a server for each built-in that has something to serve."""
     servers = dict(config.servers)
-    for name in available_builtins(index_dir):
-        default = builtin_server(name, index_dir)
+    for name in available_builtins(index_dir, config.index):
+        default = builtin_server(name, index_dir, config.index)
         user = servers.get(name)
         if user is None:
             servers[name] = default

@@ -14,11 +14,13 @@ import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.manager import (
     IndexInfo,
     embed_lock_path,
     index_path_for,
     list_indexes,
+    remove_postgres_repository,
     remove_sqlite_files,
 )
 from engine.tasks.api import import_git_history, tasks_db_path
@@ -48,25 +50,46 @@ class HistoryUpdate:
         return f"history: {', '.join(parts)} in {stats.seconds:.1f} s"
 
 
-def update_history(root: Path, *, index_dir: Path | None = None, embed: bool = True) -> HistoryUpdate:
+def _store_errors(backend: IndexBackend) -> tuple[type[BaseException], ...]:
+    """The errors a failing task store raises in ``backend``."""
+    if backend.dsn is None:
+        return (sqlite3.Error,)
+    import psycopg
+
+    from engine.postgres.db import PostgresError
+
+    return (psycopg.Error, PostgresError)
+
+
+def update_history(
+    root: Path, *, index_dir: Path | None = None, embed: bool = True, backend: IndexBackend | None = None
+) -> HistoryUpdate:
     """Import the commits of ``root``'s git history not imported yet (the first time: all).
 
     Never raises for the history's sake: a folder that is not a git work tree has no
     history to import, and a failing ``git`` or task store is reported, not thrown, since
     the code index beside it is still good."""
+    chosen = resolve_backend(index_dir, backend)
     try:
-        return HistoryUpdate(import_git_history(root, indexes_dir=index_dir, embed=embed))
+        return HistoryUpdate(import_git_history(root, indexes_dir=index_dir, embed=embed, backend=chosen))
     except GitError as exc:  # (the import asks git whether this is a work tree first)
         if not is_git_repo(root):
             return HistoryUpdate(reason="not a git work tree (code only)")
         return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
-    except (OSError, sqlite3.Error) as exc:
+    except Exception as exc:
+        if not isinstance(exc, (OSError, *_store_errors(chosen))):
+            raise
         return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
 
 
-def remove_repository(root: Path, *, index_dir: Path | None = None) -> bool:
+def remove_repository(
+    root: Path, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> bool:
     """Delete the code index and the task history of the repository at ``root`` (which
     may be gone already); whether there was anything to delete."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:  # one row of the shared database: code and history go together
+        return remove_postgres_repository(chosen.dsn, Path(root).expanduser().resolve())
     index_path = index_path_for(root, directory=index_dir)
     removed_code = remove_sqlite_files(index_path)
     embed_lock_path(index_path).unlink(missing_ok=True)
@@ -74,8 +97,13 @@ def remove_repository(root: Path, *, index_dir: Path | None = None) -> bool:
     return removed_code or removed_history
 
 
-def list_repositories(index_dir: Path | None = None) -> list[IndexInfo]:
+def list_repositories(
+    index_dir: Path | None = None, *, backend: IndexBackend | None = None
+) -> list[IndexInfo]:
     """The indexed repositories (``list_indexes``), each with the tasks its history holds."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:  # counted by the same query
+        return list_indexes(backend=chosen)
     return [replace(info, tasks=_task_count(info.root, index_dir)) for info in list_indexes(index_dir)]
 
 

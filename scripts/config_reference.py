@@ -56,6 +56,10 @@ SECTIONS: list[tuple[str, type, str]] = [
     ("cache", schema.CacheConfig,
      "Cached answers per source. `sqlite` and `redis` are shared by every Tributary "
      "process; `memory` is private to one."),
+    ("index", schema.IndexConfig,
+     "Where the repository indexes live: one SQLite file per repository on this machine "
+     "(`sqlite`), or one PostgreSQL + pgvector database a team shares (`postgres`; see "
+     "docs/postgres.md)."),
     ("repos[]", schema.RepoConfig,
      "A local repository served by the built-in `files` (code) and `tasks` (history) "
      "servers. `tributary index add PATH` and the app's Indexes page write these."),
@@ -128,6 +132,12 @@ DESCRIPTIONS: dict[str, str] = {
     "CacheConfig.redis_url": "Redis server for the `redis` backend.",
     "CacheConfig.max_entries": "Most answers kept; the oldest go first.",
     "CacheConfig.max_mb": "Largest size of the `sqlite` cache file in MB; past it the oldest answers go and the space is returned.",
+    "IndexConfig.backend": "`sqlite` (default) or `postgres`.",
+    "IndexConfig.dsn": "postgres: the database's DSN, e.g. `postgresql://tributary:${PGPASSWORD}@db/tributary`; "
+                       "`${VAR}` references are expanded when it is used, and a password written here is masked "
+                       "by `config show`.",
+    "IndexConfig.vector_index": "postgres: the vector index, `hnsw`, `ivfflat` or `exact` (a full scan); "
+                                "`auto` takes the best the server has.",
     "RepoConfig.path": "The repository's folder.",
     "RepoConfig.name": "Its name in results; the folder's name when left out.",
     "RepoConfig.include": "Gitignore-style patterns of the files to index (empty: every text file not ignored).",
@@ -146,6 +156,7 @@ ENVIRONMENT: list[tuple[str, str]] = [
     ("TRIBUTARY_EMBED_THREADS", "Worker threads for large encodes (default: one per core)."),
     ("TRIBUTARY_EMBED_SEQ", "Sequence length of code chunks' embeddings, 16..256 (for experiments)."),
     ("TRIBUTARY_MODEL_CACHE", "Where the int8 ONNX model is kept (default: the user cache dir)."),
+    ("TRIBUTARY_INDEX_DSN", "The shared PostgreSQL index's DSN, for the built-in servers' `--postgres`."),
     ("TRIBUTARY_PURE_PYTHON", "`1`: run the pipeline as Python even where it was compiled."),
 ]
 

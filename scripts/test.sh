@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every check CI runs: lint, types, and the test suite (unit, integration with real
 # MCP server subprocesses, GUI tests offscreen). Installs what the tests need first:
-# third-party MCP servers from npm, and redis-server for the cache backend tests.
+# third-party MCP servers from npm, and redis-server for the cache backend tests. (The
+# postgres tests start their own PostgreSQL + pgvector: pgserver, from the dev extra.)
 #
 # Usage: scripts/test.sh [--fast] [pytest args...]     (after scripts/setup.sh --dev)
 #

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -54,3 +59,56 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
     monkeypatch.delenv("TRIBUTARY_CONFIG", raising=False)
     monkeypatch.delenv("TRIBUTARY_TOKEN", raising=False)
+
+
+# -- the index backends: SQLite files, and a real PostgreSQL + pgvector (pgserver) ------
+
+
+@dataclass(frozen=True)
+class IndexTarget:
+    """Where a test's indexes go: the keyword arguments the indexing API takes for it."""
+
+    name: str
+    kw: dict[str, Any]  # for engine.index.manager and engine.repos
+    tasks_kw: dict[str, Any]  # for engine.tasks.api
+
+    @property
+    def postgres(self) -> bool:
+        return self.name == "postgres"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """One PostgreSQL 16 + pgvector for the session, in a temporary folder (PyPI's
+    pgserver, on a Unix socket); stopped and deleted at the end. (Not under pytest's
+    temporary folder: run as root, pgserver runs the server as its own user, who may
+    not enter that folder.)"""
+    pytest.importorskip("pgserver", reason="the postgres extra is not installed")
+    from tests.postgres_server import running_server
+
+    folder = Path(tempfile.mkdtemp(prefix="tributary-pg-"))
+    try:
+        with running_server(folder / "data") as server:
+            yield server
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: Any) -> str:
+    """A fresh, empty database on the session's server."""
+    from tests.postgres_server import fresh_database
+
+    return fresh_database(postgres_server)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def at(request: pytest.FixtureRequest, tmp_path: Path) -> IndexTarget:
+    """Each test that takes it runs on both backends."""
+    if request.param == "sqlite":
+        folder = tmp_path / "indexes"
+        return IndexTarget("sqlite", {"index_dir": folder}, {"indexes_dir": folder})
+    from engine.index.backend import IndexBackend
+
+    backend = IndexBackend(request.getfixturevalue("postgres_dsn"))
+    return IndexTarget("postgres", {"backend": backend}, {"backend": backend})

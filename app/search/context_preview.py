@@ -87,8 +87,10 @@ class ContextPreview(QWidget):
         self.text.setPlainText(safe_text.block(context.text))
         percent = round(100 * context.utilisation)
         dropped = f" · {context.dropped} dropped to fit" if context.dropped else ""
+        reserved = self.budget.value() - context.budget
+        kept_back = f", {reserved:,} of the budget kept for the prompt" if reserved > 0 else ""
         self.tokens.setText(
-            f"{context.token_count:,} of {context.budget:,} tokens ({percent} %) · "
+            f"{context.token_count:,} of {context.budget:,} tokens ({percent} %{kept_back}) · "
             f"{len(context.chunks)} chunks · {context.format.value}{dropped}"
         )
         self.usage.setRange(0, 100)

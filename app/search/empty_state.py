@@ -24,6 +24,7 @@ class EmptyState(QWidget):
     import_servers = Signal()
     add_server = Signal()
     example = Signal(str)
+    show_weak = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,9 +48,13 @@ class EmptyState(QWidget):
         self.server_button.clicked.connect(self.add_server.emit)
         self.example_button = QPushButton(theme.icon("search"), f"Try “{EXAMPLE}”")
         self.example_button.clicked.connect(lambda: self.example.emit(EXAMPLE))
+        self.weak_button = QPushButton(theme.icon("search"), "Show the weak matches")
+        self.weak_button.setToolTip("List the closest matches anyway")
+        self.weak_button.clicked.connect(self.show_weak.emit)
         buttons = QHBoxLayout()
         buttons.setSpacing(8)
-        for button in (self.add_button, self.import_button, self.server_button, self.example_button):
+        for button in (self.add_button, self.import_button, self.server_button, self.example_button,
+                       self.weak_button):
             button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
             buttons.addWidget(button)
         buttons.addStretch()
@@ -73,7 +78,8 @@ class EmptyState(QWidget):
         self.state = state
         self.title.setText(title)
         self.body.setText(body)
-        for button in (self.add_button, self.import_button, self.server_button, self.example_button):
+        for button in (self.add_button, self.import_button, self.server_button, self.example_button,
+                       self.weak_button):
             button.setVisible(button in buttons)
         self.keys.setText(keys)
         self.keys.setVisible(bool(keys))
@@ -105,6 +111,15 @@ class EmptyState(QWidget):
         tips = "Try fewer or other words"
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
         self._show("no-results", f"No results for “{query}”", tips, keys=SYNTAX)
+
+    def show_not_confident(self, query: str, count: int) -> None:
+        """The sources answered, but nothing clears the confidence bar: say so rather than
+        list noise, and keep the closest matches one key away."""
+        body = (f"None of the {count} closest matches is a clear answer: the sources found little of "
+                "the question's words or meaning. Try other words, a name from the code, or a filter.")
+        self.weak_button.setText(f"Show the {count} weak matches")
+        self._show("not-confident", f"No confident results for “{query}”", body,
+                   buttons=(self.weak_button,), keys=SYNTAX)
 
     def show_problem(self, reason: str) -> None:
         self._show("problem", "No source answered", reason, buttons=(self.server_button,))

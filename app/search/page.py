@@ -221,6 +221,8 @@ class SearchPage(QWidget):
         self.empty.import_servers.connect(self.import_servers_requested.emit)
         self.empty.add_server.connect(self.add_server_requested.emit)
         self.empty.example.connect(self.search)
+        self.empty.show_weak.connect(self._show_weak_matches)
+        self._weak_shown_for: str | None = None  # the query whose weak matches the user asked to see
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         left = QWidget()
@@ -338,10 +340,15 @@ class SearchPage(QWidget):
     def refresh_empty_state(self, reason: str = "") -> None:
         """What the results area says when there is nothing to list, and the next step."""
         engine = self._engine()
-        if self.model.rowCount():
-            self.results.setCurrentWidget(self.tree)
-            return
         response = self.model.response
+        if self.model.rowCount():
+            if (response is not None and self.controller.final and not response.confident
+                    and self._weak_shown_for != response.request.query):
+                self.empty.show_not_confident(response.request.query, self.model.rowCount())
+                self.results.setCurrentWidget(self.empty)
+            else:
+                self.results.setCurrentWidget(self.tree)
+            return
         if engine is not None and not self._source_names():
             self.empty.show_first_run(reason)
         elif response is not None and self.controller.final and not response.error:
@@ -602,8 +609,13 @@ class SearchPage(QWidget):
             self.message.emit(f"No source answered: {response.error}")
         if self._auto_selected and self.model.rowCount():
             self._select_first()  # the final ranking's #1, while the user has not chosen
-        if not self.model.rowCount():
-            self.refresh_empty_state(response.error or "")
+        self.refresh_empty_state(response.error or "")
+
+    def _show_weak_matches(self) -> None:
+        response = self.model.response
+        self._weak_shown_for = response.request.query if response is not None else None
+        self.results.setCurrentWidget(self.tree)
+        self.tree.setFocus()
 
     def _sync_detail(self) -> None:
         """Show the current row's newest hit and group; once the stream has ended,

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QScrollArea,
     QSizePolicy,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import safe_text, theme
+from app.elided import FittingLabel
 from engine.model import SourceReport, SourceStatus
 
 _DOTS: dict[str, QIcon] = {}
@@ -152,9 +152,10 @@ class SourceStrip(QWidget):
         self.chip_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.chip_area.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.summary = QLabel()
+        # The query's figures: whole when there is room, elided (whole in the tooltip) when
+        # there is not; they never widen the window.
+        self.summary = FittingLabel()
         self.summary.setObjectName("Muted")
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         outer = QHBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(10)
@@ -212,7 +213,7 @@ class SourceStrip(QWidget):
             chip.setToolTip(chip_tooltip(report, state))
         if reorder:
             self.chips = {name: self.chips[name] for name in names}
-        self.summary.setText(summary)
+        self.summary.set_full_text(summary)
 
 
 class LogWindow(QDialog):

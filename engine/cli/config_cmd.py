@@ -79,14 +79,16 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from engine.config.dump import config_to_yaml
-    from engine.config.secrets import mask_secrets
+    from engine.config.secrets import mask_secrets, mask_url
 
     try:
         config = load_config(config_path(args))
     except ConfigError as exc:
         print(exc)
         return 1
-    masked = replace(config, servers={n: mask_secrets(s) for n, s in config.servers.items()})
+    dsn = config.index.dsn
+    masked = replace(config, servers={n: mask_secrets(s) for n, s in config.servers.items()},
+                     index=replace(config.index, dsn=mask_url(dsn, dsn) if dsn else dsn))
     print(f"# {config.path}")
     print(config_to_yaml(masked), end="")
     return 0

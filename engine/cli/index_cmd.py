@@ -16,6 +16,7 @@ from pathlib import Path
 from engine.cli.common import config_path, forget_cached_answers
 from engine.cli.progress import ProgressBar, index_progress
 from engine.config.schema import RepoConfig
+from engine.index.backend import IndexBackend, configured_backend
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,6 +98,11 @@ def _repo_config(args: argparse.Namespace, root: Path) -> RepoConfig | None:
     return None
 
 
+def _backend(args: argparse.Namespace) -> IndexBackend:
+    """The index backend the config names: SQLite files here, or a shared PostgreSQL."""
+    return configured_backend(config_path(args))
+
+
 def _index_one(root: Path, args: argparse.Namespace) -> int:
     from engine.index.manager import index_repository
 
@@ -104,7 +110,7 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
     on_progress = index_progress(root.name)
 
     config = _repo_config(args, root)
-    stats = index_repository(root, on_progress=on_progress, config=config)
+    stats = index_repository(root, on_progress=on_progress, config=config, backend=_backend(args))
     bar.finish(
         f"{stats.files_total} files, {stats.chunks_total} chunks; {stats.files_indexed} "
         f"re-indexed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
@@ -125,7 +131,7 @@ def _update_history(root: Path, args: argparse.Namespace) -> None:
         return
     from engine.repos import update_history
 
-    update = update_history(root)
+    update = update_history(root, backend=_backend(args))
     print(f"{root.name}: {update.summary()}", file=sys.stderr)
     if update.stats is not None:
         for error in update.stats.errors[:5]:
@@ -199,6 +205,7 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
         watch_repository(
             root, config=config, on_progress=on_progress, on_update=on_update,
             on_git_change=None if args.no_history else on_git_change, stop_event=stop,
+            backend=_backend(args),
         )
     except KeyboardInterrupt:
         stop.set()
@@ -212,7 +219,7 @@ def _update(args: argparse.Namespace) -> int:
         root = _root(args.path)
         return 2 if root is None else _index_one(root, args)
     status = 0
-    for info in list_indexes():
+    for info in list_indexes(backend=_backend(args)):
         if not info.exists:
             print(
                 f"tributary: {info.root}: folder is gone; `tributary index remove` it",
@@ -228,13 +235,14 @@ def _remove(args: argparse.Namespace) -> int:
     from engine.index.manager import list_indexes
     from engine.repos import remove_repository
 
-    if remove_repository(Path(args.path)):
+    backend = _backend(args)
+    if remove_repository(Path(args.path), backend=backend):
         forget_cached_answers(Path(args.path).expanduser().resolve(), config_path(args))
         print(f"removed the index of {args.path}")
         return 0
     # Not a folder that is indexed: the name `index list` shows, when one index has it.
-    named = [info for info in list_indexes() if info.name == str(args.path)]
-    if len(named) == 1 and remove_repository(named[0].root):
+    named = [info for info in list_indexes(backend=backend) if info.name == str(args.path)]
+    if len(named) == 1 and remove_repository(named[0].root, backend=backend):
         forget_cached_answers(named[0].root, config_path(args))
         print(f"removed the index of {named[0].root}")
         return 0
@@ -260,7 +268,7 @@ def _age(stamp: float | None) -> str:
 def _list(args: argparse.Namespace) -> int:
     from engine.repos import list_repositories
 
-    infos = list_repositories()
+    infos = list_repositories(backend=_backend(args))
     if not infos:
         print("no repository is indexed; add one with `tributary index add PATH`")
         return 0
@@ -274,10 +282,10 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _history_line(root: Path) -> str:
+def _history_line(root: Path, backend: IndexBackend) -> str:
     from engine.tasks.api import task_stats
 
-    stats = task_stats(root)
+    stats = task_stats(root, backend=backend)
     if not stats.tasks:
         return "none imported"
     last = f", newest {stats.last:%Y-%m-%d}" if stats.last else ""
@@ -285,22 +293,23 @@ def _history_line(root: Path) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from engine.index.manager import index_path_for, list_indexes
+    from engine.index.manager import list_indexes
 
-    infos = list_indexes()
+    backend = _backend(args)
+    infos = list_indexes(backend=backend)
     if args.path is not None:
-        wanted = index_path_for(args.path)
-        infos = [i for i in infos if i.index_path == wanted]
+        wanted = Path(args.path).expanduser().resolve()
+        infos = [i for i in infos if i.root == wanted]
         if not infos:
             print(f"tributary: {args.path} is not indexed", file=sys.stderr)
             return 1
     for info in infos:
         print(
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
-            f"  index:   {info.index_path} ({info.size_bytes / 1e6:.1f} MB)\n"
+            f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"
             f"  files:   {info.files}\n  chunks:  {info.chunks}\n"
             f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
-            f"  history: {_history_line(info.root)}"
+            f"  history: {_history_line(info.root, backend)}"
         )
     if not infos:
         print("no repository is indexed")

@@ -39,7 +39,7 @@ def ensure_repo_indexed(
     answers from before a change are dropped (``config_file``: the config in use).
     ``history=False`` leaves the task history alone (only the files source is asked).
     Chunks without a vector are handed to ``embed_later``."""
-    from engine.index.manager import index_path_for, index_repository, semantic_readiness
+    from engine.index.manager import index_repository, repository_readiness
     from engine.index.progress import IndexProgress
 
     root = path.expanduser().resolve()
@@ -63,7 +63,7 @@ def ensure_repo_indexed(
         print(f"  warning: {warning}", file=sys.stderr)
     for error in stats.errors[:5]:
         print(f"  skipped: {error}", file=sys.stderr)
-    embedded, total = semantic_readiness(index_path_for(root))
+    embedded, total = repository_readiness(root)  # (the configured backend's index)
     if embedded < total:
         print(
             f"{root.name}: keyword search ready; embedding {total - embedded} chunks in the "

@@ -17,6 +17,8 @@ AuthMode = Literal["auto", "oauth", "none"]
 AUTH_MODES = ("auto", "oauth", "none")
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
+IndexBackendName = Literal["sqlite", "postgres"]
+VectorIndexName = Literal["auto", "hnsw", "ivfflat", "exact"]
 
 TOP_K_MIN = 10
 TOP_K_MAX = 100
@@ -126,6 +128,16 @@ class CacheConfig:
 
 
 @dataclass(slots=True)
+class IndexConfig:
+    """Where repository indexes live: one SQLite file per repository on this machine, or
+    a PostgreSQL + pgvector database shared by a team (``dsn`` may hold ``${VAR}``s)."""
+
+    backend: IndexBackendName = "sqlite"
+    dsn: str = ""
+    vector_index: VectorIndexName = "auto"  # postgres: hnsw, ivfflat or exact; auto picks
+
+
+@dataclass(slots=True)
 class RepoConfig:
     path: str
     name: str | None = None
@@ -143,6 +155,7 @@ class Config:
     dedup: DedupConfig = field(default_factory=DedupConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
     repos: list[RepoConfig] = field(default_factory=list)
     path: Path | None = field(default=None, compare=False)  # where it was loaded from; not saved
 

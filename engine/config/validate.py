@@ -23,9 +23,11 @@ from engine.config.schema import (
     CacheBackend,
     Config,
     HealthConfig,
+    IndexBackendName,
     RoutingMode,
     RoutingRule,
     ServerConfig,
+    VectorIndexName,
 )
 from engine.config.secrets import mask_url
 from engine.patterns import check_pattern
@@ -94,6 +96,7 @@ class _Validator:
         self.dedup()
         self.budget()
         self.cache()
+        self.index()
         self.repos()
         return self.issues
 
@@ -234,6 +237,16 @@ class _Validator:
         self.number("cache.max_mb", cache.max_mb, low=1)
         if not re.match(r"^(?:rediss?|unix)://", str(cache.redis_url)):
             self.add("cache.redis_url", f"must start with redis://, rediss:// or unix://, not {str(cache.redis_url)[:60]!r}")
+
+    def index(self) -> None:
+        index = self.config.index
+        self.choice("index.backend", index.backend, get_args(IndexBackendName), "index backend")
+        self.choice("index.vector_index", index.vector_index, get_args(VectorIndexName), "vector index")
+        dsn = str(index.dsn)
+        if index.backend == "postgres" and not re.match(r"^(?:postgres|postgresql)://|^\$\{", dsn):
+            self.add("index.dsn", "the postgres backend needs a dsn: postgresql://user:${PASSWORD}@host/db")
+        for problem in reference_problems(dsn):
+            self.add("index.dsn", problem)
 
     def repos(self) -> None:
         names: set[str] = set()

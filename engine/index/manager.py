@@ -2,8 +2,10 @@
 
 Every repository gets one SQLite file under :func:`engine.paths.indexes_dir`, named
 after the folder plus a hash of its absolute path; the file records the root, so
-``list_indexes`` needs nothing else. All functions are synchronous and safe to run
-in a worker thread (each opens its own connection).
+``list_indexes`` needs nothing else. With the PostgreSQL backend (``backend``, or the
+config's ``index`` section: ``engine.index.backend``) every repository is a row of one
+shared database instead. All functions are synchronous and safe to run in a worker
+thread (each opens its own connection).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.config.schema import RepoConfig
+from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.embed import Embedder, load_code_embedder
 from engine.index.indexer import Indexer
 from engine.index.naming import readable_name
 from engine.index.progress import IndexStats, ProgressCallback
-from engine.index.store import SqliteStore
+from engine.index.store import IndexStore, SqliteStore
 from engine.paths import indexes_dir, repo_id
 
 log = logging.getLogger(__name__)
@@ -42,6 +45,7 @@ class IndexInfo:
     size_bytes: int
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``engine.repos.list_repositories`` counts them)
+    location: str = ""  # where it is when not a file: the shared database (no password)
     embedded: int | None = None  # chunks with their vector (None: not known)
 
     @property
@@ -61,15 +65,55 @@ def index_path_for(repo_path: Path | str, *, directory: Path | None = None) -> P
     return (directory or indexes_dir()) / f"{repo_stem(repo_path)}{INDEX_SUFFIX}"
 
 
-def _open_store(root: Path, index_path: Path, name: str | None) -> SqliteStore:
+def _open_store(
+    root: Path, index_path: Path, name: str | None, backend: IndexBackend | None = None
+) -> IndexStore:
+    if backend is not None and backend.dsn is not None:
+        from engine.postgres.index_store import PgIndexStore
+
+        return PgIndexStore.open(backend.dsn, str(root), name or readable_name(root),
+                                 vector_index=backend.vector_index)
     store = SqliteStore(index_path, check_same_thread=False)
     store.set_meta("root", str(root))
     store.set_meta("name", name or readable_name(root))
     return store
 
 
+def _location(root: Path, index_dir: Path | None, backend: IndexBackend) -> Path:
+    """Where the index is, for reports: its SQLite file, or the database (no password)."""
+    if backend.dsn is None:
+        return index_path_for(root, directory=index_dir)
+    from engine.postgres.db import redact
+
+    return Path(redact(backend.dsn))
+
+
+def open_index_store(
+    path: Path | str, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> IndexStore:
+    """The index of the repository at ``path`` for reading (``FileNotFoundError`` when it
+    is not indexed); close it when done."""
+    root = Path(path).expanduser().resolve()
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is None:
+        index_path = index_path_for(root, directory=index_dir)
+        if not index_path.exists():
+            raise FileNotFoundError(f"{path} is not indexed")
+        return SqliteStore(index_path, readonly=True)
+    from engine.postgres.db import Database
+    from engine.postgres.index_store import PgIndexStore
+    from engine.postgres.repositories import find_repository
+
+    db = Database(chosen.dsn, application_name="tributary-search")
+    repo = find_repository(db, str(root))
+    if repo is None:
+        db.close()
+        raise FileNotFoundError(f"{path} is not indexed")
+    return PgIndexStore(db, repo, vector_index=chosen.vector_index, owns_db=True)
+
+
 def _indexer(
-    store: SqliteStore,
+    store: IndexStore,
     root: Path,
     index_path: Path,
     config: RepoConfig | None,
@@ -94,6 +138,7 @@ def index_repository(
     config: RepoConfig | None = None,
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
     embed: bool = True,
 ) -> IndexStats:
     """Create or bring up to date the index of the repository at ``path``: keyword and
@@ -102,10 +147,13 @@ def index_repository(
     root = Path(path).expanduser().resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root}")
-    index_path = index_path_for(root, directory=index_dir)
-    store = _open_store(root, index_path, config.name if config else None)
+    chosen = resolve_backend(index_dir, backend)
+    index_path = _location(root, index_dir, chosen)
+    store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
-        return _indexer(store, root, index_path, config, embedder, on_progress).run(embed=embed)
+        stats = _indexer(store, root, index_path, config, embedder, on_progress).run(embed=embed)
+        _after_run(store)
+        return stats
     finally:
         store.close()
 
@@ -117,12 +165,25 @@ def embed_repository(
     config: RepoConfig | None = None,
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
 ) -> IndexStats:
     """Embed the chunks of an existing index that have no vector yet (the second tier).
-    One process at a time per index: when another holds the lock, nothing is done."""
+    One process at a time per index: when another holds the lock, nothing is done. (In
+    the shared PostgreSQL index two at once only duplicate work: a vector is written
+    only where none is.)"""
     from filelock import FileLock, Timeout
 
     root = Path(path).expanduser().resolve()
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        store = open_index_store(root, backend=chosen)
+        try:
+            location = _location(root, None, chosen)
+            stats = _indexer(store, root, location, config, embedder, on_progress).embed_pending()
+            _after_run(store)
+            return stats
+        finally:
+            store.close()
     index_path = index_path_for(root, directory=index_dir)
     if not index_path.exists():
         raise FileNotFoundError(f"{root} is not indexed: run `tributary index add {root}`")
@@ -137,6 +198,23 @@ def embed_repository(
             return _indexer(store, root, index_path, config, embedder, on_progress).embed_pending()
         finally:
             store.close()
+
+
+def repository_readiness(
+    path: Path | str, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> tuple[int, int]:
+    """(chunks with a vector, all chunks) of a repository's index in the backend in
+    effect; (0, 0) when it is not indexed or cannot be read."""
+    try:
+        store = open_index_store(path, index_dir=index_dir, backend=backend)
+    except Exception:
+        return 0, 0
+    try:
+        return store.vector_counts()
+    except Exception:
+        return 0, 0
+    finally:
+        store.close()
 
 
 def embed_lock_path(index_path: Path) -> Path:
@@ -156,6 +234,13 @@ def semantic_readiness(index_path: Path) -> tuple[int, int]:
         return 0, 0
     finally:
         store.close()
+
+
+def _after_run(store: IndexStore) -> None:
+    """Backend upkeep after a pass (PostgreSQL: an IVFFlat index trained on the rows)."""
+    ensure = getattr(store, "ensure_vector_index", None)
+    if ensure is not None:
+        ensure()
 
 
 def _info(index_path: Path) -> IndexInfo | None:
@@ -193,12 +278,50 @@ def _info(index_path: Path) -> IndexInfo | None:
         store.close()
 
 
-def list_indexes(index_dir: Path | None = None) -> list[IndexInfo]:
+def list_indexes(
+    index_dir: Path | None = None, *, backend: IndexBackend | None = None
+) -> list[IndexInfo]:
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        return _postgres_indexes(chosen.dsn)
     directory = index_dir or indexes_dir()
     if not directory.is_dir():
         return []
     found = (_info(p) for p in sorted(directory.glob(f"*{INDEX_SUFFIX}")))
     return [info for info in found if info is not None]
+
+
+def _postgres_indexes(dsn: str) -> list[IndexInfo]:
+    """The repositories of the shared database that have code indexed."""
+    from engine.postgres.db import Database, redact
+    from engine.postgres.repositories import list_repositories
+
+    db = Database(dsn, application_name="tributary-list")
+    try:
+        rows = list_repositories(db)
+    finally:
+        db.close()
+    return [
+        IndexInfo(root=Path(r.root), name=r.name, index_path=Path(redact(dsn)), files=r.files,
+                  chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
+                  exists=Path(r.root).is_dir(), tasks=r.tasks, embedded=r.chunks - r.waiting,
+                  location=f"{redact(dsn)} ({r.vector_index or 'no'} vector index)")
+        for r in rows
+        if r.files or r.model is not None  # (not a history alone)
+    ]  # fmt: skip
+
+
+def remove_postgres_repository(dsn: str, root: Path) -> bool:
+    """Delete the repository indexed from ``root`` from the shared database: its code and
+    its history; whether it was there."""
+    from engine.postgres.db import Database
+    from engine.postgres.repositories import remove_repository
+
+    db = Database(dsn, application_name="tributary-remove")
+    try:
+        return remove_repository(db, str(root))
+    finally:
+        db.close()
 
 
 def remove_sqlite_files(database: Path) -> bool:
@@ -244,6 +367,7 @@ def watch_repository(
     embedder: Embedder | None = None,
     index_dir: Path | None = None,
     debounce_ms: int = 300,
+    backend: IndexBackend | None = None,
 ) -> None:
     """Index now, then apply every change under ``path`` until ``stop_event`` is set.
 
@@ -255,8 +379,9 @@ def watch_repository(
     from watchfiles import watch
 
     root = Path(path).expanduser().resolve()
-    index_path = index_path_for(root, directory=index_dir)
-    store = _open_store(root, index_path, config.name if config else None)
+    chosen = resolve_backend(index_dir, backend)
+    index_path = _location(root, index_dir, chosen)
+    store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
         indexer = _indexer(store, root, index_path, config, embedder, on_progress)
         ready = False
@@ -269,6 +394,7 @@ def watch_repository(
             if not ready:
                 ready = True
                 first = indexer.run()
+                _after_run(store)
                 if on_update is not None:
                     on_update(first)
             if not changes:

@@ -1,9 +1,11 @@
 """The built-in ``files`` MCP server: hybrid code search over local repository indexes.
 
     python -m engine.servers.files [--index-dir DIR] [--index FILE ...] [--repo PATH ...]
+    TRIBUTARY_INDEX_DSN=postgresql://... python -m engine.servers.files --postgres
 
 Serves every index under the index folder (default: Tributary's) or only the named
-ones; an index created while the server runs is picked up on the next call. Search
+ones, or every repository of a shared PostgreSQL index (``--postgres``); an index
+created while the server runs is picked up on the next call. Search
 fuses dense KNN (sqlite-vec) and BM25 (FTS5) by RRF inside each index, then merges
 the repositories by fused score. ``get_file`` reads only files inside an indexed
 root that indexing would accept (no ``..``, no symlinks out, nothing git-ignored).
@@ -33,6 +35,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
+from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import discover_paths
 from engine.index.embed import Embedder, load_code_embedder
@@ -41,6 +44,7 @@ from engine.index.naming import in_scope
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import QueryVector, SqliteStore
 from engine.paths import indexes_dir
+from engine.stores import CodeIndex
 
 log = logging.getLogger("tributary.files")
 
@@ -100,8 +104,9 @@ class _Index:
     name: str
     root: Path
     path: Path
-    store: SqliteStore
+    store: CodeIndex
     lock: threading.Lock
+    model_version: str | None = None  # a shared index's: a new model means a new store
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
@@ -127,8 +132,11 @@ class FilesService:
         index_files: Sequence[Path] = (),
         embedder: Embedder | None = None,
         model_wait_s: float = MODEL_WAIT_S,
+        backend: IndexBackend | None = None,
     ) -> None:
         self.index_dir = index_dir
+        self.backend = backend if backend is not None and backend.dsn is not None else None
+        self._database: Any = None  # the shared PostgreSQL connection, opened on first use
         self.model_wait_s = model_wait_s
         self.index_files = [p.resolve() for p in index_files]
         self._indexes: dict[Path, _Index] = {}
@@ -178,6 +186,8 @@ class FilesService:
         return sorted(directory.glob(f"*{INDEX_SUFFIX}")) if directory.is_dir() else []
 
     def indexes(self) -> list[_Index]:
+        if self.backend is not None:
+            return self._postgres_indexes()
         with self._lock:
             current = {p.resolve() for p in self._candidate_files()}
             for gone in set(self._indexes) - current:
@@ -187,6 +197,30 @@ class FilesService:
                 if opened is not None:
                     self._indexes[path] = opened
             return [self._indexes[p] for p in sorted(self._indexes)]
+
+    def _postgres_indexes(self) -> list[_Index]:
+        """Every repository of the shared database that has code indexed (asked again
+        each time: a CI job may have added one)."""
+        from engine.postgres.db import Database, redact
+        from engine.postgres.index_store import PgIndexStore
+        from engine.postgres.repositories import served_repositories
+
+        assert self.backend is not None and self.backend.dsn is not None
+        with self._lock:
+            if self._database is None:
+                self._database = Database(self.backend.dsn, application_name="tributary-files")
+            rows = [r for r in served_repositories(self._database) if r.has_code]
+            location = redact(self.backend.dsn)
+            current = {Path(f"{location}#{r.id}"): r for r in rows}
+            for gone in set(self._indexes) - set(current):
+                self._indexes.pop(gone)
+            for key, row in current.items():
+                index = self._indexes.get(key)
+                if index is None or index.model_version != row.model_version or index.name != row.name:
+                    store = PgIndexStore(self._database, row.id, vector_index=self.backend.vector_index)
+                    self._indexes[key] = _Index(row.name, Path(row.root), key, store,
+                                                threading.Lock(), row.model_version)
+            return [self._indexes[k] for k in current]
 
     @staticmethod
     def _open(path: Path) -> _Index | None:
@@ -330,6 +364,9 @@ class FilesService:
             for index in self._indexes.values():
                 index.store.close()
             self._indexes.clear()
+            if self._database is not None:
+                self._database.close()
+                self._database = None
 
 
 @contextmanager
@@ -413,10 +450,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
                         help="how long a query waits for the model to load before "
                         "answering on keywords alone (default %(default)s)")
+    add_postgres_options(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
     files = list(args.index) + [index_path_for(r, directory=args.index_dir) for r in args.repo]
-    service = FilesService(args.index_dir, files, model_wait_s=args.model_wait)
+    service = FilesService(args.index_dir, files, model_wait_s=args.model_wait,
+                           backend=postgres_backend(args))
     build_server(service).run()
     return 0
 

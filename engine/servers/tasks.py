@@ -1,7 +1,8 @@
 """The built-in tasks MCP server: similar past tasks, and the files they point to.
 
 Run as ``python -m engine.servers.tasks --repo PATH [--index-dir DIR]`` (or
-``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served).
+``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served; with
+``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
 with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
 (before them for a question about the past, ``query_class.asks_history``), the best
@@ -21,12 +22,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
+from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.embed import Embedder
 from engine.index.manager import INDEX_SUFFIX
 from engine.index.naming import in_scope
@@ -36,6 +38,9 @@ from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
 from engine.tasks.search import TaskIndex
+
+if TYPE_CHECKING:
+    from engine.postgres.db import Database
 
 log = logging.getLogger("engine.servers.tasks")
 
@@ -94,12 +99,20 @@ class TaskBackend:
         embed: bool = True,
         file_params: FileRankParams = DEFAULT_FILE_RANK,
         model_wait_s: float | None = None,
+        backend: IndexBackend | None = None,
     ) -> None:
         self.db_paths = list(db_paths)
+        self.backend = backend if backend is not None and backend.dsn is not None else None
         self.model_wait_s = MODEL_WAIT_S if model_wait_s is None else model_wait_s
         self.embed = embed
         self.file_params = file_params
         self.indexes: list[tuple[str, TaskIndex]] = []
+        # Each index's repository, for scoping: a history file's is read from the code
+        # index beside it when first asked (``_repo_identity``); the shared index's rows
+        # carry theirs.
+        self._files: dict[int, Path] = {}  # id(index) -> its task history file
+        self._shared: dict[int, tuple[str, Path]] = {}  # id(index) -> (name, root)
+        self._database: Database | None = None  # the shared index's connection, when it is served
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
         self._ready = threading.Event()  # the model is loaded too (or failed to)
@@ -113,6 +126,12 @@ class TaskBackend:
             for path in self.db_paths:
                 index = TaskIndex(path, load_embedder=False, check_same_thread=False)
                 self.indexes.append((_repo_label(path), index))
+                self._files[id(index)] = Path(path)
+            if self.backend is not None:
+                self._database = _connect(self.backend)
+                for name, root, index in _postgres_indexes(self._database):
+                    self.indexes.append((name, index))
+                    self._shared[id(index)] = (name, root)
             self._opened.set()
             if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
                 from engine.index.embed import load_default_embedder
@@ -138,6 +157,15 @@ class TaskBackend:
             raise RuntimeError(f"task history unavailable: {self.error}")
         return self.indexes
 
+    def close(self) -> None:
+        """Close the indexes (once they are open) and the shared index's connection."""
+        self._opened.wait()
+        with self._lock:
+            for _, index in self.indexes:
+                index.close()
+            if self._database is not None:
+                self._database.close()
+
     def scoped(
         self, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
     ) -> list[tuple[str, TaskIndex]]:
@@ -146,7 +174,12 @@ class TaskBackend:
         if not repos and not exclude_repos:
             return indexes
         return [(label, index) for label, index in indexes
-                if in_scope(*_repo_identity(index.store.path, label), repos, exclude_repos)]
+                if in_scope(*self._identity(label, index), repos, exclude_repos)]
+
+    def _identity(self, label: str, index: TaskIndex) -> tuple[str, Path]:
+        """The name and folder of the repository whose history ``index`` is."""
+        shared = self._shared.get(id(index))
+        return shared if shared is not None else _repo_identity(self._files[id(index)], label)
 
     def search_tasks(
         self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
@@ -188,6 +221,26 @@ class TaskBackend:
 MODEL_WAIT_S = 3.0
 
 
+def _connect(backend: IndexBackend) -> Database:
+    from engine.postgres.db import Database
+
+    assert backend.dsn is not None
+    return Database(backend.dsn, application_name="tributary-tasks")
+
+
+def _postgres_indexes(db: Database) -> list[tuple[str, Path, TaskIndex]]:
+    """The task histories of the shared PostgreSQL index, on its one connection ``db``,
+    each with its repository's name and folder."""
+    from engine.postgres.repositories import served_repositories
+    from engine.postgres.task_store import PgTaskStore
+
+    return [
+        (row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
+        for row in served_repositories(db)
+        if row.has_tasks
+    ]
+
+
 def _repo_label(db_path: Path) -> str:
     return db_path.name.removesuffix(".tasks.sqlite")
 
@@ -213,7 +266,7 @@ def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
 
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
-    many = len(backend.db_paths) > 1
+    many = len(backend.db_paths) > 1 or backend.backend is not None
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(
@@ -308,6 +361,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
                         help="how long a query waits for the model to load before "
                         "answering on keywords alone (default %(default)s)")
+    add_postgres_options(parser)
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
@@ -319,7 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
     dbs = resolve_db_paths(args)
-    if not dbs:
+    shared = postgres_backend(args)
+    if not dbs and shared is None:
         print("tasks server: no task database given (--repo, --db or --index-dir)", file=sys.stderr)
         return 2
     if not 0.0 <= args.prefer_code <= 1.0:
@@ -327,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
     backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
-                          model_wait_s=args.model_wait)
+                          model_wait_s=args.model_wait, backend=shared)
     backend.start()
     build_server(backend).run("stdio")
     return 0

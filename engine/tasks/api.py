@@ -12,10 +12,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine import paths
+from engine.index.backend import IndexBackend, resolve_backend
 from engine.index.embed import Embedder
 from engine.paths import repo_id
 from engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
@@ -32,6 +35,9 @@ from engine.tasks.sources import (
 )
 from engine.tasks.store import TaskStore
 
+if TYPE_CHECKING:
+    from engine.stores import TaskHistory
+
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
@@ -43,6 +49,29 @@ def tasks_db_path(repo_path: Path | str, indexes_dir: Path | str | None = None) 
     return folder / f"{repo_id(repo_path)}.tasks.sqlite"
 
 
+def open_history(
+    repo_path: Path | str,
+    indexes_dir: Path | str | None = None,
+    backend: IndexBackend | None = None,
+    *,
+    create: bool = True,
+) -> TaskHistory | None:
+    """The repository's task history in the backend in effect (``resolve_backend``); None
+    when ``create`` is false and there is none yet. Close it when done."""
+    chosen = resolve_backend(indexes_dir, backend)
+    repo = Path(repo_path).expanduser().resolve()
+    if chosen.dsn is None:
+        db = tasks_db_path(repo, indexes_dir)
+        return TaskStore(db) if create or db.exists() else None
+    from engine.postgres.task_store import PgTaskStore
+
+    store = PgTaskStore.open(chosen.dsn, str(repo), create=create)
+    if store is not None and not create and not store.stats().tasks:
+        store.close()
+        return None
+    return store
+
+
 def _embedder_for(embed: bool, embedder: Embedder | None) -> Embedder | None:
     if embedder is not None or not embed:
         return embedder
@@ -51,7 +80,7 @@ def _embedder_for(embed: bool, embedder: Embedder | None) -> Embedder | None:
     return load_default_embedder()
 
 
-def _snapshot(store: TaskStore, repo: Path) -> None:
+def _snapshot(store: TaskHistory, repo: Path) -> None:
     if repo.is_dir():
         store.set_snapshot_files(list_repo_files(repo))
 
@@ -64,6 +93,7 @@ def import_git_history(
     embedder: Embedder | None = None,
     full: bool = False,
     on_progress: ProgressFn | None = None,
+    backend: IndexBackend | None = None,
 ) -> ImportStats:
     """Import the repository's non-merge commits as tasks (only new ones unless ``full``)."""
     started = time.perf_counter()
@@ -72,7 +102,9 @@ def import_git_history(
         raise GitError(f"{repo} is not a git work tree")
     stats = ImportStats(source="git")
     model = _embedder_for(embed, embedder)
-    with TaskStore(tasks_db_path(repo, indexes_dir)) as store:
+    store = open_history(repo, indexes_dir, backend)
+    assert store is not None
+    with closing(store):
         last = None if full else store.get_meta("git_head")
         head = head_commit(repo)
         if last is not None and head is not None and is_ancestor(repo, last, head):
@@ -106,6 +138,7 @@ def import_tasks_jsonl(
     embed: bool = True,
     embedder: Embedder | None = None,
     on_progress: ProgressFn | None = None,
+    backend: IndexBackend | None = None,
 ) -> ImportStats:
     """Import tasks from a JSONL export (``{"id","date","title","body","files"}`` a line).
 
@@ -121,7 +154,9 @@ def import_tasks_jsonl(
         on_progress("read", read.lines, read.lines)
     model = _embedder_for(embed, embedder)
     repo = Path(repo_path).expanduser().resolve()
-    with TaskStore(tasks_db_path(repo, indexes_dir)) as store:
+    store = open_history(repo, indexes_dir, backend)
+    assert store is not None
+    with closing(store):
         store.upsert(
             read.tasks,
             stats,
@@ -139,12 +174,13 @@ def open_index(
     indexes_dir: Path | str | None = None,
     embedder: Embedder | None = None,
     load_embedder: bool = True,
+    backend: IndexBackend | None = None,
 ) -> TaskIndex:
     """The repository's task history, open for repeated searches (close it when done)."""
-    db = tasks_db_path(repo_path, indexes_dir)
-    if not db.exists():
+    store = open_history(repo_path, indexes_dir, backend, create=False)
+    if store is None:
         raise FileNotFoundError(f"no task history for {repo_path}: run `tributary tasks import`")
-    return TaskIndex(db, embedder=embedder, load_embedder=load_embedder)
+    return TaskIndex(store, embedder=embedder, load_embedder=load_embedder)
 
 
 def search_tasks(
@@ -156,9 +192,10 @@ def search_tasks(
     indexes_dir: Path | str | None = None,
     embedder: Embedder | None = None,
     params: TaskSearchParams = DEFAULT_SEARCH,
+    backend: IndexBackend | None = None,
 ) -> list[TaskHit]:
     """Tasks similar to ``query`` (hybrid BM25 + embeddings), none dated after ``as_of``."""
-    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder) as index:
+    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder, backend=backend) as index:
         return index.search(query, top_k, as_of=as_of, params=params)
 
 
@@ -173,18 +210,24 @@ def files_for_task(
     embedder: Embedder | None = None,
     params: TaskSearchParams = DEFAULT_SEARCH,
     file_params: FileRankParams = DEFAULT_FILE_RANK,
+    backend: IndexBackend | None = None,
 ) -> list[FileScore]:
     """Files ranked by the similar past tasks that touched them."""
-    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder) as index:
+    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder, backend=backend) as index:
         return index.files_for_task(
             query, top_k, as_of=as_of, existing=existing, params=params, file_params=file_params
         )
 
 
-def task_stats(repo_path: Path | str, *, indexes_dir: Path | str | None = None) -> TaskStats:
+def task_stats(
+    repo_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    backend: IndexBackend | None = None,
+) -> TaskStats:
     """What the repository's task history holds (zeros when nothing was imported)."""
-    db = tasks_db_path(repo_path, indexes_dir)
-    if not db.exists():
-        return TaskStats(db_path=str(db))
-    with TaskStore(db) as store:
+    store = open_history(repo_path, indexes_dir, backend, create=False)
+    if store is None:
+        return TaskStats(db_path=str(tasks_db_path(repo_path, indexes_dir)))
+    with closing(store):
         return store.stats()

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.index.embed import Embedder
 from engine.tasks.model import FileScore, TaskHit
@@ -24,6 +25,9 @@ from engine.tasks.ranking import (
     rrf,
 )
 from engine.tasks.store import TaskStore
+
+if TYPE_CHECKING:
+    from engine.stores import TaskHistory
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +59,18 @@ class TaskIndex:
 
     def __init__(
         self,
-        db_path: Path | str,
+        db_path: Path | str | TaskHistory,
         *,
         embedder: Embedder | None = None,
         load_embedder: bool = True,
         readonly: bool = False,
         check_same_thread: bool = True,
     ) -> None:
-        self.store = TaskStore(db_path, readonly=readonly, check_same_thread=check_same_thread)
+        self.store: TaskHistory = (
+            TaskStore(db_path, readonly=readonly, check_same_thread=check_same_thread)
+            if isinstance(db_path, Path | str)
+            else db_path  # an open store of either backend (engine.stores)
+        )
         self._updated_at: str | None = None
         self._embedder = embedder
         self._load_embedder = load_embedder

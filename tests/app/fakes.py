@@ -302,7 +302,12 @@ def build_response(
         metrics=metrics,
         strategy=request.strategy or "rrf",
         route=RouteDecision(servers=list(answered), query_class=classify_query(request.query)),
+        # like the engine: real questions find something clear; gibberish does not
+        confident=bool(ranked) and not request.query.startswith(WEAK_PREFIX),
     )
+
+
+WEAK_PREFIX = "qwzxv"  # a query starting so gets hits, none of them confident
 
 
 def by_query(delays: dict[str, float], default: float = 0.0) -> Delay:

@@ -50,7 +50,7 @@ async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
     assert set(chips) == {"files", "tasks", "git"}
     assert "3 hits" in chips["files"].text() and "error" in chips["git"].text()
     assert "timed out" in chips["git"].toolTip()
-    assert "conceptual query" in page.strip.summary.text()  # the query's class is shown
+    assert "conceptual query" in page.strip.summary.full_text  # the query's class is shown
     # The kept hit carries the folded duplicate as a child row with its reason.
     top = page.model.index(0, 0)
     assert page.model.rowCount(top) == 1
@@ -89,6 +89,8 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
     assert response is not None and response.context is not None
     assert page.context.text.toPlainText() == response.context.text
     assert f"{response.context.token_count:,} of {response.context.budget:,} tokens" in page.context.tokens.text()
+    reserved = page.context.budget.value() - response.context.budget
+    assert reserved > 0 and f"{reserved:,} of the budget kept for the prompt" in page.context.tokens.text()
     QGuiApplication.clipboard().setText("")
     QTest.keyClick(page, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert QGuiApplication.clipboard().text() == response.context.text
@@ -180,3 +182,34 @@ async def test_live_updates_keep_selection_and_expansion_and_refresh_the_detail(
     assert row.isValid() and page.tree.isExpanded(row) and page.model.rowCount(row) == 2
     assert page.model.hit_at(page.tree.currentIndex()).id == kept.id
     assert page.detail.hit is page.model.hit_at(row)  # the newest copy of the hit, not the first
+
+
+@pytest.mark.asyncio
+async def test_no_confident_result_is_said_instead_of_listing_noise(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "tasks"])
+    page = make_page(qtbot, engine)
+    page.search(f"{fakes.WEAK_PREFIX} frobnicator")
+    await until(lambda: page.controller.final and page.empty.state == "not-confident")
+    assert page.results.currentWidget() is page.empty
+    assert "No confident results" in page.empty.title.text()
+    assert page.empty.weak_button.isVisible() and str(page.model.rowCount()) in page.empty.weak_button.text()
+    page.empty.weak_button.click()
+    assert page.results.currentWidget() is page.tree
+    page.search("fixture")  # a real question lists its results at once
+    await until(lambda: page.controller.final and page.model.response is not None
+                and page.model.response.request.query == "fixture")
+    await asyncio.sleep(0.05)
+    assert page.results.currentWidget() is page.tree
+
+
+def test_a_long_summary_never_widens_the_strip(qtbot: object) -> None:
+    from app.search.source_strip import SourceStrip
+
+    strip = SourceStrip()
+    qtbot.addWidget(strip)  # type: ignore[attr-defined]
+    before = strip.minimumSizeHint().width()
+    strip.set_reports([], "30 results · 11/12 sources · conceptual query · " + "a note " * 60)
+    assert strip.minimumSizeHint().width() <= before + 80
+    strip.resize(400, strip.sizeHint().height())
+    assert strip.summary.text() != strip.summary.full_text  # elided, whole in the tooltip
+    assert strip.summary.toolTip() == strip.summary.full_text

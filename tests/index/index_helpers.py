@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.index.backend import IndexBackend
 from engine.index.embed import Vectors
-from engine.index.manager import index_path_for
+from engine.index.manager import open_index_store
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
-from engine.index.store import SqliteStore
 
 _TOKEN = re.compile(r"[A-Za-z]+")
 
@@ -175,14 +175,16 @@ def search_repository(
     query: str,
     *,
     embedder: HashingEmbedder,
-    index_dir: Path,
+    index_dir: Path | None = None,
+    backend: IndexBackend | None = None,
     top_k: int = 10,
     language: str | None = None,
     kinds: list[str] | None = None,
     path_glob: str | None = None,
 ) -> list[SearchHit]:
-    """Hybrid search of one indexed repository in-process, as the files server runs it."""
-    store = SqliteStore(index_path_for(path, directory=index_dir), readonly=True)
+    """Hybrid search of one indexed repository in-process, as the files server runs it,
+    on either backend (the ``at`` fixture's keyword arguments)."""
+    store = open_index_store(path, index_dir=index_dir, backend=backend)
     try:
         where = make_filter(store, language=language, kinds=kinds, path_glob=path_glob)
         name = store.get_meta("name") or path.name

@@ -12,26 +12,27 @@ import pytest
 from engine.index import indexer
 from engine.index import store as store_module
 from engine.index.manager import (
-    index_path_for,
     index_repository,
     list_indexes,
-    remove_sqlite_files,
+    open_index_store,
 )
 from engine.index.progress import IndexProgress, IndexStats
 from engine.index.search import Weights, hybrid_search
 from engine.index.store import SearchFilter, SqliteStore
+from engine.repos import remove_repository
+from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder, search_repository
 
 
-def _index(repo: Path, index_dir: Path, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]
-    return index_repository(repo, embedder=embedder, index_dir=index_dir, **kw)  # type: ignore[arg-type]
+def _index(repo: Path, at: IndexTarget, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]
+    return index_repository(repo, embedder=embedder, **at.kw, **kw)  # type: ignore[arg-type]
 
 
 def test_full_then_noop_then_one_changed_file(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
     events: list[IndexProgress] = []
-    first = _index(repo, index_dir, embedder, on_progress=events.append)
+    first = _index(repo, at, embedder, on_progress=events.append)
     assert first.files_indexed == first.files_seen == first.files_total > 5
     assert first.chunks_embedded == len(set(embedder.texts)) > 10
     assert events[-1].phase == "done"
@@ -39,12 +40,12 @@ def test_full_then_noop_then_one_changed_file(
     assert any(e.phase == "embed" and e.vectors_done == e.vectors_total > 0 for e in events)
 
     embedder.texts.clear()
-    again = _index(repo, index_dir, embedder)
+    again = _index(repo, at, embedder)
     assert again.files_indexed == 0 and again.chunks_embedded == 0 and embedder.texts == []
 
     target = repo / "src/billing/invoice.py"
     target.write_text(target.read_text().replace("return -amount", "return -abs(amount)"))
-    changed = _index(repo, index_dir, embedder)
+    changed = _index(repo, at, embedder)
     assert changed.files_indexed == 1
     # Only the edited method's text was new; every other chunk of the file was reused.
     assert changed.chunks_embedded == 1
@@ -52,30 +53,31 @@ def test_full_then_noop_then_one_changed_file(
 
 
 def test_touched_but_identical_file_is_not_rechunked(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    _index(repo, index_dir, embedder)
+    _index(repo, at, embedder)
     target = repo / "web/app.js"
     stat = target.stat()
     os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
-    stats = _index(repo, index_dir, embedder)
+    stats = _index(repo, at, embedder)
     assert stats.files_indexed == 0 and stats.files_unchanged == stats.files_seen
 
 
 def test_deleted_file_leaves_the_index(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    _index(repo, index_dir, embedder)
+    _index(repo, at, embedder)
     (repo / "cmd/server.go").unlink()
-    stats = _index(repo, index_dir, embedder)
+    stats = _index(repo, at, embedder)
     assert stats.files_deleted == 1
-    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    store = open_index_store(repo, **at.kw)
     try:
         assert "cmd/server.go" not in store.file_states()
-        orphans = store.conn.execute(
-            "SELECT COUNT(*) FROM chunks_vec WHERE chunk_id NOT IN (SELECT id FROM chunks)"
-        ).fetchone()[0]
-        assert orphans == 0
+        if isinstance(store, SqliteStore):
+            orphans = store.conn.execute(
+                "SELECT COUNT(*) FROM chunks_vec WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+            ).fetchone()[0]
+            assert orphans == 0
         found = store.keyword_search("geocodeAddress", 10, SearchFilter())
         assert "cmd/server.go" not in {
             c.path for c in store.chunks_by_id([i for i, _ in found]).values()
@@ -85,15 +87,15 @@ def test_deleted_file_leaves_the_index(
 
 
 def test_model_change_reembeds_everything(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    first = _index(repo, index_dir, embedder)
+    first = _index(repo, at, embedder)
     other = HashingEmbedder(version="2")
-    stats = _index(repo, index_dir, other)
+    stats = _index(repo, at, other)
     assert stats.model_reset
     assert stats.files_indexed == first.files_indexed
     assert stats.chunks_embedded == first.chunks_embedded
-    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    store = open_index_store(repo, **at.kw)
     try:
         model = store.model()
         assert model is not None and model.version == "2" and model.name == "test-hashing"
@@ -101,42 +103,47 @@ def test_model_change_reembeds_everything(
         store.close()
 
 
-def test_search_filters_and_listing(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
-    _index(repo, index_dir, embedder)
-    hits = search_repository(repo, "invoice tax total", embedder=embedder, index_dir=index_dir)
+def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: HashingEmbedder) -> None:
+    _index(repo, at, embedder)
+    hits = search_repository(repo, "invoice tax total", embedder=embedder, **at.kw)
     assert hits and hits[0].path == "src/billing/invoice.py"
     assert hits[0].repo.endswith("/repo")  # outside the home folder: its whole path
+    # Each retriever's view of the hit comes through on either backend.
+    top = hits[0]
+    assert top.role == "code" and top.fused is not None and top.fused > 0
+    assert top.cosine is not None and 0 < top.cosine <= 1 and top.dense_rank is not None
+    assert top.bm25 is not None and top.bm25 > 0 and top.keyword_rank is not None
     only_go = search_repository(
-        repo, "server port", language="go", embedder=embedder, index_dir=index_dir
+        repo, "server port", language="go", embedder=embedder, **at.kw
     )
     assert only_go and {h.language for h in only_go} == {"go"}
     classes = search_repository(
-        repo, "point cart", kinds=["class"], embedder=embedder, index_dir=index_dir
+        repo, "point cart", kinds=["class"], embedder=embedder, **at.kw
     )
     assert classes and {h.kind for h in classes} == {"class"}
     web = search_repository(
-        repo, "cart shipment", path_glob="web/*", embedder=embedder, index_dir=index_dir
+        repo, "cart shipment", path_glob="web/*", embedder=embedder, **at.kw
     )
     assert web and all(h.path.startswith("web/") for h in web)
     # CamelCase and path tokens are searchable words.
     camel = search_repository(
-        repo, "calculator", embedder=embedder, index_dir=index_dir, kinds=["class"]
+        repo, "calculator", embedder=embedder, **at.kw, kinds=["class"]
     )
     assert camel[0].symbol == "InvoiceCalculator"
-    by_path = search_repository(repo, "http_client", embedder=embedder, index_dir=index_dir)
+    by_path = search_repository(repo, "http_client", embedder=embedder, **at.kw)
     assert by_path[0].path == "src/net/http_client.py"
 
-    infos = list_indexes(index_dir)
+    infos = list_indexes(**at.kw)
     assert len(infos) == 1 and infos[0].root == repo.resolve() and infos[0].chunks > 0
-    assert remove_sqlite_files(index_path_for(repo, directory=index_dir))
-    assert list_indexes(index_dir) == []
+    assert remove_repository(repo, **at.kw)
+    assert list_indexes(**at.kw) == []
 
 
 def test_candidates_are_the_two_searches_run_side_by_side(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    stats = _index(repo, index_dir, embedder)
-    store = SqliteStore(stats.index_path, readonly=True)
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
     try:
         vector = embedder.encode(["invoice tax total"])[0]
         filters = (SearchFilter(), SearchFilter(languages=("go",)), SearchFilter(kinds=("class",)))
@@ -162,7 +169,7 @@ def test_candidates_are_the_two_searches_run_side_by_side(
 
 
 def test_keyword_search_leaves_out_terms_most_chunks_hold(
-    tmp_path: Path, index_dir: Path, embedder: HashingEmbedder
+    tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
     # Every file says "widget"; one also says "sprocket". OR-ing "widget" in would match
     # every chunk for no BM25 weight; alone, it still finds them all.
@@ -172,8 +179,8 @@ def test_keyword_search_leaves_out_terms_most_chunks_hold(
         extra = "sprocket alignment\n" if i == 3 else ""
         (repo / "pkg" / f"m{i}.py").write_text(
             f'"""widget module {i}"""\n{extra}\ndef widget_{i}():\n    return {i}\n')
-    stats = _index(repo, index_dir, embedder)
-    store = SqliteStore(stats.index_path, readonly=True)
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
     try:
         paths = store.chunks_by_id
         both = store.keyword_search("widget sprocket", 50, SearchFilter())
@@ -186,7 +193,7 @@ def test_keyword_search_leaves_out_terms_most_chunks_hold(
 
 
 def test_batches_embed_in_the_background_and_share_texts_across_the_boundary(
-    tmp_path: Path, index_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, at: IndexTarget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Tiny batches, so several are in flight; every file holds the same function (one
     # embedding text) plus one of its own, and the model is slow enough to overlap.
@@ -198,12 +205,12 @@ def test_batches_embed_in_the_background_and_share_texts_across_the_boundary(
         own = f"def own_{i}(x):\n    return x + {i}\n"
         (repo / f"mod_{i:02d}.py").write_text(shared + "\n\n" + own)
     embedder = HashingEmbedder(delay_s=0.002)
-    stats = _index(repo, index_dir, embedder)
+    stats = _index(repo, at, embedder)
     assert stats.files_indexed == 12
     # Each distinct text went to the model once, even when a batch started before the
     # batch holding its first copy was written.
     assert len(embedder.texts) == len(set(embedder.texts)) == stats.chunks_embedded
-    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    store = open_index_store(repo, **at.kw)
     try:
         assert store.counts() == (12, stats.chunks_total)
         for i in (0, 5, 11):
@@ -229,7 +236,7 @@ def test_no_eta_until_the_rate_means_something(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_name_finds_its_definition_first(
-    tmp_path: Path, index_dir: Path, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The class's own chunk is long (a docstring, fields); its short methods' symbols
     # hold its name too, so by words alone a method outranks the class.
@@ -251,8 +258,8 @@ def test_a_name_finds_its_definition_first(
         "\n\ndef test_other():\n    assert make_widget_stub\n",
         encoding="utf-8",
     )
-    _index(repo, index_dir, embedder)
-    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
     try:
         where = SearchFilter()
         defining = store.symbol_search({"widgetregistry"}, 10, where)

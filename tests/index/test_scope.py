@@ -12,8 +12,12 @@ from engine.index.naming import in_scope
 from engine.model import SearchFilters, SearchRequest
 from engine.query_syntax import parse_query, scope_arguments
 from engine.servers.files import FilesService
+from engine.servers.tasks import TaskBackend
 from engine.sources.tools import ToolSelection, select_tool
-from tests.index.index_helpers import HashingEmbedder
+from engine.tasks.api import import_tasks_jsonl, tasks_db_path
+from tests.conftest import IndexTarget
+from tests.index.index_helpers import HashingEmbedder, make_repo
+from tests.tasks.task_helpers import FIXTURE_TASKS, write_jsonl
 
 
 def _repo(root: Path, body: str) -> Path:
@@ -22,13 +26,20 @@ def _repo(root: Path, body: str) -> Path:
     return root
 
 
-def test_files_service_searches_only_the_chosen_repositories(tmp_path: Path) -> None:
+def test_files_service_searches_only_the_chosen_repositories(tmp_path: Path, at: IndexTarget) -> None:
     embedder = HashingEmbedder()
     express = _repo(tmp_path / "express" / "lib", "function sendResponse(res) {\n  return res.send('ok')\n}\n")
     koa = _repo(tmp_path / "koa", "function respond(ctx) {\n  ctx.body = 'response ok'\n}\n")
     for repo in (express, koa):
-        index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
-    service = FilesService(tmp_path / "idx", embedder=embedder)
+        index_repository(repo, embedder=embedder, **at.kw)
+    service = FilesService(at.kw.get("index_dir"), embedder=embedder, backend=at.kw.get("backend"))
+    try:
+        _search_scoped(service, express)
+    finally:
+        service.close()
+
+
+def _search_scoped(service: FilesService, express: Path) -> None:
     every = {hit.repo for hit in service.search("response", 10).hits}
     assert len(every) == 2
     only = service.search("response", 10, repos=[str(express)])
@@ -38,6 +49,28 @@ def test_files_service_searches_only_the_chosen_repositories(tmp_path: Path) -> 
         only.hits[0].repo}
     nothing = service.search("response", 10, repos=["no/such-repo"])
     assert nothing.hits == [] and "no indexed repository matches" in nothing.warnings[0]
+
+
+def test_tasks_server_searches_only_the_chosen_repositories(tmp_path: Path, at: IndexTarget) -> None:
+    roots = [make_repo(tmp_path / name) for name in ("alpha", "beta")]
+    for root in roots:
+        index_repository(root, embedder=HashingEmbedder(), **at.kw)  # (names the history)
+        import_tasks_jsonl(root, write_jsonl(tmp_path / f"{root.name}.jsonl", FIXTURE_TASKS),
+                           embed=False, **at.tasks_kw)
+    files = [] if at.postgres else [tasks_db_path(root, at.tasks_kw["indexes_dir"]) for root in roots]
+    backend = TaskBackend(files, embed=False, backend=at.kw.get("backend"))
+    backend.start()
+    try:
+        every = {label for label, _ in backend.search_tasks("login session", 10)}
+        assert len(every) == 2
+        only = {label for label, _ in backend.search_tasks("login session", 10, repos=[str(roots[0])])}
+        assert len(only) == 1
+        rest = backend.search_tasks("login session", 10, exclude_repos=[str(roots[0])])
+        assert {label for label, _ in rest} == every - only
+        _files, tasks_of_beta = backend.files_and_tasks("login session", 5, 5, repos=["beta"])  # its name
+        assert {label for label, _ in tasks_of_beta} == every - only
+    finally:
+        backend.close()
 
 
 def test_scope_by_name_or_folder(tmp_path: Path) -> None:

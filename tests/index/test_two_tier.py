@@ -11,12 +11,13 @@ from engine.index.manager import (
     index_path_for,
     index_repository,
     list_indexes,
-    semantic_readiness,
+    open_index_store,
 )
 from engine.index.progress import IndexProgress
 from engine.index.search import encode_query
 from engine.index.store import SearchFilter, SqliteStore
 from engine.servers.files import FilesService
+from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder, search_repository
 
 
@@ -75,27 +76,54 @@ def test_dense_search_covers_only_embedded_chunks(
         store.close()
 
 
+def _vector_counts(repo: Path, at: IndexTarget) -> tuple[int, int]:
+    store = open_index_store(repo, **at.kw)
+    try:
+        return store.vector_counts()
+    finally:
+        store.close()
+
+
 def test_second_pass_embeds_every_waiting_chunk_once(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
-    first = index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    first = index_repository(repo, embedder=embedder, **at.kw, embed=False)
     assert embedder.texts == []
+    assert _vector_counts(repo, at) == (0, first.chunks_written)
+    hits = search_repository(repo, "parse invoice number", embedder=HashingEmbedder(), **at.kw)
+    assert hits and hits[0].path == "src/billing/invoice.py"  # keywords alone, before any vector
+    (info,) = list_indexes(**at.kw)  # listed and served before any vector
+    assert info.status == "semantic index 0 % ready"
+    service = FilesService(at.kw.get("index_dir"), embedder=HashingEmbedder(), backend=at.kw.get("backend"))
+    try:
+        served = service.search("parse invoice number", 5)
+        assert served.hits and any("semantic index 0 % ready" in w for w in served.warnings)
+    finally:
+        service.close()
     events: list[IndexProgress] = []
-    second = embed_repository(repo, embedder=embedder, index_dir=index_dir, on_progress=events.append)
-    index_path = index_path_for(repo, directory=index_dir)
-    embedded, total = semantic_readiness(index_path)
+    second = embed_repository(repo, embedder=embedder, **at.kw, on_progress=events.append)
+    embedded, total = _vector_counts(repo, at)
     assert embedded == total == first.chunks_written
     assert second.chunks_embedded == len(embedder.texts) == len(set(embedder.texts))
     embeds = [e for e in events if e.phase == "embed"]
     assert embeds[-1].vectors_done == embeds[-1].vectors_total == total
     assert embeds[-1].fraction == 1.0
     # nothing waits any more: a further pass embeds nothing
-    again = embed_repository(repo, embedder=embedder, index_dir=index_dir)
+    again = embed_repository(repo, embedder=embedder, **at.kw)
     assert again.chunks_embedded == 0
+    assert list_indexes(**at.kw)[0].status == "ready"
+    if at.postgres:  # the vector index is built once the vectors are there
+        import psycopg
+
+        with psycopg.connect(at.kw["backend"].dsn) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'chunks_vec_r%'").fetchone()
+        assert row is not None and row[0] == 1
     from engine.repos import remove_repository
 
-    assert remove_repository(repo, index_dir=index_dir)
-    assert list(index_dir.iterdir()) == []  # the embedding lock went with the index
+    assert remove_repository(repo, **at.kw)
+    assert list_indexes(**at.kw) == []
+    if not at.postgres:
+        assert list(at.kw["index_dir"].iterdir()) == []  # the embedding lock went with the index
 
 
 def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
@@ -111,17 +139,17 @@ def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, emb
 
 
 def test_another_model_build_never_mixes_vectors(
-    repo: Path, index_dir: Path, embedder: HashingEmbedder
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
     """Chunks written, some vectors from build 1; a pass with build 2 re-embeds everything."""
-    index_repository(repo, embedder=embedder, index_dir=index_dir)
+    index_repository(repo, embedder=embedder, **at.kw)
     changed = repo / "src" / "extra.py"
     changed.write_text("def brand_new_helper():\n    return 1\n")
-    index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
+    index_repository(repo, embedder=embedder, **at.kw, embed=False)
     other = HashingEmbedder(version="2")
-    stats = embed_repository(repo, embedder=other, index_dir=index_dir)
+    stats = embed_repository(repo, embedder=other, **at.kw)
     assert stats.model_reset
-    store = SqliteStore(index_path_for(repo, directory=index_dir), readonly=True)
+    store = open_index_store(repo, **at.kw)
     try:
         model = store.model()
         assert model is not None and model.version == "2"

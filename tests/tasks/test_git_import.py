@@ -9,6 +9,7 @@ import pytest
 
 from engine.tasks import files_for_task, import_git_history, search_tasks, task_stats
 from engine.tasks.sources import GitError, read_git_history
+from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import HashEmbedder, commit, git
 
 
@@ -26,20 +27,19 @@ def test_commits_become_tasks(git_repo: Path) -> None:
     assert first.author == "Test"
 
 
-def test_the_author_is_stored_and_read_back(tmp_path: Path, git_repo: Path, embedder: HashEmbedder) -> None:
-    ix = tmp_path / "ix"
-    import_git_history(git_repo, indexes_dir=ix, embedder=embedder)
-    hits = search_tasks(git_repo, "config parser", 3, indexes_dir=ix, embedder=embedder)
+def test_the_author_is_stored_and_read_back(at: IndexTarget, git_repo: Path, embedder: HashEmbedder) -> None:
+    import_git_history(git_repo, **at.tasks_kw, embedder=embedder)
+    hits = search_tasks(git_repo, "config parser", 3, **at.tasks_kw, embedder=embedder)
     assert hits and all(hit.task.author == "Test" for hit in hits)
 
 
 def test_second_import_adds_only_new_commits(
-    tmp_path: Path, git_repo: Path, embedder: HashEmbedder
+    at: IndexTarget, git_repo: Path, embedder: HashEmbedder
 ) -> None:
-    ix = tmp_path / "ix"
-    first = import_git_history(git_repo, indexes_dir=ix, embedder=embedder)
+    ix = at.tasks_kw
+    first = import_git_history(git_repo, **ix, embedder=embedder)
     assert (first.read, first.added) == (3, 3)
-    nothing = import_git_history(git_repo, indexes_dir=ix, embedder=embedder)
+    nothing = import_git_history(git_repo, **ix, embedder=embedder)
     assert (nothing.read, nothing.added, nothing.embedded) == (0, 0, 0)
 
     commit(git_repo, {"src/cache.py": "c = 1\n"}, "Cache parsed configs",
@@ -47,13 +47,13 @@ def test_second_import_adds_only_new_commits(
     commit(git_repo, {"src/cache.py": "c = 2\n"}, "Expire the config cache",
            "2022-05-01T10:00:00+00:00")
     before = embedder.encoded
-    second = import_git_history(git_repo, indexes_dir=ix, embedder=embedder)
+    second = import_git_history(git_repo, **ix, embedder=embedder)
     assert (second.read, second.added, second.unchanged) == (2, 2, 0)
     assert embedder.encoded - before == 2  # only the new commits were embedded
-    stats = task_stats(git_repo, indexes_dir=ix)
+    stats = task_stats(git_repo, **ix)
     assert stats.tasks == 5 and stats.by_source == {"git": 5}
     assert stats.last_git_commit == git(git_repo, "rev-parse", "HEAD").strip()
-    hits = search_tasks(git_repo, "config cache expiry", 2, indexes_dir=ix, embedder=embedder)
+    hits = search_tasks(git_repo, "config cache expiry", 2, **ix, embedder=embedder)
     assert hits[0].task.title == "Expire the config cache"
 
 

@@ -6,15 +6,16 @@ from pathlib import Path
 
 from engine.tasks import import_tasks_jsonl, search_tasks, task_stats
 from engine.tasks.sources import read_jsonl
+from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import FIXTURE_TASKS, HashEmbedder, write_jsonl
 
 
 def test_import_counts_tasks_files_and_sources(
-    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
+    at: IndexTarget, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
 ) -> None:
-    stats = import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=tmp_path / "ix", embedder=embedder)
+    stats = import_tasks_jsonl(repo_dir, tasks_jsonl, **at.tasks_kw, embedder=embedder)
     assert (stats.read, stats.added, stats.skipped, stats.embedded) == (6, 6, 0, 6)
-    info = task_stats(repo_dir, indexes_dir=tmp_path / "ix")
+    info = task_stats(repo_dir, **at.tasks_kw)
     assert info.tasks == 6
     assert info.by_source == {"jsonl": 6}
     assert info.files == len({f for t in FIXTURE_TASKS for f in t["files"]})
@@ -47,11 +48,11 @@ def test_bad_lines_are_skipped_and_named(tmp_path: Path) -> None:
 
 
 def test_reimport_is_idempotent_and_updates_changed_tasks(
-    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
+    tmp_path: Path, at: IndexTarget, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
 ) -> None:
-    ix = tmp_path / "ix"
-    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=embedder)
-    again = import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=embedder)
+    ix = at.tasks_kw
+    import_tasks_jsonl(repo_dir, tasks_jsonl, **ix, embedder=embedder)
+    again = import_tasks_jsonl(repo_dir, tasks_jsonl, **ix, embedder=embedder)
     assert (again.added, again.updated, again.unchanged, again.embedded) == (0, 0, 6, 0)
 
     changed = [dict(t) for t in FIXTURE_TASKS]
@@ -60,20 +61,20 @@ def test_reimport_is_idempotent_and_updates_changed_tasks(
     changed.append({"id": "t7", "date": "2024-06-01T00:00:00+00:00", "title": "Dark mode",
                     "files": ["app/ui/theme.py"]})
     third = import_tasks_jsonl(repo_dir, write_jsonl(tmp_path / "v2.jsonl", changed),
-                               indexes_dir=ix, embedder=embedder)
+                               **ix, embedder=embedder)
     assert (third.added, third.updated, third.unchanged, third.embedded) == (1, 1, 5, 2)
-    assert task_stats(repo_dir, indexes_dir=ix).tasks == 7
-    hits = search_tasks(repo_dir, "streaming writer", 3, indexes_dir=ix, embedder=embedder)
+    assert task_stats(repo_dir, **ix).tasks == 7
+    hits = search_tasks(repo_dir, "streaming writer", 3, **ix, embedder=embedder)
     assert hits[0].task.id == "t3"
     assert hits[0].task.files == ("app/export/stream.py",)
 
 
 def test_import_without_embedder_still_searches_by_bm25(
-    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path
+    tmp_path: Path, at: IndexTarget, repo_dir: Path, tasks_jsonl: Path
 ) -> None:
-    ix = tmp_path / "ix"
-    stats = import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embed=False)
+    ix = at.tasks_kw
+    stats = import_tasks_jsonl(repo_dir, tasks_jsonl, **ix, embed=False)
     assert stats.embedded == 0
-    hits = search_tasks(repo_dir, "password reset", 2, indexes_dir=ix)
+    hits = search_tasks(repo_dir, "password reset", 2, **ix)
     assert hits[0].task.id == "t2"
     assert hits[0].similarity is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,21 +22,22 @@ from engine.tasks.api import tasks_db_path
 from engine.tasks.model import ImportStats, Rename, Task, TaskHit
 from engine.tasks.ranking import PathResolver, TouchCounts, rank_files, rrf
 from engine.tasks.store import TaskStore
+from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import HashEmbedder, write_jsonl
 
 
 @pytest.fixture
-def ix(tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder) -> Path:
-    folder = tmp_path / "ix"
-    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=folder, embedder=embedder)
-    return folder
+def ix(at: IndexTarget, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder) -> dict[str, Any]:
+    """Where the history was imported, on each backend: the keyword arguments naming it."""
+    import_tasks_jsonl(repo_dir, tasks_jsonl, embedder=embedder, **at.tasks_kw)
+    return at.tasks_kw
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "bm25", "dense"])
 def test_similar_tasks_rank_first(
-    mode: str, repo_dir: Path, ix: Path, embedder: HashEmbedder
+    mode: str, repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder
 ) -> None:
-    hits = search_tasks(repo_dir, "login session authentication", 6, indexes_dir=ix,
+    hits = search_tasks(repo_dir, "login session authentication", 6, **ix,
                         embedder=embedder, params=TaskSearchParams(mode=mode))
     top = [h.task.id for h in hits[:3]]
     assert set(top) <= {"t1", "t4", "t6", "t5"}
@@ -47,22 +49,22 @@ def test_similar_tasks_rank_first(
         assert hits[0].similarity is not None and 0 < hits[0].similarity <= 1.0001
 
 
-def test_as_of_hides_later_tasks(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
+def test_as_of_hides_later_tasks(repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder) -> None:
     cutoff = datetime(2021, 12, 31, tzinfo=UTC)
     for mode in ("hybrid", "bm25", "dense"):
         hits = search_tasks(repo_dir, "login session authentication cookie", 10, as_of=cutoff,
-                            indexes_dir=ix, embedder=embedder, params=TaskSearchParams(mode=mode))
+                            **ix, embedder=embedder, params=TaskSearchParams(mode=mode))
         assert hits, mode
         assert all(h.task.date <= cutoff for h in hits), mode
     files = files_for_task(repo_dir, "login session timeout setting", 10, as_of=cutoff,
-                           indexes_dir=ix, embedder=embedder)
+                           **ix, embedder=embedder)
     assert "app/settings.py" not in [f.path for f in files]  # only t6 (2024) touched it
 
 
 def test_files_for_task_ranks_files_of_similar_tasks(
-    repo_dir: Path, ix: Path, embedder: HashEmbedder
+    repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder
 ) -> None:
-    files = files_for_task(repo_dir, "login fails: session authentication", 10, indexes_dir=ix,
+    files = files_for_task(repo_dir, "login fails: session authentication", 10, **ix,
                            embedder=embedder)
     assert files[0].path == "app/auth/session.py"  # touched by four login/session tasks
     assert "app/auth/cookies.py" in [f.path for f in files[:3]]
@@ -73,16 +75,16 @@ def test_files_for_task_ranks_files_of_similar_tasks(
     assert "Login fails with expired session cookie" in top.why()
     # old/removed_helper.py is not in the repository: dropped by default, flagged on request
     assert "old/removed_helper.py" not in [f.path for f in files]
-    flagged = files_for_task(repo_dir, "session timeout configurable", 10, indexes_dir=ix,
+    flagged = files_for_task(repo_dir, "session timeout configurable", 10, **ix,
                              embedder=embedder, file_params=FileRankParams(missing="flag"))
     gone = next(f for f in flagged if f.path == "old/removed_helper.py")
     assert gone.exists is False and "no longer in the repository" in gone.why()
 
 
-def test_prefer_code_files_option(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
-    plain = files_for_task(repo_dir, "CSV export report", 5, indexes_dir=ix, embedder=embedder)
+def test_prefer_code_files_option(repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder) -> None:
+    plain = files_for_task(repo_dir, "CSV export report", 5, **ix, embedder=embedder)
     assert "docs/export.md" in [f.path for f in plain]
-    code_only = files_for_task(repo_dir, "CSV export report", 5, indexes_dir=ix,
+    code_only = files_for_task(repo_dir, "CSV export report", 5, **ix,
                                embedder=embedder, file_params=FileRankParams(non_code_weight=0))
     assert "docs/export.md" not in [f.path for f in code_only]
     assert all(f.path.endswith(".py") for f in code_only)
@@ -91,9 +93,9 @@ def test_prefer_code_files_option(repo_dir: Path, ix: Path, embedder: HashEmbedd
 
 
 def test_existing_files_passed_by_the_caller_override_the_snapshot(
-    repo_dir: Path, ix: Path, embedder: HashEmbedder
+    repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder
 ) -> None:
-    files = files_for_task(repo_dir, "login session", 10, indexes_dir=ix, embedder=embedder,
+    files = files_for_task(repo_dir, "login session", 10, **ix, embedder=embedder,
                            existing={"app/auth/session.py"})
     assert [f.path for f in files] == ["app/auth/session.py"]
 
@@ -141,9 +143,9 @@ def test_open_index_needs_an_import(tmp_path: Path) -> None:
         open_index(tmp_path, indexes_dir=tmp_path / "none")
 
 
-def test_queries_with_fts_syntax_are_inert(repo_dir: Path, ix: Path, embedder: HashEmbedder) -> None:
+def test_queries_with_fts_syntax_are_inert(repo_dir: Path, ix: dict[str, Any], embedder: HashEmbedder) -> None:
     for query in ['"unbalanced', "NEAR(login", "a AND OR NOT", "*", "---", ""]:
-        search_tasks(repo_dir, query, 5, indexes_dir=ix, embedder=embedder)
+        search_tasks(repo_dir, query, 5, **ix, embedder=embedder)
 
 
 def test_popularity_prior_counts_only_tasks_up_to_the_query() -> None:

@@ -1,0 +1,397 @@
+"""The shared PostgreSQL index under a team's conditions: two indexers at once, readers
+while a writer replaces files, a connection dropped mid-search, a server restart."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from mcp import Client
+
+from engine.index.backend import IndexBackend
+from engine.index.chunking import Chunk
+from engine.index.manager import index_repository, list_indexes, open_index_store
+from engine.index.naming import readable_name
+from engine.index.store import FileRecord, SearchFilter
+from engine.postgres.db import Database, PostgresError, migrate
+from engine.postgres.index_store import PgIndexStore
+from engine.postgres.repositories import ensure_repository
+from engine.postgres.schema import MIGRATIONS
+from engine.postgres.task_store import PgTaskStore
+from engine.servers.files import FilesService, build_server
+from tests.index.index_helpers import HashingEmbedder, make_repo
+from tests.postgres_server import restart
+
+pytestmark = pytest.mark.postgres
+
+ROOT = Path(__file__).resolve().parents[2]
+CHILD = """
+import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from engine.index.backend import IndexBackend
+from engine.index.manager import index_repository
+from tests.index.index_helpers import HashingEmbedder
+index_repository(Path({repo!r}), embedder=HashingEmbedder(delay_s=0.002), backend=IndexBackend({dsn!r}))
+"""
+
+
+def _big_repo(root: Path, files: int = 40) -> Path:
+    make_repo(root)
+    for i in range(files):
+        body = "\n\n".join(f"def handler_{i}_{j}(request):\n    return request.value + {j}\n" for j in range(6))
+        (root / "pkg" / f"module_{i:02d}.py").parent.mkdir(parents=True, exist_ok=True)
+        (root / "pkg" / f"module_{i:02d}.py").write_text(body, encoding="utf-8")
+    return root
+
+
+def _consistent(dsn: str) -> list[tuple[str, int, int]]:
+    """Files whose recorded chunk count differs from the chunks stored for them."""
+    with psycopg.connect(dsn) as conn:
+        return [(str(p), int(a), int(b)) for p, a, b in conn.execute(
+            "SELECT f.path, f.chunks, COUNT(c.id) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
+            "GROUP BY f.id HAVING f.chunks <> COUNT(c.id)").fetchall()]  # fmt: skip
+
+
+def test_migrations_are_recorded_in_the_database(postgres_dsn: str) -> None:
+    db = Database(postgres_dsn)
+    try:
+        with db.session() as conn:
+            versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+            assert versions == list(range(1, len(MIGRATIONS) + 1))
+            assert migrate(conn) == len(MIGRATIONS)  # idempotent
+            with pytest.raises(PostgresError, match="newer"):
+                migrate(conn, ())
+    finally:
+        db.close()
+
+
+def test_a_database_of_the_first_schema_is_brought_up_to_date(postgres_dsn: str) -> None:
+    """Tasks written before the author column keep theirs empty; new ones store it."""
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert migrate(conn, MIGRATIONS[:1]) == 1
+        repo = conn.execute("INSERT INTO repositories(root, name) VALUES ('/r', 'r') RETURNING id").fetchone()
+        assert repo is not None
+        conn.execute(
+            "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, terms) "
+            "VALUES (%s, 'old', 0, '2020-01-01T00:00:00+00:00', 'Old', '', 'git', 'h', ''::tsvector)",
+            (repo[0],),
+        )
+    store = PgTaskStore.open(postgres_dsn, "/r", create=False)
+    assert store is not None
+    try:
+        [old] = store.load(_all_task_rows(postgres_dsn)).values()
+        assert old.id == "old" and old.author == ""
+    finally:
+        store.close()
+
+
+def _all_task_rows(dsn: str) -> list[int]:
+    with psycopg.connect(dsn) as conn:
+        return [int(r[0]) for r in conn.execute("SELECT id FROM tasks").fetchall()]
+
+
+def test_two_indexers_at_once_leave_one_consistent_index(postgres_dsn: str, tmp_path: Path) -> None:
+    """Two ``index add`` of the same repository and one of another, all at once."""
+    same = _big_repo(tmp_path / "same")
+    other = _big_repo(tmp_path / "other", files=10)
+    children = [
+        subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), repo=str(repo), dsn=postgres_dsn)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for repo in (same, same, other)
+    ]  # fmt: skip
+    for child in children:
+        _out, err = child.communicate(timeout=180)
+        assert child.returncode == 0, err.decode()[-2000:]
+    backend = IndexBackend(postgres_dsn)
+    infos = {Path(info.name).name: info for info in list_indexes(backend=backend)}
+    assert set(infos) == {"same", "other"}
+    assert {i.name for i in infos.values()} == {readable_name(same), readable_name(other)}
+    assert _consistent(postgres_dsn) == []
+    # Exactly what one indexer alone writes: nothing twice, nothing missing.
+    alone = index_repository(same, embedder=HashingEmbedder(), index_dir=tmp_path / "sqlite")
+    assert (infos["same"].files, infos["same"].chunks) == (alone.files_total, alone.chunks_total)
+    again = index_repository(same, embedder=HashingEmbedder(), backend=backend)
+    assert again.files_indexed == 0 and again.chunks_embedded == 0
+
+
+def test_readers_never_see_a_half_written_file(postgres_dsn: str) -> None:
+    db = Database(postgres_dsn)
+    repo = ensure_repository(db, "/team/repo", "repo")
+    writer = PgIndexStore(db, repo)
+    embedder = HashingEmbedder()
+    writer.set_model(embedder_info(embedder))
+    versions = {
+        name: [Chunk("a.py", "python", "function", i * 3 + 1, i * 3 + 2, f"def {name}_{i}(): pass", f"{name}_{i}")
+               for i in range(count)]
+        for name, count in (("alpha", 3), ("beta", 7))
+    }  # fmt: skip
+    seen: list[frozenset[str]] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            while not stop.is_set():
+                rows = conn.execute("SELECT symbol FROM chunks WHERE repo = %s", (repo,)).fetchall()
+                seen.append(frozenset(str(r[0]) for r in rows))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for round_ in range(60):
+            name = "alpha" if round_ % 2 else "beta"
+            chunks = versions[name]
+            record = FileRecord("a.py", f"h{round_}", round_, round_, "python")
+            writer.replace_file(record, chunks, embedder.encode([c.content for c in chunks]))
+    finally:
+        stop.set()
+        reader.join()
+        db.close()
+    whole = {frozenset(c.symbol or "" for c in chunks) for chunks in versions.values()}
+    assert len(seen) > 10
+    assert {s for s in seen if s} <= whole  # every read saw one version, complete
+
+
+def embedder_info(embedder: HashingEmbedder) -> Any:
+    from engine.index.store import ModelInfo
+
+    return ModelInfo(embedder.name, embedder.dim, embedder.version)
+
+
+def _terminate(dsn: str, application: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (application,),
+        ).fetchall()
+    return len(rows)
+
+
+def _allow_connections(dsn: str, allow: bool) -> None:
+    name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
+    admin = dsn.replace(f"/{name}?", "/postgres?")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {'true' if allow else 'false'}")
+
+
+class _DroppingEmbedder(HashingEmbedder):
+    """Cuts the files server's connection while it embeds a query (the keyword query has
+    run or is running; the dense one has not)."""
+
+    def __init__(self, dsn: str) -> None:
+        super().__init__()
+        self.dsn = dsn
+        self.drop = False
+        self.block = False
+        self.dropped = 0
+
+    def encode(self, texts: Any) -> Any:
+        if self.drop:
+            if self.block:
+                _allow_connections(self.dsn, False)
+            self.dropped += _terminate(self.dsn, "tributary-files")
+        return super().encode(texts)
+
+
+@pytest.mark.asyncio
+async def test_a_connection_dropped_mid_search_is_an_error_of_that_source_only(
+    postgres_dsn: str, repo: Path
+) -> None:
+    embedder = _DroppingEmbedder(postgres_dsn)
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=embedder, backend=backend)
+    service = FilesService(None, embedder=embedder, backend=backend)
+    args = {"query": "invoice tax total", "top_k": 5}
+    try:
+        async with Client(build_server(service)) as client:
+            assert not (await client.call_tool("search_code", args)).is_error
+            embedder.drop = True  # dropped once: the read is retried on a new connection
+            dropped = await client.call_tool("search_code", args)
+            assert embedder.dropped == 1
+            assert not dropped.is_error and dropped.structured_content["hits"]
+            embedder.block = True  # dropped, and the database refuses new connections
+            failed = await client.call_tool("search_code", args)
+            assert failed.is_error
+            _allow_connections(postgres_dsn, True)
+            embedder.drop = embedder.block = False
+            after = await client.call_tool("search_code", args)  # the server is still up
+            assert not after.is_error
+            assert after.structured_content["hits"][0]["path"] == "src/billing/invoice.py"
+    finally:
+        _allow_connections(postgres_dsn, True)
+        service.close()
+
+
+def test_searches_survive_a_server_restart(postgres_server: Any, postgres_dsn: str, repo: Path) -> None:
+    embedder = HashingEmbedder()
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=embedder, backend=backend)
+    store = open_index_store(repo, backend=backend)
+    vector = embedder.encode(["invoice tax total"])[0]
+    answers: list[int] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def load() -> None:
+        while not stop.is_set():
+            try:
+                dense, keyword = store.candidates("invoice tax total", vector, 20, SearchFilter())
+                answers.append(len(dense) + len(keyword))
+            except Exception as exc:  # the outage: each query fails on its own
+                errors.append(exc)
+                time.sleep(0.05)
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    try:
+        time.sleep(0.3)
+        restart(postgres_server)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        worker.join()
+    try:
+        assert answers and all(n > 0 for n in answers)
+        assert all(isinstance(e, psycopg.Error | PostgresError) for e in errors)
+        dense, keyword = store.candidates("invoice tax total", vector, 20, SearchFilter())  # the next query
+        assert dense and keyword
+    finally:
+        store.close()
+
+
+def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
+    postgres_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app import index_worker
+    from engine import builtins, repos
+    from engine.cli.main import main
+    from engine.config.load import load_config
+    from engine.index import embed, manager
+    from engine.tasks.api import task_stats
+    from tests.tasks.task_helpers import HashEmbedder, commit, git
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path))  # repositories are named relative to it
+    monkeypatch.setenv("TEAM_INDEX_DSN", postgres_dsn)
+    monkeypatch.setattr(manager, "load_code_embedder", lambda: HashingEmbedder())
+    monkeypatch.setattr(embed, "load_default_embedder", lambda: HashEmbedder())
+    monkeypatch.setattr(os, "nice", lambda increment: 0)  # (not this test process's priority)
+    (home / "config.yaml").write_text("index:\n  backend: postgres\n  dsn: ${TEAM_INDEX_DSN}\n", encoding="utf-8")
+    checkout = make_repo(tmp_path / "checkout")
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    commit(checkout, {"src/billing.py": "def invoice_total(lines):\n    return sum(lines)\n"},
+           "Add invoice totals", "2024-02-01T10:00:00+00:00")
+
+    assert main(["index", "add", str(checkout)]) == 0
+    assert "checkout: history: 2 new commits" in capsys.readouterr().err
+    assert task_stats(checkout).tasks == 2
+    assert main(["index", "list"]) == 0
+    _header, row = capsys.readouterr().out.splitlines()
+    assert row.split()[0] == "checkout" and row.split()[3] == "2"
+    assert main(["index", "status", str(checkout)]) == 0
+    status = capsys.readouterr().out
+    assert "history: 2 tasks touching" in status and "(hnsw vector index)" in status
+    assert not (home / "data" / "indexes").exists()  # nothing went to local SQLite files
+
+    # The app's Indexes page: the worker indexes, the listing lists, through the engine.
+    assert index_worker.main([str(checkout)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith('{"event": "done"')
+    assert [(i.root, i.tasks) for i in repos.list_repositories()] == [(checkout.resolve(), 2)]
+
+    servers = builtins.with_builtin_servers(load_config()).servers
+    assert "--postgres" in servers["files"].args and "--postgres" in servers["tasks"].args
+    assert servers["files"].env["TRIBUTARY_INDEX_DSN"] == "${TEAM_INDEX_DSN}"  # expanded at start
+
+    assert main(["index", "remove", str(checkout)]) == 0
+    assert repos.list_repositories() == [] and task_stats(checkout).tasks == 0
+    with psycopg.connect(postgres_dsn) as conn:  # asking about it made no row for it
+        assert conn.execute("SELECT COUNT(*) FROM repositories").fetchone() == (0,)
+
+
+@pytest.mark.integration
+@pytest.mark.asyncio
+async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, repo: Path, tmp_path: Path) -> None:
+    """Both servers as the engine starts them: subprocesses, the DSN in their environment."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from engine.tasks.api import import_tasks_jsonl
+    from tests.tasks.task_helpers import FIXTURE_TASKS, write_jsonl
+
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=HashingEmbedder(), backend=backend)
+    import_tasks_jsonl(repo, write_jsonl(tmp_path / "t.jsonl", FIXTURE_TASKS), embed=False, backend=backend)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TRIBUTARY_INDEX_DSN": postgres_dsn}
+    calls = {
+        "engine.servers.files": ("search_code", {"query": "invoice total tax", "top_k": 5}, ["--model-wait", "0"]),
+        "engine.servers.tasks": ("search_tasks", {"query": "login session", "top_k": 5}, ["--no-embed"]),
+    }
+    for module, (tool, arguments, extra) in calls.items():
+        params = StdioServerParameters(command=sys.executable, args=["-m", module, "--postgres", *extra],
+                                       env=env, cwd=str(ROOT))  # fmt: skip
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            found = result.structured_content
+            assert found is not None
+            if tool == "search_code":
+                assert found["hits"][0]["path"] == "src/billing/invoice.py"
+                assert found["repos"] == [readable_name(repo)]  # as the SQLite indexes name it
+            else:
+                assert found["results"] and found["results"][0]["repo"] == readable_name(repo)
+
+
+@pytest.mark.parametrize("wanted", ["auto", "hnsw", "ivfflat", "exact"])
+def test_each_vector_index_is_built_and_searched(
+    wanted: str, postgres_dsn: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.postgres import index_store
+    from tests.index.index_helpers import search_repository
+
+    monkeypatch.setattr(index_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
+    backend = IndexBackend(postgres_dsn, wanted)
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, backend=backend)
+    with psycopg.connect(postgres_dsn) as conn:
+        methods = [str(r[0]) for r in conn.execute(
+            "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
+            "WHERE c.relname LIKE 'chunks_vec_r%'").fetchall()]  # fmt: skip
+    expected = {"auto": ["hnsw"], "hnsw": ["hnsw"], "ivfflat": ["ivfflat"], "exact": []}[wanted]
+    assert methods == expected  # auto: the best this server has
+    (info,) = list_indexes(backend=backend)
+    assert f"({expected[0] if expected else 'exact'} vector index)" in info.location
+    hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=backend)
+    assert hits[0].path == "src/billing/invoice.py"
+
+
+def test_desktops_can_search_with_a_read_only_role(postgres_dsn: str, repo: Path) -> None:
+    from tests.index.index_helpers import search_repository
+
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, backend=IndexBackend(postgres_dsn))
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS reader_t")
+        conn.execute("CREATE ROLE reader_t LOGIN")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader_t")
+    reader = IndexBackend(postgres_dsn.replace("postgresql://postgres:@", "postgresql://reader_t:@"))
+    try:
+        hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=reader)
+        assert hits[0].path == "src/billing/invoice.py"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            index_repository(repo / "src", embedder=embedder, backend=reader)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM reader_t")
+            conn.execute("DROP ROLE reader_t")
