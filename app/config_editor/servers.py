@@ -45,7 +45,7 @@ from app.config_editor.fields import KeyValueEditor, error_label, set_invalid, w
 from app.engine_api import EngineLike
 from app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
 from app.tasks import describe_error, run_async
-from engine.config.importer import client_config_paths
+from engine.config.clients import ClientConfig, discover_client_configs
 from engine.config.schema import Config, ServerConfig
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
@@ -487,21 +487,52 @@ class ServersPage(QWidget):
 
     def _fill_import_menu(self) -> None:
         self.import_menu.clear()
-        for label, path in client_config_paths():
-            self.import_menu.addAction(f"{label}: {path}", functools.partial(self.import_file, path))
+        for found in discover_client_configs(workspace=Path.cwd()):
+            count = f"{len(found.servers)} server(s)" if not found.error else f"unreadable: {found.error}"
+            action = self.import_menu.addAction(f"{found.label}: {found.path} ({count})",
+                                                functools.partial(self.import_client, found))
+            action.setEnabled(bool(found.servers))
         if self.import_menu.isEmpty():
-            action = self.import_menu.addAction("No Claude Desktop / Claude Code / Cursor / VS Code config found")
+            action = self.import_menu.addAction("No MCP client config found on this machine")
             action.setEnabled(False)
         self.import_menu.addSeparator()
         self.import_menu.addAction("Choose a file…", self._choose_import_file)
 
     def import_found(self) -> int:
-        """Import the servers of every MCP client config found on this machine."""
-        found = client_config_paths()
+        """Import the servers of every MCP client config found on this machine (Claude
+        Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Codex, Continue)."""
+        found = [c for c in discover_client_configs(workspace=Path.cwd()) if c.servers]
         if not found:
-            self.message.emit("No Claude Desktop, Claude Code, Cursor or VS Code config found on this machine")
+            self.message.emit("No MCP client config with servers was found on this machine")
             return 0
-        return sum(self.import_file(path) for _label, path in found)
+        return sum(self.import_client(config) for config in found)
+
+    def import_client(self, found: ClientConfig) -> int:
+        """Add the servers of one client's config found on this machine (already read
+        and converted, whatever the client's format); returns how many were added."""
+        if self.config is None or not found.servers:
+            return 0
+        existing = {self._signature(s) for s in self.config.servers.values()}
+        added = []
+        for server in found.servers:
+            if self._signature(server) in existing:
+                continue  # the same server, already configured (or in another client's file)
+            server = copy.deepcopy(server)
+            server.name = unique_name(server.name, set(self.config.servers))
+            self.config.servers[server.name] = server
+            existing.add(self._signature(server))
+            added.append(server.name)
+        self._fill_list(select=added[0] if added else None)
+        if added:
+            self.changed.emit()
+        notes = f" — {len(found.warnings)} warning(s): {found.warnings[0]}" if found.warnings else ""
+        self.message.emit(f"Imported {len(added)} server(s) from {found.label}: {', '.join(added) or 'none new'}"
+                          f"{notes}")
+        return len(added)
+
+    @staticmethod
+    def _signature(server: ServerConfig) -> tuple[object, ...]:
+        return (server.command, tuple(server.args), server.url)
 
     def _choose_import_file(self) -> None:
         dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP configs (*.json)")

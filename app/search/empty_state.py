@@ -86,16 +86,22 @@ class EmptyState(QWidget):
 
     def show_first_run(self, reason: str = "") -> None:
         """Nothing to ask yet: index a repository, or bring servers in."""
-        from engine.config.importer import client_config_paths  # not needed for the first paint
+        from pathlib import Path
 
-        found = sorted({label for label, _ in client_config_paths()})
+        from engine.config.clients import (  # not for the first paint
+            CLIENTS,
+            discover_client_configs,
+        )
+
+        found = sorted({CLIENTS.get(c.client, c.client) for c in discover_client_configs(workspace=Path.cwd())
+                        if c.servers})
         body = ("Tributary asks your indexed repositories and your MCP servers at once and hands back one "
                 "ranked answer. Add a repository to search its code and its history")
         if found:
             body += f", or import the servers already set up in {', '.join(found)}."
             self.import_button.setText(f"Import from {', '.join(found)}")
         else:
-            body += ", or add an MCP server (no Claude Desktop, Claude Code, Cursor or VS Code config was found here)."
+            body += ", or add an MCP server (no MCP client's config with servers was found on this machine)."
         if reason:
             body += f"\n\nThe last search could not run: {reason}"
         shown = (self.add_button, self.import_button) if found else (self.add_button, self.server_button)

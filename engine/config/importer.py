@@ -417,31 +417,3 @@ def secrets_to_keyring_refs(
     Returns the new servers and the secrets to store (name → value) before saving."""
     return _move_literal_secrets(servers, lambda name: "${keyring:" + name + "}", stored)
 
-
-def client_config_paths(home: Path | None = None, cwd: Path | None = None) -> list[tuple[str, Path]]:
-    """The MCP client configs that exist on this machine, as (client, file): Claude
-    Desktop, Claude Code (``~/.claude.json``, a project's ``.mcp.json``), Cursor and
-    VS Code, in the places each keeps them on Linux, macOS and Windows."""
-    home = home if home is not None else Path.home()
-    cwd = cwd if cwd is not None else Path.cwd()
-    candidates = [
-        ("Claude Desktop", home / ".config/Claude/claude_desktop_config.json"),
-        ("Claude Desktop", home / "Library/Application Support/Claude/claude_desktop_config.json"),
-        ("Claude Desktop", home / "AppData/Roaming/Claude/claude_desktop_config.json"),
-        ("Claude Code", home / ".claude.json"),
-        ("Claude Code", cwd / ".mcp.json"),
-        ("Cursor", home / ".cursor/mcp.json"),
-        ("VS Code", home / ".config/Code/User/mcp.json"),
-        ("VS Code", home / "Library/Application Support/Code/User/mcp.json"),
-        ("VS Code", home / "AppData/Roaming/Code/User/mcp.json"),
-        ("VS Code", cwd / ".vscode/mcp.json"),
-    ]
-    found: list[tuple[str, Path]] = []
-    for label, path in candidates:
-        try:
-            section = _servers_section(json.loads(strip_jsonc(path.read_text("utf-8")))) if path.is_file() else None
-        except (OSError, ValueError):
-            continue  # unreadable or not JSON: nothing to offer from it
-        if section is not None and section[1]:
-            found.append((label, path))
-    return found

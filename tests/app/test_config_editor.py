@@ -330,3 +330,28 @@ async def test_sign_in_and_out_of_a_remote_server(qtbot: Any, tmp_path: Path,
         await until(lambda: "Signed out of notes" in messages, timeout=10)
         assert servers.sign_in_state.text() == "Not signed in"
         assert not oauth.signed_in(config.servers["notes"])
+
+
+@pytest.mark.asyncio
+async def test_import_menu_finds_every_clients_config(qtbot: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        '[mcp_servers.context7]\ncommand = "npx"\nargs = ["-y", "@upstash/context7-mcp"]\n', encoding="utf-8")
+    (home / ".config" / "zed").mkdir(parents=True)
+    (home / ".config" / "zed" / "settings.json").write_text(
+        '{"context_servers": {"memory": {"command": {"path": "npx", "args": ["-y", "m"]}}}}', encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    editor, _engine, _config = make_editor(qtbot, tmp_path)
+    page = editor.servers
+    page._fill_import_menu()
+    labels = [action.text() for action in page.import_menu.actions()]
+    assert any(text.startswith("Codex:") for text in labels) and any(text.startswith("Zed:") for text in labels)
+    before = set(page.config.servers)
+    assert page.import_found() == 2
+    assert {"context7", "memory"} <= set(page.config.servers) - before
+    assert page.import_found() == 0  # the same servers again: nothing new
