@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.first_answer import load, machine  # noqa: E402
+from bench._machine import load, machine  # noqa: E402
 
 CHILD = """
 import json, sys, time

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._machine import load, machine  # noqa: E402
 from engine.index.search import hybrid_search  # noqa: E402
 from engine.index.store import SqliteStore  # noqa: E402
 
@@ -48,25 +48,6 @@ class Result:
     full_s: float | None = None
     embed_cpu_s: float | None = None
     embedded: int = 0
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "")
-        flags = next((ln for ln in out.splitlines() if ln.startswith("Flags")), "")
-        isa = "AMX" if "amx" in flags else "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "?"
-    except OSError:
-        model, isa = platform.processor(), "?"
-    return f"{model} ({isa}), {os.cpu_count()} CPUs, Python {platform.python_version()}"
-
-
-def load() -> str:
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:
-        return "?"
-    return f"load average {one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 def cpu_seconds(pid: int) -> float | None:

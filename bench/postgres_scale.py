@@ -26,7 +26,6 @@ import math
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._machine import machine  # noqa: E402
 from bench.index_pytest import BENCH, fetch_corpus, ranked_files  # noqa: E402
 from engine.index.backend import IndexBackend  # noqa: E402
 from engine.index.chunking import Chunk  # noqa: E402
@@ -56,14 +56,6 @@ DIM = 384
 CHUNKS_PER_FILE = 100
 QUERIES = 100
 _TOKEN = re.compile(r"[A-Za-z]+")
-
-
-def machine() -> str:
-    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Model name")), "?")
-    flags = next((line for line in text.splitlines() if line.startswith("Flags")), "")
-    extras = [name for name in ("avx2", "avx512f", "amx_tile") if f" {name}" in flags]
-    return f"{model} ({', '.join(extras)}), {len(__import__('os').sched_getaffinity(0))} cores"
 
 
 class HashingEmbedder:

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import platform
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._machine import load, machine
 from engine.eval.codesearch import CodeRun, Scores, load_annotations, run_code_dataset
 
 ANNOTATIONS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "semble" / "annotations"
@@ -54,17 +53,6 @@ REPOS = [
 ]
 
 
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "")
-        flags = next((line for line in out.splitlines() if line.startswith("Flags")), "")
-        isa = "AMX" if "amx" in flags else "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "?"
-    except OSError:
-        model, isa = platform.processor(), "?"
-    return f"{model} ({isa}), {platform.python_implementation()} {platform.python_version()}"
-
-
 def _fmt(value: float | None) -> str:
     return f"{value:.3f}" if value is not None else "  -  "
 
@@ -83,7 +71,7 @@ def main() -> int:
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="semble-"))
     chosen = [r for r in REPOS if not args.names or r.name in args.names]
     runs: dict[str, CodeRun] = {}
-    print(f"machine: {_machine()}")
+    print(f"machine: {machine()}; {load()}")
     print(f"{'repo':<9} {'lang':<11} {'chunks':>6} {'index s':>8}  {'NDCG chunk':>10} {'file':>6} "
           f"{'R@10':>6} {'MRR':>6}   {'semble':>6} {'CRE-h':>6} {'ck':>6}")
     for repo in chosen:
