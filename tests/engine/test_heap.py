@@ -45,8 +45,9 @@ def test_survivors_leave_later_full_passes() -> None:
     kept = Node()
     assert _in_later_passes(kept)
     frozen = settle()
-    # (>=: a settle elsewhere in the process, e.g. an app test's engine thread, may freeze more)
-    assert gc.get_freeze_count() >= frozen > 0
+    # Not ==: in a long test run other threads settle too, and frozen objects that die
+    # leave the count; that this object left the later passes is what matters.
+    assert frozen > 0 and gc.get_freeze_count() > 0
     assert gc.is_tracked(kept) and not _in_later_passes(kept)
 
 
