@@ -38,6 +38,23 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+SETTLE_S = 0.15  # a file written in place must read the same twice this far apart
+
+
+async def _settled_digest(path: Path, tries: int = 20) -> str | None:
+    """The file's digest once it stops changing: an editor that writes in place (or a
+    script's ``write_text``) can be read half-written, and half a config may be a valid
+    one with servers missing, which would stop them."""
+    digest = _digest(path)
+    for _ in range(tries):
+        await asyncio.sleep(SETTLE_S)
+        again = _digest(path)
+        if again == digest:
+            return digest
+        digest = again
+    return digest
+
+
 async def watch_config(
     path: Path,
     apply: Callable[[Config], Awaitable[None]],
@@ -65,7 +82,7 @@ async def watch_config(
     async for _changes in watcher:
         if ready is not None and not ready.is_set():
             ready.set()
-        digest = _digest(path)
+        digest = await _settled_digest(path)
         if digest == last:
             continue
         last = digest

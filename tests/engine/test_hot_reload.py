@@ -104,3 +104,19 @@ async def test_twenty_reloads_leak_nothing_and_keep_unchanged_servers(tmp_path: 
     finally:
         await engine.aclose()
     await until(lambda: not (children() - before_all), timeout=30)
+
+
+async def test_a_file_being_written_is_read_once_it_settles(tmp_path: Path) -> None:
+    from engine.config import watch
+
+    path = tmp_path / "config.yaml"
+    path.write_text("servers:\n", encoding="utf-8")  # half written: a valid config with no servers
+
+    async def finish() -> None:
+        await asyncio.sleep(watch.SETTLE_S / 2)
+        path.write_text("servers:\n" + server("stable"), encoding="utf-8")
+
+    writer = asyncio.create_task(finish())
+    digest = await watch._settled_digest(path)
+    await writer
+    assert digest == watch._digest(path)  # the whole file, not the half read first
