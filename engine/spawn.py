@@ -13,7 +13,9 @@ import sys
 from collections.abc import Sequence
 
 RUN_COMMAND = "_run"
-RUNNABLE = frozenset({"engine.servers.files", "engine.servers.tasks", "app.index_worker"})
+RUNNABLE = frozenset(
+    {"engine.servers.files", "engine.servers.tasks", "app.index_worker", "engine.sources.reaper"}
+)
 
 
 def frozen() -> bool:

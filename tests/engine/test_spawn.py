@@ -52,3 +52,25 @@ def test_run_starts_the_module_as_python_m_would() -> None:
         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=60, check=False)
     assert result.returncode == 2
     assert "tasks server: no task database given" in result.stderr
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper is Linux's")
+async def test_a_frozen_bundle_runs_the_reaper_through_its_own_executable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engine.sources import stdio
+
+    seen: list[list[str]] = []
+
+    async def record(argv: list[str], **_kw: object) -> None:
+        seen.append(argv)
+
+    monkeypatch.setattr(stdio.anyio, "open_process", record)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    await stdio._spawn("true", ["--x"], {"PATH": os.defpath}, None, sys.stderr)
+    assert seen[-1][:3] == [sys.executable, "_run", "engine.sources.reaper"]
+    assert os.path.basename(seen[-1][-2]) == "true" and seen[-1][-1] == "--x"
+    monkeypatch.setattr(sys, "frozen", False)
+    await stdio._spawn("true", [], {"PATH": os.defpath}, None, sys.stderr)
+    assert seen[-1][:4] == [sys.executable, "-I", "-S", stdio._REAPER]
