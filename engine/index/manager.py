@@ -222,20 +222,6 @@ def embed_lock_path(index_path: Path) -> Path:
     return Path(f"{index_path}.embedding")
 
 
-def semantic_readiness(index_path: Path) -> tuple[int, int]:
-    """(chunks with a vector, all chunks) of an index; (0, 0) when it cannot be read."""
-    try:
-        store = SqliteStore(index_path, readonly=True)
-    except Exception:
-        return 0, 0
-    try:
-        return store.vector_counts()
-    except Exception:
-        return 0, 0
-    finally:
-        store.close()
-
-
 def _after_run(store: IndexStore) -> None:
     """Backend upkeep after a pass (PostgreSQL: an IVFFlat index trained on the rows)."""
     ensure = getattr(store, "ensure_vector_index", None)

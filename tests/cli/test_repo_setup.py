@@ -40,7 +40,7 @@ def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatc
     is never loaded, and `index embed` then fills every vector in."""
     import engine.index.embed as embed
     from engine.cli.main import main
-    from engine.index.manager import index_path_for, semantic_readiness
+    from engine.index.manager import repository_readiness
     from tests.index.index_helpers import HashingEmbedder
 
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
@@ -56,11 +56,11 @@ def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatc
     later: list[Path] = []
     assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert later == [repo.resolve()]
-    embedded, total = semantic_readiness(index_path_for(repo))
+    embedded, total = repository_readiness(repo)
     assert embedded == 0 < total
     monkeypatch.setattr("engine.index.manager.load_code_embedder", HashingEmbedder)
     assert main(["index", "embed", "--quiet", str(repo)]) == 0
-    assert semantic_readiness(index_path_for(repo)) == (total, total)
+    assert repository_readiness(repo) == (total, total)
     later.clear()
     assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert later == []  # nothing waits: no background pass
