@@ -159,29 +159,6 @@ def summarise(queries: Sequence[CodeQuery], ranked: Sequence[Sequence[Located]])
     return summary
 
 
-def locate(path: str | None, start: int | None, end: int | None, files: frozenset[str]) -> Located | None:
-    """A hit's path made relative to the indexed folder: hits name it ``<index>/<path>``, so
-    leading folders are dropped until the rest is a file of the folder."""
-    if not path:
-        return None
-    text = path.replace("\\", "/").removeprefix("./")
-    parts = text.split("/")
-    for i in range(len(parts)):
-        tail = "/".join(parts[i:])
-        if tail in files:
-            return Located(tail, start, end)
-    return Located(text, start, end)
-
-
-def folder_files(root: Path) -> frozenset[str]:
-    """Every file under ``root`` (``.git`` left out), relative, in posix form."""
-    return frozenset(
-        path.relative_to(root).as_posix()
-        for path in root.rglob("*")
-        if path.is_file() and ".git" not in path.relative_to(root).parts
-    )
-
-
 @dataclass(slots=True)
 class CodeRun:
     """One dataset run: the summary, each query's located hits, and the index's timings."""
@@ -192,11 +169,16 @@ class CodeRun:
     chunks: int
 
 
-def hits_located(hits: Sequence[Hit], files: frozenset[str], folder: str = ".") -> list[Located]:
-    """Hits as paths relative to the checkout: ``folder`` (the part indexed) put back in front."""
+def hits_located(hits: Sequence[Hit], root: Path, files: frozenset[str], folder: str = ".") -> list[Located]:
+    """Hits as paths relative to the checkout. Hits name their file ``<index>/<path>``:
+    the eval's :class:`PathMapper` makes that relative to the indexed ``root`` (whose
+    ``files`` it knows), and ``folder`` (the part indexed) goes back in front."""
+    from engine.eval.retrieval import PathMapper
+
+    mapper = PathMapper(root, files)
     prefix = "" if folder in ("", ".") else folder.strip("/") + "/"
-    located = (locate(hit.path, hit.start_line, hit.end_line, files) for hit in hits)
-    return [Located(prefix + item.path, item.start, item.end) for item in located if item is not None]
+    return [Located(prefix + path, hit.start_line, hit.end_line)
+            for hit in hits if hit.path and (path := mapper(hit.path)) is not None]
 
 
 async def run_code_dataset(
@@ -216,7 +198,7 @@ async def run_code_dataset(
     from engine.config.schema import Config as DefaultConfig
     from engine.engine import Engine
     from engine.eval.experiment import FILES
-    from engine.eval.retrieval import eval_config
+    from engine.eval.retrieval import corpus_files, eval_config
     from engine.index.manager import index_repository
     from engine.model import SearchRequest
 
@@ -224,7 +206,7 @@ async def run_code_dataset(
     started = time.perf_counter()
     stats = index_repository(root, index_dir=index_dir)
     index_s = time.perf_counter() - started
-    files = folder_files(root)
+    files = corpus_files(root)
     engine = Engine(eval_config(config or DefaultConfig(), index_dir, [FILES]))
     ranked: list[list[Located]] = []
     try:
@@ -232,7 +214,7 @@ async def run_code_dataset(
         for number, query in enumerate(queries, 1):
             request = SearchRequest(query.query, sources=[FILES], top_k=K, assemble=False, use_cache=False)
             response = await engine.search(request)
-            ranked.append(hits_located(response.hits, files, folder))
+            ranked.append(hits_located(response.hits, root, files, folder))
             if on_progress is not None:
                 on_progress("queries", number, len(queries))
     finally:

@@ -64,7 +64,8 @@ def default_work_dir() -> Path:
     return data_dir() / "eval"
 
 
-def _corpus_files(root: Path) -> frozenset[str]:
+def corpus_files(root: Path) -> frozenset[str]:
+    """Every file under ``root`` (``.git`` left out), relative, in posix form."""
     found: set[str] = set()
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]
@@ -136,7 +137,7 @@ def prepare(
         changed = changed or stats.changed > 0
     generation = _bump_generation(work) if changed else _generation(work)
     return Prepared(corpus=root, index_dir=index_dir, sources=sources, timings_s=timings,
-                    notes=notes, corpus_files=_corpus_files(root), work=work, generation=generation)
+                    notes=notes, corpus_files=corpus_files(root), work=work, generation=generation)
 
 
 def _generation(work: Path) -> int:

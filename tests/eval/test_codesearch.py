@@ -93,5 +93,5 @@ def test_hit_paths_are_made_relative_to_the_checkout() -> None:
     hits = [Hit(id="1", source="files", tool="search_code", title="t", content="c",
                 path="src/v4/core/schemas.ts", start_line=3, end_line=9),
             Hit(id="2", source="files", tool="search_code", title="t", content="c", path=None)]
-    located = hits_located(hits, files, folder="packages/zod/src")
+    located = hits_located(hits, Path("/checkout/packages/zod/src"), files, folder="packages/zod/src")
     assert located == [Located("packages/zod/src/v4/core/schemas.ts", 3, 9)]
