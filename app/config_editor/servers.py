@@ -46,6 +46,7 @@ from app.engine_api import EngineLike
 from app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
 from app.tasks import describe_error, run_async
 from engine.config.clients import ClientConfig, discover_client_configs
+from engine.config.importer import already_configured, merge_imported
 from engine.config.schema import Config, ServerConfig
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
@@ -509,19 +510,16 @@ class ServersPage(QWidget):
 
     def import_client(self, found: ClientConfig) -> int:
         """Add the servers of one client's config found on this machine (already read
-        and converted, whatever the client's format); returns how many were added."""
+        and converted, whatever the client's format), as ``tributary config import``
+        does: one configured the same way already is left out, a name clash renamed.
+        Returns how many were added."""
         if self.config is None or not found.servers:
             return 0
-        existing = {self._signature(s) for s in self.config.servers.values()}
-        added = []
-        for server in found.servers:
-            if self._signature(server) in existing:
-                continue  # the same server, already configured (or in another client's file)
-            server = copy.deepcopy(server)
-            server.name = unique_name(server.name, set(self.config.servers))
-            self.config.servers[server.name] = server
-            existing.add(self._signature(server))
-            added.append(server.name)
+        config = self.config
+        new = [s for s in found.servers if not already_configured(config, s)]
+        merged = merge_imported(config, new)
+        added = [name for name in merged.servers if name not in config.servers]
+        config.servers.update({name: merged.servers[name] for name in added})
         self._fill_list(select=added[0] if added else None)
         if added:
             self.changed.emit()
@@ -529,10 +527,6 @@ class ServersPage(QWidget):
         self.message.emit(f"Imported {len(added)} server(s) from {found.label}: {', '.join(added) or 'none new'}"
                           f"{notes}")
         return len(added)
-
-    @staticmethod
-    def _signature(server: ServerConfig) -> tuple[object, ...]:
-        return (server.command, tuple(server.args), server.url)
 
     def _choose_import_file(self) -> None:
         dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP configs (*.json)")

@@ -121,13 +121,13 @@ def run_import(args: argparse.Namespace) -> int:
 def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) -> int:
     """Merge the ``servers`` not already configured the same way into the config file,
     under its lock (concurrent imports all stay); ``config`` is the file as first read."""
-    from engine.config.importer import merge_imported
+    from engine.config.importer import already_configured, merge_imported
     from engine.config.save import update_config
 
     def merged(now: Config) -> Config:
-        return merge_imported(now, [s for s in servers if not _already_there(now, s)])
+        return merge_imported(now, [s for s in servers if not already_configured(now, s)])
 
-    if not args.dry_run and all(_already_there(config, s) for s in servers):
+    if not args.dry_run and all(already_configured(config, s) for s in servers):
         before = after = config  # nothing new: the file is left alone
     else:
         try:
@@ -141,7 +141,7 @@ def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) 
     added = [name for name in after.servers if name not in before.servers]
     for name in added:
         print(f"+ {name} ({after.servers[name].transport}): {server_summary(after.servers[name])}")
-    skipped = sum(_already_there(before, s) for s in servers)
+    skipped = sum(already_configured(before, s) for s in servers)
     if skipped:
         print(f"{skipped} already configured the same way: left as they are")
     if args.dry_run:
@@ -151,13 +151,6 @@ def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) 
     else:
         print(f"{len(added)} servers added to {after.path}")
     return 0
-
-
-def _already_there(config: Config, server: ServerConfig) -> bool:
-    """``server`` is configured under its name with the very same definition (the
-    same server copied into several clients is imported once)."""
-    present = config.servers.get(server.name)
-    return present is not None and replace(present, description="") == replace(server, description="")
 
 
 def _import_found(args: argparse.Namespace, config: Config) -> int:

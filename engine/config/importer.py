@@ -341,6 +341,13 @@ def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportR
     return parse_mcp_servers(text, source=source, existing=names, workspace=workspace)
 
 
+def already_configured(config: Config, server: ServerConfig) -> bool:
+    """``server`` is configured under its name with the very same definition (the
+    same server copied into several clients is imported once)."""
+    present = config.servers.get(server.name)
+    return present is not None and replace(present, description="") == replace(server, description="")
+
+
 def merge_imported(config: Config, servers: Iterable[ServerConfig]) -> Config:
     """A copy of ``config`` with ``servers`` added (renamed ``name-2`` … on a clash)."""
     merged = copy.deepcopy(config)
