@@ -255,6 +255,11 @@ def earliest_query_date(queries: Iterable[EvalQuery]) -> datetime | None:
     return min(dates) if dates else None
 
 
+def latest_query_date(queries: Iterable[EvalQuery]) -> datetime | None:
+    dates = [q.date for q in queries if q.date is not None]
+    return max(dates) if dates else None
+
+
 def future_tasks(tasks: Iterable[EvalTask], queries: Iterable[EvalQuery]) -> int:
     """How many tasks are dated at or after the earliest query (0 for a clean dataset)."""
     first = earliest_query_date(queries)

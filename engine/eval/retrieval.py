@@ -25,7 +25,7 @@ from typing import Any
 from engine.builtins import builtin_server
 from engine.config.schema import Config, ServerConfig
 from engine.engine import Engine
-from engine.eval.datasets import Dataset, EvalQuery, corpus_root, earliest_query_date, visible_tasks
+from engine.eval.datasets import Dataset, EvalQuery, corpus_root, latest_query_date, visible_tasks
 from engine.eval.experiment import FILES, TASKS, QueryRun
 from engine.fanout import gather_all
 from engine.index.progress import IndexProgress
@@ -75,15 +75,16 @@ def corpus_files(root: Path) -> frozenset[str]:
 
 
 def _tasks_file(dataset: Dataset, work: Path) -> tuple[Path | None, int, int]:
-    """The task history to import, without any task dated at or after the first query.
+    """The task history to import: every task dated before the last query. Each query
+    then sees only the tasks dated before itself (the ``before`` its calls pass).
 
     Returns the file (``None`` when there are no tasks), the tasks kept and dropped.
     """
     tasks = list(dataset.tasks())
     if not tasks:
         return None, 0, 0
-    first = earliest_query_date(dataset.queries)
-    kept = visible_tasks(tasks, first) if first is not None else tasks
+    last = latest_query_date(dataset.queries)
+    kept = visible_tasks(tasks, last) if last is not None else tasks
     if len(kept) == len(tasks):
         return dataset.tasks_path, len(kept), 0
     work.mkdir(parents=True, exist_ok=True)
@@ -123,9 +124,9 @@ def prepare(
     notes: list[str] = []
     tasks_path, kept, dropped = _tasks_file(dataset, work)
     if tasks_path is not None:
-        notes.append(f"{kept} tasks imported, every one dated before the first query")
+        notes.append(f"{kept} tasks imported; each query sees only those dated before it")
     if dropped:
-        notes.append(f"{dropped} tasks dated at or after the first query were left out")
+        notes.append(f"{dropped} tasks dated at or after the last query were left out")
     if tasks_path is not None:
         started = time.perf_counter()
         stats = import_tasks_jsonl(root, tasks_path, indexes_dir=index_dir,
@@ -262,6 +263,12 @@ async def warm_up(engine: Engine, sources: Sequence[str], *, limit_s: float = WA
                    if r.ok and (r.report.latency_ms or 0.0) >= WARM_CALL_MS]
 
 
+def query_scope(query: EvalQuery) -> dict[str, str]:
+    """What a query's calls may see: the tasks dated before it (sent only to the tools
+    that take ``before``: the task history's)."""
+    return {"before": query.date.isoformat()} if query.date is not None else {}
+
+
 async def _one(
     engine: Engine,
     query: EvalQuery,
@@ -270,7 +277,8 @@ async def _one(
     timeout: float,
     weights_of: Mapping[str, float],
 ) -> QueryRun:
-    results = await gather_all(engine.pool, sources, query.query, top_k=top_k, timeout=timeout)
+    results = await gather_all(engine.pool, sources, query.query, top_k=top_k, timeout=timeout,
+                               scope=query_scope(query))
     decision = engine.route(query.query, list(sources))
     run = QueryRun(
         query=query,
@@ -324,6 +332,7 @@ def raw_cache_key(prepared: Prepared, config: Config, queries: Sequence[EvalQuer
         server = config.servers[name]
         digest.update(f"{name}:{server.tool}:{server.weight}:{server.args}".encode())
     digest.update(f"{top_k}:{','.join(q.id for q in queries)}".encode())
+    digest.update(f"scope:{','.join(str(query_scope(q)) for q in queries)}".encode())
     return digest.hexdigest()
 
 

@@ -21,10 +21,12 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from engine.heap import settle
@@ -182,13 +184,15 @@ class TaskBackend:
         return shared if shared is not None else _repo_identity(self._files[id(index)], label)
 
     def search_tasks(
-        self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+        self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
+        before: datetime | None = None,
     ) -> list[tuple[str, TaskHit]]:
         top_k = max(1, min(top_k, MAX_TOP_K))
+        as_of = _as_of(before)
         found: list[tuple[str, TaskHit]] = []
         with self._lock:
             for label, index in self.scoped(repos, exclude_repos):
-                found.extend((label, hit) for hit in index.search(query, top_k))
+                found.extend((label, hit) for hit in index.search(query, top_k, as_of=as_of))
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
 
@@ -198,23 +202,43 @@ class TaskBackend:
     def files_and_tasks(
         self, query: str, top_k: int, task_k: int,
         repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
+        before: datetime | None = None,
     ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
         """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
-        tasks: one task search serves both."""
+        tasks: one task search serves both. ``before``: only tasks dated earlier count."""
         top_k = max(1, min(top_k, MAX_TOP_K))
+        as_of = _as_of(before)
         files: list[tuple[str, FileScore]] = []
         tasks: list[tuple[str, TaskHit]] = []
         with self._lock:
             for label, index in self.scoped(repos, exclude_repos):
-                hits = index.search(query, self.file_params.top_tasks)
+                hits = index.search(query, self.file_params.top_tasks, as_of=as_of)
                 tasks.extend((label, hit) for hit in hits[:task_k])
                 files.extend(
                     (label, f)
-                    for f in index.files_for_task(query, top_k, file_params=self.file_params, hits=hits)
+                    for f in index.files_for_task(query, top_k, file_params=self.file_params,
+                                                  hits=hits, as_of=as_of)
                 )
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
+
+
+def _as_of(before: datetime | None) -> float | None:
+    """The task search's inclusive cutoff for "dated strictly before ``before``"."""
+    return None if before is None else before.timestamp() - 1
+
+
+def parse_before(value: str | None) -> datetime | None:
+    """``before`` as the tools take it: an ISO 8601 date or date and time (UTC when it
+    names no zone)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolError(f"before: not an ISO 8601 date or date and time: {value[:40]!r}") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
@@ -264,6 +288,10 @@ def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
     return label, Path(label)
 
 
+# Only tasks dated earlier count: what the history looked like then.
+Before = Annotated[str | None, Field(description="ISO date: only tasks dated before it")]
+
+
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
     many = len(backend.db_paths) > 1 or backend.backend is not None
@@ -271,18 +299,19 @@ def build_server(backend: TaskBackend) -> MCPServer:
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(
         query: str, top_k: int = 10, repos: list[str] | None = None,
-        exclude_repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None, before: Before = None,
     ) -> TaskResults:
-        found = backend.search_tasks(query, top_k, repos or (), exclude_repos or ())
+        found = backend.search_tasks(query, top_k, repos or (), exclude_repos or (), parse_before(before))
         return TaskResults(results=[task_item(hit, rank, label if many else None)
                                     for rank, (label, hit) in enumerate(found, 1)])
 
     @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
     def files_for_task(
         query: str, top_k: int = 10, repos: list[str] | None = None,
-        exclude_repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None, before: Before = None,
     ) -> FileResults:
-        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or ())
+        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or (),
+                                               parse_before(before))
         file_items: list[FileItem | TaskItem] = [
             FileItem(
                 path=f.path,

@@ -104,17 +104,23 @@ def test_raw_runs_round_trip_as_json(tmp_path: Path) -> None:
     assert load_runs(tmp_path / "missing.jsonl", [query]) is None
 
 
-def test_tasks_dated_after_the_first_query_are_left_out(tmp_path: Path) -> None:
+def test_each_query_sees_only_the_tasks_dated_before_it(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
     from engine.eval.datasets import EvalTask, load_dataset, write_dataset
-    from engine.eval.retrieval import _tasks_file
+    from engine.eval.retrieval import _tasks_file, query_scope
 
     day = lambda d: datetime(2024, 1, d, tzinfo=UTC)  # noqa: E731
-    tasks = [EvalTask(id=f"t{d}", date=day(d), title=f"task {d}") for d in (1, 5, 9)]
-    queries = [EvalQuery(id="q", query="x", relevant={"a.py": 1.0}, date=day(5))]
+    tasks = [EvalTask(id=f"t{d}", date=day(d), title=f"task {d}") for d in (1, 5, 9, 12)]
+    early = EvalQuery(id="q1", query="x", relevant={"a.py": 1.0}, date=day(5))
+    late = EvalQuery(id="q2", query="y", relevant={"a.py": 1.0}, date=day(10))
     (tmp_path / "ds" / "corpus").mkdir(parents=True)
-    write_dataset(tmp_path / "ds", {"path": "corpus"}, tasks, queries)
+    write_dataset(tmp_path / "ds", {"path": "corpus"}, tasks, [early, late])
     path, kept, dropped = _tasks_file(load_dataset(tmp_path / "ds"), tmp_path / "work")
-    assert (kept, dropped) == (1, 2)
-    assert path is not None and "t1" in path.read_text() and "t5" not in path.read_text()
+    # Imported: everything older than the last query; day 12 never is.
+    assert (kept, dropped) == (3, 1)
+    assert path is not None and "t9" in path.read_text() and "t12" not in path.read_text()
+    # Each query's calls carry its own cutoff, which the task history's tools take.
+    assert query_scope(early) == {"before": day(5).isoformat()}
+    assert query_scope(late) == {"before": day(10).isoformat()}
+    assert query_scope(EvalQuery(id="q3", query="z", relevant={})) == {}

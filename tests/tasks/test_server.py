@@ -80,6 +80,22 @@ async def test_tasks_server_answers_with_structured_results(
         first = history.structured_content["results"][0]
         assert first["kind"] == "task" and first["rank"] == 1  # a question about the past: commits first
 
+        # `before`: the history as it stood then. t4 (2022-02-14) and t6 are later.
+        then = await session.call_tool(
+            "files_for_task",
+            {"query": "login fails because the session expired", "top_k": 4, "before": "2022-02-14"},
+        )
+        assert then.structured_content is not None
+        seen = [t["id"] for t in then.structured_content["results"] if t["kind"] == "task"]
+        assert seen and not {"t4", "t5", "t6"} & set(seen)
+        exact = await session.call_tool(
+            "search_tasks", {"query": "password reset email", "top_k": 6, "before": "2021-03-05T09:00:01+00:00"}
+        )
+        assert exact.structured_content is not None
+        assert {t["id"] for t in exact.structured_content["results"]} <= {"t1", "t2"}
+        bad = await session.call_tool("search_tasks", {"query": "login", "before": "last tuesday"})
+        assert bad.is_error and "before: not an ISO 8601 date" in str(bad.content)
+
 
 def test_server_without_databases_refuses_to_start(tmp_path: Path) -> None:
     import subprocess
