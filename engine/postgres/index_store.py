@@ -23,7 +23,6 @@ import numpy as np
 
 from engine.index import store as base
 from engine.index.chunking import Chunk
-from engine.index.embed import Vectors
 from engine.index.store import (
     _ALNUM,
     _SYMBOL_PARTS,
@@ -34,9 +33,9 @@ from engine.index.store import (
     QueryVector,
     SearchFilter,
     StoredChunk,
-    fts_terms,
-    split_identifiers,
 )
+from engine.localsearch.embedder import Vectors
+from engine.localsearch.fts import fts_terms, split_identifiers
 from engine.pipeline.definitions import definition_signal
 from engine.postgres.db import Connection, Database, VectorIndex, choose_vector_index
 from engine.postgres.repositories import ensure_repository, lock_repository, vector_index_name
