@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
 
 from app import safe_text, theme
 from app.engine_api import EngineLike
-from app.history import QueryHistory
 from app.open_file import local_file, open_in_editor, reveal
+from app.recent_queries import RecentQueries
 from app.search.badges import badges_height
 from app.search.context_preview import ContextPreview
 from app.search.controller import SearchController
@@ -98,7 +98,7 @@ class SearchPage(QWidget):
     import_servers_requested = Signal()
     add_server_requested = Signal()
 
-    def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
+    def __init__(self, engine: Callable[[], EngineLike | None], recent_queries: RecentQueries,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine = engine
@@ -107,7 +107,7 @@ class SearchPage(QWidget):
         self._selected_id: str | None = None
         self._logs: dict[str, LogWindow] = {}
 
-        self.query = QueryBox(history)
+        self.query = QueryBox(recent_queries)
         self.query.setPlaceholderText("Ask every source at once…   (Enter to search now, ↑ for history)")
         self.query.addAction(theme.icon("search"), self.query.ActionPosition.LeadingPosition)
         self.query.textEdited.connect(self._query_edited)
