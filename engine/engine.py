@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ from engine.query_syntax import filter_hits, filter_sources, scope_arguments, wi
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
-from engine.sources.state import ServerState
+from engine.sources.state import ServerState, ServerTest, ToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -68,27 +68,6 @@ Embed = Callable[[list[str]], Any]
 # held-out half: fusing each source's top 100 instead of its top 30 lifts recall@10
 # from 0.845 to 0.862 and MRR from 0.714 to 0.730 (bench/eval_benchmarks.py).
 SOURCE_DEPTH = 100
-
-
-@dataclass(slots=True)
-class ToolInfo:
-    name: str
-    description: str = ""
-
-
-@dataclass(slots=True)
-class ServerTest:
-    """The answer to "test connection": tools, a probe query's hits, latency."""
-
-    name: str
-    ok: bool
-    tools: list[ToolInfo] = field(default_factory=list)
-    selection: str | None = None
-    probe_hits: list[Hit] = field(default_factory=list)
-    latency_ms: float | None = None
-    startup_ms: float | None = None
-    error: str | None = None
-    stderr: list[str] = field(default_factory=list)
 
 
 class Engine:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -80,6 +80,9 @@ from engine.model import (
     TaskType,
 )
 from engine.query_syntax import format_filters, parse_query
+
+if TYPE_CHECKING:  # (engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from engine.sources.state import ServerState
 
 RENDER_MS = 40
 SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge
@@ -334,7 +337,7 @@ class SearchPage(QWidget):
         engine = self._engine()
         if engine is None:
             return []
-        config = getattr(engine, "effective_config", None) or engine.config
+        config = engine.effective_config
         return [name for name, server in config.servers.items() if server.enabled]
 
     def refresh_empty_state(self, reason: str = "") -> None:
@@ -464,7 +467,7 @@ class SearchPage(QWidget):
             if not self.tree.currentIndex().isValid():
                 self.tree.setCurrentIndex(self.model.index(0, 0))
 
-    def _server_states(self) -> list[Any]:
+    def _server_states(self) -> list[ServerState]:
         """The engine's server states (typical latency, restarts) for the source chips."""
         engine = self._engine()
         return list(engine.server_states()) if engine is not None else []
