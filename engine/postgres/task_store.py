@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.localsearch.embedder import Embedder
 from engine.postgres.db import Connection, Database, redact
-from engine.postgres.repositories import ensure_repository, find_repository
+from engine.postgres.repositories import ensure_repository, find_repository, read_meta, write_meta
 from engine.tasks.model import ImportStats, Rename, Task, TaskStats
 from engine.tasks.store import BATCH, path_tokens, query_terms
 
@@ -71,17 +71,10 @@ class PgTaskStore:
 
     # -- meta -----------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        row = self.db.read(lambda c: c.execute(
-            "SELECT value FROM repo_meta WHERE repo = %s AND scope = %s AND key = %s",
-            (self.repo, _META_SCOPE, key)).fetchone())  # fmt: skip
-        return None if row is None else str(row[0])
+        return read_meta(self.db, self.repo, _META_SCOPE, key)
 
     def _set_meta(self, conn: Connection, key: str, value: str) -> None:
-        conn.execute(
-            "INSERT INTO repo_meta(repo, scope, key, value) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (repo, scope, key) DO UPDATE SET value = EXCLUDED.value",
-            (self.repo, _META_SCOPE, key, value),
-        )
+        write_meta(conn, self.repo, _META_SCOPE, key, value)
 
     def set_meta(self, key: str, value: str) -> None:
         with self.db.transaction() as conn:
