@@ -85,7 +85,6 @@ FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 COMMON_TERM_SHARE = 0.5
 
 
-
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     path: str

@@ -69,8 +69,8 @@ MAX_QUERY_TERMS = 64
 
 
 def query_terms(text: str) -> list[str]:
-    """A task query's search terms: the code index's (``engine.localsearch.fts``), with
-    numbers kept — in task titles they name issues and versions."""
+    """A task query's FTS terms: the shared code-aware ones (``engine.localsearch.fts``),
+    numbers kept, since task titles name issues and versions with them."""
     return fts_terms(text, numbers=True, limit=MAX_QUERY_TERMS)
 
 
