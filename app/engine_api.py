@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engine.config.schema import Config, ServerConfig
 from engine.model import (
@@ -22,6 +22,9 @@ from engine.model import (
     SearchUpdate,
 )
 
+if TYPE_CHECKING:  # (engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from engine.sources.state import ServerState, ServerTest
+
 __all__ = ["EngineLike", "ReputationRow", "open_engine"]
 
 
@@ -29,15 +32,20 @@ class EngineLike(Protocol):
     @property
     def config(self) -> Config: ...
 
+    @property
+    def effective_config(self) -> Config:
+        """The config the engine runs: the file's, plus the built-in servers it added."""
+        ...
+
     async def search(self, request: SearchRequest) -> SearchResponse: ...
 
     def search_stream(self, request: SearchRequest) -> AsyncIterator[SearchUpdate]: ...
 
     def route(self, query: str) -> RouteDecision: ...
 
-    async def test_server(self, server: ServerConfig) -> Any: ...
+    async def test_server(self, server: ServerConfig) -> ServerTest: ...
 
-    def server_states(self) -> list[Any]: ...
+    def server_states(self) -> list[ServerState]: ...
 
     def stderr_lines(self, name: str) -> list[str]: ...
 

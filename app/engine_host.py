@@ -21,7 +21,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.config.schema import Config, ServerConfig
 from engine.model import (
@@ -33,6 +33,9 @@ from engine.model import (
     SearchResponse,
     SearchUpdate,
 )
+
+if TYPE_CHECKING:
+    from engine.sources.state import ServerState, ServerTest
 
 T = TypeVar("T")
 JOIN_TIMEOUT_S = 5.0
@@ -148,10 +151,11 @@ class ThreadedEngine:
         decision: RouteDecision = self._engine.route(query)
         return decision
 
-    async def test_server(self, server: ServerConfig) -> Any:
-        return await self._host.call(self._engine.test_server(server))
+    async def test_server(self, server: ServerConfig) -> ServerTest:
+        result: ServerTest = await self._host.call(self._engine.test_server(server))
+        return result
 
-    def server_states(self) -> list[Any]:
+    def server_states(self) -> list[ServerState]:
         return list(self._engine.server_states())
 
     def stderr_lines(self, name: str) -> list[str]:

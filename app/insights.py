@@ -1,7 +1,7 @@
 """The insights page: recent queries, per-source latency and tokens, cache and dedup rates,
 and each source's feedback-driven reputation (resettable).
 
-Reads the engine's local query history (``engine.history.store``) in a worker thread;
+Reads the engine's local query log (``engine.insights.store``) in a worker thread;
 reputation comes through the engine facade (``app.reputation``).
 """
 
@@ -40,14 +40,14 @@ RECENT = 50
 
 @dataclass(slots=True)
 class Snapshot:
-    summary: Any  # engine.history.store.HistorySummary
-    recent: list[Any]  # [HistoryEntry]
+    summary: Any  # engine.insights.store.QueryLogSummary
+    recent: list[Any]  # [QueryLogEntry]
 
 
-def read_history(path: Path | None = None, recent: int = RECENT) -> Snapshot:
-    from engine.history.store import HistoryStore
+def read_insights(path: Path | None = None, recent: int = RECENT) -> Snapshot:
+    from engine.insights.store import QueryLog
 
-    store = HistoryStore.open(path)
+    store = QueryLog.open(path)
     try:
         return Snapshot(store.summary(), store.recent(recent))
     finally:
@@ -123,7 +123,7 @@ def _card(title: str) -> tuple[QFrame, QLabel]:
 class InsightsPage(QWidget):
     message = Signal(str)
 
-    def __init__(self, reader: Callable[[], Snapshot] = read_history,
+    def __init__(self, reader: Callable[[], Snapshot] = read_insights,
                  engine: Callable[[], EngineLike | None] = lambda: None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)

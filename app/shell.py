@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 
 from app.engine_api import EngineLike, open_engine
-from app.history import QueryHistory, default_path
 from app.instance import InstanceServer
+from app.recent_queries import RecentQueries, default_path
 from app.tasks import run_async, runner
 from app.tray import TrayController
 from app.window import MainWindow
@@ -44,7 +44,7 @@ class Shell(QObject):
         config_path: Path | None = None,
         engine_factory: EngineFactory = open_engine,
         single_instance: bool = True,
-        history: QueryHistory | None = None,
+        recent_queries: RecentQueries | None = None,
     ) -> None:
         super().__init__()
         self.config_path = config_path
@@ -53,7 +53,7 @@ class Shell(QObject):
         self.quit_requested = asyncio.Event()
         self._shutdown: asyncio.Future[None] | None = None
         self._closing = False
-        self.window = MainWindow(lambda: self.engine, history or QueryHistory(default_path()))
+        self.window = MainWindow(lambda: self.engine, recent_queries or RecentQueries(default_path()))
         self._editor: ConfigEditor | None = None
         self._indexes: IndexPage | None = None
         self._watchers: RepoWatchers | None = None

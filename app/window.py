@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from app import theme
 from app.elided import ElidedLabel
 from app.engine_api import EngineLike
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.search.page import SearchPage
 from app.tasks import TaskIndicator, runner
 
@@ -29,7 +29,7 @@ class MainWindow(QMainWindow):
     close_requested = Signal()  # the shell decides: hide to tray or quit
     quick_query_requested = Signal()
 
-    def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
+    def __init__(self, engine: Callable[[], EngineLike | None], recent_queries: RecentQueries,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tributary")
@@ -47,7 +47,7 @@ class MainWindow(QMainWindow):
         self.sidebar.clicked.connect(lambda _: self.focus_page())
         self.sidebar.activated.connect(lambda _: self.focus_page())
 
-        self.search = SearchPage(engine, history)
+        self.search = SearchPage(engine, recent_queries)
         self.search.message.connect(self.show_message)
         self.add_page("Search", "search", self.search)
 

@@ -30,8 +30,8 @@ from engine.cache.base import Cache
 from engine.cache.memory import MemoryCache
 from engine.cache.sqlite import SqliteCache
 from engine.config.schema import Config, ServerConfig
-from engine.history.reputation import ReputationStore
-from engine.history.store import HistoryStore
+from engine.insights.reputation import ReputationStore
+from engine.insights.store import QueryLog
 from engine.model import (
     Hit,
     Metrics,
@@ -135,7 +135,7 @@ def start_redis() -> tuple[subprocess.Popen[bytes], str] | None:
 
 
 def bench_history(tmp: Path, n: int) -> None:
-    store = HistoryStore(tmp / "history.sqlite", retention=10_000)
+    store = QueryLog(tmp / "history.sqlite", retention=10_000)
     request = SearchRequest(query="how does caching work")
     response = sample_response(request)
     for _ in range(10_000 - n):

@@ -45,7 +45,7 @@ from PySide6.QtWidgets import QApplication
 import asyncio
 from app.loop import AppEventLoop
 from app import theme
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.shell import Shell
 
 app = QApplication(sys.argv[:1])
@@ -65,7 +65,7 @@ class FirstPaint(QObject):
 async def never(_):
     await asyncio.sleep(3600)
 
-shell = Shell(engine_factory=never, single_instance=False, history=QueryHistory(None))
+shell = Shell(engine_factory=never, single_instance=False, recent_queries=RecentQueries(None))
 watcher = FirstPaint()
 app.installEventFilter(watcher)  # the first widget painted inside the shown window
 shell.window.show()
@@ -188,10 +188,10 @@ def _run_queue_wait_ms(schedstat: Path) -> float | None:
 
 
 async def stall(engine: Any, queries: int) -> tuple[list[Stall], list[float]]:
-    from app.history import QueryHistory
+    from app.recent_queries import RecentQueries
     from app.search.page import SearchPage
 
-    page = SearchPage(lambda: engine, QueryHistory(None))
+    page = SearchPage(lambda: engine, RecentQueries(None))
     page.resize(1200, 760)
     page.show()
     recorder = TickRecorder()

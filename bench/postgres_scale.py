@@ -43,10 +43,10 @@ from bench._machine import machine  # noqa: E402
 from bench.index_pytest import BENCH, fetch_corpus, ranked_files  # noqa: E402
 from engine.index.backend import IndexBackend  # noqa: E402
 from engine.index.chunking import Chunk  # noqa: E402
-from engine.index.embed import Vectors  # noqa: E402
 from engine.index.manager import index_repository, open_index_store  # noqa: E402
 from engine.index.search import hybrid_search  # noqa: E402
 from engine.index.store import FileRecord, IndexStore, ModelInfo, SearchFilter, SqliteStore  # noqa: E402
+from engine.localsearch.embedder import Vectors  # noqa: E402
 from engine.postgres.db import Database  # noqa: E402
 from engine.postgres.index_store import PgIndexStore  # noqa: E402
 from engine.postgres.repositories import ensure_repository  # noqa: E402

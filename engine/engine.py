@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +35,8 @@ from engine.config.load import load_config
 from engine.config.schema import Config, ServerConfig
 from engine.config.watch import ReloadReport
 from engine.fanout import SourceResult, all_failed, fan_out_rounds
-from engine.history.reputation import ReputationStore, SourceReputation, check_feedback
-from engine.history.store import HistoryStore
+from engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
+from engine.insights.store import QueryLog
 from engine.model import (
     ContextFormat,
     DedupGroup,
@@ -56,7 +56,7 @@ from engine.query_syntax import filter_hits, filter_sources, scope_arguments, wi
 from engine.routing import route
 from engine.sources.connect import Connector, default_connector
 from engine.sources.pool import SourcePool
-from engine.sources.state import ServerState
+from engine.sources.state import ServerState, ServerTest, ToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -70,27 +70,6 @@ Embed = Callable[[list[str]], Any]
 SOURCE_DEPTH = 100
 
 
-@dataclass(slots=True)
-class ToolInfo:
-    name: str
-    description: str = ""
-
-
-@dataclass(slots=True)
-class ServerTest:
-    """The answer to "test connection": tools, a probe query's hits, latency."""
-
-    name: str
-    ok: bool
-    tools: list[ToolInfo] = field(default_factory=list)
-    selection: str | None = None
-    probe_hits: list[Hit] = field(default_factory=list)
-    latency_ms: float | None = None
-    startup_ms: float | None = None
-    error: str | None = None
-    stderr: list[str] = field(default_factory=list)
-
-
 class Engine:
     """One configured engine: a supervised pool of sources plus the fusion pipeline."""
 
@@ -100,7 +79,7 @@ class Engine:
         *,
         connector: Connector = default_connector,
         cache: ResponseCache | None = None,
-        history: HistoryStore | None = None,
+        query_log: QueryLog | None = None,
         reputation: ReputationStore | None = None,
         embed: Embed | None = None,
     ) -> None:
@@ -109,7 +88,7 @@ class Engine:
         self._connector = connector
         self.pool = SourcePool(self._effective.servers.values(), connector=connector)
         self.cache = cache
-        self.history = history
+        self.query_log = query_log
         self.reputation = reputation
         self._embed = embed
         self._closed = False
@@ -130,19 +109,19 @@ class Engine:
         persistent: bool = True,
         warm: bool = True,
     ) -> Engine:
-        """Load the config and open the cache, history and reputation stores.
+        """Load the config and open the cache, query log and reputation stores.
 
-        ``persistent=False`` keeps no cache, history or reputation (tests, one-shot
+        ``persistent=False`` keeps no cache, query log or reputation (tests, one-shot
         tools). ``warm`` starts every enabled server now, in the background, as MCP
         clients do, so the first query does not pay their start-up.
         """
         config = config if config is not None else load_config(config_path)
         cache = open_response_cache(config) if persistent and config.cache.backend != "off" else None
         secrets = secret_values(config)
-        history = HistoryStore.open(secrets=secrets) if persistent else None
+        query_log = QueryLog.open(secrets=secrets) if persistent else None
         reputation = ReputationStore.open(secrets=secrets) if persistent else None
         engine = cls(
-            config, connector=connector, cache=cache, history=history, reputation=reputation
+            config, connector=connector, cache=cache, query_log=query_log, reputation=reputation
         )
         if warm:
             engine.warm_up()
@@ -353,7 +332,7 @@ class Engine:
                 )
         return response
 
-    # ------------------------------------------------------------------ cache & history
+    # ---------------------------------------------------------------- cache & query log
 
     async def _cached_response(self, request: SearchRequest) -> SearchResponse | None:
         assert self.cache is not None
@@ -394,11 +373,11 @@ class Engine:
                 await self.cache.put_response(request, response)
             except Exception as exc:
                 log.warning("query cache write failed: %s", exc)
-        if self.history is not None:
+        if self.query_log is not None:
             try:
-                await self.history.arecord(response)
+                await self.query_log.arecord(response)
             except Exception as exc:
-                log.warning("query history write failed: %s", exc)
+                log.warning("query log write failed: %s", exc)
 
     # ------------------------------------------------------------------ feedback & reputation
 
@@ -609,8 +588,8 @@ class Engine:
         await self.pool.aclose()
         if self.cache is not None:
             await self.cache.close()
-        if self.history is not None:
-            self.history.close()
+        if self.query_log is not None:
+            self.query_log.close()
         if self.reputation is not None:
             self.reputation.close()
 

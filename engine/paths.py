@@ -1,4 +1,4 @@
-"""Where Tributary keeps its files: the config file, indexes, cache and history.
+"""Where Tributary keeps its files: the config file, indexes, cache and insights.
 
 ``TRIBUTARY_CONFIG`` overrides the config file; ``TRIBUTARY_HOME`` puts everything
 (config and data) under one folder, which tests and portable installs use.
@@ -45,7 +45,8 @@ def cache_path() -> Path:
     return data_dir() / "cache.sqlite"
 
 
-def history_path() -> Path:
+def insights_path() -> Path:
+    """The query log and reputations (the file keeps its first name, ``history.sqlite``)."""
     return data_dir() / "history.sqlite"
 
 

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.index.embed import Embedder
 from engine.index.store import IndexStore
+from engine.localsearch.embedder import Embedder
 from engine.tasks.model import ImportStats, Rename, Task, TaskStats
 
 

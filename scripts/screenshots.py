@@ -184,7 +184,7 @@ async def drive(args: argparse.Namespace) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from app.history import QueryHistory
+    from app.recent_queries import RecentQueries
     from app.shell import Shell
 
     app = QApplication.instance()
@@ -198,8 +198,8 @@ async def drive(args: argparse.Namespace) -> None:
     else:
         factory = fake_factory()
     print("engine:", "real" if use_real else "fake")
-    history = QueryHistory(None)
-    shell = Shell(engine_factory=factory, single_instance=False, history=history)
+    recent = RecentQueries(None)
+    shell = Shell(engine_factory=factory, single_instance=False, recent_queries=recent)
     window = shell.window
     screen = QGuiApplication.primaryScreen()
     area = screen.availableGeometry() if screen is not None else None

@@ -1,4 +1,5 @@
-"""The import graph has no circles, and the code index does not reach up into tasks.
+"""The import graph has no circles, the code index does not reach up into tasks, and
+both build on the local search core (``engine.localsearch``) rather than on each other.
 
 Imports inside functions count too: a lazy import that closes a circle still ties the
 two modules to each other's internals. Read from the source, so nothing is imported.
@@ -104,3 +105,41 @@ def test_the_code_index_does_not_import_the_task_history() -> None:
         for target in targets if target.startswith("engine.tasks")
     }
     assert upward == set()
+
+
+def _imports_from(package: str, prefix: str) -> set[tuple[str, str, str]]:
+    """``(module, imported module, name)`` for each import of ``prefix``'s modules in
+    ``package`` (``name`` is empty for ``import x``)."""
+    found: set[tuple[str, str, str]] = set()
+    for path in (ROOT / package).rglob("*.py"):
+        name = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {(name, alias.name, "") for alias in node.names if alias.name.startswith(prefix)}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(prefix):
+                found |= {(name, node.module, alias.name) for alias in node.names}
+    return found
+
+
+def test_the_local_search_core_imports_neither_side() -> None:
+    """engine.localsearch sits under both the code index and the task history."""
+    graph = import_graph("engine")
+    upward = {
+        (module, target)
+        for module, targets in graph.items() if module.startswith("engine.localsearch")
+        for target in targets if target.startswith(("engine.index", "engine.tasks"))
+    }
+    assert upward == set()
+
+
+def test_the_task_history_uses_the_core_not_the_code_index_storage() -> None:
+    """engine.tasks opens its SQLite file, fuses and tokenises through engine.localsearch;
+    of engine.index it uses only the backend choice and the default model's loader."""
+    allowed = {
+        ("engine.index.backend", "IndexBackend"),
+        ("engine.index.backend", "resolve_backend"),
+        ("engine.index.embed", "load_default_embedder"),
+    }
+    used = {(module, name) for _, module, name in _imports_from("engine/tasks", "engine.index")}
+    assert not any(module == "engine.index.db" for module, _ in used)
+    assert used <= allowed, used - allowed

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engine.builtins import with_builtin_servers
 from engine.config.errors import ConfigError, ConfigIssue
@@ -37,10 +36,8 @@ class Issue:
     severity: str = "error"
 
     @classmethod
-    def of(cls, raw: ConfigIssue | Any) -> Issue:
-        key = str(getattr(raw, "key_path", "") or getattr(raw, "key", "") or "")
-        message = str(getattr(raw, "message", None) or raw)
-        return cls(key, message)
+    def of(cls, raw: ConfigIssue) -> Issue:
+        return cls(raw.key_path, raw.message or str(raw))
 
 
 def validate(config: Config) -> list[Issue]:

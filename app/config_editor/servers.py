@@ -13,7 +13,7 @@ import functools
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
@@ -49,37 +49,36 @@ from engine.config.clients import ClientConfig, discover_client_configs
 from engine.config.importer import already_configured, merge_imported
 from engine.config.schema import Config, ServerConfig
 
+if TYPE_CHECKING:  # (engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from engine.sources.state import ServerState, ServerTest
+
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
 STATE_REFRESH_MS = 2000
 # A server's lifecycle (ServerState.status) in the colours of the source chips.
-_STATUS_DOT = {"ready": "ok", "running": "ok", "starting": "pending", "idle": "pending",
-               "backoff": "error", "crashed": "error", "stopped": "skipped", "disabled": "skipped"}
+_STATUS_DOT = {"ready": "ok", "starting": "pending", "idle": "pending",
+               "backoff": "error", "stopped": "skipped", "disabled": "skipped"}
 
 
-def describe_state(state: Any) -> str:
+def describe_state(state: ServerState) -> str:
     """One line on a server's running state: ``running · pid 4242 · up 3 min · ~85 ms typical …``."""
-    status = str(getattr(state, "status", "") or "unknown")
+    status = str(state.status)
     parts = [{"ready": "running", "idle": "not started yet (starts on first use)",
               "backoff": "down, restarting"}.get(status, status)]
-    retry = getattr(state, "retry_in_s", None)
-    if status == "backoff" and retry is not None:
-        parts[0] += f" in {retry:.1f} s"
-    pid = getattr(state, "pid", None)
-    if pid:
-        parts.append(f"pid {pid}")
-    uptime = getattr(state, "uptime_s", None)
-    if uptime is not None:
-        parts.append(f"up {_duration(uptime)}")
-    typical = typical_latency(getattr(state, "latency_ms", None))
+    if status == "backoff" and state.retry_in_s is not None:
+        parts[0] += f" in {state.retry_in_s:.1f} s"
+    if state.pid:
+        parts.append(f"pid {state.pid}")
+    if state.uptime_s is not None:
+        parts.append(f"up {_duration(state.uptime_s)}")
+    typical = typical_latency(state.latency_ms)
     if typical:
         parts.append(f"{typical} typical")
-    breaker = getattr(state, "breaker", None)
-    if breaker is not None and str(getattr(breaker, "state", "closed")) != "closed":
-        parts.append(f"circuit open after {getattr(breaker, 'consecutive_failures', 0)} failures")
+    if str(state.breaker.state) != "closed":
+        parts.append(f"circuit open after {state.breaker.consecutive_failures} failures")
     note = restart_note(state)
     if note:
         parts.append(note)
-    elif getattr(state, "last_error", None):
+    elif state.last_error:
         parts.append(f"last error: {state.last_error}")
     return " · ".join(parts)
 
@@ -254,7 +253,7 @@ class ServersPage(QWidget):
         self.state_label.setObjectName("Muted")
         self.state_label.setWordWrap(True)
         self.state_label.setTextFormat(Qt.TextFormat.PlainText)  # errors are a server's words
-        self._states: dict[str, Any] = {}
+        self._states: dict[str, ServerState] = {}
         self._state_timer = QTimer(self, interval=STATE_REFRESH_MS)
         self._state_timer.timeout.connect(self.refresh_states)
 
@@ -356,7 +355,7 @@ class ServersPage(QWidget):
             states = list(engine.server_states()) if engine is not None else []
         except Exception:  # the engine may be closing: keep what is shown
             return
-        self._states = {str(getattr(s, "name", "")): s for s in states}
+        self._states = {s.name: s for s in states}
         self._loading = True  # item changes must not read as the user's edits
         try:
             for row in range(self.list.count()):
@@ -366,14 +365,14 @@ class ServersPage(QWidget):
             self._loading = False
         self._show_state()
 
-    def _show_item_state(self, item: QListWidgetItem, state: Any) -> None:
+    def _show_item_state(self, item: QListWidgetItem, state: ServerState | None) -> None:
         if state is None:
             item.setIcon(status_dot("skipped"))
             item.setData(LATENCY_ROLE, "")
             item.setToolTip("Checked: enabled\nNot running in the engine (new or unsaved)")
             return
-        item.setIcon(status_dot(_STATUS_DOT.get(str(getattr(state, "status", "")), "pending")))
-        item.setData(LATENCY_ROLE, typical_latency(getattr(state, "latency_ms", None)) or "")
+        item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
+        item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
         item.setToolTip(safe_text.tooltip(f"Checked: enabled\n{describe_state(state)}"))
 
     def _show_state(self) -> None:
@@ -648,19 +647,19 @@ class ServersPage(QWidget):
         run_async(engine.test_server(server), label=f"Testing {server.name}",
                   on_success=self._tested, on_error=self._test_failed)
 
-    def _tested(self, result: Any) -> None:
-        tools = list(getattr(result, "tools", []) or [])
-        hits = list(getattr(result, "probe_hits", []) or [])
-        latency = getattr(result, "latency_ms", None)
-        if getattr(result, "ok", False):
+    def _tested(self, result: ServerTest) -> None:
+        tools = result.tools
+        hits = result.probe_hits
+        latency = result.latency_ms
+        if result.ok:
             self.test_result.setObjectName("Ok")
             took = f" in {latency:.0f} ms" if latency is not None else ""
             self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {len(hits)} hit(s).")
         else:
             self.test_result.setObjectName("Error")
-            self.test_result.setText(f"Failed: {getattr(result, 'error', None) or 'unknown error'}")
+            self.test_result.setText(f"Failed: {result.error or 'unknown error'}")
         self.test_result.style().polish(self.test_result)
-        lines = ["Tools:"] + [f"  • {t.name} — {getattr(t, 'description', '') or ''}".rstrip(" —") for t in tools]
+        lines = ["Tools:"] + [f"  • {t.name} — {t.description}".rstrip(" —") for t in tools]
         lines += ["", "Probe results:"] + [
             f"  {i + 1}. {safe_text.one_line(h.title, 120)} ({safe_text.one_line(h.location, 120)})"
             for i, h in enumerate(hits[:10])]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
 
 from app import safe_text, theme
 from app.engine_api import EngineLike
-from app.history import QueryHistory
 from app.open_file import local_file, open_in_editor, reveal
+from app.recent_queries import RecentQueries
 from app.search.badges import badges_height
 from app.search.context_preview import ContextPreview
 from app.search.controller import SearchController
@@ -81,6 +81,9 @@ from engine.model import (
 )
 from engine.query_syntax import format_filters, parse_query
 
+if TYPE_CHECKING:  # (engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from engine.sources.state import ServerState
+
 RENDER_MS = 40
 SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge
 TITLE_MIN = 160  # px: the result's name keeps at least this
@@ -98,7 +101,7 @@ class SearchPage(QWidget):
     import_servers_requested = Signal()
     add_server_requested = Signal()
 
-    def __init__(self, engine: Callable[[], EngineLike | None], history: QueryHistory,
+    def __init__(self, engine: Callable[[], EngineLike | None], recent_queries: RecentQueries,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine = engine
@@ -107,7 +110,7 @@ class SearchPage(QWidget):
         self._selected_id: str | None = None
         self._logs: dict[str, LogWindow] = {}
 
-        self.query = QueryBox(history)
+        self.query = QueryBox(recent_queries)
         self.query.setPlaceholderText("Ask every source at once…   (Enter to search now, ↑ for history)")
         self.query.addAction(theme.icon("search"), self.query.ActionPosition.LeadingPosition)
         self.query.textEdited.connect(self._query_edited)
@@ -334,7 +337,7 @@ class SearchPage(QWidget):
         engine = self._engine()
         if engine is None:
             return []
-        config = getattr(engine, "effective_config", None) or engine.config
+        config = engine.effective_config
         return [name for name, server in config.servers.items() if server.enabled]
 
     def refresh_empty_state(self, reason: str = "") -> None:
@@ -464,7 +467,7 @@ class SearchPage(QWidget):
             if not self.tree.currentIndex().isValid():
                 self.tree.setCurrentIndex(self.model.index(0, 0))
 
-    def _server_states(self) -> list[Any]:
+    def _server_states(self) -> list[ServerState]:
         """The engine's server states (typical latency, restarts) for the source chips."""
         engine = self._engine()
         return list(engine.server_states()) if engine is not None else []

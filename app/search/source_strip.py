@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
@@ -34,10 +34,13 @@ from app import safe_text, theme
 from app.elided import FittingLabel
 from engine.model import SourceReport, SourceStatus
 
+if TYPE_CHECKING:  # (engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from engine.sources.state import ServerState
+
 _DOTS: dict[str, QIcon] = {}
 RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
 
-StateSource = Callable[[], Iterable[Any]]  # the engine's server states (ServerState-like)
+StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
 
 
 def typical_latency(ms: float | None) -> str | None:
@@ -51,24 +54,23 @@ def typical_latency(ms: float | None) -> str | None:
     return f"~{max(ms, 1):.0f} ms"
 
 
-def restart_note(state: Any) -> str | None:
+def restart_note(state: ServerState) -> str | None:
     """``restarted 2× · last at 12:03:41: no answer for 9 s …`` (None if it never was)."""
-    restarts = getattr(state, "restarts", 0) or 0
-    if not restarts:
+    if not state.restarts:
         return None
-    text = f"restarted {restarts}×"
-    at = getattr(state, "restarted_at", None)
+    text = f"restarted {state.restarts}×"
+    at = state.restarted_at
     if at is not None:
         text += f" · last at {time.strftime('%H:%M:%S', time.localtime(at))}"
-    reason = getattr(state, "restart_reason", None) or getattr(state, "last_error", None)
+    reason = state.restart_reason or state.last_error
     if reason:
         # "restarted: no answer …" reads twice after "restarted 2×".
         text += ": " + _strip_prefix(str(reason), ("restarted: ", "reconnected: "))
     return text
 
 
-def restarted_lately(state: Any, now: float | None = None) -> bool:
-    at = getattr(state, "restarted_at", None)
+def restarted_lately(state: ServerState, now: float | None = None) -> bool:
+    at = state.restarted_at
     return at is not None and (now if now is not None else time.time()) - at < RECENT_RESTART_S
 
 
@@ -96,7 +98,7 @@ def status_dot(status: str) -> QIcon:
     return _DOTS[status]
 
 
-def chip_text(report: SourceReport, state: Any = None) -> str:
+def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
     restarted = " · restarted" if state is not None and restarted_lately(state) else ""
@@ -104,15 +106,15 @@ def chip_text(report: SourceReport, state: Any = None) -> str:
         cached = " · cached" if status == SourceStatus.CACHED else ""
         return f"{report.name}  {report.hits} hits{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
-        typical = typical_latency(getattr(state, "latency_ms", None))
+        typical = typical_latency(state.latency_ms if state is not None else None)
         return f"{report.name}  … {typical}" if typical else f"{report.name}  …"
     label = {"circuit_open": "circuit open"}.get(status.value, status.value)
     return f"{report.name}  {label}{latency}{restarted}"
 
 
-def chip_tooltip(report: SourceReport, state: Any = None) -> str:
+def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
     lines = [f"{report.name}: {report.status}"]
-    typical = typical_latency(getattr(state, "latency_ms", None))
+    typical = typical_latency(state.latency_ms if state is not None else None)
     if report.latency_ms is not None:
         lines.append(f"latency {report.latency_ms:.0f} ms" + (f" (typically {typical})" if typical else ""))
     elif typical:
@@ -177,11 +179,11 @@ class SourceStrip(QWidget):
         self.chip_area.setFixedHeight(chip + bar + 2)
         probe.deleteLater()
 
-    def _server_states(self) -> dict[str, Any]:
+    def _server_states(self) -> dict[str, ServerState]:
         if self._states is None:
             return {}
         try:
-            return {str(getattr(s, "name", "")): s for s in self._states()}
+            return {s.name: s for s in self._states()}
         except Exception:  # the engine may be closing; the chips still show the query's figures
             return {}
 

@@ -1,4 +1,4 @@
-"""``tributary stats``: what the local query history says, and source reputations.
+"""``tributary stats``: what the local query log says, and source reputations.
 
 tributary stats [--since 7d] [--json]      summary: latency, rates, per-source table
 tributary stats --recent 20                the newest searches
@@ -12,8 +12,8 @@ import sys
 from datetime import datetime, timedelta
 
 from engine.cli.render import dump_json, table, terminal_width
-from engine.history.reputation import ReputationStore, SourceReputation
-from engine.history.store import HistoryEntry, HistoryStore, HistorySummary, parse_since
+from engine.insights.reputation import ReputationStore, SourceReputation
+from engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary, parse_since
 
 _ALL = "\0all"  # --reset-reputation given without a name
 
@@ -52,14 +52,14 @@ def _since(text: str) -> datetime | timedelta:
 
 
 def run(args: argparse.Namespace) -> int:
-    history = HistoryStore.open()
-    reputation = ReputationStore.open(history.path)
+    query_log = QueryLog.open()
+    reputation = ReputationStore.open(query_log.path)
     try:
         if args.reset_reputation is not None:
             return _reset(reputation, args.reset_reputation)
         if args.recent is not None:
-            return _recent(history, args.recent, as_json=args.json)
-        summary = history.summary(args.since)
+            return _recent(query_log, args.recent, as_json=args.json)
+        summary = query_log.summary(args.since)
         standings = reputation.standings()
         if args.json:
             data = summary.as_dict()
@@ -67,13 +67,13 @@ def run(args: argparse.Namespace) -> int:
                 name: {"reputation": s.reputation, "useful": s.useful, "not_useful": s.not_useful}
                 for name, s in standings.items()
             }
-            data["history_file"] = str(history.path)
+            data["history_file"] = str(query_log.path)
             dump_json(data, sys.stdout)
         else:
             print(summary_text(summary, standings, reputation.default, terminal_width()))
         return 0
     finally:
-        history.close()
+        query_log.close()
         reputation.close()
 
 
@@ -84,7 +84,7 @@ def _reset(store: ReputationStore, source: str) -> int:
     return 0
 
 
-def _recent(store: HistoryStore, n: int, *, as_json: bool) -> int:
+def _recent(store: QueryLog, n: int, *, as_json: bool) -> int:
     entries = store.recent(n)
     if as_json:
         dump_json(entries, sys.stdout)
@@ -97,7 +97,7 @@ def _recent(store: HistoryStore, n: int, *, as_json: bool) -> int:
 
 
 def summary_text(
-    summary: HistorySummary,
+    summary: QueryLogSummary,
     standings: dict[str, SourceReputation],
     default_reputation: float,
     width: int,
@@ -152,7 +152,7 @@ def summary_text(
     return "\n".join(lines)
 
 
-def recent_text(entries: list[HistoryEntry], width: int) -> str:
+def recent_text(entries: list[QueryLogEntry], width: int) -> str:
     rows = []
     for e in entries:
         failing = [c.source for c in e.sources if c.status in ("error", "timeout")]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from engine.eval.datasets import EvalQuery
 from engine.eval.experiment import QueryRun
-from engine.index.db import connect
+from engine.localsearch.db import connect
 from engine.model import Hit, ScoreParts, SearchRequest, is_task
 from engine.pipeline.dedup import is_file_reference
 from engine.pipeline.run import PipelineResult, run_pipeline

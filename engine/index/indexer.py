@@ -23,9 +23,9 @@ from typing import cast
 from engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
 from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
-from engine.index.embed import Embedder, Vectors
 from engine.index.progress import IndexProgress, IndexStats, ProgressCallback
 from engine.index.store import FileRecord, IndexStore, ModelChanged, ModelInfo
+from engine.localsearch.embedder import Embedder, Vectors
 
 log = logging.getLogger(__name__)
 

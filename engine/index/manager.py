@@ -21,11 +21,12 @@ from typing import Any
 
 from engine.config.schema import RepoConfig
 from engine.index.backend import IndexBackend, resolve_backend
-from engine.index.embed import Embedder, load_code_embedder
+from engine.index.embed import load_code_embedder
 from engine.index.indexer import Indexer
 from engine.index.naming import readable_name
 from engine.index.progress import IndexStats, ProgressCallback
 from engine.index.store import IndexStore, SqliteStore
+from engine.localsearch.embedder import Embedder
 from engine.paths import indexes_dir, repo_id
 
 log = logging.getLogger(__name__)

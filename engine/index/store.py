@@ -24,9 +24,10 @@ import numpy.typing as npt
 
 from engine.errors import TributaryError
 from engine.index.chunking import Chunk
-from engine.index.db import Connection, connect, migrate, transaction
-from engine.index.embed import Vectors
 from engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, shortlist_size
+from engine.localsearch.db import Connection, connect, migrate, read_meta, transaction, write_meta
+from engine.localsearch.embedder import Vectors
+from engine.localsearch.fts import fts_query, fts_terms, split_identifiers
 from engine.pipeline.definitions import definition_signal
 
 # A query's vector, or a function that embeds the query when called (on a worker).
@@ -76,19 +77,12 @@ MIGRATIONS: tuple[str, ...] = (
 
 # BM25 column weights: path, symbol, body, split identifiers.
 FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
-MAX_QUERY_TERMS = 48
 # A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
 # left out of the keyword query unless every term is that common: FTS5's BM25 gives it
 # no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
 # score most of the index. On CPython's Lib/ (66k chunks) hybrid search fell from
 # 101 to 28 ms p50 (bench/index_repo.py); pytest's recall and MRR are unchanged.
 COMMON_TERM_SHARE = 0.5
-
-_STOPWORD_TEXT = """a an and are as at be been but by can could did do does for from had has have
-how i if in into is it its let may might more most no not of on or our should so some such than that
-the their them then there these this those to too up use used using was we were what when where
-which while who why will with would you your also via now only just like make makes made"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,51 +192,12 @@ class IndexStore(Protocol):
     def close(self) -> None: ...
 
 
-# ----------------------------------------------------------------- tokens for FTS5
+# ----------------------------------------------------------------- symbols and filters
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _SYMBOL_PARTS = re.compile(r"\.|::|#")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
 NESTED_POOL = 200  # body matches checked for a definition the chunk's symbol does not name
 NESTED_MAX_USES = 1000  # ... when the name is in at most this many chunks
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def split_identifiers(text: str) -> str:
-    """The parts of CamelCase and mixed identifiers (``LogXML`` -> ``Log XML``).
-
-    unicode61 already splits on ``_``, ``/`` and ``.``; only case changes need help.
-    """
-    parts: list[str] = []
-    seen: set[str] = set()
-    for word in _WORD.findall(text):
-        if word in seen or word.islower() or word.isupper():
-            continue
-        seen.add(word)
-        pieces = _CAMEL.findall(word)
-        if len(pieces) > 1:
-            parts.extend(pieces)
-    return " ".join(parts)
-
-
-def fts_terms(text: str) -> list[str]:
-    """A query's words, stopwords dropped, identifiers split like the index."""
-    terms: list[str] = []
-    seen: set[str] = set()
-    for word in _WORD.findall(text.replace("_", " ")):
-        for piece in [word, *(_CAMEL.findall(word) if not word.islower() else [])]:
-            low = piece.lower()
-            if len(low) < 2 or low in STOPWORDS or low in seen:
-                continue
-            seen.add(low)
-            terms.append(low)
-    return terms[:MAX_QUERY_TERMS]
-
-
-def fts_query(text: str | Sequence[str]) -> str | None:
-    """A query's words (or the given terms) OR-ed as FTS5 phrases."""
-    terms = fts_terms(text) if isinstance(text, str) else list(text)
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
 
 
 def _filter_sql(where: SearchFilter) -> tuple[list[str], list[object]]:
@@ -362,15 +317,10 @@ class SqliteStore:
 
     # meta ---------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return read_meta(self.conn, key)
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        write_meta(self.conn, key, value)
 
     def model(self) -> ModelInfo | None:
         name, dim, version = (

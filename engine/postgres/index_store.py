@@ -23,7 +23,6 @@ import numpy as np
 
 from engine.index import store as base
 from engine.index.chunking import Chunk
-from engine.index.embed import Vectors
 from engine.index.store import (
     _ALNUM,
     _SYMBOL_PARTS,
@@ -34,12 +33,18 @@ from engine.index.store import (
     QueryVector,
     SearchFilter,
     StoredChunk,
-    fts_terms,
-    split_identifiers,
 )
+from engine.localsearch.embedder import Vectors
+from engine.localsearch.fts import fts_terms, split_identifiers
 from engine.pipeline.definitions import definition_signal
 from engine.postgres.db import Connection, Database, VectorIndex, choose_vector_index
-from engine.postgres.repositories import ensure_repository, lock_repository, vector_index_name
+from engine.postgres.repositories import (
+    ensure_repository,
+    lock_repository,
+    read_meta,
+    vector_index_name,
+    write_meta,
+)
 
 TS_CONFIG = "tributary_code"
 # ts_rank's weights for {D, C, B, A}: path and symbol words (A) count 4x body words (D),
@@ -119,11 +124,8 @@ class PgIndexStore:
         if key in ("root", "name"):
             row = self.db.read(lambda c: c.execute(
                 f"SELECT {key} FROM repositories WHERE id = %s", (self.repo,)).fetchone())  # fmt: skip
-        else:
-            row = self.db.read(lambda c: c.execute(
-                "SELECT value FROM repo_meta WHERE repo = %s AND scope = %s AND key = %s",
-                (self.repo, _META_SCOPE, key)).fetchone())  # fmt: skip
-        return None if row is None else str(row[0])
+            return None if row is None else str(row[0])
+        return read_meta(self.db, self.repo, _META_SCOPE, key)
 
     def set_meta(self, key: str, value: str) -> None:
         with self.db.transaction() as conn:
@@ -135,11 +137,7 @@ class PgIndexStore:
         if key == "name":
             conn.execute("UPDATE repositories SET name = %s WHERE id = %s", (value, self.repo))
             return
-        conn.execute(
-            "INSERT INTO repo_meta(repo, scope, key, value) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (repo, scope, key) DO UPDATE SET value = EXCLUDED.value",
-            (self.repo, _META_SCOPE, key, value),
-        )
+        write_meta(conn, self.repo, _META_SCOPE, key, value)
 
     def model(self) -> ModelInfo | None:
         name, dim, version = (self.get_meta(k) for k in ("model_name", "model_dim", "model_version"))

@@ -50,6 +50,24 @@ def find_repository(db: Database, root: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def read_meta(db: Database, repo: int, scope: str, key: str) -> str | None:
+    """A repository's ``repo_meta`` value of ``key`` in ``scope`` (``files``/``tasks``:
+    each store keeps its own keys, as each SQLite index has its own ``meta``)."""
+    row = db.read(lambda c: c.execute(
+        "SELECT value FROM repo_meta WHERE repo = %s AND scope = %s AND key = %s",
+        (repo, scope, key)).fetchone())  # fmt: skip
+    return None if row is None else str(row[0])
+
+
+def write_meta(conn: Connection, repo: int, scope: str, key: str, value: str) -> None:
+    """Set ``key`` in ``scope`` inside the caller's transaction."""
+    conn.execute(
+        "INSERT INTO repo_meta(repo, scope, key, value) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (repo, scope, key) DO UPDATE SET value = EXCLUDED.value",
+        (repo, scope, key, value),
+    )
+
+
 def vector_index_name(repo: int) -> str:
     return f"chunks_vec_r{int(repo)}"
 

@@ -15,31 +15,24 @@ from typing import Any
 
 import numpy as np
 
-from engine.index.embed import Embedder
+from engine.localsearch.embedder import Embedder
 from engine.postgres.db import Connection, Database, redact
-from engine.postgres.repositories import ensure_repository, find_repository
+from engine.postgres.repositories import ensure_repository, find_repository, read_meta, write_meta
 from engine.tasks.model import ImportStats, Rename, Task, TaskStats
-from engine.tasks.store import _WORD, BATCH, MAX_QUERY_TERMS, path_tokens
+from engine.tasks.store import BATCH, path_tokens, query_terms
 
 TS_CONFIG = "tributary_code"
 # ts_rank's weights for {D, C, B, A}: title (A) 2, body (B) 1, path words (C) 0.5, as the
 # SQLite backend's BM25 column weights.
 RANK_WEIGHTS = "{0.1, 0.25, 0.5, 1.0}"
 _META_SCOPE = "tasks"
-_PART = re.compile(r"[^\W_]+")
 _NON_WORD = re.compile(r"[\W_]+")
 
 
 def task_tsquery(text: str) -> str | None:
-    """The query's distinct words OR-ed for ``to_tsquery`` (letters and digits only, so
-    no text-search operator in the query has any effect)."""
-    words: dict[str, None] = {}
-    for match in _WORD.finditer(text):
-        for part in _PART.findall(match.group(0).lower()):
-            words.setdefault(part, None)
-        if len(words) >= MAX_QUERY_TERMS:
-            break
-    return " | ".join(list(words)[:MAX_QUERY_TERMS]) if words else None
+    """The query's terms (the SQLite task store's: letters and digits only, so no
+    text-search operator in the query has any effect) OR-ed for ``to_tsquery``."""
+    return " | ".join(terms) if (terms := query_terms(text)) else None
 
 
 class PgTaskStore:
@@ -78,17 +71,10 @@ class PgTaskStore:
 
     # -- meta -----------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        row = self.db.read(lambda c: c.execute(
-            "SELECT value FROM repo_meta WHERE repo = %s AND scope = %s AND key = %s",
-            (self.repo, _META_SCOPE, key)).fetchone())  # fmt: skip
-        return None if row is None else str(row[0])
+        return read_meta(self.db, self.repo, _META_SCOPE, key)
 
     def _set_meta(self, conn: Connection, key: str, value: str) -> None:
-        conn.execute(
-            "INSERT INTO repo_meta(repo, scope, key, value) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (repo, scope, key) DO UPDATE SET value = EXCLUDED.value",
-            (self.repo, _META_SCOPE, key, value),
-        )
+        write_meta(conn, self.repo, _META_SCOPE, key, value)
 
     def set_meta(self, key: str, value: str) -> None:
         with self.db.transaction() as conn:

@@ -38,11 +38,12 @@ from engine.heap import settle
 from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from engine.index.decoding import UndecodableError, decode_source
 from engine.index.discovery import discover_paths
-from engine.index.embed import Embedder, load_code_embedder
+from engine.index.embed import load_code_embedder
 from engine.index.manager import INDEX_SUFFIX, index_path_for
 from engine.index.naming import in_scope
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from engine.index.store import QueryVector, SqliteStore
+from engine.localsearch.embedder import Embedder
 from engine.paths import indexes_dir
 from engine.stores import CodeIndex
 

@@ -31,10 +31,10 @@ from pydantic import BaseModel, Field
 
 from engine.heap import settle
 from engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
-from engine.index.embed import Embedder
 from engine.index.manager import INDEX_SUFFIX
 from engine.index.naming import in_scope
 from engine.index.store import SqliteStore
+from engine.localsearch.embedder import Embedder
 from engine.query_class import asks_history
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import FileScore, TaskHit

@@ -1,4 +1,5 @@
-"""Plain data the source pool hands out: server state, call outcomes, probe reports."""
+"""Plain data the source pool hands out: server state, call outcomes, probe reports,
+and the engine's "test connection" answer built from a probe."""
 
 from __future__ import annotations
 
@@ -67,3 +68,24 @@ class ProbeReport:
     outcome: SourceOutcome | None
     error: str | None = None
     state: ServerState | None = None
+
+
+@dataclass(slots=True)
+class ToolInfo:
+    name: str
+    description: str = ""
+
+
+@dataclass(slots=True)
+class ServerTest:
+    """The answer to "test connection": tools, a probe query's hits, latency."""
+
+    name: str
+    ok: bool
+    tools: list[ToolInfo] = field(default_factory=list)
+    selection: str | None = None
+    probe_hits: list[Hit] = field(default_factory=list)
+    latency_ms: float | None = None
+    startup_ms: float | None = None
+    error: str | None = None
+    stderr: list[str] = field(default_factory=list)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engine import paths
 from engine.index.backend import IndexBackend, resolve_backend
-from engine.index.embed import Embedder
+from engine.localsearch.embedder import Embedder
 from engine.paths import repo_id
 from engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
 from engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams

@@ -107,21 +107,6 @@ class FileRankParams:
 DEFAULT_FILE_RANK = FileRankParams()
 
 
-def rrf(
-    lists: Sequence[Sequence[tuple[int, float]]],
-    *,
-    k: float = 60.0,
-    weights: Sequence[float] | None = None,
-) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of ranked ``(id, score)`` lists; best first."""
-    fused: dict[int, float] = defaultdict(float)
-    for index, ranked in enumerate(lists):
-        weight = weights[index] if weights else 1.0
-        for rank, (item, _score) in enumerate(ranked, start=1):
-            fused[item] += weight / (k + rank)
-    return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))
-
-
 @lru_cache(maxsize=65536)
 def is_code_file(path: str) -> bool:
     # (cached: ranking asks it for every file of every similar task, ~500 a query, and

@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.index.embed import Embedder
+from engine.localsearch.embedder import Embedder
+from engine.localsearch.fusion import best_first, rrf
 from engine.tasks.model import FileScore, TaskHit
 from engine.tasks.ranking import (
     DEFAULT_FILE_RANK,
@@ -22,7 +23,6 @@ from engine.tasks.ranking import (
     PathResolver,
     TouchCounts,
     rank_files,
-    rrf,
 )
 from engine.tasks.store import TaskStore
 
@@ -140,25 +140,22 @@ class TaskIndex:
         if params.mode not in MODES:
             raise ValueError(f"unknown mode {params.mode!r}; use one of {', '.join(MODES)}")
         cutoff = _as_of_ts(as_of)
-        lists: list[list[tuple[int, float]]] = []
-        weights: list[float] = []
+        lists: list[tuple[float, list[int]]] = []
         bm25_rank: dict[int, int] = {}
         dense: dict[int, tuple[int, float]] = {}
         if params.mode in ("hybrid", "bm25"):
             ranked = self.store.bm25(query, params.candidates, cutoff)
             bm25_rank = {item: rank for rank, (item, _) in enumerate(ranked, start=1)}
-            lists.append(ranked)
-            weights.append(params.bm25_weight)
+            lists.append((params.bm25_weight, [item for item, _ in ranked]))
         embedder = self.embedder if params.mode in ("hybrid", "dense") else None
         if embedder is not None:
             vector = embedder.encode([query])[0]
             ranked = self.store.knn(vector, params.candidates, cutoff)
             dense = {item: (rank, sim) for rank, (item, sim) in enumerate(ranked, start=1)}
-            lists.append(ranked)
-            weights.append(params.dense_weight)
+            lists.append((params.dense_weight, [item for item, _ in ranked]))
         elif params.mode == "dense":
             raise ValueError("dense search needs task embeddings (import with an embedder)")
-        fused = rrf(lists, k=params.rrf_k, weights=weights)[: max(top_k, 0)]
+        fused = best_first(rrf(lists, params.rrf_k))[: max(top_k, 0)]
         tasks = self.store.load([item for item, _ in fused])
         hits: list[TaskHit] = []
         for rank, (item, score) in enumerate(fused, start=1):

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from engine.index.db import Connection, connect, migrate, transaction
-from engine.index.embed import Embedder
+from engine.localsearch.db import Connection, connect, migrate, read_meta, transaction, write_meta
+from engine.localsearch.embedder import Embedder
+from engine.localsearch.fts import fts_query, fts_terms
 from engine.tasks.model import ImportStats, Rename, Task, TaskStats
 
 BATCH = 256
@@ -64,20 +65,13 @@ MIGRATIONS: tuple[str, ...] = (
 
 # FTS5 column weights for bm25(): title, body, path tokens (measured in bench/tasks_pytest.py).
 FTS_WEIGHTS = (2.0, 1.0, 0.5)
-_WORD = re.compile(r"[^\W_]{2,}|[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]", re.UNICODE)
 MAX_QUERY_TERMS = 64
 
 
-def fts_query(text: str) -> str | None:
-    """The query's distinct words OR-ed, each quoted (so FTS syntax in text is inert)."""
-    words: dict[str, None] = {}
-    for match in _WORD.finditer(text):
-        words.setdefault(match.group(0).lower(), None)
-        if len(words) >= MAX_QUERY_TERMS:
-            break
-    if not words:
-        return None
-    return " OR ".join(f'"{word}"' for word in words)
+def query_terms(text: str) -> list[str]:
+    """A task query's FTS terms: the shared code-aware ones (``engine.localsearch.fts``),
+    numbers kept, since task titles name issues and versions with them."""
+    return fts_terms(text, numbers=True, limit=MAX_QUERY_TERMS)
 
 
 def path_tokens(paths: Iterable[str]) -> str:
@@ -123,19 +117,11 @@ class TaskStore:
     # -- meta ---------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        return read_meta(self.conn, key)
 
     def set_meta(self, key: str, value: str) -> None:
         with transaction(self.conn):
-            self._set_meta(key, value)
+            write_meta(self.conn, key, value)
 
     # -- embeddings bookkeeping ---------------------------------------------------------
 
@@ -157,7 +143,7 @@ class TaskStore:
                 f"CREATE VIRTUAL TABLE tasks_vec USING vec0("
                 f"embedding float[{int(embedder.dim)}] distance_metric=cosine, ts integer)"
             )
-            self._set_meta("embedder", signature)
+            write_meta(self.conn, "embedder", signature)
         return [int(row[0]) for row in self.conn.execute("SELECT id FROM tasks ORDER BY id")]
 
     def embed_missing(
@@ -240,8 +226,8 @@ class TaskStore:
                         [(r.old_path, r.new_path, r.timestamp) for r in renames],
                     )
                     for key, value in (meta or {}).items():
-                        self._set_meta(key, value)
-                    self._set_meta("updated_at", datetime.now(UTC).isoformat())
+                        write_meta(self.conn, key, value)
+                    write_meta(self.conn, "updated_at", datetime.now(UTC).isoformat())
             if on_progress:
                 on_progress(min(start + BATCH, len(changed)), len(changed))
 
@@ -309,13 +295,13 @@ class TaskStore:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO snapshot_files(path) VALUES (?)", [(p,) for p in paths]
             )
-            self._set_meta("updated_at", datetime.now(UTC).isoformat())
+            write_meta(self.conn, "updated_at", datetime.now(UTC).isoformat())
 
     # -- reading ------------------------------------------------------------------
 
     def bm25(self, query: str, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
         """Task row ids by BM25 (best first) with a positive score (higher is better)."""
-        match = fts_query(query)
+        match = fts_query(query_terms(query))
         if match is None:
             return []
         weights = ", ".join(str(w) for w in FTS_WEIGHTS)

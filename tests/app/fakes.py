@@ -11,9 +11,10 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from app.engine_api import ReputationRow
 from engine.config.schema import Config, RoutingRule, ServerConfig
@@ -36,6 +37,8 @@ from engine.model import (
     make_hit_id,
 )
 from engine.query_class import classify_query
+from engine.sources.health import BreakerSnapshot, BreakerState
+from engine.sources.state import ServerState, ServerStatus, ServerTest, ToolInfo
 
 SAMPLE_CODE = '''def fixture(scope="function", params=None, autouse=False):
     """Decorator to mark a fixture factory function."""
@@ -45,28 +48,15 @@ SAMPLE_CODE = '''def fixture(scope="function", params=None, autouse=False):
 '''
 
 
-@dataclass
-class FakeToolInfo:
-    name: str
-    description: str
-
-
-@dataclass
-class FakeServerTest:
-    ok: bool
-    tools: list[FakeToolInfo]
-    probe_hits: list[Hit]
-    latency_ms: float
-    error: str | None = None
-
-
-@dataclass
-class FakeServerState:
-    name: str
-    status: str = "running"
-    pid: int | None = 4242
-    restarts: int = 0
-    last_error: str | None = None
+def server_state(name: str, **changes: Any) -> ServerState:
+    """The engine's state of a running server ``name``, with ``changes`` applied."""
+    state = ServerState(
+        name=name, transport="stdio", status=ServerStatus.READY, pid=4242, restarts=0,
+        last_error=None, tools=["search"], tool="search(query)", tool_error=None,
+        breaker=BreakerSnapshot(BreakerState.CLOSED, 0, None, 0), retry_in_s=None,
+        server_info="fake 1.0", uptime_s=125.0, last_ping_ms=None,
+    )
+    return replace(state, **changes)
 
 
 Delay = Callable[[str, str], float]  # (source, query) -> seconds
@@ -101,6 +91,10 @@ class FakeEngine:
     def __post_init__(self) -> None:
         if not self.config.servers:
             self.config = default_config(self.sources)
+
+    @property
+    def effective_config(self) -> Config:
+        return self.config
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         final: SearchResponse | None = None
@@ -159,18 +153,21 @@ class FakeEngine:
                 decision.skipped[name] = "not routed"
         return decision
 
-    async def test_server(self, server: ServerConfig) -> FakeServerTest:
+    async def test_server(self, server: ServerConfig) -> ServerTest:
         await asyncio.sleep(0.01)
         if server.name in self.failing:
-            return FakeServerTest(False, [], [], 10.0, self.failing[server.name])
+            return ServerTest(server.name, False, latency_ms=10.0, error=self.failing[server.name])
         hits = make_hits(server.name, "probe")
-        return FakeServerTest(
-            True, [FakeToolInfo("search", "Search the corpus")], hits, 12.5, None
+        return ServerTest(
+            server.name, True, tools=[ToolInfo("search", "Search the corpus")], probe_hits=hits,
+            latency_ms=12.5,
         )
 
-    def server_states(self) -> list[FakeServerState]:
+    def server_states(self) -> list[ServerState]:
         return [
-            FakeServerState(name, "crashed" if name in self.failing else "running")
+            server_state(name, status=ServerStatus.BACKOFF, pid=None, uptime_s=None,
+                         last_error=self.failing[name])
+            if name in self.failing else server_state(name)
             for name in self.config.servers
         ]
 

@@ -106,7 +106,7 @@ async def test_engine_cpu_work_does_not_block_the_gui_loop(qtbot: object) -> Non
 async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, tmp_path: Any) -> None:
     from engine.config.schema import Config, ServerConfig
     from engine.engine import Engine
-    from engine.history.reputation import ReputationStore
+    from engine.insights.reputation import ReputationStore
     from engine.model import DedupGroup, DedupReason, GroupMember, Hit
     from engine.sources.memory import memory_connector
     from tests.fakes import fake_server_object

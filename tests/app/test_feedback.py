@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
-from app.history import QueryHistory
-from app.insights import InsightsPage, read_history
+from app.insights import InsightsPage, read_insights
+from app.recent_queries import RecentQueries
 from app.reputation import REPUTATION, USEFUL, VALUE_ROLE
 from app.search.page import SearchPage
 from app.search.results_model import RATING_ROLE, TITLE
@@ -31,7 +31,7 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 async def searched_page(qtbot: Any, engine: FakeEngine, query: str = "fixture scope") -> SearchPage:
-    page = SearchPage(lambda: engine, QueryHistory(None))
+    page = SearchPage(lambda: engine, RecentQueries(None))
     qtbot.addWidget(page)
     page.resize(1100, 700)
     page.show()
@@ -132,7 +132,7 @@ async def test_reputation_table_follows_feedback_in_the_shell(qtbot: Any) -> Non
     async def factory(_: Path | None) -> Any:
         return engine
 
-    shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(None))
+    shell = Shell(engine_factory=factory, single_instance=False, recent_queries=RecentQueries(None))
     try:
         shell.start(show=False)
         await until(lambda: shell.engine is engine)
@@ -157,7 +157,7 @@ async def test_reset_one_source_and_all_after_confirming(qtbot: Any, tmp_path: P
     engine = FakeEngine(sources=["files", "tasks"])
     for source in ("files", "files", "tasks"):
         engine.feedback_events.append(("h", source, source == "files", "q"))
-    page = InsightsPage(lambda: read_history(tmp_path / "none.sqlite"), engine=lambda: engine)
+    page = InsightsPage(lambda: read_insights(tmp_path / "none.sqlite"), engine=lambda: engine)
     qtbot.addWidget(page)
     panel = page.reputation
     await panel.refresh()

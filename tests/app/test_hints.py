@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.search.hints import count_hints, parse_list
 from app.search.page import SearchPage
 from engine.model import Hints
@@ -25,7 +25,7 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 def make_page(qtbot: Any, engine: FakeEngine) -> SearchPage:
-    page = SearchPage(lambda: engine, QueryHistory(None))
+    page = SearchPage(lambda: engine, RecentQueries(None))
     qtbot.addWidget(page)
     page.resize(1100, 700)
     page.show()

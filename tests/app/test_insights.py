@@ -1,4 +1,4 @@
-"""The insights page reads the engine's query history: cards, per-source chart, recent."""
+"""The insights page reads the engine's query log: cards, per-source chart, recent."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.insights import InsightsPage, read_history
-from engine.history.store import HistoryStore
+from app.insights import InsightsPage, read_insights
+from engine.insights.store import QueryLog
 from engine.model import SearchRequest, SourceReport, SourceStatus
 from tests.app.fakes import build_response
 
@@ -16,13 +16,13 @@ from tests.app.fakes import build_response
 @pytest.mark.asyncio
 async def test_insights_show_recorded_queries(qtbot: Any, tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
-    store = HistoryStore.open(path)
+    store = QueryLog.open(path)
     for i, query in enumerate(("fixture scope", "parametrize ids")):
         reports = [SourceReport(name="files", status=SourceStatus.OK, latency_ms=40.0 + i, hits=3),
                    SourceReport(name="tasks", status=SourceStatus.TIMEOUT, latency_ms=3000.0)]
         store.record(build_response(SearchRequest(query=query), ["files"], reports))
     store.close()
-    page = InsightsPage(lambda: read_history(path))
+    page = InsightsPage(lambda: read_insights(path))
     qtbot.addWidget(page)
     await page.refresh()
     assert page.values["queries"].text() == "2"
@@ -35,7 +35,7 @@ async def test_insights_show_recorded_queries(qtbot: Any, tmp_path: Path) -> Non
 
 @pytest.mark.asyncio
 async def test_empty_history(qtbot: Any, tmp_path: Path) -> None:
-    page = InsightsPage(lambda: read_history(tmp_path / "none.sqlite"))
+    page = InsightsPage(lambda: read_insights(tmp_path / "none.sqlite"))
     qtbot.addWidget(page)
     await page.refresh()
     assert page.values["queries"].text() == "0" and page.table.rowCount() == 0

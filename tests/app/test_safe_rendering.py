@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
 from app import safe_text
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.search.context_preview import ContextPreview
 from app.search.detail import DetailPane
 from app.search.page import SearchPage
@@ -151,7 +151,7 @@ def test_source_chip_tooltip_escapes_server_errors(qtbot: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_search_page_and_popup_render_hostile_hits(qtbot: Any) -> None:
-    page = SearchPage(lambda: None, QueryHistory(None))
+    page = SearchPage(lambda: None, RecentQueries(None))
     qtbot.addWidget(page)
     page.resize(1100, 700)
     page.show()

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.search.page import SearchPage
 from app.search.results_model import SCORE
 from tests.app import fakes
@@ -26,7 +26,7 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 def make_page(qtbot: object, engine: FakeEngine) -> SearchPage:
-    page = SearchPage(lambda: engine, QueryHistory(None))
+    page = SearchPage(lambda: engine, RecentQueries(None))
     qtbot.addWidget(page)  # type: ignore[attr-defined]
     page.resize(1100, 700)
     page.show()

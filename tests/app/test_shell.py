@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.history import QueryHistory
 from app.instance import InstanceServer, send_command
+from app.recent_queries import RecentQueries
 from app.shell import Shell
 from tests.app.fakes import FakeEngine
 
@@ -24,7 +24,7 @@ def make_shell(engine: FakeEngine, *, delay: float = 0.0, single: bool = False) 
         await asyncio.sleep(delay)
         return engine
 
-    return Shell(engine_factory=factory, single_instance=single, history=QueryHistory(None))
+    return Shell(engine_factory=factory, single_instance=single, recent_queries=RecentQueries(None))
 
 
 async def until(condition: Any, timeout: float = 5.0) -> None:
@@ -58,7 +58,7 @@ async def test_an_engine_that_refuses_to_start_shows_why(qtbot: object) -> None:
         raise ConfigError([ConfigIssue(file="config.yaml", key_path="servers.git", line=3,
                                        message="no command")])
 
-    shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(None))
+    shell = Shell(engine_factory=factory, single_instance=False, recent_queries=RecentQueries(None))
     shell.start()
     try:
         def dialogs() -> list[QMessageBox]:
@@ -130,9 +130,9 @@ def test_gui_process_does_not_import_torch() -> None:
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
         "import app.main, app.shell\n"
-        "from app.history import QueryHistory\n"
+        "from app.recent_queries import RecentQueries\n"
         "from app.shell import Shell\n"
-        "shell = Shell(single_instance=False, history=QueryHistory(None))\n"
+        "shell = Shell(single_instance=False, recent_queries=RecentQueries(None))\n"
         "shell.window.show()\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"

@@ -17,19 +17,13 @@ from engine.config.schema import Config, ServerConfig
 from engine.model import SourceReport, SourceStatus
 from engine.sources.health import BreakerSnapshot, BreakerState
 from engine.sources.state import ServerState, ServerStatus
-from tests.app.fakes import FakeEngine
+from tests.app.fakes import FakeEngine, server_state
 
 KILLED = "restarted: no answer for 9 s (3 requests in a row timed out)"
 
 
 def state(name: str, latency_ms: float | None = None, **kw: Any) -> ServerState:
-    base = ServerState(
-        name=name, transport="stdio", status=ServerStatus.READY, pid=4242, restarts=0,
-        last_error=None, tools=["search"], tool="search(query)", tool_error=None,
-        breaker=BreakerSnapshot(BreakerState.CLOSED, 0, None, 0), retry_in_s=None,
-        server_info="fake 1.0", uptime_s=125.0, last_ping_ms=None, latency_ms=latency_ms,
-    )
-    return replace(base, **kw)
+    return server_state(name, latency_ms=latency_ms, **kw)
 
 
 def test_typical_latency_is_rough_on_purpose() -> None:
@@ -91,7 +85,7 @@ class StatefulEngine(FakeEngine):
 
     states: list[ServerState]
 
-    def server_states(self) -> list[ServerState]:  # type: ignore[override]
+    def server_states(self) -> list[ServerState]:
         return list(self.states)
 
 
@@ -137,12 +131,6 @@ def test_servers_list_shows_latency_and_what_happened(qtbot: Any, tmp_path: Path
     assert config.servers["files"].enabled and not editor.dirty
 
 
-def test_describe_state_reads_the_test_double_too() -> None:
-    class Plain:
-        name = "x"
-        status = "crashed"
-        pid = None
-        restarts = 0
-        last_error = "exit 3"
-
-    assert describe_state(Plain()) == "crashed · last error: exit 3"
+def test_describe_state_of_a_server_that_is_down() -> None:
+    down = state("x", status=ServerStatus.BACKOFF, pid=None, uptime_s=None, last_error="exit 3")
+    assert describe_state(down) == "down, restarting · last error: exit 3"

@@ -12,7 +12,7 @@ from engine.cache import make_cache
 from engine.cache.layers import ResponseCache
 from engine.config.schema import CacheConfig, Config, RoutingConfig, RoutingRule, ServerConfig
 from engine.engine import Engine
-from engine.history.store import HistoryStore
+from engine.insights.store import QueryLog
 from engine.model import SearchRequest, SourceStatus
 from engine.sources.memory import memory_connector
 from tests.fakes import fake_server_object
@@ -131,12 +131,12 @@ async def test_a_repeated_query_is_served_from_the_cache(tmp_path: Path) -> None
     assert fresh.metrics.cache_hits == 0
 
 
-async def test_every_search_is_recorded_in_the_history(tmp_path: Path) -> None:
-    history = HistoryStore.open(tmp_path / "history.sqlite")
-    async with make_engine(make_config("alpha"), history=history) as engine:
+async def test_every_search_is_recorded_in_the_query_log(tmp_path: Path) -> None:
+    query_log = QueryLog.open(tmp_path / "history.sqlite")
+    async with make_engine(make_config("alpha"), query_log=query_log) as engine:
         await engine.search(SearchRequest("first question", top_k=10))
         await engine.search(SearchRequest("second question", top_k=10))
-        recent = engine.history.recent(5) if engine.history else []
+        recent = engine.query_log.recent(5) if engine.query_log else []
     assert [entry.query for entry in recent] == ["second question", "first question"]
 
 

@@ -1,5 +1,5 @@
 """The one SQLite layer (``engine.sqlite``; its migrations are also exercised through
-``engine.index.db`` in tests/index/test_store.py): errors say which file is too new."""
+``engine.localsearch.db`` in tests/index/test_store.py): errors say which file is too new."""
 
 from __future__ import annotations
 

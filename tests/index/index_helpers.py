@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.index.backend import IndexBackend
-from engine.index.embed import Vectors
 from engine.index.manager import open_index_store
 from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
+from engine.localsearch.embedder import Vectors
 
 _TOKEN = re.compile(r"[A-Za-z]+")
 

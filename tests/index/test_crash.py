@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.db import connect
 from engine.index.manager import index_path_for, index_repository
+from engine.localsearch.db import connect
 from tests.index.index_helpers import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]

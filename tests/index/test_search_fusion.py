@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.index.search import Weights, _top_fused, rrf
+from engine.index.search import Weights, _top_fused
+from engine.localsearch.fusion import rrf
 
 
 class _Files:

@@ -1,4 +1,4 @@
-"""Storage: migrations are transactional and versioned; FTS query building."""
+"""Storage: migrations are transactional and versioned; the schema loads sqlite-vec."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.db import connect, current_version, migrate
-from engine.index.store import MIGRATIONS, SqliteStore, fts_query, split_identifiers
+from engine.index.store import MIGRATIONS, SqliteStore
+from engine.localsearch.db import connect, current_version, migrate
 
 
 def test_migrations_apply_once_and_record_versions(tmp_path: Path) -> None:
@@ -46,13 +46,3 @@ def test_store_schema_and_vec_extension(tmp_path: Path) -> None:
     assert store.conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
     store.close()
 
-
-def test_identifier_splitting_and_queries() -> None:
-    assert (
-        split_identifiers("class LogXML(HTTPServer): parseURL") == "Log XML HTTP Server parse URL"
-    )
-    query = fts_query("Fix the junitxml LogXML 'quote' handling; OR NOT")
-    assert query is not None
-    assert '"junitxml"' in query and '"logxml"' in query and '"xml"' in query
-    assert '"the"' not in query and '"not"' not in query  # stopwords, and FTS operators inert
-    assert fts_query("the of and") is None

@@ -20,7 +20,7 @@ from engine.tasks import (
 )
 from engine.tasks.api import tasks_db_path
 from engine.tasks.model import ImportStats, Rename, Task, TaskHit
-from engine.tasks.ranking import PathResolver, TouchCounts, rank_files, rrf
+from engine.tasks.ranking import PathResolver, TouchCounts, rank_files
 from engine.tasks.store import TaskStore
 from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import HashEmbedder, write_jsonl
@@ -131,11 +131,6 @@ def test_path_resolver_follows_renames_and_unique_suffixes() -> None:
     assert resolver.resolve("util.py") == ("util.py", False)  # ambiguous: not guessed
     assert resolver.resolve("gone.py") == ("gone.py", False)
     assert PathResolver().resolve("any.py") == ("any.py", None)
-
-
-def test_rrf_fuses_ranks() -> None:
-    fused = rrf([[(1, 9.0), (2, 8.0)], [(2, 0.9), (3, 0.8)]], k=60)
-    assert [item for item, _ in fused] == [2, 1, 3]
 
 
 def test_open_index_needs_an_import(tmp_path: Path) -> None:

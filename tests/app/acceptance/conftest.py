@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import errors, tasks
 from app.engine_host import ThreadedEngine
-from app.history import QueryHistory
+from app.recent_queries import RecentQueries
 from app.shell import Shell
 from engine.config.schema import Config, ServerConfig
 from engine.sources.connect import Connection, default_connector
@@ -291,7 +291,7 @@ async def running_shell(engine: Any, size: tuple[int, int], tmp_path: Path) -> A
             return await open_engine(path)
         return SharedEngine(engine)
 
-    shell = Shell(engine_factory=factory, single_instance=False, history=QueryHistory(tmp_path / "history.json"))
+    shell = Shell(engine_factory=factory, single_instance=False, recent_queries=RecentQueries(tmp_path / "history.json"))
     shell.start()
     shell.window.resize(*size)
     try:

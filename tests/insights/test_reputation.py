@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine.history.reputation import BetaPrior, ReputationStore
-from engine.history.store import HistoryStore
+from engine.insights.reputation import BetaPrior, ReputationStore
+from engine.insights.store import QueryLog
 
 DAY = 86400.0
 SECRET = "sk-proj-abcdef0123456789"
@@ -117,7 +117,7 @@ def test_events_are_kept_with_their_details(store: ReputationStore, clock: Clock
 
 def test_shares_the_history_file_and_persists(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
-    history = HistoryStore(path)
+    history = QueryLog(path)
     first = ReputationStore.open(path, half_life_days=None)
     vote(first, "tasks", True)
     first.close()

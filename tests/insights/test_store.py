@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine.history.store import HistoryStore, parse_since, percentile
+from engine.insights.store import QueryLog, parse_since, percentile
 from engine.model import (
     Hit,
     Metrics,
@@ -72,13 +72,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[HistoryStore]:
-    s = HistoryStore(tmp_path / "history.sqlite", clock=clock, secrets=[SECRET])
+def store(tmp_path: Path, clock: Clock) -> Iterator[QueryLog]:
+    s = QueryLog(tmp_path / "history.sqlite", clock=clock, secrets=[SECRET])
     yield s
     s.close()
 
 
-def test_record_and_read_back(store: HistoryStore, clock: Clock) -> None:
+def test_record_and_read_back(store: QueryLog, clock: Clock) -> None:
     r = response()
     entry_id = store.record(r)
     [entry] = store.recent(5)
@@ -104,7 +104,7 @@ def test_record_and_read_back(store: HistoryStore, clock: Clock) -> None:
     assert (web.status, web.error) == ("timeout", "timed out after 3 s")
 
 
-def test_recent_is_newest_first_and_limited(store: HistoryStore, clock: Clock) -> None:
+def test_recent_is_newest_first_and_limited(store: QueryLog, clock: Clock) -> None:
     for i in range(5):
         clock.now += 1
         store.record(response(query=f"q{i}"))
@@ -113,7 +113,7 @@ def test_recent_is_newest_first_and_limited(store: HistoryStore, clock: Clock) -
     assert store.count() == 5
 
 
-def test_summary_overall_and_per_source(store: HistoryStore) -> None:
+def test_summary_overall_and_per_source(store: QueryLog) -> None:
     for i in range(1, 11):
         sources = [
             SourceReport("files", SourceStatus.OK, 10.0 * i, 5, 100),
@@ -160,7 +160,7 @@ def test_summary_overall_and_per_source(store: HistoryStore) -> None:
     assert data["cache"]["hit_rate"] == pytest.approx(6 / 14)
 
 
-def test_summary_since(store: HistoryStore, clock: Clock) -> None:
+def test_summary_since(store: QueryLog, clock: Clock) -> None:
     store.record(response(total_ms=500))
     clock.now += 3 * 86400
     store.record(response(total_ms=20))
@@ -176,7 +176,7 @@ def test_summary_since(store: HistoryStore, clock: Clock) -> None:
 
 
 def test_retention_keeps_the_newest(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h.sqlite", retention=3)
+    store = QueryLog(tmp_path / "h.sqlite", retention=3)
     for i in range(7):
         store.record(response(query=f"q{i}"))
     assert [e.query for e in store.recent(10)] == ["q6", "q5", "q4"]
@@ -189,10 +189,10 @@ def test_retention_keeps_the_newest(tmp_path: Path) -> None:
 
 def test_persists_across_reopen_and_migrates_once(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
-    first = HistoryStore(path)
+    first = QueryLog(path)
     first.record(response())
     first.close()
-    second = HistoryStore.open(path)
+    second = QueryLog.open(path)
     assert second.count() == 1
     second.close()
     conn = sqlean.connect(str(path))
@@ -203,18 +203,18 @@ def test_persists_across_reopen_and_migrates_once(tmp_path: Path) -> None:
 
 def test_refuses_a_newer_schema(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
-    HistoryStore(path).close()
+    QueryLog(path).close()
     conn = sqlean.connect(str(path))
     conn.execute("INSERT INTO schema_migrations(version) VALUES (99)")
     conn.commit()
     conn.close()
     with pytest.raises(RuntimeError, match="newer"):
-        HistoryStore(path)
+        QueryLog(path)
 
 
 def test_default_path_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path))
-    store = HistoryStore.open()
+    store = QueryLog.open()
     assert store.path == tmp_path / "data" / "history.sqlite"
     store.close()
 
@@ -223,7 +223,7 @@ def test_default_path_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.Monkey
     ("redaction", "stored"), [("keep", "why is **** rejected"), ("hash", None), ("omit", None)]
 )
 def test_query_redaction(tmp_path: Path, redaction: str, stored: str | None) -> None:
-    store = HistoryStore(tmp_path / "h.sqlite", redaction=redaction, secrets=[SECRET])  # type: ignore[arg-type]
+    store = QueryLog(tmp_path / "h.sqlite", redaction=redaction, secrets=[SECRET])  # type: ignore[arg-type]
     store.record(response(query=f"why is {SECRET} rejected"))
     store.record(response(query=f"why is {SECRET} rejected"))
     first, second = store.recent(2)
@@ -239,7 +239,7 @@ def test_no_secret_reaches_the_history_file(
     environment variable, which is what a store gets when no secrets are passed."""
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
     path = tmp_path / "h.sqlite"
-    store = HistoryStore(path)
+    store = QueryLog(path)
     r = response(query=f"token {SECRET}")
     r.error = f"auth failed with {SECRET}"
     r.sources[1].error = f"HTTP 401: bad credentials {SECRET}"
@@ -257,7 +257,7 @@ def test_no_secret_reaches_the_history_file(
     assert SECRET.encode() not in raw
 
 
-def test_long_errors_are_clipped(store: HistoryStore) -> None:
+def test_long_errors_are_clipped(store: QueryLog) -> None:
     r = response()
     r.sources[1].error = "x" * 10_000
     store.record(r)
@@ -267,9 +267,9 @@ def test_long_errors_are_clipped(store: HistoryStore) -> None:
 
 def test_bad_options_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        HistoryStore(tmp_path / "h.sqlite", retention=0)
+        QueryLog(tmp_path / "h.sqlite", retention=0)
     with pytest.raises(ValueError):
-        HistoryStore(tmp_path / "h.sqlite", redaction="shout")  # type: ignore[arg-type]
+        QueryLog(tmp_path / "h.sqlite", redaction="shout")  # type: ignore[arg-type]
 
 
 def test_parse_since() -> None:
@@ -295,7 +295,7 @@ def test_sql_percentiles_match_the_reference(tmp_path: Path) -> None:
 
     rng = random.Random(7)
     for n in (1, 2, 3, 5, 20, 21, 37, 101):
-        store = HistoryStore(tmp_path / f"p{n}.sqlite")
+        store = QueryLog(tmp_path / f"p{n}.sqlite")
         latencies = [round(rng.uniform(1, 900), 3) for _ in range(n)]
         for value in latencies:
             store.record(
@@ -314,7 +314,7 @@ def test_concurrent_writers_and_readers(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     path = tmp_path / "h.sqlite"
-    first, second = HistoryStore(path), HistoryStore(path)
+    first, second = QueryLog(path), QueryLog(path)
 
     def work(n: int) -> int:
         store = first if n % 2 else second
@@ -331,7 +331,7 @@ def test_concurrent_writers_and_readers(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_arecord_from_the_event_loop(store: HistoryStore) -> None:
+async def test_arecord_from_the_event_loop(store: QueryLog) -> None:
     import asyncio
 
     ids = await asyncio.gather(*(store.arecord(response(query=f"a{i}")) for i in range(5)))

@@ -1,4 +1,4 @@
-"""The query box's history: recent queries, newest first, kept in a small JSON file."""
+"""The query box's recall list: recent queries, newest first, kept in a small JSON file."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def default_path() -> Path:
     return paths.data_dir() / "gui-history.json"
 
 
-class QueryHistory:
+class RecentQueries:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self.items: list[str] = []

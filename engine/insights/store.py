@@ -1,9 +1,9 @@
-"""Query history: every response's metrics, kept locally, and their summary.
+"""The query log: every response's metrics, kept locally, and their summary.
 
 Each search leaves one ``queries`` row (time, query, strategy, latency, per-stage
 timings, tokens, budget utilisation, dedup and cache rates) and one ``source_calls``
 row per source (status, latency, hits, tokens, error). Only the newest ``retention``
-queries are kept. :meth:`HistoryStore.summary` turns them into what ``tributary
+queries are kept. :meth:`QueryLog.summary` turns them into what ``tributary
 stats`` and the GUI's insights page show: percentiles overall and per source,
 error/timeout rates, dedup and cache hit rates, utilisation, tokens per source.
 
@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 from engine.cache.base import Clock
 from engine.cache.redact import Scrubber, likely_secret_values
-from engine.history.db import Database
+from engine.insights.db import Database
 from engine.model import SearchResponse, SourceStatus
-from engine.paths import history_path
+from engine.paths import insights_path
 
 QueryRedaction = Literal["keep", "hash", "omit"]
 REDACTIONS: tuple[QueryRedaction, ...] = ("keep", "hash", "omit")
@@ -53,7 +53,7 @@ class SourceCall:
 
 
 @dataclass(slots=True)
-class HistoryEntry:
+class QueryLogEntry:
     """One recorded search, as stored (the query possibly redacted)."""
 
     id: int
@@ -106,7 +106,7 @@ class SourceSummary:
 
 
 @dataclass(slots=True)
-class HistorySummary:
+class QueryLogSummary:
     """What the recorded searches say, overall and per source."""
 
     since: datetime | None
@@ -177,8 +177,8 @@ class HistorySummary:
 Since = datetime | timedelta | float | None
 
 
-class HistoryStore:
-    """The local query history (one SQLite file, WAL)."""
+class QueryLog:
+    """The local query log (one SQLite file, WAL)."""
 
     def __init__(
         self,
@@ -200,9 +200,9 @@ class HistoryStore:
         self._db = Database(path)
 
     @classmethod
-    def open(cls, path: Path | str | None = None, **options: Any) -> HistoryStore:
-        """The store at ``path`` (default ``engine.paths.history_path()``)."""
-        return cls(path or history_path(), **options)
+    def open(cls, path: Path | str | None = None, **options: Any) -> QueryLog:
+        """The store at ``path`` (default ``engine.paths.insights_path()``)."""
+        return cls(path or insights_path(), **options)
 
     @property
     def path(self) -> Path:
@@ -274,7 +274,7 @@ class HistoryStore:
         return await asyncio.to_thread(self.record, response)
 
     def stored_query(self, query: str) -> tuple[str | None, str]:
-        """What the history keeps of ``query``: (text per the redaction, its hash)."""
+        """What the log keeps of ``query``: (text per the redaction, its hash)."""
         clean = self._scrubber.text(query)
         digest = hashlib.blake2b(clean.strip().encode("utf-8", "surrogatepass"), digest_size=12)
         if self.redaction == "keep":
@@ -295,7 +295,7 @@ class HistoryStore:
             (n,) = conn.execute("SELECT COUNT(*) FROM queries").fetchone()
         return int(n)
 
-    def recent(self, n: int = 20) -> list[HistoryEntry]:
+    def recent(self, n: int = 20) -> list[QueryLogEntry]:
         """The newest ``n`` entries, newest first, each with its per-source calls."""
         with self._db.read() as conn:
             rows = conn.execute(
@@ -314,15 +314,15 @@ class HistoryStore:
                     by_id[call[0]].sources.append(SourceCall(*call[1:]))
         return entries
 
-    def summary(self, since: Since = None) -> HistorySummary:
+    def summary(self, since: Since = None) -> QueryLogSummary:
         """Aggregates over the entries recorded since ``since`` (all when None).
 
         ``since`` is a moment (datetime, or epoch seconds) or an age (timedelta).
         The work is done by SQLite (grouping, window functions for percentiles), so a
-        summary of the full 10,000-search history stays quick.
+        summary of the full 10,000-search log stays quick.
         """
         start = _since_epoch(since, self._clock())
-        result = HistorySummary(
+        result = QueryLogSummary(
             since=datetime.fromtimestamp(start, UTC) if start is not None else None
         )
         lower = start if start is not None else float("-inf")
@@ -340,14 +340,14 @@ _ENTRY_COLUMNS = (
 )
 
 
-def _entry(row: Sequence[Any]) -> HistoryEntry:
+def _entry(row: Sequence[Any]) -> QueryLogEntry:
     values = list(row)
     values[2] = datetime.fromtimestamp(values[2], UTC)
     values[17] = json.loads(values[17] or "{}")
-    return HistoryEntry(*values)
+    return QueryLogEntry(*values)
 
 
-def _fill_overall(result: HistorySummary, conn: sqlite3.Connection, lower: float) -> None:
+def _fill_overall(result: QueryLogSummary, conn: sqlite3.Connection, lower: float) -> None:
     row = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(error IS NOT NULL), 0), MIN(ts), MAX(ts),"
         " AVG(dedup_rate), COALESCE(SUM(cache_hits), 0), COALESCE(SUM(cache_lookups), 0),"

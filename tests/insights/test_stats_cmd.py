@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import stats_cmd
-from engine.history.reputation import ReputationStore
-from engine.history.store import HistoryStore
+from engine.insights.reputation import ReputationStore
+from engine.insights.store import QueryLog
 from engine.model import Metrics, SearchRequest, SearchResponse, SourceReport, SourceStatus
 
 
@@ -29,7 +29,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def seed(queries: int = 4) -> None:
-    store = HistoryStore.open()
+    store = QueryLog.open()
     for i in range(queries):
         store.record(
             SearchResponse(

@@ -1,7 +1,7 @@
 """Feedback → reputation: what users say about hits teaches the ranking whom to trust.
 
 Each feedback event (hit id, source, query, useful or not, time) is stored in the
-history database. A source's reputation is the mean of a Beta posterior:
+insights database. A source's reputation is the mean of a Beta posterior:
 
     reputation = (α + Σ w·useful) / (α + β + Σ w),   w = 0.5 ** (age / half_life)
 
@@ -25,9 +25,9 @@ from typing import Any
 from engine.cache.base import Clock
 from engine.cache.redact import Scrubber, likely_secret_values
 from engine.errors import TributaryError
-from engine.history.db import Database
-from engine.history.store import REDACTIONS, QueryRedaction
-from engine.paths import history_path
+from engine.insights.db import Database
+from engine.insights.store import REDACTIONS, QueryRedaction
+from engine.paths import insights_path
 from engine.query_check import unicode_problem
 
 DEFAULT_HALF_LIFE_DAYS = 90.0
@@ -138,8 +138,8 @@ class ReputationStore:
 
     @classmethod
     def open(cls, path: Path | str | None = None, **options: Any) -> ReputationStore:
-        """The store in ``path`` (default ``engine.paths.history_path()``)."""
-        return cls(path or history_path(), **options)
+        """The store in ``path`` (default ``engine.paths.insights_path()``)."""
+        return cls(path or insights_path(), **options)
 
     @property
     def default(self) -> float:

@@ -1,5 +1,5 @@
-"""The history database: one SQLite file (``engine.paths.history_path()``) for query
-history and feedback, with numbered migrations.
+"""The insights database: one SQLite file (``engine.paths.insights_path()``) for the
+query log and feedback, with numbered migrations.
 
 WAL so the GUI's insights page and ``tributary stats`` read while a search writes;
 each store holds one connection, serialised by a lock, and is the only writer of its
@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.sqlite import connect, migrate, transaction
 
 MIGRATIONS: tuple[str, ...] = (
-    # 1: query history and per-source calls; feedback events.
+    # 1: the query log and per-source calls; feedback events.
     """
     CREATE TABLE queries (
         id INTEGER PRIMARY KEY,
@@ -68,7 +68,7 @@ MIGRATIONS: tuple[str, ...] = (
 
 
 class Database:
-    """One connection to the history file, shared by the calling threads under a lock."""
+    """One connection to the insights file, shared by the calling threads under a lock."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)

@@ -1,0 +1,73 @@
+"""FTS5 queries for the local indexes: a query's words as terms, code-aware.
+
+Both the code index and the task history search with the same terms: distinct,
+lower-cased words of letters and digits, with identifiers also split into their parts
+(``junit_xml`` -> ``junit xml``, ``LogXML`` -> ``logxml log xml``, as the code index
+stores them), stopwords and one-letter words left out. Every term is quoted, so FTS5
+syntax in a query (``OR``, ``NOT``, ``"``, ``*``, ``:``) is inert.
+
+Numbers are terms only where asked: in task titles they name issues and versions
+(``#1234``, ``3.12``); in code they are mostly literals that match everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_QUERY_TERMS = 48
+
+_STOPWORD_TEXT = """a an and are as at be been but by can could did do does for from had has have
+how i if in into is it its let may might more most no not of on or our should so some such than that
+the their them then there these this those to too up use used using was we were what when where
+which while who why will with would you your also via now only just like make makes made"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_LETTER_WORD = re.compile(r"[^\W\d_][^\W_]*")  # starts with a letter; "_" separates words
+_ANY_WORD = re.compile(r"[^\W_]+")  # ... or with a digit, where numbers count
+_ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifiers(text: str) -> str:
+    """The parts of CamelCase and mixed identifiers (``LogXML`` -> ``Log XML``), for an
+    index's terms column.
+
+    unicode61 already splits on ``_``, ``/`` and ``.``; only case changes need help.
+    """
+    parts: list[str] = []
+    seen: set[str] = set()
+    for word in _ASCII_WORD.findall(text):
+        if word in seen or word.islower() or word.isupper():
+            continue
+        seen.add(word)
+        pieces = _CAMEL.findall(word)
+        if len(pieces) > 1:
+            parts.extend(pieces)
+    return " ".join(parts)
+
+
+def fts_terms(text: str, *, numbers: bool = False, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """A query's terms, in order: each word and, for a mixed-case ASCII identifier, its
+    CamelCase parts; stopwords, one-character words and repeats left out; at most
+    ``limit``. ``numbers`` keeps words that start with a digit (``404``, ``2to3``)."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for word in (_ANY_WORD if numbers else _LETTER_WORD).findall(text):
+        split = word.isascii() and not word.islower()
+        for piece in [word, *(_CAMEL.findall(word) if split else [])]:
+            low = piece.lower()
+            if len(low) < 2 or low in STOPWORDS or low in seen:
+                continue
+            seen.add(low)
+            terms.append(low)
+        if len(terms) >= limit:
+            break
+    return terms[:limit]
+
+
+def fts_query(text: str | Sequence[str]) -> str | None:
+    """A query's words (or the given terms) OR-ed as quoted FTS5 phrases; None when
+    there are none."""
+    terms = fts_terms(text) if isinstance(text, str) else list(text)
+    return " OR ".join(f'"{term}"' for term in terms) if terms else None
