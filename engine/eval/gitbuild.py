@@ -1,8 +1,8 @@
 """Build a commit-localisation dataset from any git repository's own history.
 
-``build_from_git(repo, split_at, out)`` does what ``../shared/bench`` did for click and
-pytest: the corpus is the repository at ``split_at`` (checked out in a temporary
-``git worktree`` to see what exists there), tasks are the non-merge commits up to
+``build_from_git(repo, split_at, out)`` makes a dataset like the pytest and click
+benchmarks from any repository: the corpus is the repository at ``split_at`` (checked
+out in a temporary ``git worktree`` to see what exists there), tasks are the non-merge commits up to
 ``split_at``, queries the non-merge commits after it whose message is not
 boilerplate and which changed 1–6 source files that exist at the split, each with
 the lines it changed as line ranges of the split (``spans``, ``gitspans``).
