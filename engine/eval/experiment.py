@@ -202,7 +202,7 @@ def standard_variants(
     sources: Sequence[str],
     *,
     strategies: Sequence[str] = ("rrf", "weighted", "composite", "cascade", "vote"),
-    rrf_ks: Sequence[int] = (5, 20, 60, 100),
+    rrf_ks: Sequence[int] = (5, 10, 20, 30, 60, 100),
     task_weights: Sequence[float] = (0.3, 0.5, 0.7),
     has_hints: bool = False,
 ) -> list[Variant]:

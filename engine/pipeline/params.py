@@ -24,7 +24,7 @@ class FusionParams:
     """Everything a strategy may read; build one with ``FusionParams.build``."""
 
     query: str = ""
-    rrf_k: int = 60
+    rrf_k: int = 10
     source_weights: dict[str, float] = field(default_factory=dict)
     composite: CompositeWeights = field(default_factory=CompositeWeights)
     reputation: dict[str, float] = field(default_factory=dict)

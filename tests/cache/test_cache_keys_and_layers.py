@@ -114,7 +114,7 @@ def test_config_fingerprint_tracks_answers_not_cache_settings() -> None:
     cache_only.path = Path("/elsewhere.yaml")
     assert config_fingerprint(cache_only) == fp
     fused = make_config()
-    fused.fusion.rrf_k = 10
+    fused.fusion.rrf_k = 60
     assert config_fingerprint(fused) != fp
 
 

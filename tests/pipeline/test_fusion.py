@@ -156,7 +156,7 @@ def test_hints_boost_is_its_own_part_and_changes_order() -> None:
     ranked = fuse([top, near], [], "rrf", params)
     assert ranked[0] is near
     assert near.parts.raw["hint"] == pytest.approx(0.6)  # same directory
-    assert near.parts.parts["hint"] == pytest.approx(0.6 * 0.5 * (1 / 61))
+    assert near.parts.parts["hint"] == pytest.approx(0.6 * 0.5 * (1 / (params.rrf_k + 1)))
     assert "hint" not in top.parts.parts
 
 
