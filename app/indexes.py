@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import safe_text, theme
+from app.elided import ElidedLabel
 from app.engine_api import EngineLike
 from app.tasks import describe_error, run_async
 from app.watchers import RepoWatchers
@@ -182,7 +183,7 @@ class IndexPage(QWidget):
         self.table.itemSelectionChanged.connect(self._selection)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
-        self.progress_label = QLabel()
+        self.progress_label = ElidedLabel()  # a long path must not widen the window
         self.progress_label.setObjectName("Muted")
         self.empty = QLabel("No repository indexed yet. “Add repository…” indexes a folder: its code "
                             "and its git history become searchable by the built-in files and tasks servers.")
@@ -366,7 +367,7 @@ class IndexPage(QWidget):
         self.refresh()
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
-        self.progress_label.setText(f"Indexing {path}…")
+        self.progress_label.set_full_text(f"Indexing {path}…")
         def on_event(event: dict[str, Any]) -> None:
             if event.get("event") == "history":
                 self._reading_history(key)
@@ -384,7 +385,7 @@ class IndexPage(QWidget):
         if progress.total:
             self.progress.setRange(0, progress.total)
             self.progress.setValue(progress.done)
-        self.progress_label.setText(f"Indexing {key}: {progress.text()}")
+        self.progress_label.set_full_text(f"Indexing {key}: {progress.text()}")
         row = self._row_of(key)
         self.table.setItem(row, 1, QTableWidgetItem(progress.status))
 
@@ -392,7 +393,7 @@ class IndexPage(QWidget):
         if key not in self._running:
             return
         self.progress.setRange(0, 0)  # busy: git gives no count up front
-        self.progress_label.setText(f"Reading the git history of {key}…")
+        self.progress_label.set_full_text(f"Reading the git history of {key}…")
         self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
 
     def _finished(self, key: str, stats: Any) -> None:
@@ -414,4 +415,4 @@ class IndexPage(QWidget):
     def _idle_progress(self) -> None:
         if not self._running:
             self.progress.setVisible(False)
-            self.progress_label.setText("")
+            self.progress_label.set_full_text("")

@@ -119,6 +119,10 @@ class DetailPane(QWidget):
         has_file = hit is not None and local_file(hit) is not None
         self.open_button.setEnabled(has_file)
         self.reveal_button.setEnabled(has_file)
+        # A commit names files but is none: nothing to open, so no buttons that say so.
+        commit = hit is not None and is_task(hit)
+        self.open_button.setVisible(not commit)
+        self.reveal_button.setVisible(not commit)
         self.useful_button.setEnabled(hit is not None)
         self.not_useful_button.setEnabled(hit is not None)
         if previous is None or hit is None or previous.id != hit.id:

@@ -85,6 +85,20 @@ def test_a_commit_reads_as_a_commit(qtbot: Any) -> None:
     assert pane.highlighter.language is None
 
 
+def test_a_commit_offers_no_file_to_open_and_code_does(qtbot: Any, tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text(FILE)
+    pane = _pane(qtbot)
+    pane.show()
+    pane.show_hit(_commit(), query="config cache")
+    assert pane.open_button.isHidden() and pane.reveal_button.isHidden()
+    pane.show_hit(_code(tmp_path), query="lines")
+    assert pane.open_button.isVisible() and pane.open_button.isEnabled()
+    assert pane.reveal_button.isVisible() and pane.reveal_button.isEnabled()
+    pane.show_hit(None)
+    assert pane.open_button.isVisible() and not pane.open_button.isEnabled()
+
+
 def test_folded_hits_say_in_words_why(qtbot: Any) -> None:
     pane = _pane(qtbot)
     kept = _code(confidence=0.42)

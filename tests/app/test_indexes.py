@@ -81,7 +81,7 @@ async def test_index_in_child_process_with_progress_then_status(
     assert task is not None
     await until(lambda: page.progress.value() == 2)
     assert page.progress.maximum() == 4
-    label = page.progress_label.text()
+    label = page.progress_label.full_text
     assert "2/4 files" in label and "20.0 chunks/s" in label and "ETA 1 s" in label
     assert page.table.item(0, 1).text() == "indexing 2/4"
     assert page.index(repo) is None  # already running: not started twice
@@ -89,7 +89,7 @@ async def test_index_in_child_process_with_progress_then_status(
                                                 exists=True)
     gate.touch()
     await until(lambda: page.table.item(0, 1).text() == "reading history")
-    assert page.progress_label.text() == f"Reading the git history of {repo}…"
+    assert page.progress_label.full_text == f"Reading the git history of {repo}…"
     assert page.progress.maximum() == 0  # busy: no count
     (tmp_path / "history-gate").touch()
     await task

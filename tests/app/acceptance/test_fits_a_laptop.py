@@ -3,7 +3,9 @@ the width sensibly."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -52,3 +54,28 @@ async def test_twelve_sources_fit_and_the_window_never_resizes_itself(
         await until(lambda: window.width() == size[0] - 100, what="resized smaller")
         await until(lambda: header.sectionSize(TITLE) >= 120 and header.sectionSize(TITLE) >= header.sectionSize(SOURCES),
                     what="name keeps its room")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_every_page_fits_with_twelve_sources(
+        qtbot: Any, engine12: Any, size: tuple[int, int], tmp_path: Path) -> None:
+    """Insights charts every source and lists every reputation: it scrolls instead of
+    growing the window past the screen."""
+    async with running_shell(engine12, size, tmp_path) as shell:
+        window = shell.window
+        page = window.search
+        QTest.keyClicks(page.query, "cache key retry")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, what="search finished")
+        for other in (shell.editor, shell.indexes, shell.insights, page):
+            window.show_page(other)
+            if other is shell.insights:
+                await shell.insights.refresh()
+                # Twenty sources with latency figures: a chart row each.
+                figures = SimpleNamespace(p50_ms=12.0, p95_ms=40.0, tokens=900, calls=5)
+                shell.insights.chart.set_sources({f"source-{i}": figures for i in range(20)})
+            await asyncio.sleep(0.05)  # a layout pass
+            hint = window.minimumSizeHint()
+            assert hint.width() <= size[0] and hint.height() <= size[1], f"{type(other).__name__}: {hint}"
+            assert (window.width(), window.height()) == size, type(other).__name__

@@ -29,5 +29,10 @@ async def test_columns_fit_and_progress_shows_at_the_top(
         progress_y = page.progress.mapTo(page, page.progress.rect().topLeft()).y()
         table_y = page.table.mapTo(page, page.table.rect().topLeft()).y()
         assert progress_y < table_y
+        # However long the path it names, the progress line never widens the window.
+        page.progress_label.set_full_text(f"Indexing {'/a-very-long-folder-name' * 30}: 6/6 files")
+        await until(lambda: page.progress_label.text().endswith("…"), what="elided")
+        assert shell.window.minimumSizeHint().width() <= 1024
         await task
         await until(lambda: not page.progress.isVisible(), what="indexing done")
+        assert (shell.window.width(), shell.window.height()) == (1024, 640)
