@@ -35,6 +35,10 @@ SYMBOL_POOL = 50
 PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
 PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
 REPEAT_FACTOR = 0.3
+# Past this many chunks of one file, each keeps REPEAT_FACTOR * CROWD_FACTOR: a file with
+# seventy matching sections (a changelog) then leaves room for thirty other files.
+CROWD_LIMIT = 3
+CROWD_FACTOR = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,14 +147,19 @@ def hybrid_search(
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
     """Best first, but a file's chunks past its first ``per_file`` keep ``REPEAT_FACTOR`` of
-    their score: ten chunks of one file would otherwise hide the next file entirely. The
+    their score, and past ``CROWD_LIMIT`` a tenth of that: ten chunks of one file would
+    otherwise hide the next file entirely. The
     order stays the order of the scores, so lists from several indexes merge by score."""
     seen: dict[str, int] = {}
     spread: list[SearchHit] = []
     for hit in hits:
         count = seen.get(hit.path, 0)
         seen[hit.path] = count + 1
-        spread.append(hit if count < per_file else replace(hit, score=round(hit.score * REPEAT_FACTOR, 6)))
+        if count < per_file:
+            spread.append(hit)
+            continue
+        keep = REPEAT_FACTOR * (CROWD_FACTOR if count >= CROWD_LIMIT else 1.0)
+        spread.append(replace(hit, score=round(hit.score * keep, 6)))
     spread.sort(key=lambda hit: -hit.score)
     return spread
 

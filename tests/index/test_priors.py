@@ -103,3 +103,19 @@ def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
     assert [(h.path, h.score) for h in spread] == [
         ("a.py", 1.0), ("a.py", 0.9), ("b.py", 0.5), ("a.py", round(0.8 * REPEAT_FACTOR, 6))
     ]
+
+
+def test_a_file_with_many_matching_chunks_leaves_room_for_the_others() -> None:
+    """Seventy sections of a changelog match a docs question better than any code: past
+    a few, they rank below every other file's first chunk that scores a tenth as well."""
+    from engine.index.search import SearchHit, spread_files
+
+    def hit(path: str, score: float) -> SearchHit:
+        return SearchHit(path, "r", 1, 2, None, "block", "markdown", score, "x")
+
+    changelog = [hit("CHANGELOG.md", 1.0 - i / 1000) for i in range(70)]
+    others = [hit(f"pkg/m{i}.go", 0.2 - i / 1000) for i in range(40)]
+    top = spread_files(changelog + others)[:100]
+    assert {h.path for h in top} >= {h.path for h in others}  # all forty files make the cut
+    assert [h.path for h in top[:2]] == ["CHANGELOG.md", "CHANGELOG.md"]
+    assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
