@@ -171,7 +171,6 @@ class MainWindow(QMainWindow):
         """Say once, where it stays visible, that there is no tray (and what to use)."""
         self.tray_note.setText(text)
         self.tray_note.setVisible(True)
-        self.show_message(text, 10000)
 
     def set_engine_state(self, text: str) -> None:
         self.engine_state.setText(text)

@@ -192,3 +192,14 @@ async def test_config_file_reloads_are_shown_and_refresh_an_unedited_editor(qtbo
         assert "reloaded" in shell.window.message_text()
     finally:
         await shell.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_no_tray_is_said_once_where_it_stays(qtbot: object) -> None:
+    """Without a system tray the sidebar says how to reach the quick query; the status
+    bar, which other messages replace, does not repeat it."""
+    shell = make_shell(FakeEngine())
+    shell.window.set_tray_note("No system tray here, so Tributary stays a window.")
+    assert not shell.window.tray_note.isHidden()
+    assert "No system tray" in shell.window.tray_note.text()
+    assert "No system tray" not in shell.window.message_text()
