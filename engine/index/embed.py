@@ -41,12 +41,10 @@ import numpy as np
 from engine.index.minilm import TOKENIZER
 from engine.index.onnx_model import (
     EXPORT_RECIPE,
-    HOW_TO_PREPARE,
     ModelUnavailableError,
     OnnxEmbedder,
     OnnxModelError,
-    ensure_onnx_model,
-    find_prepared_model,
+    prepared_model,
 )
 from engine.index.weights import (
     MODEL_PACKAGE,
@@ -272,18 +270,8 @@ def load_torch_model() -> SentenceTransformerEmbedder:
 
 
 def _load_onnx() -> OnnxEmbedder:
-    path = find_prepared_model(MODEL_SHA256)
-    if path is None:
-        # Only the export reads the weights; a prepared file was made from verified ones
-        # and is checked against its own sha256.
-        try:
-            model_dir = default_model_dir()
-        except ImportError as exc:
-            raise ModelUnavailableError(HOW_TO_PREPARE) from exc
-        verify_weights(model_dir)
-        path = ensure_onnx_model(model_dir, MODEL_SHA256)
     return OnnxEmbedder(
-        path,
+        prepared_model(),
         TOKENIZER,
         name=MODEL_NAME,
         # The int8 model's vectors differ slightly from PyTorch's: indexes re-embed.

@@ -152,6 +152,21 @@ def ensure_onnx_model(model_dir: Path, weights_sha256: str, cache_dir: Path | No
     return target
 
 
+def prepared_model() -> Path:
+    """The default model's prepared file: found, or made from the packaged weights
+    (verified first; only the export reads them). ``ModelUnavailableError`` when there is
+    neither a prepared file nor the weights to make one."""
+    path = find_prepared_model(MODEL_SHA256)
+    if path is not None:
+        return path
+    try:
+        model_dir = default_model_dir()
+    except ImportError as exc:
+        raise ModelUnavailableError(HOW_TO_PREPARE) from exc
+    verify_weights(model_dir)
+    return ensure_onnx_model(model_dir, MODEL_SHA256)
+
+
 def export_int8_model(model_dir: Path, target: Path) -> None:
     """Export the transformer to ONNX and quantise it to int8; atomic, with a sha256 sidecar."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -330,14 +345,7 @@ def main() -> int:
     missing, says how to get one (exit status 1)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:
-        path = find_prepared_model(MODEL_SHA256)
-        if path is None:
-            try:
-                model_dir = default_model_dir()
-            except ImportError as exc:
-                raise ModelUnavailableError(HOW_TO_PREPARE) from exc
-            verify_weights(model_dir)
-            path = ensure_onnx_model(model_dir, MODEL_SHA256)
+        path = prepared_model()
     except (OnnxModelError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
