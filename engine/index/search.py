@@ -147,9 +147,9 @@ def hybrid_search(
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
     """Best first, but a file's chunks past its first ``per_file`` keep ``REPEAT_FACTOR`` of
-    their score, and past ``CROWD_LIMIT`` a tenth of that: ten chunks of one file would
-    otherwise hide the next file entirely. The
-    order stays the order of the scores, so lists from several indexes merge by score."""
+    their score, and past ``CROWD_LIMIT`` ``CROWD_FACTOR`` of that: ten chunks of one file
+    would otherwise hide the next file entirely. The order stays the order of the scores,
+    so lists from several indexes merge by score."""
     seen: dict[str, int] = {}
     spread: list[SearchHit] = []
     for hit in hits:
