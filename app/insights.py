@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
@@ -39,10 +39,14 @@ from app.tasks import describe_error, run_async
 RECENT = 50
 
 
+if TYPE_CHECKING:  # the store is imported when first read, off the start-up path
+    from engine.insights.store import QueryLogEntry, QueryLogSummary
+
+
 @dataclass(slots=True)
 class Snapshot:
-    summary: Any  # engine.insights.store.QueryLogSummary
-    recent: list[Any]  # [QueryLogEntry]
+    summary: QueryLogSummary
+    recent: list[QueryLogEntry]
 
 
 def read_insights(path: Path | None = None, recent: int = RECENT) -> Snapshot:
