@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from engine.index.names import named_ranks
 from engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
 from engine.index.store import IndexStore, QueryVector, SearchFilter
 from engine.localsearch.embedder import Embedder, Vectors
@@ -32,6 +33,7 @@ KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
+NAME_WEIGHT = 0.25  # files whose name the question spells out (engine.index.names)
 PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
 PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
 REPEAT_FACTOR = 0.3
@@ -47,6 +49,7 @@ class Weights:
     keyword: float = KEYWORD_WEIGHT
     file: float = FILE_WEIGHT
     symbol: float = SYMBOL_WEIGHT
+    name: float = NAME_WEIGHT
     k: int = RRF_K
 
 
@@ -72,6 +75,7 @@ class SearchHit:
     symbol_match: bool = False
     role: str = "code"  # engine.index.priors: code, test, doc, example, vendored, ...
     fused: float | None = None  # the score before the role's prior
+    name_match: bool = False  # the file's name is made of the query's words
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -124,12 +128,16 @@ def hybrid_search(
     seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
     seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
     defines = set(symbols)
+    named = named_ranks((c.path for cid, _ in best if (c := chunks.get(cid))), query) if weights.name else {}
     hits: list[SearchHit] = []
     for cid, fused in best:
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
         role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
+        name_rank = named.get(chunk.path)
+        if name_rank is not None:
+            fused += weights.name / (weights.k + name_rank)
         score = fused * factor(role, asked)
         d_rank, cosine = seen_dense.get(cid, (None, None))
         k_rank, bm25 = seen_keyword.get(cid, (None, None))
@@ -138,7 +146,7 @@ def hybrid_search(
                 chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
                 chunk.language, round(score, 6), chunk.content, chunk.signature,
                 _rounded(cosine), _rounded(bm25), d_rank, k_rank, cid in defines,
-                role=role, fused=round(fused, 6),
+                role=role, fused=round(fused, 6), name_match=name_rank is not None,
             )
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order

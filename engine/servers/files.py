@@ -71,6 +71,7 @@ class CodeHit(BaseModel):
     dense_rank: int | None = None
     keyword_rank: int | None = None
     symbol_match: bool = Field(default=False, description="defines a name the query looks up")
+    name_match: bool = Field(default=False, description="the file's name is made of the query's words")
 
 
 class CodeSearchResult(BaseModel):
