@@ -11,6 +11,7 @@ from engine.model import Hints, Hit, ScoreParts, SearchRequest
 from engine.query_class import lookup_names
 
 from .definitions import DEFAULT_DEFINITION_WEIGHT
+from .hints import with_mentioned_paths
 
 DEFAULT_REPUTATION = 0.5
 DEFAULT_HINT_WEIGHT = 0.5
@@ -57,7 +58,7 @@ class FusionParams:
             source_weights={**(weights or {}), **request.source_weights},
             composite=fusion.composite,
             reputation=dict(reputation or {}),
-            hints=request.hints,
+            hints=with_mentioned_paths(request.hints, request.query),
             names=lookup_names(request.query),
         )
         if "order" in extra:

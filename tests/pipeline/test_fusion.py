@@ -11,6 +11,7 @@ from engine.model import Hints, SearchRequest
 from engine.pipeline.dedup import deduplicate
 from engine.pipeline.definitions import definition_signal, first_definition
 from engine.pipeline.fusion import STRATEGIES, FusionParams, fuse
+from engine.pipeline.hints import mentioned_paths
 from engine.pipeline.quality import domain_authority, recency_score, url_quality
 from tests.pipeline.helpers import FUNC_A, hit
 
@@ -171,6 +172,39 @@ def test_each_hint_kind() -> None:
     assert lang.parts.raw["hint"] == pytest.approx(0.3)
     assert framework.parts.raw["hint"] == pytest.approx(0.3)
     assert issue.parts.raw["hint"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("query", "paths"),
+    [
+        ("Enable type-checking in scripts/", ["scripts/"]),
+        ("fix the crash in src/app/views.py.", ["src/app/views.py"]),
+        ("conftest.py reads pytest.ini (e.g. 3.12, importlib.metadata)", ["conftest.py", "pytest.ini"]),
+        ("see https://example.com/a/b or mail me@example.com", []),
+        ("Fix teardown error reporting when `--maxfail=1`", []),
+        ("jump to pkg/mod.go:12", ["pkg/mod.go"]),
+    ],
+)
+def test_paths_written_in_the_question(query: str, paths: list[str]) -> None:
+    assert mentioned_paths(query) == paths
+
+
+def test_a_mentioned_path_is_a_related_one() -> None:
+    script = hit("files", 3, "def main(): ...", path="scripts/release.py")
+    nested = hit("files", 4, "def bump(): ...", path="tools/scripts/bump.py")
+    other = hit("files", 1, "def run(): ...", path="src/app.py")
+    named = hit("files", 5, "x = 1", path="src/conftest.py")
+    request = SearchRequest(query="type-check scripts/ and conftest.py", hints=Hints(language="python"))
+    params = FusionParams.build(request)
+    assert params.hints.related_files == ["scripts/", "conftest.py"] and params.hints.language == "python"
+    ranked = fuse([other, script, nested, named], [], "rrf", params)
+    # every file under the folder, anywhere, and the named file count as related
+    assert script.parts.raw["hint"] == nested.parts.raw["hint"] == named.parts.raw["hint"] == 1.0
+    assert other.parts.raw["hint"] == pytest.approx(0.3)  # only the language
+    assert ranked[0] is script
+    # a question without paths leaves the caller's hints as they were
+    plain = SearchRequest(query="how is caching done", hints=Hints(related_files=["a.py"]))
+    assert FusionParams.build(plain).hints is plain.hints
 
 
 def test_params_built_from_request_and_config() -> None:
