@@ -13,6 +13,10 @@ dropping stopwords and a plural ending, so ``StatementBuilder`` is named by "sta
 builders"; a name word of three letters or more also matches the words it abbreviates
 (``impls`` "implementations", ``utils`` "utility", ``ser`` "serialize"). A test file's name carries "test" (``column_test.go``, ``object.test.ts``),
 so it is named only when the question says "test".
+
+A lookup (``engine.query_class.lookup_names``: ``ResultRow``, ``MyPathLike``) names only
+the file called by the whole name (``ResultRow.kt``), not ``path.py`` for a part of it:
+the symbol list already finds the definition, wherever it lives.
 """
 
 from __future__ import annotations
@@ -56,10 +60,13 @@ def _words(parts: Iterable[str]) -> frozenset[str]:
 def name_words(path: str) -> frozenset[str]:
     """The words of a file's name, without its extension: ``src/UpdateStatement.kt`` ->
     {update, statement}; ``tests/object.test.ts`` -> {object, test}."""
-    name = PurePosixPath(path).name
-    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
-    parts = [piece for word in _PARTS.findall(stem) for piece in (_CAMEL.findall(word) or [word])]
+    parts = [piece for word in _PARTS.findall(_stem(path)) for piece in (_CAMEL.findall(word) or [word])]
     return _words(parts)
+
+
+def _stem(path: str) -> str:
+    name = PurePosixPath(path).name
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
 def query_words(query: str) -> frozenset[str]:
@@ -74,17 +81,24 @@ def _named(words: frozenset[str], asked: frozenset[str]) -> bool:
     )
 
 
-def named_ranks(paths: Iterable[str], query: str) -> Mapping[str, int]:
+def _squashed(text: str) -> str:
+    return "".join(_PARTS.findall(text)).lower()
+
+
+def named_ranks(paths: Iterable[str], query: str, lookup: frozenset[str] = frozenset()) -> Mapping[str, int]:
     """The 1-based rank of each file in ``paths`` (best candidates first) whose name
     words all occur in ``query``: files with more name words first, then in the order
-    given; at most ``MAX_NAMED`` of them."""
+    given; at most ``MAX_NAMED`` of them. ``lookup``: the names a lookup asks for, each
+    of which names only the file called by all of it."""
     asked = query_words(query)
     if not asked:
         return {}
+    whole = {_squashed(name) for name in lookup}
     named: dict[str, int] = {}
     for path in paths:
         words = name_words(path)
-        if path not in named and _named(words, asked):
-            named[path] = len(words)
+        if path in named or not (_named(words, asked) if not whole else _squashed(_stem(path)) in whole):
+            continue
+        named[path] = len(words)
     order = sorted(named, key=lambda path: -named[path])  # stable: candidate order kept
     return {path: rank for rank, path in enumerate(order[:MAX_NAMED], 1)}

@@ -128,7 +128,8 @@ def hybrid_search(
     seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
     seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
     defines = set(symbols)
-    named = named_ranks((c.path for cid, _ in best if (c := chunks.get(cid))), query) if weights.name else {}
+    paths = (c.path for cid, _ in best if (c := chunks.get(cid)))
+    named = named_ranks(paths, query, names) if weights.name else {}
     hits: list[SearchHit] = []
     for cid, fused in best:
         chunk = chunks.get(cid)

@@ -188,7 +188,7 @@ def fuse(
     params = params or FusionParams()
     by_kept = groups if isinstance(groups, Mapping) else {g.kept.id: g for g in groups}
     scorer(hits, by_kept, params)
-    apply_definitions(hits, params.names, params.definition_weight)
+    apply_definitions(hits, params.names, params.definition_weight, params.query)
     apply_hints(hits, params)
     return diversify(sorted(hits, key=sort_key), params.same_file_decay)
 

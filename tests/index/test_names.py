@@ -88,3 +88,10 @@ def test_the_named_file_gains_a_bonus_shown_on_the_hit(
         assert named["pkg/pricing.py"][0] == plain["pkg/pricing.py"][0]
     finally:
         store.close()
+
+
+def test_a_lookup_names_only_the_file_called_by_the_whole_name() -> None:
+    paths = ["src/path.py", "core/ResultRow.kt", "core/result_row.py", "core/Result.kt"]
+    assert named_ranks(paths, "MyPathLike", frozenset({"mypathlike"})) == {}
+    ranks = named_ranks(paths, "ResultRow", frozenset({"resultrow"}))
+    assert ranks == {"core/ResultRow.kt": 1, "core/result_row.py": 2}

@@ -260,6 +260,18 @@ def test_first_definition_across_languages(text: str, name: str | None) -> None:
     assert first_definition(text) == name
 
 
+def test_the_definition_spelled_as_asked_wins_over_other_cases() -> None:
+    method = hit("files", 1, "fn serialize<S>(&self, s: S) -> Result<S::Ok, S::Error> {", path="ser/impls.rs")
+    trait_ = hit("files", 2, "pub trait Serialize {\n    fn serialize<S>(&self, s: S);\n}", path="ser/mod.rs")
+    ranked = fuse([method, trait_], [], "rrf", FusionParams.build(SearchRequest(query="Serialize")))
+    assert ranked[0] is trait_
+    assert method.parts.parts["defines"] == pytest.approx(trait_.parts.parts["defines"] / 2)
+    # typed in another case than any definition: every case-folded match counts in full
+    method, trait_ = (hit("files", 1, method.content, path="a.rs"), hit("files", 2, trait_.content, path="b.rs"))
+    fuse([method, trait_], [], "rrf", FusionParams.build(SearchRequest(query="SERIALIZE")))
+    assert method.parts.raw["defines"] == trait_.parts.raw["defines"] == 1.0
+
+
 def test_definition_signal_first_or_later() -> None:
     nested = "def test_it():\n    class Helper:\n        pass\n"
     assert definition_signal(nested, frozenset({"test_it"})) == 1.0
