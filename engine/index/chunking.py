@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "4"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "5"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
@@ -325,16 +325,43 @@ def _python_docstring(node: Any, source: bytes) -> str | None:
     return None
 
 
-def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
-    lines: list[str] = []
+# Nodes between a doc comment and what it documents: Rust's ``#[derive(…)]``, a Kotlin
+# annotation the grammar reads as an expression of its own.
+_ATTRIBUTES = frozenset({"attribute_item", "annotation", "annotated_expression"})
+# Comments about the enclosing module, not the next item: Rust's ``//!`` and ``/*!``.
+_INNER_DOC = ("//!", "/*!", "#!")
+
+
+def _leading(outer: Any, spec: _Spec, source: bytes) -> list[Any]:
+    """The comments and attributes right above ``outer`` (no blank line between), top
+    first; a run with no comment in it is none."""
+    run: list[Any] = []
     node = outer.prev_named_sibling
-    expected_row = outer.start_point[0]
-    while node is not None and node.type in spec.comments and node.end_point[0] >= expected_row - 1:
-        if not _text(node, source).startswith("#!"):  # a shebang is not documentation
-            lines.insert(0, _text(node, source))
-        expected_row = node.start_point[0]
+    row = outer.start_point[0]
+    while node is not None and node.end_point[0] >= row - 1:
+        if node.type in spec.comments:
+            if _text(node, source).startswith(_INNER_DOC):
+                break
+        elif node.type not in _ATTRIBUTES:
+            break
+        run.insert(0, node)
+        row = node.start_point[0]
         node = node.prev_named_sibling
+    while run and run[0].type not in spec.comments:
+        run.pop(0)
+    return run
+
+
+def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
+    lines = [_text(node, source) for node in _leading(outer, spec, source) if node.type in spec.comments]
     return _clean_doc("\n".join(lines)) if lines else None
+
+
+def _doc_start(outer: Any, spec: _Spec, source: bytes) -> int:
+    """The row where the doc comment above ``outer`` begins (its own row when none):
+    a definition's chunk starts with its doc comment and attributes, not after them."""
+    run = _leading(outer, spec, source)
+    return int(run[0].start_point[0] if run else outer.start_point[0])
 
 
 def _clean_doc(raw: str) -> str | None:
@@ -353,6 +380,11 @@ class _Unit:
     end: int  # 0-based row, inclusive
     signature: str
     docstring: str | None
+    doc_start: int = -1  # 0-based row of the doc comment above it; -1: none (``start``)
+
+    @property
+    def first(self) -> int:
+        return self.doc_start if 0 <= self.doc_start < self.start else self.start
 
 
 def _variable_function(node: Any, source: bytes) -> tuple[str, Any] | None:
@@ -398,7 +430,7 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                         _Unit(
                             kind, qualified, outer.start_point[0], outer.end_point[0],
                             sig.removesuffix(" do")[:SIGNATURE_CHARS],
-                            _comment_docstring(outer, spec, source),
+                            _comment_docstring(outer, spec, source), _doc_start(outer, spec, source),
                         )
                     )  # fmt: skip
                     if block is not None:
@@ -419,6 +451,7 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                             outer.end_point[0],
                             sig,
                             doc,
+                            _doc_start(outer, spec, source),
                         )
                     )
                 continue
@@ -428,15 +461,21 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                 qualified = f"{owner}.{name}" if owner and name and "." not in name else name
                 sig, doc = describe(node, outer)
                 units.append(
-                    _Unit(kind, qualified, outer.start_point[0], outer.end_point[0], sig, doc)
-                )
+                    _Unit(
+                        kind, qualified, outer.start_point[0], outer.end_point[0], sig, doc,
+                        _doc_start(outer, spec, source),
+                    )
+                )  # fmt: skip
             elif node.type in spec.classes:
                 name = _symbol_name(node, language, source)
                 class_name = f"{owner}.{name}" if owner and name else name
                 sig, doc = describe(node, outer)
                 units.append(
-                    _Unit("class", class_name, outer.start_point[0], outer.end_point[0], sig, doc)
-                )
+                    _Unit(
+                        "class", class_name, outer.start_point[0], outer.end_point[0], sig, doc,
+                        _doc_start(outer, spec, source),
+                    )
+                )  # fmt: skip
                 body = node.child_by_field_name("body")
                 # (a grammar with no ``body`` field, e.g. Kotlin's: its children hold it)
                 visit(body if body is not None else node, class_name or owner)
@@ -464,14 +503,19 @@ def _make_chunk(
     symbol: str | None = None,
     signature: str | None = None,
     docstring: str | None = None,
+    embed_from: int | None = None,
 ) -> Chunk:
+    """A chunk of rows ``start``..``end``; its embed text reads the body from
+    ``embed_from`` on (a definition's own first row: its doc comment is already the
+    ``docstring``)."""
     content = "\n".join(lines[start : end + 1])
+    body = content if embed_from is None or embed_from <= start else "\n".join(lines[embed_from : end + 1])
     parts = [_embed_header(path, kind, symbol)]
     if signature:
         parts.append(signature)
     if docstring:
         parts.append(docstring)
-    parts.append(_body_for_embedding(content, signature, docstring))
+    parts.append(_body_for_embedding(body, signature, docstring))
     embed_text = "\n".join(parts)[:EMBED_CHARS]
     return Chunk(
         path, language, kind, start + 1, end + 1, content, symbol, signature, docstring, embed_text
@@ -514,22 +558,23 @@ def _unit_chunks(
 ) -> tuple[list[Chunk], list[bool]]:
     covered = [False] * len(lines)
     chunks: list[Chunk] = []
-    for unit in sorted(units, key=lambda u: u.start):
+    for unit in sorted(units, key=lambda u: u.first):
         end = unit.end
         if unit.kind == "class":
-            inner = [u.start for u in units if u is not unit and unit.start < u.start <= unit.end]
+            inner = [u.first for u in units if u is not unit and unit.start < u.start <= unit.end]
             if inner:
-                end = min(inner) - 1
+                end = max(min(inner) - 1, unit.start)
                 while end > unit.start and not lines[end].strip():
                     end -= 1
-        for number, (part_start, part_end) in enumerate(_unit_parts(unit.start, end)):
+        for number, (part_start, part_end) in enumerate(_unit_parts(unit.first, end)):
             chunks.append(
                 _make_chunk(
                     path, language, unit.kind, lines, part_start, part_end, unit.symbol,
                     unit.signature, unit.docstring if number == 0 else None,
+                    max(part_start, unit.start) if number == 0 else None,
                 )
             )  # fmt: skip
-        for row in range(unit.start, min(end, len(lines) - 1) + 1):
+        for row in range(unit.first, min(end, len(lines) - 1) + 1):
             covered[row] = True
     return chunks, covered
 

@@ -85,7 +85,9 @@ def test_javascript_units(repo: Path) -> None:
     }
     render = next(c for c in chunks if c.symbol == "renderCart")
     assert render.docstring == "Render the shopping cart widget."
-    assert (render.start_line, render.end_line) == (2, 4)
+    # the doc comment above is part of the chunk; the embed text says it once
+    assert (render.start_line, render.end_line) == (1, 4)
+    assert render.content.startswith("/**") and render.embed_text.count("Render the shopping cart") == 1
 
 
 def test_typescript_units(repo: Path) -> None:
@@ -123,7 +125,32 @@ def test_java_units(repo: Path) -> None:
     } <= units
     greet = next(c for c in chunks if c.symbol == "Greeter.greet")
     assert greet.docstring == "Say hello to someone."
-    assert greet.start_line == 8
+    assert greet.start_line == 7  # its Javadoc line
+
+
+def test_doc_comments_and_attributes_open_the_definition_chunk() -> None:
+    rust = (
+        "//! The crate's own docs, not the trait's.\n"
+        "/// A data structure that can be serialized.\n"
+        "#[diagnostic::on_unimplemented(message = \"not serializable\")]\n"
+        "pub trait Serialize {\n"
+        "    fn serialize(&self);\n"
+        "}\n\n"
+        "// Licensed under MIT.\n\n"
+        "fn helper() {}\n"
+    )
+    chunks = {c.symbol: c for c in chunk_text("src/ser.rs", "rust", rust)}
+    trait_ = chunks["Serialize"]
+    assert (trait_.start_line, trait_.docstring) == (2, "A data structure that can be serialized.")
+    assert chunks["helper"].start_line == 10  # a comment a blank line away documents nothing
+    kotlin = (
+        "package x\n\n"
+        "/**\n * Interface common to all column types.\n */\n"
+        "@Suppress(\"TooManyFunctions\")\n"
+        "interface IColumnType<T> {\n    fun sqlType(): String\n}\n"
+    )
+    (column,) = [c for c in chunk_text("Column.kt", "kotlin", kotlin) if c.symbol == "IColumnType"]
+    assert column.start_line == 3 and column.docstring == "Interface common to all column types."
 
 
 def test_markdown_windows_cover_text(repo: Path) -> None:
