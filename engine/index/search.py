@@ -14,6 +14,7 @@ glob) apply inside both retrievers, before ranking.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -41,6 +42,10 @@ REPEAT_FACTOR = 0.3
 # seventy matching sections (a changelog) then leaves room for thirty other files.
 CROWD_LIMIT = 3
 CROWD_FACTOR = 0.1
+# At least this share of the hits come from distinct files while the candidates hold
+# enough of them: a 300-chunk file that matches every word would otherwise fill a
+# hundred hits with its own chunks and leave fusion a dozen files to choose from.
+FILE_SHARE = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +126,9 @@ def hybrid_search(
     if names and weights.symbol:
         symbols = store.symbol_search(names, SYMBOL_POOL, where)
         lists.append((weights.symbol, symbols))
-    best = _top_fused(store, lists, keyword, weights, top_k * PRIOR_POOL + 20)
+    ranked = _top_fused(store, lists, keyword, weights, None)
+    best = ranked[: top_k * PRIOR_POOL + 20]
+    best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
     chunks = store.chunks_by_id([cid for cid, _ in best])
     asked = asked_roles(query)
     older = superseded(chunk.path for chunk in chunks.values())
@@ -151,7 +158,7 @@ def hybrid_search(
             )
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
-    return spread_files(hits)[:top_k]
+    return cover_files(spread_files(hits), top_k)
 
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
@@ -173,6 +180,55 @@ def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[Se
     return spread
 
 
+def cover_files(hits: Sequence[SearchHit], top_k: int, share: float = FILE_SHARE) -> list[SearchHit]:
+    """The first ``top_k`` of ``hits`` (best first), but holding chunks of at least
+    ``share`` × ``top_k`` distinct files when ``hits`` has that many: the lowest repeats
+    of an already listed file give way to the best chunk of each file not yet listed.
+    Those come from below the cut, so the list stays in score order."""
+    top = list(hits[:top_k])
+    listed = {hit.path for hit in top}
+    missing = math.ceil(share * top_k) - len(listed)
+    if missing <= 0:
+        return top
+    extra: list[SearchHit] = []
+    for hit in hits[top_k:]:
+        if hit.path not in listed:
+            listed.add(hit.path)
+            extra.append(hit)
+            if len(extra) == missing:
+                break
+    repeats: list[int] = []  # positions of a file's second and later chunks
+    shown: set[str] = set()
+    for position, hit in enumerate(top):
+        if hit.path in shown:
+            repeats.append(position)
+        shown.add(hit.path)
+    drop = set(repeats[len(repeats) - min(len(extra), len(repeats)) :])
+    return [hit for i, hit in enumerate(top) if i not in drop] + extra[: len(drop)]
+
+
+def _other_files(
+    store: IndexStore, best: list[tuple[int, float]], rest: list[tuple[int, float]], files: int
+) -> list[tuple[int, float]]:
+    """The best of ``rest`` (fused, best first) for up to ``files`` files that no chunk of
+    ``best`` is in: what ``cover_files`` may need when a few files fill ``best``."""
+    if not rest:
+        return []
+    file_of = store.file_ids([cid for cid, _ in best] + [cid for cid, _ in rest])
+    listed = {file_of.get(cid) for cid, _ in best}
+    if len(listed) >= files:
+        return []
+    found: list[tuple[int, float]] = []
+    for cid, score in rest:
+        file_id = file_of.get(cid)
+        if file_id is not None and file_id not in listed:
+            listed.add(file_id)
+            found.append((cid, score))
+            if len(listed) >= files:
+                break
+    return found
+
+
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
 
@@ -182,11 +238,11 @@ def _top_fused(
     lists: Sequence[tuple[float, Sequence[int]]],
     keyword: list[tuple[int, float]],
     weights: Weights,
-    top_k: int,
+    top_k: int | None,
 ) -> list[tuple[int, float]]:
-    """``engine.localsearch.fusion.rrf`` plus the file signal, best first (ties by id),
-    in numpy: the pools hold 1,600 ids, and the dict loops cost ~3 ms a query on a
-    66k-chunk index.
+    """``engine.localsearch.fusion.rrf`` plus the file signal, the best ``top_k`` (all when
+    None) first, ties by id; in numpy: the pools hold 1,600 ids, and the dict loops cost
+    ~3 ms a query on a 66k-chunk index.
 
     Sums run in the same order as ``rrf``'s (every list in turn, then the file
     bonus), so the scores are the same floats.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.index.search import Weights, _top_fused
+from engine.index.search import SearchHit, Weights, _top_fused, cover_files
 from engine.localsearch.fusion import rrf
 
 
@@ -59,3 +59,18 @@ def test_numpy_fusion_matches_the_reference_exactly(seed: int) -> None:
 
 def test_nothing_found_gives_nothing() -> None:
     assert _top_fused(_Files({}), [(1.0, []), (1.0, [])], [], Weights(), 10) == []  # type: ignore[arg-type]
+
+
+def _hit(path: str, score: float) -> SearchHit:
+    return SearchHit(path, "r", 1, 2, None, "block", "python", score, "x")
+
+
+def test_cover_files_makes_room_for_unlisted_files_in_score_order() -> None:
+    crowded = [_hit("big.py", 1.0 - i / 100) for i in range(8)]
+    below = [_hit("big.py", 0.5), _hit("a.py", 0.4), _hit("a.py", 0.39), _hit("b.py", 0.3)]
+    top = cover_files([*crowded, *below], top_k=8, share=0.5)  # 4 files wanted, 3 there
+    assert [h.path for h in top] == ["big.py"] * 6 + ["a.py", "b.py"]
+    assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
+    # enough files already, or none to add: the first top_k as they are
+    assert cover_files([*crowded, *below], top_k=8, share=0.1) == crowded
+    assert cover_files(crowded, top_k=8, share=0.5) == crowded
