@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtCore import QByteArray, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QSpinBox,
+    QStyle,
+    QStyleOptionComboBox,
+    QStyleOptionSpinBox,
+)
 
 SOURCE_RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 INSTALLED_RESOURCES = Path(sys.prefix) / "share" / "tributary"
@@ -130,3 +138,29 @@ def icon(name: str, tint: str | None = None) -> QIcon:
 
 def app_icon() -> QIcon:
     return icon("tributary")
+
+
+def fit_text(widget: QComboBox | QSpinBox, texts: Iterable[str]) -> None:
+    """Keep ``widget`` wide enough to show the widest of ``texts`` in its own font.
+
+    Qt's size hints leave the style sheet's padding out, so a squeezed row cut
+    "markdown" to "markdc": the room the style takes around the text field is asked of
+    the style itself."""
+    probe = QRect(0, 0, 400, max(widget.height(), 24))
+    if isinstance(widget, QComboBox):
+        combo = QStyleOptionComboBox()
+        widget.initStyleOption(combo)
+        combo.rect = probe
+        field = widget.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, combo, QStyle.SubControl.SC_ComboBoxEditField, widget
+        )
+    else:
+        spin = QStyleOptionSpinBox()
+        widget.initStyleOption(spin)
+        spin.rect = probe
+        field = widget.style().subControlRect(
+            QStyle.ComplexControl.CC_SpinBox, spin, QStyle.SubControl.SC_SpinBoxEditField, widget
+        )
+    metrics = widget.fontMetrics()
+    widest = max((metrics.horizontalAdvance(text) for text in texts), default=0)
+    widget.setMinimumWidth(widest + probe.width() - field.width() + 8)  # + the text's margins

@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -34,7 +35,8 @@ class ContextPreview(QWidget):
         self.context: AssembledContext | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
-        controls = QHBoxLayout()
+        controls = QFormLayout()
+        controls.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         self.format = QComboBox()
         for fmt in ContextFormat:
             self.format.addItem(fmt.value, fmt)
@@ -47,15 +49,14 @@ class ContextPreview(QWidget):
         self.budget.setSuffix(" tokens")
         self.budget.setKeyboardTracking(False)
         self.budget.valueChanged.connect(self.budget_changed.emit)
+        theme.fit_text(self.format, [self.format.itemText(i) for i in range(self.format.count())])
+        theme.fit_text(self.budget, [f"{self.budget.maximum()}{self.budget.suffix()}"])
         self.copy_button = QPushButton(theme.icon("copy", "#ffffff"), "Copy context")
         self.copy_button.setObjectName("Primary")
         self.copy_button.clicked.connect(self.copy)
-        controls.addWidget(QLabel("Format"))
-        controls.addWidget(self.format)
-        controls.addSpacing(8)
-        controls.addWidget(QLabel("Budget"))
-        controls.addWidget(self.budget)
-        controls.addStretch()
+        # Two rows: side by side they need ~400 px, and the pane is 340 on a 1,024 px screen.
+        controls.addRow("Format", self.format)
+        controls.addRow("Budget", self.budget)
         self.usage = QProgressBar()
         self.usage.setTextVisible(False)
         self.usage.setFixedHeight(8)

@@ -4,6 +4,7 @@ the width sensibly."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -11,7 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox
 
+from app import theme
 from app.search.results_model import LOCATION, SCORE, SOURCES, TITLE
 from tests.app.acceptance.conftest import SIZES, running_shell, until
 
@@ -54,6 +57,36 @@ async def test_twelve_sources_fit_and_the_window_never_resizes_itself(
         await until(lambda: window.width() == size[0] - 100, what="resized smaller")
         await until(lambda: header.sectionSize(TITLE) >= 120 and header.sectionSize(TITLE) >= header.sectionSize(SOURCES),
                     what="name keeps its room")
+
+
+@pytest.fixture
+def styled(qapp: QApplication) -> Iterator[None]:
+    """The app's own style sheet, whose padding Qt's size hints leave out; put back after."""
+    style, palette, sheet = qapp.style().name(), qapp.palette(), qapp.styleSheet()
+    theme.apply(qapp, dark=False)
+    yield
+    qapp.setStyleSheet(sheet)
+    qapp.setPalette(palette)
+    qapp.setStyle(style)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_context_controls_are_whole_in_the_styled_app(
+        qtbot: Any, engine12: Any, size: tuple[int, int], tmp_path: Path, styled: None) -> None:
+    async with running_shell(engine12, size, tmp_path) as shell:
+        page = shell.window.search
+        page.tabs.setCurrentWidget(page.context)
+        await asyncio.sleep(0.05)  # a layout pass
+        fmt, budget = page.context.format, page.context.budget
+        # the format's name is not cut ("markdc"), the budget box ends inside the pane
+        option = QStyleOptionComboBox()
+        fmt.initStyleOption(option)
+        field = fmt.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, fmt)
+        assert field.width() >= fmt.fontMetrics().horizontalAdvance("markdown"), field
+        right = budget.mapTo(page.context, budget.rect().topRight()).x()
+        assert right <= page.context.width(), (right, page.context.width())
 
 
 @pytest.mark.asyncio
