@@ -198,6 +198,8 @@ def _group_text(hit: Hit, group: DedupGroup | None, member: GroupMember | None) 
     views = "; ".join(view.text() for view in source_views(hit, group))
     lines = [f"Confidence {hit.confidence:.2f} (how likely this is relevant)",
              f"Sources: {safe_text.one_line(views, 600)}"]
+    if reasons := _ranking_reasons(hit):
+        lines.append(f"Ranked by {safe_text.one_line(hit.source, 60)}: {reasons}")
     if group is None or not group.members:
         return "\n".join(lines)
     lines.append(f"Agreed by {group.agreement} sources ({', '.join(group.sources)}); folded:")
@@ -209,6 +211,28 @@ def _group_text(hit: Hit, group: DedupGroup | None, member: GroupMember | None) 
     if len(group.members) > 20:
         lines.append(f"  … and {len(group.members) - 20} more")
     return "\n".join(lines)
+
+
+_ROLE_WORDS = {
+    "test": "a test", "doc": "documentation", "example": "an example", "vendored": "a vendored copy",
+    "generated": "generated code", "record": "a changelog or package record",
+    "superseded": "an older copy of newer code",
+}
+
+
+def _ranking_reasons(hit: Hit) -> str:
+    """What the code index weighed beyond the words and meaning, from the hit's
+    metadata (``engine.index.search.SearchHit``): its file's role, a file name made of
+    the question's words, a definition of the looked-up name."""
+    reasons: list[str] = []
+    if hit.metadata.get("symbol_match") is True:
+        reasons.append("defines the name looked up")
+    if hit.metadata.get("name_match") is True:
+        reasons.append("its file is named by the question's words")
+    role = hit.metadata.get("role")
+    if isinstance(role, str) and role in _ROLE_WORDS:
+        reasons.append(f"{_ROLE_WORDS[role]}, ranked below code unless the question asks for it")
+    return "; ".join(reasons)
 
 
 @dataclass(frozen=True, slots=True)

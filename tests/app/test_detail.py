@@ -118,6 +118,19 @@ def test_folded_hits_say_in_words_why(qtbot: Any) -> None:
     assert pane.group.text() == "Folded into the result above: near-identical (92%)."
 
 
+def test_the_code_indexs_own_reasons_are_said(qtbot: Any) -> None:
+    pane = _pane(qtbot)
+    hit = _code(confidence=0.3)
+    hit.metadata.update(role="test", name_match=True, symbol_match=False)
+    pane.show_hit(hit)
+    assert ("Ranked by files: its file is named by the question's words; a test, ranked below "
+            "code unless the question asks for it") in pane.group.text()
+    plain = _code(confidence=0.3)
+    plain.metadata.update(role="code", name_match=False)
+    pane.show_hit(plain)
+    assert "Ranked by" not in pane.group.text()
+
+
 def test_the_summary_says_when_nothing_is_confident() -> None:
     from app.search.page import _summary
     from engine.model import SearchRequest, SearchResponse
