@@ -188,15 +188,19 @@ class Shell(QObject):
 
     def _config_reloaded(self, ok: bool, message: str) -> None:
         """The config file changed on disk: say what happened; an editor with no unsaved
-        edits shows the new config."""
+        edits shows the new config, one with edits keeps them and warns before saving."""
         first = message.splitlines()[0] if message else ""
         detail = message.splitlines()[1] if ok is False and len(message.splitlines()) > 1 else ""
         self.window.show_message(f"{first} {detail}".strip(), 15000)
         if ok:  # servers may have come or gone: the search page's first steps follow
             self.window.search.refresh_empty_state()
         editor = self._editor
-        if ok and self.engine is not None and editor is not None and not editor.dirty \
-                and getattr(editor, "draft", None) != self.engine.config:  # not our own save
+        if not ok or self.engine is None or editor is None \
+                or getattr(editor, "draft", None) == self.engine.config:  # our own save
+            return
+        if editor.dirty:  # the user's edits stay; saving asks before overwriting the file's
+            editor.changed_on_disk(self.engine.config)
+        else:
             editor.load(self.engine.config)
 
     def _engine_failed(self, error: BaseException) -> None:

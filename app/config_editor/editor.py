@@ -94,6 +94,8 @@ class ConfigEditor(QWidget):
         self.servers.message.connect(self.message.emit)
         self.servers.changed.connect(self._refresh_rule_servers)
         self._original: Config | None = None
+        self.disk_changed = False  # the file changed on disk under unsaved edits
+        self._overwrite_armed = False  # ... and Save was pressed once since
         save_keys = QShortcut(QKeySequence.StandardKey.Save, self, self._save_keys)
         save_keys.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.save_button.setToolTip("Save (Ctrl+S)")
@@ -113,6 +115,7 @@ class ConfigEditor(QWidget):
         self._original = config
         self.draft = copy.deepcopy(config)
         self.dirty = False
+        self.disk_changed = self._overwrite_armed = False
         self.issues = []
         self.path_label.setText(str(self.config_path()))
         self.servers.load(self.draft)
@@ -130,6 +133,15 @@ class ConfigEditor(QWidget):
         if self._original is not None:
             self.load(self._original)
             self.message.emit("Reverted to the saved configuration")
+
+    def changed_on_disk(self, config: Config) -> None:
+        """The config file changed under unsaved edits (``config``, now running): keep
+        the edits and say so. Revert loads the file's version; Save asks once more
+        before it overwrites that."""
+        self._original = config
+        self.disk_changed = True
+        self._overwrite_armed = False
+        self._render_status()
 
     def _changed(self) -> None:
         self.dirty = True
@@ -170,6 +182,14 @@ class ConfigEditor(QWidget):
             more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
             self.status.setObjectName("Error")
             self.status.setText(f"Can't save yet — {shown}{more}")
+        elif self.dirty and self.disk_changed:
+            self.status.setObjectName("Error")
+            self.status.setText(
+                "Press Save again to overwrite the changes made to the file on disk"
+                if self._overwrite_armed
+                else "The file changed on disk since you began editing: Revert loads it, "
+                "Save overwrites it"
+            )
         elif self.dirty:
             self.status.setObjectName("Muted")
             self.status.setText("Unsaved changes")
@@ -193,6 +213,11 @@ class ConfigEditor(QWidget):
             return
         self.validate()
         if self.errors():
+            return
+        if self.disk_changed and not self._overwrite_armed:
+            self._overwrite_armed = True
+            self._render_status()
+            self.message.emit(self.status.text())
             return
         snapshot = copy.deepcopy(self.draft)
         engine = self._engine()
@@ -218,6 +243,7 @@ class ConfigEditor(QWidget):
         if self.draft is not None:
             self.draft.path = config.path
         self.dirty = False
+        self.disk_changed = self._overwrite_armed = False
         self._render_status()
         self.message.emit(f"Configuration saved to {config.path}")
         self.saved.emit(config)

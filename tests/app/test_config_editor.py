@@ -145,6 +145,40 @@ async def test_failed_save_keeps_every_edit(qtbot: Any, tmp_path: Path) -> None:
     assert engine.applied == []
 
 
+@pytest.mark.asyncio
+async def test_a_file_changed_on_disk_under_edits_is_not_overwritten_unasked(
+        qtbot: Any, tmp_path: Path) -> None:
+    editor, engine, config = make_editor(qtbot, tmp_path)
+    editor.ranking.max_tokens.setValue(12000)
+    await until(lambda: editor.save_button.isEnabled())
+    on_disk = copy.deepcopy(config)
+    on_disk.fusion.top_k = 77  # edited in a text editor meanwhile, and reloaded
+    editor.changed_on_disk(on_disk)
+    assert "changed on disk" in editor.status.text()
+    editor.save()  # the first press only warns
+    await asyncio.sleep(0.05)
+    assert not (tmp_path / "config.yaml").exists() and engine.applied == []
+    assert "Press Save again" in editor.status.text()
+    assert editor.draft is not None and editor.draft.budget.max_tokens == 12000  # edits kept
+    editor.save()  # the second overwrites, on purpose
+    await until(lambda: (tmp_path / "config.yaml").exists() and not editor.dirty)
+    assert load_config(tmp_path / "config.yaml").budget.max_tokens == 12000
+    assert not editor.disk_changed and "changed on disk" not in editor.status.text()
+
+
+@pytest.mark.asyncio
+async def test_revert_after_a_change_on_disk_loads_the_files_version(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, config = make_editor(qtbot, tmp_path)
+    editor.ranking.max_tokens.setValue(12000)
+    await until(lambda: editor.save_button.isEnabled())
+    on_disk = copy.deepcopy(config)
+    on_disk.fusion.top_k = 77
+    editor.changed_on_disk(on_disk)
+    editor.revert()
+    assert editor.draft is not None and editor.draft.fusion.top_k == 77
+    assert not editor.dirty and not editor.disk_changed
+
+
 def test_bad_arguments_and_duplicate_names_are_inline_errors(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers

@@ -190,6 +190,14 @@ async def test_config_file_reloads_are_shown_and_refresh_an_unedited_editor(qtbo
         shell._config_reloaded(True, "config.yaml reloaded: 3 servers")
         assert editor.draft is not None and editor.draft.fusion.top_k == 77
         assert "reloaded" in shell.window.message_text()
+        # Under unsaved edits the editor keeps them and is told the file changed.
+        editor.dirty = True
+        editor.draft.fusion.top_k = 12
+        again = copy.deepcopy(changed)
+        again.fusion.top_k = 88
+        engine.config = again
+        shell._config_reloaded(True, "config.yaml reloaded: 3 servers")
+        assert editor.draft.fusion.top_k == 12 and editor.disk_changed
     finally:
         await shell.shutdown()
 
