@@ -352,16 +352,14 @@ def _leading(outer: Any, spec: _Spec, source: bytes) -> list[Any]:
     return run
 
 
-def _comment_docstring(outer: Any, spec: _Spec, source: bytes) -> str | None:
-    lines = [_text(node, source) for node in _leading(outer, spec, source) if node.type in spec.comments]
-    return _clean_doc("\n".join(lines)) if lines else None
-
-
-def _doc_start(outer: Any, spec: _Spec, source: bytes) -> int:
-    """The row where the doc comment above ``outer`` begins (its own row when none):
-    a definition's chunk starts with its doc comment and attributes, not after them."""
+def _above(outer: Any, spec: _Spec, source: bytes) -> tuple[str | None, int]:
+    """The doc comment right above ``outer``, cleaned, and the row where it (with any
+    attributes) begins, ``outer``'s own row when there is none: a definition's chunk
+    starts with its doc comment, not after it."""
     run = _leading(outer, spec, source)
-    return int(run[0].start_point[0] if run else outer.start_point[0])
+    lines = [_text(node, source) for node in run if node.type in spec.comments]
+    first = run[0].start_point[0] if run else outer.start_point[0]
+    return (_clean_doc("\n".join(lines)) if lines else None), int(first)
 
 
 def _clean_doc(raw: str) -> str | None:
@@ -380,11 +378,7 @@ class _Unit:
     end: int  # 0-based row, inclusive
     signature: str
     docstring: str | None
-    doc_start: int = -1  # 0-based row of the doc comment above it; -1: none (``start``)
-
-    @property
-    def first(self) -> int:
-        return self.doc_start if 0 <= self.doc_start < self.start else self.start
+    first: int  # 0-based row of the doc comment above it, else ``start``
 
 
 def _variable_function(node: Any, source: bytes) -> tuple[str, Any] | None:
@@ -403,9 +397,10 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
     spec = _SPECS[language]
     units: list[_Unit] = []
 
-    def describe(node: Any, outer: Any) -> tuple[str, str | None]:
+    def describe(node: Any, outer: Any) -> tuple[str, str | None, int]:
+        comment, first = _above(outer, spec, source)
         doc = _python_docstring(node, source) if language == "python" else None
-        return _signature(node, source), doc or _comment_docstring(outer, spec, source)
+        return _signature(node, source), doc or comment, first
 
     def visit(parent: Any, owner: str | None) -> None:
         for child in parent.named_children:
@@ -429,8 +424,7 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                     units.append(
                         _Unit(
                             kind, qualified, outer.start_point[0], outer.end_point[0],
-                            sig.removesuffix(" do")[:SIGNATURE_CHARS],
-                            _comment_docstring(outer, spec, source), _doc_start(outer, spec, source),
+                            sig.removesuffix(" do")[:SIGNATURE_CHARS], *_above(outer, spec, source),
                         )
                     )  # fmt: skip
                     if block is not None:
@@ -442,7 +436,6 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                     var_name = found[0]
                     kind = "method" if owner else "function"
                     sig = " ".join(_text(node, source).split("\n", 1)[0].split())[:SIGNATURE_CHARS]
-                    doc = _comment_docstring(outer, spec, source)
                     units.append(
                         _Unit(
                             kind,
@@ -450,8 +443,7 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                             outer.start_point[0],
                             outer.end_point[0],
                             sig,
-                            doc,
-                            _doc_start(outer, spec, source),
+                            *_above(outer, spec, source),
                         )
                     )
                 continue
@@ -459,23 +451,15 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                 name = _symbol_name(node, language, source)
                 kind = "method" if (owner or node.type in spec.methods) else "function"
                 qualified = f"{owner}.{name}" if owner and name and "." not in name else name
-                sig, doc = describe(node, outer)
                 units.append(
-                    _Unit(
-                        kind, qualified, outer.start_point[0], outer.end_point[0], sig, doc,
-                        _doc_start(outer, spec, source),
-                    )
-                )  # fmt: skip
+                    _Unit(kind, qualified, outer.start_point[0], outer.end_point[0], *describe(node, outer))
+                )
             elif node.type in spec.classes:
                 name = _symbol_name(node, language, source)
                 class_name = f"{owner}.{name}" if owner and name else name
-                sig, doc = describe(node, outer)
                 units.append(
-                    _Unit(
-                        "class", class_name, outer.start_point[0], outer.end_point[0], sig, doc,
-                        _doc_start(outer, spec, source),
-                    )
-                )  # fmt: skip
+                    _Unit("class", class_name, outer.start_point[0], outer.end_point[0], *describe(node, outer))
+                )
                 body = node.child_by_field_name("body")
                 # (a grammar with no ``body`` field, e.g. Kotlin's: its children hold it)
                 visit(body if body is not None else node, class_name or owner)
@@ -571,7 +555,7 @@ def _unit_chunks(
                 _make_chunk(
                     path, language, unit.kind, lines, part_start, part_end, unit.symbol,
                     unit.signature, unit.docstring if number == 0 else None,
-                    max(part_start, unit.start) if number == 0 else None,
+                    unit.start if number == 0 else None,
                 )
             )  # fmt: skip
         for row in range(unit.first, min(end, len(lines) - 1) + 1):

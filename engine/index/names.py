@@ -11,8 +11,9 @@ closer match than ``Column`` for "column types"), fused like the others.
 Words are compared after folding case, splitting CamelCase and ``snake_case``/``kebab``,
 dropping stopwords and a plural ending, so ``StatementBuilder`` is named by "statement
 builders"; a name word of three letters or more also matches the words it abbreviates
-(``impls`` "implementations", ``utils`` "utility", ``ser`` "serialize"). A test file's name carries "test" (``column_test.go``, ``object.test.ts``),
-so it is named only when the question says "test".
+(``impls`` "implementations", ``utils`` "utility", ``ser`` "serialize"). A test file's
+name carries "test" (``column_test.go``, ``object.test.ts``), so it is named only when
+the question says "test".
 
 A lookup (``engine.query_class.lookup_names``: ``ResultRow``, ``MyPathLike``) names only
 the file called by the whole name (``ResultRow.kt``), not ``path.py`` for a part of it:
@@ -96,9 +97,10 @@ def named_ranks(paths: Iterable[str], query: str, lookup: frozenset[str] = froze
     whole = {_squashed(name) for name in lookup}
     named: dict[str, int] = {}
     for path in paths:
-        words = name_words(path)
-        if path in named or not (_named(words, asked) if not whole else _squashed(_stem(path)) in whole):
+        if path in named:
             continue
-        named[path] = len(words)
+        words = name_words(path)
+        if _squashed(_stem(path)) in whole if whole else _named(words, asked):
+            named[path] = len(words)
     order = sorted(named, key=lambda path: -named[path])  # stable: candidate order kept
     return {path: rank for rank, path in enumerate(order[:MAX_NAMED], 1)}

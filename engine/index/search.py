@@ -212,12 +212,10 @@ def _other_files(
 ) -> list[tuple[int, float]]:
     """The best of ``rest`` (fused, best first) for up to ``files`` files that no chunk of
     ``best`` is in: what ``cover_files`` may need when a few files fill ``best``."""
-    if not rest:
+    listed = set(store.file_ids([cid for cid, _ in best]).values())
+    if len(listed) >= files or not rest:
         return []
-    file_of = store.file_ids([cid for cid, _ in best] + [cid for cid, _ in rest])
-    listed = {file_of.get(cid) for cid, _ in best}
-    if len(listed) >= files:
-        return []
+    file_of = store.file_ids([cid for cid, _ in rest])
     found: list[tuple[int, float]] = []
     for cid, score in rest:
         file_id = file_of.get(cid)
