@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Literal, Self
 
+from engine.cache.base import Clock
+from engine.cache.redact import Scrubber, likely_secret_values
+from engine.paths import insights_path
 from engine.sqlite import connect, migrate, transaction
+
+QueryRedaction = Literal["keep", "hash", "omit"]
+REDACTIONS: tuple[QueryRedaction, ...] = ("keep", "hash", "omit")
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the query log and per-source calls; feedback events.
@@ -97,3 +105,35 @@ class Database:
         if self._conn is None:
             raise RuntimeError(f"history database {self.path} is closed")
         return self._conn
+
+
+class InsightsStore:
+    """What the query log and the feedback store share: their database, how a query is
+    kept (``redaction``), the scrubber that masks known secret values, and the clock."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        redaction: QueryRedaction = "keep",
+        secrets: Iterable[str] | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        if redaction not in REDACTIONS:
+            raise ValueError(f"redaction must be one of {', '.join(REDACTIONS)}")
+        self.redaction: QueryRedaction = redaction
+        self._scrubber = Scrubber(likely_secret_values() if secrets is None else secrets)
+        self._clock: Clock = clock
+        self._db = Database(path)
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, **options: Any) -> Self:
+        """The store at ``path`` (default ``engine.paths.insights_path()``)."""
+        return cls(path or insights_path(), **options)
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()

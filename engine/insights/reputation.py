@@ -23,11 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.cache.base import Clock
-from engine.cache.redact import Scrubber, likely_secret_values
 from engine.errors import TributaryError
-from engine.insights.db import Database
-from engine.insights.store import REDACTIONS, QueryRedaction
-from engine.paths import insights_path
+from engine.insights.db import InsightsStore, QueryRedaction
 from engine.query_check import unicode_problem
 
 DEFAULT_HALF_LIFE_DAYS = 90.0
@@ -107,7 +104,7 @@ class SourceReputation:
         return self.useful + self.not_useful
 
 
-class ReputationStore:
+class ReputationStore(InsightsStore):
     """Feedback events and the per-source reputation estimated from them."""
 
     def __init__(
@@ -126,28 +123,15 @@ class ReputationStore:
             raise ValueError("need 0 <= floor < ceiling <= 1")
         if half_life_days is not None and half_life_days <= 0:
             raise ValueError("half_life_days must be positive (or None for no decay)")
-        if redaction not in REDACTIONS:
-            raise ValueError(f"redaction must be one of {', '.join(REDACTIONS)}")
+        super().__init__(path, redaction=redaction, secrets=secrets, clock=clock)
         self.prior = prior or BetaPrior()
         self.half_life_s = half_life_days * 86400 if half_life_days is not None else None
         self.floor, self.ceiling = floor, ceiling
-        self.redaction: QueryRedaction = redaction
-        self._scrubber = Scrubber(likely_secret_values() if secrets is None else secrets)
-        self._clock: Clock = clock
-        self._db = Database(path)
-
-    @classmethod
-    def open(cls, path: Path | str | None = None, **options: Any) -> ReputationStore:
-        """The store in ``path`` (default ``engine.paths.insights_path()``)."""
-        return cls(path or insights_path(), **options)
 
     @property
     def default(self) -> float:
         """The reputation of a source nobody has rated yet."""
         return self._bounded(self.prior.mean)
-
-    def close(self) -> None:
-        self._db.close()
 
     # --- feedback -----------------------------------------------------------------------
 

@@ -24,16 +24,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from engine.cache.base import Clock
-from engine.cache.redact import Scrubber, likely_secret_values
-from engine.insights.db import Database
+from engine.insights.db import InsightsStore, QueryRedaction
 from engine.model import SearchResponse, SourceStatus
-from engine.paths import insights_path
 
-QueryRedaction = Literal["keep", "hash", "omit"]
-REDACTIONS: tuple[QueryRedaction, ...] = ("keep", "hash", "omit")
 DEFAULT_RETENTION = 10_000
 MAX_ERROR_CHARS = 500
 
@@ -177,7 +173,7 @@ class QueryLogSummary:
 Since = datetime | timedelta | float | None
 
 
-class QueryLog:
+class QueryLog(InsightsStore):
     """The local query log (one SQLite file, WAL)."""
 
     def __init__(
@@ -191,25 +187,8 @@ class QueryLog:
     ) -> None:
         if retention < 1:
             raise ValueError("retention must keep at least one query")
-        if redaction not in REDACTIONS:
-            raise ValueError(f"redaction must be one of {', '.join(REDACTIONS)}")
+        super().__init__(path, redaction=redaction, secrets=secrets, clock=clock)
         self.retention = retention
-        self.redaction: QueryRedaction = redaction
-        self._scrubber = Scrubber(likely_secret_values() if secrets is None else secrets)
-        self._clock: Clock = clock
-        self._db = Database(path)
-
-    @classmethod
-    def open(cls, path: Path | str | None = None, **options: Any) -> QueryLog:
-        """The store at ``path`` (default ``engine.paths.insights_path()``)."""
-        return cls(path or insights_path(), **options)
-
-    @property
-    def path(self) -> Path:
-        return self._db.path
-
-    def close(self) -> None:
-        self._db.close()
 
     # --- writing ----------------------------------------------------------------------
 
