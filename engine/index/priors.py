@@ -2,7 +2,8 @@
 
 Asked about the code, a search whose words match tests, docs, changelogs or a vendored
 copy as well as the code fills its top ten with them: a test repeats the names it tests,
-a changelog names every function that ever changed. So each chunk's fused score is
+a changelog names every function that ever changed, a release tool's config says
+"groups" and "build" as often as a router does. So each chunk's fused score is
 scaled by its file's role, unless the question asks for that role itself ("which test
 covers …", "docs for …", "changelog"): then nothing is scaled down for it.
 """
@@ -22,6 +23,7 @@ VENDORED = "vendored"
 GENERATED = "generated"
 RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
+TOOLING = "tooling"  # CI, release and editor configuration: .github/, .goreleaser.yaml
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -32,6 +34,7 @@ FACTORS: Mapping[str, float] = {
     GENERATED: 0.5,
     RECORD: 0.5,
     SUPERSEDED: 0.7,
+    TOOLING: 0.5,
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures", "__mocks__", "e2e"})
@@ -39,6 +42,9 @@ _DOC_DIRS = frozenset({"doc", "docs", "documentation", "docs_src", "site"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial", "tutorials"})
 _VENDORED_DIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "third-party", "node_modules", "external", "extern", "_vendor"})
 _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
+# Folders of CI and editor tooling. A file whose name starts with a dot (.travis.yml,
+# .golangci.yml, .pre-commit-config.yaml) is tooling wherever it lies.
+_TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines"})
 _TEST_NAME = re.compile(
     r"(^test_.*|.*_test|.*_tests|.*\.test|.*\.spec|.*_spec|.*Tests?|.*Spec|^conftest)$"
 )
@@ -59,7 +65,13 @@ _ASKS = {
     GENERATED: re.compile(r"\b(generated|protobuf|codegen)\b", re.I),
     RECORD: re.compile(r"\b(changelog|changes|release notes?|history|news|version(s|ed)?)\b", re.I),
     SUPERSEDED: re.compile(r"\b(legacy|deprecated|old|older|v\d+|version \d+)\b", re.I),
+    TOOLING: re.compile(
+        r"\b(ci|continuous integration|workflows?|github|gitlab|actions?|pipelines?|releas\w*|"
+        r"lint\w*|pre-commit|builds?|deploy\w*|config\w*|settings|editor|devcontainer)\b",
+        re.I,
+    ),
 }
+_NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
 _VERSION_DIR = re.compile(r"^v(\d{1,3})$")
 _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 
@@ -76,6 +88,8 @@ def role_of(path: str, language: str | None = None) -> str:
         return GENERATED
     if _RECORD_NAME.match(pure.stem) and pure.suffix in _RECORD_SUFFIXES:
         return RECORD
+    if folders & _TOOLING_DIRS or (pure.name.startswith(".") and pure.name not in _NOT_TOOLING):
+        return TOOLING
     if folders & _TEST_DIRS or _TEST_NAME.match(stem):
         return TEST
     if folders & _EXAMPLE_DIRS:

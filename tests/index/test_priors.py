@@ -35,6 +35,12 @@ from tests.index.index_helpers import HashingEmbedder
         ("src/history.py", priors.CODE),  # a module named like a record file is code
         ("src/contest.py", priors.CODE),
         ("src/attestation.go", priors.CODE),
+        (".goreleaser.yaml", priors.TOOLING),
+        (".github/workflows/ci.yml", priors.TOOLING),
+        (".github/ISSUE_TEMPLATE/bug.md", priors.TOOLING),
+        ("web/.eslintrc.js", priors.TOOLING),
+        ("app/.env", priors.CODE),  # read by the application itself
+        ("src/config.yaml", priors.CODE),
     ],
 )
 def test_roles_by_path(path: str, role: str) -> None:
@@ -49,6 +55,9 @@ def test_a_question_that_names_a_role_keeps_it_whole() -> None:
     assert priors.factor(priors.TEST, test_question) == 1.0
     assert priors.factor(priors.DOC, priors.asked_roles("docs for the router")) == 1.0
     assert priors.factor(priors.RECORD, priors.asked_roles("changelog of the router")) == 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("how middleware is applied to route groups")) < 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("which CI workflow runs the linter")) == 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("how is a release built")) == 1.0
 
 
 def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: Path) -> None:
