@@ -216,7 +216,7 @@ def _group_text(hit: Hit, group: DedupGroup | None, member: GroupMember | None) 
 _ROLE_WORDS = {
     "test": "a test", "doc": "documentation", "example": "an example", "vendored": "a vendored copy",
     "generated": "generated code", "record": "a changelog or package record",
-    "superseded": "an older copy of newer code", "tooling": "CI, release or editor configuration",
+    "superseded": "an older copy of newer code", "tooling": "build, CI or editor configuration",
 }
 
 

@@ -3,7 +3,7 @@
 Asked about the code, a search whose words match tests, docs, changelogs or a vendored
 copy as well as the code fills its top ten with them: a test repeats the names it tests,
 a changelog names every function that ever changed, a release tool's config says
-"groups" and "build" as often as a router does. So each chunk's fused score is
+"groups" as often as a router does, a package manifest names every feature. So each chunk's fused score is
 scaled by its file's role, unless the question asks for that role itself ("which test
 covers …", "docs for …", "changelog"): then nothing is scaled down for it.
 """
@@ -23,7 +23,7 @@ VENDORED = "vendored"
 GENERATED = "generated"
 RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
-TOOLING = "tooling"  # CI, release and editor configuration: .github/, .goreleaser.yaml
+TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, .github/
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -67,11 +67,20 @@ _ASKS = {
     SUPERSEDED: re.compile(r"\b(legacy|deprecated|old|older|v\d+|version \d+)\b", re.I),
     TOOLING: re.compile(
         r"\b(ci|continuous integration|workflows?|github|gitlab|actions?|pipelines?|releas\w*|"
-        r"lint\w*|pre-commit|builds?|deploy\w*|config\w*|settings|editor|devcontainer)\b",
+        r"lint\w*|pre-commit|builds?|deploy\w*|config\w*|settings|editor|devcontainer|"
+        r"dependenc\w*|packag\w*|manifest|cargo|npm|gradle|maven|makefile|cmake|install\w*)\b",
         re.I,
     ),
 }
 _NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
+# Package manifests and build files: they name every feature and dependency, so their
+# words match many questions about the code they build.
+_BUILD_FILES = frozenset({
+    "cargo.toml", "cargo.lock", "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
+    "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "go.sum", "build.gradle", "build.gradle.kts",
+    "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "gemfile.lock", "mix.exs", "mix.lock",
+    "composer.json", "composer.lock", "cmakelists.txt", "makefile", "tsconfig.json",
+})
 _VERSION_DIR = re.compile(r"^v(\d{1,3})$")
 _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 
@@ -88,7 +97,9 @@ def role_of(path: str, language: str | None = None) -> str:
         return GENERATED
     if _RECORD_NAME.match(pure.stem) and pure.suffix in _RECORD_SUFFIXES:
         return RECORD
-    if folders & _TOOLING_DIRS or (pure.name.startswith(".") and pure.name not in _NOT_TOOLING):
+    if folders & _TOOLING_DIRS or pure.name in _BUILD_FILES or (
+        pure.name.startswith(".") and pure.name not in _NOT_TOOLING
+    ):
         return TOOLING
     if folders & _TEST_DIRS or _TEST_NAME.match(stem):
         return TEST

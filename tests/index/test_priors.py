@@ -41,6 +41,9 @@ from tests.index.index_helpers import HashingEmbedder
         ("web/.eslintrc.js", priors.TOOLING),
         ("app/.env", priors.CODE),  # read by the application itself
         ("src/config.yaml", priors.CODE),
+        ("serde_core/Cargo.toml", priors.TOOLING),
+        ("package.json", priors.TOOLING),
+        ("setup.py", priors.CODE),
     ],
 )
 def test_roles_by_path(path: str, role: str) -> None:
@@ -58,6 +61,7 @@ def test_a_question_that_names_a_role_keeps_it_whole() -> None:
     assert priors.factor(priors.TOOLING, priors.asked_roles("how middleware is applied to route groups")) < 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("which CI workflow runs the linter")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("how is a release built")) == 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("which dependencies does the package pin")) == 1.0
 
 
 def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: Path) -> None:
