@@ -4,7 +4,10 @@ The indexer and the search code only talk to :class:`IndexStore`; a PostgreSQL +
 pgvector backend can implement the same protocol later. The SQLite backend keeps
 one file per repository: ``files`` and ``chunks`` tables, a contentless FTS5 table
 for BM25 (path tokens, symbol names, code with identifiers split) and a vec0 table
-for cosine KNN. Every file's replacement is one transaction, so a crash leaves
+for cosine KNN. A chunk leaves the FTS5 table through its ``delete`` command with the
+very texts it was indexed with (``_fts_texts``): that keeps BM25's document count and
+average length exact, where a ``contentless_delete`` table's plain ``DELETE`` left them
+counting every chunk ever replaced. Every file's replacement is one transaction, so a crash leaves
 each file either fully old or fully new, and a finished file is never redone.
 """
 
@@ -73,10 +76,36 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX chunks_unembedded ON chunks(embed_hash) WHERE embedded = 0;
     CREATE TABLE pending_embeds (embed_hash TEXT PRIMARY KEY, embed_text TEXT NOT NULL);
     """,
+    # Exact BM25 statistics: a contentless table deleted from with the indexed texts.
+    # ``_fill_keyword_index`` puts the chunks back in when the store opens.
+    """
+    DROP TABLE chunks_fts;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        path, symbol, body, terms, content='', tokenize='porter unicode61'
+    );
+    DELETE FROM meta WHERE key = 'fts_texts'
+    """,
 )
+# What ``_fts_texts`` derives from a chunk. Change it together with that function: the
+# keyword index is then rebuilt once, since a chunk can only be deleted with the texts it
+# was indexed with.
+FTS_TEXTS_VERSION = "1"
 
 # BM25 column weights: path, symbol, body, split identifiers.
 FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
+
+
+@lru_cache(maxsize=4096)
+def _path_terms(path: str) -> str:
+    return split_identifiers(path)
+
+
+def _fts_texts(path: str, symbol: str | None, content: str) -> tuple[str, str, str, str]:
+    """A chunk's keyword-index columns: its path, its symbol with the symbol's parts, its
+    code, and the parts of the identifiers in its path and code (``FTS_TEXTS_VERSION``)."""
+    name = symbol or ""
+    return (path, f"{name} {split_identifiers(name)}", content,
+            f"{_path_terms(path)} {split_identifiers(content)}")  # fmt: skip
 # A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
 # left out of the keyword query unless every term is that common: FTS5's BM25 gives it
 # no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
@@ -306,6 +335,7 @@ class SqliteStore:
         )
         if not readonly:
             migrate(self.conn, MIGRATIONS)
+            self._fill_keyword_index()
         self._cache: _VectorCache | None = None
         self._cache_version: int | None = None
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
@@ -345,7 +375,7 @@ class SqliteStore:
             # Vectors of another model are meaningless: drop them and forget every file,
             # so the next run re-embeds the whole repository.
             self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
-            self.conn.execute("DELETE FROM chunks_fts")
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("DELETE FROM pending_embeds")
@@ -404,15 +434,37 @@ class SqliteStore:
                 found[str(embed_hash)] = np.frombuffer(blob, dtype=np.float32).copy()
         return found
 
+    def _fill_keyword_index(self) -> None:
+        """Index every chunk's texts anew when the keyword index was made by another
+        ``_fts_texts`` (or by none: a new or migrated index)."""
+        if self.get_meta("fts_texts") == FTS_TEXTS_VERSION:
+            return
+        with transaction(self.conn):
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            rows = self.conn.execute(
+                "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id"
+            )
+            self.conn.executemany(
+                "INSERT INTO chunks_fts(rowid, path, symbol, body, terms) VALUES (?, ?, ?, ?, ?)",
+                ((cid, *_fts_texts(path, symbol, content)) for cid, path, symbol, content in rows),
+            )
+            self.set_meta("fts_texts", FTS_TEXTS_VERSION)
+
     def _delete_file_rows(self, file_id: int) -> None:
-        ids = [
-            row[0]
-            for row in self.conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))
-        ]
+        rows = self.conn.execute(
+            "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.file_id = ?",
+            (file_id,),
+        ).fetchall()
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, path, symbol, body, terms) "
+            "VALUES ('delete', ?, ?, ?, ?, ?)",
+            [(cid, *_fts_texts(path, symbol, content)) for cid, path, symbol, content in rows],
+        )
+        ids = [int(row[0]) for row in rows]
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
             marks = ",".join("?" * len(batch))
-            self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", batch)
             if self._has_vec_table():
                 self.conn.execute(f"DELETE FROM chunks_vec WHERE chunk_id IN ({marks})", batch)
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
@@ -441,7 +493,6 @@ class SqliteStore:
                  len(chunks), time.time()),
             )  # fmt: skip
             file_id = cursor.lastrowid
-            path_terms = split_identifiers(record.path)
             for chunk in chunks:
                 vector = known.get(chunk.embed_hash) if has_vec else None
                 cur = self.conn.execute(
@@ -452,12 +503,10 @@ class SqliteStore:
                      int(vector is not None)),
                 )  # fmt: skip
                 chunk_id = cur.lastrowid
-                symbol = chunk.symbol or ""
                 self.conn.execute(
                     "INSERT INTO chunks_fts(rowid, path, symbol, body, terms) VALUES (?, ?, ?, ?, ?)",
-                    (chunk_id, record.path, f"{symbol} {split_identifiers(symbol)}",
-                     chunk.content, f"{path_terms} {split_identifiers(chunk.content)}"),
-                )  # fmt: skip
+                    (chunk_id, *_fts_texts(record.path, chunk.symbol, chunk.content)),
+                )
                 if vector is None:
                     self.conn.execute(
                         "INSERT OR IGNORE INTO pending_embeds(embed_hash, embed_text) VALUES (?, ?)",

@@ -1,4 +1,5 @@
-"""Storage: migrations are transactional and versioned; the schema loads sqlite-vec."""
+"""Storage: migrations are transactional and versioned; the schema loads sqlite-vec; the
+keyword index's statistics stay those of a fresh index."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.store import MIGRATIONS, SqliteStore
+from engine.index.manager import index_path_for, index_repository
+from engine.index.store import MIGRATIONS, SearchFilter, SqliteStore
 from engine.localsearch.db import connect, current_version, migrate
+from tests.index.index_helpers import HashingEmbedder
 
 
 def test_migrations_apply_once_and_record_versions(tmp_path: Path) -> None:
@@ -46,3 +49,57 @@ def test_store_schema_and_vec_extension(tmp_path: Path) -> None:
     assert store.conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
     store.close()
 
+
+
+def _keyword_scores(index: Path, query: str) -> dict[tuple[str, int], float]:
+    store = SqliteStore(index, readonly=True)
+    try:
+        hits = store.keyword_search(query, 100, SearchFilter())
+        chunks = store.chunks_by_id([cid for cid, _ in hits])
+        return {(chunks[cid].path, chunks[cid].start_line): round(score, 9) for cid, score in hits}
+    finally:
+        store.close()
+
+
+def _write_repo(root: Path, version: int) -> None:
+    """Six modules, one of which routes requests; ``version`` changes every one."""
+    (root / "pkg").mkdir(parents=True, exist_ok=True)
+    for n in range(6):
+        call = "route_request(request)" if n == 0 else f"compute_total(values, {n})"
+        body = "\n\n".join(
+            f"def handler_{n}_{i}(request, values):\n    return {call} + {i + version}\n"
+            for i in range(3 + version)
+        )
+        (root / "pkg" / f"mod{n}.py").write_text(body, encoding="utf-8")
+
+
+def test_replaced_files_leave_the_keyword_statistics_of_a_fresh_index(tmp_path: Path) -> None:
+    """BM25 counts documents and their lengths; a file indexed again must not leave its
+    old chunks in those counts, or every score drifts with each edit."""
+    repo = tmp_path / "repo"
+    _write_repo(repo, 0)
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "edited")
+    _write_repo(repo, 2)  # every file edited, then indexed again
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "edited")
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "fresh")
+
+    edited = _keyword_scores(index_path_for(repo, directory=tmp_path / "edited"), "route request")
+    fresh = _keyword_scores(index_path_for(repo, directory=tmp_path / "fresh"), "route request")
+    assert edited and edited == fresh
+
+
+def test_an_index_from_before_exact_statistics_is_refilled_once(tmp_path: Path) -> None:
+    """Opening an index for writing rebuilds a keyword index made with other texts (or
+    with the old delete-by-rowid table) from the chunks, once."""
+    repo = tmp_path / "repo"
+    _write_repo(repo, 1)
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    path = index_path_for(repo, directory=tmp_path / "idx")
+    before = _keyword_scores(path, "route request")
+    store = SqliteStore(path)
+    store.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+    store.set_meta("fts_texts", "0")
+    store.close()
+    assert _keyword_scores(path, "route request") == {}
+    SqliteStore(path).close()  # a writer opens it: refilled
+    assert _keyword_scores(path, "route request") == before
