@@ -440,6 +440,8 @@ class SqliteStore:
         if self.get_meta("fts_texts") == FTS_TEXTS_VERSION:
             return
         with transaction(self.conn):
+            if self.get_meta("fts_texts") == FTS_TEXTS_VERSION:  # another writer was first
+                return
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
             rows = self.conn.execute(
                 "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id"
