@@ -11,22 +11,10 @@ import sqlean
 
 from engine.insights.reputation import BetaPrior, ReputationStore
 from engine.insights.store import QueryLog
+from tests.insights.helpers import Clock
 
 DAY = 86400.0
 SECRET = "sk-proj-abcdef0123456789"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_763_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -20,16 +20,9 @@ from engine.model import (
     SourceReport,
     SourceStatus,
 )
+from tests.insights.helpers import Clock
 
 SECRET = "ghp_S3cr3tT0kenValue1234"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_763_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def response(
@@ -64,11 +57,6 @@ def response(
         metrics=m,
         strategy="rrf",
     )
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
