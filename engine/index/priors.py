@@ -3,9 +3,10 @@
 Asked about the code, a search whose words match tests, docs, changelogs or a vendored
 copy as well as the code fills its top ten with them: a test repeats the names it tests,
 a changelog names every function that ever changed, a release tool's config says
-"groups" as often as a router does, a package manifest names every feature. So each chunk's fused score is
-scaled by its file's role, unless the question asks for that role itself ("which test
-covers …", "docs for …", "changelog"): then nothing is scaled down for it.
+"groups" as often as a router does, a package manifest names every feature. So each
+chunk's fused score is scaled by its file's role, unless the question asks for that role
+itself ("which test covers …", "docs for …", "changelog"): then nothing is scaled down
+for it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
 # Folders of CI and editor tooling. A file whose name starts with a dot (.travis.yml,
 # .golangci.yml, .pre-commit-config.yaml) is tooling wherever it lies.
 _TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines"})
+_NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
+# Package manifests and build files: they name every feature and dependency, so their
+# words match many questions about the code they build.
+_BUILD_FILES = frozenset({
+    "cargo.toml", "cargo.lock", "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
+    "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "go.sum", "build.gradle", "build.gradle.kts",
+    "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "gemfile.lock", "mix.exs", "mix.lock",
+    "composer.json", "composer.lock", "cmakelists.txt", "makefile", "tsconfig.json",
+})
 _TEST_NAME = re.compile(
     r"(^test_.*|.*_test|.*_tests|.*\.test|.*\.spec|.*_spec|.*Tests?|.*Spec|^conftest)$"
 )
@@ -72,15 +82,6 @@ _ASKS = {
         re.I,
     ),
 }
-_NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
-# Package manifests and build files: they name every feature and dependency, so their
-# words match many questions about the code they build.
-_BUILD_FILES = frozenset({
-    "cargo.toml", "cargo.lock", "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
-    "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "go.sum", "build.gradle", "build.gradle.kts",
-    "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "gemfile.lock", "mix.exs", "mix.lock",
-    "composer.json", "composer.lock", "cmakelists.txt", "makefile", "tsconfig.json",
-})
 _VERSION_DIR = re.compile(r"^v(\d{1,3})$")
 _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 

@@ -7,8 +7,9 @@ for BM25 (path tokens, symbol names, code with identifiers split) and a vec0 tab
 for cosine KNN. A chunk leaves the FTS5 table through its ``delete`` command with the
 very texts it was indexed with (``_fts_texts``): that keeps BM25's document count and
 average length exact, where a ``contentless_delete`` table's plain ``DELETE`` left them
-counting every chunk ever replaced. Every file's replacement is one transaction, so a crash leaves
-each file either fully old or fully new, and a finished file is never redone.
+counting every chunk ever replaced. Every file's replacement is one transaction, so a
+crash leaves each file either fully old or fully new, and a finished file is never
+redone.
 """
 
 from __future__ import annotations
@@ -94,6 +95,13 @@ FTS_TEXTS_VERSION = "1"
 # BM25 column weights: path, symbol, body, split identifiers.
 FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 
+# A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
+# left out of the keyword query unless every term is that common: FTS5's BM25 gives it
+# no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
+# score most of the index. On CPython's Lib/ (66k chunks) hybrid search fell from
+# 101 to 28 ms p50 (bench/index_repo.py); pytest's recall and MRR are unchanged.
+COMMON_TERM_SHARE = 0.5
+
 
 @lru_cache(maxsize=4096)
 def _path_terms(path: str) -> str:
@@ -106,12 +114,6 @@ def _fts_texts(path: str, symbol: str | None, content: str) -> tuple[str, str, s
     name = symbol or ""
     return (path, f"{name} {split_identifiers(name)}", content,
             f"{_path_terms(path)} {split_identifiers(content)}")  # fmt: skip
-# A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
-# left out of the keyword query unless every term is that common: FTS5's BM25 gives it
-# no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
-# score most of the index. On CPython's Lib/ (66k chunks) hybrid search fell from
-# 101 to 28 ms p50 (bench/index_repo.py); pytest's recall and MRR are unchanged.
-COMMON_TERM_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)

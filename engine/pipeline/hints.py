@@ -1,9 +1,10 @@
 """Request hints as a score boost: related files, issues, language, framework.
 
 The hint signal of a hit is in 0..1: 1.0 in a related file or under a related folder
-(``src/app/``), 0.6 in a related file's directory, +0.3 in the hinted language (by extension), +0.3 mentioning the framework,
-+0.5 mentioning a related issue; capped at 1. ``fuse`` adds it as the ``hint`` part,
-scaled to the strategy's own score range (see ``fusion.apply_hints``).
+(``src/app/``), 0.6 in a related file's directory, +0.3 in the hinted language (by
+extension), +0.3 mentioning the framework, +0.5 mentioning a related issue; capped at 1.
+``fuse`` adds it as the ``hint`` part, scaled to the strategy's own score range (see
+``fusion.apply_hints``).
 
 A path written in the question itself ("type-check `scripts/`", "the bug in
 src/app/views.py", "conftest.py") is a related file too (``mentioned_paths``); one that
