@@ -127,7 +127,7 @@ async def run_burst(sessions: int, *, home: Path, sources: int = 3, delay_s: flo
     config = _config(home, sources, delay_s, source_timeout_s)
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--config", str(config), "serve", "--http", str(port)],
+        [sys.executable, "-m", "tributary", "--config", str(config), "serve", "--http", str(port)],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from engine.model import Hit, make_hit_id
+from tributary.engine.model import Hit, make_hit_id
 
 SOURCES = ["files", "tasks", "serena", "context7", "docs-web", "memory", "grep", "github", "notes", "search"]
 PACKAGES = ["_pytest", "click", "rapidfuzz", "pluggy", "yaml", "jinja2", "markdown_it", "anyio", "httpx2", "rich"]

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
-from engine.patterns import check_pattern
-from engine.routing import route
+from tributary.engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
+from tributary.engine.patterns import check_pattern
+from tributary.engine.routing import route
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,7 @@ def check_bind(report: HostileReport, host: str = "127.0.0.2") -> None:
         env.pop("TRIBUTARY_TOKEN", None)
         config = Path(home) / "config.yaml"
         config.write_text("servers: {}\n", encoding="utf-8")
-        base = [sys.executable, "-m", "engine", "--config", str(config), "serve", "--http"]
+        base = [sys.executable, "-m", "tributary", "--config", str(config), "serve", "--http"]
         refused = subprocess.run([*base, str(_free_port(host)), "--host", host], env=env, cwd=ROOT,
                                  capture_output=True, text=True, timeout=120)
         if refused.returncode == 0:

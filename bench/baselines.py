@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.eval.datasets import EvalQuery, EvalTask, corpus_root, load_dataset
-from engine.eval.metrics import recall_at_k, reciprocal_rank
-from engine.sqlite import sqlite3
+from tributary.engine.eval.datasets import EvalQuery, EvalTask, corpus_root, load_dataset
+from tributary.engine.eval.metrics import recall_at_k, reciprocal_rank
+from tributary.engine.sqlite import sqlite3
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
 RRF_K = 60

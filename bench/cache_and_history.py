@@ -25,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.cache import ResponseCache
-from engine.cache.base import Cache
-from engine.cache.memory import MemoryCache
-from engine.cache.sqlite import SqliteCache
-from engine.config.schema import Config, ServerConfig
-from engine.insights.reputation import ReputationStore
-from engine.insights.store import QueryLog
-from engine.model import (
+from tributary.engine.cache import ResponseCache
+from tributary.engine.cache.base import Cache
+from tributary.engine.cache.memory import MemoryCache
+from tributary.engine.cache.sqlite import SqliteCache
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.insights.reputation import ReputationStore
+from tributary.engine.insights.store import QueryLog
+from tributary.engine.model import (
     Hit,
     Metrics,
     SearchRequest,
@@ -177,7 +177,7 @@ async def main() -> None:
         else:
             proc, url = redis_server
             try:
-                from engine.cache.redis_backend import RedisCache
+                from tributary.engine.cache.redis_backend import RedisCache
 
                 await bench_cache("redis", RedisCache(url), args.n)
             finally:

@@ -10,7 +10,7 @@ held-out half (the eval's split; nonsense split alike) and on all queries: the A
 the answer's confidence (real against nonsense), the share of nonsense flagged not
 confident (target >= 90 %) and of real queries wrongly flagged (target <= 5 %).
 
-``--fit`` fits ``engine.pipeline.confidence.CONFIDENCE_MODEL`` on the tune half: a
+``--fit`` fits ``tributary.engine.pipeline.confidence.CONFIDENCE_MODEL`` on the tune half: a
 logistic regression of "this hit's file is relevant" on the hits' signals (nonsense
 hits are never relevant), and the bar as the confidence that flags at most 2 % of the
 tune half's real queries; it prints the model to paste into that module. The
@@ -32,13 +32,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.config.schema import Config
-from engine.engine import Engine
-from engine.eval.datasets import load_dataset
-from engine.eval.experiment import tune_ids
-from engine.eval.retrieval import PathMapper, default_work_dir, eval_config, prepare
-from engine.model import SearchRequest
-from engine.pipeline.confidence import (
+from tributary.engine.config.schema import Config
+from tributary.engine.engine import Engine
+from tributary.engine.eval.datasets import load_dataset
+from tributary.engine.eval.experiment import tune_ids
+from tributary.engine.eval.retrieval import PathMapper, default_work_dir, eval_config, prepare
+from tributary.engine.model import SearchRequest
+from tributary.engine.pipeline.confidence import (
     CONFIDENCE_MODEL,
     SIGNALS,
     TOP_HITS,

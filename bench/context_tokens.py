@@ -13,7 +13,7 @@ to every benchmark query; run that first) and, per query, builds two contexts:
 
 For each it prints mean tokens (MiniLM WordPiece, the pipeline's counter) and mean
 file recall (relevant files whose content made it into the text); for the budgeted
-context also the content-level figures (``engine.eval.content``: context recall and
+context also the content-level figures (``tributary.engine.eval.content``: context recall and
 precision, chunk MRR/NDCG@10; recall and the chunk figures need a dataset whose
 queries carry the changed lines, ``bench/derive_spans.py``). "At equal recall"
 finds the smallest N for which the naive top-N (one N for every query, as a fixed
@@ -31,15 +31,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.config.schema import Config
-from engine.eval.content import evaluate_content, summarise
-from engine.eval.datasets import load_dataset
-from engine.eval.experiment import QueryRun
-from engine.eval.retrieval import PathMapper, eval_config, load_runs, prepare, raw_runs_path
-from engine.eval.run import RAW_TOP_K
-from engine.model import Hit, ScoreParts, SearchRequest
-from engine.pipeline import run_pipeline
-from engine.pipeline.tokens import count_tokens
+from tributary.engine.config.schema import Config
+from tributary.engine.eval.content import evaluate_content, summarise
+from tributary.engine.eval.datasets import load_dataset
+from tributary.engine.eval.experiment import QueryRun
+from tributary.engine.eval.retrieval import (
+    PathMapper,
+    eval_config,
+    load_runs,
+    prepare,
+    raw_runs_path,
+)
+from tributary.engine.eval.run import RAW_TOP_K
+from tributary.engine.model import Hit, ScoreParts, SearchRequest
+from tributary.engine.pipeline import run_pipeline
+from tributary.engine.pipeline.tokens import count_tokens
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 

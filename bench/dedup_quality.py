@@ -29,11 +29,11 @@ from rapidfuzz.distance import Levenshtein
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._embed import minilm_lookup
-from engine.config.schema import DedupConfig
-from engine.model import Hit
-from engine.pipeline.blocking import candidate_pairs
-from engine.pipeline.dedup import MIN_FUZZY_CHARS, deduplicate
-from engine.pipeline.text import is_code, squeeze, squeeze_prose
+from tributary.engine.config.schema import DedupConfig
+from tributary.engine.model import Hit
+from tributary.engine.pipeline.blocking import candidate_pairs
+from tributary.engine.pipeline.dedup import MIN_FUZZY_CHARS, deduplicate
+from tributary.engine.pipeline.text import is_code, squeeze, squeeze_prose
 
 DATA = Path(__file__).parent / "data" / "dedup_labelled.jsonl"
 

@@ -6,7 +6,7 @@ The shared benchmarks (``../shared/bench/pytest``, ``click``) name the files eac
 commit changed, not the lines. Given a clone of the project (``REPO``, holding the
 snapshot commit of ``corpus.json`` and the query commits), this writes a copy of the
 ``DATASET`` folder to ``OUT`` whose queries carry ``spans``: the snapshot's line ranges
-the commit changed in each relevant file (``engine.eval.gitspans``). ``tributary eval
+the commit changed in each relevant file (``tributary.engine.eval.gitspans``). ``tributary eval
 run OUT`` then reports the content-level figures (context recall, chunk MRR/NDCG).
 A query whose commit the clone lacks keeps no spans and is left out of those figures.
 """
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.eval.datasets import load_dataset
-from engine.eval.gitspans import SpanError, changed_spans
+from tributary.engine.eval.datasets import load_dataset
+from tributary.engine.eval.gitspans import SpanError, changed_spans
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/embed_cost.py [--chunks 1500] [--repeat 2]
 
-Chunks this repository's engine/ folder, then for each setting runs a fresh process that
+Chunks this repository's tributary/engine/ folder, then for each setting runs a fresh process that
 loads the code embedder (ONNX Runtime int8 unless ``TRIBUTARY_EMBED_BACKEND`` says
 otherwise) and encodes the same chunks, timing wall and process CPU (all threads).
 Settings: sequence length (``TRIBUTARY_EMBED_SEQ``: 32, 48 the default, 64) and encode
@@ -29,7 +29,7 @@ from bench._machine import load, machine  # noqa: E402
 CHILD = """
 import json, sys, time
 sys.path.insert(0, {root!r})
-from engine.index.embed import load_code_embedder
+from tributary.engine.index.embed import load_code_embedder
 texts = json.load(open({texts!r}))
 embedder = load_code_embedder()
 embedder.encode(texts[:64])  # warm-up
@@ -51,11 +51,11 @@ SETTINGS: list[tuple[str, dict[str, str]]] = [
 
 
 def chunk_texts(limit: int) -> list[str]:
-    from engine.index.chunking import chunk_text
-    from engine.index.discovery import discover
+    from tributary.engine.index.chunking import chunk_text
+    from tributary.engine.index.discovery import discover
 
     texts: list[str] = []
-    for source in discover(ROOT / "engine"):
+    for source in discover(ROOT / "tributary" / "engine"):
         text = source.abspath.read_text(encoding="utf-8", errors="replace")
         texts.extend(c.embed_text for c in chunk_text(source.path, source.language, text))
         if len(texts) >= limit:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = chunk_texts(args.chunks)
     scratch = Path(os.environ.get("TMPDIR", "/tmp")) / "tributary-embed-cost.json"
     scratch.write_text(json.dumps(texts), encoding="utf-8")
-    print(f"machine: {machine()}; {load()}; {len(texts)} chunks of engine/")
+    print(f"machine: {machine()}; {load()}; {len(texts)} chunks of tributary/engine/")
     print(f"{'setting':<40} {'chunks/CPU-s':>12} {'chunks/s':>9}")
     for name, env in SETTINGS:
         code = CHILD.format(root=str(ROOT), texts=str(scratch), repeat=args.repeat)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.eval.run import CONTENT_KEY, evaluate
+from tributary.engine.eval.run import CONTENT_KEY, evaluate
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
 TARGETS = {"pytest": (0.86, 0.75)}  # acceptance: default config, held-out half

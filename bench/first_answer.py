@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._machine import load, machine  # noqa: E402
-from engine.index.search import hybrid_search  # noqa: E402
-from engine.index.store import SqliteStore  # noqa: E402
+from tributary.engine.index.search import hybrid_search  # noqa: E402
+from tributary.engine.index.store import SqliteStore  # noqa: E402
 
 POLL_S = 0.2
 DEFAULT_QUERY = "where is the search request fused and ranked"
@@ -102,7 +102,7 @@ def _progress(index_path: Path) -> tuple[int, int, bool]:
 
 
 def measure(name: str, path: Path, query: str) -> Result:
-    from engine.index.manager import index_path_for
+    from tributary.engine.index.manager import index_path_for
 
     result = Result(name)
     with tempfile.TemporaryDirectory(prefix="tributary-first-") as home:
@@ -112,7 +112,7 @@ def measure(name: str, path: Path, query: str) -> Result:
         cpu_before = children_cpu()
         started = time.perf_counter()
         child = subprocess.Popen(
-            [sys.executable, "-m", "engine", "index", "add", str(path), "--no-history"],
+            [sys.executable, "-m", "tributary", "index", "add", str(path), "--no-history"],
             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         cpu_at_embed: float | None = None
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query", default=DEFAULT_QUERY, help="the search polled for hits")
     args = parser.parse_args(argv)
 
-    from engine.index.embed import load_code_embedder
+    from tributary.engine.index.embed import load_code_embedder
 
     load_code_embedder()  # makes the per-machine ONNX file now, outside the timings
     print(f"machine: {machine()}; {load()}")

@@ -12,7 +12,7 @@
    thread waiting for a CPU while runnable; on Linux the figure is also printed with
    that wait (from /proc/thread-self/schedstat) taken out, next to the GUI thread's
    CPU time between ticks.
-3. The same while the index page indexes a copy of ``engine/`` in its worker process.
+3. The same while the index page indexes a copy of ``tributary/engine/`` in its worker process.
 Uses the offscreen platform unless a display is set. Prints figures; asserts nothing.
 """
 
@@ -43,10 +43,10 @@ start = float(os.environ["BENCH_T0"])
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 import asyncio
-from app.loop import AppEventLoop
-from app import theme
-from app.recent_queries import RecentQueries
-from app.shell import Shell
+from tributary.app.loop import AppEventLoop
+from tributary.app import theme
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.shell import Shell
 
 app = QApplication(sys.argv[:1])
 theme.apply(app)
@@ -96,8 +96,8 @@ def launch_times(runs: int) -> tuple[list[float], list[float]]:
 
 async def real_engine(n: int) -> Any:
     """The real engine, on its own thread as the app runs it, over n fake stdio servers."""
-    from app.engine_host import ThreadedEngine
-    from engine.config.schema import Config, ServerConfig
+    from tributary.app.engine_host import ThreadedEngine
+    from tributary.engine.config.schema import Config, ServerConfig
 
     config = Config()
     server = ROOT / "tests" / "fakes" / "fake_server.py"
@@ -111,7 +111,7 @@ async def real_engine(n: int) -> Any:
     config.cache.backend = "off"
 
     async def opener() -> Any:
-        from engine.engine import Engine
+        from tributary.engine.engine import Engine
 
         return await Engine.open(config=config, persistent=False)
 
@@ -188,8 +188,8 @@ def _run_queue_wait_ms(schedstat: Path) -> float | None:
 
 
 async def stall(engine: Any, queries: int) -> tuple[list[Stall], list[float]]:
-    from app.recent_queries import RecentQueries
-    from app.search.page import SearchPage
+    from tributary.app.recent_queries import RecentQueries
+    from tributary.app.search.page import SearchPage
 
     page = SearchPage(lambda: engine, RecentQueries(None))
     page.resize(1200, 760)
@@ -214,7 +214,7 @@ async def stall(engine: Any, queries: int) -> tuple[list[Stall], list[float]]:
 async def index_stall(repo: Path) -> tuple[Stall, float]:
     """The longest stall while the index page indexes ``repo`` in its worker process,
     and the indexing's wall seconds."""
-    from app.indexes import IndexPage
+    from tributary.app.indexes import IndexPage
 
     page = IndexPage(lambda: None)
     page.resize(1000, 600)
@@ -283,17 +283,17 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from app import theme
+    from tributary.app import theme
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     theme.apply(app)
-    from app.loop import AppEventLoop
+    from tributary.app.loop import AppEventLoop
 
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)
     use_real = args.engine == "real" or (
-        args.engine == "auto" and importlib.util.find_spec("engine.engine") is not None)
+        args.engine == "auto" and importlib.util.find_spec("tributary.engine.engine") is not None)
 
     async def run() -> tuple[str, list[Stall], list[float]]:
         engine = await real_engine(args.sources) if use_real else fake_engine(args.sources)
@@ -305,7 +305,7 @@ def main() -> int:
         return kind, stalls, latencies
 
     repo = Path(tempfile.mkdtemp(prefix="tributary-bench-repo-")) / "engine"
-    shutil.copytree(ROOT / "engine", repo, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tributary" / "engine", repo, ignore=shutil.ignore_patterns("__pycache__"))
     with loop:
         kind, stalls, latencies = loop.run_until_complete(run())
         indexing = loop.run_until_complete(index_stall(repo)) if args.index else None

@@ -1,5 +1,5 @@
 """What a full garbage-collector pass costs in each long-running Tributary process,
-before and after ``engine.heap.settle()``; prints the figures.
+before and after ``tributary.engine.heap.settle()``; prints the figures.
 
     .venv/bin/python bench/heap_settle.py [--repeat 5]
 
@@ -52,8 +52,8 @@ def load(kind: str) -> object:
     if kind == "app":
         from PySide6.QtWidgets import QApplication
 
-        from app.engine_host import open_threaded
-        from app.shell import Shell
+        from tributary.app.engine_host import open_threaded
+        from tributary.app.shell import Shell
 
         qt = QApplication([])
 
@@ -63,23 +63,23 @@ def load(kind: str) -> object:
         shell = Shell(single_instance=False)  # the window, tray and pages; its engine is below
         return qt, shell, asyncio.run(opened())
     if kind == "serve":
-        from engine.engine import Engine
-        from engine.servers.face import build_server
+        from tributary.engine.engine import Engine
+        from tributary.engine.servers.face import build_server
 
         async def opened_engine() -> object:
             return await Engine.open(None, warm=False)
 
         return build_server(opened_engine), asyncio.run(opened_engine())  # type: ignore[arg-type]
     if kind == "files server":
-        from engine.index.embed import load_code_embedder
-        from engine.servers import files  # noqa: F401
+        from tributary.engine.index.embed import load_code_embedder
+        from tributary.engine.servers import files  # noqa: F401
 
         model = load_code_embedder()
         model.encode(["def settle(): pass"])
         return model
     if kind == "tasks server":
-        from engine.index.embed import load_default_embedder
-        from engine.servers import tasks  # noqa: F401
+        from tributary.engine.index.embed import load_default_embedder
+        from tributary.engine.servers import tasks  # noqa: F401
 
         model = load_default_embedder()
         model.encode(["settle the heap after start-up"])
@@ -88,12 +88,12 @@ def load(kind: str) -> object:
 
 
 def child(kind: str, repeat: int) -> None:
-    import engine.heap
+    import tributary.engine.heap
 
-    settle = engine.heap.settle
-    engine.heap.settle = lambda: 0  # the app settles once its engine is open: not yet
+    settle = tributary.engine.heap.settle
+    tributary.engine.heap.settle = lambda: 0  # the app settles once its engine is open: not yet
     state = load(kind)
-    engine.heap.settle = settle
+    tributary.engine.heap.settle = settle
     tracked = len(gc.get_objects())
     before = full_pass_ms(repeat)
     settle()

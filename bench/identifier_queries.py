@@ -34,12 +34,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.config.schema import Config
-from engine.engine import Engine
-from engine.eval.datasets import EvalQuery, Span, corpus_root, earliest_query_date, load_dataset
-from engine.eval.retrieval import collect, default_work_dir, eval_config, prepare
-from engine.model import Hit, SearchRequest
-from engine.pipeline import run_pipeline
+from tributary.engine.config.schema import Config
+from tributary.engine.engine import Engine
+from tributary.engine.eval.datasets import (
+    EvalQuery,
+    Span,
+    corpus_root,
+    earliest_query_date,
+    load_dataset,
+)
+from tributary.engine.eval.retrieval import collect, default_work_dir, eval_config, prepare
+from tributary.engine.model import Hit, SearchRequest
+from tributary.engine.pipeline import run_pipeline
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench" / "pytest"
 MIN_NAME = 6

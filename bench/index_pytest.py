@@ -24,12 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.index.embed import load_code_embedder  # noqa: E402
-from engine.index.indexer import Indexer  # noqa: E402
-from engine.index.manager import index_path_for, index_repository  # noqa: E402
-from engine.index.search import Weights, hybrid_search  # noqa: E402
-from engine.index.store import SearchFilter, SqliteStore  # noqa: E402
-from engine.localsearch.embedder import Embedder  # noqa: E402
+from tributary.engine.index.embed import load_code_embedder  # noqa: E402
+from tributary.engine.index.indexer import Indexer  # noqa: E402
+from tributary.engine.index.manager import index_path_for, index_repository  # noqa: E402
+from tributary.engine.index.search import Weights, hybrid_search  # noqa: E402
+from tributary.engine.index.store import SearchFilter, SqliteStore  # noqa: E402
+from tributary.engine.localsearch.embedder import Embedder  # noqa: E402
 
 DATA = ROOT / ".bench-data"
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench" / "pytest"  # beside the checkout

@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.index.embed import load_code_embedder
-from engine.index.manager import index_repository
-from engine.index.search import encode_query, hybrid_search
-from engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.index.embed import load_code_embedder
+from tributary.engine.index.manager import index_repository
+from tributary.engine.index.search import encode_query, hybrid_search
+from tributary.engine.index.store import SearchFilter, SqliteStore
 
 
 def copy_tree(source: Path, target: Path) -> Path:

@@ -57,21 +57,21 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import engine
 from bench._embed import minilm_lookup
 from bench._hits import make_hits
-from engine._compiled import describe
-from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
-from engine.eval.datasets import load_dataset
-from engine.eval.experiment import QueryRun
-from engine.eval.retrieval import default_work_dir, load_runs
-from engine.model import Hit, SearchRequest
-from engine.pipeline import run_pipeline
-from engine.pipeline.blocking import clear_features
-from engine.pipeline.dedup import clear_pair_scores
-from engine.pipeline.run import PipelineResult
-from engine.pipeline.text import clear_squeezed
-from engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
+from tributary import engine
+from tributary.engine._compiled import describe
+from tributary.engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from tributary.engine.eval.datasets import load_dataset
+from tributary.engine.eval.experiment import QueryRun
+from tributary.engine.eval.retrieval import default_work_dir, load_runs
+from tributary.engine.model import Hit, SearchRequest
+from tributary.engine.pipeline import run_pipeline
+from tributary.engine.pipeline.blocking import clear_features
+from tributary.engine.pipeline.dedup import clear_pair_scores
+from tributary.engine.pipeline.run import PipelineResult
+from tributary.engine.pipeline.text import clear_squeezed
+from tributary.engine.pipeline.tokens import clear_cache, count_tokens_batch, get_tokenizer
 
 QUERY = "how does pytest collect fixtures and parametrize test functions"
 

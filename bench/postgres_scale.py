@@ -41,16 +41,22 @@ sys.path.insert(0, str(ROOT))
 
 from bench._machine import machine  # noqa: E402
 from bench.index_pytest import BENCH, fetch_corpus, ranked_files  # noqa: E402
-from engine.index.backend import IndexBackend  # noqa: E402
-from engine.index.chunking import Chunk  # noqa: E402
-from engine.index.manager import index_repository, open_index_store  # noqa: E402
-from engine.index.search import hybrid_search  # noqa: E402
-from engine.index.store import FileRecord, IndexStore, ModelInfo, SearchFilter, SqliteStore  # noqa: E402
-from engine.localsearch.embedder import Vectors  # noqa: E402
-from engine.postgres.db import Database  # noqa: E402
-from engine.postgres.index_store import PgIndexStore  # noqa: E402
-from engine.postgres.repositories import ensure_repository  # noqa: E402
 from tests.postgres_server import fresh_database, running_server  # noqa: E402
+from tributary.engine.index.backend import IndexBackend  # noqa: E402
+from tributary.engine.index.chunking import Chunk  # noqa: E402
+from tributary.engine.index.manager import index_repository, open_index_store  # noqa: E402
+from tributary.engine.index.search import hybrid_search  # noqa: E402
+from tributary.engine.index.store import (  # noqa: E402
+    FileRecord,
+    IndexStore,
+    ModelInfo,
+    SearchFilter,
+    SqliteStore,
+)
+from tributary.engine.localsearch.embedder import Vectors  # noqa: E402
+from tributary.engine.postgres.db import Database  # noqa: E402
+from tributary.engine.postgres.index_store import PgIndexStore  # noqa: E402
+from tributary.engine.postgres.repositories import ensure_repository  # noqa: E402
 
 DIM = 384
 CHUNKS_PER_FILE = 100
@@ -241,7 +247,7 @@ def interval(values: list[float]) -> str:
 
 
 def bench_retrieval(corpus: Path) -> None:
-    from engine.index.embed import load_code_embedder
+    from tributary.engine.index.embed import load_code_embedder
 
     queries = [json.loads(line) for line in (BENCH / "queries.jsonl").read_text().splitlines()]
     embedder = CachingEmbedder(load_code_embedder())

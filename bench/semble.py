@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._machine import load, machine
-from engine.eval.codesearch import CodeRun, Scores, load_annotations, run_code_dataset
+from tributary.engine.eval.codesearch import CodeRun, Scores, load_annotations, run_code_dataset
 
 ANNOTATIONS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "semble" / "annotations"
 

@@ -35,18 +35,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.index.embed import load_default_embedder  # noqa: E402
-from engine.tasks import import_tasks_jsonl, open_index, tasks_db_path  # noqa: E402
-from engine.tasks import store as store_module  # noqa: E402
-from engine.tasks.model import TaskHit, parse_date  # noqa: E402
-from engine.tasks.ranking import (  # noqa: E402
+from tributary.engine.index.embed import load_default_embedder  # noqa: E402
+from tributary.engine.tasks import import_tasks_jsonl, open_index, tasks_db_path  # noqa: E402
+from tributary.engine.tasks import store as store_module  # noqa: E402
+from tributary.engine.tasks.model import TaskHit, parse_date  # noqa: E402
+from tributary.engine.tasks.ranking import (  # noqa: E402
     DEFAULT_FILE_RANK,
     FileRankParams,
     PathResolver,
     TouchCounts,
     rank_files,
 )
-from engine.tasks.search import TaskIndex, TaskSearchParams  # noqa: E402
+from tributary.engine.tasks.search import TaskIndex, TaskSearchParams  # noqa: E402
 
 BENCH = ROOT.parent / "shared" / "bench"
 DATA = ROOT / ".bench-data"

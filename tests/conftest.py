@@ -69,8 +69,8 @@ class IndexTarget:
     """Where a test's indexes go: the keyword arguments the indexing API takes for it."""
 
     name: str
-    kw: dict[str, Any]  # for engine.index.manager and engine.repos
-    tasks_kw: dict[str, Any]  # for engine.tasks.api
+    kw: dict[str, Any]  # for tributary.engine.index.manager and tributary.engine.repos
+    tasks_kw: dict[str, Any]  # for tributary.engine.tasks.api
 
     @property
     def postgres(self) -> bool:
@@ -108,7 +108,7 @@ def at(request: pytest.FixtureRequest, tmp_path: Path) -> IndexTarget:
     if request.param == "sqlite":
         folder = tmp_path / "indexes"
         return IndexTarget("sqlite", {"index_dir": folder}, {"indexes_dir": folder})
-    from engine.index.backend import IndexBackend
+    from tributary.engine.index.backend import IndexBackend
 
     backend = IndexBackend(request.getfixturevalue("postgres_dsn"))
     return IndexTarget("postgres", {"backend": backend}, {"backend": backend})

@@ -8,7 +8,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ("PySide6", "PyQt5", "PyQt6", "qasync", "app")
+FORBIDDEN = ("PySide6", "PyQt5", "PyQt6", "qasync", "tributary.app")
+
+
+def _forbidden(name: str) -> bool:
+    return any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
 
 
 def _imported_modules(path: Path) -> list[str]:
@@ -24,9 +28,9 @@ def _imported_modules(path: Path) -> list[str]:
 
 def test_engine_sources_never_import_ui_code() -> None:
     offenders = []
-    for path in sorted((ROOT / "engine").rglob("*.py")):
+    for path in sorted((ROOT / "tributary" / "engine").rglob("*.py")):
         for name in _imported_modules(path):
-            if name.split(".")[0] in FORBIDDEN:
+            if _forbidden(name):
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert offenders == []
 
@@ -35,17 +39,31 @@ def test_importing_the_whole_engine_loads_no_qt() -> None:
     """Import every engine module in a fresh interpreter and look at sys.modules."""
     modules = sorted(
         ".".join(p.relative_to(ROOT).with_suffix("").parts)
-        for p in (ROOT / "engine").rglob("*.py")
+        for p in (ROOT / "tributary" / "engine").rglob("*.py")
         if p.name != "__main__.py"
     )
     script = (
         "import importlib, sys\n"
         f"for m in {modules!r}:\n"
         "    importlib.import_module(m)\n"
-        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        f"bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + '.') for f in {FORBIDDEN!r}))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_everything_installs_under_one_top_level_package() -> None:
+    """Only ``tributary`` lands in site-packages: no ``engine`` or ``app`` to collide with
+    another distribution's."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = find_packages(where=str(ROOT), include=include)
+    assert "tributary" in packages
+    assert {name.split(".")[0] for name in packages} == {"tributary"}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from engine.config import schema
+from tributary.engine.config import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def test_the_reference_is_up_to_date() -> None:
 
 def test_every_key_of_the_schema_is_described() -> None:
     script = _script()
-    comments = script.field_comments((ROOT / "engine" / "config" / "schema.py").read_text(encoding="utf-8"))
+    comments = script.field_comments((ROOT / "tributary" / "engine" / "config" / "schema.py").read_text(encoding="utf-8"))
     documented = {cls for _, cls, _ in script.SECTIONS} | {schema.Config}
     undescribed = []
     for cls in documented - {schema.Config}:

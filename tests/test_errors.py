@@ -8,22 +8,22 @@ import argparse
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from engine.cache.base import CacheError
-from engine.cache.codec import CodecError
-from engine.cli import main as cli_main
-from engine.config.errors import ConfigError, ConfigIssue
-from engine.config.expand import ExpansionError
-from engine.errors import TributaryError
-from engine.eval.datasets import DatasetError
-from engine.eval.gitbuild import GitBuildError
-from engine.index.onnx_model import ModelUnavailableError, OnnxModelError
-from engine.index.weights import ModelIntegrityError
-from engine.normalize import NormalizeError
-from engine.servers.face import user_errors
-from engine.sources.client import SourceUnavailable, StartTimeout
-from engine.sources.remote import ConnectError
-from engine.sources.tools import ToolSelectionError
-from engine.tasks.sources import GitError
+from tributary.engine.cache.base import CacheError
+from tributary.engine.cache.codec import CodecError
+from tributary.engine.cli import main as cli_main
+from tributary.engine.config.errors import ConfigError, ConfigIssue
+from tributary.engine.config.expand import ExpansionError
+from tributary.engine.errors import TributaryError
+from tributary.engine.eval.datasets import DatasetError
+from tributary.engine.eval.gitbuild import GitBuildError
+from tributary.engine.index.onnx_model import ModelUnavailableError, OnnxModelError
+from tributary.engine.index.weights import ModelIntegrityError
+from tributary.engine.normalize import NormalizeError
+from tributary.engine.servers.face import user_errors
+from tributary.engine.sources.client import SourceUnavailable, StartTimeout
+from tributary.engine.sources.remote import ConnectError
+from tributary.engine.sources.tools import ToolSelectionError
+from tributary.engine.tasks.sources import GitError
 
 ERRORS = (
     CacheError, CodecError, ConfigError, ExpansionError, DatasetError, GitBuildError,
@@ -99,7 +99,7 @@ class _RefusingEngine:
 async def test_an_mcp_client_reads_the_refusal() -> None:
     from mcp import Client
 
-    from engine.servers.face import build_server
+    from tributary.engine.servers.face import build_server
 
     async def factory() -> _RefusingEngine:
         return _RefusingEngine()

@@ -1,5 +1,5 @@
 """The import graph has no circles, the code index does not reach up into tasks, and
-both build on the local search core (``engine.localsearch``) rather than on each other.
+both build on the local search core (``tributary.engine.localsearch``) rather than on each other.
 
 Imports inside functions count too: a lazy import that closes a circle still ties the
 two modules to each other's internals. Read from the source, so nothing is imported.
@@ -92,17 +92,17 @@ def test_circles_are_found() -> None:
     assert circles(graph) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("package", ["engine", "app"])
+@pytest.mark.parametrize("package", ["tributary/engine", "tributary/app"])
 def test_no_import_circles(package: str) -> None:
     assert circles(import_graph(package)) == []
 
 
 def test_the_code_index_does_not_import_the_task_history() -> None:
-    graph = import_graph("engine")
+    graph = import_graph("tributary/engine")
     upward = {
         (module, target)
-        for module, targets in graph.items() if module.startswith("engine.index")
-        for target in targets if target.startswith("engine.tasks")
+        for module, targets in graph.items() if module.startswith("tributary.engine.index")
+        for target in targets if target.startswith("tributary.engine.tasks")
     }
     assert upward == set()
 
@@ -122,24 +122,24 @@ def _imports_from(package: str, prefix: str) -> set[tuple[str, str, str]]:
 
 
 def test_the_local_search_core_imports_neither_side() -> None:
-    """engine.localsearch sits under both the code index and the task history."""
-    graph = import_graph("engine")
+    """tributary.engine.localsearch sits under both the code index and the task history."""
+    graph = import_graph("tributary/engine")
     upward = {
         (module, target)
-        for module, targets in graph.items() if module.startswith("engine.localsearch")
-        for target in targets if target.startswith(("engine.index", "engine.tasks"))
+        for module, targets in graph.items() if module.startswith("tributary.engine.localsearch")
+        for target in targets if target.startswith(("tributary.engine.index", "tributary.engine.tasks"))
     }
     assert upward == set()
 
 
 def test_the_task_history_uses_the_core_not_the_code_index_storage() -> None:
-    """engine.tasks opens its SQLite file, fuses and tokenises through engine.localsearch;
-    of engine.index it uses only the backend choice and the default model's loader."""
+    """tributary.engine.tasks opens its SQLite file, fuses and tokenises through tributary.engine.localsearch;
+    of tributary.engine.index it uses only the backend choice and the default model's loader."""
     allowed = {
-        ("engine.index.backend", "IndexBackend"),
-        ("engine.index.backend", "resolve_backend"),
-        ("engine.index.embed", "load_default_embedder"),
+        ("tributary.engine.index.backend", "IndexBackend"),
+        ("tributary.engine.index.backend", "resolve_backend"),
+        ("tributary.engine.index.embed", "load_default_embedder"),
     }
-    used = {(module, name) for _, module, name in _imports_from("engine/tasks", "engine.index")}
-    assert not any(module == "engine.index.db" for module, _ in used)
+    used = {(module, name) for _, module, name in _imports_from("tributary/engine/tasks", "tributary.engine.index")}
+    assert not any(module == "tributary.engine.index.db" for module, _ in used)
     assert used <= allowed, used - allowed

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from engine.sources.client import CLIENT_INFO
-from engine.version import package_version
+from tributary.engine.sources.client import CLIENT_INFO
+from tributary.engine.version import package_version
 
 ROOT = Path(__file__).resolve().parents[1]
 

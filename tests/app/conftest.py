@@ -18,8 +18,8 @@ import pytest
 from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from app import tasks, theme
-from app.loop import AppEventLoop
+from tributary.app import tasks, theme
+from tributary.app.loop import AppEventLoop
 
 HERE = Path(__file__).parent
 # Qt messages the offscreen platform itself emits (it cannot raise windows or

@@ -1,6 +1,6 @@
 """A test double of the engine facade: answers from fake sources after set delays.
 
-It builds real ``engine.model`` objects (hits, dedup groups, score parts, source
+It builds real ``tributary.engine.model`` objects (hits, dedup groups, score parts, source
 reports, assembled context), so the UI under test renders exactly what the real
 engine returns; only where the hits come from is faked.
 """
@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.engine_api import ReputationRow
-from engine.config.schema import Config, RoutingRule, ServerConfig
-from engine.model import (
+from tributary.app.engine_api import ReputationRow
+from tributary.engine.config.schema import Config, RoutingRule, ServerConfig
+from tributary.engine.model import (
     AssembledContext,
     ContextChunk,
     ContextFormat,
@@ -36,9 +36,9 @@ from engine.model import (
     SourceStatus,
     make_hit_id,
 )
-from engine.query_class import classify_query
-from engine.sources.health import BreakerSnapshot, BreakerState
-from engine.sources.state import ServerState, ServerStatus, ServerTest, ToolInfo
+from tributary.engine.query_class import classify_query
+from tributary.engine.sources.health import BreakerSnapshot, BreakerState
+from tributary.engine.sources.state import ServerState, ServerStatus, ServerTest, ToolInfo
 
 SAMPLE_CODE = '''def fixture(scope="function", params=None, autouse=False):
     """Decorator to mark a fixture factory function."""

@@ -18,10 +18,10 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 
-from app.config_editor.editor import ConfigEditor
-from engine.config.load import load_config
-from engine.config.schema import Config, RepoConfig, RoutingRule, ServerConfig
 from tests.app.fakes import FakeEngine
+from tributary.app.config_editor.editor import ConfigEditor
+from tributary.engine.config.load import load_config
+from tributary.engine.config.schema import Config, RepoConfig, RoutingRule, ServerConfig
 
 
 def sample_config(tmp_path: Path) -> Config:
@@ -308,7 +308,7 @@ async def test_saved_but_not_applied_says_so(qtbot: Any, tmp_path: Path) -> None
 
 @pytest.mark.asyncio
 async def test_move_secrets_to_keyring_button(qtbot: Any, tmp_path: Path) -> None:
-    from engine.config import keystore
+    from tributary.engine.config import keystore
 
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers
@@ -332,8 +332,8 @@ async def test_sign_in_and_out_of_a_remote_server(qtbot: Any, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import httpx2
 
-    from engine.sources import oauth
     from tests.fakes.oauth_server import serve_oauth_server
+    from tributary.engine.sources import oauth
 
     opened: list[str] = []
 

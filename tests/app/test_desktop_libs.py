@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.desktop_libs import (
+from tributary.app.desktop_libs import (
     XCB_LIBRARIES,
     can_connect,
     display_problem,
@@ -91,7 +91,7 @@ def test_gui_without_a_display_exits_with_the_message_not_an_abort(tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["TRIBUTARY_HOME"] = str(tmp_path)  # no running instance of this home to hand over to
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "gui"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        [sys.executable, "-m", "tributary", "gui"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "tributary gui: no display" in result.stderr
 

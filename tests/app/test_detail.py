@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QPlainTextEdit
 
-from app.search.detail import DetailPane, presentation
-from engine.model import DedupGroup, DedupReason, GroupMember, Hit
+from tributary.app.search.detail import DetailPane, presentation
+from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit
 
 FILE = "\n".join(f"line_{n} = {n}" for n in range(1, 21)) + "\n"
 CHUNK = "\n".join(f"line_{n} = {n}" for n in range(8, 12))
@@ -132,8 +132,8 @@ def test_the_code_indexs_own_reasons_are_said(qtbot: Any) -> None:
 
 
 def test_the_summary_says_when_nothing_is_confident() -> None:
-    from app.search.page import _summary
-    from engine.model import SearchRequest, SearchResponse
+    from tributary.app.search.page import _summary
+    from tributary.engine.model import SearchRequest, SearchResponse
 
     weak = SearchResponse(request=SearchRequest(query="qwzxv"), hits=[_commit()], confident=False)
     assert "no confident results" in _summary(weak, final=True)

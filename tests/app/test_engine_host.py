@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from app.engine_host import ThreadedEngine
-from app.search.controller import SearchController
-from engine.model import SearchRequest
 from tests.app.fakes import FakeEngine, by_query, fixed
+from tributary.app.engine_host import ThreadedEngine
+from tributary.app.search.controller import SearchController
+from tributary.engine.model import SearchRequest
 
 
 async def start(fake: FakeEngine) -> ThreadedEngine:
@@ -104,12 +104,12 @@ async def test_engine_cpu_work_does_not_block_the_gui_loop(qtbot: object) -> Non
 
 @pytest.mark.asyncio
 async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, tmp_path: Any) -> None:
-    from engine.config.schema import Config, ServerConfig
-    from engine.engine import Engine
-    from engine.insights.reputation import ReputationStore
-    from engine.model import DedupGroup, DedupReason, GroupMember, Hit
-    from engine.sources.memory import memory_connector
     from tests.fakes import fake_server_object
+    from tributary.engine.config.schema import Config, ServerConfig
+    from tributary.engine.engine import Engine
+    from tributary.engine.insights.reputation import ReputationStore
+    from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit
+    from tributary.engine.sources.memory import memory_connector
 
     threads: list[str] = []
 
@@ -144,11 +144,11 @@ async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, t
 async def test_the_real_engine_settles_the_heap_once_open(
     qtbot: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engine.heap
-    from app.engine_host import open_threaded
+    import tributary.engine.heap
+    from tributary.app.engine_host import open_threaded
 
     settled: list[str] = []
-    monkeypatch.setattr(engine.heap, "settle", lambda: settled.append(threading.current_thread().name))
+    monkeypatch.setattr(tributary.engine.heap, "settle", lambda: settled.append(threading.current_thread().name))
     threaded = await open_threaded(tmp_path / "config.toml")
     try:
         # Once, after start-up, on the GUI thread: collecting there frees Qt wrappers
@@ -160,7 +160,7 @@ async def test_the_real_engine_settles_the_heap_once_open(
 
 @pytest.mark.asyncio
 async def test_config_file_changes_reach_the_gui_loop(qtbot: object, tmp_path: Path) -> None:
-    from engine.engine import Engine
+    from tributary.engine.engine import Engine
 
     path = tmp_path / "config.yaml"
     path.write_text("fusion:\n  top_k: 20\n", encoding="utf-8")

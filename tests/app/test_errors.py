@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app import errors
+from tributary.app import errors
 
 
 def test_uncaught_exception_opens_a_non_modal_dialog(qtbot: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -27,7 +27,7 @@ def test_uncaught_exception_opens_a_non_modal_dialog(qtbot: Any, caplog: pytest.
 
 
 def test_a_tributary_error_shows_its_message_not_a_crash(qtbot: Any, caplog: pytest.LogCaptureFixture) -> None:
-    from engine.config.errors import ConfigError, ConfigIssue
+    from tributary.engine.config.errors import ConfigError, ConfigIssue
 
     error = ConfigError([ConfigIssue(file="config.yaml", line=3, key_path="servers.git", message="no command")])
     with caplog.at_level(logging.ERROR, logger="tributary.app"):

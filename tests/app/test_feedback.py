@@ -14,13 +14,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
-from app.insights import InsightsPage, read_insights
-from app.recent_queries import RecentQueries
-from app.reputation import REPUTATION, USEFUL, VALUE_ROLE
-from app.search.page import SearchPage
-from app.search.results_model import RATING_ROLE, TITLE
-from app.shell import Shell
 from tests.app.fakes import FakeEngine
+from tributary.app.insights import InsightsPage, read_insights
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.reputation import REPUTATION, USEFUL, VALUE_ROLE
+from tributary.app.search.page import SearchPage
+from tributary.app.search.results_model import RATING_ROLE, TITLE
+from tributary.app.shell import Shell
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -7,7 +7,7 @@ import threading
 
 from PySide6.QtCore import QObject
 
-from app.gc_guard import GuiThreadCollector
+from tributary.app.gc_guard import GuiThreadCollector
 
 
 class _Cycle:

@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.recent_queries import RecentQueries
-from app.search.hints import count_hints, parse_list
-from app.search.page import SearchPage
-from engine.model import Hints
 from tests.app.fakes import FakeEngine
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.search.hints import count_hints, parse_list
+from tributary.app.search.page import SearchPage
+from tributary.engine.model import Hints
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from app import indexes
-from app.indexes import IndexPage, Progress, format_eta
 from tests.app.fakes import FakeEngine
+from tributary.app import indexes
+from tributary.app.indexes import IndexPage, Progress, format_eta
 
-# A worker that behaves like app.index_worker: JSON progress lines, then "history",
+# A worker that behaves like tributary.app.index_worker: JSON progress lines, then "history",
 # then "done"; it waits for a file to exist before each of the last two so the test can
 # see it mid-way.
 WORKER = r"""

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from app.insights import InsightsPage, read_insights
-from engine.insights.store import QueryLog
-from engine.model import SearchRequest, SourceReport, SourceStatus
 from tests.app.fakes import build_response
+from tributary.app.insights import InsightsPage, read_insights
+from tributary.engine.insights.store import QueryLog
+from tributary.engine.model import SearchRequest, SourceReport, SourceStatus
 
 
 @pytest.mark.asyncio

@@ -9,7 +9,7 @@ import math
 import anyio
 import pytest
 
-from app.loop import MAX_DELAY_S
+from tributary.app.loop import MAX_DELAY_S
 
 
 @pytest.mark.asyncio

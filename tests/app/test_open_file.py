@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app import open_file
-from engine.model import Hit
+from tributary.app import open_file
+from tributary.engine.model import Hit
 
 
 def _hit(path: str, **metadata: object) -> Hit:

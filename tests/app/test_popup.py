@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
-from app.tray import QuickPopup, TrayController
 from tests.app.fakes import FakeEngine, fixed
+from tributary.app.tray import QuickPopup, TrayController
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:

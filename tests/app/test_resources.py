@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app import theme
+from tributary.app import theme
 
 
 def test_a_source_tree_wins_and_an_installed_share_dir_is_the_fallback(tmp_path: Path) -> None:

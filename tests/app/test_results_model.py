@@ -19,7 +19,8 @@ from PySide6.QtGui import QGuiApplication, QHelpEvent, QIcon
 from PySide6.QtTest import QAbstractItemModelTester
 from PySide6.QtWidgets import QApplication, QTreeView
 
-from app.search.results_model import (
+from tests.app.fakes import build_response
+from tributary.app.search.results_model import (
     HIT_ROLE,
     LOCATION,
     MEMBER_ROLE,
@@ -31,7 +32,7 @@ from app.search.results_model import (
     ResultsModel,
     RowToolTips,
 )
-from engine.model import (
+from tributary.engine.model import (
     DedupGroup,
     DedupReason,
     GroupMember,
@@ -42,8 +43,7 @@ from engine.model import (
     SourceStatus,
     make_hit_id,
 )
-from engine.pipeline.dedup import fold_label
-from tests.app.fakes import build_response
+from tributary.engine.pipeline.dedup import fold_label
 
 
 def _response(sources: list[str]) -> Any:

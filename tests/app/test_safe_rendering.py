@@ -14,15 +14,15 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
-from app import safe_text
-from app.recent_queries import RecentQueries
-from app.search.context_preview import ContextPreview
-from app.search.detail import DetailPane
-from app.search.page import SearchPage
-from app.search.results_model import LOCATION, TITLE, ResultsModel
-from app.search.source_strip import SourceStrip
-from app.tray import QuickPopup
-from engine.model import (
+from tributary.app import safe_text
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.search.context_preview import ContextPreview
+from tributary.app.search.detail import DetailPane
+from tributary.app.search.page import SearchPage
+from tributary.app.search.results_model import LOCATION, TITLE, ResultsModel
+from tributary.app.search.source_strip import SourceStrip
+from tributary.app.tray import QuickPopup
+from tributary.engine.model import (
     AssembledContext,
     ContextChunk,
     ContextFormat,

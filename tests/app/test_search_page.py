@@ -11,11 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
-from app.recent_queries import RecentQueries
-from app.search.page import SearchPage
-from app.search.results_model import SCORE
 from tests.app import fakes
 from tests.app.fakes import FakeEngine, by_query, fixed
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.search.page import SearchPage
+from tributary.app.search.results_model import SCORE
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -203,7 +203,7 @@ async def test_no_confident_result_is_said_instead_of_listing_noise(qtbot: objec
 
 
 def test_a_long_summary_never_widens_the_strip(qtbot: object) -> None:
-    from app.search.source_strip import SourceStrip
+    from tributary.app.search.source_strip import SourceStrip
 
     strip = SourceStrip()
     qtbot.addWidget(strip)  # type: ignore[attr-defined]

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from app.search.controller import SearchController
-from engine.model import SearchUpdate
 from tests.app.fakes import FakeEngine, by_query, fixed
+from tributary.app.search.controller import SearchController
+from tributary.engine.model import SearchUpdate
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:

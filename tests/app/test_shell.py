@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from app.instance import InstanceServer, send_command
-from app.recent_queries import RecentQueries
-from app.shell import Shell
 from tests.app.fakes import FakeEngine
+from tributary.app.instance import InstanceServer, send_command
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.shell import Shell
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ async def test_window_shows_before_engine_and_shutdown_is_idempotent(qtbot: obje
 async def test_an_engine_that_refuses_to_start_shows_why(qtbot: object) -> None:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from engine.config.errors import ConfigError, ConfigIssue
+    from tributary.engine.config.errors import ConfigError, ConfigIssue
 
     async def factory(_: Path | None) -> Any:
         raise ConfigError([ConfigIssue(file="config.yaml", key_path="servers.git", line=3,
@@ -117,7 +117,7 @@ async def test_toggle_over_local_socket(qtbot: object) -> None:
 
 
 async def client(name: str, command: str) -> str:
-    code = f"from app.instance import send_command; print(send_command({command!r}, name={name!r}))"
+    code = f"from tributary.app.instance import send_command; print(send_command({command!r}, name={name!r}))"
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
     out, _ = await process.communicate()
@@ -129,9 +129,9 @@ def test_gui_process_does_not_import_torch() -> None:
         "import os, sys; os.environ['QT_QPA_PLATFORM']='offscreen'\n"
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
-        "import app.main, app.shell\n"
-        "from app.recent_queries import RecentQueries\n"
-        "from app.shell import Shell\n"
+        "import tributary.app.main, tributary.app.shell\n"
+        "from tributary.app.recent_queries import RecentQueries\n"
+        "from tributary.app.shell import Shell\n"
         "shell = Shell(single_instance=False, recent_queries=RecentQueries(None))\n"
         "shell.window.show()\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
@@ -145,9 +145,9 @@ def test_gui_process_does_not_import_torch() -> None:
 def test_engine_free_client_does_not_need_an_app() -> None:
     code = (
         "import sys\n"
-        "from app.instance import send_command\n"
+        "from tributary.app.instance import send_command\n"
         "print('RUNNING', send_command('show', name='tributary-nobody-here', timeout_ms=100))\n"
-        "print('QTWIDGETS', 'PySide6.QtWidgets' in sys.modules, 'engine.engine' in sys.modules)\n"
+        "print('QTWIDGETS', 'PySide6.QtWidgets' in sys.modules, 'tributary.engine.engine' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -156,12 +156,12 @@ def test_engine_free_client_does_not_need_an_app() -> None:
 
 @pytest.mark.asyncio
 async def test_cli_toggle_reaches_the_running_app(qtbot: object) -> None:
-    """`tributary toggle` (engine/cli/gui_cmd.py) talks to this instance and exits."""
+    """`tributary toggle` (tributary/engine/cli/gui_cmd.py) talks to this instance and exits."""
     shell = make_shell(FakeEngine(), single=True)  # listens on this TRIBUTARY_HOME's socket
     shell.start(show=False)
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine", "toggle", cwd=ROOT,
+            sys.executable, "-m", "tributary", "toggle", cwd=ROOT,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         _, err = await process.communicate()
         assert process.returncode == 0, err.decode()

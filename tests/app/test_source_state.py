@@ -10,14 +10,14 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from app.config_editor.editor import ConfigEditor
-from app.config_editor.servers import LATENCY_ROLE, describe_state
-from app.search.source_strip import SourceStrip, typical_latency
-from engine.config.schema import Config, ServerConfig
-from engine.model import SourceReport, SourceStatus
-from engine.sources.health import BreakerSnapshot, BreakerState
-from engine.sources.state import ServerState, ServerStatus
 from tests.app.fakes import FakeEngine, server_state
+from tributary.app.config_editor.editor import ConfigEditor
+from tributary.app.config_editor.servers import LATENCY_ROLE, describe_state
+from tributary.app.search.source_strip import SourceStrip, typical_latency
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.model import SourceReport, SourceStatus
+from tributary.engine.sources.health import BreakerSnapshot, BreakerState
+from tributary.engine.sources.state import ServerState, ServerStatus
 
 KILLED = "restarted: no answer for 9 s (3 requests in a row timed out)"
 

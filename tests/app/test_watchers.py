@@ -1,4 +1,4 @@
-"""Live watchers: a real ``app.index_worker --watch`` process keeps an index up to date
+"""Live watchers: a real ``tributary.app.index_worker --watch`` process keeps an index up to date
 and tells the engine; the Watch button starts and stops one and saves the choice in
 the config; the shell starts the watchers the config names."""
 
@@ -16,19 +16,19 @@ import shiboken6
 import yaml
 from PySide6.QtCore import QObject
 
-from app import watchers as watchers_module
-from app.indexes import IndexPage
-from app.shell import Shell
-from app.tasks import runner
-from app.watchers import RepoWatchers, with_watch
-from engine.config.schema import Config, RepoConfig
-from engine.index.manager import index_path_for
-from engine.index.store import SqliteStore
 from tests.app.fakes import FakeEngine
 from tests.app.test_indexes import FakeRepos, until
 from tests.index.index_helpers import make_repo
+from tributary.app import watchers as watchers_module
+from tributary.app.indexes import IndexPage
+from tributary.app.shell import Shell
+from tributary.app.tasks import runner
+from tributary.app.watchers import RepoWatchers, with_watch
+from tributary.engine.config.schema import Config, RepoConfig
+from tributary.engine.index.manager import index_path_for
+from tributary.engine.index.store import SqliteStore
 
-# A watcher as app.index_worker --watch behaves: an update after its first pass, then
+# A watcher as tributary.app.index_worker --watch behaves: an update after its first pass, then
 # nothing until its stdin closes.
 WATCHER = r"""
 import json, sys
@@ -134,7 +134,7 @@ async def test_the_watch_button_starts_and_stops_a_watcher(
     fake = FakeRepos()
     fake.entries[str(repo)] = type("Info", (), {"root": repo, "files": 3, "chunks": 9, "tasks": 0,
                                                 "updated_at": None, "exists": True})()
-    monkeypatch.setattr("app.indexes.repos", lambda: fake)
+    monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
     engine = FakeEngine()
     engine.config.path = tmp_path / "config.yaml"
     page = IndexPage(lambda: engine, watchers=RepoWatchers(lambda: engine, command=scripted, parent=owner))

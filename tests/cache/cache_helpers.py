@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.cache.base import Cache
+from tributary.engine.cache.base import Cache
 
 CacheFactory = Callable[..., Cache]
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from engine.cache.base import Cache
-from engine.cache.memory import MemoryCache
-from engine.cache.redact import Scrubber
-from engine.cache.sqlite import SqliteCache
 from tests.cache.cache_helpers import CacheFactory, FakeClock
+from tributary.engine.cache.base import Cache
+from tributary.engine.cache.memory import MemoryCache
+from tributary.engine.cache.redact import Scrubber
+from tributary.engine.cache.sqlite import SqliteCache
 
 BACKENDS = ["memory", "sqlite", "redis"]
 INSTALL_HINT = "apt-get install -y redis-server"
@@ -143,7 +143,7 @@ async def make(
                 scrubber=scrubber,
             )
         else:
-            from engine.cache.redis_backend import RedisCache
+            from tributary.engine.cache.redis_backend import RedisCache
 
             cache = RedisCache(
                 url, namespace=namespace, ttl_s=ttl_s, clock=clock, scrubber=scrubber

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine.cache import make_cache
-from engine.cache.base import CacheError, NullCache
-from engine.cache.memory import MemoryCache
-from engine.cache.redact import Scrubber
-from engine.cache.sqlite import SqliteCache
-from engine.config.schema import CacheConfig
 from tests.cache.cache_helpers import FakeClock
+from tributary.engine.cache import make_cache
+from tributary.engine.cache.base import CacheError, NullCache
+from tributary.engine.cache.memory import MemoryCache
+from tributary.engine.cache.redact import Scrubber
+from tributary.engine.cache.sqlite import SqliteCache
+from tributary.engine.config.schema import CacheConfig
 
 pytestmark = pytest.mark.asyncio
 
@@ -139,7 +139,7 @@ async def test_sqlite_readers_in_another_process_while_writing(tmp_path: Path) -
         reader = textwrap.dedent(
             f"""
             import asyncio
-            from engine.cache.sqlite import SqliteCache
+            from tributary.engine.cache.sqlite import SqliteCache
 
             async def main():
                 async with SqliteCache({str(path)!r}, max_entries=10_000) as c:
@@ -178,7 +178,7 @@ async def test_sqlite_file_never_holds_a_secret(tmp_path: Path) -> None:
 async def test_redis_sets_a_real_expiry_and_tag_sets(redis_url: str) -> None:
     import redis.asyncio as aioredis
 
-    from engine.cache.redis_backend import RedisCache
+    from tributary.engine.cache.redis_backend import RedisCache
 
     raw = aioredis.Redis.from_url(redis_url)
     async with RedisCache(redis_url, namespace="spec:", ttl_s=30) as cache:
@@ -196,7 +196,7 @@ async def test_redis_sets_a_real_expiry_and_tag_sets(redis_url: str) -> None:
 async def test_redis_stores_no_secret(redis_url: str) -> None:
     import redis.asyncio as aioredis
 
-    from engine.cache.redis_backend import RedisCache
+    from tributary.engine.cache.redis_backend import RedisCache
 
     raw = aioredis.Redis.from_url(redis_url)
     async with RedisCache(redis_url, namespace="sec:", scrubber=Scrubber([SECRET])) as cache:
@@ -213,7 +213,7 @@ async def test_redis_stores_no_secret(redis_url: str) -> None:
 
 
 async def test_redis_unreachable_is_a_counted_miss() -> None:
-    from engine.cache.redis_backend import RedisCache
+    from tributary.engine.cache.redis_backend import RedisCache
 
     async with RedisCache("redis://127.0.0.1:1/0", socket_timeout=0.5) as cache:
         await cache.set("k", 1)
@@ -258,7 +258,7 @@ async def test_make_cache_redis_expands_variables_in_the_url(
 async def test_make_cache_redis_without_the_client_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(sys.modules, "engine.cache.redis_backend", raising=False)
+    monkeypatch.delitem(sys.modules, "tributary.engine.cache.redis_backend", raising=False)
     monkeypatch.setitem(sys.modules, "redis", None)  # as where [redis] is not installed
     with pytest.raises(CacheError, match=r"tributary\[redis\]"):
         make_cache(CacheConfig(backend="redis"))

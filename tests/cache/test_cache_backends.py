@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from engine.cache.base import CacheError
-from engine.cache.redact import MASK
 from tests.cache.cache_helpers import CacheFactory, FakeClock
+from tributary.engine.cache.base import CacheError
+from tributary.engine.cache.redact import MASK
 
 pytestmark = pytest.mark.asyncio
 

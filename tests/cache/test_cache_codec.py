@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cache.codec import (
+from tributary.engine.cache.codec import (
     CodecError,
     from_jsonable,
     hit_from_dict,
@@ -18,7 +18,7 @@ from engine.cache.codec import (
     response_from_dict,
     to_jsonable,
 )
-from engine.model import (
+from tributary.engine.model import (
     AssembledContext,
     ContextChunk,
     ContextFormat,

@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from engine.cache import open_response_cache
-from engine.cache.codec import to_jsonable
-from engine.cache.keys import (
+from tributary.engine.cache import open_response_cache
+from tributary.engine.cache.codec import to_jsonable
+from tributary.engine.cache.keys import (
     config_fingerprint,
     query_key,
     repo_tag,
     server_fingerprint,
     source_key,
 )
-from engine.cache.layers import ResponseCache
-from engine.cache.memory import MemoryCache
-from engine.cache.redact import Scrubber, referenced_variables, secret_values
-from engine.config.schema import CacheConfig, Config, RepoConfig, ServerConfig
-from engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
+from tributary.engine.cache.layers import ResponseCache
+from tributary.engine.cache.memory import MemoryCache
+from tributary.engine.cache.redact import Scrubber, referenced_variables, secret_values
+from tributary.engine.config.schema import CacheConfig, Config, RepoConfig, ServerConfig
+from tributary.engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
 
 SECRET = "tok_live_7f3a9b2c1d"
 
@@ -288,7 +288,7 @@ async def test_a_repository_the_config_does_not_list_still_drops_builtin_answers
 @pytest.mark.asyncio
 async def test_another_process_can_invalidate_a_repository(tmp_path: Path) -> None:
     """The indexer/watcher drops answers from the shared cache it does not hold."""
-    from engine.cache import invalidate_repository, invalidate_repository_blocking
+    from tributary.engine.cache import invalidate_repository, invalidate_repository_blocking
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -38,17 +38,17 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 
 def _probe_builtins(log: Path) -> None:
-    import engine.builtins
+    from tributary.engine import builtins as tb
 
-    plain = engine.builtins.builtin_server
+    plain = tb.builtin_server
 
     def probed(
-        name: str, index_dir: Path | None = None, index: engine.builtins.IndexConfig | None = None
-    ) -> engine.builtins.ServerConfig:
+        name: str, index_dir: Path | None = None, index: tb.IndexConfig | None = None
+    ) -> tb.ServerConfig:
         config = plain(name, index_dir, index)
         return replace(config, args=[__file__, str(log), *config.args[1:]])  # drop "-m"
 
-    engine.builtins.builtin_server = probed  # type: ignore[assignment]
+    tb.builtin_server = probed  # type: ignore[assignment]
 
 
 def main() -> None:

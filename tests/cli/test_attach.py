@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import attach
-from engine.config.schema import Config, ServerConfig
-from engine.model import SearchRequest, SearchResponse
 from tests.fakes import FAKE_SERVER
+from tributary.engine import attach
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.model import SearchRequest, SearchResponse
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not attach.supported(), reason="no Unix sockets")
@@ -43,14 +43,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "tributary", *args], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
 
 
 def test_search_and_context_attach_to_a_running_serve(home: Path) -> None:
     config = _config(home)
     serve = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--config", str(config), "serve"],
+        [sys.executable, "-m", "tributary", "--config", str(config), "serve"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
     )  # fmt: skip

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration  # every test runs the command in a new pro
 def tributary(*args: str, home: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args], capture_output=True, text=True,
+        [sys.executable, "-m", "tributary", *args], capture_output=True, text=True,
         env=env, cwd=ROOT, timeout=timeout, check=False,
     )
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.load import load_config
-from engine.config.save import config_lock, update_config
-from engine.config.schema import ServerConfig
 from tests.cli.test_cli import ROOT, tributary, write_config
+from tributary.engine.config.load import load_config
+from tributary.engine.config.save import config_lock, update_config
+from tributary.engine.config.schema import ServerConfig
 
 SECRETS = ["ghp_abcdefghijklmnopqrstuvwxyz0123", "hunter2pass", "s3cr3tQueryKey", "sk-proj-abcdefghijklmnop1234",
            "Xk9fQ2mZpL7rT4vB8nW1yC3hJ6gD0sAe"]
@@ -34,7 +34,7 @@ def test_concurrent_imports_keep_every_server(tmp_path: Path) -> None:
     count = 8
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
     processes = [
-        subprocess.Popen([sys.executable, "-m", "engine", "--config", str(config), "config", "import",
+        subprocess.Popen([sys.executable, "-m", "tributary", "--config", str(config), "config", "import",
                           str(_import_file(home, i))], env=env, cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for i in range(count)

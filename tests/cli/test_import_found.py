@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.load import load_config
 from tests.cli.test_cli import ROOT
+from tributary.engine.config.load import load_config
 
 
 def tributary(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -20,7 +20,7 @@ def tributary(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
            "PYTHONPATH": str(ROOT)}
     env.pop("XDG_CONFIG_HOME", None)
     env.pop("CODEX_HOME", None)
-    return subprocess.run([sys.executable, "-m", "engine", "config", "import", *args],
+    return subprocess.run([sys.executable, "-m", "tributary", "config", "import", *args],
                           capture_output=True, text=True, env=env, cwd=home, timeout=60,
                           stdin=subprocess.DEVNULL, check=False)
 
@@ -85,7 +85,7 @@ def test_interactive_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                             capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from engine.cli.config_cmd import run_import
+    from tributary.engine.cli.config_cmd import run_import
 
     home = tmp_path / "home"
     setup_home(home)

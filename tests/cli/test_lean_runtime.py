@@ -17,9 +17,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.index.embed import MODEL_SHA256, load_code_embedder
-from engine.index.onnx_model import find_prepared_model
 from tests.index.index_helpers import make_repo
+from tributary.engine.index.embed import MODEL_SHA256, load_code_embedder
+from tributary.engine.index.onnx_model import find_prepared_model
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ def lean(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 def _run(env: dict[str, str], log: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(PROBE), str(log), "engine", *args], capture_output=True,
+        [sys.executable, str(PROBE), str(log), "tributary", *args], capture_output=True,
         text=True, env=env, cwd=ROOT, timeout=240, check=False,
     )
 
@@ -71,7 +71,7 @@ async def test_serve_imports_none_of_the_extras(
     repo = make_repo(tmp_path / "repo")
     assert _run(env, log, "index", "add", str(repo), "--no-history").returncode == 0
     params = StdioServerParameters(
-        command=sys.executable, args=[str(PROBE), str(log), "engine", "serve"], env=env,
+        command=sys.executable, args=[str(PROBE), str(log), "tributary", "serve"], env=env,
         cwd=str(ROOT),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -90,7 +90,7 @@ def test_the_code_search_evaluation_imports_none_of_the_extras(tmp_path: Path) -
         "from lean_probe import Refuse\n"
         "from pathlib import Path\n"
         f"sys.meta_path.insert(0, Refuse(Path({str(log)!r})))\n"
-        "import engine.eval.codesearch, engine.eval.retrieval, engine.eval.experiment\n"
+        "import tributary.engine.eval.codesearch, tributary.engine.eval.retrieval, tributary.engine.eval.experiment\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, check=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from engine.cli.progress import ProgressBar
+from tributary.engine.cli.progress import ProgressBar
 
 
 def _line(done: int, total: int, eta_s: float | None = None) -> str:
@@ -23,8 +23,8 @@ def test_the_bar_fills_with_the_files_done_and_shows_the_eta_once_known() -> Non
 
 
 def test_indexing_shows_a_chunking_bar_then_an_embedding_bar() -> None:
-    from engine.cli.progress import index_progress
-    from engine.index.progress import IndexProgress
+    from tributary.engine.cli.progress import index_progress
+    from tributary.engine.index.progress import IndexProgress
 
     stream = io.StringIO()
     show = index_progress("proj", stream)
@@ -39,8 +39,8 @@ def test_indexing_shows_a_chunking_bar_then_an_embedding_bar() -> None:
 
 
 def test_nothing_to_embed_shows_no_embedding_bar() -> None:
-    from engine.cli.progress import index_progress
-    from engine.index.progress import IndexProgress
+    from tributary.engine.cli.progress import index_progress
+    from tributary.engine.index.progress import IndexProgress
 
     stream = io.StringIO()
     show = index_progress("proj", stream)

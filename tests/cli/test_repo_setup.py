@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.repo_setup import ensure_repo_indexed, wants_history
-from engine.tasks.api import tasks_db_path
+from tributary.engine.cli.repo_setup import ensure_repo_indexed, wants_history
+from tributary.engine.tasks.api import tasks_db_path
 
 
 @pytest.mark.parametrize(
@@ -38,10 +38,10 @@ def test_files_only_indexes_code_and_imports_no_history(tmp_path: Path, monkeypa
 def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--repo`` chunks the repository and hands the vectors to a later pass: the model
     is never loaded, and `index embed` then fills every vector in."""
-    import engine.index.embed as embed
-    from engine.cli.main import main
-    from engine.index.manager import repository_readiness
+    import tributary.engine.index.embed as embed
     from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.cli.main import main
+    from tributary.engine.index.manager import repository_readiness
 
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
     repo = tmp_path / "repo"
@@ -52,13 +52,13 @@ def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatc
         raise AssertionError("the first answer waited for the model")
 
     monkeypatch.setattr(embed, "load_code_embedder", no_model)
-    monkeypatch.setattr("engine.index.manager.load_code_embedder", no_model)
+    monkeypatch.setattr("tributary.engine.index.manager.load_code_embedder", no_model)
     later: list[Path] = []
     assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert later == [repo.resolve()]
     embedded, total = repository_readiness(repo)
     assert embedded == 0 < total
-    monkeypatch.setattr("engine.index.manager.load_code_embedder", HashingEmbedder)
+    monkeypatch.setattr("tributary.engine.index.manager.load_code_embedder", HashingEmbedder)
     assert main(["index", "embed", "--quiet", str(repo)]) == 0
     assert repository_readiness(repo) == (total, total)
     later.clear()

@@ -15,7 +15,7 @@ SECRET = "sk-live-0123456789abcdef"
 
 def with_stdin(*args: str, home: Path, stdin: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "engine", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "tributary", *args], input=stdin,
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=60, check=False)
 
 

@@ -83,7 +83,7 @@ def config(home: Path, mark: str) -> Path:
 
 def start(home: Path, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "tributary", *args],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.clients import choose, discover_client_configs
+from tributary.engine.config.clients import choose, discover_client_configs
 
 
 def put(path: Path, text: str) -> Path:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config.expand import ExpansionError, expand_server, expand_string, reference_problems
-from engine.config.schema import ServerConfig
-from engine.config.secrets import (
+from tributary.engine.config.expand import (
+    ExpansionError,
+    expand_server,
+    expand_string,
+    reference_problems,
+)
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.config.secrets import (
     MASK,
     is_secret_name,
     looks_like_token,

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.dump import config_to_yaml
-from engine.config.errors import ConfigError
-from engine.config.importer import (
+from tributary.engine.config.dump import config_to_yaml
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.importer import (
     import_mcp_servers,
     merge_imported,
     parse_mcp_servers,
     secrets_to_env_refs,
     strip_jsonc,
 )
-from engine.config.load import parse_config
-from engine.config.schema import Config, ServerConfig
+from tributary.engine.config.load import parse_config
+from tributary.engine.config.schema import Config, ServerConfig
 
 CLAUDE = {
     "mcpServers": {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.errors import ConfigError, ConfigIssue
-from engine.config.load import load_config, parse_config
-from engine.config.schema import Config, ServerConfig
-from engine.config.validate import validate
+from tributary.engine.config.errors import ConfigError, ConfigIssue
+from tributary.engine.config.load import load_config, parse_config
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.config.validate import validate
 
 
 def issues_of(text: str, source: str = "cfg.yaml") -> list[ConfigIssue]:

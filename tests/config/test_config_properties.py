@@ -8,13 +8,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.config.dump import config_to_yaml
-from engine.config.errors import ConfigError
-from engine.config.expand import expand_string, reference_problems
-from engine.config.load import parse_config
-from engine.config.schema import Config
-from engine.config.secrets import mask_secrets
-from engine.config.validate import validate
+from tributary.engine.config.dump import config_to_yaml
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.expand import expand_string, reference_problems
+from tributary.engine.config.load import parse_config
+from tributary.engine.config.schema import Config
+from tributary.engine.config.secrets import mask_secrets
+from tributary.engine.config.validate import validate
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

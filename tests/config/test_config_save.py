@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.config.defaults import default_config_text
-from engine.config.dump import config_to_dict, config_to_yaml
-from engine.config.errors import ConfigError
-from engine.config.load import load_config, parse_config
-from engine.config.save import backup_path, save_config
-from engine.config.schema import (
+from tributary.engine.config.defaults import default_config_text
+from tributary.engine.config.dump import config_to_dict, config_to_yaml
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.load import load_config, parse_config
+from tributary.engine.config.save import backup_path, save_config
+from tributary.engine.config.schema import (
     Config,
     FusionConfig,
     HealthConfig,
@@ -125,8 +125,8 @@ def test_saved_text_is_plain_yaml() -> None:
 _SAVER = """
 import sys
 from pathlib import Path
-from engine.config.save import save_config
-from engine.config.schema import Config, ServerConfig
+from tributary.engine.config.save import save_config
+from tributary.engine.config.schema import Config, ServerConfig
 
 path = Path(sys.argv[1])
 configs = [

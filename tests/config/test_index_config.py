@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.errors import ConfigError
-from engine.config.load import parse_config
-from engine.index.backend import SQLITE, configured_backend, resolve_backend
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.load import parse_config
+from tributary.engine.index.backend import SQLITE, configured_backend, resolve_backend
 
 
 def test_the_default_is_local_sqlite() -> None:
@@ -43,7 +43,7 @@ def test_the_dsn_is_expanded_only_when_used(tmp_path: Path, monkeypatch: pytest.
 def test_config_show_hides_a_literal_dsn_password(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli.main import main
+    from tributary.engine.cli.main import main
 
     config = tmp_path / "config.yaml"
     config.write_text("index:\n  backend: postgres\n  dsn: postgresql://ci:hunter2secret@db/t\n", encoding="utf-8")
@@ -58,9 +58,9 @@ def test_an_unreachable_index_database_is_an_error_not_a_crash(
     """The CLI reports it as a refusal (``TributaryError``): its reason, no traceback,
     no password."""
     pytest.importorskip("psycopg", reason="the postgres extra is not installed")
-    from engine.cli.main import main
-    from engine.errors import TributaryError
-    from engine.postgres.db import PostgresError
+    from tributary.engine.cli.main import main
+    from tributary.engine.errors import TributaryError
+    from tributary.engine.postgres.db import PostgresError
 
     assert issubclass(PostgresError, TributaryError)
     config = tmp_path / "config.yaml"

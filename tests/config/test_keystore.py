@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from engine import paths
-from engine.config import keystore
-from engine.config.dump import config_to_yaml
-from engine.config.expand import ExpansionError, expand_server, keyring_names
-from engine.config.load import load_config
-from engine.config.schema import Config, ServerConfig
-from engine.config.secret_move import move_secrets_to_keyring
-from engine.config.secrets import mask_secrets, secret_values
-from engine.config.validate import validate
+from tributary.engine import paths
+from tributary.engine.config import keystore
+from tributary.engine.config.dump import config_to_yaml
+from tributary.engine.config.expand import ExpansionError, expand_server, keyring_names
+from tributary.engine.config.load import load_config
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.config.secret_move import move_secrets_to_keyring
+from tributary.engine.config.secrets import mask_secrets, secret_values
+from tributary.engine.config.validate import validate
 
 SECRET = "ghp_s3cr3t-value-42"
 
@@ -90,7 +90,7 @@ def test_move_stores_literals_and_saves_only_references(tmp_path: Path) -> None:
 
 
 def test_stores_are_told_to_mask_keyring_secrets() -> None:
-    from engine.cache.redact import secret_values as store_secrets
+    from tributary.engine.cache.redact import secret_values as store_secrets
 
     keystore.set_secret("API_TOKEN", SECRET)
     config = Config(servers={"api": ServerConfig(

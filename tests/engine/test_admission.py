@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from engine.admission import Admission, Busy
-from engine.config.schema import Config, ServerConfig
-from engine.engine import Engine
-from engine.model import SearchRequest, SourceStatus
-from engine.sources.memory import memory_connector
 from tests.fakes import fake_server_object
+from tributary.engine.admission import Admission, Busy
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.engine import Engine
+from tributary.engine.model import SearchRequest, SourceStatus
+from tributary.engine.sources.memory import memory_connector
 
 pytestmark = pytest.mark.asyncio
 

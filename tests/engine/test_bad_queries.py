@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.model import SearchRequest
-from engine.pipeline.assemble import NOTHING_FOUND
-from engine.query_check import MAX_QUERY_CHARS, QueryError, check_query
 from tests.cli.test_cli import fake, tributary, write_config
 from tests.engine.test_engine import make_config, make_engine
+from tributary.engine.model import SearchRequest
+from tributary.engine.pipeline.assemble import NOTHING_FOUND
+from tributary.engine.query_check import MAX_QUERY_CHARS, QueryError, check_query
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t "])

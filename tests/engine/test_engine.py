@@ -8,14 +8,20 @@ from typing import Any
 
 import pytest
 
-from engine.cache import make_cache
-from engine.cache.layers import ResponseCache
-from engine.config.schema import CacheConfig, Config, RoutingConfig, RoutingRule, ServerConfig
-from engine.engine import Engine
-from engine.insights.store import QueryLog
-from engine.model import SearchRequest, SourceStatus
-from engine.sources.memory import memory_connector
 from tests.fakes import fake_server_object
+from tributary.engine.cache import make_cache
+from tributary.engine.cache.layers import ResponseCache
+from tributary.engine.config.schema import (
+    CacheConfig,
+    Config,
+    RoutingConfig,
+    RoutingRule,
+    ServerConfig,
+)
+from tributary.engine.engine import Engine
+from tributary.engine.insights.store import QueryLog
+from tributary.engine.model import SearchRequest, SourceStatus
+from tributary.engine.sources.memory import memory_connector
 
 pytestmark = pytest.mark.asyncio
 
@@ -170,7 +176,7 @@ async def test_a_new_strategy_re_fuses_cached_source_hits_without_asking_again()
 async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest.MonkeyPatch) -> None:
     # A one-shot CLI waits for its servers to start; the tokenizer loads meanwhile, so
     # the first pipeline run does not pay for it.
-    from engine.pipeline import tokens
+    from tributary.engine.pipeline import tokens
 
     monkeypatch.setattr(tokens, "_tokenizer", None)
     async with make_engine(make_config("alpha")) as engine:
@@ -180,7 +186,7 @@ async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest
 
 
 async def test_a_query_that_is_not_unicode_is_refused_before_any_source() -> None:
-    from engine.query_check import QueryError
+    from tributary.engine.query_check import QueryError
 
     async with make_engine(make_config("alpha")) as engine:
         with pytest.raises(QueryError, match="lone surrogate U\\+D800 at character 3"):

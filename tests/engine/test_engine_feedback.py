@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.cache import make_cache
-from engine.cache.layers import ResponseCache
-from engine.config.schema import CacheConfig, Config, ServerConfig
-from engine.engine import Engine
-from engine.insights.reputation import ReputationStore
-from engine.model import DedupGroup, DedupReason, GroupMember, Hit, SearchRequest
-from engine.sources.memory import memory_connector
 from tests.fakes import fake_server_object
+from tributary.engine.cache import make_cache
+from tributary.engine.cache.layers import ResponseCache
+from tributary.engine.config.schema import CacheConfig, Config, ServerConfig
+from tributary.engine.engine import Engine
+from tributary.engine.insights.reputation import ReputationStore
+from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit, SearchRequest
+from tributary.engine.sources.memory import memory_connector
 
 pytestmark = pytest.mark.asyncio
 
@@ -90,7 +90,11 @@ async def test_feedback_without_a_store_is_a_clear_error() -> None:
 
 
 async def test_feedback_is_validated_before_anything_is_stored(tmp_path: Path) -> None:
-    from engine.insights.reputation import MAX_HIT_ID_CHARS, MAX_QUERY_CHARS, FeedbackError
+    from tributary.engine.insights.reputation import (
+        MAX_HIT_ID_CHARS,
+        MAX_QUERY_CHARS,
+        FeedbackError,
+    )
 
     async with make_engine(tmp_path) as engine:
         store = engine.reputation

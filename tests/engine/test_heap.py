@@ -1,4 +1,4 @@
-"""engine.heap.settle: start-up's garbage is collected, its survivors leave later full
+"""tributary.engine.heap.settle: start-up's garbage is collected, its survivors leave later full
 GC passes, and every long-running process settles once it has loaded."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.heap import settle
+from tributary.engine.heap import settle
 
 
 class Node:
@@ -79,7 +79,7 @@ class _Embedder:
 def test_the_files_server_settles_once_its_model_is_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.servers import files
+    from tributary.engine.servers import files
 
     calls = _Calls()
     monkeypatch.setattr(files, "settle", calls)
@@ -93,7 +93,7 @@ def test_the_files_server_settles_once_its_model_is_loaded(
 def test_the_tasks_server_settles_once_its_indexes_are_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.servers import tasks
+    from tributary.engine.servers import tasks
 
     calls = _Calls()
     monkeypatch.setattr(tasks, "settle", calls)
@@ -106,7 +106,7 @@ def test_the_tasks_server_settles_once_its_indexes_are_open(
 async def test_tributary_serve_settles_once_its_engine_is_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.servers import face
+    from tributary.engine.servers import face
 
     calls = _Calls()
     monkeypatch.setattr(face, "settle", calls)

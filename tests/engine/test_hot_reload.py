@@ -14,10 +14,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine.config.watch import ReloadReport
-from engine.engine import Engine
-from engine.sources import ServerStatus
 from tests.fakes import FAKE_SERVER
+from tributary.engine.config.watch import ReloadReport
+from tributary.engine.engine import Engine
+from tributary.engine.sources import ServerStatus
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 
@@ -107,7 +107,7 @@ async def test_twenty_reloads_leak_nothing_and_keep_unchanged_servers(tmp_path: 
 
 
 async def test_a_file_being_written_is_read_once_it_settles(tmp_path: Path) -> None:
-    from engine.config import watch
+    from tributary.engine.config import watch
 
     path = tmp_path / "config.yaml"
     path.write_text("servers:\n", encoding="utf-8")  # half written: a valid config with no servers

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
-from engine.query_syntax import (
+from tributary.engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
+from tributary.engine.query_syntax import (
     filter_hits,
     filter_sources,
     format_filters,
@@ -40,10 +40,10 @@ def test_quoted_values_and_round_trip() -> None:
 
 
 def test_with_query_filters_merges_into_the_request() -> None:
-    request = SearchRequest(query="parse lang:python", filters=SearchFilters(paths=["engine/"]))
+    request = SearchRequest(query="parse lang:python", filters=SearchFilters(paths=["tributary/engine/"]))
     out = with_query_filters(request)
     assert out.query == "parse"
-    assert out.filters.languages == ["python"] and out.filters.paths == ["engine/"]
+    assert out.filters.languages == ["python"] and out.filters.paths == ["tributary/engine/"]
     plain = SearchRequest(query="no filters here")
     assert with_query_filters(plain) is plain
 
@@ -63,7 +63,7 @@ def test_paths_prefix_segments_and_globs() -> None:
     assert not keep_hit(_hit("mysrc/a.go"), include)
     assert keep_hit(_hit("a/b/test_x.py"), SearchFilters(paths=["test_*.py"]))
     assert not keep_hit(_hit("a/b/x.py"), SearchFilters(paths=["test_*.py"]))
-    assert keep_hit(_hit("engine/cache/base.py"), SearchFilters(paths=["engine/*/base.py"]))
+    assert keep_hit(_hit("tributary/engine/cache/base.py"), SearchFilters(paths=["tributary/engine/*/base.py"]))
     exclude = SearchFilters(exclude_paths=["tests/"])
     assert not keep_hit(_hit("tests/app/x.py"), exclude) and keep_hit(_hit("app/x.py"), exclude)
     assert keep_hit(_hit(None, uri="file:///home/u/src/x.go"), include)

@@ -1,4 +1,4 @@
-"""engine.shutdown: a shutdown signal cancels the command, whose cleanup still runs."""
+"""tributary.engine.shutdown: a shutdown signal cancels the command, whose cleanup still runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine.shutdown import run_until_signalled
+from tributary.engine.shutdown import run_until_signalled
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -1,5 +1,5 @@
-"""The one SQLite layer (``engine.sqlite``; its migrations are also exercised through
-``engine.localsearch.db`` in tests/index/test_store.py): errors say which file is too new."""
+"""The one SQLite layer (``tributary.engine.sqlite``; its migrations are also exercised through
+``tributary.engine.localsearch.db`` in tests/index/test_store.py): errors say which file is too new."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sqlite import connect, migrate, schema_version
+from tributary.engine.sqlite import connect, migrate, schema_version
 
 MIGRATIONS = (
     "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1)",

@@ -5,16 +5,22 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from engine.eval.adaptive import (
+from tests.eval.test_experiment import _run
+from tributary.engine.eval.adaptive import (
     ADAPTIVE,
     DEFAULT_SETTING,
     add_adaptive,
     class_candidates,
     pick_per_class,
 )
-from engine.eval.experiment import QueryRun, Ranker, Variant, VariantResult, run_experiment
-from engine.eval.report import write_report
-from tests.eval.test_experiment import _run
+from tributary.engine.eval.experiment import (
+    QueryRun,
+    Ranker,
+    Variant,
+    VariantResult,
+    run_experiment,
+)
+from tributary.engine.eval.report import write_report
 
 
 def _classed_runs() -> list[QueryRun]:

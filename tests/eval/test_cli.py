@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import eval_cmd
-from engine.eval.datasets import load_dataset
 from tests.eval.gitrepo import Repo
+from tributary.engine.cli import eval_cmd
+from tributary.engine.eval.datasets import load_dataset
 
 
 def main(argv: list[str]) -> int:

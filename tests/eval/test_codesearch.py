@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.eval.codesearch import (
+from tributary.engine.eval.codesearch import (
     AnnotationError,
     CodeQuery,
     Located,
@@ -19,7 +19,7 @@ from engine.eval.codesearch import (
     summarise,
     target_ranks,
 )
-from engine.model import Hit
+from tributary.engine.model import Hit
 
 
 def _write(tmp_path: Path, data: object) -> Path:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.eval.content import ContentScores, gold_units, score_content, summarise
-from engine.eval.datasets import EvalQuery, Span
-from engine.eval.gitspans import Hunk, changed_spans, to_old_side
-from engine.model import AssembledContext, ContextChunk, ContextFormat, Hit
-from engine.pipeline.run import PipelineResult
 from tests.eval.gitrepo import Repo
+from tributary.engine.eval.content import ContentScores, gold_units, score_content, summarise
+from tributary.engine.eval.datasets import EvalQuery, Span
+from tributary.engine.eval.gitspans import Hunk, changed_spans, to_old_side
+from tributary.engine.model import AssembledContext, ContextChunk, ContextFormat, Hit
+from tributary.engine.pipeline.run import PipelineResult
 
 LINES = [f"value_{n} = {n}" for n in range(1, 21)]
 
@@ -73,7 +73,7 @@ def test_the_four_figures_of_one_query() -> None:
 def test_snapshot_chunks_read_every_chunks_lines(tmp_path: Path) -> None:
     import sqlite3
 
-    from engine.eval.content import snapshot_chunks
+    from tributary.engine.eval.content import snapshot_chunks
 
     index = tmp_path / "repo.files.sqlite"
     conn = sqlite3.connect(index)

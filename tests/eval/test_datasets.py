@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.eval.datasets import (
+from tests.eval.gitrepo import Repo
+from tributary.engine.eval.datasets import (
     DatasetError,
     EvalQuery,
     EvalTask,
@@ -22,7 +23,6 @@ from engine.eval.datasets import (
     visible_tasks,
     write_dataset,
 )
-from tests.eval.gitrepo import Repo
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from engine.eval.datasets import corpus_root, load_dataset
-from engine.eval.docstrings import (
+from tributary.engine.eval.datasets import corpus_root, load_dataset
+from tributary.engine.eval.docstrings import (
     build_docstring_dataset,
     documented_functions,
     first_paragraph,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.eval.datasets import EvalQuery
-from engine.eval.experiment import (
+from tributary.engine.eval.datasets import EvalQuery
+from tributary.engine.eval.experiment import (
     QueryRun,
     Ranker,
     Variant,
@@ -18,8 +18,8 @@ from engine.eval.experiment import (
     standard_variants,
     tune_ids,
 )
-from engine.eval.report import publish_latest, write_report
-from engine.model import Hit
+from tributary.engine.eval.report import publish_latest, write_report
+from tributary.engine.model import Hit
 
 
 def _hit(source: str, path: str, n: int, score: float | None = None) -> Hit:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.eval.datasets import future_tasks, load_dataset
-from engine.eval.gitbuild import build_from_git, is_boilerplate
 from tests.eval.gitrepo import Repo
+from tributary.engine.eval.datasets import future_tasks, load_dataset
+from tributary.engine.eval.gitbuild import build_from_git, is_boilerplate
 
 
 def _history(tmp_path: Path) -> tuple[Repo, str]:

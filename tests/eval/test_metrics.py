@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from engine.eval.metrics import (
+from tributary.engine.eval.metrics import (
     average_precision,
     complementarity,
     ndcg_at_k,

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.builtins import builtin_server
-from engine.config.schema import Config
-from engine.engine import Engine
-from engine.eval.datasets import EvalQuery
-from engine.eval.experiment import Ranker, run_experiment
-from engine.eval.report import write_report
-from engine.eval.retrieval import PathMapper, collect, eval_config
 from tests.fakes import fake_server_config
+from tributary.engine.builtins import builtin_server
+from tributary.engine.config.schema import Config
+from tributary.engine.engine import Engine
+from tributary.engine.eval.datasets import EvalQuery
+from tributary.engine.eval.experiment import Ranker, run_experiment
+from tributary.engine.eval.report import write_report
+from tributary.engine.eval.retrieval import PathMapper, collect, eval_config
 
 
 def test_eval_config_uses_the_builtins_over_the_eval_index(tmp_path: Path) -> None:
@@ -86,9 +86,9 @@ async def test_collect_asks_each_source_once_and_refuses_in_process(tmp_path: Pa
 def test_raw_runs_round_trip_as_json(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from engine.eval.experiment import QueryRun
-    from engine.eval.retrieval import load_runs, save_runs
-    from engine.model import Hit
+    from tributary.engine.eval.experiment import QueryRun
+    from tributary.engine.eval.retrieval import load_runs, save_runs
+    from tributary.engine.model import Hit
 
     query = EvalQuery(id="q1", query="x", relevant={"a.py": 1.0})
     hit = Hit(id="h", source="files", tool="search_code", title="a", content="def a(): ...",
@@ -107,8 +107,8 @@ def test_raw_runs_round_trip_as_json(tmp_path: Path) -> None:
 def test_each_query_sees_only_the_tasks_dated_before_it(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from engine.eval.datasets import EvalTask, load_dataset, write_dataset
-    from engine.eval.retrieval import _tasks_file, query_scope
+    from tributary.engine.eval.datasets import EvalTask, load_dataset, write_dataset
+    from tributary.engine.eval.retrieval import _tasks_file, query_scope
 
     day = lambda d: datetime(2024, 1, d, tzinfo=UTC)  # noqa: E731
     tasks = [EvalTask(id=f"t{d}", date=day(d), title=f"task {d}") for d in (1, 5, 9, 12)]

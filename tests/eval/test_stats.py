@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.eval.stats import bootstrap_ci, cohens_d_paired, paired_test
+from tributary.engine.eval.stats import bootstrap_ci, cohens_d_paired, paired_test
 
 
 def test_bootstrap_interval_contains_the_mean_and_is_reproducible() -> None:

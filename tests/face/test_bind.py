@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.servers.face import PROTECTED_HOSTS, bind_policy, serve_http
 from tests.face.test_face import ROOT, _config
+from tributary.engine.servers.face import PROTECTED_HOSTS, bind_policy, serve_http
 
 TOKEN = "s3cret-token"
 INITIALIZE = json.dumps({
@@ -61,7 +61,7 @@ async def test_serving_127_0_0_2_without_a_token_is_refused() -> None:
 def test_cli_refuses_127_0_0_2_without_a_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TRIBUTARY_TOKEN"}
     done = subprocess.run(
-        [sys.executable, "-m", "engine", "--config", str(_config(tmp_path / "home")), "serve", "--http",
+        [sys.executable, "-m", "tributary", "--config", str(_config(tmp_path / "home")), "serve", "--http",
          str(_free_port("127.0.0.2")), "--host", "127.0.0.2"],
         env={**env, "TRIBUTARY_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         capture_output=True, text=True, timeout=60,
@@ -80,7 +80,7 @@ def server_on_127_0_0_2(tmp_path: Path) -> Iterator[int]:
     home = tmp_path / "home"
     port = _free_port("127.0.0.2")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--config", str(_config(home)), "serve", "--http", str(port),
+        [sys.executable, "-m", "tributary", "--config", str(_config(home)), "serve", "--http", str(port),
          "--host", "127.0.0.2", "--token", TOKEN],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

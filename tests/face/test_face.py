@@ -11,8 +11,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.servers.face import require_token, serve_http
 from tests.fakes import FAKE_SERVER
+from tributary.engine.servers.face import require_token, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
     config = _config(home)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engine", "--config", str(config), "serve"],
+        args=["-m", "tributary", "--config", str(config), "serve"],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)},
         cwd=str(ROOT),
     )
@@ -129,7 +129,7 @@ async def test_search_over_streamable_http_on_loopback(tmp_path: Path) -> None:
     config = _config(home)
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--config", str(config), "serve", "--http", str(port)],
+        [sys.executable, "-m", "tributary", "--config", str(config), "serve", "--http", str(port)],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )

@@ -20,10 +20,10 @@ from mcp import ClientSession, MCPError, types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from engine.model import SearchRequest
-from engine.query_check import QueryError, check_query, unicode_problem
-from engine.servers.stdio_serve import unreadable_request_reply
 from tests.face.test_face import ROOT, _config
+from tributary.engine.model import SearchRequest
+from tributary.engine.query_check import QueryError, check_query, unicode_problem
+from tributary.engine.servers.stdio_serve import unreadable_request_reply
 
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
@@ -73,7 +73,7 @@ async def stdio_transport(command: list[str], env: dict[str, str]) -> AsyncItera
 @pytest.mark.asyncio
 async def test_stdio_serve_answers_a_lone_surrogate_with_an_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    command = [sys.executable, "-m", "engine", "--config", str(_config(home)), "serve"]
+    command = [sys.executable, "-m", "tributary", "--config", str(_config(home)), "serve"]
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
     async with stdio_transport(command, env) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -119,7 +119,7 @@ BAD_ARG = b"bad\xff".decode("utf-8", "surrogateescape")  # what Python makes of 
 def test_commands_name_an_undecodable_query(tmp_path: Path, command: list[str]) -> None:
     home = tmp_path / "home"
     done = subprocess.run(
-        [sys.executable, "-m", "engine", "--config", str(_config(home)), *command],
+        [sys.executable, "-m", "tributary", "--config", str(_config(home)), *command],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=ROOT,
         capture_output=True, timeout=120,
     )

@@ -42,7 +42,7 @@ async def test_serve_applies_config_edits(tmp_path: Path) -> None:
     config = home / "config.yaml"
     config.write_text("servers:\n" + fake("alpha"), encoding="utf-8")
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "engine", "--config", str(config), "serve"],
+        command=sys.executable, args=["-m", "tributary", "--config", str(config), "serve"],
         env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT),
              "COLUMNS": "400"},  # the SDK logs through rich, which wraps lines
         cwd=str(ROOT))

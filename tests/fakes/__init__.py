@@ -6,7 +6,7 @@
 
 In-process (no subprocess), through the pool's in-memory seam::
 
-    from engine.sources.memory import memory_connector
+    from tributary.engine.sources.memory import memory_connector
     from tests.fakes import fake_server_object
     pool = SourcePool([ServerConfig(name="a", command="unused")],
                       connector=memory_connector(lambda cfg: fake_server_object(cfg.name)))
@@ -25,7 +25,7 @@ FAKE_SERVER = Path(__file__).resolve().parent / "fake_server.py"
 
 def fake_server_config(name: str, *args: str, timeout: float = 3.0, **fields: Any) -> Any:
     """A stdio ``ServerConfig`` that runs fake_server.py with ``args``."""
-    from engine.config.schema import ServerConfig
+    from tributary.engine.config.schema import ServerConfig
 
     return ServerConfig(name=name, command=sys.executable,
                         args=[str(FAKE_SERVER), "--name", name, *args], timeout=timeout, **fields)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.index.backend import IndexBackend
-from engine.index.manager import open_index_store
-from engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
-from engine.localsearch.embedder import Vectors
+from tributary.engine.index.backend import IndexBackend
+from tributary.engine.index.manager import open_index_store
+from tributary.engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
+from tributary.engine.localsearch.embedder import Vectors
 
 _TOKEN = re.compile(r"[A-Za-z]+")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.manager import index_path_for, index_repository
-from engine.localsearch.db import connect
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.manager import index_path_for, index_repository
+from tributary.engine.localsearch.db import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = 40
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 sys.path.insert(0, {root!r})
-import engine.index.indexer as indexer
-from engine.index.manager import index_repository
+import tributary.engine.index.indexer as indexer
+from tributary.engine.index.manager import index_repository
 from tests.index.index_helpers import HashingEmbedder
 indexer.BATCH_CHUNKS = 40  # many batches, so the kill lands between two of them
 index_repository(Path({repo!r}), embedder=HashingEmbedder(delay_s=0.004), index_dir=Path({index_dir!r}))

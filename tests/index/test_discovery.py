@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.index.discovery import discover, discover_paths
-from engine.index.languages import detect_language
+from tributary.engine.index.discovery import discover, discover_paths
+from tributary.engine.index.languages import detect_language
 
 
 def _paths(root: Path, **kwargs: object) -> set[str]:

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.index import embed, onnx_model
-from engine.index.embed import (
+from tributary.engine.index import embed, onnx_model
+from tributary.engine.index.embed import (
     MODEL_SHA256,
     encode_workers,
     load_code_embedder,
     load_default_embedder,
     load_torch_model,
 )
-from engine.index.minilm import TOKENIZER
-from engine.index.onnx_model import (
+from tributary.engine.index.minilm import TOKENIZER
+from tributary.engine.index.onnx_model import (
     ModelUnavailableError,
     OnnxEmbedder,
     OnnxModelError,

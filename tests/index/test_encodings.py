@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
-from engine.index import manager
-from engine.index.decoding import UndecodableError, declared_encoding, decode_source
-from engine.index.discovery import discover
-from engine.index.manager import list_indexes
-from engine.servers.files import FilesService
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.cli.main import main
+from tributary.engine.index import manager
+from tributary.engine.index.decoding import UndecodableError, declared_encoding, decode_source
+from tributary.engine.index.discovery import discover
+from tributary.engine.index.manager import list_indexes
+from tributary.engine.servers.files import FilesService
 
 LEGACY = ("# -*- coding: windows-1251 -*-\n"
           "def privet():\n"

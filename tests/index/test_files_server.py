@@ -10,9 +10,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.index.embed import load_code_embedder
-from engine.index.manager import index_repository
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.embed import load_code_embedder
+from tributary.engine.index.manager import index_repository
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ async def test_files_server_search_and_safe_reads(repo: Path, tmp_path: Path) ->
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engine.servers.files", "--index-dir", str(index_dir),
+        args=["-m", "tributary.engine.servers.files", "--index-dir", str(index_dir),
               "--model-wait", "300"],  # about hybrid results: wait for the model
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=str(ROOT),
@@ -92,7 +92,7 @@ def test_queries_answer_on_keywords_while_the_model_is_still_loading(
     repo: Path, index_dir: Path, embedder: HashingEmbedder
 ) -> None:
     """A cold server must not make the first query time out: BM25 answers meanwhile."""
-    from engine.servers.files import FilesService
+    from tributary.engine.servers.files import FilesService
 
     index_repository(repo, embedder=embedder, index_dir=index_dir)
     service = FilesService(index_dir, model_wait_s=0.05)

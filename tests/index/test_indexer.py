@@ -9,19 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.index import indexer
-from engine.index import store as store_module
-from engine.index.manager import (
+from tests.conftest import IndexTarget
+from tests.index.index_helpers import HashingEmbedder, search_repository
+from tributary.engine.index import indexer
+from tributary.engine.index import store as store_module
+from tributary.engine.index.manager import (
     index_repository,
     list_indexes,
     open_index_store,
 )
-from engine.index.progress import IndexProgress, IndexStats
-from engine.index.search import Weights, hybrid_search
-from engine.index.store import SearchFilter, SqliteStore
-from engine.repos import remove_repository
-from tests.conftest import IndexTarget
-from tests.index.index_helpers import HashingEmbedder, search_repository
+from tributary.engine.index.progress import IndexProgress, IndexStats
+from tributary.engine.index.search import Weights, hybrid_search
+from tributary.engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.repos import remove_repository
 
 
 def _index(repo: Path, at: IndexTarget, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from engine.index.knn import COARSE_MIN_ROWS, Int8Scorer
-from engine.index.store import SearchFilter, _rank_dense, _VectorCache
+from tributary.engine.index.knn import COARSE_MIN_ROWS, Int8Scorer
+from tributary.engine.index.store import SearchFilter, _rank_dense, _VectorCache
 
 
 def _cache(rows: int, seed: int = 3) -> _VectorCache:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.manager import index_repository, open_index_store
-from engine.index.names import MAX_NAMED, name_words, named_ranks, query_words, singular
-from engine.index.search import Weights, hybrid_search
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.manager import index_repository, open_index_store
+from tributary.engine.index.names import MAX_NAMED, name_words, named_ranks, query_words, singular
+from tributary.engine.index.search import Weights, hybrid_search
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.naming import readable_name, remote_slug
+from tributary.engine.index.naming import readable_name, remote_slug
 
 
 @pytest.mark.parametrize(

@@ -15,19 +15,19 @@ import psycopg
 import pytest
 from mcp import Client
 
-from engine.index.backend import IndexBackend
-from engine.index.chunking import Chunk
-from engine.index.manager import index_repository, list_indexes, open_index_store
-from engine.index.naming import readable_name
-from engine.index.store import FileRecord, SearchFilter
-from engine.postgres.db import Database, PostgresError, migrate
-from engine.postgres.index_store import PgIndexStore
-from engine.postgres.repositories import ensure_repository
-from engine.postgres.schema import MIGRATIONS
-from engine.postgres.task_store import PgTaskStore
-from engine.servers.files import FilesService, build_server
 from tests.index.index_helpers import HashingEmbedder, make_repo
 from tests.postgres_server import restart
+from tributary.engine.index.backend import IndexBackend
+from tributary.engine.index.chunking import Chunk
+from tributary.engine.index.manager import index_repository, list_indexes, open_index_store
+from tributary.engine.index.naming import readable_name
+from tributary.engine.index.store import FileRecord, SearchFilter
+from tributary.engine.postgres.db import Database, PostgresError, migrate
+from tributary.engine.postgres.index_store import PgIndexStore
+from tributary.engine.postgres.repositories import ensure_repository
+from tributary.engine.postgres.schema import MIGRATIONS
+from tributary.engine.postgres.task_store import PgTaskStore
+from tributary.engine.servers.files import FilesService, build_server
 
 pytestmark = pytest.mark.postgres
 
@@ -36,8 +36,8 @@ CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from engine.index.backend import IndexBackend
-from engine.index.manager import index_repository
+from tributary.engine.index.backend import IndexBackend
+from tributary.engine.index.manager import index_repository
 from tests.index.index_helpers import HashingEmbedder
 index_repository(Path({repo!r}), embedder=HashingEmbedder(delay_s=0.002), backend=IndexBackend({dsn!r}))
 """
@@ -160,7 +160,7 @@ def test_readers_never_see_a_half_written_file(postgres_dsn: str) -> None:
 
 
 def embedder_info(embedder: HashingEmbedder) -> Any:
-    from engine.index.store import ModelInfo
+    from tributary.engine.index.store import ModelInfo
 
     return ModelInfo(embedder.name, embedder.dim, embedder.version)
 
@@ -269,13 +269,13 @@ def test_searches_survive_a_server_restart(postgres_server: Any, postgres_dsn: s
 def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
     postgres_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app import index_worker
-    from engine import builtins, repos
-    from engine.cli.main import main
-    from engine.config.load import load_config
-    from engine.index import embed, manager
-    from engine.tasks.api import task_stats
     from tests.tasks.task_helpers import HashEmbedder, commit, git
+    from tributary.app import index_worker
+    from tributary.engine import builtins, repos
+    from tributary.engine.cli.main import main
+    from tributary.engine.config.load import load_config
+    from tributary.engine.index import embed, manager
+    from tributary.engine.tasks.api import task_stats
 
     home = tmp_path / "home"
     home.mkdir()
@@ -326,16 +326,16 @@ async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, rep
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from engine.tasks.api import import_tasks_jsonl
     from tests.tasks.task_helpers import FIXTURE_TASKS, write_jsonl
+    from tributary.engine.tasks.api import import_tasks_jsonl
 
     backend = IndexBackend(postgres_dsn)
     index_repository(repo, embedder=HashingEmbedder(), backend=backend)
     import_tasks_jsonl(repo, write_jsonl(tmp_path / "t.jsonl", FIXTURE_TASKS), embed=False, backend=backend)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRIBUTARY_INDEX_DSN": postgres_dsn}
     calls = {
-        "engine.servers.files": ("search_code", {"query": "invoice total tax", "top_k": 5}, ["--model-wait", "0"]),
-        "engine.servers.tasks": ("search_tasks", {"query": "login session", "top_k": 5}, ["--no-embed"]),
+        "tributary.engine.servers.files": ("search_code", {"query": "invoice total tax", "top_k": 5}, ["--model-wait", "0"]),
+        "tributary.engine.servers.tasks": ("search_tasks", {"query": "login session", "top_k": 5}, ["--no-embed"]),
     }
     for module, (tool, arguments, extra) in calls.items():
         params = StdioServerParameters(command=sys.executable, args=["-m", module, "--postgres", *extra],
@@ -357,8 +357,8 @@ async def test_the_builtin_servers_serve_the_shared_index(postgres_dsn: str, rep
 def test_each_vector_index_is_built_and_searched(
     wanted: str, postgres_dsn: str, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.postgres import index_store
     from tests.index.index_helpers import search_repository
+    from tributary.engine.postgres import index_store
 
     monkeypatch.setattr(index_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
     backend = IndexBackend(postgres_dsn, wanted)

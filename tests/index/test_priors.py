@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.index import priors
-from engine.index.manager import index_path_for, index_repository
-from engine.index.search import hybrid_search
-from engine.index.store import SqliteStore
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index import priors
+from tributary.engine.index.manager import index_path_for, index_repository
+from tributary.engine.index.search import hybrid_search
+from tributary.engine.index.store import SqliteStore
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_an_older_copy_beside_a_newer_one_is_superseded() -> None:
 
 
 def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
-    from engine.index.search import REPEAT_FACTOR, SearchHit, spread_files
+    from tributary.engine.index.search import REPEAT_FACTOR, SearchHit, spread_files
 
     def hit(path: str, score: float) -> SearchHit:
         return SearchHit(path, "r", 1, 2, None, "block", "python", score, "x")
@@ -121,7 +121,7 @@ def test_a_file_keeps_two_chunks_at_full_score_then_yields() -> None:
 def test_a_file_with_many_matching_chunks_leaves_room_for_the_others() -> None:
     """Seventy sections of a changelog match a docs question better than any code: past
     a few, they rank below every other file's first chunk that scores a tenth as well."""
-    from engine.index.search import SearchHit, spread_files
+    from tributary.engine.index.search import SearchHit, spread_files
 
     def hit(path: str, score: float) -> SearchHit:
         return SearchHit(path, "r", 1, 2, None, "block", "markdown", score, "x")

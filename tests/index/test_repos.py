@@ -11,20 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from app import index_worker
-from engine import builtins, repos
-from engine.cache import open_response_cache
-from engine.cli.main import main
-from engine.config.load import load_config
-from engine.index import embed, manager
-from engine.index.manager import index_path_for, list_indexes
-from engine.index.progress import IndexStats
-from engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
-from engine.tasks.api import task_stats, tasks_db_path
-from engine.tasks.sources import GitError
 from tests.index.index_helpers import HashingEmbedder, make_repo
 from tests.index.test_watch_cli import _wait
 from tests.tasks.task_helpers import HashEmbedder, commit, git
+from tributary.app import index_worker
+from tributary.engine import builtins, repos
+from tributary.engine.cache import open_response_cache
+from tributary.engine.cli.main import main
+from tributary.engine.config.load import load_config
+from tributary.engine.index import embed, manager
+from tributary.engine.index.manager import index_path_for, list_indexes
+from tributary.engine.index.progress import IndexStats
+from tributary.engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
+from tributary.engine.tasks.api import task_stats, tasks_db_path
+from tributary.engine.tasks.sources import GitError
 
 
 @pytest.fixture

@@ -6,18 +6,18 @@ from pathlib import Path
 
 from mcp import types
 
-from engine.config.schema import ServerConfig
-from engine.index.manager import index_repository
-from engine.index.naming import in_scope
-from engine.model import SearchFilters, SearchRequest
-from engine.query_syntax import parse_query, scope_arguments
-from engine.servers.files import FilesService
-from engine.servers.tasks import TaskBackend
-from engine.sources.tools import ToolSelection, select_tool
-from engine.tasks.api import import_tasks_jsonl, tasks_db_path
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder, make_repo
 from tests.tasks.task_helpers import FIXTURE_TASKS, write_jsonl
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.index.manager import index_repository
+from tributary.engine.index.naming import in_scope
+from tributary.engine.model import SearchFilters, SearchRequest
+from tributary.engine.query_syntax import parse_query, scope_arguments
+from tributary.engine.servers.files import FilesService
+from tributary.engine.servers.tasks import TaskBackend
+from tributary.engine.sources.tools import ToolSelection, select_tool
+from tributary.engine.tasks.api import import_tasks_jsonl, tasks_db_path
 
 
 def _repo(root: Path, body: str) -> Path:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.index.search import SearchHit, Weights, _top_fused, cover_files
-from engine.localsearch.fusion import rrf
+from tributary.engine.index.search import SearchHit, Weights, _top_fused, cover_files
+from tributary.engine.localsearch.fusion import rrf
 
 
 class _Files:

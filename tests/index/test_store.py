@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.manager import index_path_for, index_repository
-from engine.index.store import MIGRATIONS, SearchFilter, SqliteStore
-from engine.localsearch.db import connect, current_version, migrate
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.manager import index_path_for, index_repository
+from tributary.engine.index.store import MIGRATIONS, SearchFilter, SqliteStore
+from tributary.engine.localsearch.db import connect, current_version, migrate
 
 
 def test_migrations_apply_once_and_record_versions(tmp_path: Path) -> None:

@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.manager import (
+from tests.conftest import IndexTarget
+from tests.index.index_helpers import HashingEmbedder, search_repository
+from tributary.engine.index.manager import (
     embed_repository,
     index_path_for,
     index_repository,
     list_indexes,
     open_index_store,
 )
-from engine.index.progress import IndexProgress
-from engine.index.search import encode_query
-from engine.index.store import SearchFilter, SqliteStore
-from engine.servers.files import FilesService
-from tests.conftest import IndexTarget
-from tests.index.index_helpers import HashingEmbedder, search_repository
+from tributary.engine.index.progress import IndexProgress
+from tributary.engine.index.search import encode_query
+from tributary.engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.servers.files import FilesService
 
 
 class _NoModel:
@@ -29,7 +29,7 @@ class _NoModel:
 
 
 def test_chunked_repository_answers_before_any_vector(repo: Path, index_dir: Path) -> None:
-    from engine.index.indexer import Indexer
+    from tributary.engine.index.indexer import Indexer
 
     index_path = index_path_for(repo, directory=index_dir)
     store = SqliteStore(index_path)
@@ -54,7 +54,7 @@ def test_dense_search_covers_only_embedded_chunks(
     index_path = index_path_for(repo, directory=index_dir)
     store = SqliteStore(index_path)
     try:
-        from engine.index.store import ModelChanged, ModelInfo
+        from tributary.engine.index.store import ModelChanged, ModelInfo
 
         store.set_model(ModelInfo(embedder.name, embedder.dim, embedder.version))
         rows = store.pending_embeds(3)
@@ -118,7 +118,7 @@ def test_second_pass_embeds_every_waiting_chunk_once(
         with psycopg.connect(at.kw["backend"].dsn) as conn:
             row = conn.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'chunks_vec_r%'").fetchone()
         assert row is not None and row[0] == 1
-    from engine.repos import remove_repository
+    from tributary.engine.repos import remove_repository
 
     assert remove_repository(repo, **at.kw)
     assert list_indexes(**at.kw) == []
@@ -129,7 +129,7 @@ def test_second_pass_embeds_every_waiting_chunk_once(
 def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
     from filelock import FileLock
 
-    from engine.index.manager import embed_lock_path
+    from tributary.engine.index.manager import embed_lock_path
 
     index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
     index_path = index_path_for(repo, directory=index_dir)
@@ -183,6 +183,6 @@ def test_files_server_says_how_ready_the_semantic_index_is(
 
 @pytest.mark.parametrize("embedded,total,expected", [(0, 10, "0 %"), (4, 10, "40 %"), (9, 10, "90 %")])
 def test_semantic_warning_percent(embedded: int, total: int, expected: str) -> None:
-    from engine.servers.files import semantic_warning
+    from tributary.engine.servers.files import semantic_warning
 
     assert f"semantic index {expected} ready" in semantic_warning("r", embedded, total)

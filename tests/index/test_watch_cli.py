@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
-from engine.index import manager
-from engine.index.manager import index_path_for, list_indexes, watch_repository
-from engine.index.progress import IndexStats
-from engine.index.store import SqliteStore
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.cli.main import main
+from tributary.engine.index import manager
+from tributary.engine.index.manager import index_path_for, list_indexes, watch_repository
+from tributary.engine.index.progress import IndexStats
+from tributary.engine.index.store import SqliteStore
 
 
 def _wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine.insights.reputation import BetaPrior, ReputationStore
-from engine.insights.store import QueryLog
 from tests.insights.helpers import Clock
+from tributary.engine.insights.reputation import BetaPrior, ReputationStore
+from tributary.engine.insights.store import QueryLog
 
 DAY = 86400.0
 SECRET = "sk-proj-abcdef0123456789"

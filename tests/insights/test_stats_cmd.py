@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import stats_cmd
-from engine.insights.reputation import ReputationStore
-from engine.insights.store import QueryLog
-from engine.model import Metrics, SearchRequest, SearchResponse, SourceReport, SourceStatus
+from tributary.engine.cli import stats_cmd
+from tributary.engine.insights.reputation import ReputationStore
+from tributary.engine.insights.store import QueryLog
+from tributary.engine.model import (
+    Metrics,
+    SearchRequest,
+    SearchResponse,
+    SourceReport,
+    SourceStatus,
+)
 
 
 def run(*argv: str) -> int:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine.insights.store import QueryLog, parse_since, percentile
-from engine.model import (
+from tests.insights.helpers import Clock
+from tributary.engine.insights.store import QueryLog, parse_since, percentile
+from tributary.engine.model import (
     Hit,
     Metrics,
     RouteDecision,
@@ -20,7 +21,6 @@ from engine.model import (
     SourceReport,
     SourceStatus,
 )
-from tests.insights.helpers import Clock
 
 SECRET = "ghp_S3cr3tT0kenValue1234"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.localsearch.db import connect, migrate, read_meta, transaction, write_meta
-from engine.localsearch.fts import fts_query, fts_terms, split_identifiers
-from engine.localsearch.fusion import best_first, rrf
-from engine.tasks.store import query_terms
+from tributary.engine.localsearch.db import connect, migrate, read_meta, transaction, write_meta
+from tributary.engine.localsearch.fts import fts_query, fts_terms, split_identifiers
+from tributary.engine.localsearch.fusion import best_first, rrf
+from tributary.engine.tasks.store import query_terms
 
 
 def test_identifier_splitting_and_queries() -> None:

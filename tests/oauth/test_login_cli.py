@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.sources.oauth import signed_in
 from tests.cli.test_cli import ROOT
 from tests.fakes.oauth_server import serve_oauth_server
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.sources.oauth import signed_in
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 async def tributary(*args: str) -> asyncio.subprocess.Process:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engine", *args, env=env, cwd=ROOT,
+        sys.executable, "-m", "tributary", *args, env=env, cwd=ROOT,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 

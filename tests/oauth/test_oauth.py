@@ -12,13 +12,13 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 
-from engine.config import keystore
-from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
-from engine.sources import SourcePool
-from engine.sources.client import Backoff
-from engine.sources.oauth import SignInError, needs_oauth, sign_in, sign_out, signed_in
 from tests.fakes.oauth_server import serve_oauth_server
+from tributary.engine.config import keystore
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import SourcePool
+from tributary.engine.sources.client import Backoff
+from tributary.engine.sources.oauth import SignInError, needs_oauth, sign_in, sign_out, signed_in
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

@@ -1,1 +1,1 @@
-"""Tests of the fusion pipeline (engine.pipeline)."""
+"""Tests of the fusion pipeline (tributary.engine.pipeline)."""

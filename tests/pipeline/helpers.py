@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.model import Hit, make_hit_id
+from tributary.engine.model import Hit, make_hit_id
 
 
 def hit(

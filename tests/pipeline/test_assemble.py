@@ -7,12 +7,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from engine.model import ContextFormat
-from engine.pipeline.assemble import assemble
-from engine.pipeline.budget import plan_budget
-from engine.pipeline.formats import fence_for
-from engine.pipeline.tokens import count_tokens, fill_tokens
 from tests.pipeline.helpers import FUNC_A, hit
+from tributary.engine.model import ContextFormat
+from tributary.engine.pipeline.assemble import assemble
+from tributary.engine.pipeline.budget import plan_budget
+from tributary.engine.pipeline.formats import fence_for
+from tributary.engine.pipeline.tokens import count_tokens, fill_tokens
 
 NASTY = 'x = "]]>" and y = "<tag attr=\'&amp;\'>"\nz = "\x01\x0b bell \x07"\n```python\nnested fence\n````\nend'
 

@@ -6,13 +6,13 @@ import itertools
 
 import pytest
 
-from engine.model import ContextFormat, TaskType
-from engine.pipeline.budget import ROLE_PRIORITIES, allocate, default_role, plan_budget
-from engine.pipeline.compress import outline
-from engine.pipeline.limits import clamp_top_k
-from engine.pipeline.overflow import GAP, compress, fit, summarise, truncate
-from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
+from tributary.engine.model import ContextFormat, TaskType
+from tributary.engine.pipeline.budget import ROLE_PRIORITIES, allocate, default_role, plan_budget
+from tributary.engine.pipeline.compress import outline
+from tributary.engine.pipeline.limits import clamp_top_k
+from tributary.engine.pipeline.overflow import GAP, compress, fit, summarise, truncate
+from tributary.engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
 
 MODULE = '''"""Helpers for reading and writing the configuration."""
 

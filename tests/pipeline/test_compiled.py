@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import engine
-from engine._compiled import compiled_modules, describe, stale_sources
+from tributary import engine
+from tributary.engine._compiled import compiled_modules, describe, stale_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE = {**os.environ, "TRIBUTARY_PURE_PYTHON": "1"}
@@ -23,11 +23,11 @@ needs_compiled = pytest.mark.skipif(not engine.COMPILED, reason="the pipeline is
 SUMMARY = """
 import json, sys
 sys.path.insert(0, {root!r})
-import engine
+from tributary import engine
 from bench._hits import make_hits
-from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
-from engine.model import SearchRequest
-from engine.pipeline import run_pipeline
+from tributary.engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from tributary.engine.model import SearchRequest
+from tributary.engine.pipeline import run_pipeline
 
 out = {{"compiled": engine.COMPILED}}
 for strategy in ("rrf", "weighted", "cascade", "vote"):
@@ -67,18 +67,18 @@ def test_compiled_and_python_pipelines_give_the_same_results() -> None:
 
 @pytest.mark.slow  # a fresh interpreter
 def test_pure_python_can_be_asked_for() -> None:
-    script = "import engine, engine.pipeline.dedup as d; print(engine.COMPILED, d.__file__)"
+    script = "import tributary.engine as engine, tributary.engine.pipeline.dedup as d; print(engine.COMPILED, d.__file__)"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", str(ROOT / "engine" / "pipeline" / "dedup.py")]
+    assert out.stdout.split() == ["False", str(ROOT / "tributary" / "engine" / "pipeline" / "dedup.py")]
     version = subprocess.run(
-        [sys.executable, "-m", "engine", "--version"], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "tributary", "--version"], cwd=ROOT, env=PURE, capture_output=True, text=True, check=True
     )
     assert version.stdout.endswith("; pipeline: Python (TRIBUTARY_PURE_PYTHON is set)\n")
 
 
 @pytest.mark.slow  # a fresh interpreter
 def test_the_version_says_which_pipeline_runs() -> None:
-    out = subprocess.run([sys.executable, "-m", "engine", "--version"], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "tributary", "--version"], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.startswith("tributary ")
     assert out.stdout.rstrip().endswith(f"; pipeline: {describe(engine.COMPILED)}")
     assert ("compiled (mypyc)" in out.stdout) == engine.COMPILED
@@ -88,11 +88,11 @@ def test_the_version_says_which_pipeline_runs() -> None:
 def test_an_edited_source_runs_as_python_and_so_do_the_others(tmp_path: Path) -> None:
     """Python loads an extension before a source of the same name: without the check,
     an edit made after the build would not run at all."""
-    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
-    limits = tmp_path / "engine" / "pipeline" / "limits.py"
+    shutil.copytree(ROOT / "tributary", tmp_path / "tributary", ignore=shutil.ignore_patterns("__pycache__"))
+    limits = tmp_path / "tributary" / "engine" / "pipeline" / "limits.py"
     limits.write_text(limits.read_text(encoding="utf-8") + "\nEDITED = True\n", encoding="utf-8")
     script = (
-        "import engine, engine.pipeline.limits as l, engine.pipeline.dedup as d, engine.pipeline.text as t\n"
+        "import tributary.engine as engine, tributary.engine.pipeline.limits as l, tributary.engine.pipeline.dedup as d, tributary.engine.pipeline.text as t\n"
         "print(engine.COMPILED, l.EDITED, d.__file__.endswith('.py'), t.__file__.endswith('.py'))"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
@@ -100,9 +100,9 @@ def test_an_edited_source_runs_as_python_and_so_do_the_others(tmp_path: Path) ->
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True", "True", "True"]
     version = subprocess.run(
-        [sys.executable, "-m", "engine", "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "tributary", "--version"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
-    assert "pipeline: Python (engine.pipeline.limits changed since compiled; reinstall" in version.stdout
+    assert "pipeline: Python (tributary.engine.pipeline.limits changed since compiled; reinstall" in version.stdout
 
 
 def test_stale_sources_names_what_changed_since_the_record(tmp_path: Path) -> None:
@@ -110,8 +110,8 @@ def test_stale_sources_names_what_changed_since_the_record(tmp_path: Path) -> No
     (package / "pipeline").mkdir(parents=True)
     for name in ("model.py", "pipeline/__init__.py", "pipeline/dedup.py", "pipeline/fusion.py"):
         (package / name).write_text(f"# {name}\n", encoding="utf-8")
-    assert set(compiled_modules(package)) == {"engine.pipeline.dedup", "engine.pipeline.fusion"}
-    assert stale_sources(package) == ["engine.pipeline.dedup", "engine.pipeline.fusion"]  # no record
+    assert set(compiled_modules(package)) == {"tributary.engine.pipeline.dedup", "tributary.engine.pipeline.fusion"}
+    assert stale_sources(package) == ["tributary.engine.pipeline.dedup", "tributary.engine.pipeline.fusion"]  # no record
 
     import hashlib
 
@@ -122,9 +122,9 @@ def test_stale_sources_names_what_changed_since_the_record(tmp_path: Path) -> No
     (package / "_compiled.json").write_text(json.dumps(record), encoding="utf-8")
     assert stale_sources(package) == []
     (package / "pipeline" / "fusion.py").write_text("# changed\n", encoding="utf-8")
-    assert stale_sources(package) == ["engine.pipeline.fusion"]
+    assert stale_sources(package) == ["tributary.engine.pipeline.fusion"]
     (package / "pipeline" / "new.py").write_text("# not compiled\n", encoding="utf-8")
-    assert stale_sources(package) == ["engine.pipeline.fusion", "engine.pipeline.new"]
+    assert stale_sources(package) == ["tributary.engine.pipeline.fusion", "tributary.engine.pipeline.new"]
     (package / "_compiled.json").write_text("{not json", encoding="utf-8")
     assert len(stale_sources(package)) == 3
 

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from engine.model import ContextFormat, DedupGroup, DedupReason, GroupMember, SearchRequest
-from engine.pipeline.assemble import NOTHING_FOUND
-from engine.pipeline.confidence import (
+from tests.pipeline.helpers import FUNC_A, hit
+from tributary.engine.model import (
+    ContextFormat,
+    DedupGroup,
+    DedupReason,
+    GroupMember,
+    SearchRequest,
+)
+from tributary.engine.pipeline.assemble import NOTHING_FOUND
+from tributary.engine.pipeline.confidence import (
     CONFIDENCE_MODEL,
     hit_signals,
     query_words,
     score_confidence,
     source_views,
 )
-from engine.pipeline.run import run_pipeline
-from tests.pipeline.helpers import FUNC_A, hit
+from tributary.engine.pipeline.run import run_pipeline
 
 QUERY = "validate the server entries of a config file"
 

@@ -8,12 +8,12 @@ import pytest
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from engine.config.schema import DedupConfig
-from engine.model import DedupReason, Hit
-from engine.pipeline.blocking import candidate_pairs
-from engine.pipeline.dedup import deduplicate
-from engine.pipeline.text import squeeze, squeeze_prose
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
+from tributary.engine.config.schema import DedupConfig
+from tributary.engine.model import DedupReason, Hit
+from tributary.engine.pipeline.blocking import candidate_pairs
+from tributary.engine.pipeline.dedup import deduplicate
+from tributary.engine.pipeline.text import squeeze, squeeze_prose
 
 
 def _members(result_groups: list, kept_id: str) -> dict[str, tuple[DedupReason, float]]:
@@ -270,21 +270,21 @@ def test_whole_file_hits_with_the_same_text_about_different_files_stay_apart() -
     # A task history explains each file by the tasks that touched it: one commit that
     # touched two files gives both the same text, but they are two different results.
     why = "Fix the routing of fallback servers (2024-05-01); Add query classes (2024-06-02)"
-    a = hit("tasks", 1, why, path="engine/routing.py")
-    b = hit("tasks", 2, why, path="engine/config/schema.py")
-    near = hit("tasks", 3, why + " and more", path="engine/query_class.py")
-    same_file = hit("history", 2, why, path="engine/routing.py")
+    a = hit("tasks", 1, why, path="tributary/engine/routing.py")
+    b = hit("tasks", 2, why, path="tributary/engine/config/schema.py")
+    near = hit("tasks", 3, why + " and more", path="tributary/engine/query_class.py")
+    same_file = hit("history", 2, why, path="tributary/engine/routing.py")
     result = deduplicate([a, b, near, same_file], DedupConfig(semantic=False))
-    assert [h.path for h in result.hits] == ["engine/routing.py", "engine/config/schema.py",
-                                            "engine/query_class.py"]
+    assert [h.path for h in result.hits] == ["tributary/engine/routing.py", "tributary/engine/config/schema.py",
+                                            "tributary/engine/query_class.py"]
     (group,) = result.groups
     assert group.kept is a and [m.hit for m in group.members] == [same_file]
 
 
 def test_a_file_reference_joins_the_best_chunk_of_its_file() -> None:
-    chunk_best = hit("files", 1, FUNC_A, path="engine/routing.py", lines=(10, 20))
-    chunk_other = hit("files", 4, FUNC_B, path="engine/routing.py", lines=(40, 52))
-    why = hit("tasks", 2, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
+    chunk_best = hit("files", 1, FUNC_A, path="tributary/engine/routing.py", lines=(10, 20))
+    chunk_other = hit("files", 4, FUNC_B, path="tributary/engine/routing.py", lines=(40, 52))
+    why = hit("tasks", 2, "Fix the routing of fallback servers (2024-05-01)", path="tributary/engine/routing.py")
     result = deduplicate([chunk_best, chunk_other, why], DedupConfig(semantic=False))
     assert _members(result.groups, chunk_best.id) == {why.id: (DedupReason.FILE, 1.0)}
     assert chunk_other in result.hits  # the file's other chunks stay separate results
@@ -293,9 +293,9 @@ def test_a_file_reference_joins_the_best_chunk_of_its_file() -> None:
 def test_a_lookup_keeps_the_chunk_of_a_file_group_even_when_the_history_ranks_higher() -> None:
     # The history's hit is ranked first by its source, but for a lookup the group stands
     # for the file: the chunk that quotes it is what is shown (and what the boost sees).
-    why = hit("tasks", 1, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
-    older = hit("history", 1, "Fix the routing of fallback servers (2024-05-01)", path="engine/routing.py")
-    chunk = hit("files", 3, FUNC_A, path="engine/routing.py", lines=(10, 20))
+    why = hit("tasks", 1, "Fix the routing of fallback servers (2024-05-01)", path="tributary/engine/routing.py")
+    older = hit("history", 1, "Fix the routing of fallback servers (2024-05-01)", path="tributary/engine/routing.py")
+    chunk = hit("files", 3, FUNC_A, path="tributary/engine/routing.py", lines=(10, 20))
     result = deduplicate([why, older, chunk], DedupConfig(semantic=False), quote_files=True)
     (group,) = result.groups
     assert group.kept is chunk
@@ -311,10 +311,10 @@ def test_a_lookup_keeps_the_chunk_of_a_file_group_even_when_the_history_ranks_hi
 def test_code_sent_without_lines_is_a_snippet_not_the_file() -> None:
     # A symbol server sends each function of a file without line numbers: different
     # functions of one file are different results, and none is "the file".
-    chunk = hit("files", 1, FUNC_A, path="engine/routing.py", lines=(10, 20))
-    snippet_b = hit("serena", 1, FUNC_B, path="engine/routing.py")
+    chunk = hit("files", 1, FUNC_A, path="tributary/engine/routing.py", lines=(10, 20))
+    snippet_b = hit("serena", 1, FUNC_B, path="tributary/engine/routing.py")
     snippet_c = hit("serena", 2, "def route_all(query):\n    return [route(q) for q in query.split()]\n",
-                    path="engine/routing.py")
+                    path="tributary/engine/routing.py")
     result = deduplicate([chunk, snippet_b, snippet_c], DedupConfig(semantic=False))
     assert result.groups == [] and len(result.hits) == 3
     # the same function from two servers with different path roots is still one result

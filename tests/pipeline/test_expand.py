@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.model import Hit, SearchRequest
-from engine.pipeline.expand import context_hits
-from engine.pipeline.run import run_pipeline
 from tests.pipeline.helpers import hit
+from tributary.engine.model import Hit, SearchRequest
+from tributary.engine.pipeline.expand import context_hits
+from tributary.engine.pipeline.run import run_pipeline
 
 
 def _chunk(path: str, rank: int, start: int) -> Hit:

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from engine.model import ContextFormat, Hit
-from engine.pipeline import blocking, dedup, text
-from engine.pipeline.blocking import candidate_pairs, sample_features
-from engine.pipeline.budget import _priced, _priced_whole
-from engine.pipeline.dedup import merge_span
-from engine.pipeline.formats import frame_pieces
-from engine.pipeline.overflow import (
+from tests.pipeline.helpers import hit
+from tributary.engine.model import ContextFormat, Hit
+from tributary.engine.pipeline import blocking, dedup, text
+from tributary.engine.pipeline.blocking import candidate_pairs, sample_features
+from tributary.engine.pipeline.budget import _priced, _priced_whole
+from tributary.engine.pipeline.dedup import merge_span
+from tributary.engine.pipeline.formats import frame_pieces
+from tributary.engine.pipeline.overflow import (
     _CODE_START,
     _DEFINITION,
     _HEADING,
@@ -33,8 +34,7 @@ from engine.pipeline.overflow import (
     _block_starts,
     truncate,
 )
-from engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
-from tests.pipeline.helpers import hit
+from tributary.engine.pipeline.tokens import clear_cache, count_tokens, fill_tokens, get_tokenizer
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

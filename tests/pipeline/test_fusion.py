@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.config.schema import CompositeWeights, DedupConfig, FusionConfig
-from engine.model import Hints, SearchRequest
-from engine.pipeline.dedup import deduplicate
-from engine.pipeline.definitions import definition_signal, first_definition
-from engine.pipeline.fusion import STRATEGIES, FusionParams, fuse
-from engine.pipeline.hints import mentioned_paths
-from engine.pipeline.quality import domain_authority, recency_score, url_quality
 from tests.pipeline.helpers import FUNC_A, hit
+from tributary.engine.config.schema import CompositeWeights, DedupConfig, FusionConfig
+from tributary.engine.model import Hints, SearchRequest
+from tributary.engine.pipeline.dedup import deduplicate
+from tributary.engine.pipeline.definitions import definition_signal, first_definition
+from tributary.engine.pipeline.fusion import STRATEGIES, FusionParams, fuse
+from tributary.engine.pipeline.hints import mentioned_paths
+from tributary.engine.pipeline.quality import domain_authority, recency_score, url_quality
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -284,7 +284,7 @@ def test_a_lookup_ranks_the_definition_first(strategy: str) -> None:
     # Two sources agree on two files that use parse_config; only one source found
     # where it is defined, and lower down. Agreement outranks it without the boost.
     use = "config = parse_config(path)\nreturn config.servers\n"
-    agreed = [hit("a", 1, use, path="app/main.py", lines=(1, 2)), hit("b", 1, use + " ", path="app/main.py", lines=(1, 2)),
+    agreed = [hit("a", 1, use, path="tributary/app/main.py", lines=(1, 2)), hit("b", 1, use + " ", path="tributary/app/main.py", lines=(1, 2)),
               hit("a", 2, use + "x = 1\n", path="app/cli.py", lines=(5, 7)),
               hit("b", 2, use + "x = 1\n ", path="app/cli.py", lines=(5, 7))]
     definition = hit("a", 5, FUNC_A, path="engine/config.py", lines=(10, 30))

@@ -8,12 +8,12 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
-from engine.model import ContextFormat, Hit, Metrics, SearchRequest
-from engine.pipeline import run_pipeline
-from engine.pipeline.dedup import deduplicate
-from engine.pipeline.tokens import count_tokens
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
+from tributary.engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from tributary.engine.model import ContextFormat, Hit, Metrics, SearchRequest
+from tributary.engine.pipeline import run_pipeline
+from tributary.engine.pipeline.dedup import deduplicate
+from tributary.engine.pipeline.tokens import count_tokens
 
 
 def _sources() -> dict[str, list[Hit]]:
@@ -118,7 +118,7 @@ def test_groups_partition_any_input(sources: dict[str, list[Hit]]) -> None:
 def test_the_code_represents_a_file_unless_the_question_is_about_the_past() -> None:
     why = hit("tasks", 1, "Make config parsing strict about unknown keys (2024-05-01)", path="engine/config.py")
     chunk = hit("files", 2, FUNC_A, path="engine/config.py", lines=(10, 30))
-    other = hit("files", 1, "config = parse_config(path)\nreturn config\n", path="app/main.py", lines=(3, 4))
+    other = hit("files", 1, "config = parse_config(path)\nreturn config\n", path="tributary/app/main.py", lines=(3, 4))
 
     def first(query: str) -> Hit:
         hits = {"tasks": [replace(why)], "files": [replace(other), replace(chunk)]}

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 from mcp import types
 
-from engine.config.schema import DedupConfig
-from engine.model import ContextFormat, Hit, SearchRequest, is_task
-from engine.normalize import normalize_result
-from engine.pipeline.dedup import deduplicate
-from engine.pipeline.run import run_pipeline
 from tests.pipeline.helpers import FUNC_A, hit
+from tributary.engine.config.schema import DedupConfig
+from tributary.engine.model import ContextFormat, Hit, SearchRequest, is_task
+from tributary.engine.normalize import normalize_result
+from tributary.engine.pipeline.dedup import deduplicate
+from tributary.engine.pipeline.run import run_pipeline
 
 MESSAGE = "Validate every server entry when reading the config\n\nStrict mode rejects unknown keys."
 

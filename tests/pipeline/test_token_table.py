@@ -1,7 +1,7 @@
 """The numpy word table behind token counts, against the tokenizer's full ``encode``.
 
 Counts of a batch of new text come from one pass over the joined batch and a hash table
-of known words (``engine.pipeline.wordtable``), with words the table does not hold
+of known words (``tributary.engine.pipeline.wordtable``), with words the table does not hold
 going to the dict memo or the model. These tests force that path (it normally starts
 at ``_VECTOR_BYTES``) and compare with ``encode`` on real files (whole, in chunks, line
 by line), on words at the key-size boundaries, on unicode, control characters and
@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.pipeline import tokens, wordtable
-from engine.pipeline.wordtable import KEY_BYTES, WordTable, fold_table, word_keys
+from tributary.engine.pipeline import tokens, wordtable
+from tributary.engine.pipeline.wordtable import KEY_BYTES, WordTable, fold_table, word_keys
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

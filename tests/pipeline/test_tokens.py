@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.pipeline import tokens
 from tests.pipeline.helpers import FUNC_A, FUNC_B, hit
+from tributary.engine.pipeline import tokens
 
 
 def test_counts_are_real_tokens_not_words() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config.schema import RoutingRule
-from engine.patterns import check_pattern, compile_pattern, safe_compile
-from engine.routing import explain_routing, route
 from tests.routing.test_routing import make
+from tributary.engine.config.schema import RoutingRule
+from tributary.engine.patterns import check_pattern, compile_pattern, safe_compile
+from tributary.engine.routing import explain_routing, route
 
 # Patterns that make a backtracking engine run for seconds to minutes on a short query.
 # Under RE2 they compile and answer at once; a hang here would trip the test timeout.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
-from engine.routing import (
+from tributary.engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
+from tributary.engine.routing import (
     SKIP_DISABLED,
     SKIP_NOT_IN_FALLBACK,
     SKIP_NOT_SELECTED,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
-from engine.patterns import check_pattern, compile_pattern
-from engine.query_class import QUERY_CLASSES, classify_query
-from engine.routing import explain_routing, route
+from tributary.engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
+from tributary.engine.patterns import check_pattern, compile_pattern
+from tributary.engine.query_class import QUERY_CLASSES, classify_query
+from tributary.engine.routing import explain_routing, route
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = st.sampled_from(["a", "b", "c", "d", "ghost"])

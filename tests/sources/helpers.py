@@ -16,8 +16,8 @@ import anyio
 from mcp import types
 from mcp.server.mcpserver import MCPServer
 
-from engine.config.schema import HealthConfig, ServerConfig
 from tests.fakes import FAKE_SERVER, fake_server_config, fake_server_object
+from tributary.engine.config.schema import HealthConfig, ServerConfig
 
 FAKE = FAKE_SERVER
 

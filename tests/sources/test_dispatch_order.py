@@ -1,4 +1,4 @@
-"""Fan-out dispatch order: slowest expected source first (engine.sources.latency)."""
+"""Fan-out dispatch order: slowest expected source first (tributary.engine.sources.latency)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.fanout import gather_all
-from engine.model import SourceStatus
-from engine.sources import SourcePool
-from engine.sources.latency import LatencyEstimate, dispatch_order
-from engine.sources.memory import memory_connector
-from engine.sources.state import SourceOutcome
 from tests.sources.helpers import Recorder, memory_fake
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.fanout import gather_all
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import SourcePool
+from tributary.engine.sources.latency import LatencyEstimate, dispatch_order
+from tributary.engine.sources.memory import memory_connector
+from tributary.engine.sources.state import SourceOutcome
 
 
 def test_estimate_is_an_ewma_and_starts_empty() -> None:

@@ -21,13 +21,6 @@ from typing import Any
 import psutil
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
-from engine.sources.connect import Connection, Connector
-from engine.sources.health import BreakerState
-from engine.sources.memory import memory_connector
-from engine.sources.stderr import StderrLog
 from tests.sources.helpers import (
     Recorder,
     eventually,
@@ -36,6 +29,13 @@ from tests.sources.helpers import (
     memory_fake,
     stdio_config,
 )
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
+from tributary.engine.sources.connect import Connection, Connector
+from tributary.engine.sources.health import BreakerState
+from tributary.engine.sources.memory import memory_connector
+from tributary.engine.sources.stderr import StderrLog
 
 pytestmark = pytest.mark.asyncio
 
@@ -269,7 +269,7 @@ async def test_a_server_ignoring_sigterm_is_killed_after_the_grace(
 ) -> None:
     import anyio
 
-    from engine.sources import stdio
+    from tributary.engine.sources import stdio
 
     monkeypatch.setattr(stdio, "TERM_GRACE_S", 0.2)
     process = await anyio.open_process(

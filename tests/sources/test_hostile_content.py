@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.schema import Config
-from engine.engine import Engine
-from engine.model import SearchRequest, SourceStatus
 from tests.sources.helpers import stdio_config
+from tributary.engine.config.schema import Config
+from tributary.engine.engine import Engine
+from tributary.engine.model import SearchRequest, SourceStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 # Calls that can run code hidden in data, as (module or "", attribute).

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
-from engine.sources import ServerStatus, SourcePool
 from tests.sources.helpers import free_port, http_fake
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import ServerStatus, SourcePool
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

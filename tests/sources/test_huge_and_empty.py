@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from mcp import types
 
-from engine.config.schema import ServerConfig
-from engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
-from engine.model import SearchRequest, SourceStatus
-from engine.normalize import normalize_result
-from engine.pipeline.run import run_pipeline
-from engine.servers.files import FilesService, build_server
-from engine.sources import SourcePool
-from engine.sources.memory import memory_connector
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
+from tributary.engine.model import SearchRequest, SourceStatus
+from tributary.engine.normalize import normalize_result
+from tributary.engine.pipeline.run import run_pipeline
+from tributary.engine.servers.files import FilesService, build_server
+from tributary.engine.sources import SourcePool
+from tributary.engine.sources.memory import memory_connector
 
 
 def git_log(commits: int) -> str:

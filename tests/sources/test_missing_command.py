@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
 from tests.sources.helpers import stdio_config
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

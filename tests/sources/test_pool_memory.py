@@ -8,13 +8,13 @@ import contextlib
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
-from engine.config.schema import ServerConfig
-from engine.fanout import all_failed, fan_out, gather_all
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
-from engine.sources.health import BreakerState
-from engine.sources.memory import memory_connector
 from tests.sources.helpers import Recorder, eventually, health, memory_fake
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.fanout import all_failed, fan_out, gather_all
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
+from tributary.engine.sources.health import BreakerState
+from tributary.engine.sources.memory import memory_connector
 
 pytestmark = pytest.mark.asyncio
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
 from tests.sources.helpers import stdio_config
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
 from tests.sources.helpers import eventually, stdio_config
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 
@@ -83,7 +83,7 @@ async def test_an_unset_variable_fails_the_start_and_names_the_variable(
 
 
 async def test_keyring_references_reach_the_process_and_are_masked_in_its_log() -> None:
-    from engine.config import keystore
+    from tributary.engine.config import keystore
 
     keystore.set_secret("fake_identity", TOKEN)
     # FAKE_MCP_NAME is the fake's --name: it prints it on stderr and in its tool errors.
@@ -117,7 +117,7 @@ async def test_a_missing_keyring_secret_fails_the_start_saying_how_to_set_it() -
 
 
 async def test_a_server_echoing_its_keyring_secret_in_results_never_reaches_the_context() -> None:
-    from engine.config import keystore
+    from tributary.engine.config import keystore
 
     keystore.set_secret("echoed", TOKEN)
     config = stdio_config("echo", env={"FAKE_MCP_CONTENT": "key is ${keyring:echoed}"}, timeout=30.0)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config.schema import ServerConfig
-from engine.model import SourceStatus
-from engine.sources import ServerStatus, SourcePool
-from engine.sources.client import Backoff
 from tests.sources.helpers import eventually, http_fake
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import ServerStatus, SourcePool
+from tributary.engine.sources.client import Backoff
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.model import SourceStatus
-from engine.sources import ServerStatus, SourcePool
-from engine.sources.health import BreakerState
 from tests.cli.test_cli import fake, tributary, write_config
 from tests.sources.helpers import eventually, health, stdio_config
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import ServerStatus, SourcePool
+from tributary.engine.sources.health import BreakerState
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 import time
 
-from engine.sources import stderr as stderr_module
-from engine.sources.stderr import StderrLog, open_stderr_pipe
+from tributary.engine.sources import stderr as stderr_module
+from tributary.engine.sources.stderr import StderrLog, open_stderr_pipe
 
 FLOOD = ("import sys\nw = sys.stderr.buffer.write\nblock = b''.join(b'flood line %d\\n' % i "
          "for i in range(2000))\nwhile True:\n    w(block)\n")

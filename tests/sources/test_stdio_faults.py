@@ -14,10 +14,10 @@ import os
 import psutil
 import pytest
 
-from engine.fanout import fan_out, gather_all
-from engine.model import SourceStatus
-from engine.sources import Backoff, ServerStatus, SourcePool
 from tests.sources.helpers import stdio_config
+from tributary.engine.fanout import fan_out, gather_all
+from tributary.engine.model import SourceStatus
+from tributary.engine.sources import Backoff, ServerStatus, SourcePool
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

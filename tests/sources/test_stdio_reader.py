@@ -9,8 +9,8 @@ import pytest
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from engine.sources.stderr import StderrLog
-from engine.sources.stdio import RESPONSE_TOO_LARGE, _read_stdout
+from tributary.engine.sources.stderr import StderrLog
+from tributary.engine.sources.stdio import RESPONSE_TOO_LARGE, _read_stdout
 
 pytestmark = pytest.mark.asyncio
 

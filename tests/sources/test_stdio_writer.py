@@ -9,7 +9,7 @@ import pytest
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from engine.sources.stdio import StdinWriter
+from tributary.engine.sources.stdio import StdinWriter
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,11 +7,11 @@ import time
 import pytest
 from mcp import types
 
-from engine.config.schema import HealthConfig, ServerConfig
-from engine.sources.env import child_environment
-from engine.sources.health import BreakerState, CircuitBreaker, Silence
-from engine.sources.stderr import StderrLog, open_stderr_pipe
-from engine.sources.tools import ToolSelectionError, select_tool
+from tributary.engine.config.schema import HealthConfig, ServerConfig
+from tributary.engine.sources.env import child_environment
+from tributary.engine.sources.health import BreakerState, CircuitBreaker, Silence
+from tributary.engine.sources.stderr import StderrLog, open_stderr_pipe
+from tributary.engine.sources.tools import ToolSelectionError, select_tool
 
 
 def tool(name: str, props: dict[str, str], required: list[str]) -> types.Tool:

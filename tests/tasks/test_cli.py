@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import tasks_cmd
+from tributary.engine.cli import tasks_cmd
 
 
 def _run(*argv: str) -> int:

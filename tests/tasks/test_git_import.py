@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.tasks import files_for_task, import_git_history, search_tasks, task_stats
-from engine.tasks.sources import GitError, read_git_history
 from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import HashEmbedder, commit, git
+from tributary.engine.tasks import files_for_task, import_git_history, search_tasks, task_stats
+from tributary.engine.tasks.sources import GitError, read_git_history
 
 
 def test_commits_become_tasks(git_repo: Path) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.tasks import import_tasks_jsonl, search_tasks, task_stats
-from engine.tasks.sources import read_jsonl
 from tests.conftest import IndexTarget
 from tests.tasks.task_helpers import FIXTURE_TASKS, HashEmbedder, write_jsonl
+from tributary.engine.tasks import import_tasks_jsonl, search_tasks, task_stats
+from tributary.engine.tasks.sources import read_jsonl
 
 
 def test_import_counts_tasks_files_and_sources(

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.tasks import (
+from tests.conftest import IndexTarget
+from tests.tasks.task_helpers import HashEmbedder, write_jsonl
+from tributary.engine.tasks import (
     FileRankParams,
     TaskSearchParams,
     files_for_task,
@@ -18,12 +20,10 @@ from engine.tasks import (
     open_index,
     search_tasks,
 )
-from engine.tasks.api import tasks_db_path
-from engine.tasks.model import ImportStats, Rename, Task, TaskHit
-from engine.tasks.ranking import PathResolver, TouchCounts, rank_files
-from engine.tasks.store import TaskStore
-from tests.conftest import IndexTarget
-from tests.tasks.task_helpers import HashEmbedder, write_jsonl
+from tributary.engine.tasks.api import tasks_db_path
+from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskHit
+from tributary.engine.tasks.ranking import PathResolver, TouchCounts, rank_files
+from tributary.engine.tasks.store import TaskStore
 
 
 @pytest.fixture
@@ -158,8 +158,8 @@ def test_popularity_prior_counts_only_tasks_up_to_the_query() -> None:
 
 
 def test_repo_id_matches_the_files_index_naming(tmp_path: Path) -> None:
-    from engine.index.manager import repo_stem
-    from engine.tasks import repo_id
+    from tributary.engine.index.manager import repo_stem
+    from tributary.engine.tasks import repo_id
 
     for folder in (tmp_path / "my repo", tmp_path / "ünï", tmp_path):
         assert repo_id(folder) == repo_stem(folder)

@@ -9,8 +9,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.index.embed import load_default_embedder
-from engine.tasks import import_tasks_jsonl, search_tasks, tasks_db_path
+from tributary.engine.index.embed import load_default_embedder
+from tributary.engine.tasks import import_tasks_jsonl, search_tasks, tasks_db_path
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -29,7 +29,7 @@ async def test_tasks_server_answers_with_structured_results(
     assert local[0].task.id == "t2"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engine.servers.tasks", "--repo", str(repo_dir), "--index-dir", str(ix),
+        args=["-m", "tributary.engine.servers.tasks", "--repo", str(repo_dir), "--index-dir", str(ix),
               "--model-wait", "300"],  # this test is about hybrid results: wait for the model
         cwd=str(Path(__file__).resolve().parents[2]),
     )
@@ -101,7 +101,7 @@ def test_server_without_databases_refuses_to_start(tmp_path: Path) -> None:
     import subprocess
 
     done = subprocess.run(
-        [sys.executable, "-m", "engine.servers.tasks", "--index-dir", str(tmp_path)],
+        [sys.executable, "-m", "tributary.engine.servers.tasks", "--index-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=60,
         cwd=str(Path(__file__).resolve().parents[2]),
     )

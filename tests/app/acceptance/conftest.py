@@ -22,21 +22,21 @@ import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app import errors, tasks
-from app.engine_host import ThreadedEngine
-from app.recent_queries import RecentQueries
-from app.shell import Shell
-from engine.config.schema import Config, ServerConfig
-from engine.sources.connect import Connection, default_connector
-from engine.sources.memory import memory_connector
-from engine.sources.stderr import StderrLog
 from tests.fakes import fake_server_object
+from tributary.app import errors, tasks
+from tributary.app.engine_host import ThreadedEngine
+from tributary.app.recent_queries import RecentQueries
+from tributary.app.shell import Shell
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.sources.connect import Connection, default_connector
+from tributary.engine.sources.memory import memory_connector
+from tributary.engine.sources.stderr import StderrLog
 
 SIZES = [(1366, 768), (1024, 640)]
 FAKE_SOURCES = ["memory", "docs", "wiki", "tickets", "slack", "notes", "web", "serena", "context7", "confluence"]
 
 REPO_FILES = {
-    "engine/cache/base.py": '''
+    "tributary/engine/cache/base.py": '''
         """The response cache: keys, expiry and invalidation."""
 
 
@@ -87,7 +87,7 @@ REPO_FILES = {
         }
     ''',
     "tests/test_cache.py": '''
-        from engine.cache.base import ResponseCache, cache_key
+        from tributary.engine.cache.base import ResponseCache, cache_key
 
 
         def test_cache_key_ignores_case():
@@ -117,7 +117,7 @@ def make_repo(root: Path) -> Path:
         subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
     git("init", "-q", "-b", "main")
-    messages = {"engine/cache/base.py": "Change the cache key to ignore case",
+    messages = {"tributary/engine/cache/base.py": "Change the cache key to ignore case",
                 "engine/retry.py": "Add retry with exponential backoff",
                 "server/main.go": "Retry requests in the Go server",
                 "tests/test_cache.py": "Test cache key and invalidation",
@@ -147,8 +147,8 @@ def indexed(home: Path, repo: Path) -> Path:
     mp = pytest.MonkeyPatch()
     mp.setenv("TRIBUTARY_HOME", str(home))
     try:
-        from engine.index.manager import index_repository
-        from engine.repos import update_history
+        from tributary.engine.index.manager import index_repository
+        from tributary.engine.repos import update_history
 
         index_repository(repo)
         update_history(repo)
@@ -190,7 +190,7 @@ class SharedEngine:
 
 def open_engine(config: Config) -> ThreadedEngine:
     async def opener() -> Any:
-        from engine.engine import Engine
+        from tributary.engine.engine import Engine
 
         engine = Engine(config, connector=split_connector())
         engine.supervise()
@@ -286,7 +286,7 @@ async def running_shell(engine: Any, size: tuple[int, int], tmp_path: Path) -> A
 
     async def factory(path: Path | None) -> Any:
         if engine is None:
-            from app.engine_api import open_engine
+            from tributary.app.engine_api import open_engine
 
             return await open_engine(path)
         return SharedEngine(engine)

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from engine.model import SourceStatus
 from tests.app.acceptance.conftest import SIZES, running_shell, until
 from tests.fakes import FAKE_SERVER
+from tributary.engine.model import SourceStatus
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox
 
-from app import theme
-from app.search.results_model import LOCATION, SCORE, SOURCES, TITLE
 from tests.app.acceptance.conftest import SIZES, running_shell, until
+from tributary.app import theme
+from tributary.app.search.results_model import LOCATION, SCORE, SOURCES, TITLE
 
 
 @pytest.mark.asyncio

@@ -15,8 +15,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from app import open_file
 from tests.app.acceptance.conftest import SIZES, running_shell, until
+from tributary.app import open_file
 
 
 def fake_editor(tmp_path: Path) -> tuple[Path, Path]:

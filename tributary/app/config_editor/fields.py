@@ -1,0 +1,165 @@
+"""Small editing widgets: a key/value list with masked secrets, a checkable name list."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import theme
+from tributary.engine.config.secrets import is_secret_name
+
+
+def set_invalid(edit: QLineEdit, error: str | None, label: QLabel | None = None) -> None:
+    """Mark a field invalid (red border, inline message) without touching its text."""
+    edit.setProperty("invalid", error is not None)
+    edit.style().unpolish(edit)
+    edit.style().polish(edit)
+    edit.setToolTip(error or "")
+    if label is not None:
+        label.setText(error or "")
+        label.setVisible(error is not None)
+
+
+def error_label() -> QLabel:
+    label = QLabel()
+    label.setObjectName("Error")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    # Hidden, it keeps its line: the form does not jump as messages come and go.
+    policy = label.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    label.setSizePolicy(policy)
+    label.setVisible(False)
+    return label
+
+
+class _Row(QWidget):
+    changed = Signal()
+    removed = Signal(object)
+
+    def __init__(self, key: str, value: str, secret: bool) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.key = QLineEdit(key)
+        self.key.setPlaceholderText("NAME")
+        self.value = QLineEdit(value)
+        self.value.setPlaceholderText("value or ${VAR}")
+        self.reveal = QToolButton()
+        self.reveal.setText("Show")
+        self.reveal.setCheckable(True)
+        self.reveal.toggled.connect(self._echo)
+        self._secret = secret
+        self._echo(False)
+        remove = QToolButton()
+        remove.setIcon(theme.icon("remove"))
+        remove.setToolTip("Remove")
+        remove.clicked.connect(lambda: self.removed.emit(self))
+        self.key.textEdited.connect(lambda _: self.changed.emit())
+        self.key.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
+        self.value.textEdited.connect(lambda _: self.changed.emit())
+        self.value.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
+        layout.addWidget(self.key, 2)
+        layout.addWidget(self.value, 3)
+        layout.addWidget(self.reveal)
+        layout.addWidget(remove)
+
+    def _echo(self, shown: bool) -> None:
+        # ${VAR} references reveal nothing; a literal value under a secret-looking key
+        # (the engine's rule: TOKEN, API_KEY, Authorization, …) is masked until revealed.
+        reference = self.value.text().startswith("${")
+        secret = self._secret and is_secret_name(self.key.text())
+        self.reveal.setVisible(secret and not reference)
+        hide = secret and not shown and not reference
+        self.value.setEchoMode(QLineEdit.EchoMode.Password if hide else QLineEdit.EchoMode.Normal)
+        self.reveal.setText("Hide" if shown else "Show")
+
+
+class KeyValueEditor(QWidget):
+    """Edits a dict[str, str]; with ``secret`` the values are masked (env, headers)."""
+
+    changed = Signal()
+
+    def __init__(self, secret: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._secret = secret
+        self._rows: list[_Row] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(4)
+        self._add = QPushButton(theme.icon("add"), "Add variable")
+        self._add.clicked.connect(lambda: self._append("", "", focus=True))
+        self._layout.addWidget(self._add, 0, Qt.AlignmentFlag.AlignLeft)
+
+    def set_values(self, values: dict[str, str]) -> None:
+        for row in self._rows:
+            row.deleteLater()
+        self._rows = []
+        for key, value in values.items():
+            self._append(key, value)
+
+    def values(self) -> dict[str, str]:
+        return {r.key.text().strip(): r.value.text() for r in self._rows if r.key.text().strip()}
+
+    def _append(self, key: str, value: str, focus: bool = False) -> None:
+        row = _Row(key, value, self._secret)
+        row.changed.connect(self.changed.emit)
+        row.removed.connect(self._remove)
+        self._rows.append(row)
+        self._layout.insertWidget(len(self._rows) - 1, row)
+        if focus:
+            row.key.setFocus()
+
+    def _remove(self, row: _Row) -> None:
+        self._rows.remove(row)
+        row.deleteLater()
+        self.changed.emit()
+
+
+class CheckList(QListWidget):
+    """A list of names with check boxes (servers a rule asks)."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._loading = False
+        self.itemChanged.connect(lambda _: None if self._loading else self.changed.emit())
+        self.setMaximumHeight(130)
+
+    def set_items(self, names: list[str], checked: list[str]) -> None:
+        self._loading = True
+        self.clear()
+        for name in list(dict.fromkeys(names + [c for c in checked if c not in names])):
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
+            self.addItem(item)
+        self._loading = False
+
+    def checked(self) -> list[str]:
+        return [self.item(i).text() for i in range(self.count())
+                if self.item(i).checkState() == Qt.CheckState.Checked]
+
+
+def with_error(field: QWidget, label: QLabel) -> QWidget:
+    """A field with its inline error underneath (the error takes no room when hidden)."""
+    box = QWidget()
+    box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    layout.addWidget(field)
+    layout.addWidget(label)
+    return box

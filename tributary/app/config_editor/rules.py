@@ -1,0 +1,331 @@
+"""The routing tab: ordered rules (drag to reorder), live pattern checks, a rule tester."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import theme
+from tributary.app.config_editor import backend
+from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
+from tributary.engine.config.schema import Config, RoutingRule
+
+STRATEGIES = ["", "rrf", "weighted", "composite", "cascade", "vote"]
+
+
+def server_names(config: Config) -> list[str]:
+    """Configured servers, then the built-in ones a rule may name before they exist."""
+    names = list(config.servers)
+    return names + sorted(n for n in backend.BUILTIN_SERVER_NAMES if n not in names)
+
+
+def pattern_error(pattern: str) -> str | None:
+    """The engine's verdict on a routing pattern (compiles with RE2, the linear-time engine)."""
+    if not pattern:
+        return "A rule needs a pattern."
+    return backend.check_pattern(pattern)
+
+
+class RulesPage(QWidget):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.config: Config | None = None
+        self.current: RoutingRule | None = None
+        self._loading = False
+
+        self.mode = QComboBox()
+        self.mode.addItem("First matching rule", "first")
+        self.mode.addItem("All matching rules", "all")
+        self.mode.currentIndexChanged.connect(self._mode_changed)
+        self.fallback = QLineEdit()
+        self.fallback.setPlaceholderText("every enabled server")
+        self.fallback.textEdited.connect(self._fallback_changed)
+
+        self.list = QListWidget()
+        self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.list.model().rowsMoved.connect(self._reordered)
+        self.list.currentRowChanged.connect(self._select)
+        self.list.itemChanged.connect(self._enabled_toggled)
+        self.list.installEventFilter(self)  # Alt+Up / Alt+Down reorder, as a drag does
+        add = QPushButton(theme.icon("add"), "Add rule")
+        add.clicked.connect(self.add_rule)
+        self.remove_button = QPushButton(theme.icon("remove"), "Remove")
+        self.remove_button.clicked.connect(self.remove_rule)
+        hint = QLabel("Drag to reorder: rules are tried top to bottom.")
+        hint.setObjectName("Hint")
+
+        self.name = QLineEdit()
+        self.pattern = QLineEdit()
+        self.pattern.setPlaceholderText(r"case-insensitive regex, e.g. \b(def|class)\b")
+        self.pattern_error = error_label()
+        self.servers = CheckList()
+        self.priority = QSpinBox()
+        self.priority.setRange(-100, 100)
+        self.strategy = QComboBox()
+        for s in STRATEGIES:
+            self.strategy.addItem(s or "(default)", s or None)
+        self.query_class = QLineEdit()
+        self.query_class.setPlaceholderText("any class")
+
+        form = QFormLayout()
+        form.addRow("Name", self.name)
+        form.addRow("Pattern", with_error(self.pattern, self.pattern_error))
+        form.addRow("Ask", self.servers)
+        form.addRow("Priority", self.priority)
+        form.addRow("Strategy", self.strategy)
+        form.addRow("Query class", self.query_class)
+        self.form_widget = QWidget()
+        outer = QVBoxLayout(self.form_widget)
+        outer.addLayout(form)
+        outer.addStretch()
+
+        self.sample = QLineEdit()
+        self.sample.setPlaceholderText("Try a query: which rules match, which servers are asked?")
+        self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.PlainText)
+        self._test_timer = QTimer(self, singleShot=True, interval=120)
+        self._test_timer.timeout.connect(self.run_test)
+        self.sample.textEdited.connect(lambda _: self._test_timer.start())
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.list, 1)
+        left_layout.addWidget(hint)
+        row = QHBoxLayout()
+        row.addWidget(add)
+        row.addWidget(self.remove_button)
+        left_layout.addLayout(row)
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(self.form_widget)
+        splitter.setSizes([260, 560])
+
+        top = QFormLayout()
+        top.addRow("Routing mode", self.mode)
+        top.addRow("Fallback servers", self.fallback)
+        tester_title = QLabel("Rule tester")
+        tester_title.setObjectName("SectionTitle")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(tester_title)
+        layout.addWidget(self.sample)
+        layout.addWidget(self.verdict)
+
+        self.name.textEdited.connect(self._edited)
+        self.pattern.textEdited.connect(self._edited)
+        self.servers.changed.connect(self._edited)
+        self.priority.valueChanged.connect(self._edited)
+        self.strategy.currentIndexChanged.connect(self._edited)
+        self.query_class.textEdited.connect(self._edited)
+
+    def load(self, config: Config) -> None:
+        self.config = config
+        self._loading = True
+        self.mode.setCurrentIndex(self.mode.findData(config.routing.mode))
+        self.fallback.setText(", ".join(config.routing.fallback or []))
+        self._loading = False
+        self._fill_list()
+        self.list.setCurrentRow(0 if config.routing.rules else -1)
+        if not config.routing.rules:
+            self._select(-1)
+        self.run_test()
+
+    def _fill_list(self) -> None:
+        assert self.config is not None
+        self._loading = True
+        self.list.clear()
+        for rule in self.config.routing.rules:
+            item = QListWidgetItem(self._label(rule))
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsDragEnabled)
+            item.setCheckState(Qt.CheckState.Checked if rule.enabled else Qt.CheckState.Unchecked)
+            item.setData(Qt.ItemDataRole.UserRole, id(rule))
+            self.list.addItem(item)
+        self._loading = False
+
+    @staticmethod
+    def _label(rule: RoutingRule) -> str:
+        return f"{rule.name}   /{rule.pattern}/ → {', '.join(rule.servers) or 'nobody'}"
+
+    def _select(self, row: int) -> None:
+        if self._loading or self.config is None:
+            return
+        rules = self.config.routing.rules
+        self.current = rules[row] if 0 <= row < len(rules) else None
+        self.form_widget.setEnabled(self.current is not None)
+        self.remove_button.setEnabled(self.current is not None)
+        rule = self.current or RoutingRule(name="", pattern="", servers=[])
+        self._loading = True
+        self.name.setText(rule.name)
+        self.pattern.setText(rule.pattern)
+        self.servers.set_items(server_names(self.config), rule.servers)
+        self.priority.setValue(rule.priority)
+        self.strategy.setCurrentIndex(max(0, self.strategy.findData(rule.strategy)))
+        self.query_class.setText(rule.query_class or "")
+        self._loading = False
+        self._check_pattern()
+
+    def _check_pattern(self) -> str | None:
+        error = pattern_error(self.pattern.text()) if self.current is not None else None
+        set_invalid(self.pattern, error, self.pattern_error)
+        return error
+
+    def _edited(self, *_: Any) -> None:
+        if self._loading or self.current is None:
+            return
+        rule = self.current
+        rule.name = self.name.text()
+        # An invalid pattern is kept as typed (never lost); validation blocks the save.
+        rule.pattern = self.pattern.text()
+        self._check_pattern()
+        rule.servers = self.servers.checked()
+        rule.priority = self.priority.value()
+        rule.strategy = self.strategy.currentData()
+        rule.query_class = self.query_class.text().strip() or None
+        item = self.list.currentItem()
+        if item is not None:
+            self._loading = True
+            item.setText(self._label(rule))
+            self._loading = False
+        self.changed.emit()
+        self._test_timer.start()
+
+    def has_field_errors(self) -> bool:
+        if self.config is None:
+            return False
+        return any(pattern_error(r.pattern) for r in self.config.routing.rules)
+
+    def _enabled_toggled(self, item: QListWidgetItem) -> None:
+        if self._loading or self.config is None:
+            return
+        row = self.list.row(item)
+        self.config.routing.rules[row].enabled = item.checkState() == Qt.CheckState.Checked
+        self.changed.emit()
+        self._test_timer.start()
+
+    def _reordered(self, _parent: QModelIndex, start: int, end: int, _dest: QModelIndex, row: int) -> None:
+        """Apply the list's new order (after a drag) to the rules."""
+        if self.config is None:
+            return
+        by_id = {id(r): r for r in self.config.routing.rules}
+        order = [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
+        self.config.routing.rules = [by_id[i] for i in order if i in by_id]
+        self.changed.emit()
+        self._test_timer.start()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.list and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            steps = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1}
+            if event.modifiers() == Qt.KeyboardModifier.AltModifier and event.key() in steps:
+                self._move_current(steps[Qt.Key(event.key())])
+                return True
+        return super().eventFilter(watched, event)
+
+    def _move_current(self, step: int) -> None:
+        row = self.list.currentRow()
+        if row >= 0 and 0 <= row + step < self.list.count():
+            self.move_rule(row, row + step)
+
+    def move_rule(self, row: int, to: int) -> None:
+        """Move the rule at ``row`` to position ``to``, as dragging it there does."""
+        if self.config is None:
+            return
+        rules = self.config.routing.rules
+        rules.insert(to, rules.pop(row))
+        self._fill_list()
+        self.list.setCurrentRow(to)
+        self.changed.emit()
+        self._test_timer.start()
+
+    def add_rule(self) -> None:
+        if self.config is None:
+            return
+        rule = RoutingRule(name=f"rule-{len(self.config.routing.rules) + 1}", pattern="", servers=[])
+        self.config.routing.rules.append(rule)
+        self._fill_list()
+        self.list.setCurrentRow(len(self.config.routing.rules) - 1)
+        self.pattern.setFocus()
+        self.changed.emit()
+
+    def remove_rule(self) -> None:
+        if self.config is None or self.current is None:
+            return
+        self.config.routing.rules.remove(self.current)
+        self._fill_list()
+        self.list.setCurrentRow(min(self.list.count() - 1, 0))
+        if not self.config.routing.rules:
+            self._select(-1)
+        self.changed.emit()
+
+    def _mode_changed(self) -> None:
+        if self._loading or self.config is None:
+            return
+        self.config.routing.mode = self.mode.currentData()
+        self.changed.emit()
+        self._test_timer.start()
+
+    def _fallback_changed(self, text: str) -> None:
+        if self._loading or self.config is None:
+            return
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        self.config.routing.fallback = names or None
+        self.changed.emit()
+        self._test_timer.start()
+
+    def run_test(self) -> None:
+        """Show which rules match the sample query and which servers would be asked."""
+        query = self.sample.text()
+        if self.config is None or not query.strip():
+            self.verdict.setText("")
+            return
+        if self.has_field_errors():
+            self.verdict.setText("Fix the invalid pattern first.")
+            return
+        try:
+            explanation = backend.explain_routing(self.config, query)
+        except Exception as exc:
+            self.verdict.setText(f"Could not evaluate the rules: {exc}")
+            return
+        decision = explanation.decision
+        lines = []
+        for trace in explanation.rules:
+            mark = "✔" if trace.used else "✓" if trace.status == "matched" else "·"
+            detail = f" “{trace.matched_text}”" if trace.matched_text else ""
+            why = f" — {trace.error}" if trace.error else ""
+            unused = " (not used: an earlier rule won)" if trace.status == "matched" and not trace.used else ""
+            lines.append(f"{mark} {trace.name}: {trace.status}{detail}{why}{unused}")
+        lines.append("")
+        lines.append("Asked: " + (", ".join(decision.servers) or "nobody")
+                     + ("   (fallback: no rule matched)" if decision.fallback else ""))
+        if decision.skipped:
+            lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in decision.skipped.items()))
+        lines.append(f"Query class: {explanation.query_class}")
+        if decision.strategy:
+            lines.append(f"Strategy: {decision.strategy}")
+        if decision.weights:
+            lines.append("Weights: " + ", ".join(f"{k} {v:g}" for k, v in decision.weights.items()))
+        self.verdict.setText("\n".join(lines))

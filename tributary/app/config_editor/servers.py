@@ -1,0 +1,692 @@
+"""The servers tab: add, edit, remove, enable; test a connection; see its log; import.
+
+The list shows each server's running state as the engine reports it (refreshed
+every few seconds while the tab is visible): a status dot, its typical latency
+right-aligned ("~85 ms"), and in the tooltip and the line above the test button
+what happened to it (pid, uptime, restarts and why, an open circuit breaker).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import safe_text, theme
+from tributary.app.config_editor import backend
+from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
+from tributary.app.engine_api import EngineLike
+from tributary.app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
+from tributary.app.tasks import describe_error, run_async
+from tributary.engine.config.clients import ClientConfig, discover_client_configs
+from tributary.engine.config.importer import already_configured, merge_imported
+from tributary.engine.config.schema import Config, ServerConfig
+
+if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from tributary.engine.sources.state import ServerState, ServerTest
+
+LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
+STATE_REFRESH_MS = 2000
+# A server's lifecycle (ServerState.status) in the colours of the source chips.
+_STATUS_DOT = {"ready": "ok", "starting": "pending", "idle": "pending",
+               "backoff": "error", "stopped": "skipped", "disabled": "skipped"}
+
+
+def describe_state(state: ServerState) -> str:
+    """One line on a server's running state: ``running · pid 4242 · up 3 min · ~85 ms typical …``."""
+    status = str(state.status)
+    parts = [{"ready": "running", "idle": "not started yet (starts on first use)",
+              "backoff": "down, restarting"}.get(status, status)]
+    if status == "backoff" and state.retry_in_s is not None:
+        parts[0] += f" in {state.retry_in_s:.1f} s"
+    if state.pid:
+        parts.append(f"pid {state.pid}")
+    if state.uptime_s is not None:
+        parts.append(f"up {_duration(state.uptime_s)}")
+    typical = typical_latency(state.latency_ms)
+    if typical:
+        parts.append(f"{typical} typical")
+    if str(state.breaker.state) != "closed":
+        parts.append(f"circuit open after {state.breaker.consecutive_failures} failures")
+    note = restart_note(state)
+    if note:
+        parts.append(note)
+    elif state.last_error:
+        parts.append(f"last error: {state.last_error}")
+    return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class LatencyDelegate(QStyledItemDelegate):
+    """Draws the item as usual, its name elided to leave room for a muted note on the right."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        note = index.data(LATENCY_ROLE)
+        if not note:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        widget = opt.widget
+        style = widget.style() if widget is not None else None
+        if style is None:
+            super().paint(painter, option, index)
+            return
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
+        metrics = opt.fontMetrics
+        note_width = metrics.horizontalAdvance(note) + 6
+        opt.text = metrics.elidedText(
+            opt.text, Qt.TextElideMode.ElideRight, max(0, text_rect.width() - note_width - 6))
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        painter.save()
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        painter.setPen(opt.palette.highlightedText().color() if selected
+                       else theme.colour("muted"))
+        painter.drawText(text_rect.adjusted(0, 0, -4, 0),
+                         int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), note)
+        painter.restore()
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    return f"{name}-{n}"
+
+
+class ServersPage(QWidget):
+    changed = Signal()
+    message = Signal(str)
+
+    def __init__(self, engine: Callable[[], EngineLike | None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self.config: Config | None = None
+        self.current: ServerConfig | None = None
+        self._loading = False
+        self._logs: dict[str, LogWindow] = {}
+
+        self.list = QListWidget()
+        self.list.setItemDelegate(LatencyDelegate(self.list))
+        self.list.currentTextChanged.connect(self._select)
+        self.list.itemChanged.connect(self._enabled_toggled)
+        add = QPushButton(theme.icon("add"), "Add")
+        add.clicked.connect(self.add_server)
+        self.remove_button = QPushButton(theme.icon("remove"), "Remove")
+        self.remove_button.clicked.connect(self.remove_server)
+        self.import_button = QPushButton(theme.icon("import"), "Import…")
+        self.import_menu = QMenu(self)
+        self.import_menu.aboutToShow.connect(self._fill_import_menu)
+        self.import_button.setMenu(self.import_menu)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        row.addWidget(add)
+        row.addWidget(self.remove_button)
+        left_layout.addLayout(row)
+        left_layout.addWidget(self.import_button)
+
+        self.name = QLineEdit()
+        self.name_error = error_label()
+        self.transport = QComboBox()
+        self.transport.addItems(["stdio", "http", "sse"])
+        self.command = QLineEdit()
+        self.command.setPlaceholderText("e.g. uvx, npx, python")
+        self.args = QLineEdit()
+        self.args.setPlaceholderText("arguments, shell-quoted")
+        self.args_error = error_label()
+        self.cwd = QLineEdit()
+        self.cwd.setPlaceholderText("working directory (optional)")
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("https://…/mcp")
+        self.env = KeyValueEditor(secret=True)
+        self.headers = KeyValueEditor(secret=True)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(0.1, 300.0)
+        self.timeout.setSuffix(" s")
+        self.timeout.setDecimals(1)
+        self.weight = QDoubleSpinBox()
+        self.weight.setRange(0.0, 10.0)
+        self.weight.setSingleStep(0.1)
+        self.tool = QLineEdit()
+        self.tool.setPlaceholderText("auto-detect (a read-only search/query/find tool)")
+        self.query_argument = QLineEdit()
+        self.query_argument.setPlaceholderText("auto-detect")
+        self.description = QLineEdit()
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Name", with_error(self.name, self.name_error))
+        form.addRow("Transport", self.transport)
+        form.addRow("Command", self.command)
+        self.args_box = with_error(self.args, self.args_error)
+        form.addRow("Arguments", self.args_box)
+        form.addRow("Working dir", self.cwd)
+        form.addRow("URL", self.url)
+        form.addRow("Environment", self.env)
+        form.addRow("Headers", self.headers)
+        self.keyring_button = QPushButton(theme.icon("lock"), "Move secrets to keyring")
+        self.keyring_button.setToolTip(
+            "Store the literal tokens and keys above in the OS keyring and keep only "
+            "${keyring:NAME} references in the config")
+        self.keyring_button.clicked.connect(self.move_secrets)
+        form.addRow("Secrets", self.keyring_button)
+        self.sign_in_button = QPushButton(theme.icon("lock"), "Sign in")
+        self.sign_in_button.setToolTip("Sign in to this server in the browser (OAuth); "
+                                       "the session is kept in the OS keyring")
+        self.sign_in_button.clicked.connect(self.sign_in)
+        self.sign_out_button = QPushButton("Sign out")
+        self.sign_out_button.clicked.connect(self.sign_out)
+        self.sign_in_state = QLabel()
+        self.sign_in_state.setObjectName("Muted")
+        sign_in_row = QHBoxLayout()
+        sign_in_row.setContentsMargins(0, 0, 0, 0)
+        sign_in_row.addWidget(self.sign_in_button)
+        sign_in_row.addWidget(self.sign_out_button)
+        sign_in_row.addWidget(self.sign_in_state, 1)
+        self.sign_in_box = QWidget()
+        self.sign_in_box.setLayout(sign_in_row)
+        form.addRow("Sign-in", self.sign_in_box)
+        form.addRow("Timeout", self.timeout)
+        form.addRow("Weight", self.weight)
+        form.addRow("Tool", self.tool)
+        form.addRow("Query argument", self.query_argument)
+        form.addRow("Description", self.description)
+        self._form = form
+
+        self.test_button = QPushButton(theme.icon("play"), "Test connection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.log_button = QPushButton(theme.icon("terminal"), "Server log")
+        self.log_button.clicked.connect(self.show_log)
+        self.test_result = QLabel("Test the connection to list the server's tools, run a probe query and time it.")
+        self.test_result.setObjectName("Muted")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextFormat(Qt.TextFormat.PlainText)
+        self.test_details = QPlainTextEdit()
+        self.test_details.setReadOnly(True)
+        self.test_details.setMaximumHeight(150)
+        self.test_details.setVisible(False)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.log_button)
+        test_row.addStretch()
+        self.state_label = QLabel()
+        self.state_label.setObjectName("Muted")
+        self.state_label.setWordWrap(True)
+        self.state_label.setTextFormat(Qt.TextFormat.PlainText)  # errors are a server's words
+        self._states: dict[str, ServerState] = {}
+        self._state_timer = QTimer(self, interval=STATE_REFRESH_MS)
+        self._state_timer.timeout.connect(self.refresh_states)
+
+        form_widget = QWidget()
+        form_layout = QVBoxLayout(form_widget)
+        form_layout.addLayout(form)
+        form_layout.addWidget(self.state_label)
+        form_layout.addLayout(test_row)
+        form_layout.addWidget(self.test_result)
+        form_layout.addWidget(self.test_details)
+        form_layout.addStretch()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(form_widget)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.form_widget = form_widget
+
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(scroll)
+        splitter.setSizes([220, 600])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+
+        self.name.textEdited.connect(self._rename)
+        self.transport.currentTextChanged.connect(self._edited)
+        self.args.textEdited.connect(self._edited)
+        for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.description):
+            edit.textEdited.connect(self._edited)
+        self.env.changed.connect(self._edited)
+        self.headers.changed.connect(self._edited)
+        self.timeout.valueChanged.connect(self._edited)
+        self.weight.valueChanged.connect(self._edited)
+
+    # -- loading ------------------------------------------------------------------------
+
+    def load(self, config: Config) -> None:
+        self.config = config
+        self._fill_list()
+        if self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self._select("")
+
+    def _fill_list(self, select: str | None = None) -> None:
+        assert self.config is not None
+        self._loading = True
+        self.list.clear()
+        for server in self.config.servers.values():
+            item = QListWidgetItem(server.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if server.enabled else Qt.CheckState.Unchecked)
+            item.setToolTip("Checked: enabled")
+            self.list.addItem(item)
+        self._loading = False
+        self.refresh_states()
+        if select is not None:
+            matches = self.list.findItems(select, Qt.MatchFlag.MatchExactly)
+            if matches:
+                self.list.setCurrentItem(matches[0])
+
+    def _select(self, name: str) -> None:
+        if self._loading or self.config is None:
+            return
+        self.current = self.config.servers.get(name)
+        self.form_widget.setEnabled(self.current is not None)
+        self.remove_button.setEnabled(self.current is not None)
+        server = self.current or ServerConfig(name="")
+        self._loading = True
+        self.name.setText(server.name)
+        set_invalid(self.name, None, self.name_error)
+        self.transport.setCurrentText(server.transport)
+        self.command.setText(server.command or "")
+        self.args.setText(shlex.join(server.args))
+        set_invalid(self.args, None, self.args_error)
+        self.cwd.setText(server.cwd or "")
+        self.url.setText(server.url or "")
+        self.env.set_values(server.env)
+        self.headers.set_values(server.headers)
+        self.timeout.setValue(server.timeout)
+        self.weight.setValue(server.weight)
+        self.tool.setText(server.tool or "")
+        self.query_argument.setText(server.query_argument or "")
+        self.description.setText(server.description)
+        self._loading = False
+        self._transport_rows(server.transport)
+        self._refresh_sign_in()
+        self.test_details.setVisible(False)
+        self.test_result.setText("Test the connection to list the server's tools, run a probe query and time it.")
+        self._show_state()
+
+    # -- running state ------------------------------------------------------------------
+
+    def refresh_states(self) -> None:
+        """Ask the engine how its servers are doing and show it in the list."""
+        engine = self._engine()
+        try:
+            states = list(engine.server_states()) if engine is not None else []
+        except Exception:  # the engine may be closing: keep what is shown
+            return
+        self._states = {s.name: s for s in states}
+        self._loading = True  # item changes must not read as the user's edits
+        try:
+            for row in range(self.list.count()):
+                item = self.list.item(row)
+                self._show_item_state(item, self._states.get(item.text()))
+        finally:
+            self._loading = False
+        self._show_state()
+
+    def _show_item_state(self, item: QListWidgetItem, state: ServerState | None) -> None:
+        if state is None:
+            item.setIcon(status_dot("skipped"))
+            item.setData(LATENCY_ROLE, "")
+            item.setToolTip("Checked: enabled\nNot running in the engine (new or unsaved)")
+            return
+        item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
+        item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
+        item.setToolTip(safe_text.tooltip(f"Checked: enabled\n{describe_state(state)}"))
+
+    def _show_state(self) -> None:
+        state = self._states.get(self.current.name) if self.current is not None else None
+        self.state_label.setVisible(self.current is not None)
+        self.state_label.setText(
+            f"Status: {describe_state(state)}" if state is not None
+            else "Not running in the engine yet: save to start it with the new settings.")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh_states()
+        self._state_timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._state_timer.stop()
+
+    def _transport_rows(self, transport: str) -> None:
+        stdio = transport == "stdio"
+        for widget in (self.command, self.args_box, self.cwd, self.env):
+            self._form.setRowVisible(widget, stdio)
+        for widget in (self.url, self.headers, self.sign_in_box):
+            self._form.setRowVisible(widget, not stdio)
+
+    # -- editing ------------------------------------------------------------------------
+
+    def _edited(self, *_: Any) -> None:
+        if self._loading or self.current is None:
+            return
+        server = self.current
+        chosen = self.transport.currentText()
+        server.transport = "http" if chosen == "http" else "sse" if chosen == "sse" else "stdio"
+        self._transport_rows(server.transport)
+        server.command = self.command.text().strip() or None
+        try:
+            server.args = shlex.split(self.args.text())
+            set_invalid(self.args, None, self.args_error)
+        except ValueError as exc:
+            # Keep what was typed; the server keeps its last valid arguments meanwhile.
+            set_invalid(self.args, f"Arguments: {exc}", self.args_error)
+        server.cwd = self.cwd.text().strip() or None
+        server.url = self.url.text().strip() or None
+        server.env = self.env.values()
+        server.headers = self.headers.values()
+        server.timeout = self.timeout.value()
+        server.weight = self.weight.value()
+        server.tool = self.tool.text().strip() or None
+        server.query_argument = self.query_argument.text().strip() or None
+        server.description = self.description.text()
+        self.changed.emit()
+
+    def has_field_errors(self) -> bool:
+        return bool(self.name.property("invalid") or self.args.property("invalid"))
+
+    def _rename(self, text: str) -> None:
+        if self._loading or self.current is None or self.config is None:
+            return
+        new = text.strip()
+        old = self.current.name
+        if new == old:
+            set_invalid(self.name, None, self.name_error)
+            return
+        if not new:
+            set_invalid(self.name, "A server needs a name.", self.name_error)
+        elif new in self.config.servers:
+            set_invalid(self.name, f"“{new}” is already the name of another server.", self.name_error)
+        else:
+            set_invalid(self.name, None, self.name_error)
+            rename_server(self.config, old, new)
+            item = self.list.currentItem()
+            if item is not None:
+                self._loading = True
+                item.setText(new)
+                self._loading = False
+        self.changed.emit()
+
+    def _enabled_toggled(self, item: QListWidgetItem) -> None:
+        if self._loading or self.config is None:
+            return
+        server = self.config.servers.get(item.text())
+        if server is not None:
+            server.enabled = item.checkState() == Qt.CheckState.Checked
+            self.changed.emit()
+
+    def add_server(self) -> None:
+        if self.config is None:
+            return
+        name = unique_name("new-server", set(self.config.servers))
+        self.config.servers[name] = ServerConfig(name=name, command="")
+        self._fill_list(select=name)
+        self.name.setFocus()
+        self.name.selectAll()
+        self.changed.emit()
+
+    def remove_server(self) -> None:
+        if self.config is None or self.current is None:
+            return
+        name = self.current.name
+        del self.config.servers[name]
+        for rule in self.config.routing.rules:
+            rule.servers = [s for s in rule.servers if s != name]
+        self._fill_list()
+        if self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self._select("")
+        self.changed.emit()
+        self.message.emit(f"Removed {name} (save to apply)")
+
+    # -- import -------------------------------------------------------------------------
+
+    def _fill_import_menu(self) -> None:
+        self.import_menu.clear()
+        for found in discover_client_configs(workspace=Path.cwd()):
+            count = f"{len(found.servers)} server(s)" if not found.error else f"unreadable: {found.error}"
+            action = self.import_menu.addAction(f"{found.label}: {found.path} ({count})",
+                                                functools.partial(self.import_client, found))
+            action.setEnabled(bool(found.servers))
+        if self.import_menu.isEmpty():
+            action = self.import_menu.addAction("No MCP client config found on this machine")
+            action.setEnabled(False)
+        self.import_menu.addSeparator()
+        self.import_menu.addAction("Choose a file…", self._choose_import_file)
+
+    def import_found(self) -> int:
+        """Import the servers of every MCP client config found on this machine (Claude
+        Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Codex, Continue)."""
+        found = [c for c in discover_client_configs(workspace=Path.cwd()) if c.servers]
+        if not found:
+            self.message.emit("No MCP client config with servers was found on this machine")
+            return 0
+        return sum(self.import_client(config) for config in found)
+
+    def import_client(self, found: ClientConfig) -> int:
+        """Add the servers of one client's config found on this machine (already read
+        and converted, whatever the client's format), as ``tributary config import``
+        does: one configured the same way already is left out, a name clash renamed.
+        Returns how many were added."""
+        if self.config is None or not found.servers:
+            return 0
+        config = self.config
+        new = [s for s in found.servers if not already_configured(config, s)]
+        merged = merge_imported(config, new)
+        added = [name for name in merged.servers if name not in config.servers]
+        config.servers.update({name: merged.servers[name] for name in added})
+        self._fill_list(select=added[0] if added else None)
+        if added:
+            self.changed.emit()
+        notes = f" — {len(found.warnings)} warning(s): {found.warnings[0]}" if found.warnings else ""
+        self.message.emit(f"Imported {len(added)} server(s) from {found.label}: {', '.join(added) or 'none new'}"
+                          f"{notes}")
+        return len(added)
+
+    def _choose_import_file(self) -> None:
+        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP configs (*.json)")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(lambda p: self.import_file(Path(p)))
+        dialog.open()  # not exec(): no nested event loop under qasync
+
+    def import_file(self, path: Path) -> int:
+        """Add the ``mcpServers`` of a client config; returns how many were added."""
+        if self.config is None:
+            return 0
+        try:
+            imported = backend.import_mcp_servers(path, existing=self.config)
+        except Exception as exc:
+            self.message.emit(f"Could not import {path}: {backend.describe(exc)}")
+            return 0
+        added = []
+        for server in imported.servers:
+            server = copy.deepcopy(server)
+            server.name = unique_name(server.name, set(self.config.servers))
+            self.config.servers[server.name] = server
+            added.append(server.name)
+        self._fill_list(select=added[0] if added else None)
+        self.changed.emit()
+        warnings = f" — {len(imported.warnings)} warning(s): {imported.warnings[0]}" if imported.warnings else ""
+        self.message.emit(f"Imported {len(added)} server(s) from {path.name}: {', '.join(added)} "
+                          f"(save to apply){warnings}")
+        return len(added)
+
+    # -- secrets ------------------------------------------------------------------------
+
+    def move_secrets(self) -> None:
+        if self.current is None:
+            return
+        server = copy.deepcopy(self.current)
+        self.keyring_button.setEnabled(False)
+        run_async(backend.move_secrets_to_keyring(server), label=f"Moving {server.name}'s secrets",
+                  on_success=functools.partial(self._secrets_moved, server.name),
+                  on_error=self._secrets_not_moved)
+
+    def _secrets_moved(self, name: str, result: tuple[ServerConfig, list[str], str | None]) -> None:
+        self.keyring_button.setEnabled(True)
+        converted, names, notice = result
+        server = self.config.servers.get(name) if self.config is not None else None
+        if not names or server is None:
+            self.message.emit(f"{name}: no literal secrets to move")
+            return
+        server.env, server.headers = dict(converted.env), dict(converted.headers)
+        if self.current is server:
+            self._loading = True
+            self.env.set_values(server.env)
+            self.headers.set_values(server.headers)
+            self._loading = False
+        self.changed.emit()
+        note = f" — {notice}" if notice else ""
+        self.message.emit(f"Moved {', '.join(names)} to the keyring (save to apply){note}")
+
+    def _secrets_not_moved(self, error: BaseException) -> None:
+        self.keyring_button.setEnabled(True)
+        self.message.emit(f"Could not move the secrets: {describe_error(error)}")
+
+    # -- sign-in (OAuth) ----------------------------------------------------------------
+
+    def _refresh_sign_in(self) -> None:
+        server = self.current
+        if server is None or server.transport == "stdio" or not server.url:
+            self.sign_in_state.setText("")
+            return
+        run_async(backend.signed_in(copy.deepcopy(server)), label="Reading the sign-in", quiet=True,
+                  on_success=functools.partial(self._show_sign_in, server.name))
+
+    def _show_sign_in(self, name: str, signed: bool) -> None:
+        if self.current is None or self.current.name != name:
+            return
+        self.sign_in_state.setText("Signed in" if signed else "Not signed in")
+        self.sign_out_button.setEnabled(signed)
+
+    def sign_in(self) -> None:
+        if self.current is None or not self.current.url:
+            return
+        server = copy.deepcopy(self.current)
+        self.sign_in_button.setEnabled(False)
+        self.sign_in_state.setText("Waiting for the browser…")
+        run_async(backend.sign_in(server), label=f"Signing in to {server.name}",
+                  on_success=lambda _: self._signed(server, True),
+                  on_error=functools.partial(self._sign_in_failed, server.name))
+
+    def sign_out(self) -> None:
+        if self.current is None:
+            return
+        server = copy.deepcopy(self.current)
+        run_async(backend.sign_out(server), label=f"Signing out of {server.name}",
+                  on_success=lambda _: self._signed(server, False),
+                  on_error=functools.partial(self._sign_in_failed, server.name))
+
+    def _signed(self, server: ServerConfig, signed: bool) -> None:
+        self.sign_in_button.setEnabled(True)
+        self._show_sign_in(server.name, signed)
+        self.message.emit(f"Signed in to {server.name}" if signed else f"Signed out of {server.name}")
+        if signed:
+            self.test_connection()
+
+    def _sign_in_failed(self, name: str, error: BaseException) -> None:
+        self.sign_in_button.setEnabled(True)
+        if self.current is not None and self.current.name == name:
+            self.sign_in_state.setText("Not signed in")
+        self.message.emit(f"Sign-in to {name} failed: {describe_error(error)}")
+
+    # -- test and log -------------------------------------------------------------------
+
+    def test_connection(self) -> None:
+        engine = self._engine()
+        if engine is None or self.current is None:
+            self.test_result.setText("The engine is not running yet.")
+            return
+        server = copy.deepcopy(self.current)
+        self.test_result.setText(f"Testing {server.name}…")
+        self.test_details.setVisible(False)
+        run_async(engine.test_server(server), label=f"Testing {server.name}",
+                  on_success=self._tested, on_error=self._test_failed)
+
+    def _tested(self, result: ServerTest) -> None:
+        tools = result.tools
+        hits = result.probe_hits
+        latency = result.latency_ms
+        if result.ok:
+            self.test_result.setObjectName("Ok")
+            took = f" in {latency:.0f} ms" if latency is not None else ""
+            self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {len(hits)} hit(s).")
+        else:
+            self.test_result.setObjectName("Error")
+            self.test_result.setText(f"Failed: {result.error or 'unknown error'}")
+        self.test_result.style().polish(self.test_result)
+        lines = ["Tools:"] + [f"  • {t.name} — {t.description}".rstrip(" —") for t in tools]
+        lines += ["", "Probe results:"] + [
+            f"  {i + 1}. {safe_text.one_line(h.title, 120)} ({safe_text.one_line(h.location, 120)})"
+            for i, h in enumerate(hits[:10])]
+        self.test_details.setPlainText(safe_text.block("\n".join(lines)))
+        self.test_details.setVisible(True)
+
+    def _test_failed(self, error: BaseException) -> None:
+        self.test_result.setObjectName("Error")
+        self.test_result.setText(f"Failed: {describe_error(error)}")
+        self.test_result.style().polish(self.test_result)
+
+    def show_log(self) -> None:
+        engine = self._engine()
+        if engine is None or self.current is None:
+            return
+        name = self.current.name
+        window = self._logs.get(name) or LogWindow(name, lambda: engine.stderr_lines(name), self)
+        self._logs[name] = window
+        window.refresh()
+        window.show()
+
+
+def rename_server(config: Config, old: str, new: str) -> None:
+    """Rename keeping the order of servers, and follow the rename in routing rules."""
+    config.servers = {(new if k == old else k): v for k, v in config.servers.items()}
+    config.servers[new].name = new
+    for rule in config.routing.rules:
+        rule.servers = [new if s == old else s for s in rule.servers]
+    if config.routing.fallback:
+        config.routing.fallback = [new if s == old else s for s in config.routing.fallback]

@@ -1,0 +1,116 @@
+"""Index one repository in a child process; progress goes to stdout as JSON lines.
+
+    python -m tributary.app.index_worker PATH            index the code, then the git history
+    python -m tributary.app.index_worker --watch PATH    index the code, then apply every change
+
+The index manager page runs ``python -m tributary.app.index_worker PATH`` instead of indexing
+in the GUI process: the embedding model (torch) never loads there, and indexing's
+CPU work cannot stall the event loop through the GIL. This module imports no Qt.
+
+Each line is one JSON object: ``{"event": "progress", ...IndexProgress fields}``
+while indexing the code, ``{"event": "history"}`` as it starts on the git history
+(``tributary.engine.repos.update_history``: the built-in tasks server's), then
+``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
+failures exit non-zero with the reason on stderr. A history that could not be read
+does not fail the worker: the code index is good, and the line says why.
+
+With ``--watch`` (the app's live watcher of a repository) the worker brings the history
+up to date, indexes the code, then keeps applying changes
+(``tributary.engine.index.manager.watch_repository``). It sends ``{"event": "update",
+...IndexStats fields}`` after the first pass and after each batch of changes, and
+``{"event": "update", "history": "<one line>"}`` when new commits were imported, until
+its stdin closes: the app closes it to stop watching, and the pipe closes by itself if
+the app dies, so no watcher outlives it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+MIN_INTERVAL_S = 0.1  # at most ~10 progress lines a second: the GUI needs no more
+WORKER_NICENESS = 10
+
+
+def _emit(event: str, payload: Any = None, **extra: Any) -> None:
+    data = {"event": event, **(dataclasses.asdict(payload) if payload is not None else {}), **extra}
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    watch = args[:1] == ["--watch"]
+    if watch:
+        args = args[1:]
+    if len(args) != 1:
+        print("usage: python -m tributary.app.index_worker [--watch] PATH", file=sys.stderr)
+        return 2
+    import os
+    import time
+
+    # Background work: at a lower priority the embedding threads yield the CPU to the
+    # GUI the moment it has something to do (2 cores, both busy embedding, otherwise).
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
+
+    from tributary.engine.index.manager import index_repository
+    from tributary.engine.repos import update_history
+
+    last = 0.0
+
+    def on_progress(progress: Any) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= MIN_INTERVAL_S or progress.phase == "done":
+            last = now
+            _emit("progress", progress)
+
+    root = Path(args[0]).expanduser().resolve()
+    if watch:
+        return _watch(root, on_progress)
+    try:
+        stats = index_repository(root, on_progress=on_progress)
+        _emit("history")
+        history = update_history(root)
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    _emit("done", stats, history=history.summary())
+    return 0
+
+
+def _watch(root: Path, on_progress: Any) -> int:
+    """Index, then apply every change under ``root`` until stdin closes."""
+    import threading
+
+    from tributary.engine.index.manager import watch_repository
+    from tributary.engine.repos import update_history
+
+    stop = threading.Event()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.buffer.read()  # returns at end of file: the app is done with this watcher
+        stop.set()
+
+    def history() -> None:
+        update = update_history(root)
+        if update.failed or (update.stats is not None and update.stats.changed):
+            _emit("update", history=update.summary())
+
+    threading.Thread(target=until_stdin_closes, name="stdin", daemon=True).start()
+    try:
+        history()
+        watch_repository(root, on_progress=on_progress, on_update=lambda stats: _emit("update", stats),
+                         on_git_change=history, stop_event=stop)
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,418 @@
+"""The index manager: add a repository, watch it index (rate, ETA), re-index, remove.
+
+Indexing runs in a child process (``tributary.app.index_worker``) that reports progress as
+JSON lines: the embedding model never loads in the GUI process and the indexer's
+CPU work cannot stall the event loop. It indexes the code, then brings the git
+history (the tasks server's) up to date. Listing and removing repositories are quick
+calls into ``tributary.engine.repos``, run in a worker thread; removing deletes the code index
+and the history together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import safe_text, theme
+from tributary.app.elided import ElidedLabel
+from tributary.app.engine_api import EngineLike
+from tributary.app.tasks import describe_error, run_async
+from tributary.app.watchers import RepoWatchers
+from tributary.app.workers import run_worker, worker_command
+
+COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
+
+
+def repos() -> ModuleType:
+    """The engine's repositories, code index and history (imported on first use: it pulls
+    in the indexer)."""
+    return importlib.import_module("tributary.engine.repos")
+
+
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+@dataclass(slots=True)
+class Progress:
+    """What the progress bar shows, read from the manager's progress event."""
+
+    done: int
+    total: int
+    chunks: int
+    rate: float | None
+    eta_s: float | None
+    embedding: bool = False  # the second tier: done/total count chunks given their vector
+
+    @classmethod
+    def of(cls, event: Any, started: float) -> Progress:
+        embedding = _get(event, "phase") == "embed"
+        if embedding:  # keyword search already covers every file; vectors fill in
+            done = int(_get(event, "vectors_done", default=0) or 0)
+            total = int(_get(event, "vectors_total", default=0) or 0)
+            rate, eta = _get(event, "rate"), _get(event, "eta_s")
+            return cls(done, total, done, float(rate) if rate else None,
+                       float(eta) if eta is not None else None, embedding=True)
+        done = int(_get(event, "files_done", "done", default=0) or 0)
+        total = int(_get(event, "files_total", "total", default=0) or 0)
+        chunks = int(_get(event, "chunks_done", "chunks", default=0) or 0)
+        rate = _get(event, "rate")  # chunks per second
+        eta = _get(event, "eta_s", "eta")
+        elapsed = time.monotonic() - started
+        if rate is None and elapsed > 0 and chunks:
+            rate = chunks / elapsed
+        if eta is None and done and total > done:
+            eta = (total - done) * elapsed / done
+        return cls(done, total, chunks, float(rate) if rate else None, float(eta) if eta is not None else None)
+
+    @property
+    def status(self) -> str:
+        """The table's state column."""
+        if self.embedding:
+            return f"semantic index {self.percent} % ready"
+        return f"indexing {self.done}/{self.total or '?'}"
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 100
+
+    def text(self) -> str:
+        if self.embedding:
+            parts = [f"keyword search ready; semantic index {self.percent} % ready "
+                     f"({self.done:,}/{self.total:,} chunks embedded)"]
+            if self.rate:
+                parts.append(f"{self.rate:,.1f} chunks/s")
+            if self.eta_s is not None:
+                parts.append(f"ETA {format_eta(self.eta_s)}")
+            return " · ".join(parts)
+        parts = [f"{self.done:,}/{self.total:,} files" if self.total else f"{self.done:,} files"]
+        if self.chunks:
+            parts.append(f"{self.chunks:,} chunks")
+        if self.rate:
+            parts.append(f"{self.rate:,.1f} chunks/s")
+        if self.eta_s is not None:
+            parts.append(f"ETA {format_eta(self.eta_s)}")
+        return " · ".join(parts)
+
+
+def format_eta(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class IndexPage(QWidget):
+    message = Signal(str)
+    indexes_changed = Signal()  # a repository was indexed, re-indexed or removed
+
+    def __init__(
+        self,
+        engine: Callable[[], EngineLike | None],
+        parent: QWidget | None = None,
+        *,
+        worker: Callable[[Path], list[str]] = worker_command,
+        watchers: RepoWatchers | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._engine = engine
+        self._worker = worker
+        self._running: dict[str, Progress] = {}
+        self._owns_watchers = watchers is None  # else their owner reports a failed watcher
+        self.watchers = watchers if watchers is not None else RepoWatchers(engine, parent=self)
+        self.watchers.updated.connect(self._watched_update)
+        self.watchers.stopped.connect(self._watch_stopped)
+        title = QLabel("Indexes")
+        title.setObjectName("SectionTitle")
+        subtitle = QLabel("Local repositories searched by the built-in files and tasks servers.")
+        subtitle.setObjectName("Muted")
+        self.add_button = QPushButton(theme.icon("add", "#ffffff"), "Add repository…")
+        self.add_button.setObjectName("Primary")
+        self.add_button.clicked.connect(self.choose_folder)
+        self.reindex_button = QPushButton(theme.icon("refresh"), "Re-index")
+        self.reindex_button.clicked.connect(self.reindex_selected)
+        self.remove_button = QPushButton(theme.icon("remove"), "Remove")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.watch_button = QPushButton(theme.icon("eye"), "Watch")
+        self.watch_button.setCheckable(True)
+        self.watch_button.setToolTip("Keep the index up to date as files change, while Tributary runs")
+        self.watch_button.clicked.connect(self.toggle_watch_selected)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # no cut figures
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(60)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long paths keep both ends
+        self.table.itemSelectionChanged.connect(self._selection)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.progress_label = ElidedLabel()  # a long path must not widen the window
+        self.progress_label.setObjectName("Muted")
+        self.empty = QLabel("No repository indexed yet. “Add repository…” indexes a folder: its code "
+                            "and its git history become searchable by the built-in files and tasks servers.")
+        self.empty.setObjectName("Muted")
+        self.empty.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.reindex_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.watch_button)
+        buttons.addStretch()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addWidget(title)
+        layout.addWidget(subtitle)
+        layout.addLayout(buttons)
+        # Progress right under the buttons that start it, above the list.
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.table, 1)
+        self._filler = layout.count()
+        layout.addStretch(0)  # takes the room the hidden table leaves, so the page stays compact
+        self._layout = layout
+        self._selection()
+
+    # -- listing ------------------------------------------------------------------------
+
+    def refresh(self) -> asyncio.Task[Any]:
+        """List the indexes (in a worker thread: it opens every index file)."""
+        return run_async(asyncio.to_thread(lambda: list(repos().list_repositories())),
+                         label="Listing indexes", quiet=True, key="list-indexes",
+                         on_success=self._fill, on_error=self._list_failed)
+
+    def _list_failed(self, error: BaseException) -> None:
+        self.message.emit(f"Could not list indexes: {describe_error(error)}")
+        self._fill([])
+
+
+    def _fill(self, entries: list[Any]) -> None:
+        selected = self._selected_path()  # kept across the refill (watchers refresh often)
+        self.table.setRowCount(0)
+        paths = []
+        for entry in entries:
+            path = str(_get(entry, "root", "path", "repo", default=entry))
+            paths.append(path)
+            self._set_row(path, entry)
+        for path in self._running:
+            if path not in paths:
+                self._set_row(path, None)
+        empty = self.table.rowCount() == 0
+        self.empty.setVisible(empty)
+        self.table.setVisible(not empty)
+        self._layout.setStretch(self._filler, 1 if empty else 0)
+        if selected is not None and selected in paths + list(self._running):
+            self.table.selectRow(self._row_of(selected))
+        self._selection()
+
+    def _row_of(self, path: str) -> int:
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
+                return row
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        return row
+
+    def _set_row(self, path: str, entry: Any) -> None:
+        row = self._row_of(path)
+        running = self._running.get(path)
+        status = "indexing…" if running else str(_get(entry, "status", default="ready") or "ready")
+        if entry is not None and _get(entry, "exists", default=True) is False:
+            status = "folder missing"
+        last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
+        if isinstance(last, (int, float)) and last:
+            last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
+        watch = self.watchers.watching(path)
+        values = [
+            path,
+            status,
+            f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
+            f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
+            f"{int(_get(entry, 'tasks', default=0) or 0):,}" if entry is not None else "",
+            str(last or ""),
+            "on" if watch else "off",
+        ]
+        for column, value in enumerate(values):
+            item = QTableWidgetItem(value)
+            if column == 0:
+                item.setData(Qt.ItemDataRole.UserRole, path)
+                item.setToolTip(safe_text.tooltip(path))
+            self.table.setItem(row, column, item)
+
+    def _selected_path(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        item = self.table.item(rows[0].row(), 0)
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item else None
+
+    def _selection(self) -> None:
+        path = self._selected_path()
+        idle = path is not None and path not in self._running
+        watched = path is not None and self.watchers.watching(path)
+        # A watched repository's watcher is its one writer: stop watching to re-index it.
+        self.reindex_button.setEnabled(idle and not watched)
+        self.remove_button.setEnabled(idle and not watched)
+        self.watch_button.setEnabled(idle)
+        self.watch_button.setChecked(watched)
+        self.watch_button.setText("Watching" if watched else "Watch")
+
+    # -- actions ------------------------------------------------------------------------
+
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Add a repository", str(Path.home()))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda p: self.index(Path(p)))
+        dialog.open()  # not exec(): no nested event loop under qasync
+
+    def reindex_selected(self) -> None:
+        if (path := self._selected_path()) is not None:
+            self.index(Path(path))
+
+    def remove_selected(self) -> None:
+        path = self._selected_path()
+        if path is None:
+            return
+        run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
+                  on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
+                  on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
+
+    def toggle_watch_selected(self) -> None:
+        path = self._selected_path()
+        if path is None:
+            return
+        watch = not self.watchers.watching(path)
+        run_async(self.watchers.set_watch(path, watch), label=f"{'Watching' if watch else 'Not watching'} {path}",
+                  on_success=lambda _: self._watch_set(path, watch),
+                  on_error=lambda e: self._watch_failed(path, e))
+
+    def _watch_set(self, path: str, watch: bool) -> None:
+        self.message.emit(f"Watching {path} for changes" if watch else f"Stopped watching {path}")
+        self.refresh()
+
+    def _watch_failed(self, path: str, error: BaseException) -> None:
+        self.message.emit(f"Could not change watching {path}: {describe_error(error)}")
+        self.refresh()
+
+    def _watched_update(self, path: str) -> None:
+        self.refresh()  # new counts and last update
+
+    def _watch_stopped(self, path: str, why: str) -> None:
+        if why and self._owns_watchers:
+            self.message.emit(f"Stopped watching {path}: {why}")
+        self.refresh()
+
+    def _changed(self, path: str, text: str) -> None:
+        """A repository's index changed, appeared or went: list again; the engine drops
+        the cached answers that drew on it and re-derives its built-in servers."""
+        self.message.emit(text)
+        self.refresh()
+        engine = self._engine()
+        if engine is not None:
+            run_async(self._update_engine(engine, path), label="Updating sources", quiet=True,
+                      on_success=lambda _: self.indexes_changed.emit())
+        else:
+            self.indexes_changed.emit()
+
+    @staticmethod
+    async def _update_engine(engine: EngineLike, path: str) -> None:
+        await engine.repository_changed(path)
+        await engine.apply_config(engine.config)
+
+    def index(self, path: Path) -> asyncio.Task[Any] | None:
+        key = str(path)
+        if key in self._running:
+            return None
+        started = time.monotonic()
+        self._running[key] = Progress(0, 0, 0, None, None)
+        self.refresh()
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.progress_label.set_full_text(f"Indexing {path}…")
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("event") == "history":
+                self._reading_history(key)
+            else:
+                self._progress(key, Progress.of(event, started))
+
+        return run_async(run_worker(self._worker(path), on_event), label=f"Indexing {path.name}",
+                         on_success=lambda stats: self._finished(key, stats),
+                         on_error=lambda error: self._failed(key, error))
+
+    def _progress(self, key: str, progress: Progress) -> None:
+        if key not in self._running:
+            return
+        self._running[key] = progress
+        if progress.total:
+            self.progress.setRange(0, progress.total)
+            self.progress.setValue(progress.done)
+        self.progress_label.set_full_text(f"Indexing {key}: {progress.text()}")
+        row = self._row_of(key)
+        self.table.setItem(row, 1, QTableWidgetItem(progress.status))
+
+    def _reading_history(self, key: str) -> None:
+        if key not in self._running:
+            return
+        self.progress.setRange(0, 0)  # busy: git gives no count up front
+        self.progress_label.set_full_text(f"Reading the git history of {key}…")
+        self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
+
+    def _finished(self, key: str, stats: Any) -> None:
+        self._running.pop(key, None)
+        self._idle_progress()
+        files = _get(stats, "files_indexed", "files", default="?")
+        chunks = _get(stats, "chunks_total", "chunks", default="?")
+        seconds = _get(stats, "seconds", "elapsed_s", default=None)
+        took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+        history = _get(stats, "history", default=None)
+        self._changed(key, f"Indexed {key}: {files} files, {chunks} chunks{took}" + (f"; {history}" if history else ""))
+
+    def _failed(self, key: str, error: BaseException) -> None:
+        self._running.pop(key, None)
+        self._idle_progress()
+        self.message.emit(f"Indexing {key} failed: {describe_error(error)}")
+        self.refresh()
+
+    def _idle_progress(self) -> None:
+        if not self._running:
+            self.progress.setVisible(False)
+            self.progress_label.set_full_text("")

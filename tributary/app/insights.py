@@ -1,0 +1,221 @@
+"""The insights page: recent queries, per-source latency and tokens, cache and dedup rates,
+and each source's feedback-driven reputation (resettable).
+
+Reads the engine's local query log (``tributary.engine.insights.store``) in a worker thread;
+reputation comes through the engine facade (``tributary.app.reputation``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import safe_text, theme
+from tributary.app.engine_api import EngineLike
+from tributary.app.reputation import ReputationPanel
+from tributary.app.tasks import describe_error, run_async
+
+RECENT = 50
+
+
+if TYPE_CHECKING:  # the store is imported when first read, off the start-up path
+    from tributary.engine.insights.store import QueryLogEntry, QueryLogSummary
+
+
+@dataclass(slots=True)
+class Snapshot:
+    summary: QueryLogSummary
+    recent: list[QueryLogEntry]
+
+
+def read_insights(path: Path | None = None, recent: int = RECENT) -> Snapshot:
+    from tributary.engine.insights.store import QueryLog
+
+    store = QueryLog.open(path)
+    try:
+        return Snapshot(store.summary(), store.recent(recent))
+    finally:
+        store.close()
+
+
+class SourceChart(QWidget):
+    """Per source: p50 and p95 latency as bars, tokens contributed as text."""
+
+    ROW = 24
+    LABEL_W = 120
+    VALUE_W = 250
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[tuple[str, float, float, int, int]] = []
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(self.ROW + 8)
+
+    def set_sources(self, sources: dict[str, Any]) -> None:
+        self._rows = [
+            (name, s.p50_ms or 0.0, s.p95_ms or 0.0, s.tokens, s.calls)
+            for name, s in sorted(sources.items(), key=lambda kv: -(kv[1].p95_ms or 0.0))
+        ]
+        self.setFixedHeight(max(1, len(self._rows)) * self.ROW + 8)
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(480, self.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if not self._rows:
+            painter.setPen(theme.colour("muted"))
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignLeft, "No source calls recorded yet")
+            return
+        biggest = max(r[2] for r in self._rows) or 1.0
+        bar_w = max(60, self.width() - self.LABEL_W - self.VALUE_W - 12)
+        y = 4
+        for name, p50, p95, tokens, calls in self._rows:
+            painter.setPen(theme.colour("text"))
+            painter.drawText(QRectF(0, y, self.LABEL_W - 6, self.ROW), Qt.AlignmentFlag.AlignVCenter, name)
+            colour = theme.source_colour(name)
+            faded = QColor(colour)
+            faded.setAlpha(70)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(faded)
+            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * p95 / biggest, self.ROW - 10), 4, 4)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * p50 / biggest, self.ROW - 10), 4, 4)
+            painter.setPen(theme.colour("muted"))
+            painter.drawText(
+                QRectF(self.LABEL_W + bar_w + 8, y, self.VALUE_W, self.ROW), Qt.AlignmentFlag.AlignVCenter,
+                f"{p50:.0f} / {p95:.0f} ms · {tokens:,} tok · {calls} calls")
+            y += self.ROW
+
+
+def _card(title: str) -> tuple[QFrame, QLabel]:
+    frame = QFrame()
+    frame.setObjectName("Card")
+    layout = QVBoxLayout(frame)
+    layout.setContentsMargins(14, 10, 14, 10)
+    caption = QLabel(title)
+    caption.setObjectName("Hint")
+    value = QLabel("—")
+    value.setObjectName("SectionTitle")
+    layout.addWidget(caption)
+    layout.addWidget(value)
+    return frame, value
+
+
+class InsightsPage(QWidget):
+    message = Signal(str)
+
+    def __init__(self, reader: Callable[[], Snapshot] = read_insights,
+                 engine: Callable[[], EngineLike | None] = lambda: None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._reader = reader
+        self.reputation = ReputationPanel(engine)
+        self.reputation.message.connect(self.message.emit)
+        title = QLabel("Insights")
+        title.setObjectName("SectionTitle")
+        refresh = QPushButton(theme.icon("refresh"), "Refresh")
+        refresh.clicked.connect(self.refresh)
+        head = QHBoxLayout()
+        head.addWidget(title)
+        head.addStretch()
+        head.addWidget(refresh)
+        cards = QGridLayout()
+        self.values: dict[str, QLabel] = {}
+        for column, (key, caption) in enumerate((
+            ("queries", "Queries"), ("latency", "Latency p50 / p95"), ("cache", "Cache hit rate"),
+            ("dedup", "Duplicates folded"), ("budget", "Budget used"),
+        )):
+            frame, value = _card(caption)
+            self.values[key] = value
+            cards.addWidget(frame, 0, column)
+        chart_title = QLabel("Sources — latency p50 (solid) and p95 (light)")
+        chart_title.setObjectName("Muted")
+        self.chart = SourceChart()
+        self.table = QTableWidget(0, 6)
+        self.table.setHorizontalHeaderLabels(["When", "Query", "Time", "Results", "Tokens", "Sources"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setShowGrid(False)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        # The page scrolls rather than asking for its full height: with many sources the
+        # chart and the reputation table alone are taller than a laptop screen.
+        content = QWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        self.table.setMinimumHeight(160)
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addLayout(head)
+        layout.addLayout(cards)
+        layout.addWidget(chart_title)
+        layout.addWidget(self.chart)
+        layout.addSpacing(6)
+        layout.addWidget(self.reputation)
+        layout.addSpacing(6)
+        recent = QLabel("Recent queries")
+        recent.setObjectName("SectionTitle")
+        layout.addWidget(recent)
+        layout.addWidget(self.table, 1)
+
+    def refresh(self) -> asyncio.Task[Any]:
+        self.reputation.refresh()
+        return run_async(asyncio.to_thread(self._reader), label="Reading query history", key="insights",
+                         quiet=True, on_success=self.show_snapshot,
+                         on_error=lambda e: self.message.emit(f"Could not read the history: {describe_error(e)}"))
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        s = snapshot.summary
+        latency = f"{s.p50_ms:.0f} / {s.p95_ms:.0f} ms" if s.p50_ms is not None and s.p95_ms is not None else "—"
+        self.values["queries"].setText(f"{s.queries:,}" + (f"  ({s.failed} failed)" if s.failed else ""))
+        self.values["latency"].setText(latency)
+        self.values["cache"].setText(f"{100 * s.cache_hit_rate:.0f} %" if s.cache_lookups else "—")
+        self.values["dedup"].setText(f"{100 * s.mean_dedup_rate:.0f} %" if s.queries else "—")
+        self.values["budget"].setText(f"{100 * s.mean_utilisation:.0f} %" if s.queries else "—")
+        self.chart.set_sources(s.sources)
+        self.table.setRowCount(len(snapshot.recent))
+        for row, entry in enumerate(snapshot.recent):
+            sources = ", ".join(
+                f"{c.source} {c.latency_ms:.0f} ms" if c.latency_ms is not None else f"{c.source} {c.status}"
+                for c in entry.sources)
+            query = safe_text.one_line(entry.query, 200) if entry.query else "(redacted)"
+            values = [entry.time.strftime("%H:%M:%S"), query, f"{entry.total_ms:.0f} ms",
+                      str(entry.hits), f"{entry.tokens_total:,}", sources]
+            for column, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if column in (1, 5):
+                    item.setToolTip(safe_text.tooltip(value))
+                self.table.setItem(row, column, item)

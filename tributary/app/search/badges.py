@@ -1,0 +1,106 @@
+"""The "Sources" column's coloured badges, one per agreeing source, as cached pixmaps.
+
+The results model hands a row's badges to the view as its decoration (a ``QIcon``
+whose selected look is the same pixmap, so a selected row keeps the sources' colours),
+so painting the tree never calls back into Python: a Python delegate or ``data()``
+runs once per cell and role on every repaint, and each of those calls may wait for
+the GIL while the engine thread fuses (a repaint of ~30 rows measured 5 ms with C++
+item data against 15 ms through Python callbacks, and 27-72 ms of those while another
+thread ran Python). The badges of one set of sources are drawn once per width and
+then reused.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QIcon, QPainter, QPixmap
+
+from tributary.app import theme
+
+PAD_X = 7
+GAP = 4
+MARGIN = 1  # around the badges inside the pixmap, so antialiased edges are not cut
+CACHE_LIMIT = 256  # distinct (sources, width, font, scale) pixmaps kept
+
+_PIXMAPS: dict[tuple[object, ...], QPixmap] = {}
+
+
+def badge_font(base: QFont) -> QFont:
+    """The badges' font: one point smaller than the view's."""
+    font = QFont(base)
+    font.setPointSizeF(max(7.0, base.pointSizeF() - 1))
+    return font
+
+
+def badges_height(base: QFont) -> int:
+    """The height of a badges pixmap: a view's icon size must allow it (see ``badges_icon``)."""
+    return QFontMetrics(badge_font(base)).height() + 4 + 2 * MARGIN
+
+
+def badges_icon(pixmap: QPixmap) -> QIcon:
+    """``pixmap`` as an icon that looks the same in a selected row (a style tints the
+    selected look it generates). Shown at the pixmap's size when the view's icon size
+    is at least that large."""
+    icon = QIcon()
+    for mode in (QIcon.Mode.Normal, QIcon.Mode.Active, QIcon.Mode.Selected):
+        icon.addPixmap(pixmap, mode)
+    return icon
+
+
+def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
+    """Rounded, tinted name badges left to right, as many whole badges as fit in ``width``.
+
+    The pixmap is as wide as the badges drawn (never wider than ``width``) and as
+    high as one badge; the view centres it in the cell."""
+    ratio = _device_ratio()
+    key = (sources, base.key(), width, ratio, theme.colours()["text"])
+    cached = _PIXMAPS.get(key)
+    if cached is not None:
+        return cached
+    if len(_PIXMAPS) >= CACHE_LIMIT:
+        _PIXMAPS.clear()
+    font = badge_font(base)
+    metrics = QFontMetrics(font)
+    height = metrics.height() + 4
+    widths = _fitting_widths(sources, metrics, width)
+    used = max(1, sum(widths) + GAP * max(0, len(widths) - 1) + 2 * MARGIN)
+    pixmap = QPixmap(max(1, round(used * ratio)), max(1, round((height + 2 * MARGIN) * ratio)))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(font)
+        x = float(MARGIN)
+        for name, badge_w in zip(sources, widths, strict=False):
+            colour = theme.source_colour(name)
+            fill = QColor(colour)
+            fill.setAlpha(40)
+            rect = QRectF(x, MARGIN, badge_w, height)
+            painter.setPen(colour)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(rect, height / 2, height / 2)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, name)
+            x += badge_w + GAP
+    finally:
+        painter.end()
+    _PIXMAPS[key] = pixmap
+    return pixmap
+
+
+def _fitting_widths(sources: tuple[str, ...], metrics: QFontMetrics, width: int) -> list[int]:
+    """The widths of the leading badges that fit in ``width`` (a cut badge reads worse)."""
+    widths: list[int] = []
+    x = MARGIN
+    for name in sources:
+        badge_w = metrics.horizontalAdvance(name) + 2 * PAD_X
+        if x + badge_w > width - MARGIN:
+            break
+        widths.append(badge_w)
+        x += badge_w + GAP
+    return widths
+
+
+def _device_ratio() -> float:
+    app = QGuiApplication.instance()
+    return float(app.devicePixelRatio()) if isinstance(app, QGuiApplication) else 1.0

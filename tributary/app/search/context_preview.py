@@ -1,0 +1,105 @@
+"""The assembled-context preview: the text an LLM would get, its token count, copy.
+
+The preview shows the text through ``tributary.app.safe_text.block`` (controls visible, very
+long lines cut); "Copy" copies the context itself, unchanged.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import safe_text, theme
+from tributary.engine.model import AssembledContext, ContextFormat
+
+
+class ContextPreview(QWidget):
+    format_changed = Signal(object)  # ContextFormat
+    budget_changed = Signal(int)
+    copied = Signal(int)  # tokens
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context: AssembledContext | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 10)
+        controls = QFormLayout()
+        controls.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        self.format = QComboBox()
+        for fmt in ContextFormat:
+            self.format.addItem(fmt.value, fmt)
+        self.format.setCurrentIndex(self.format.findData(ContextFormat.MARKDOWN))
+        self.format.currentIndexChanged.connect(lambda _: self.format_changed.emit(self.format.currentData()))
+        self.budget = QSpinBox()
+        self.budget.setRange(500, 200_000)
+        self.budget.setSingleStep(500)
+        self.budget.setValue(8000)
+        self.budget.setSuffix(" tokens")
+        self.budget.setKeyboardTracking(False)
+        self.budget.valueChanged.connect(self.budget_changed.emit)
+        theme.fit_text(self.format, [self.format.itemText(i) for i in range(self.format.count())])
+        theme.fit_text(self.budget, [f"{self.budget.maximum()}{self.budget.suffix()}"])
+        self.copy_button = QPushButton(theme.icon("copy", "#ffffff"), "Copy context")
+        self.copy_button.setObjectName("Primary")
+        self.copy_button.clicked.connect(self.copy)
+        # Two rows: side by side they need ~400 px, and the pane is 340 on a 1,024 px screen.
+        controls.addRow("Format", self.format)
+        controls.addRow("Budget", self.budget)
+        self.usage = QProgressBar()
+        self.usage.setTextVisible(False)
+        self.usage.setFixedHeight(8)
+        self.tokens = QLabel()
+        self.tokens.setObjectName("Muted")
+        self.tokens.setWordWrap(True)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.text.setFont(mono)
+        layout.addLayout(controls)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.usage)
+        footer = QHBoxLayout()
+        footer.addWidget(self.tokens, 1)
+        footer.addWidget(self.copy_button)
+        layout.addLayout(footer)
+        self.set_context(None)
+
+    def set_context(self, context: AssembledContext | None) -> None:
+        self.context = context
+        self.copy_button.setEnabled(bool(context and context.text))
+        if context is None:
+            self.text.setPlainText("")
+            self.tokens.setText("No context yet")
+            self.usage.setValue(0)
+            return
+        self.text.setPlainText(safe_text.block(context.text))
+        percent = round(100 * context.utilisation)
+        dropped = f" · {context.dropped} dropped to fit" if context.dropped else ""
+        reserved = self.budget.value() - context.budget
+        kept_back = f", {reserved:,} of the budget kept for the prompt" if reserved > 0 else ""
+        self.tokens.setText(
+            f"{context.token_count:,} of {context.budget:,} tokens ({percent} %{kept_back}) · "
+            f"{len(context.chunks)} chunks · {context.format.value}{dropped}"
+        )
+        self.usage.setRange(0, 100)
+        self.usage.setValue(min(100, percent))
+
+    def copy(self) -> None:
+        if self.context is None:
+            return
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(self.context.text)
+        self.copied.emit(self.context.token_count)

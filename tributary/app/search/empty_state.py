@@ -1,0 +1,131 @@
+"""What the results area shows when it has no rows: where to start, and how.
+
+First run (nothing to ask): add a repository, or import the MCP servers already set
+up in Claude Desktop / Claude Code / Cursor / VS Code on this machine. Ready: how to
+ask and the keys that matter. No results: what to try. Each state offers its next
+step as a button, so the keyboard reaches it too.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+
+from tributary.app import theme
+
+EXAMPLE = "where is the retry logic"
+KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
+        "Ctrl+C copies it · Esc comes back here · Ctrl+L from anywhere")
+SYNTAX = "Filters: lang:go  path:src/  -path:tests/  source:files"
+
+
+class EmptyState(QWidget):
+    add_repository = Signal()
+    import_servers = Signal()
+    add_server = Signal()
+    example = Signal(str)
+    show_weak = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("EmptyState")
+        self.state = ""
+        self.title = QLabel()
+        self.title.setObjectName("EmptyTitle")
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.body = QLabel()
+        self.body.setObjectName("Muted")
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.PlainText)
+        self.add_button = QPushButton(theme.icon("add", "#ffffff"), "Add a repository…")
+        self.add_button.setObjectName("Primary")
+        self.add_button.setToolTip("Index a folder: its code and git history become searchable")
+        self.add_button.clicked.connect(self.add_repository.emit)
+        self.import_button = QPushButton(theme.icon("import"), "Import MCP servers")
+        self.import_button.clicked.connect(self.import_servers.emit)
+        self.server_button = QPushButton(theme.icon("servers"), "Add an MCP server…")
+        self.server_button.clicked.connect(self.add_server.emit)
+        self.example_button = QPushButton(theme.icon("search"), f"Try “{EXAMPLE}”")
+        self.example_button.clicked.connect(lambda: self.example.emit(EXAMPLE))
+        self.weak_button = QPushButton(theme.icon("search"), "Show the weak matches")
+        self.weak_button.setToolTip("List the closest matches anyway")
+        self.weak_button.clicked.connect(self.show_weak.emit)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(8)
+        for button in (self.add_button, self.import_button, self.server_button, self.example_button,
+                       self.weak_button):
+            button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+            buttons.addWidget(button)
+        buttons.addStretch()
+        self.keys = QLabel()
+        self.keys.setObjectName("Hint")
+        self.keys.setWordWrap(True)
+        self.keys.setTextFormat(Qt.TextFormat.PlainText)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 24, 24, 24)
+        layout.setSpacing(10)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
+        layout.addLayout(buttons)
+        layout.addSpacing(6)
+        layout.addWidget(self.keys)
+        layout.addStretch()
+        self.show_ready()
+
+    def _show(self, state: str, title: str, body: str, *, buttons: tuple[QPushButton, ...] = (),
+              keys: str = "") -> None:
+        self.state = state
+        self.title.setText(title)
+        self.body.setText(body)
+        for button in (self.add_button, self.import_button, self.server_button, self.example_button,
+                       self.weak_button):
+            button.setVisible(button in buttons)
+        self.keys.setText(keys)
+        self.keys.setVisible(bool(keys))
+
+    def show_first_run(self, reason: str = "") -> None:
+        """Nothing to ask yet: index a repository, or bring servers in."""
+        from pathlib import Path
+
+        from tributary.engine.config.clients import (  # not for the first paint
+            CLIENTS,
+            discover_client_configs,
+        )
+
+        found = sorted({CLIENTS.get(c.client, c.client) for c in discover_client_configs(workspace=Path.cwd())
+                        if c.servers})
+        body = ("Tributary asks your indexed repositories and your MCP servers at once and hands back one "
+                "ranked answer. Add a repository to search its code and its history")
+        if found:
+            body += f", or import the servers already set up in {', '.join(found)}."
+            self.import_button.setText(f"Import from {', '.join(found)}")
+        else:
+            body += ", or add an MCP server (no MCP client's config with servers was found on this machine)."
+        if reason:
+            body += f"\n\nThe last search could not run: {reason}"
+        shown = (self.add_button, self.import_button) if found else (self.add_button, self.server_button)
+        self._show("first-run", "Nothing to ask yet", body, buttons=shown)
+
+    def show_ready(self, *, starting: bool = False) -> None:
+        title = "Starting the engine…" if starting else "Ask every source at once"
+        body = ("Type a question above. Results appear as each source answers; the best of them, "
+                "folded and ranked, is ready to copy as context.")
+        self._show("ready", title, body, keys=f"{KEYS}\n{SYNTAX}")
+
+    def show_no_results(self, query: str, filtered: bool) -> None:
+        tips = "Try fewer or other words"
+        tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
+        self._show("no-results", f"No results for “{query}”", tips, keys=SYNTAX)
+
+    def show_not_confident(self, query: str, count: int) -> None:
+        """The sources answered, but nothing clears the confidence bar: say so rather than
+        list noise, and keep the closest matches one key away."""
+        body = (f"None of the {count} closest matches is a clear answer: the sources found little of "
+                "the question's words or meaning. Try other words, a name from the code, or a filter.")
+        self.weak_button.setText(f"Show the {count} weak matches")
+        self._show("not-confident", f"No confident results for “{query}”", body,
+                   buttons=(self.weak_button,), keys=SYNTAX)
+
+    def show_problem(self, reason: str) -> None:
+        self._show("problem", "No source answered", reason, buttons=(self.server_button,))

@@ -1,0 +1,86 @@
+"""A hit's score breakdown: one horizontal bar per ``ScoreParts`` part, painted by hand."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from tributary.app import theme
+from tributary.engine.model import ScoreParts
+
+ROW = 20
+LABEL_W = 110
+VALUE_W = 64
+PART_COLOURS = {
+    "rrf": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b", "reputation": "#9b59b6",
+    "length_penalty": "#e0457b", "length": "#e0457b", "source_weight": "#4caf50",
+    "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020", "defines": "#7cb342",
+}
+
+
+class ScoreChart(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._parts: ScoreParts | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumHeight(ROW + 8)
+
+    def set_parts(self, parts: ScoreParts | None) -> None:
+        self._parts = parts
+        rows = len(parts.parts) + 1 if parts else 1
+        self.setFixedHeight(rows * ROW + 8)
+        tip = ""
+        if parts:
+            tip = "\n".join(
+                f"{name}: {value:+.4f}" + (f"  (raw {parts.raw[name]:.3f})" if name in parts.raw else "")
+                for name, value in parts.parts.items()
+            ) + f"\ncombine: {parts.combine}, total {parts.total:.4f}"
+        self.setToolTip(tip)
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(320, self.minimumHeight())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        text = theme.colour("text")
+        muted = theme.colour("muted")
+        parts = self._parts
+        if not parts or not parts.parts:
+            painter.setPen(muted)
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignLeft, "No score breakdown")
+            return
+        biggest = max(abs(v) for v in parts.parts.values()) or 1.0
+        bar_w = max(40, self.width() - LABEL_W - VALUE_W - 8)
+        y = 4
+        for name, value in sorted(parts.parts.items(), key=lambda kv: -abs(kv[1])):
+            painter.setPen(text)
+            painter.drawText(QRectF(0, y, LABEL_W - 6, ROW), Qt.AlignmentFlag.AlignVCenter, name)
+            track = QRectF(LABEL_W, y + 5, bar_w, ROW - 10)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(theme.colour("hover"))
+            painter.drawRoundedRect(track, 4, 4)
+            colour = QColor(PART_COLOURS.get(name, "#3b6fe0"))
+            if value < 0:
+                colour = theme.colour("danger")
+            painter.setBrush(colour)
+            painter.drawRoundedRect(QRectF(track.x(), track.y(), bar_w * abs(value) / biggest, track.height()), 4, 4)
+            painter.setPen(muted)
+            painter.drawText(
+                QRectF(LABEL_W + bar_w + 6, y, VALUE_W, ROW),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                f"{value:+.4f}",
+            )
+            y += ROW
+        painter.setPen(text)
+        font = painter.font()
+        font.setBold(True)
+        painter.setFont(font)
+        painter.drawText(QRectF(0, y, LABEL_W, ROW), Qt.AlignmentFlag.AlignVCenter, "total")
+        painter.drawText(
+            QRectF(LABEL_W, y, bar_w + VALUE_W + 6, ROW),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+            f"{parts.total:.4f}  ({parts.combine})",
+        )

@@ -1,0 +1,245 @@
+"""The per-source status strip: one chip per source with status, hits and latency.
+
+Beside this query's figures a chip shows what the server usually takes (the
+engine's running estimate, ``ServerState.latency_ms``) — while a source is still
+pending that says how long to expect, and after a slow answer whether it was
+unusual — and whether the server was restarted lately (crashed, or killed
+because it stopped answering). Clicking a chip opens that server's stderr log
+(a non-modal window). The formatting helpers here are shared with the config
+editor's servers list.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QHBoxLayout,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tributary.app import safe_text, theme
+from tributary.app.elided import FittingLabel
+from tributary.engine.model import SourceReport, SourceStatus
+
+if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
+    from tributary.engine.sources.state import ServerState
+
+_DOTS: dict[str, QIcon] = {}
+RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
+
+StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
+
+
+def typical_latency(ms: float | None) -> str | None:
+    """``~85 ms`` / ``~2.4 s``: the estimate is rough, so two significant figures."""
+    if ms is None:
+        return None
+    if ms >= 1000:
+        return f"~{ms / 1000:.1f} s"
+    if ms >= 100:
+        return f"~{round(ms, -1):.0f} ms"
+    return f"~{max(ms, 1):.0f} ms"
+
+
+def restart_note(state: ServerState) -> str | None:
+    """``restarted 2× · last at 12:03:41: no answer for 9 s …`` (None if it never was)."""
+    if not state.restarts:
+        return None
+    text = f"restarted {state.restarts}×"
+    at = state.restarted_at
+    if at is not None:
+        text += f" · last at {time.strftime('%H:%M:%S', time.localtime(at))}"
+    reason = state.restart_reason or state.last_error
+    if reason:
+        # "restarted: no answer …" reads twice after "restarted 2×".
+        text += ": " + _strip_prefix(str(reason), ("restarted: ", "reconnected: "))
+    return text
+
+
+def restarted_lately(state: ServerState, now: float | None = None) -> bool:
+    at = state.restarted_at
+    return at is not None and (now if now is not None else time.time()) - at < RECENT_RESTART_S
+
+
+def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str:
+    for prefix in prefixes:
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
+
+
+def status_dot(status: str) -> QIcon:
+    """A small coloured dot per status (drawn once, then reused on every update)."""
+    cached = _DOTS.get(status)
+    if cached is not None:
+        return cached
+    pixmap = QPixmap(12, 12)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(theme.STATUS_COLOURS.get(status, "#9aa3b2")))
+    painter.drawEllipse(1, 1, 10, 10)
+    painter.end()
+    _DOTS[status] = QIcon(pixmap)
+    return _DOTS[status]
+
+
+def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
+    status = SourceStatus(report.status)
+    latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
+    restarted = " · restarted" if state is not None and restarted_lately(state) else ""
+    if status in (SourceStatus.OK, SourceStatus.CACHED):
+        cached = " · cached" if status == SourceStatus.CACHED else ""
+        return f"{report.name}  {report.hits} hits{latency}{cached}{restarted}"
+    if status == SourceStatus.PENDING:
+        typical = typical_latency(state.latency_ms if state is not None else None)
+        return f"{report.name}  … {typical}" if typical else f"{report.name}  …"
+    label = {"circuit_open": "circuit open"}.get(status.value, status.value)
+    return f"{report.name}  {label}{latency}{restarted}"
+
+
+def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
+    lines = [f"{report.name}: {report.status}"]
+    typical = typical_latency(state.latency_ms if state is not None else None)
+    if report.latency_ms is not None:
+        lines.append(f"latency {report.latency_ms:.0f} ms" + (f" (typically {typical})" if typical else ""))
+    elif typical:
+        lines.append(f"typically answers in {typical}")
+    if state is not None and (note := restart_note(state)):
+        lines.append(note)
+    lines.append(f"{report.hits} hits, {report.tokens} tokens, weight {report.weight:g}")
+    if report.tool:
+        lines.append(f"tool {report.tool}")
+    if report.detail:
+        lines.append(report.detail)
+    if report.error:
+        lines.append("error: " + report.error)
+    lines.append("Click for this server's log")
+    return safe_text.tooltip("\n".join(lines))  # errors are a server's words: never markup
+
+
+class SourceStrip(QWidget):
+    log_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, *, states: StateSource | None = None) -> None:
+        super().__init__(parent)
+        self._states = states
+        # The chips scroll sideways inside the strip: however many sources there are,
+        # they never widen the window (its minimum width would grow with each one).
+        self.row = QWidget()
+        self.row.setObjectName("SourceRow")
+        self._layout = QHBoxLayout(self.row)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(6)
+        self._layout.addStretch()
+        self.chip_area = QScrollArea()
+        self.chip_area.setObjectName("SourceScroll")
+        self.chip_area.setWidget(self.row)
+        self.chip_area.setWidgetResizable(True)
+        self.chip_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.chip_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.chip_area.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        # The query's figures: whole when there is room, elided (whole in the tooltip) when
+        # there is not; they never widen the window.
+        self.summary = FittingLabel()
+        self.summary.setObjectName("Muted")
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(10)
+        outer.addWidget(self.chip_area, 1)
+        outer.addWidget(self.summary)
+        self.chips: dict[str, QToolButton] = {}
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Room for one row of chips and, below it, the sideways scroll bar (kept even
+        when not needed, so the results below do not jump as sources come and go)."""
+        probe = QToolButton()
+        probe.setObjectName("SourceChip")
+        probe.setText("source")
+        probe.setIconSize(QSize(10, 10))
+        probe.ensurePolished()
+        chip = max(probe.sizeHint().height(), 24)
+        bar = self.chip_area.horizontalScrollBar().sizeHint().height()
+        self.chip_area.setFixedHeight(chip + bar + 2)
+        probe.deleteLater()
+
+    def _server_states(self) -> dict[str, ServerState]:
+        if self._states is None:
+            return {}
+        try:
+            return {s.name: s for s in self._states()}
+        except Exception:  # the engine may be closing; the chips still show the query's figures
+            return {}
+
+    def set_reports(self, reports: list[SourceReport], summary: str = "") -> None:
+        names = [r.name for r in reports]
+        states = self._server_states() if reports else {}
+        for name in list(self.chips):
+            if name not in names:
+                self.chips.pop(name).deleteLater()
+        reorder = list(self.chips) != names
+        for position, report in enumerate(reports):
+            chip = self.chips.get(report.name)
+            if chip is None:
+                chip = QToolButton()
+                chip.setObjectName("SourceChip")
+                chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+                chip.setIconSize(QSize(10, 10))
+                chip.setCursor(Qt.CursorShape.PointingHandCursor)
+                chip.clicked.connect(lambda _=False, n=report.name: self.log_requested.emit(n))
+                self.chips[report.name] = chip
+            if reorder:
+                self._layout.insertWidget(position, chip)
+            status = str(report.status)
+            if chip.property("status") != status:
+                chip.setProperty("status", status)
+                chip.setIcon(status_dot(status))
+            state = states.get(report.name)
+            chip.setText(chip_text(report, state))
+            chip.setToolTip(chip_tooltip(report, state))
+        if reorder:
+            self.chips = {name: self.chips[name] for name in names}
+        self.summary.set_full_text(summary)
+
+
+class LogWindow(QDialog):
+    """A server's captured stderr, refreshable; non-modal."""
+
+    def __init__(self, name: str, lines: Callable[[], list[str]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"{name} — server log")
+        self.resize(720, 420)
+        self._lines = lines
+        layout = QVBoxLayout(self)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # long lines wrap, never cut
+        layout.addWidget(self.text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        refresh = buttons.addButton("Refresh", QDialogButtonBox.ButtonRole.ActionRole)
+        refresh.clicked.connect(self.refresh)
+        buttons.rejected.connect(self.close)
+        layout.addWidget(buttons)
+        self.refresh()
+
+    def refresh(self) -> None:
+        lines = self._lines()
+        self.text.setPlainText(safe_text.block("\n".join(lines)) if lines else "(nothing on stderr yet)")
+        bar = self.text.verticalScrollBar()
+        bar.setValue(bar.maximum())

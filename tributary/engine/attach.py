@@ -1,0 +1,267 @@
+"""The running engine's local socket: the command line asks a warm engine.
+
+When the desktop app or ``tributary serve`` runs, its engine listens on a Unix socket
+named for the user and the Tributary home; ``tributary search``/``context`` send their
+request there and get the answer from servers that are already started, instead of
+starting (and stopping) every server for one question.
+
+Only the same user may ask: the socket sits in a directory only that user can enter
+(0700, checked on every use) and is itself 0600; on Linux the server also checks the
+peer's uid (``SO_PEERCRED``) and refuses anyone else. An engine opened with another
+config file than the client's refuses the request, and the client then runs its own.
+
+Protocol: one JSON line each way. Request ``{"version": 1, "op": "search", "config":
+PATH, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
+"response": SearchResponse}`` or ``{"ok": false, "error": TEXT}``. ``op: "ping"``
+answers ``{"ok": true, "engine": ...}``. Platforms without Unix sockets never attach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import hashlib
+import json
+import logging
+import os
+import socket
+import stat
+import struct
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tributary.engine import paths
+from tributary.engine.errors import TributaryError
+
+if TYPE_CHECKING:
+    from tributary.engine.config.schema import Config
+    from tributary.engine.model import SearchRequest, SearchResponse
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+MAX_LINE = 16 * 1024 * 1024  # a response with its assembled context fits easily
+CONNECT_TIMEOUT_S = 0.5
+
+
+class AttachError(TributaryError):
+    """The attach socket cannot be used safely (a directory others can enter, …)."""
+
+
+def supported() -> bool:
+    return hasattr(socket, "AF_UNIX") and hasattr(os, "getuid")
+
+
+def _runtime_dir() -> Path:
+    """A directory only this user can enter: ``$XDG_RUNTIME_DIR/tributary`` or
+    ``<tmp>/tributary-<uid>``; created 0700, refused when someone else owns it or may
+    enter it (another user could otherwise plant a socket there)."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    directory = Path(base) / "tributary" if base else Path(tempfile.gettempdir()) / f"tributary-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=0o700, parents=False)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise AttachError(
+            f"{directory}: not a private directory of this user (owner {info.st_uid}, "
+            f"mode {stat.filemode(info.st_mode)}); not attaching to a running engine"
+        )
+    return directory
+
+
+def socket_path() -> Path:
+    """Per user and per Tributary home, like the app's single-instance socket."""
+    scope = f"{getpass.getuser()}:{paths.config_dir()}"
+    return _runtime_dir() / f"engine-{hashlib.sha1(scope.encode()).hexdigest()[:12]}.sock"
+
+
+def _config_key(config_file: Path | None) -> str:
+    return str((config_file or paths.default_config_path()).expanduser().resolve())
+
+
+def _peer_uid(sock: socket.socket | None) -> int | None:
+    """The connecting process's uid (Linux ``SO_PEERCRED``); None where unknown."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if sock is None or option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("iII"))
+    _pid, uid, _gid = struct.unpack("iII", creds)
+    return int(uid)
+
+
+class Searcher(Protocol):
+    """What the socket needs of an engine (``tributary.engine.engine.Engine``)."""
+
+    @property
+    def effective_config(self) -> Config: ...
+
+    async def search(self, request: SearchRequest) -> SearchResponse: ...
+
+
+@dataclass(slots=True)
+class Attached:
+    """A response from a running engine, and which process gave it."""
+
+    response: SearchResponse
+    pid: int
+
+
+class AttachServer:
+    """Answers the command line's requests with ``engine`` (started by :meth:`Engine.listen`)."""
+
+    def __init__(self, engine: Searcher, config_file: Path | None, path: Path | None = None) -> None:
+        self.engine = engine
+        self.config_key = _config_key(config_file)
+        self.path = path
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self) -> bool:
+        """Listen; False when the platform cannot, or another engine already answers."""
+        if not supported():
+            return False
+        try:
+            self.path = self.path or socket_path()
+        except (AttachError, OSError) as exc:
+            log.warning("%s", exc)
+            return False
+        if self.path.exists():
+            if await _ping(self.path):
+                log.info("another engine already answers on %s", self.path)
+                return False
+            self.path.unlink()  # left by an engine that died
+        old = os.umask(0o177)  # the socket file is created 0600
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        return True
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        with contextlib.suppress(Exception):
+            await self._server.wait_closed()
+        self._server = None
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            uid = _peer_uid(writer.get_extra_info("socket"))
+            if uid is not None and uid != os.getuid():
+                log.warning("refused an attach request from uid %d", uid)
+                await _send(writer, {"ok": False, "error": "not the same user"})
+                return
+            line = await reader.readline()
+            if line:
+                await _send(writer, await self._answer(line))
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, line: bytes) -> dict[str, Any]:
+        from tributary.engine.cache.codec import from_jsonable, to_jsonable
+        from tributary.engine.model import SearchRequest
+
+        engine_info = {"pid": os.getpid()}
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return {"ok": False, "error": "not a JSON line"}
+        if not isinstance(message, dict) or message.get("version") != PROTOCOL_VERSION:
+            return {"ok": False, "error": f"expected protocol version {PROTOCOL_VERSION}"}
+        op = message.get("op")
+        if op == "ping":
+            return {"ok": True, "engine": engine_info}
+        if op != "search":
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        if message.get("config") != self.config_key:
+            return {"ok": False, "error": f"this engine runs with config {self.config_key}"}
+        try:
+            request = from_jsonable(SearchRequest, message.get("request"))
+            servers = self.engine.effective_config.servers
+            unknown = [name for name in request.sources or () if name not in servers]
+            if unknown:  # e.g. a repository indexed after this engine started
+                return {"ok": False, "error": f"this engine has no source {', '.join(unknown)}"}
+            response = await self.engine.search(request)
+        except Exception as exc:  # the client falls back to its own engine
+            log.warning("attach request failed: %s", exc)
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": True, "engine": engine_info, "response": to_jsonable(response)}
+
+
+async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
+    writer.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+    await writer.drain()
+
+
+async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) -> dict[str, Any] | None:
+    """Send one line, read one; None when nobody listens or the socket is not ours."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
+        return None
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_unix_connection(str(path), limit=MAX_LINE), CONNECT_TIMEOUT_S
+        )
+    except (OSError, TimeoutError):
+        return None
+    try:
+        await _send(writer, message)
+        line = await asyncio.wait_for(reader.readline(), timeout)
+    except (OSError, TimeoutError, asyncio.LimitOverrunError, ValueError):
+        return None
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+    try:
+        answer = json.loads(line) if line else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+async def _ping(path: Path) -> bool:
+    answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, CONNECT_TIMEOUT_S)
+    return bool(answer and answer.get("ok"))
+
+
+async def ask(
+    request: SearchRequest, config_file: Path | None, *, timeout: float | None = None
+) -> Attached | None:
+    """The running engine's answer to ``request``; None when none runs for this home and
+    config (or it cannot answer): the caller then opens its own engine."""
+    from tributary.engine.cache.codec import response_from_dict, to_jsonable
+
+    if not supported():
+        return None
+    try:
+        path = socket_path()
+    except (AttachError, OSError) as exc:
+        print(f"tributary: {exc}", file=sys.stderr)
+        return None
+    message = {
+        "version": PROTOCOL_VERSION, "op": "search", "config": _config_key(config_file),
+        "request": to_jsonable(request),
+    }  # fmt: skip
+    answer = await _exchange(path, message, timeout)
+    if not answer or not answer.get("ok"):
+        if answer:
+            log.info("running engine declined: %s", answer.get("error"))
+        return None
+    engine = answer.get("engine") or {}
+    return Attached(response_from_dict(answer["response"]), int(engine.get("pid", 0)))

@@ -1,0 +1,126 @@
+"""What the CLI's commands share: request options, opening the engine, error output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
+from tributary.engine.model import ContextFormat, Hints, SearchRequest, SearchResponse, TaskType
+from tributary.engine.query_check import QueryError, check_query
+
+T = TypeVar("T")
+
+STRATEGIES = ("rrf", "weighted", "composite", "cascade", "vote")
+
+
+def config_path(args: argparse.Namespace) -> Path | None:
+    value = getattr(args, "config", None)
+    return Path(value).expanduser() if value else None
+
+
+def forget_cached_answers(root: Path, config_file: Path | None) -> None:
+    """A repository's index changed: drop the cached answers that drew on it from the
+    shared cache (SQLite or Redis: every Tributary process's), so no search replays an
+    answer from before the change. Best effort: the index is good either way."""
+    from tributary.engine.cache import invalidate_repository_blocking
+    from tributary.engine.config.load import load_config
+
+    try:
+        invalidate_repository_blocking(load_config(config_file), root)
+    except Exception as exc:  # a broken config or cache: say so, and carry on
+        print(f"tributary: cached answers about {root} not dropped: {exc}", file=sys.stderr)
+
+
+def top_k(value: str) -> int:
+    number = int(value)
+    if not TOP_K_MIN <= number <= TOP_K_MAX:
+        raise argparse.ArgumentTypeError(f"must be from {TOP_K_MIN} to {TOP_K_MAX}, got {number}")
+    return number
+
+
+def add_request_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="the question, in quotes")
+    parser.add_argument("--top-k", type=top_k, default=None, metavar="N",
+                        help=f"how many results ({TOP_K_MIN}-{TOP_K_MAX}; default from config, 30)")
+    parser.add_argument("--strategy", choices=STRATEGIES, help="fusion strategy (default from config)")
+    parser.add_argument("--sources", metavar="A,B", help="ask only these servers (skips routing)")
+    parser.add_argument("--no-cache", action="store_true", help="ask the sources even if cached")
+    parser.add_argument("--task-type", choices=[t.value for t in TaskType], default="implementation")
+    parser.add_argument("--related-file", action="append", default=[], metavar="PATH",
+                        help="hint: a file the answer relates to (repeatable)")
+    parser.add_argument("--related-issue", action="append", default=[], metavar="ID",
+                        help="hint: an issue the answer relates to (repeatable)")
+    parser.add_argument("--language", help="hint: the programming language")
+    parser.add_argument("--framework", help="hint: the framework")
+    parser.add_argument("--no-attach", action="store_true",
+                        help="start a one-shot engine even when the app or `tributary serve` runs")
+
+
+def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
+    check_query(SearchRequest(args.query))  # before any source is started for it
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
+    request = SearchRequest(
+        query=args.query,
+        task_type=TaskType(args.task_type),
+        top_k=args.top_k or default_top_k,
+        sources=sources,
+        strategy=args.strategy,
+        use_cache=not args.no_cache,
+        hints=Hints(
+            related_files=list(args.related_file),
+            related_issues=list(args.related_issue),
+            language=args.language,
+            framework=args.framework,
+        ),
+    )
+    if hasattr(args, "max_tokens") and args.max_tokens is not None:
+        request.max_tokens = args.max_tokens
+    if hasattr(args, "reserved_tokens") and args.reserved_tokens is not None:
+        request.reserved_tokens = args.reserved_tokens
+    if hasattr(args, "format") and args.format:
+        request.format = ContextFormat(args.format)
+    return request
+
+
+def fail(message: str) -> int:
+    print(f"tributary: {message}", file=sys.stderr)
+    return 1
+
+
+def run_async(main: Callable[[], Awaitable[int]]) -> int:
+    """Run a command's coroutine; a config error is printed whole, and so is a query
+    that cannot be searched (empty, not valid Unicode), exit status 2. A shutdown signal
+    cancels it, so it stops its sources (:mod:`tributary.engine.shutdown`)."""
+    from tributary.engine.shutdown import run_until_signalled
+
+    try:
+        return run_until_signalled(lambda: _call(main))
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except QueryError as exc:
+        print(f"tributary: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _call(main: Callable[[], Awaitable[int]]) -> int:
+    return await main()
+
+
+async def ask_running_engine(args: argparse.Namespace, request: SearchRequest) -> SearchResponse | None:
+    """The answer of the app's or ``tributary serve``'s engine for this home and config,
+    with its servers already warm; None when none runs (or ``--no-attach``)."""
+    if getattr(args, "no_attach", False):
+        return None
+    from tributary.engine.attach import ask
+
+    attached = await ask(request, config_path(args))
+    if attached is None:
+        return None
+    print(f"tributary: answered by the running engine (pid {attached.pid})", file=sys.stderr)
+    return attached.response

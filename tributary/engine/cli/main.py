@@ -1,0 +1,92 @@
+"""The ``tributary`` command line: one sub-command module per feature.
+
+Each module in ``tributary.engine.cli`` that offers commands has ``register(subparsers)``,
+which adds its parsers and sets ``func`` to a handler ``(args) -> int`` (the exit
+status). Handlers run their own event loop with ``asyncio.run`` when they need one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tributary.engine.errors import TributaryError
+from tributary.engine.spawn import RUN_COMMAND, run_module
+
+# Sub-command modules, in the order their commands appear in --help.
+COMMAND_MODULES = (
+    "tributary.engine.cli.search_cmd",
+    "tributary.engine.cli.context_cmd",
+    "tributary.engine.cli.servers_cmd",
+    "tributary.engine.cli.config_cmd",
+    "tributary.engine.cli.secrets_cmd",
+    "tributary.engine.cli.index_cmd",
+    "tributary.engine.cli.tasks_cmd",
+    "tributary.engine.cli.serve_cmd",
+    "tributary.engine.cli.stats_cmd",
+    "tributary.engine.cli.eval_cmd",
+    "tributary.engine.cli.gui_cmd",
+)
+
+
+def version_text() -> str:
+    """``tributary X.Y.Z`` and whether its pipeline runs compiled (see ``setup.py``)."""
+    from tributary import engine
+    from tributary.engine._compiled import describe
+    from tributary.engine.version import UNKNOWN, package_version
+
+    number = package_version()
+    if number == UNKNOWN:  # (run from a source tree, not installed)
+        number = "(not installed)"
+    return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tributary",
+        description="Ask many context sources one question; get one ranked, budgeted answer.",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="config file to use (default: $TRIBUTARY_CONFIG or the platform config dir)",
+    )
+    parser.add_argument("--version", action="store_true", help="show the version and which pipeline runs, and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside an existing module
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (tributary.engine.spawn)
+        return run_module(arguments[1:])
+    parser = build_parser()
+    args = parser.parse_args(arguments)
+    if args.version:
+        print(version_text())
+        return 0
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        status: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except TributaryError as exc:  # a refusal with its reason, not a bug: no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Zero-config ``--repo``: index a repository (code and git history) on first use.
+
+The code index is brought up to date on every call (cheap when nothing changed:
+only changed files are re-read), with a progress bar on stderr; the git history is
+imported incrementally (only new commits). Only the keyword tier is waited for: the
+chunks that need vectors are embedded by a background ``tributary index embed``, so
+the first answer comes in seconds and dense matches fill in as vectors arrive.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tributary.engine.cli.common import forget_cached_answers
+from tributary.engine.cli.progress import ProgressBar
+
+
+def embed_in_background(root: Path) -> None:
+    """Start ``tributary index embed ROOT`` detached: it outlives this command."""
+    subprocess.Popen(
+        [sys.executable, "-m", "tributary", "index", "embed", "--quiet", str(root)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+
+
+def ensure_repo_indexed(
+    path: Path,
+    config_file: Path | None = None,
+    *,
+    history: bool = True,
+    embed_later: Callable[[Path], None] = embed_in_background,
+) -> int:
+    """0 when the repository's indexes are ready; an exit status otherwise. Cached
+    answers from before a change are dropped (``config_file``: the config in use).
+    ``history=False`` leaves the task history alone (only the files source is asked).
+    Chunks without a vector are handed to ``embed_later``."""
+    from tributary.engine.index.manager import index_repository, repository_readiness
+    from tributary.engine.index.progress import IndexProgress
+
+    root = path.expanduser().resolve()
+    if not root.is_dir():
+        print(f"tributary: --repo {path}: not a folder", file=sys.stderr)
+        return 2
+    bar = ProgressBar(f"indexing {root.name}")
+
+    def on_progress(event: IndexProgress) -> None:
+        if event.phase == "chunk":
+            bar.update(event.files_done, event.files_total, f"{event.chunks_done} chunks", event.eta_s)
+
+    started = time.perf_counter()
+    stats = index_repository(root, on_progress=on_progress, embed=False)
+    bar.finish(
+        f"{stats.files_total} files, {stats.chunks_total} chunks "
+        f"({stats.files_indexed} files updated in {time.perf_counter() - started:.1f}s)"
+        if stats.files_indexed else f"{stats.files_total} files, up to date"
+    )
+    for warning in stats.warnings[:5]:
+        print(f"  warning: {warning}", file=sys.stderr)
+    for error in stats.errors[:5]:
+        print(f"  skipped: {error}", file=sys.stderr)
+    embedded, total = repository_readiness(root)  # (the configured backend's index)
+    if embedded < total:
+        print(
+            f"{root.name}: keyword search ready; embedding {total - embedded} chunks in the "
+            "background (meaning-based matches fill in as it goes)",
+            file=sys.stderr,
+        )
+        embed_later(root)
+    if (history and _import_history(root)) or stats.files_indexed or stats.files_deleted:
+        forget_cached_answers(root, config_file)
+    return 0
+
+
+def wants_history(args: object) -> bool:
+    """Whether a command's ``--sources`` (none: every source) asks the tasks source."""
+    chosen = getattr(args, "sources", None)
+    return not chosen or "tasks" in {s.strip() for s in str(chosen).split(",")}
+
+
+def _import_history(root: Path) -> bool:
+    """Bring the task history up to date; whether it changed."""
+    from tributary.engine.repos import update_history
+
+    update = update_history(root)
+    changed = update.stats is not None and update.stats.changed > 0
+    if update.failed or changed:
+        print(f"{root.name}: {update.summary()}", file=sys.stderr)
+    return changed

@@ -1,0 +1,43 @@
+"""``tributary serve``: Tributary itself as an MCP server (stdio, or streamable HTTP)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+from tributary.engine.cli.common import config_path, fail
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "serve",
+        help="serve fused context over MCP (stdio by default)",
+        description="Run Tributary as an MCP server with the tools search, get_context and "
+        "feedback. Over stdio by default (for Claude Desktop and IDE agents), or streamable "
+        "HTTP with --http PORT, bound to 127.0.0.1.",
+    )
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind with --http; any but 127.0.0.1, localhost and ::1 "
+                        "needs --token")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="another name HTTP clients may send in Host/Origin (e.g. a proxy's); "
+                        "repeatable")
+    parser.add_argument("--token", default=None,
+                        help="bearer token HTTP clients must send (default: $TRIBUTARY_TOKEN)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tributary.engine.servers import face
+
+    if args.http is None:
+        return face.run_stdio(config_path(args))
+    token = args.token or os.environ.get("TRIBUTARY_TOKEN") or None
+    try:
+        asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token,
+                                       allow_hosts=args.allow_host))
+    except ValueError as exc:
+        return fail(str(exc))
+    return 0

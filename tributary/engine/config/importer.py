@@ -1,0 +1,426 @@
+"""Importing MCP server definitions from other clients' config files.
+
+Formats read (all JSON; VS Code's files may be JSONC, with comments and trailing commas):
+
+- Claude Desktop ``claude_desktop_config.json`` and Cursor ``mcp.json``:
+  ``{"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}``; Cline-style
+  ``"disabled": true`` is honoured; Windsurf's ``serverUrl`` is read as ``url``.
+- VS Code ``.vscode/mcp.json`` (``{"servers": {...}}``) and user ``settings.json``
+  (``{"mcp": {"servers": {...}}}``), each entry with ``type``: ``stdio``, ``http`` or
+  ``sse``.
+
+Variables: VS Code's ``${env:NAME}`` becomes ``${NAME}``, ``${userHome}`` becomes
+``${HOME}``, ``${workspaceFolder}`` the folder holding ``.vscode`` (when known), and
+``${input:id}`` a ``${ID}`` reference the user must set (a warning says so). Any other
+``${`` that is not one of ours is escaped, so it stays literal text.
+
+Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) are
+imported as ``transport: sse`` and stay enabled. Entries that cannot
+be used are skipped with the reason; names that clash are renamed ``name-2`` …
+Literal secrets stay where they are, but :func:`secrets_to_keyring_refs` (or
+:func:`secrets_to_env_refs`) moves them out.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tributary.engine.config.errors import ConfigError, ConfigIssue
+from tributary.engine.config.expand import has_reference
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.config.secrets import is_secret_name
+from tributary.engine.config.validate import validate
+
+MAX_IMPORT_BYTES = 8 * 1024 * 1024
+
+_KNOWN_KEYS = {"command", "args", "env", "cwd", "url", "serverUrl", "headers", "type",
+               "transport", "disabled", "enabled", "description"}
+_VSCODE_VAR = re.compile(r"\$\{(env|input):([^}]*)\}|\$\{(workspaceFolder|userHome)\}")
+_OUR_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+
+
+@dataclass(slots=True)
+class ImportResult:
+    servers: list[ServerConfig] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    format: str = ""  # "mcpServers" (Claude Desktop, Cursor) | "vscode"
+    source: str = ""
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON from JSONC: ``//`` and ``/* */`` comments and trailing commas removed
+    (outside strings; line structure kept so JSON errors point at the right line)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+            i += 1
+            continue
+        if ch == '"':
+            in_string = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            chunk = text[i : n if end < 0 else end + 2]
+            out.append("\n" * chunk.count("\n"))
+            i = n if end < 0 else end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return _drop_trailing_commas("".join(out))
+
+
+def _drop_trailing_commas(text: str) -> str:
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == ",":
+            rest = text[i + 1 :].lstrip()
+            if rest[:1] in ("}", "]"):
+                continue
+        out.append(ch)
+    return "".join(out)
+
+
+class _Converter:
+    def __init__(self, source: str, workspace: Path | None) -> None:
+        self.source = source
+        self.workspace = workspace
+        self.warnings: list[str] = []
+        self.inputs: set[str] = set()
+
+    def text(self, value: Any, name: str, key: str) -> str | None:
+        if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+            self.warnings.append(f"{name}: {key} is not text; left out")
+            return None
+        return self._variables(str(value), name)
+
+    def _variables(self, value: str, name: str) -> str:
+        def convert(match: re.Match[str]) -> str:
+            kind, ident, builtin = match.group(1), match.group(2), match.group(3)
+            if builtin == "userHome":
+                return "${HOME}"
+            if builtin == "workspaceFolder":
+                if self.workspace is not None:
+                    return str(self.workspace).replace("${", "$${")
+                self.warnings.append(f"{name}: ${{workspaceFolder}} is unknown here; set WORKSPACE_FOLDER")
+                return "${WORKSPACE_FOLDER}"
+            var = re.sub(r"[^A-Za-z0-9_]", "_", ident).upper() or "INPUT"
+            if var[0].isdigit():
+                var = "_" + var
+            if kind == "input" and var not in self.inputs:
+                self.inputs.add(var)
+                self.warnings.append(f"{name}: VS Code input '{ident}' became ${{{var}}}; set {var} in the environment")
+            return "${" + var + "}"
+
+        pieces: list[str] = []
+        last = 0
+        for match in _VSCODE_VAR.finditer(value):
+            pieces.append(_escape_foreign(value[last : match.start()]))
+            pieces.append(convert(match))
+            last = match.end()
+        pieces.append(_escape_foreign(value[last:]))
+        return "".join(pieces)
+
+    def strings(self, value: Any, name: str, key: str) -> list[str]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.warnings.append(f"{name}: {key} is not a list; left out")
+            return []
+        out = [self.text(item, name, f"{key}[{i}]") for i, item in enumerate(value)]
+        return [item for item in out if item is not None]
+
+    def mapping(self, value: Any, name: str, key: str) -> dict[str, str]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.warnings.append(f"{name}: {key} is not an object; left out")
+            return {}
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            text = self.text(v, name, f"{key}.{k}")
+            if text is not None:
+                out[str(k)] = text
+        return out
+
+    def server(self, name: str, entry: Any) -> ServerConfig | None:
+        if not isinstance(entry, dict):
+            self.warnings.append(f"skipped '{name}': its definition is not an object")
+            return None
+        kind = str(entry.get("type") or entry.get("transport") or "").lower()
+        url = entry.get("url") or entry.get("serverUrl")
+        command = entry.get("command")
+        ignored = sorted(set(entry) - _KNOWN_KEYS)
+        if ignored:
+            self.warnings.append(f"{name}: ignored {', '.join(ignored)}")
+        enabled = not entry.get("disabled", False) and entry.get("enabled", True) is not False
+        description = str(entry.get("description") or "")
+        if kind in ("", "stdio") and command:
+            text = self.text(command, name, "command")
+            if not text:
+                self.warnings.append(f"skipped '{name}': command is not text")
+                return None
+            cwd = self.text(entry["cwd"], name, "cwd") if entry.get("cwd") else None
+            return ServerConfig(name=name, transport="stdio", command=text,
+                                args=self.strings(entry.get("args"), name, "args"),
+                                env=self.mapping(entry.get("env"), name, "env"),
+                                cwd=cwd, enabled=enabled, description=description)
+        if kind in ("", "http", "streamable-http", "streamablehttp", "sse") and url:
+            text = self.text(url, name, "url")
+            if not text:
+                self.warnings.append(f"skipped '{name}': url is not text")
+                return None
+            sse = kind == "sse" or (kind == "" and text.split("?", 1)[0].rstrip("/").endswith("/sse"))
+            return ServerConfig(name=name, transport="sse" if sse else "http", url=text,
+                                headers=self.mapping(entry.get("headers"), name, "headers"),
+                                enabled=enabled, description=description)
+        if kind and kind not in ("stdio", "http", "streamable-http", "streamablehttp", "sse"):
+            self.warnings.append(f"skipped '{name}': unsupported type '{kind}'")
+        else:
+            self.warnings.append(f"skipped '{name}': it has neither a command nor a url")
+        return None
+
+
+def _escape_foreign(text: str) -> str:
+    """Escape every ``${`` that is not one of our references, so it stays literal."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("${", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        match = _OUR_REF.match(text, j)
+        if match:
+            out.append(match.group(0))
+            i = match.end()
+        else:
+            out.append("$${")
+            i = j + 2
+
+
+def _servers_section(data: Any) -> tuple[str, Mapping[str, Any]] | None:
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("mcpServers"), dict):
+        return "mcpServers", data["mcpServers"]
+    if isinstance(data.get("servers"), dict):
+        return "vscode", data["servers"]
+    mcp = data.get("mcp")
+    if isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict):
+        return "vscode", mcp["servers"]
+    return None
+
+
+def unique_name(name: str, taken: Iterable[str]) -> str:
+    """``name``, or ``name-2``, ``name-3`` … whichever is free."""
+    used = set(taken)
+    if name not in used:
+        return name
+    n = 2
+    while f"{name}-{n}" in used:
+        n += 1
+    return f"{name}-{n}"
+
+
+def parse_mcp_servers(
+    text: str,
+    *,
+    source: str = "<import>",
+    existing: Iterable[str] = (),
+    workspace: Path | None = None,
+) -> ImportResult:
+    """Servers from the text of an ``mcpServers``/VS Code file (see the module docstring).
+    Raises :class:`ConfigError` if the text is not JSON or holds no servers section."""
+    try:
+        data = json.loads(strip_jsonc(text))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        line = getattr(exc, "lineno", None)
+        message = getattr(exc, "msg", str(exc))
+        raise ConfigError([ConfigIssue(source, "", line, f"not valid JSON: {message}")]) from exc
+    section = _servers_section(data)
+    if section is None:
+        raise ConfigError([ConfigIssue(source, "", None, "no MCP servers found: expected an 'mcpServers', 'servers' or 'mcp.servers' object")])
+    fmt, entries = section
+    return convert_entries(entries, fmt=fmt, source=source, existing=existing, workspace=workspace)
+
+
+def convert_entries(
+    entries: Mapping[str, Any],
+    *,
+    fmt: str,
+    source: str = "<import>",
+    existing: Iterable[str] = (),
+    workspace: Path | None = None,
+    warnings: Iterable[str] = (),
+) -> ImportResult:
+    """Servers from ``{name: entry}`` in the ``mcpServers`` shape (other clients'
+    formats are brought to it first, see :mod:`tributary.engine.config.clients`); each is
+    validated, and names in ``existing`` are renamed ``name-2`` …"""
+    converter = _Converter(source, workspace)
+    converter.warnings.extend(warnings)
+    taken = set(existing)
+    result = ImportResult(format=fmt, source=source)
+    for raw_name, entry in entries.items():
+        name = " ".join(str(raw_name).split())
+        if not name:
+            converter.warnings.append("skipped a server with an empty name")
+            continue
+        server = converter.server(name, entry)
+        if server is None:
+            continue
+        problems = validate(Config(servers={name: server}), file=source)
+        if problems:
+            reasons = "; ".join(f"{p.key_path.removeprefix(f'servers.{name}.')}: {p.message}" for p in problems)
+            converter.warnings.append(f"skipped '{name}': {reasons}")
+            continue
+        final = unique_name(name, taken)
+        if final != name:
+            converter.warnings.append(f"'{name}' already exists; imported as '{final}'")
+            server = replace(server, name=final)
+        taken.add(final)
+        result.servers.append(server)
+    result.warnings = converter.warnings
+    return result
+
+
+def read_text(path: Path) -> str:
+    """A client's config file as text, or :class:`ConfigError` saying why not."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError([ConfigIssue(source, "", None, f"cannot read the file: {exc.strerror or exc}")]) from exc
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise ConfigError([ConfigIssue(source, "", None, "the file is too large to be an MCP config")])
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([ConfigIssue(source, "", None, f"not UTF-8 text (byte {exc.start})")]) from exc
+
+
+def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportResult:
+    """Read another MCP client's config file. Names already in ``existing`` are renamed."""
+    source = str(path)
+    text = read_text(path)
+    workspace = path.parent.parent if path.parent.name == ".vscode" else None
+    names = existing.servers.keys() if existing is not None else ()
+    return parse_mcp_servers(text, source=source, existing=names, workspace=workspace)
+
+
+def already_configured(config: Config, server: ServerConfig) -> bool:
+    """``server`` is configured under its name with the very same definition (the
+    same server copied into several clients is imported once)."""
+    present = config.servers.get(server.name)
+    return present is not None and replace(present, description="") == replace(server, description="")
+
+
+def merge_imported(config: Config, servers: Iterable[ServerConfig]) -> Config:
+    """A copy of ``config`` with ``servers`` added (renamed ``name-2`` … on a clash)."""
+    merged = copy.deepcopy(config)
+    for server in servers:
+        name = unique_name(server.name, merged.servers)
+        merged.servers[name] = replace(copy.deepcopy(server), name=name)
+    return merged
+
+
+def _env_name(*parts: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(parts)).strip("_").upper()
+    return name if name and not name[0].isdigit() else f"_{name}"
+
+
+def _free_name(first: str, second: str, value: str, chosen: Mapping[str, str],
+               taken: Callable[[str], str | None]) -> str:
+    """A name for ``value``: ``first``, else ``second``, else ``second_2`` … — one that
+    holds nothing yet or already holds this very value."""
+    def free(name: str) -> bool:
+        current = chosen.get(name)
+        if current is None:
+            current = taken(name)
+        return current is None or current == value
+
+    if free(first):
+        return first
+    candidates = (second if n == 1 else f"{second}_{n}" for n in range(1, 1000))
+    return next(name for name in candidates if free(name))
+
+
+def _move_literal_secrets(
+    servers: Iterable[ServerConfig], reference: Callable[[str], str],
+    taken: Callable[[str], str | None],
+) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Literal env values and headers under secret-looking names replaced by
+    ``reference(name)``; the new servers and the values to keep elsewhere (name → value)."""
+    moved: dict[str, str] = {}
+    out: list[ServerConfig] = []
+    for server in servers:
+        env = dict(server.env)
+        for key, value in server.env.items():
+            if is_secret_name(key) and value and not has_reference(value):
+                plain = value.replace("$${", "${")
+                own = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else _env_name(key)
+                var = _free_name(own, _env_name(server.name, key), plain, moved, taken)
+                moved[var] = plain
+                env[key] = reference(var)
+        headers = dict(server.headers)
+        for key, value in server.headers.items():
+            if is_secret_name(key) and value and not has_reference(value):
+                scheme = re.match(r"^\s*(bearer|basic|token)\s+", value, re.IGNORECASE)
+                prefix = scheme.group(0) if scheme else ""
+                plain = value[len(prefix):].replace("$${", "${")
+                name = _env_name(server.name, key)
+                var = _free_name(name, name, plain, moved, taken)
+                moved[var] = plain
+                headers[key] = prefix + reference(var)
+        out.append(replace(server, env=env, headers=headers))
+    return out, moved
+
+
+def secrets_to_env_refs(servers: Iterable[ServerConfig]) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Replace literal secrets (env values and headers under secret-looking names) with
+    ``${VAR}`` references. Returns the new servers and the variables to export
+    (name → value) — show them to the user once; never write them to the config."""
+    return _move_literal_secrets(servers, lambda var: "${" + var + "}", lambda _name: None)
+
+
+def secrets_to_keyring_refs(
+    servers: Iterable[ServerConfig], stored: Callable[[str], str | None],
+) -> tuple[list[ServerConfig], dict[str, str]]:
+    """Like :func:`secrets_to_env_refs`, with ``${keyring:NAME}`` references; ``stored``
+    reads the keyring, so a name that already holds another value is never reused.
+    Returns the new servers and the secrets to store (name → value) before saving."""
+    return _move_literal_secrets(servers, lambda name: "${keyring:" + name + "}", stored)
+

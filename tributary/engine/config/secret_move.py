@@ -1,0 +1,82 @@
+"""Moving literal secrets out of the config into the OS keyring.
+
+The config keeps ``${keyring:NAME}`` references; the values go to the keyring
+*before* the config is saved, so a failed save loses nothing. Used by
+``tributary secrets move`` and the editor's "Move secrets to keyring" button.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tributary.engine.config import keystore
+from tributary.engine.config.importer import secrets_to_keyring_refs
+from tributary.engine.config.schema import Config, ServerConfig
+
+
+@dataclass(slots=True)
+class MoveResult:
+    config: Config
+    names: list[str] = field(default_factory=list)  # keyring entries written
+    places: list[tuple[str, str]] = field(default_factory=list)  # (servers.X.env.K, NAME)
+    saved: Path | None = None
+
+
+def move_server_secrets(servers: Iterable[ServerConfig], *, store: bool = True,
+                        ) -> tuple[list[ServerConfig], list[tuple[str, str]], list[str]]:
+    """``servers`` with literal secrets replaced by keyring references, where each went,
+    and the names stored (written to the keyring unless ``store`` is False)."""
+    originals = list(servers)
+    converted, values = secrets_to_keyring_refs(originals, keystore.get_secret)
+    places: list[tuple[str, str]] = []
+    for before, after in zip(originals, converted, strict=True):
+        for kind, old, new in (("env", before.env, after.env), ("headers", before.headers, after.headers)):
+            for key in old:
+                if old[key] != new[key]:
+                    name = new[key].rsplit("${keyring:", 1)[1].split("}", 1)[0]
+                    places.append((f"servers.{before.name}.{kind}.{key}", name))
+    if store:
+        for name, value in values.items():
+            keystore.set_secret(name, value)
+    return converted, places, sorted(values)
+
+
+def move_secrets_to_keyring(config: Config, only: Iterable[str] | None = None, *,
+                            dry_run: bool = False) -> MoveResult:
+    """Store ``config``'s literal secrets (of the servers ``only`` names, default all) in
+    the keyring and save the config with references instead (nothing written on a dry run)."""
+    from tributary.engine.config.save import save_config
+
+    chosen = set(only) if only is not None else set(config.servers)
+    picked = [s for n, s in config.servers.items() if n in chosen and not s.builtin]
+    converted, places, names = move_server_secrets(picked, store=not dry_run)
+    updated = copy.deepcopy(config)
+    for server in converted:
+        updated.servers[server.name] = server
+    result = MoveResult(updated, names, places)
+    if names and not dry_run:
+        result.saved = save_config(updated, config.path)
+        _scrub_backup(result.saved, {n: keystore.get_secret(n) or "" for n in names})
+    return result
+
+
+def _scrub_backup(saved: Path, moved: dict[str, str]) -> None:
+    """The backup that saving made still holds the literals: put the references there
+    too, or, if a value is still found (written escaped), remove the backup."""
+    from tributary.engine.config.save import backup_path, write_atomic
+
+    backup = backup_path(saved)
+    try:
+        text = backup.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    for name, value in sorted(moved.items(), key=lambda item: -len(item[1])):
+        if value:
+            text = text.replace(value, "${keyring:" + name + "}")
+    if any(value and value in text for value in moved.values()):
+        backup.unlink(missing_ok=True)
+    else:
+        write_atomic(backup, text.encode("utf-8"), backup=False)

@@ -1,0 +1,287 @@
+"""Hybrid search over one index: dense KNN and BM25, fused by reciprocal rank (RRF).
+
+A lookup (``tributary.engine.query_class.lookup_names``: ``FixtureDef``, ``Config.getini``,
+``where is getfixturemarker defined``) adds a third list: the chunks whose symbol is
+the name (``IndexStore.symbol_search``), so a definition ranks first even where neither
+its words nor its meaning stand out (a long class header, a one-line function). Only
+for lookups: a question that mentions a name is not asking where it is defined (on the
+pytest benchmark's commit messages the list cost files-only MRR 0.736 -> 0.718).
+
+Each list is cut to a candidate pool larger than ``top_k`` so fusion can promote a
+chunk that is good on both signals but top on neither. Filters (language, kind, path
+glob) apply inside both retrievers, before ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from tributary.engine.index.names import named_ranks
+from tributary.engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
+from tributary.engine.index.store import IndexStore, QueryVector, SearchFilter
+from tributary.engine.localsearch.embedder import Embedder, Vectors
+from tributary.engine.localsearch.fusion import RRF_K
+from tributary.engine.query_class import lookup_names
+
+MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
+DENSE_WEIGHT = 1.0
+KEYWORD_WEIGHT = 1.0
+FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
+SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
+SYMBOL_POOL = 50
+NAME_WEIGHT = 0.25  # files whose name the question spells out (tributary.engine.index.names)
+PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
+PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
+REPEAT_FACTOR = 0.3
+# Past this many chunks of one file, each keeps REPEAT_FACTOR * CROWD_FACTOR: a file with
+# seventy matching sections (a changelog) then leaves room for thirty other files.
+CROWD_LIMIT = 3
+CROWD_FACTOR = 0.1
+# At least this share of the hits come from distinct files while the candidates hold
+# enough of them: a 300-chunk file that matches every word would otherwise fill a
+# hundred hits with its own chunks and leave fusion a dozen files to choose from.
+FILE_SHARE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    dense: float = DENSE_WEIGHT
+    keyword: float = KEYWORD_WEIGHT
+    file: float = FILE_WEIGHT
+    symbol: float = SYMBOL_WEIGHT
+    name: float = NAME_WEIGHT
+    k: int = RRF_K
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    path: str  # repo-relative
+    repo: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    language: str
+    score: float
+    content: str
+    signature: str | None = None
+    # Each retriever's own view of the chunk, for confidence and the score breakdown:
+    # cosine of query and chunk, FTS5 BM25 (higher is better), 1-based ranks, None where
+    # the chunk was not in that retriever's pool; whether it defines a looked-up name.
+    cosine: float | None = None
+    bm25: float | None = None
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    symbol_match: bool = False
+    role: str = "code"  # tributary.engine.index.priors: code, test, doc, example, vendored, ...
+    fused: float | None = None  # the score before the role's prior
+    name_match: bool = False  # the file's name is made of the query's words
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def make_filter(
+    store: IndexStore,
+    *,
+    language: str | None = None,
+    kinds: Sequence[str] | None = None,
+    path_glob: str | None = None,
+) -> SearchFilter:
+    return SearchFilter(
+        languages=(language.lower(),) if language else None,
+        kinds=tuple(kinds) if kinds else None,
+        path_ids=store.chunk_ids_matching(path_glob) if path_glob else None,
+    )
+
+
+def hybrid_search(
+    store: IndexStore,
+    query: str,
+    query_vector: QueryVector,
+    *,
+    repo: str,
+    top_k: int = 10,
+    where: SearchFilter | None = None,
+    pool: int | None = None,
+    weights: Weights | None = None,
+) -> list[SearchHit]:
+    """The ``top_k`` chunks for ``query``; ``query_vector`` None means keyword only, and
+    a function in its place embeds the query while the keyword search runs."""
+    where = where or SearchFilter()
+    weights = weights or Weights()
+    size = max(pool or 0, MIN_POOL, top_k * 3)
+    dense, keyword = store.candidates(query, query_vector, size, where)
+    lists: list[tuple[float, Sequence[int]]] = []
+    if query_vector is not None:
+        lists.append((weights.dense, [cid for cid, _ in dense]))
+    lists.append((weights.keyword, [cid for cid, _ in keyword]))
+    names = lookup_names(query)
+    symbols: list[int] = []
+    if names and weights.symbol:
+        symbols = store.symbol_search(names, SYMBOL_POOL, where)
+        lists.append((weights.symbol, symbols))
+    ranked = _top_fused(store, lists, keyword, weights, None)
+    best = ranked[: top_k * PRIOR_POOL + 20]
+    best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
+    chunks = store.chunks_by_id([cid for cid, _ in best])
+    asked = asked_roles(query)
+    older = superseded(chunk.path for chunk in chunks.values())
+    seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
+    seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
+    defines = set(symbols)
+    paths = (c.path for cid, _ in best if (c := chunks.get(cid)))
+    named = named_ranks(paths, query, names) if weights.name else {}
+    hits: list[SearchHit] = []
+    for cid, fused in best:
+        chunk = chunks.get(cid)
+        if chunk is None:  # deleted between the two reads
+            continue
+        role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
+        name_rank = named.get(chunk.path)
+        if name_rank is not None:
+            fused += weights.name / (weights.k + name_rank)
+        score = fused * factor(role, asked)
+        d_rank, cosine = seen_dense.get(cid, (None, None))
+        k_rank, bm25 = seen_keyword.get(cid, (None, None))
+        hits.append(
+            SearchHit(
+                chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
+                chunk.language, round(score, 6), chunk.content, chunk.signature,
+                _rounded(cosine), _rounded(bm25), d_rank, k_rank, cid in defines,
+                role=role, fused=round(fused, 6), name_match=name_rank is not None,
+            )
+        )  # fmt: skip
+    hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
+    return cover_files(spread_files(hits), top_k)
+
+
+def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
+    """Best first, but a file's chunks past its first ``per_file`` keep ``REPEAT_FACTOR`` of
+    their score, and past ``CROWD_LIMIT`` ``CROWD_FACTOR`` of that: ten chunks of one file
+    would otherwise hide the next file entirely. The order stays the order of the scores,
+    so lists from several indexes merge by score."""
+    seen: dict[str, int] = {}
+    spread: list[SearchHit] = []
+    for hit in hits:
+        count = seen.get(hit.path, 0)
+        seen[hit.path] = count + 1
+        if count < per_file:
+            spread.append(hit)
+            continue
+        keep = REPEAT_FACTOR * (CROWD_FACTOR if count >= CROWD_LIMIT else 1.0)
+        spread.append(replace(hit, score=round(hit.score * keep, 6)))
+    spread.sort(key=lambda hit: -hit.score)
+    return spread
+
+
+def cover_files(hits: Sequence[SearchHit], top_k: int, share: float = FILE_SHARE) -> list[SearchHit]:
+    """The first ``top_k`` of ``hits`` (best first), but holding chunks of at least
+    ``share`` × ``top_k`` distinct files when ``hits`` has that many: the lowest repeats
+    of an already listed file give way to the best chunk of each file not yet listed.
+    Those come from below the cut, so the list stays in score order."""
+    top = list(hits[:top_k])
+    listed = {hit.path for hit in top}
+    missing = math.ceil(share * top_k) - len(listed)
+    if missing <= 0:
+        return top
+    extra: list[SearchHit] = []
+    for hit in hits[top_k:]:
+        if hit.path not in listed:
+            listed.add(hit.path)
+            extra.append(hit)
+            if len(extra) == missing:
+                break
+    repeats: list[int] = []  # positions of a file's second and later chunks
+    shown: set[str] = set()
+    for position, hit in enumerate(top):
+        if hit.path in shown:
+            repeats.append(position)
+        shown.add(hit.path)
+    drop = set(repeats[len(repeats) - min(len(extra), len(repeats)) :])
+    return [hit for i, hit in enumerate(top) if i not in drop] + extra[: len(drop)]
+
+
+def _other_files(
+    store: IndexStore, best: list[tuple[int, float]], rest: list[tuple[int, float]], files: int
+) -> list[tuple[int, float]]:
+    """The best of ``rest`` (fused, best first) for up to ``files`` files that no chunk of
+    ``best`` is in: what ``cover_files`` may need when a few files fill ``best``."""
+    listed = set(store.file_ids([cid for cid, _ in best]).values())
+    if len(listed) >= files or not rest:
+        return []
+    file_of = store.file_ids([cid for cid, _ in rest])
+    found: list[tuple[int, float]] = []
+    for cid, score in rest:
+        file_id = file_of.get(cid)
+        if file_id is not None and file_id not in listed:
+            listed.add(file_id)
+            found.append((cid, score))
+            if len(listed) >= files:
+                break
+    return found
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _top_fused(
+    store: IndexStore,
+    lists: Sequence[tuple[float, Sequence[int]]],
+    keyword: list[tuple[int, float]],
+    weights: Weights,
+    top_k: int | None,
+) -> list[tuple[int, float]]:
+    """``tributary.engine.localsearch.fusion.rrf`` plus the file signal, the best ``top_k`` (all when
+    None) first, ties by id; in numpy: the pools hold 1,600 ids, and the dict loops cost
+    ~3 ms a query on a 66k-chunk index.
+
+    Sums run in the same order as ``rrf``'s (every list in turn, then the file
+    bonus), so the scores are the same floats.
+    """
+    ids = np.fromiter((cid for _, ranked in lists for cid in ranked), dtype=np.int64)
+    if not len(ids):
+        return []
+    parts = [weight / (weights.k + np.arange(1, len(ranked) + 1)) for weight, ranked in lists]
+    unique, inverse = np.unique(ids, return_inverse=True)
+    scores = np.bincount(inverse, weights=np.concatenate(parts), minlength=len(unique)).astype(
+        np.float64, copy=False
+    )
+    if weights.file and keyword:
+        scores += _file_bonus(store, unique.tolist(), keyword, weights)
+    order = np.lexsort((unique, -scores))[:top_k]
+    return [(int(unique[i]), float(scores[i])) for i in order]
+
+
+def _file_bonus(
+    store: IndexStore, chunk_ids: list[int], keyword: list[tuple[int, float]], weights: Weights
+) -> npt.NDArray[np.float64]:
+    """Whole-file evidence: a file whose many chunks match the words ranks higher.
+
+    Files are ranked by the summed BM25 of their pooled chunks; every pooled chunk of
+    a file gets that file's reciprocal rank (weighted) added to its fused score.
+    """
+    file_of = store.file_ids(chunk_ids)
+    totals: dict[int, float] = {}
+    for cid, score in keyword:
+        file_id = file_of.get(cid)
+        if file_id is not None:
+            totals[file_id] = totals.get(file_id, 0.0) + score
+    ranked = sorted(totals, key=lambda f: -totals[f])
+    bonus = {file_id: weights.file / (weights.k + rank) for rank, file_id in enumerate(ranked, 1)}
+    return np.fromiter(
+        (bonus.get(file_of.get(cid, -1), 0.0) for cid in chunk_ids),
+        dtype=np.float64,
+        count=len(chunk_ids),
+    )
+
+
+def encode_query(embedder: Embedder, query: str) -> Vectors:
+    vector: Vectors = embedder.encode([query])[0]
+    return vector

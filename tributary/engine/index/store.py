@@ -1,0 +1,804 @@
+"""Index storage: the backend-neutral interface and its SQLite (sqlite-vec + FTS5) backend.
+
+The indexer and the search code only talk to :class:`IndexStore`; a PostgreSQL +
+pgvector backend can implement the same protocol later. The SQLite backend keeps
+one file per repository: ``files`` and ``chunks`` tables, a contentless FTS5 table
+for BM25 (path tokens, symbol names, code with identifiers split) and a vec0 table
+for cosine KNN. A chunk leaves the FTS5 table through its ``delete`` command with the
+very texts it was indexed with (``_fts_texts``): that keeps BM25's document count and
+average length exact, where a ``contentless_delete`` table's plain ``DELETE`` left them
+counting every chunk ever replaced. Every file's replacement is one transaction, so a
+crash leaves each file either fully old or fully new, and a finished file is never
+redone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from tributary.engine.errors import TributaryError
+from tributary.engine.index.chunking import Chunk
+from tributary.engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, shortlist_size
+from tributary.engine.localsearch.db import (
+    Connection,
+    connect,
+    migrate,
+    read_meta,
+    transaction,
+    write_meta,
+)
+from tributary.engine.localsearch.embedder import Vectors
+from tributary.engine.localsearch.fts import fts_query, fts_terms, split_identifiers
+from tributary.engine.pipeline.definitions import definition_signal
+
+# A query's vector, or a function that embeds the query when called (on a worker).
+QueryVector = Vectors | Callable[[], Vectors] | None
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        language TEXT NOT NULL,
+        chunks INTEGER NOT NULL DEFAULT 0,
+        indexed_at REAL NOT NULL
+    );
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        symbol TEXT,
+        signature TEXT,
+        docstring TEXT,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        embed_hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks(file_id);
+    CREATE INDEX chunks_embed_hash ON chunks(embed_hash);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        path, symbol, body, terms,
+        content='', contentless_delete=1, tokenize='porter unicode61'
+    );
+    """,
+    # Two tiers: chunks are keyword-searchable as soon as written; their vectors follow.
+    # ``embedded`` is 0 until a chunk has its vector; ``pending_embeds`` holds the texts
+    # the model still has to read (once per distinct text).
+    """
+    ALTER TABLE chunks ADD COLUMN embedded INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX chunks_unembedded ON chunks(embed_hash) WHERE embedded = 0;
+    CREATE TABLE pending_embeds (embed_hash TEXT PRIMARY KEY, embed_text TEXT NOT NULL);
+    """,
+    # Exact BM25 statistics: a contentless table deleted from with the indexed texts.
+    # ``_fill_keyword_index`` puts the chunks back in when the store opens.
+    """
+    DROP TABLE chunks_fts;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        path, symbol, body, terms, content='', tokenize='porter unicode61'
+    );
+    DELETE FROM meta WHERE key = 'fts_texts'
+    """,
+)
+# What ``_fts_texts`` derives from a chunk. Change it together with that function: the
+# keyword index is then rebuilt once, since a chunk can only be deleted with the texts it
+# was indexed with.
+FTS_TEXTS_VERSION = "1"
+
+# BM25 column weights: path, symbol, body, split identifiers.
+FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
+
+# A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
+# left out of the keyword query unless every term is that common: FTS5's BM25 gives it
+# no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
+# score most of the index. On CPython's Lib/ (66k chunks) hybrid search fell from
+# 101 to 28 ms p50 (bench/index_repo.py); pytest's recall and MRR are unchanged.
+COMMON_TERM_SHARE = 0.5
+
+
+@lru_cache(maxsize=4096)
+def _path_terms(path: str) -> str:
+    return split_identifiers(path)
+
+
+def _fts_texts(path: str, symbol: str | None, content: str) -> tuple[str, str, str, str]:
+    """A chunk's keyword-index columns: its path, its symbol with the symbol's parts, its
+    code, and the parts of the identifiers in its path and code (``FTS_TEXTS_VERSION``)."""
+    name = symbol or ""
+    return (path, f"{name} {split_identifiers(name)}", content,
+            f"{_path_terms(path)} {split_identifiers(content)}")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    language: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    id: int
+    path: str
+    language: str
+    kind: str
+    symbol: str | None
+    signature: str | None
+    docstring: str | None
+    start_line: int
+    end_line: int
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    """Restrictions a search applies before ranking (None: no restriction)."""
+
+    languages: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
+    path_ids: frozenset[int] | None = None  # chunk ids allowed, when a path glob applies
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    name: str
+    dim: int
+    version: str
+
+
+class ModelChanged(TributaryError):
+    """Another process recorded another embedding model while vectors were being made."""
+
+
+class IndexStore(Protocol):
+    """What the indexer and the searcher need from a storage backend."""
+
+    def model(self) -> ModelInfo | None: ...
+    def set_model(self, info: ModelInfo) -> bool:
+        """Record the embedding model; True when that wiped existing vectors (model changed)."""
+        ...
+
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    def file_states(self) -> dict[str, FileRecord]: ...
+    def touch_file(self, record: FileRecord) -> None: ...
+    def forget_file_states(self) -> None:
+        """Make every file look changed (its chunks stay searchable until replaced)."""
+        ...
+
+    def cached_vectors(self, embed_hashes: Iterable[str]) -> dict[str, Vectors]: ...
+    def replace_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors
+    ) -> None: ...
+    def write_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+    ) -> None:
+        """Replace a file's chunks (one transaction); a chunk whose embed hash ``known``
+        lacks is keyword-searchable at once and waits for its vector in the pending queue."""
+        ...
+
+    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
+        """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
+        ...
+
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        """Give every waiting chunk of these embed hashes its vector; how many got one.
+        Raises :class:`ModelChanged`, writing nothing, unless ``model`` (what made the
+        vectors) is still the index's model: an index never mixes two models' vectors."""
+        ...
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks)."""
+        ...
+
+    def delete_files(self, paths: Iterable[str]) -> None: ...
+    def dense_search(
+        self, vector: Vectors, k: int, where: SearchFilter
+    ) -> list[tuple[int, float]]: ...
+    def keyword_search(
+        self, query: str, k: int, where: SearchFilter
+    ) -> list[tuple[int, float]]: ...
+    def symbol_search(
+        self, names: Iterable[str], k: int, where: SearchFilter
+    ) -> list[int]: ...
+    def candidates(
+        self, query: str, vector: QueryVector, k: int, where: SearchFilter
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """Both pools for a hybrid query: (dense, keyword); dense is empty without a vector.
+        ``vector`` may be a function that embeds the query, so that work can overlap too."""
+        ...
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]: ...
+    def chunk_ids_matching(self, path_glob: str) -> frozenset[int]: ...
+    def counts(self) -> tuple[int, int]: ...
+    def close(self) -> None: ...
+
+
+# ----------------------------------------------------------------- symbols and filters
+
+_SYMBOL_PARTS = re.compile(r"\.|::|#")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
+NESTED_POOL = 200  # body matches checked for a definition the chunk's symbol does not name
+NESTED_MAX_USES = 1000  # ... when the name is in at most this many chunks
+
+
+def _filter_sql(where: SearchFilter) -> tuple[list[str], list[object]]:
+    """The SQL conditions (on ``f``: files, ``c``: chunks) for ``where``'s languages and
+    kinds, and their parameters; path globs are applied to ids afterwards."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if where.languages:
+        clauses.append(f"f.language IN ({','.join('?' * len(where.languages))})")
+        params.extend(where.languages)
+    if where.kinds:
+        clauses.append(f"c.kind IN ({','.join('?' * len(where.kinds))})")
+        params.extend(where.kinds)
+    return clauses, params
+
+
+# ----------------------------------------------------------------- SQLite backend
+
+
+@dataclass(frozen=True, slots=True)
+class _VectorCache:
+    """Every vector of the index in one matrix, for exact KNN by one matrix product.
+
+    Measured on the pytest index (7.3k chunks): vec0 KNN took 50 ms for k=100 and
+    128 ms for k=800 on a busy machine, the matrix product ~1 ms; 50k chunks x 384
+    float32 is 77 MB. Reloaded when another connection commits (``data_version``).
+    """
+
+    ids: npt.NDArray[np.int64]
+    matrix: Vectors
+    languages: npt.NDArray[np.int32]
+    kinds: npt.NDArray[np.int32]
+    file_ids: dict[int, int]
+    language_codes: dict[str, int]
+    kind_codes: dict[str, int]
+    coarse: Int8Scorer | None = None  # large indexes: int8 first pass (knn.py)
+
+
+@lru_cache(maxsize=1)
+def _dense_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="knn")
+
+
+def _embed_and_rank(
+    cache: _VectorCache | None,
+    vector: Vectors | Callable[[], Vectors],
+    k: int,
+    where: SearchFilter,
+) -> list[tuple[int, float]]:
+    return _rank_dense(cache, vector() if callable(vector) else vector, k, where)
+
+
+def _rank_dense(
+    cache: _VectorCache | None, vector: Vectors, k: int, where: SearchFilter
+) -> list[tuple[int, float]]:
+    """Exact KNN: the filters as masks, the top ``k`` by cosine from one float32 product,
+    or, with an int8 first pass, from the float32 scores of its shortlist."""
+    if cache is None or not len(cache.ids):
+        return []
+    vector = np.asarray(vector, dtype=np.float32)
+    mask = np.ones(len(cache.ids), dtype=bool)
+    if where.languages:
+        codes = [cache.language_codes[x] for x in where.languages if x in cache.language_codes]
+        mask &= np.isin(cache.languages, codes)
+    if where.kinds:
+        codes = [cache.kind_codes[x] for x in where.kinds if x in cache.kind_codes]
+        mask &= np.isin(cache.kinds, codes)
+    if where.path_ids is not None:
+        mask &= np.isin(cache.ids, np.fromiter(where.path_ids, dtype=np.int64))
+    candidates = np.flatnonzero(mask)
+    if not len(candidates):
+        return []
+    k = min(k, len(candidates))
+    size = shortlist_size(k, len(candidates))
+    if cache.coarse is not None and size < len(candidates):
+        # Rescore only the int8 pass's shortlist; every returned score is float32-exact.
+        approx = cache.coarse.scores(vector)[candidates]
+        candidates = candidates[np.argpartition(-approx, size - 1)[:size]]
+        local = cache.matrix[candidates] @ vector
+    else:
+        local = (cache.matrix @ vector)[candidates]
+    top = np.argpartition(-local, k - 1)[:k]
+    ids = cache.ids[candidates[top]]
+    order = np.lexsort((ids, -local[top]))  # equal scores (copied code) by id: deterministic
+    return [(int(ids[i]), float(local[top[i]])) for i in order]
+
+
+def _coarse_scorer(matrix: Vectors) -> Int8Scorer | None:
+    if len(matrix) < COARSE_MIN_ROWS:
+        return None
+    try:
+        return Int8Scorer(matrix)
+    except ImportError:  # onnxruntime missing: the float32 product alone still works
+        return None
+
+
+class SqliteStore:
+    """One repository's index in one SQLite file (one writer; readers any time, WAL)."""
+
+    def __init__(
+        self, path: Path, *, readonly: bool = False, check_same_thread: bool = True
+    ) -> None:
+        self.path = path
+        self.conn: Connection = connect(
+            path, readonly=readonly, check_same_thread=check_same_thread
+        )
+        if not readonly:
+            migrate(self.conn, MIGRATIONS)
+            self._fill_keyword_index()
+        self._cache: _VectorCache | None = None
+        self._cache_version: int | None = None
+        self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
+        self._df_version: int | None = None
+        self._df_chunks = 0
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # meta ---------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        return read_meta(self.conn, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        write_meta(self.conn, key, value)
+
+    def model(self) -> ModelInfo | None:
+        name, dim, version = (
+            self.get_meta(k) for k in ("model_name", "model_dim", "model_version")
+        )
+        if name is None or dim is None or version is None:
+            return None
+        return ModelInfo(name, int(dim), version)
+
+    def set_model(self, info: ModelInfo) -> bool:
+        current = self.model()
+        if current == info and self._has_vec_table():
+            return False
+        if current is None:
+            # A new index: its chunks (keyword tier) stay; none has a vector yet.
+            with transaction(self.conn):
+                self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+                self._create_vec_table(info)
+            return False
+        with transaction(self.conn):
+            wiped = True
+            # Vectors of another model are meaningless: drop them and forget every file,
+            # so the next run re-embeds the whole repository.
+            self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            self.conn.execute("DELETE FROM chunks")
+            self.conn.execute("DELETE FROM files")
+            self.conn.execute("DELETE FROM pending_embeds")
+            self._create_vec_table(info)
+        return wiped
+
+    def _create_vec_table(self, info: ModelInfo) -> None:
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE chunks_vec USING vec0("
+            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(info.dim)}] "
+            "distance_metric=cosine, language TEXT, kind TEXT)"
+        )
+        self.set_meta("model_name", info.name)
+        self.set_meta("model_dim", str(info.dim))
+        self.set_meta("model_version", info.version)
+
+    def _two_tier(self) -> bool:
+        columns = self.conn.execute("PRAGMA table_info(chunks)").fetchall()
+        return any(column[1] == "embedded" for column in columns)
+
+    def _has_vec_table(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+        return row is not None
+
+    # writes -------------------------------------------------------------------
+    def file_states(self) -> dict[str, FileRecord]:
+        return {
+            str(row[0]): FileRecord(*row)
+            for row in self.conn.execute("SELECT path, hash, size, mtime_ns, language FROM files")
+        }
+
+    def forget_file_states(self) -> None:
+        self.conn.execute("UPDATE files SET hash = '', size = -1")
+
+    def touch_file(self, record: FileRecord) -> None:
+        self.conn.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+            (record.size, record.mtime_ns, record.path),
+        )
+
+    def cached_vectors(self, embed_hashes: Iterable[str]) -> dict[str, Vectors]:
+        wanted = list(dict.fromkeys(embed_hashes))
+        found: dict[str, Vectors] = {}
+        if not self._has_vec_table():
+            return found
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self.conn.execute(
+                "SELECT c.embed_hash, v.embedding FROM chunks c "
+                "JOIN chunks_vec v ON v.chunk_id = c.id "
+                f"WHERE c.embed_hash IN ({marks}) GROUP BY c.embed_hash",
+                batch,
+            )
+            for embed_hash, blob in rows:
+                found[str(embed_hash)] = np.frombuffer(blob, dtype=np.float32).copy()
+        return found
+
+    def _fill_keyword_index(self) -> None:
+        """Index every chunk's texts anew when the keyword index was made by another
+        ``_fts_texts`` (or by none: a new or migrated index)."""
+        if self.get_meta("fts_texts") == FTS_TEXTS_VERSION:
+            return
+        with transaction(self.conn):
+            if self.get_meta("fts_texts") == FTS_TEXTS_VERSION:  # another writer was first
+                return
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            rows = self.conn.execute(
+                "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id"
+            )
+            self.conn.executemany(
+                "INSERT INTO chunks_fts(rowid, path, symbol, body, terms) VALUES (?, ?, ?, ?, ?)",
+                ((cid, *_fts_texts(path, symbol, content)) for cid, path, symbol, content in rows),
+            )
+            self.set_meta("fts_texts", FTS_TEXTS_VERSION)
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        rows = self.conn.execute(
+            "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.file_id = ?",
+            (file_id,),
+        ).fetchall()
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, path, symbol, body, terms) "
+            "VALUES ('delete', ?, ?, ?, ?, ?)",
+            [(cid, *_fts_texts(path, symbol, content)) for cid, path, symbol, content in rows],
+        )
+        ids = [int(row[0]) for row in rows]
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            if self._has_vec_table():
+                self.conn.execute(f"DELETE FROM chunks_vec WHERE chunk_id IN ({marks})", batch)
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError("one vector per chunk")
+        self.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
+
+    def write_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+    ) -> None:
+        self._cache = None
+        has_vec = self._has_vec_table()
+        with transaction(self.conn):
+            row = self.conn.execute(
+                "SELECT id FROM files WHERE path = ?", (record.path,)
+            ).fetchone()
+            if row is not None:
+                self._delete_file_rows(int(row[0]))
+            cursor = self.conn.execute(
+                "INSERT INTO files(path, hash, size, mtime_ns, language, chunks, indexed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.path, record.hash, record.size, record.mtime_ns, record.language,
+                 len(chunks), time.time()),
+            )  # fmt: skip
+            file_id = cursor.lastrowid
+            for chunk in chunks:
+                vector = known.get(chunk.embed_hash) if has_vec else None
+                cur = self.conn.execute(
+                    "INSERT INTO chunks(file_id, kind, symbol, signature, docstring, start_line, "
+                    "end_line, content, embed_hash, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (file_id, chunk.kind, chunk.symbol, chunk.signature, chunk.docstring,
+                     chunk.start_line, chunk.end_line, chunk.content, chunk.embed_hash,
+                     int(vector is not None)),
+                )  # fmt: skip
+                chunk_id = cur.lastrowid
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, path, symbol, body, terms) VALUES (?, ?, ?, ?, ?)",
+                    (chunk_id, *_fts_texts(record.path, chunk.symbol, chunk.content)),
+                )
+                if vector is None:
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO pending_embeds(embed_hash, embed_text) VALUES (?, ?)",
+                        (chunk.embed_hash, chunk.embed_text),
+                    )
+                    continue
+                self.conn.execute(
+                    "INSERT INTO chunks_vec(chunk_id, embedding, language, kind) VALUES (?, ?, ?, ?)",
+                    (chunk_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
+                     chunk.language, chunk.kind),
+                )  # fmt: skip
+
+    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
+        if not after:  # a new sweep: forget texts no chunk waits for (file changed or gone)
+            with transaction(self.conn):
+                self.conn.execute(
+                    "DELETE FROM pending_embeds WHERE NOT EXISTS (SELECT 1 FROM chunks c "
+                    "WHERE c.embed_hash = pending_embeds.embed_hash AND c.embedded = 0)"
+                )
+        rows = self.conn.execute(
+            "SELECT embed_hash, embed_text FROM pending_embeds WHERE embed_hash > ? "
+            "ORDER BY embed_hash LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [(str(h), str(t)) for h, t in rows]
+
+    def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
+        if not self._has_vec_table():
+            raise ValueError("no embedding model recorded: set_model first")
+        self._cache = None
+        added = 0
+        with transaction(self.conn):
+            current = self.model()
+            if current != model:
+                raise ModelChanged(f"{self.path}: the index now records {current}, not {model}")
+            for embed_hash, vector in vectors.items():
+                blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+                rows = self.conn.execute(
+                    "SELECT c.id, f.language, c.kind FROM chunks c JOIN files f ON f.id = c.file_id "
+                    "WHERE c.embed_hash = ? AND c.embedded = 0",
+                    (embed_hash,),
+                ).fetchall()
+                for chunk_id, language, kind in rows:
+                    self.conn.execute(
+                        "INSERT INTO chunks_vec(chunk_id, embedding, language, kind) VALUES (?, ?, ?, ?)",
+                        (chunk_id, blob, language, kind),
+                    )
+                    self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+                added += len(rows)
+                self.conn.execute("DELETE FROM pending_embeds WHERE embed_hash = ?", (embed_hash,))
+        return added
+
+    def vector_counts(self) -> tuple[int, int]:
+        total = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        if not self._two_tier():  # an index from before the two tiers, opened read-only
+            return total, total
+        waiting = int(
+            self.conn.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+        )
+        return total - waiting, total
+
+    def delete_files(self, paths: Iterable[str]) -> None:
+        self._cache = None
+        for path in paths:
+            with transaction(self.conn):
+                row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                if row is not None:
+                    self._delete_file_rows(int(row[0]))
+
+    # reads --------------------------------------------------------------------
+    def warm(self) -> None:
+        """Load the vector matrix now, so the first search does not pay for it."""
+        self._vectors()
+
+    def _vectors(self) -> _VectorCache | None:
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._cache is not None and version == self._cache_version:
+            return self._cache
+        if not self._has_vec_table():
+            return None
+        rows = self.conn.execute(
+            "SELECT v.chunk_id, v.embedding, v.language, v.kind, c.file_id "
+            "FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id"
+        ).fetchall()
+        model = self.model()
+        dim = model.dim if model else 0
+        language_codes: dict[str, int] = {}
+        kind_codes: dict[str, int] = {}
+        matrix = (
+            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            if rows
+            else np.zeros((0, dim), dtype=np.float32)
+        )
+        self._cache = _VectorCache(
+            ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+            matrix=matrix,
+            languages=np.fromiter(
+                (language_codes.setdefault(r[2], len(language_codes)) for r in rows),
+                dtype=np.int32,
+                count=len(rows),
+            ),
+            kinds=np.fromiter(
+                (kind_codes.setdefault(r[3], len(kind_codes)) for r in rows),
+                dtype=np.int32,
+                count=len(rows),
+            ),
+            file_ids={int(r[0]): int(r[4]) for r in rows},
+            language_codes=language_codes,
+            kind_codes=kind_codes,
+            coarse=_coarse_scorer(matrix),
+        )
+        self._cache_version = version
+        return self._cache
+
+    def dense_search(self, vector: Vectors, k: int, where: SearchFilter) -> list[tuple[int, float]]:
+        return _rank_dense(self._vectors(), vector, k, where)
+
+    def candidates(
+        self, query: str, vector: QueryVector, k: int, where: SearchFilter
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """Embedding the query and the matrix product run on a worker thread while SQLite
+        answers the keyword query on this one (ONNX Runtime, numpy and SQLite all release
+        the GIL): on CPython's Lib/ (66k chunks) ~5 + 5 ms against ~15 ms, so the query
+        costs about the longer side. The worker never touches the connection: the matrix
+        is fetched here first."""
+        if vector is None:
+            return [], self.keyword_search(query, k, where)
+        dense = _dense_pool().submit(_embed_and_rank, self._vectors(), vector, k, where)
+        try:
+            keyword = self.keyword_search(query, k, where)
+        finally:
+            ranked = dense.result()
+        return ranked, keyword
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        cache = self._vectors()
+        if cache is not None:
+            return {cid: cache.file_ids[cid] for cid in chunk_ids if cid in cache.file_ids}
+        return self._file_ids_from_db(chunk_ids)
+
+    def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
+        terms = fts_terms(query)
+        common = self._common_terms(terms)
+        match = fts_query([t for t in terms if t not in common] or terms)
+        if match is None:
+            return []
+        filters, values = _filter_sql(where)
+        clauses = ["chunks_fts MATCH ?", *filters]
+        params: list[object] = [match, *values]
+        join = " JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id" if filters else ""
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        limit = k if where.path_ids is None else k * 8
+        rows = self.conn.execute(
+            f"SELECT chunks_fts.rowid, bm25(chunks_fts, {weights}) AS score FROM chunks_fts{join} "
+            f"WHERE {' AND '.join(clauses)} ORDER BY score LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        hits = [(int(cid), -float(score)) for cid, score in rows]
+        if where.path_ids is not None:
+            hits = [hit for hit in hits if hit[0] in where.path_ids][:k]
+        return hits
+
+    def symbol_search(self, names: Iterable[str], k: int, where: SearchFilter) -> list[int]:
+        """Chunks that define one of ``names`` (compared case-folded), best first.
+
+        First the chunks whose symbol, or its last part (``CallSpec2.getparam`` ->
+        ``getparam``), is the name: found through the FTS symbol column (every word of
+        the name), checked exactly, top-level before members, shorter symbols first.
+        When no symbol is the name, the chunks that define it inside them (a helper
+        nested in a test, whose chunk is the test's): the name as a phrase in the body,
+        the best ``NESTED_POOL`` of them checked for a definition line of it; unless the
+        name is in more than ``NESTED_MAX_USES`` chunks."""
+        wanted = frozenset(name.casefold() for name in names if name)
+        by_symbol = [
+            "(" + " AND ".join(f'"{term}"' for term in terms) + ")"
+            for name in sorted(wanted)
+            if (terms := fts_terms(name))
+        ]
+        if not by_symbol:
+            return []
+        found: list[tuple[int, int, int]] = []
+        # (a Markdown section's heading is its symbol, but it defines nothing)
+        defined = "CASE WHEN c.kind = 'text' THEN NULL ELSE c.symbol END"
+        for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", defined, where):
+            parts = _SYMBOL_PARTS.split(str(symbol or ""))
+            if symbol and parts[-1].casefold() in wanted:
+                found.append((len(parts), len(str(symbol)), cid))
+        ranked = [cid for *_, cid in sorted(found)[:k]]
+        if not ranked:  # (a body search ranks every chunk using the name: only when needed)
+            phrases = " OR ".join(f'"{" ".join(_ALNUM.findall(name))}"' for name in sorted(wanted) if _ALNUM.search(name))
+            match = f"body : ({phrases})"
+            # A name in very many chunks (``pytest``, ``self``) is a word, not a helper's name:
+            # ranking all of them would cost ~10 ms per 7k chunks for nothing.
+            used = self.conn.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                (match, NESTED_MAX_USES + 1),
+            ).fetchone()[0]
+            if int(used) <= NESTED_MAX_USES:
+                nested = self._chunks_matching(match, "c.content", where, limit=NESTED_POOL)
+                ranked = [cid for cid, content in nested if definition_signal(str(content), wanted)][:k]
+        return ranked
+
+    def _chunks_matching(
+        self, match: str, column: str, where: SearchFilter, limit: int | None = None
+    ) -> list[tuple[int, object]]:
+        """``(chunk id, column)`` of the chunks an FTS query matches (its best ``limit``,
+        by BM25, when given), within ``where``, in id order."""
+        pool = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?" + (
+            " ORDER BY rank LIMIT ?" if limit is not None else ""
+        )
+        filters, values = _filter_sql(where)
+        clauses = [f"c.id IN ({pool})", *filters]
+        params: list[object] = [match, *([limit] if limit is not None else []), *values]
+        join = " JOIN files f ON f.id = c.file_id" if where.languages else ""
+        rows = self.conn.execute(
+            f"SELECT c.id, {column} FROM chunks c{join} WHERE {' AND '.join(clauses)} ORDER BY c.id", params
+        ).fetchall()
+        return [(int(cid), value) for cid, value in rows if where.path_ids is None or cid in where.path_ids]
+
+    def _common_terms(self, terms: Sequence[str]) -> set[str]:
+        """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached
+        until another connection commits)."""
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._df_version:
+            self._df.clear()
+            self._df_version = version
+            self._df_chunks = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        limit = int(self._df_chunks * COMMON_TERM_SHARE)
+        common: set[str] = set()
+        for term in terms:
+            count = self._df.get(term)
+            if count is None:
+                # Counting stops past the limit: only "common or not" matters.
+                count = int(self.conn.execute(
+                    "SELECT COUNT(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                    (f'"{term}"', limit + 1),
+                ).fetchone()[0])
+                self._df[term] = count
+            if count > limit:
+                common.add(term)
+        return common
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        found: dict[int, StoredChunk] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self.conn.execute(
+                "SELECT c.id, f.path, f.language, c.kind, c.symbol, c.signature, c.docstring, "
+                f"c.start_line, c.end_line, c.content FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id IN ({marks})",
+                batch,
+            ):
+                found[int(row[0])] = StoredChunk(*row)
+        return found
+
+    def _file_ids_from_db(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        found: dict[int, int] = {}
+        for start in range(0, len(chunk_ids), 500):
+            batch = list(chunk_ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for cid, fid in self.conn.execute(
+                f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", batch
+            ):
+                found[int(cid)] = int(fid)
+        return found
+
+    def chunk_ids_matching(self, path_glob: str) -> frozenset[int]:
+        """Chunks of files whose path matches ``path_glob`` (``*`` also crosses ``/``)."""
+        pattern = path_glob.replace("**/", "*").replace("/**", "/*")
+        return frozenset(
+            int(row[0])
+            for row in self.conn.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE f.path GLOB ? OR f.path GLOB ?",
+                (pattern, "*/" + pattern),
+            )
+        )
+
+    def counts(self) -> tuple[int, int]:
+        files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return int(files), int(chunks)

@@ -1,0 +1,332 @@
+"""The engine's data model: plain data passed between pipeline stages and to the UI.
+
+Every stage of the pipeline (normalise, dedup, fuse, budget, assemble) is a function
+over these objects; the UI, the CLI and the MCP face only ever render them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class SourceStatus(StrEnum):
+    """What happened to one source during one search."""
+
+    PENDING = "pending"
+    OK = "ok"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    SKIPPED = "skipped"  # not asked: routing, disabled, or not selected
+    CACHED = "cached"
+    CIRCUIT_OPEN = "circuit_open"
+
+
+class TaskType(StrEnum):
+    """The kind of work the context is for; selects the budget's priorities by source role."""
+
+    ANALYSIS = "analysis"
+    PLANNING = "planning"
+    IMPLEMENTATION = "implementation"
+    REVIEW = "review"
+    TESTING = "testing"
+    DOCUMENTATION = "documentation"
+
+
+class DedupReason(StrEnum):
+    HASH = "hash"
+    FUZZY = "fuzzy"
+    SEMANTIC = "semantic"
+    OVERLAP = "overlap"
+    FILE = "file"  # a reference to a whole file, folded into that file's best chunk
+
+
+class ContextFormat(StrEnum):
+    XML = "xml"
+    MARKDOWN = "markdown"
+    PLAIN = "plain"
+
+
+@dataclass(slots=True)
+class ScoreParts:
+    """The named parts of a hit's fused score and how they combine.
+
+    ``parts`` holds each part's *contribution* (already weighted), so the total is
+    their sum unless ``combine`` says otherwise; ``raw`` may keep the unweighted
+    signal values for display.
+    """
+
+    parts: dict[str, float] = field(default_factory=dict)
+    raw: dict[str, float] = field(default_factory=dict)
+    combine: str = "sum"
+    total: float = 0.0
+
+    def add(self, name: str, contribution: float, raw: float | None = None) -> None:
+        self.parts[name] = self.parts.get(name, 0.0) + contribution
+        if raw is not None:
+            self.raw[name] = raw
+        self.total = sum(self.parts.values())
+
+
+@dataclass(slots=True)
+class Hit:
+    """One result item from one source, normalised."""
+
+    id: str
+    source: str
+    tool: str
+    title: str
+    content: str
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    uri: str | None = None
+    timestamp: datetime | None = None
+    source_score: float | None = None
+    source_rank: int = 0  # 1-based position in its source's answer
+    priority: float | None = None  # MCP annotations.priority, 0..1
+    tokens: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+    parts: ScoreParts = field(default_factory=ScoreParts)
+    confidence: float = 0.0  # how likely the hit is relevant at all, 0..1 (pipeline.confidence)
+
+    @property
+    def location(self) -> str:
+        """``path:start-end`` (or the uri, or the title) for display and attribution."""
+        if self.path:
+            if self.start_line is not None:
+                end = self.end_line if self.end_line is not None else self.start_line
+                return f"{self.path}:{self.start_line}-{end}"
+            return self.path
+        return self.uri or self.title
+
+
+TASK_KIND = "task"
+
+
+def is_task(hit: Hit) -> bool:
+    """A past task (a commit, an issue) returned as an answer of its own (the tasks
+    server's items of ``kind`` "task"), not code and not a file."""
+    return hit.metadata.get("kind") == TASK_KIND
+
+
+def make_hit_id(source: str, tool: str, *keys: object) -> str:
+    """A stable id: the same item from the same source gets the same id every time."""
+    digest = hashlib.blake2b(digest_size=8)
+    for part in (source, tool, *keys):
+        digest.update(str(part).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1f")
+    return digest.hexdigest()
+
+
+@dataclass(slots=True)
+class GroupMember:
+    hit: Hit
+    reason: DedupReason
+    similarity: float  # 1.0 for hash duplicates; ratio/cosine/overlap fraction otherwise
+
+
+@dataclass(slots=True)
+class DedupGroup:
+    """The kept (highest-relevance) hit and the hits folded into it."""
+
+    kept: Hit
+    members: list[GroupMember] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[str]:
+        """Distinct sources that agree on this item, the kept hit's first."""
+        seen: dict[str, None] = {self.kept.source: None}
+        for member in self.members:
+            seen.setdefault(member.hit.source, None)
+        return list(seen)
+
+    @property
+    def agreement(self) -> int:
+        return len(self.sources)
+
+
+@dataclass(slots=True)
+class SourceReport:
+    """Per source, per search: what happened."""
+
+    name: str
+    status: SourceStatus = SourceStatus.PENDING
+    latency_ms: float | None = None
+    hits: int = 0
+    tokens: int = 0
+    error: str | None = None
+    tool: str | None = None
+    detail: str | None = None  # e.g. why routing skipped it, "restarted", "output capped"
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReputationRow:
+    """One source's standing with the time of its latest feedback (the insights page's row)."""
+
+    source: str
+    reputation: float
+    useful: int
+    not_useful: int
+    last_feedback: datetime | None = None
+
+
+@dataclass(slots=True)
+class Hints:
+    """What a caller already knows: used to filter or boost hits."""
+
+    related_files: list[str] = field(default_factory=list)
+    related_issues: list[str] = field(default_factory=list)
+    language: str | None = None
+    framework: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.related_files or self.related_issues or self.language or self.framework)
+
+
+@dataclass(slots=True)
+class SearchFilters:
+    """Hard filters (not boosts): which sources are asked and which hits are kept.
+
+    Written as query syntax (``lang:go path:src/ -path:tests/ source:files``, see
+    ``tributary.engine.query_syntax``) or set directly; empty lists filter nothing."""
+
+    sources: list[str] = field(default_factory=list)
+    exclude_sources: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    exclude_languages: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # include globs: a hit's path matches one
+    exclude_paths: list[str] = field(default_factory=list)
+    # Repositories (index names such as ``owner/name``, or folders) the built-in servers
+    # search: they limit the search itself, not only the hits kept.
+    repos: list[str] = field(default_factory=list)
+    exclude_repos: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.sources or self.exclude_sources or self.languages
+                    or self.exclude_languages or self.paths or self.exclude_paths
+                    or self.repos or self.exclude_repos)
+
+
+@dataclass(slots=True)
+class SearchRequest:
+    query: str
+    task_type: TaskType = TaskType.IMPLEMENTATION
+    top_k: int = 30
+    max_tokens: int = 8000
+    reserved_tokens: int = 1000
+    sources: list[str] | None = None  # None: let routing decide
+    strategy: str | None = None  # None: the configured default
+    strategy_params: dict[str, Any] = field(default_factory=dict)
+    source_weights: dict[str, float] = field(default_factory=dict)
+    dedup: bool = True
+    format: ContextFormat = ContextFormat.MARKDOWN
+    assemble: bool = True
+    use_cache: bool = True
+    hints: Hints = field(default_factory=Hints)
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    @property
+    def effective_budget(self) -> int:
+        return max(0, self.max_tokens - self.reserved_tokens)
+
+
+@dataclass(slots=True)
+class RouteDecision:
+    """Which rule matched, who is asked, who is skipped and why."""
+
+    matched_rules: list[str] = field(default_factory=list)
+    servers: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # server -> reason
+    weights: dict[str, float] = field(default_factory=dict)
+    strategy: str | None = None
+    query_class: str | None = None
+    fallback: bool = False
+
+
+@dataclass(slots=True)
+class ContextChunk:
+    hit_id: str
+    source: str
+    location: str
+    score: float
+    content: str
+    tokens: int
+    treatment: str = "full"  # full | truncated | compressed | summarised
+
+
+@dataclass(slots=True)
+class AssembledContext:
+    text: str
+    chunks: list[ContextChunk]
+    token_count: int
+    format: ContextFormat
+    budget: int
+    dropped: int = 0
+
+    @property
+    def utilisation(self) -> float:
+        return self.token_count / self.budget if self.budget else 0.0
+
+
+@dataclass(slots=True)
+class Metrics:
+    total_ms: float = 0.0
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    raw_hits: int = 0
+    unique_hits: int = 0
+    tokens_total: int = 0
+    tokens_per_source: dict[str, int] = field(default_factory=dict)
+    budget_utilisation: float = 0.0
+    cache_hits: int = 0
+    cache_lookups: int = 0
+
+    @property
+    def dedup_rate(self) -> float:
+        return 1.0 - self.unique_hits / self.raw_hits if self.raw_hits else 0.0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        return self.cache_hits / self.cache_lookups if self.cache_lookups else 0.0
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    request: SearchRequest
+    hits: list[Hit] = field(default_factory=list)
+    groups: list[DedupGroup] = field(default_factory=list)
+    sources: list[SourceReport] = field(default_factory=list)
+    route: RouteDecision = field(default_factory=RouteDecision)
+    context: AssembledContext | None = None
+    metrics: Metrics = field(default_factory=Metrics)
+    strategy: str = "rrf"
+    error: str | None = None  # set only when every asked source failed
+    confidence: float = 0.0  # the best hit's confidence (pipeline.confidence)
+    confident: bool = False  # whether any hit clears the confidence bar
+    notes: list[str] = field(default_factory=list)  # what was done to the request (a cut query)
+
+    @property
+    def request_id(self) -> str:
+        return self.request.request_id
+
+    def group_of(self, hit_id: str) -> DedupGroup | None:
+        for group in self.groups:
+            if group.kept.id == hit_id:
+                return group
+        return None
+
+
+@dataclass(slots=True)
+class SearchUpdate:
+    """One step of a streamed search: a source answered (``final`` False), or the end."""
+
+    response: SearchResponse  # fused over the sources that have answered so far
+    source: SourceReport | None = None
+    final: bool = False

@@ -1,0 +1,419 @@
+"""Normalisation: turn any MCP ``CallToolResult`` into a list of :class:`~tributary.engine.model.Hit`.
+
+One pure function, :func:`normalize_result`, with no I/O. It understands:
+
+* ``structured_content``: a list of items, a dict holding a list under a
+  well-known key (``results``, ``items``, ``hits``, ``matches``, ``data``,
+  ``result`` …), or a single object / scalar;
+* text blocks that carry a JSON array/object, or plain text (one hit per block,
+  split only at explicit separator lines such as ``---``);
+* ``resource_link`` blocks and embedded resources (text resources become hits;
+  binary blobs are noted, never decoded as text);
+* block annotations: ``priority`` → ``Hit.priority``, ``lastModified`` →
+  ``Hit.timestamp``.
+
+Item dicts are mapped field by field (title/name, content/text/snippet/body/code,
+path/file/…, start_line/line/end_line, uri/url, score/similarity/relevance,
+timestamp/date/last_modified/updated_at, rank: a stated 1-based rank instead of the
+item's position); what is left goes to ``Hit.metadata``.
+Output is capped (:class:`NormalizeLimits`, default 2 MB of text and 1,000 hits)
+with a note. An item whose text is not valid UTF-8 is dropped with a note (the
+answer's other items stand). An ``isError`` result, malformed data or an answer
+whose every item is bad raises :class:`NormalizeError` — the caller turns it into
+that source's error; nothing here is allowed to crash a search.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp import types
+
+from tributary.engine.errors import TributaryError
+from tributary.engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
+from tributary.engine.model import Hit, ScoreParts, make_hit_id
+
+__all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
+
+LIST_KEYS = ("results", "items", "hits", "matches", "data", "documents", "chunks",
+             "entities", "nodes", "files", "records", "result")
+_LIST_KEY_SET = frozenset(LIST_KEYS)
+TITLE_KEYS = ("title", "name", "symbol", "heading", "label")
+CONTENT_KEYS = ("content", "text", "snippet", "body", "code", "chunk", "document",
+                "summary", "description", "observations", "message")
+PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "relative_path")
+START_KEYS = ("start_line", "line", "line_start", "lineno", "start")
+END_KEYS = ("end_line", "line_end", "end")
+URI_KEYS = ("uri", "url", "link", "href")
+SCORE_KEYS = ("score", "similarity", "relevance", "_score")
+RANK_KEYS = ("rank",)  # a server that states each item's rank (items of several kinds)
+TIME_KEYS = ("timestamp", "date", "last_modified", "lastModified", "updated_at",
+             "updatedAt", "modified", "created_at")
+
+# key → (category, priority): lower priority wins when an item has several.
+_CATEGORY: dict[str, tuple[str, int]] = {
+    key: (category, rank)
+    for category, keys in (
+        ("title", TITLE_KEYS), ("content", CONTENT_KEYS), ("path", PATH_KEYS),
+        ("start", START_KEYS), ("end", END_KEYS), ("uri", URI_KEYS), ("score", SCORE_KEYS),
+        ("time", TIME_KEYS), ("rank", RANK_KEYS),
+    )
+    for rank, key in enumerate(keys)
+}
+
+# A separator line on its own: ---, ***, ===, or longer runs of them.
+_SEPARATOR = re.compile(r"\n[ \t]*(?:-{3,}|\*{3,}|={3,})[ \t]*\n")
+
+
+class NormalizeError(TributaryError):
+    """The result cannot be turned into hits; becomes the source's error text."""
+
+
+class BadText(NormalizeError):
+    """One item's text is not valid Unicode: that item is dropped, not the answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizeLimits:
+    max_chars: int = 2_000_000  # total text kept across all hits
+    max_hits: int = 1_000
+    max_parse_chars: int = 2_000_000  # larger text blocks are never JSON-parsed
+
+
+@dataclass(slots=True)
+class Normalized:
+    hits: list[Hit] = field(default_factory=list)
+    note: str | None = None
+
+
+@dataclass(slots=True)
+class _Item:
+    """One raw item before it becomes a Hit."""
+
+    value: Any
+    annotations: types.Annotations | None = None
+    uri: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+
+
+def normalize_result(
+    result: types.CallToolResult,
+    *,
+    source: str,
+    tool: str,
+    limits: NormalizeLimits | None = None,
+) -> Normalized:
+    """Map ``result`` onto hits (ranked 1.. in answer order) plus an optional note.
+
+    Raises :class:`NormalizeError` for ``isError`` results, malformed data and
+    non-UTF-8 text.
+    """
+    limits = limits or NormalizeLimits()
+    if result.is_error:
+        raise NormalizeError(f"tool reported an error: {_error_text(result)}")
+    notes: list[str] = []
+    try:
+        items = list(_collect_items(result, limits, notes))
+        hits, capped = _build_hits(items, source, tool, limits)
+    except NormalizeError:
+        raise
+    except Exception as exc:  # any surprise in a server's data is that source's error
+        raise NormalizeError(f"malformed result: {type(exc).__name__}: {exc}") from exc
+    if capped:
+        notes.append(capped)
+    return Normalized(hits=hits, note="; ".join(notes) or None)
+
+
+def _error_text(result: types.CallToolResult) -> str:
+    texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    text = " ".join(t.strip() for t in texts if t.strip()) or "no message"
+    # The reason is kept whatever its bytes: lone surrogates become "?".
+    return text[:500].encode("utf-8", "replace").decode("utf-8")
+
+
+def _collect_items(
+    result: types.CallToolResult, limits: NormalizeLimits, notes: list[str]
+) -> Iterator[_Item]:
+    structured = _structured_items(result.structured_content)
+    # MCPServer repeats structured output as JSON text blocks: use one or the other.
+    use_text = not structured
+    if use_text and len(result.content) == 1 and isinstance(result.content[0], types.TextContent) \
+            and says_nothing(result.content[0].text):
+        notes.append(f"no hits: the server said {result.content[0].text.strip()!r}")
+        return
+    yield from (_Item(v) for v in structured)
+    skipped: dict[str, int] = {}
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            if use_text:
+                yield from _text_items(block, limits)
+        elif isinstance(block, types.ResourceLink):
+            yield _Item(
+                {"title": block.title or block.name, "content": block.description or "",
+                 "uri": block.uri, "mime_type": block.mime_type, "size": block.size},
+                annotations=block.annotations,
+            )
+        elif isinstance(block, types.EmbeddedResource):
+            res = block.resource
+            if isinstance(res, types.TextResourceContents):
+                yield _Item(res.text, annotations=block.annotations, uri=res.uri,
+                            title=_basename(res.uri), mime_type=res.mime_type)
+            else:
+                skipped["binary resource"] = skipped.get("binary resource", 0) + 1
+        else:
+            kind = getattr(block, "type", "unknown")
+            skipped[f"{kind} block"] = skipped.get(f"{kind} block", 0) + 1
+    if skipped:
+        notes.append("skipped " + ", ".join(f"{n} {k}(s)" for k, n in skipped.items()))
+
+
+def _structured_items(data: Any) -> list[Any]:
+    if data is None:
+        return []
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        if _LIST_KEY_SET.isdisjoint(data):  # the common case, one item: skip the key scan
+            return [data]
+        for key in LIST_KEYS:
+            value = data.get(key)
+            if isinstance(value, list):
+                return value
+        if set(data) == {"result"}:  # MCPServer wraps non-object returns as {"result": x}
+            return _structured_items(data["result"]) if data["result"] is not None else []
+        return [data]
+    return [data]
+
+
+def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_Item]:
+    text = block.text
+    stripped = text.strip()
+    if not stripped:
+        return
+    if stripped[0] in "[{" and len(stripped) <= limits.max_parse_chars:
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list | dict):
+            for value in _structured_items(parsed):
+                yield _Item(value, annotations=block.annotations)
+            return
+    for part in _split_text(text):
+        yield _Item(part, annotations=block.annotations)
+
+
+def _split_text(text: str) -> list[str]:
+    parts = [p.strip("\n") for p in _SEPARATOR.split(text)]
+    return [p for p in parts if p.strip()] or [text]
+
+
+def _build_hits(
+    items: list[_Item], source: str, tool: str, limits: NormalizeLimits
+) -> tuple[list[Hit], str | None]:
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    budget = limits.max_chars
+    truncated = 0
+    bad: dict[str, int] = {}  # reason → items dropped for bad text
+    split_notes: list[str] = []
+    items = [i for i in items if i.value is not None and i.value != ""]
+    for item in items:
+        if len(hits) >= limits.max_hits:
+            return hits, f"output capped at {limits.max_hits} hits ({len(items) - len(hits)} dropped)"
+        if budget <= 0:
+            return hits, (f"output capped at {limits.max_chars:,} characters "
+                          f"({len(items) - len(hits)} items dropped)")
+        try:
+            whole = _to_hit(item, source, tool, rank=len(hits) + 1)
+        except BadText as exc:
+            bad[str(exc)] = bad.get(str(exc), 0) + 1
+            continue
+        for hit in _parts(whole, source, tool, len(hits) + 1, split_notes):
+            if len(hits) >= limits.max_hits or budget <= 0:
+                break
+            budget, truncated = _take(hit, hits, seen, budget, truncated, source, tool)
+    dropped = "; ".join(f"{n} hit{'s' * (n > 1)} dropped: {why}" for why, n in bad.items())
+    dropped = "; ".join(filter(None, (dropped, *split_notes)))
+    if bad and not hits:
+        raise NormalizeError(f"{next(iter(bad))} (every hit)")
+    if truncated:
+        capped = f"output capped at {limits.max_chars:,} characters (content truncated)"
+        return hits, "; ".join(filter(None, (dropped, capped)))
+    return hits, dropped or None
+
+
+def _take(
+    hit: Hit, hits: list[Hit], seen: set[str], budget: int, truncated: int, source: str, tool: str
+) -> tuple[int, int]:
+    """Append ``hit`` within the character budget; the budget and truncation count left."""
+    if len(hit.content) > budget:
+        hit.content = hit.content[:budget]
+        hit.metadata["truncated"] = True
+        truncated += 1
+    budget -= len(hit.content) + len(hit.title)
+    if hit.id in seen:  # identical items in one answer still need distinct ids
+        hit.id = make_hit_id(source, tool, hit.id, hit.source_rank)
+    seen.add(hit.id)
+    hits.append(hit)
+    return budget, truncated
+
+
+def _parts(hit: Hit, source: str, tool: str, rank: int, notes: list[str]) -> list[Hit]:
+    """``hit``, or its parts when its content is huge (:mod:`tributary.engine.hit_split`)."""
+    if len(hit.content) <= MAX_HIT_CHARS:
+        return [hit]
+    parts, complete = split_text(hit.content, max_parts=MAX_PARTS)
+    notes.append(f"a {len(hit.content):,}-character hit split into {len(parts)} parts"
+                 if complete else
+                 f"a {len(hit.content):,}-character hit cut to its first {len(parts)} parts")
+    out = []
+    for i, part in enumerate(parts):
+        start = hit.start_line + part.first_line if hit.start_line is not None else None
+        end = start + part.text.count("\n") if start is not None else None
+        title = f"{hit.title} (part {i + 1} of {len(parts)}{'' if complete else '+'})"
+        out.append(replace(
+            hit, id=make_hit_id(source, tool, hit.path, start, end, hit.uri, title, part.text),
+            title=title, content=part.text, start_line=start, end_line=end, source_rank=rank + i,
+            metadata={**hit.metadata, "part": i + 1}, parts=ScoreParts(),
+        ))
+    return out
+
+
+def _to_hit(item: _Item, source: str, tool: str, rank: int) -> Hit:
+    value = item.value
+    fields: dict[str, Any] = value if isinstance(value, dict) else {"content": value}
+    picked = _pick(fields)
+    title = _as_text(picked.get("title")) or item.title
+    content = _content(picked["content"]) if "content" in picked else _dump(fields)
+    path = _as_text(picked.get("path"))
+    uri = _as_text(picked.get("uri")) or item.uri
+    start = _as_int(picked.get("start"))
+    end = _as_int(picked.get("end"))
+    score = _as_float(picked.get("score"))
+    stamp = parse_timestamp(picked["time"]) if "time" in picked else None
+    stated = _as_int(picked.get("rank"))
+    if stated is not None and stated > 0:
+        rank = stated
+    priority: float | None = None
+    if item.annotations is not None:
+        priority = item.annotations.priority
+        if stamp is None and item.annotations.last_modified:
+            stamp = parse_timestamp(item.annotations.last_modified)
+    metadata = {k: v for k, v in fields.items() if k not in _CATEGORY and v is not None}
+    if item.mime_type:
+        metadata.setdefault("mime_type", item.mime_type)
+    if not title:
+        title = _default_title(path, uri, content)
+    for text in (title, content, path, uri):
+        if text:
+            _check_text(text)
+    if end is not None and start is not None and end < start:
+        end = start
+    return Hit(
+        id=make_hit_id(source, tool, path, start, end, uri, title, content),
+        source=source, tool=tool, title=title, content=content, path=path,
+        start_line=start, end_line=end, uri=uri, timestamp=stamp, source_score=score,
+        source_rank=rank, priority=priority, metadata=metadata,
+    )
+
+
+def _pick(fields: dict[str, Any]) -> dict[str, Any]:
+    """Per category, the value of the highest-priority key present (one pass over the item)."""
+    best: dict[str, tuple[int, Any]] = {}
+    for key, value in fields.items():
+        hit = _CATEGORY.get(key)
+        if hit is None or value is None:
+            continue
+        category, rank = hit
+        if value == "" and category != "content":
+            continue
+        current = best.get(category)
+        if current is None or rank < current[0]:
+            best[category] = (rank, value)
+    return {category: value for category, (_, value) in best.items()}
+
+
+def _content(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return _dump(value)
+
+
+def _dump(value: Any) -> str:
+    # No content-like field: keep the whole item as compact JSON so nothing is lost.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _default_title(path: str | None, uri: str | None, content: str) -> str:
+    if path:
+        return path
+    if uri:
+        return _basename(uri) or uri
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    return first[:120]
+
+
+def _basename(uri: str) -> str:
+    return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None
+    return str(value)
+
+
+def _as_int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_float(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None  # drop NaN
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 text or epoch seconds/milliseconds → an aware datetime (UTC if naive)."""
+    try:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            seconds = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(seconds, UTC)
+        if isinstance(value, str):
+            stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def _check_text(text: str) -> None:
+    if text.isascii():
+        return
+    # A decoder in "replace" mode leaves U+FFFD; JSON escapes can smuggle lone surrogates.
+    if "\ufffd" in text:
+        raise BadText("content is not valid UTF-8")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadText("content is not valid UTF-8 (lone surrogate)") from exc

@@ -1,0 +1,50 @@
+"""Which hits the context is built from: the ranked list, with more of its best files.
+
+The list a person reads shows one chunk per file near the top (``fusion.diversify``
+pushes a file's further chunks down), which is right for choosing *files*. The
+context is read to answer the question, and there the best files' other chunks are
+worth more than the tail of the list: they hold the code that changes with the
+question about twice as often (the content figures of ``bench/eval_benchmarks.py``).
+The context keeps as many hits as the list; the list is untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tributary.engine.model import Hit, is_task
+
+CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
+CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
+
+
+def context_hits(
+    top: Sequence[Hit], ranked: Sequence[Hit], *, files: int = CONTEXT_FILES, per_file: int = CHUNKS_PER_FILE
+) -> list[Hit]:
+    """``top`` with each of its first ``files`` files followed by that file's next-best
+    chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits."""
+    chosen = _first_files(top, files)
+    if not chosen or per_file <= 1:
+        return list(top)
+    more: dict[str, list[Hit]] = {path: [] for path in chosen}
+    shown = {h.id for h in top}
+    for hit in ranked:
+        wanted = hit.path in more and hit.id not in shown and hit.start_line is not None and not is_task(hit)
+        if wanted and len(more[hit.path or ""]) < per_file - 1:
+            more[hit.path or ""].append(hit)
+    out: list[Hit] = []
+    for hit in top:
+        out.append(hit)
+        if hit.path in more and hit.start_line is not None:
+            out.extend(more.pop(hit.path))
+    return out[: len(top)]
+
+
+def _first_files(top: Sequence[Hit], files: int) -> list[str]:
+    chosen: list[str] = []
+    for hit in top:
+        if len(chosen) >= files:
+            break
+        if hit.path and hit.start_line is not None and not is_task(hit) and hit.path not in chosen:
+            chosen.append(hit.path)
+    return chosen

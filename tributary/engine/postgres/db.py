@@ -1,0 +1,192 @@
+"""Connections to the shared PostgreSQL index: reconnecting, migrated, typed for pgvector.
+
+A :class:`Database` holds one autocommit connection behind a lock (a desktop's servers
+ask one question at a time). Writers group statements with :meth:`Database.transaction`;
+reads run through :meth:`Database.read`, which reconnects and retries once when the
+connection turns out to be dead (the server restarted, an idle connection was dropped),
+so the first query after an outage works instead of failing on a stale socket.
+
+Migrations are numbered like the SQLite stores' (``tributary.engine.sqlite``): version ``i + 1``
+is ``MIGRATIONS[i]``, recorded in ``schema_migrations`` in the same transaction, under an
+advisory lock so two indexers starting at once on a fresh database apply each one once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+from tributary.engine.errors import TributaryError
+from tributary.engine.postgres.schema import MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Connection = psycopg.Connection[Any]
+VectorIndex = Literal["hnsw", "ivfflat", "exact"]
+VECTOR_INDEXES: tuple[str, ...] = ("auto", "hnsw", "ivfflat", "exact")
+
+CONNECT_TIMEOUT_S = 5
+_MIGRATION_LOCK = 0x7472_6962  # pg_advisory_xact_lock key: "trib"
+
+
+class PostgresError(TributaryError):
+    """The shared index cannot be used: unreachable, wrong schema, no pgvector."""
+
+
+def redact(dsn: str) -> str:
+    """``dsn`` without its password, for messages and listings."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "postgresql://…"
+    host = info.get("host") or "localhost"
+    port = f":{info['port']}" if info.get("port") else ""
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{info.get('dbname') or ''}"
+
+
+class Database:
+    """One connection to the shared index, re-opened when it breaks."""
+
+    def __init__(self, dsn: str, *, application_name: str = "tributary", migrate: bool = True) -> None:
+        self.dsn = dsn
+        self.application_name = application_name
+        self._lock = threading.RLock()
+        self._conn: Connection | None = None
+        self._migrate = migrate
+        with self.session():
+            pass
+
+    def _connect(self) -> Connection:
+        try:
+            # No server-side prepared statements: a cached plan would outlive the SET LOCAL
+            # that chose it (an exact scan would reuse an HNSW plan), and poolers such as
+            # PgBouncer in transaction mode do not carry them between connections.
+            conn = psycopg.connect(
+                self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                application_name=self.application_name, prepare_threshold=None,
+            )  # fmt: skip
+        except psycopg.OperationalError as exc:
+            raise PostgresError(f"cannot connect to {redact(self.dsn)}: {exc}") from exc
+        if self._migrate:
+            migrate(conn)
+            self._migrate = False  # once per Database: later reconnects find it migrated
+        register_vector(conn)
+        return conn
+
+    @contextmanager
+    def session(self) -> Iterator[Connection]:
+        """The live connection, held by this thread until the block ends."""
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                if self._conn is not None:
+                    self._conn.close()
+                self._conn = self._connect()
+            yield self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """One transaction: committed on success, rolled back on any exception."""
+        with self.session() as conn, conn.transaction():
+            yield conn
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        """``work(connection)``; run again on a fresh connection if the first one was dead
+        (reads only: they are safe to repeat)."""
+        with self._lock:
+            try:
+                with self.session() as conn:
+                    return work(conn)
+            except psycopg.OperationalError:
+                if self._conn is None or not (self._conn.closed or self._conn.broken):
+                    raise
+                log.info("connection to %s lost; reconnecting", redact(self.dsn))
+            with self.session() as conn:
+                return work(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def schema_version(conn: Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _applied(conn: Connection) -> int | None:
+    """The applied version, without writing anything (None: no schema yet)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: Connection, migrations: tuple[str, ...] = MIGRATIONS) -> int:
+    """Apply the migrations not applied yet; the version. A database newer than this
+    program is refused rather than misread. A database already up to date is only read,
+    so desktops may connect with a read-only role."""
+    applied = _applied(conn)
+    if applied is not None and applied > len(migrations):
+        raise PostgresError(
+            f"index database schema version {applied} is newer than this program knows "
+            f"({len(migrations)}); upgrade Tributary"
+        )
+    if applied == len(migrations):
+        return applied
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        version = schema_version(conn)
+        if version > len(migrations):
+            raise PostgresError(
+                f"index database schema version {version} is newer than this program knows "
+                f"({len(migrations)}); upgrade Tributary"
+            )
+        try:
+            for number in range(version + 1, len(migrations) + 1):
+                conn.execute(migrations[number - 1])
+                conn.execute("INSERT INTO schema_migrations(version) VALUES (%s)", (number,))
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise PostgresError(f"the server lacks a feature the index needs: {exc}") from exc
+        except psycopg.errors.UndefinedFile as exc:
+            raise PostgresError(
+                f"the pgvector extension is not installed on the server: {exc}"
+            ) from exc
+    return len(migrations)
+
+
+def supported_vector_indexes(conn: Connection) -> set[str]:
+    """The pgvector access methods this server has (``hnsw`` since pgvector 0.5)."""
+    rows = conn.execute("SELECT amname FROM pg_am WHERE amname IN ('hnsw', 'ivfflat')").fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def choose_vector_index(conn: Connection, wanted: str = "auto") -> VectorIndex:
+    """The vector index to use: ``wanted`` when the server has it, else the best it has
+    (HNSW, then IVFFlat, then an exact scan)."""
+    if wanted not in VECTOR_INDEXES:
+        raise PostgresError(f"unknown vector index {wanted!r}; use one of {', '.join(VECTOR_INDEXES)}")
+    have = supported_vector_indexes(conn)
+    if wanted == "exact":
+        return "exact"
+    if wanted in have:
+        return "hnsw" if wanted == "hnsw" else "ivfflat"
+    if wanted != "auto":
+        log.warning("the server has no %s index; choosing another", wanted)
+    if "hnsw" in have:
+        return "hnsw"
+    return "ivfflat" if "ivfflat" in have else "exact"

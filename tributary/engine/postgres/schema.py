@@ -1,0 +1,118 @@
+"""The shared index's schema, as numbered migrations (``tributary.engine.postgres.db.migrate``).
+
+Every row belongs to a repository (``repositories``; deleting one cascades to all of
+its rows). ``chunks.terms`` is the weighted ``tsvector`` of a chunk (A: path and symbol
+words, D: body and split identifiers) in the ``tributary_code`` text-search
+configuration: PostgreSQL's ``simple`` parser with an English Snowball stemmer and no
+stopwords, like FTS5's ``porter unicode61``; the text is split into identifier parts
+before it gets there (``tributary.engine.postgres.text``). ``embedding`` has no fixed dimension:
+each repository gets its own partial vector index, cast to its model's dimension.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TEXT SEARCH DICTIONARY tributary_stem (TEMPLATE = snowball, Language = english);
+    CREATE TEXT SEARCH CONFIGURATION tributary_code (COPY = simple);
+    ALTER TEXT SEARCH CONFIGURATION tributary_code
+        ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+        WITH tributary_stem;
+    CREATE TABLE repositories (
+        id BIGSERIAL PRIMARY KEY,
+        root TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        version BIGINT NOT NULL DEFAULT 0,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE repo_meta (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (repo, scope, key)
+    );
+    CREATE TABLE files (
+        id BIGSERIAL PRIMARY KEY,
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        mtime_ns BIGINT NOT NULL,
+        language TEXT NOT NULL,
+        chunks INTEGER NOT NULL DEFAULT 0,
+        indexed_at DOUBLE PRECISION NOT NULL,
+        UNIQUE (repo, path)
+    );
+    CREATE TABLE chunks (
+        id BIGSERIAL PRIMARY KEY,
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        file_id BIGINT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        language TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        symbol TEXT,
+        symbol_key TEXT,
+        signature TEXT,
+        docstring TEXT,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        embed_hash TEXT NOT NULL,
+        terms TSVECTOR NOT NULL,
+        embedding VECTOR
+    );
+    CREATE INDEX chunks_file ON chunks(file_id);
+    CREATE INDEX chunks_repo_embed_hash ON chunks(repo, embed_hash);
+    CREATE INDEX chunks_repo_symbol ON chunks(repo, symbol_key);
+    CREATE INDEX chunks_terms ON chunks USING gin(terms);
+    CREATE TABLE tasks (
+        id BIGSERIAL PRIMARY KEY,
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        task_id TEXT NOT NULL,
+        ts BIGINT NOT NULL,
+        date TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        source TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        terms TSVECTOR NOT NULL,
+        embedding VECTOR,
+        UNIQUE (repo, task_id)
+    );
+    CREATE INDEX tasks_repo_ts ON tasks(repo, ts);
+    CREATE INDEX tasks_terms ON tasks USING gin(terms);
+    CREATE TABLE task_files (
+        task BIGINT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        PRIMARY KEY (task, path)
+    );
+    CREATE INDEX task_files_path ON task_files(path);
+    CREATE TABLE renames (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        old_path TEXT NOT NULL,
+        new_path TEXT NOT NULL,
+        ts BIGINT NOT NULL,
+        PRIMARY KEY (repo, old_path, new_path, ts)
+    );
+    CREATE TABLE snapshot_files (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        PRIMARY KEY (repo, path)
+    );
+    """,
+    """
+    ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
+    # Two tiers: a chunk is keyword-searchable as soon as written; its vector (NULL until
+    # then) follows. ``pending_embeds`` holds the texts the model still has to read.
+    """
+    CREATE TABLE pending_embeds (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        embed_hash TEXT NOT NULL,
+        embed_text TEXT NOT NULL,
+        PRIMARY KEY (repo, embed_hash)
+    );
+    CREATE INDEX chunks_unembedded ON chunks(repo, embed_hash) WHERE embedding IS NULL;
+    """,
+)

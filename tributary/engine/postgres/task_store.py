@@ -1,0 +1,305 @@
+"""One repository's task history in the shared PostgreSQL database (``TaskHistory``).
+
+The same contract as ``tributary.engine.tasks.store.TaskStore``: each batch of tasks — rows,
+files, words and embeddings — is one transaction; re-imports skip unchanged tasks by
+content hash; keyword hits come ranked with a positive score, dense hits as cosine
+similarities (exact: a repository's history is thousands of rows, not millions).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.postgres.db import Connection, Database, redact
+from tributary.engine.postgres.repositories import (
+    ensure_repository,
+    find_repository,
+    read_meta,
+    write_meta,
+)
+from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
+from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
+
+TS_CONFIG = "tributary_code"
+# ts_rank's weights for {D, C, B, A}: title (A) 2, body (B) 1, path words (C) 0.5, as the
+# SQLite backend's BM25 column weights.
+RANK_WEIGHTS = "{0.1, 0.25, 0.5, 1.0}"
+_META_SCOPE = "tasks"
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def task_tsquery(text: str) -> str | None:
+    """The query's terms (the SQLite task store's: letters and digits only, so no
+    text-search operator in the query has any effect) OR-ed for ``to_tsquery``."""
+    return " | ".join(terms) if (terms := query_terms(text)) else None
+
+
+class PgTaskStore:
+    """Read and write one repository's task history in a shared database."""
+
+    def __init__(self, db: Database, repo: int, *, owns_db: bool = False) -> None:
+        self.db = db
+        self.repo = int(repo)
+        self.path = redact(db.dsn)
+        self._owns_db = owns_db
+
+    @classmethod
+    def open(cls, dsn: str, root: str, *, create: bool = True) -> PgTaskStore | None:
+        """The history of the repository at ``root`` on its own connection; with
+        ``create`` false, None when the database has no such repository."""
+        db = Database(dsn, application_name="tributary-tasks")
+        try:
+            repo = ensure_repository(db, root, None) if create else find_repository(db, root)
+        except BaseException:
+            db.close()
+            raise
+        if repo is None:
+            db.close()
+            return None
+        return cls(db, repo, owns_db=True)
+
+    def close(self) -> None:
+        if self._owns_db:
+            self.db.close()
+
+    def __enter__(self) -> PgTaskStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- meta -----------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        return read_meta(self.db, self.repo, _META_SCOPE, key)
+
+    def _set_meta(self, conn: Connection, key: str, value: str) -> None:
+        write_meta(conn, self.repo, _META_SCOPE, key, value)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.db.transaction() as conn:
+            self._set_meta(conn, key, value)
+
+    # -- embeddings -----------------------------------------------------------------
+    def has_vectors(self) -> bool:
+        return self.get_meta("embedder") is not None
+
+    def embed_missing(
+        self, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed every task without a vector (all of them after a model change)."""
+        signature = f"{embedder.name}|{embedder.version}|{embedder.dim}"
+        if self.get_meta("embedder") != signature:
+            with self.db.transaction() as conn:
+                conn.execute("UPDATE tasks SET embedding = NULL WHERE repo = %s", (self.repo,))
+                self._set_meta(conn, "embedder", signature)
+        todo = [int(r[0]) for r in self.db.read(lambda c: c.execute(
+            "SELECT id FROM tasks WHERE repo = %s AND embedding IS NULL ORDER BY id", (self.repo,)
+        ).fetchall())]  # fmt: skip
+        for start in range(0, len(todo), BATCH):
+            ids = todo[start : start + BATCH]
+            rows = self._rows_to_embed(ids)
+            vectors = embedder.encode([f"{r[1]}\n\n{r[2]}".strip() for r in rows])
+            with self.db.transaction() as conn, conn.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE tasks SET embedding = %s WHERE id = %s",
+                    [(np.asarray(v, dtype=np.float32), r[0]) for r, v in zip(rows, vectors, strict=True)],
+                )
+            if on_progress:
+                on_progress(min(start + BATCH, len(todo)), len(todo))
+        return len(todo)
+
+    def _rows_to_embed(self, ids: list[int]) -> list[Any]:
+        return self.db.read(lambda c: c.execute(
+            "SELECT id, title, body FROM tasks WHERE id = ANY(%s) ORDER BY id", (ids,)).fetchall())  # fmt: skip
+
+    # -- writing --------------------------------------------------------------------
+    def existing_hashes(self) -> dict[str, str]:
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT task_id, hash FROM tasks WHERE repo = %s", (self.repo,)).fetchall())  # fmt: skip
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    def upsert(
+        self,
+        tasks: Sequence[Task],
+        stats: ImportStats,
+        *,
+        embedder: Embedder | None = None,
+        renames: Sequence[Rename] = (),
+        meta: dict[str, str] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Add new tasks, replace changed ones, skip unchanged ones (by content hash);
+        each batch is one transaction, renames and ``meta`` go with the last one."""
+        if embedder is not None:
+            stats.embedded += self.embed_missing(embedder)
+        known = self.existing_hashes()
+        changed: dict[str, Task] = {}
+        for task in tasks:  # the same id twice in one import: the later one wins
+            changed.pop(task.id, None)
+            if known.get(task.id) == task.content_hash():
+                stats.unchanged += 1
+                continue
+            changed[task.id] = task
+        pending = list(changed.values())
+        for start in range(0, max(len(pending), 1), BATCH):
+            batch = pending[start : start + BATCH]
+            vectors = embedder.encode([t.text for t in batch]) if embedder and batch else None
+            with self.db.transaction() as conn:
+                for i, task in enumerate(batch):
+                    self._write_task(conn, task, None if vectors is None else vectors[i], stats)
+                if vectors is not None:
+                    stats.embedded += len(batch)
+                if start + BATCH >= len(pending):
+                    with conn.cursor() as cursor:
+                        cursor.executemany(
+                            "INSERT INTO renames(repo, old_path, new_path, ts) VALUES (%s, %s, %s, %s) "
+                            "ON CONFLICT DO NOTHING",
+                            [(self.repo, r.old_path, r.new_path, r.timestamp) for r in renames],
+                        )
+                    for key, value in (meta or {}).items():
+                        self._set_meta(conn, key, value)
+                    self._set_meta(conn, "updated_at", datetime.now(UTC).isoformat())
+            if on_progress:
+                on_progress(min(start + BATCH, len(pending)), len(pending))
+
+    def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats) -> None:
+        files = tuple(dict.fromkeys(task.files))
+        row = conn.execute(
+            "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, author, terms, embedding) "
+            f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || "
+            f"setweight(to_tsvector('{TS_CONFIG}', %s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %s), 'C'), %s) "
+            "ON CONFLICT (repo, task_id) DO UPDATE SET ts = EXCLUDED.ts, date = EXCLUDED.date, "
+            "title = EXCLUDED.title, body = EXCLUDED.body, source = EXCLUDED.source, "
+            "hash = EXCLUDED.hash, author = EXCLUDED.author, terms = EXCLUDED.terms, "
+            "embedding = EXCLUDED.embedding "
+            "RETURNING id, (xmax = 0)",
+            (self.repo, task.id, task.timestamp, task.date.isoformat(), task.title, task.body,
+             task.source, task.content_hash(), task.author, _NON_WORD.sub(" ", task.title),
+             _NON_WORD.sub(" ", task.body), path_tokens(files),
+             None if vector is None else np.asarray(vector, dtype=np.float32)),
+        ).fetchone()  # fmt: skip
+        assert row is not None
+        task_row, inserted = int(row[0]), bool(row[1])
+        if inserted:
+            stats.added += 1
+        else:
+            stats.updated += 1
+            conn.execute("DELETE FROM task_files WHERE task = %s", (task_row,))
+        if files:
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO task_files(task, path) VALUES (%s, %s)", [(task_row, p) for p in files]
+                )
+
+    def set_snapshot_files(self, paths: Iterable[str]) -> None:
+        """Record which files exist in the repository now (replacing the previous set)."""
+        unique = sorted(set(paths))
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM snapshot_files WHERE repo = %s", (self.repo,))
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO snapshot_files(repo, path) VALUES (%s, %s)", [(self.repo, p) for p in unique]
+                )
+            self._set_meta(conn, "updated_at", datetime.now(UTC).isoformat())
+
+    # -- reading --------------------------------------------------------------------
+    def bm25(self, query: str, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
+        """Task row ids by text rank (best first), with a positive score."""
+        text = task_tsquery(query)
+        if text is None:
+            return []
+        cutoff = "" if as_of is None else " AND ts <= %s"
+        params: list[Any] = [text, self.repo, *([as_of] if as_of is not None else []), limit]
+        rows = self.db.read(lambda c: c.execute(
+            f"SELECT id, ts_rank('{RANK_WEIGHTS}', terms, q) AS score FROM tasks, "
+            f"to_tsquery('{TS_CONFIG}', %s) q WHERE repo = %s AND terms @@ q{cutoff} "
+            "ORDER BY score DESC, id LIMIT %s", params).fetchall())  # fmt: skip
+        return [(int(r[0]), float(r[1])) for r in rows if float(r[1]) > 0]
+
+    def knn(self, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
+        """Task row ids by cosine similarity to ``vector`` (best first), ties by id; tasks
+        whose vector is all zeros have no cosine and are left out."""
+        if limit <= 0 or not np.any(vector) or not self.has_vectors():
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        cutoff = "" if as_of is None else " AND ts <= %s"
+        params: list[Any] = [query, self.repo, *([as_of] if as_of is not None else []), query, limit]
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT id, 1 - (embedding <=> %s) FROM tasks WHERE repo = %s AND embedding IS NOT NULL "
+            f"AND vector_norm(embedding) > 0{cutoff} ORDER BY embedding <=> %s, id LIMIT %s",
+            params).fetchall())  # fmt: skip
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def load(self, rowids: Sequence[int]) -> dict[int, Task]:
+        """The tasks with these row ids, with their files."""
+        ids = [int(i) for i in rowids]
+        if not ids:
+            return {}
+
+        def work(conn: Connection) -> tuple[list[Any], list[Any]]:
+            files = conn.execute("SELECT task, path FROM task_files WHERE task = ANY(%s)", (ids,)).fetchall()
+            rows = conn.execute(
+                "SELECT id, task_id, date, title, body, source, author FROM tasks "
+                "WHERE id = ANY(%s) AND repo = %s",
+                (ids, self.repo),
+            ).fetchall()
+            return files, rows
+
+        file_rows, task_rows = self.db.read(work)
+        files: dict[int, list[str]] = {}
+        for task, path in file_rows:
+            files.setdefault(int(task), []).append(str(path))
+        return {
+            int(r[0]): Task(id=str(r[1]), date=datetime.fromisoformat(str(r[2])), title=str(r[3]),
+                            body=str(r[4]), files=tuple(sorted(files.get(int(r[0]), []))), source=str(r[5]),
+                            author=str(r[6] or ""))
+            for r in task_rows
+        }  # fmt: skip
+
+    def renames(self) -> list[Rename]:
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT old_path, new_path, ts FROM renames WHERE repo = %s ORDER BY ts", (self.repo,)
+        ).fetchall())  # fmt: skip
+        return [Rename(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+    def snapshot_files(self) -> set[str]:
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT path FROM snapshot_files WHERE repo = %s", (self.repo,)).fetchall())  # fmt: skip
+        return {str(r[0]) for r in rows}
+
+    def file_touches(self) -> list[tuple[str, int]]:
+        """Every (path, task timestamp) pair: which files were touched when."""
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT f.path, t.ts FROM task_files f JOIN tasks t ON t.id = f.task WHERE t.repo = %s",
+            (self.repo,)).fetchall())  # fmt: skip
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def stats(self) -> TaskStats:
+        def work(conn: Connection) -> tuple[Any, list[Any]]:
+            totals = conn.execute(
+                "SELECT COUNT(*), MIN(ts), MAX(ts), (SELECT COUNT(DISTINCT f.path) FROM task_files f "
+                "JOIN tasks t ON t.id = f.task WHERE t.repo = %s) FROM tasks WHERE repo = %s",
+                (self.repo, self.repo),
+            ).fetchone()
+            sources = conn.execute(
+                "SELECT source, COUNT(*) FROM tasks WHERE repo = %s GROUP BY source", (self.repo,)
+            ).fetchall()
+            return totals, sources
+
+        totals, sources = self.db.read(work)
+        result = TaskStats(db_path=self.path)
+        result.tasks = int(totals[0])
+        result.files = int(totals[3])
+        result.by_source = {str(s): int(n) for s, n in sources}
+        if totals[1] is not None:
+            result.first = datetime.fromtimestamp(int(totals[1]), UTC)
+            result.last = datetime.fromtimestamp(int(totals[2]), UTC)
+        result.embedder = self.get_meta("embedder")
+        result.last_git_commit = self.get_meta("git_head")
+        return result

@@ -1,0 +1,68 @@
+"""What the engine accepts as a query: checked and cut before any source is asked.
+
+- An empty or blank query is an error (:class:`QueryError`, naming what is wrong).
+- A query holding a lone surrogate (``"\\ud800"``: half of a UTF-16 pair, from a JSON
+  escape or a mis-decoded command line) is not Unicode text: no source could be sent it,
+  and every layer that tries fails its own way (the MCP SDK drops such a message without
+  a reply). It is refused here, once, naming the character and where it is.
+- A query longer than ``MAX_QUERY_CHARS`` (a pasted file, a log) is cut at a word
+  boundary and the response says so in ``SearchResponse.notes``.
+- A query with no letters or digits (``?!``, ``---``) has nothing any source could
+  match: it is answered at once, with no hits, a note and the short "nothing relevant
+  found" context, instead of a full budget of whatever the sources return.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from tributary.engine.errors import TributaryError
+from tributary.engine.model import SearchRequest
+
+MAX_QUERY_CHARS = 8000  # four times the longest commit message of the pytest benchmark
+_WORD = re.compile(r"\w", re.UNICODE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class QueryError(TributaryError, ValueError):
+    """The query cannot be searched; the message says why and where."""
+
+
+def unicode_problem(text: str, what: str = "the query") -> str | None:
+    """Why ``text`` is not valid Unicode text, or None when it is."""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"{what} is not valid Unicode: it holds a lone surrogate U+{ord(found.group()):04X} "
+            f"at character {found.start() + 1}; send UTF-8 text")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedQuery:
+    request: SearchRequest
+    notes: list[str] = field(default_factory=list)
+    searchable: bool = True  # False: no word in it, nothing to ask the sources
+
+
+def check_query(request: SearchRequest) -> CheckedQuery:
+    """``request`` with its query cut to size, the notes saying what was done, and
+    whether there is anything to search for; raises :class:`QueryError` for a blank query
+    or one that is not valid Unicode."""
+    query = request.query
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty: type what to search for")
+    problem = unicode_problem(query)
+    if problem is not None:
+        raise QueryError(problem)
+    notes: list[str] = []
+    if len(query) > MAX_QUERY_CHARS:
+        cut = query[:MAX_QUERY_CHARS]
+        space = cut.rfind(" ", MAX_QUERY_CHARS - 200)
+        cut = (cut[:space] if space > 0 else cut).rstrip()
+        notes.append(f"the query was {len(query):,} characters; only its first {len(cut):,} were searched")
+        request = replace(request, query=cut)
+    if not _WORD.search(request.query):
+        notes.append("the query has no letters or digits: nothing to search for")
+        return CheckedQuery(request, notes, searchable=False)
+    return CheckedQuery(request, notes)

@@ -1,0 +1,123 @@
+"""A repository made searchable as a whole: its code and its history.
+
+The built-in ``files`` server searches a repository's code index (``tributary.engine.index``), and
+the ``tasks`` server its task history (``tributary.engine.tasks``: the commits, and the files each
+one touched). Adding a repository — ``tributary index add``, ``--repo``, the app's
+Indexes page — builds both; updating brings both up to date (changed files, new
+commits); removing deletes both. So neither server misses a repository the user added,
+nor keeps serving one they removed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tributary.engine.index.backend import IndexBackend, resolve_backend
+from tributary.engine.index.manager import (
+    IndexInfo,
+    embed_lock_path,
+    index_path_for,
+    list_indexes,
+    remove_postgres_repository,
+    remove_sqlite_files,
+)
+from tributary.engine.tasks.api import import_git_history, tasks_db_path
+from tributary.engine.tasks.model import ImportStats
+from tributary.engine.tasks.sources import GitError, is_git_repo
+from tributary.engine.tasks.store import TaskStore
+
+
+@dataclass(slots=True)
+class HistoryUpdate:
+    """What bringing a repository's task history up to date did: the import's figures,
+    or why there was none (not a git work tree; git or the task store failed)."""
+
+    stats: ImportStats | None = None
+    reason: str = ""
+    failed: bool = False  # git or the store failed (not merely: no git history here)
+
+    def summary(self) -> str:
+        """One line for a person: ``history: 12 new commits``, ``history: up to date``, …"""
+        if self.stats is None:
+            return f"history: {self.reason}"
+        stats = self.stats
+        if not stats.changed:
+            return "history: up to date"
+        parts = [f"{stats.added} new commit{'s' if stats.added != 1 else ''}"] if stats.added else []
+        parts += [f"{stats.updated} updated"] if stats.updated else []
+        return f"history: {', '.join(parts)} in {stats.seconds:.1f} s"
+
+
+def _store_errors(backend: IndexBackend) -> tuple[type[BaseException], ...]:
+    """The errors a failing task store raises in ``backend``."""
+    if backend.dsn is None:
+        return (sqlite3.Error,)
+    import psycopg
+
+    from tributary.engine.postgres.db import PostgresError
+
+    return (psycopg.Error, PostgresError)
+
+
+def update_history(
+    root: Path, *, index_dir: Path | None = None, embed: bool = True, backend: IndexBackend | None = None
+) -> HistoryUpdate:
+    """Import the commits of ``root``'s git history not imported yet (the first time: all).
+
+    Never raises for the history's sake: a folder that is not a git work tree has no
+    history to import, and a failing ``git`` or task store is reported, not thrown, since
+    the code index beside it is still good."""
+    chosen = resolve_backend(index_dir, backend)
+    try:
+        return HistoryUpdate(import_git_history(root, indexes_dir=index_dir, embed=embed, backend=chosen))
+    except GitError as exc:  # (the import asks git whether this is a work tree first)
+        if not is_git_repo(root):
+            return HistoryUpdate(reason="not a git work tree (code only)")
+        return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
+    except Exception as exc:
+        if not isinstance(exc, (OSError, *_store_errors(chosen))):
+            raise
+        return HistoryUpdate(reason=f"not imported: {exc}", failed=True)
+
+
+def remove_repository(
+    root: Path, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> bool:
+    """Delete the code index and the task history of the repository at ``root`` (which
+    may be gone already); whether there was anything to delete."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:  # one row of the shared database: code and history go together
+        return remove_postgres_repository(chosen.dsn, Path(root).expanduser().resolve())
+    index_path = index_path_for(root, directory=index_dir)
+    removed_code = remove_sqlite_files(index_path)
+    embed_lock_path(index_path).unlink(missing_ok=True)
+    removed_history = remove_sqlite_files(tasks_db_path(root, index_dir))
+    return removed_code or removed_history
+
+
+def list_repositories(
+    index_dir: Path | None = None, *, backend: IndexBackend | None = None
+) -> list[IndexInfo]:
+    """The indexed repositories (``list_indexes``), each with the tasks its history holds."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:  # counted by the same query
+        return list_indexes(backend=chosen)
+    return [replace(info, tasks=_task_count(info.root, index_dir)) for info in list_indexes(index_dir)]
+
+
+def _task_count(root: Path, index_dir: Path | None) -> int:
+    database = tasks_db_path(root, index_dir)
+    if not database.exists():
+        return 0
+    try:
+        store = TaskStore(database, readonly=True)
+    except sqlite3.Error:  # unreadable: listed as no history rather than not at all
+        return 0
+    try:
+        return store.stats().tasks
+    except sqlite3.Error:
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,438 @@
+"""Tributary as an MCP server: fused, budgeted context from one tool.
+
+Tools (descriptions are short on purpose: tool lists eat the client's context):
+
+* ``search(query, top_k, sources, …hints)`` — ranked hits with attribution, score
+  parts and dedup groups, as structured content.
+* ``get_context(query, max_tokens, task_type, format, …hints)`` — the assembled
+  context, ready to put in a prompt.
+* ``feedback(hit_id, source, useful, query)`` — teach the ranking which sources to trust.
+
+Run over stdio (``tributary serve``) or streamable HTTP (``tributary serve --http PORT``,
+on 127.0.0.1 by default). Binding any address but the MCP SDK's protected names
+(127.0.0.1, localhost, ::1) requires a bearer token (``--token`` or ``TRIBUTARY_TOKEN``),
+checked on every request, and every bind gets the SDK's Host/Origin allow-list (DNS
+rebinding protection): see :func:`bind_policy`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel, Field
+
+from tributary.engine.engine import Engine
+from tributary.engine.errors import TributaryError
+from tributary.engine.heap import settle
+from tributary.engine.model import (
+    ContextFormat,
+    Hints,
+    Hit,
+    SearchFilters,
+    SearchRequest,
+    SearchResponse,
+    TaskType,
+)
+from tributary.engine.pipeline.confidence import source_views
+from tributary.engine.servers.stdio_serve import serve_stdio
+from tributary.engine.shutdown import hangup_as_terminate, run_until_signalled
+
+SERVER_NAME = "tributary"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class GroupMemberOut(BaseModel):
+    source: str
+    location: str
+    reason: str
+    similarity: float
+
+
+class HitOut(BaseModel):
+    id: str
+    rank: int
+    score: float
+    source: str
+    sources: list[str] = Field(description="every source that returned this item")
+    title: str
+    location: str
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    uri: str | None = None
+    content: str
+    confidence: float = Field(description="how likely this hit is relevant, 0..1")
+    score_parts: dict[str, float]
+    source_views: list[str] = Field(default_factory=list, description="each source's own rank and score")
+    duplicates: list[GroupMemberOut] = Field(default_factory=list)
+
+
+class SourceOut(BaseModel):
+    name: str
+    status: str
+    latency_ms: float | None
+    hits: int
+    error: str | None = None
+
+
+class SearchOut(BaseModel):
+    query: str
+    strategy: str
+    confident: bool = Field(description="false when no hit is likely relevant")
+    confidence: float
+    hits: list[HitOut]
+    sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class ContextOut(BaseModel):
+    context: str
+    confident: bool = Field(description="false: nothing relevant found, the context says so")
+    confidence: float
+    tokens: int
+    budget: int
+    format: str
+    chunks: int
+    sources: list[SourceOut]
+    notes: list[str] = Field(default_factory=list, description="what was done to the query (cut)")
+    error: str | None = None
+
+
+class FeedbackOut(BaseModel):
+    source: str
+    reputation: float
+
+
+def _hints(
+    related_files: list[str] | None,
+    language: str | None,
+    framework: str | None,
+    related_issues: list[str] | None = None,
+) -> Hints:
+    return Hints(
+        related_files=list(related_files or []),
+        related_issues=list(related_issues or []),
+        language=language,
+        framework=framework,
+    )
+
+
+def _sources_out(response: SearchResponse) -> list[SourceOut]:
+    return [
+        SourceOut(
+            name=r.name,
+            status=str(r.status),
+            latency_ms=r.latency_ms,
+            hits=r.hits,
+            error=r.error or (r.detail if r.status == "skipped" else None),
+        )
+        for r in response.sources
+    ]
+
+
+def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
+    group = response.group_of(hit.id)
+    members = group.members if group else []
+    return HitOut(
+        id=hit.id,
+        rank=rank,
+        score=round(hit.score, 6),
+        source=hit.source,
+        sources=group.sources if group else [hit.source],
+        title=hit.title,
+        location=hit.location,
+        path=hit.path,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        uri=hit.uri,
+        content=hit.content,
+        confidence=hit.confidence,
+        score_parts={k: round(v, 6) for k, v in hit.parts.parts.items()},
+        source_views=[view.text() for view in source_views(hit, group)],
+        duplicates=[
+            GroupMemberOut(
+                source=m.hit.source,
+                location=m.hit.location,
+                reason=str(m.reason),
+                similarity=round(m.similarity, 4),
+            )
+            for m in members
+        ],
+    )
+
+
+_E = TypeVar("_E", TaskType, ContextFormat)
+
+
+def _choice(kind: type[_E], value: str, name: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        options = ", ".join(str(member.value) for member in kind)
+        raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
+
+
+def search_out(response: SearchResponse) -> SearchOut:
+    return SearchOut(
+        query=response.request.query,
+        strategy=response.strategy,
+        confident=response.confident,
+        confidence=response.confidence,
+        hits=[_hit_out(i, h, response) for i, h in enumerate(response.hits, 1)],
+        sources=_sources_out(response),
+        notes=response.notes,
+        error=response.error,
+    )
+
+
+def build_server(
+    engine_factory: Callable[[], Awaitable[Engine]],
+    *,
+    listen: bool = False,
+    config_path: Path | None = None,
+) -> MCPServer[Any]:
+    """The MCP server; ``engine_factory`` opens the engine inside the server's loop.
+    With ``listen`` the engine also answers the command line over the local socket
+    (``tributary.engine.attach``); ``config_path`` is the config file it was opened with."""
+    state: dict[str, Engine] = {}
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[None]:
+        state["engine"] = await engine_factory()
+        state["engine"].supervise()
+        state["engine"].watch_config()  # hot reload; an invalid edit is logged, not applied
+        if listen:
+            await state["engine"].listen(config_path)
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):  # a shutdown signal still stops the sources
+                await state["engine"].aclose()
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        instructions="Fused, de-duplicated, budgeted context from many sources.",
+        lifespan=lifespan,
+    )
+
+    @server.tool()
+    async def search(
+        query: str,
+        top_k: int = 10,
+        sources: list[str] | None = None,
+        related_files: list[str] | None = None,
+        language: str | None = None,
+        framework: str | None = None,
+        repos: list[str] | None = None,
+    ) -> SearchOut:
+        """Search every routed source at once; ranked, de-duplicated hits with attribution."""
+        request = SearchRequest(
+            query=query,
+            top_k=max(1, min(top_k, 100)),
+            sources=sources,
+            assemble=False,
+            hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
+        )
+        with user_errors():  # "busy" (tributary.engine.admission.Busy) included
+            return search_out(await state["engine"].search(request))
+
+    @server.tool()
+    async def get_context(
+        query: str,
+        max_tokens: int = 8000,
+        task_type: str = "implementation",
+        format: str = "markdown",
+        related_files: list[str] | None = None,
+        language: str | None = None,
+        framework: str | None = None,
+        repos: list[str] | None = None,
+    ) -> ContextOut:
+        """Context for a prompt: ranked, de-duplicated, fitted to max_tokens, attributed."""
+        engine = state["engine"]
+        request = SearchRequest(
+            query=query,
+            task_type=_choice(TaskType, task_type, "task_type"),
+            top_k=engine.config.fusion.top_k,
+            max_tokens=max_tokens,
+            reserved_tokens=0,
+            format=_choice(ContextFormat, format, "format"),
+            hints=_hints(related_files, language, framework),
+            filters=SearchFilters(repos=list(repos or [])),
+        )
+        with user_errors():
+            response = await engine.search(request)
+        context = response.context
+        return ContextOut(
+            context=context.text if context else "",
+            confident=response.confident,
+            confidence=response.confidence,
+            tokens=context.token_count if context else 0,
+            budget=context.budget if context else request.effective_budget,
+            format=str(request.format),
+            chunks=len(context.chunks) if context else 0,
+            sources=_sources_out(response),
+            notes=response.notes,
+            error=response.error,
+        )
+
+    @server.tool()
+    async def feedback(hit_id: str, source: str, useful: bool, query: str = "") -> FeedbackOut:
+        """Mark a hit useful or not; adjusts that source's reputation."""
+        engine = state["engine"]
+        if engine.reputation is None:
+            raise ToolError("feedback is not stored in this session (no persistent state)")
+        with user_errors():
+            reputations = await engine.record_feedback({source: hit_id}, useful, query)
+        return FeedbackOut(source=source, reputation=reputations[source])
+
+    return server
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A :class:`TributaryError` reaches the client as its message: the SDK reports any
+    other exception as "Error executing tool" alone, which hides the reason."""
+    try:
+        yield
+    except TributaryError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+# The bind addresses the MCP SDK itself treats as local. Every other one — another 127/8
+# address included — may be reachable from elsewhere or by a name a page controls.
+PROTECTED_HOSTS = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("", "0.0.0.0", "::")
+
+
+@dataclass(frozen=True, slots=True)
+class BindPolicy:
+    """What an HTTP bind demands: a token or not, and the Host names clients may use."""
+
+    needs_token: bool
+    security: TransportSecuritySettings
+
+
+def _host_names(host: str, allow_hosts: Sequence[str]) -> list[str]:
+    """Names a legitimate client may put in its Host header for a server bound to ``host``."""
+    if host in PROTECTED_HOSTS:
+        names = list(PROTECTED_HOSTS)
+    elif host in _WILDCARDS:  # every interface: every local address and this machine's names
+        import psutil
+
+        names = [*PROTECTED_HOSTS, socket.gethostname(), socket.getfqdn()]
+        names += [addr.address.split("%")[0] for addrs in psutil.net_if_addrs().values()
+                  for addr in addrs if addr.family in (socket.AF_INET, socket.AF_INET6)]
+    else:
+        names = [host]
+    return list(dict.fromkeys([*names, *allow_hosts]))
+
+
+def _netloc(name: str) -> str:
+    try:
+        return f"[{name}]" if ipaddress.ip_address(name).version == 6 else name
+    except ValueError:
+        return name
+
+
+def bind_policy(host: str, allow_hosts: Sequence[str] = ()) -> BindPolicy:
+    """The protections for ``serve --http`` bound to ``host``.
+
+    Decided by what the socket is reachable from, not by whether the address looks local:
+    only the SDK's protected names skip the token; every bind checks Host and Origin
+    against the names clients use for it (``allow_hosts`` adds names, e.g. a proxy's), so
+    a page whose DNS name points at the address cannot talk to the server.
+    """
+    netlocs = [_netloc(name) for name in _host_names(host, allow_hosts)]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for loc in netlocs for form in (loc, f"{loc}:*")],
+        allowed_origins=[f"{scheme}://{loc}{port}" for loc in netlocs
+                         for scheme in ("http", "https") for port in ("", ":*")],
+    )
+    return BindPolicy(needs_token=host not in PROTECTED_HOSTS, security=security)
+
+
+def require_token(app: ASGIApp, token: str) -> ASGIApp:
+    """Reject HTTP requests without ``Authorization: Bearer <token>`` (constant-time check)."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"text/plain"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong token\n"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]:
+    async def factory() -> Engine:
+        engine = await Engine.open(config_path)
+        settle()  # start-up is over: later full GC passes skip what it loaded
+        return engine
+
+    return factory
+
+
+def run_stdio(config_path: Path | None) -> int:
+    """Serve over stdio until the client leaves or a shutdown signal arrives (its exit status)."""
+    server = build_server(default_factory(config_path), listen=True, config_path=config_path)
+    return run_until_signalled(lambda: serve_stdio(server))
+
+
+async def serve_http(
+    config_path: Path | None,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_hosts: Sequence[str] = (),
+) -> None:
+    """Streamable HTTP on ``host:port`` with the protections of :func:`bind_policy`."""
+    import uvicorn
+
+    policy = bind_policy(host, allow_hosts)
+    if policy.needs_token and not token:
+        raise ValueError(
+            f"refusing to bind {host}: this address needs a token (--token or "
+            f"TRIBUTARY_TOKEN); only {', '.join(PROTECTED_HOSTS)} serve without one, since "
+            "other addresses can be reachable from elsewhere"
+        )
+    server = build_server(default_factory(config_path), listen=True, config_path=config_path)
+    app: ASGIApp = server.streamable_http_app(host=host, transport_security=policy.security)
+    if token:
+        app = require_token(app, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    with hangup_as_terminate():  # uvicorn shuts down gracefully on SIGTERM and SIGINT
+        await uvicorn.Server(config).serve()

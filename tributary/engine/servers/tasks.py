@@ -1,0 +1,421 @@
+"""The built-in tasks MCP server: similar past tasks, and the files they point to.
+
+Run as ``python -m tributary.engine.servers.tasks --repo PATH [--index-dir DIR]`` (or
+``--db FILE``; with only ``--index-dir``, every ``*.tasks.sqlite`` in it is served; with
+``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
+Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
+with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
+(before them for a question about the past, ``query_class.asks_history``), the best
+few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``. The embedding model is loaded once, in the background
+as soon as the server starts, so the first query does not pay for importing torch.
+Nothing but the protocol goes to stdout; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from tributary.engine.heap import settle
+from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
+from tributary.engine.index.manager import INDEX_SUFFIX
+from tributary.engine.index.naming import in_scope
+from tributary.engine.index.store import SqliteStore
+from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.query_class import asks_history
+from tributary.engine.tasks.api import tasks_db_path
+from tributary.engine.tasks.model import FileScore, TaskHit
+from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
+from tributary.engine.tasks.search import TaskIndex
+
+if TYPE_CHECKING:
+    from tributary.engine.postgres.db import Database
+
+log = logging.getLogger("tributary.engine.servers.tasks")
+
+MAX_TOP_K = 100
+CONTENT_CHARS = 4000
+TASKS_WITH_FILES = 5  # matching tasks files_for_task returns beside the files
+SHORT_ID = 12
+
+
+class TaskItem(BaseModel):
+    kind: Literal["task"] = "task"
+    id: str
+    short_id: str
+    title: str
+    date: str
+    author: str | None = None
+    score: float
+    rank: int
+    files: list[str]
+    content: str = Field(description="title and body")
+    cosine: float | None = Field(default=None, description="cosine of query and task")
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    repo: str | None = None
+
+
+class TaskResults(BaseModel):
+    results: list[TaskItem]
+
+
+class FileItem(BaseModel):
+    kind: Literal["file"] = "file"
+    path: str
+    score: float
+    rank: int
+    content: str = Field(description="why: the supporting tasks")
+    start_line: int | None = None
+    title: str
+    tasks: list[str] = Field(description="ids of the supporting tasks")
+    cosine: float | None = Field(default=None, description="best supporting task's cosine")
+    exists: bool | None = None
+    repo: str | None = None
+
+
+class FileResults(BaseModel):
+    results: list[FileItem | TaskItem]
+
+
+class TaskBackend:
+    """The task indexes this server answers from, opened once in the background."""
+
+    def __init__(
+        self,
+        db_paths: Sequence[Path],
+        *,
+        embed: bool = True,
+        file_params: FileRankParams = DEFAULT_FILE_RANK,
+        model_wait_s: float | None = None,
+        backend: IndexBackend | None = None,
+    ) -> None:
+        self.db_paths = list(db_paths)
+        self.backend = backend if backend is not None and backend.dsn is not None else None
+        self.model_wait_s = MODEL_WAIT_S if model_wait_s is None else model_wait_s
+        self.embed = embed
+        self.file_params = file_params
+        self.indexes: list[tuple[str, TaskIndex]] = []
+        # Each index's repository, for scoping: a history file's is read from the code
+        # index beside it when first asked (``_repo_identity``); the shared index's rows
+        # carry theirs.
+        self._files: dict[int, Path] = {}  # id(index) -> its task history file
+        self._shared: dict[int, tuple[str, Path]] = {}  # id(index) -> (name, root)
+        self._database: Database | None = None  # the shared index's connection, when it is served
+        self.error: BaseException | None = None
+        self._opened = threading.Event()  # indexes open: keyword search works
+        self._ready = threading.Event()  # the model is loaded too (or failed to)
+        self._lock = threading.Lock()  # one query at a time: SQLite handles, one model
+
+    def start(self) -> None:
+        threading.Thread(target=self._open, name="tasks-warmup", daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            for path in self.db_paths:
+                index = TaskIndex(path, load_embedder=False, check_same_thread=False)
+                self.indexes.append((_repo_label(path), index))
+                self._files[id(index)] = Path(path)
+            if self.backend is not None:
+                self._database = _connect(self.backend)
+                for name, root, index in _postgres_indexes(self._database):
+                    self.indexes.append((name, index))
+                    self._shared[id(index)] = (name, root)
+            self._opened.set()
+            if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
+                from tributary.engine.index.embed import load_default_embedder
+
+                embedder: Embedder = load_default_embedder()
+                for _, index in self.indexes:
+                    index.use_embedder(embedder)
+            settle()  # loaded: later full GC passes skip the model and the indexes (tributary.engine.heap)
+            log.info("tasks server ready: %d index(es)", len(self.indexes))
+        except BaseException as exc:  # reported to every caller instead of dying silently
+            log.exception("cannot open task indexes")
+            self.error = exc
+        finally:
+            self._opened.set()
+            self._ready.set()
+
+    def _wait(self) -> list[tuple[str, TaskIndex]]:
+        """The open indexes. A query that arrives while the model is still loading
+        waits a little for it, then runs on keywords alone rather than time out."""
+        self._opened.wait()
+        self._ready.wait(self.model_wait_s)
+        if self.error is not None:
+            raise RuntimeError(f"task history unavailable: {self.error}")
+        return self.indexes
+
+    def close(self) -> None:
+        """Close the indexes (once they are open) and the shared index's connection."""
+        self._opened.wait()
+        with self._lock:
+            for _, index in self.indexes:
+                index.close()
+            if self._database is not None:
+                self._database.close()
+
+    def scoped(
+        self, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()
+    ) -> list[tuple[str, TaskIndex]]:
+        """The open indexes of the repositories ``repos`` names (all when empty)."""
+        indexes = self._wait()
+        if not repos and not exclude_repos:
+            return indexes
+        return [(label, index) for label, index in indexes
+                if in_scope(*self._identity(label, index), repos, exclude_repos)]
+
+    def _identity(self, label: str, index: TaskIndex) -> tuple[str, Path]:
+        """The name and folder of the repository whose history ``index`` is."""
+        shared = self._shared.get(id(index))
+        return shared if shared is not None else _repo_identity(self._files[id(index)], label)
+
+    def search_tasks(
+        self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
+        before: datetime | None = None,
+    ) -> list[tuple[str, TaskHit]]:
+        top_k = max(1, min(top_k, MAX_TOP_K))
+        as_of = _as_of(before)
+        found: list[tuple[str, TaskHit]] = []
+        with self._lock:
+            for label, index in self.scoped(repos, exclude_repos):
+                found.extend((label, hit) for hit in index.search(query, top_k, as_of=as_of))
+        found.sort(key=lambda pair: -pair[1].score)
+        return found[:top_k]
+
+    def files_for_task(self, query: str, top_k: int) -> list[tuple[str, FileScore]]:
+        return self.files_and_tasks(query, top_k, 0)[0]
+
+    def files_and_tasks(
+        self, query: str, top_k: int, task_k: int,
+        repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
+        before: datetime | None = None,
+    ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
+        """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
+        tasks: one task search serves both. ``before``: only tasks dated earlier count."""
+        top_k = max(1, min(top_k, MAX_TOP_K))
+        as_of = _as_of(before)
+        files: list[tuple[str, FileScore]] = []
+        tasks: list[tuple[str, TaskHit]] = []
+        with self._lock:
+            for label, index in self.scoped(repos, exclude_repos):
+                hits = index.search(query, self.file_params.top_tasks, as_of=as_of)
+                tasks.extend((label, hit) for hit in hits[:task_k])
+                files.extend(
+                    (label, f)
+                    for f in index.files_for_task(query, top_k, file_params=self.file_params,
+                                                  hits=hits, as_of=as_of)
+                )
+        files.sort(key=lambda pair: -pair[1].score)
+        tasks.sort(key=lambda pair: -pair[1].score)
+        return files[:top_k], tasks[:task_k]
+
+
+def _as_of(before: datetime | None) -> float | None:
+    """The task search's inclusive cutoff for "dated strictly before ``before``"."""
+    return None if before is None else before.timestamp() - 1
+
+
+def parse_before(value: str | None) -> datetime | None:
+    """``before`` as the tools take it: an ISO 8601 date or date and time (UTC when it
+    names no zone)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolError(f"before: not an ISO 8601 date or date and time: {value[:40]!r}") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+# How long a query waits for the embedding model before answering on keywords alone.
+MODEL_WAIT_S = 3.0
+
+
+def _connect(backend: IndexBackend) -> Database:
+    from tributary.engine.postgres.db import Database
+
+    assert backend.dsn is not None
+    return Database(backend.dsn, application_name="tributary-tasks")
+
+
+def _postgres_indexes(db: Database) -> list[tuple[str, Path, TaskIndex]]:
+    """The task histories of the shared PostgreSQL index, on its one connection ``db``,
+    each with its repository's name and folder."""
+    from tributary.engine.postgres.repositories import served_repositories
+    from tributary.engine.postgres.task_store import PgTaskStore
+
+    return [
+        (row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
+        for row in served_repositories(db)
+        if row.has_tasks
+    ]
+
+
+def _repo_label(db_path: Path) -> str:
+    return db_path.name.removesuffix(".tasks.sqlite")
+
+
+@functools.cache
+def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
+    """The index name and folder of a task history's repository, read from the code
+    index beside it (the two share their file stem); the label when there is none."""
+    code_index = db_path.parent / f"{label}{INDEX_SUFFIX}"
+    if code_index.is_file():
+        try:
+            store = SqliteStore(code_index, readonly=True)
+            try:
+                name, root = store.get_meta("name"), store.get_meta("root")
+            finally:
+                store.close()
+            if name and root:
+                return name, Path(root)
+        except Exception as exc:  # a damaged index only loses the name
+            log.warning("cannot read %s: %s", code_index, exc)
+    return label, Path(label)
+
+
+# Only tasks dated earlier count: what the history looked like then.
+Before = Annotated[str | None, Field(description="ISO date: only tasks dated before it")]
+
+
+def build_server(backend: TaskBackend) -> MCPServer:
+    server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
+    many = len(backend.db_paths) > 1 or backend.backend is not None
+
+    @server.tool(description="Find past tasks (commits, issues) similar to the query.")
+    def search_tasks(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None, before: Before = None,
+    ) -> TaskResults:
+        found = backend.search_tasks(query, top_k, repos or (), exclude_repos or (), parse_before(before))
+        return TaskResults(results=[task_item(hit, rank, label if many else None)
+                                    for rank, (label, hit) in enumerate(found, 1)])
+
+    @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
+    def files_for_task(
+        query: str, top_k: int = 10, repos: list[str] | None = None,
+        exclude_repos: list[str] | None = None, before: Before = None,
+    ) -> FileResults:
+        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or (),
+                                               parse_before(before))
+        file_items: list[FileItem | TaskItem] = [
+            FileItem(
+                path=f.path,
+                title=f.path,
+                score=round(f.score, 6),
+                rank=rank,
+                content=f.why(),
+                tasks=[hit.task.id for hit in f.tasks],
+                cosine=_best_similarity(f.tasks),
+                exists=f.exists,
+                repo=label if many else None,
+            )
+            for rank, (label, f) in enumerate(files, 1)
+        ]
+        # Commits answer a question about the past; for any other query they follow the files.
+        offset = 0 if asks_history(query) else len(files)
+        task_items: list[FileItem | TaskItem] = [task_item(hit, offset + rank, label if many else None)
+                      for rank, (label, hit) in enumerate(tasks, 1)]
+        return FileResults(results=task_items + file_items if offset == 0 else file_items + task_items)
+
+    return server
+
+
+def task_item(hit: TaskHit, rank: int, repo: str | None) -> TaskItem:
+    """One matching task as an answer of its own."""
+    task = hit.task
+    return TaskItem(
+        id=task.id,
+        short_id=task.id[:SHORT_ID] if _is_hash(task.id) else task.id,
+        title=task.title,
+        date=task.date.isoformat(),
+        author=task.author or None,
+        score=round(hit.score, 6),
+        rank=rank,
+        files=list(task.files),
+        content=task.text[:CONTENT_CHARS],
+        cosine=None if hit.similarity is None else round(float(hit.similarity), 4),
+        bm25_rank=hit.bm25_rank,
+        dense_rank=hit.dense_rank,
+        repo=repo,
+    )
+
+
+def _is_hash(task_id: str) -> bool:
+    return len(task_id) >= 20 and all(c in "0123456789abcdef" for c in task_id)
+
+
+def _best_similarity(tasks: Sequence[TaskHit]) -> float | None:
+    values = [float(hit.similarity) for hit in tasks if hit.similarity is not None]
+    return round(max(values), 4) if values else None
+
+
+def resolve_db_paths(args: argparse.Namespace) -> list[Path]:
+    """The task databases named on the command line (see the module docstring)."""
+    dbs = [Path(p).expanduser() for p in args.db or []]
+    dbs += [tasks_db_path(repo, args.index_dir) for repo in args.repo or []]
+    if not dbs and args.index_dir:
+        dbs = sorted(Path(args.index_dir).expanduser().glob("*.tasks.sqlite"))
+    return dbs
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tributary.engine.servers.tasks", description=__doc__)
+    parser.add_argument("--index-dir", help="folder of task databases (default: Tributary's)")
+    parser.add_argument("--repo", action="append", help="a repository whose history to serve")
+    parser.add_argument("--db", action="append", help="a task database file to serve")
+    parser.add_argument("--no-embed", action="store_true", help="BM25 only; never load a model")
+    parser.add_argument(
+        "--prefer-code",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="weight of non-code files (docs, config) in files_for_task: 1 = no preference, "
+        "0 = code files only",
+    )
+    parser.add_argument("--model-wait", type=float, default=MODEL_WAIT_S, metavar="S",
+                        help="how long a query waits for the model to load before "
+                        "answering on keywords alone (default %(default)s)")
+    add_postgres_options(parser)
+    parser.add_argument("--log-level", default="WARNING")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Queries encode one short text at a time: a second intra-op thread only adds
+    # synchronisation, and on a busy machine made a query encode 3-10x slower.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
+    dbs = resolve_db_paths(args)
+    shared = postgres_backend(args)
+    if not dbs and shared is None:
+        print("tasks server: no task database given (--repo, --db or --index-dir)", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.prefer_code <= 1.0:
+        print("tasks server: --prefer-code must be from 0 to 1", file=sys.stderr)
+        return 2
+    params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
+    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
+                          model_wait_s=args.model_wait, backend=shared)
+    backend.start()
+    build_server(backend).run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

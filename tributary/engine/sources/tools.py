@@ -1,0 +1,229 @@
+"""Which tool answers a query, and how the query and top_k map onto its arguments.
+
+Explicit configuration wins (``ServerConfig.tool``, ``query_argument``,
+``top_k_argument``, fixed ``arguments``). Otherwise a tool is auto-detected: its
+name looks like search/query/find/lookup/retrieve, and it takes the query as
+its one required string argument or as a string argument named like a query.
+``top_k`` goes to an integer argument named top_k/limit/max_results/k/n when
+there is one. When nothing fits, :class:`ToolSelectionError` names the tools seen.
+
+Every search is sent to the chosen tool, so auto-detection only ever picks a tool that
+is clearly safe to call with arbitrary text (:func:`unsafe_reason`): never one marked
+``destructiveHint: true`` or ``readOnlyHint: false``, never one named with a write verb
+(write, delete, create, update, …) unless it is marked read-only, and never one that
+executes a language such as SQL. Among the safe ones the choice is by rule — the name
+(``search`` first), a read-only mark, fewer required arguments, then the name itself —
+never by the server's list order. When search-like tools exist but none is clearly safe,
+nothing is chosen and the error asks for ``tool`` to be set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import types
+
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.errors import TributaryError
+
+SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
+# Verbs that change something: a tool named with one is never called with a search's text.
+# (Words that are as often nouns — post, commit, index, store, archive — are left out.)
+WRITE_WORDS = frozenset((
+    "write", "delete", "del", "remove", "rm", "drop", "create", "update", "upsert", "insert",
+    "put", "set", "add", "edit", "modify", "patch", "send", "exec", "execute", "run", "kill",
+    "move", "rename", "upload", "push", "reset", "clear", "truncate", "destroy", "purge",
+    "apply", "replace", "append", "save", "reindex", "alter", "grant", "revoke", "close",
+    "cancel", "approve", "publish",
+))
+# A query tool whose description says it takes a query language would get the user's words
+# as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
+_RUNS_CODE = re.compile(r"\b(?:SELECT|(?i:sql|cypher|sparql|graphql|shell command))\b")
+QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_query",
+               "searchQuery", "keywords", "term", "prompt")
+TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
+               "num_results", "count", "size")
+
+
+class ToolSelectionError(TributaryError):
+    """No tool fits, or the configured one is missing or unusable."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSelection:
+    tool: str
+    query_argument: str | None
+    top_k_argument: str | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
+    auto: bool = False
+    accepts: frozenset[str] = frozenset()  # the tool's argument names
+
+    def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them."""
+        args = dict(self.fixed)
+        for key, value in (scope or {}).items():
+            if key in self.accepts:
+                args[key] = value
+        if self.query_argument:
+            args[self.query_argument] = query
+        if self.top_k_argument:
+            args[self.top_k_argument] = top_k
+        return args
+
+    def describe(self) -> str:
+        how = "auto-detected" if self.auto else "configured"
+        parts = [f"{self.tool}({self.query_argument or '—'}"]
+        if self.top_k_argument:
+            parts.append(f", {self.top_k_argument}=top_k")
+        return "".join(parts) + f") [{how}]"
+
+
+def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelection:
+    """The tool and argument mapping for ``config`` among the server's ``tools``."""
+    by_name = {t.name: t for t in tools}
+    if config.tool:
+        tool = by_name.get(config.tool)
+        if tool is None:
+            raise ToolSelectionError(
+                f"configured tool {config.tool!r} not offered; tools seen: {_names(tools)}"
+            )
+        return _configured(config, tool)
+    candidates = [t for t in tools if _looks_like_search(t.name) and _query_argument(t, config) is not None]
+    if not candidates:
+        raise ToolSelectionError(
+            "no search-like tool with a string query argument; tools seen: "
+            f"{_names(tools)} — set `tool` (and `query_argument`) for this server"
+        )
+    unsafe = {t.name: reason for t in candidates if (reason := unsafe_reason(t)) is not None}
+    safe = [t for t in candidates if t.name not in unsafe]
+    if not safe:
+        passed = "; ".join(f"{name} ({reason})" for name, reason in sorted(unsafe.items()))
+        raise ToolSelectionError(
+            f"needs a tool chosen: no search tool is clearly safe to send queries to — {passed}; "
+            "set `tool` (and `query_argument`) for this server if one of them is meant for it"
+        )
+    tool = min(safe, key=lambda t: (_name_rank(t.name), not _marked_read_only(t), len(_required(t)), t.name))
+    return ToolSelection(
+        tool=tool.name,
+        query_argument=_query_argument(tool, config),
+        top_k_argument=config.top_k_argument or _top_k_argument(tool),
+        fixed=dict(config.arguments),
+        auto=True,
+        accepts=frozenset(_properties(tool)),
+    )
+
+
+def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
+    props = _properties(tool)
+    query_arg = config.query_argument
+    if query_arg is None:
+        query_arg = _query_argument(tool, config)  # may stay None: the tool takes no query
+    elif props and query_arg not in props:
+        raise ToolSelectionError(
+            f"tool {tool.name!r} has no argument {query_arg!r}; it takes {sorted(props)}"
+        )
+    top_k_arg = config.top_k_argument
+    if top_k_arg is None:
+        top_k_arg = _top_k_argument(tool)
+    missing = [r for r in _required(tool)
+               if r not in config.arguments and r not in (query_arg, top_k_arg)]
+    if missing:
+        raise ToolSelectionError(
+            f"tool {tool.name!r} requires {missing}; give them under `arguments`"
+        )
+    return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
+                         accepts=frozenset(props))
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
+
+
+def _looks_like_search(name: str) -> bool:
+    return any(w.startswith(s) for w in _words(name) for s in SEARCH_WORDS)
+
+
+def _marked_read_only(tool: types.Tool) -> bool:
+    return tool.annotations is not None and tool.annotations.read_only_hint is True
+
+
+def unsafe_reason(tool: types.Tool) -> str | None:
+    """Why ``tool`` must not be auto-chosen to receive arbitrary query text, or None.
+
+    Its MCP annotations first (a server's own word on what the tool does), then its name's
+    verbs, then a description saying it runs a query language or code.
+    """
+    notes = tool.annotations
+    if notes is not None and notes.destructive_hint is True:
+        return "marked destructive"
+    if notes is not None and notes.read_only_hint is False:
+        return "marked not read-only"
+    if _marked_read_only(tool):
+        return None
+    verbs = sorted(WRITE_WORDS.intersection(_words(tool.name)))
+    if verbs:
+        return f"named with the write verb {verbs[0]!r}"
+    described = " ".join([tool.description or "", *(str(s.get("description", "")) for s in
+                                                      _properties(tool).values() if isinstance(s, dict))])
+    runs = _RUNS_CODE.search(described)
+    if runs:
+        return f"its description says it takes a query language ({runs.group(0)!r})"
+    return None
+
+
+def _name_rank(name: str) -> int:
+    lowered = name.lower()
+    if lowered == "search":
+        return 0
+    if lowered.startswith("search"):
+        return 1
+    return 2
+
+
+def _properties(tool: types.Tool) -> dict[str, Any]:
+    props = tool.input_schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _required(tool: types.Tool) -> list[str]:
+    required = tool.input_schema.get("required")
+    return [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+
+
+def _is_type(schema: Any, wanted: str) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind == wanted or (isinstance(kind, list) and wanted in kind):
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    return any(_is_type(o, wanted) for o in options if isinstance(o, dict))
+
+
+def _query_argument(tool: types.Tool, config: ServerConfig) -> str | None:
+    props = _properties(tool)
+    strings = [n for n, s in props.items() if _is_type(s, "string")]
+    required = [r for r in _required(tool) if r not in config.arguments]
+    required_strings = [r for r in required if r in strings]
+    # Any other required argument must be fixed by config, or the call cannot be made.
+    if len(required_strings) == 1 and len(required) == 1:
+        return required_strings[0]
+    for name in QUERY_NAMES:
+        if name in strings and all(r == name for r in required):
+            return name
+    return None
+
+
+def _top_k_argument(tool: types.Tool) -> str | None:
+    props = _properties(tool)
+    for name in TOP_K_NAMES:
+        if name in props and (_is_type(props[name], "integer") or _is_type(props[name], "number")):
+            return name
+    return None
+
+
+def _names(tools: Sequence[types.Tool]) -> str:
+    return ", ".join(sorted(t.name for t in tools)) or "(none)"

@@ -1,0 +1,233 @@
+"""The task-history API for the CLI, the GUI and the tasks MCP server.
+
+Each repository's history lives in ``<indexes dir>/<repo id>.tasks.sqlite``
+(:func:`tasks_db_path`). Imports are incremental and idempotent: git imports read
+only commits after the last one imported, JSONL imports skip tasks whose content
+is unchanged, and both record the repository's current files so that tasks pointing
+at moved or deleted files can be followed or flagged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection
+from contextlib import closing
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tributary.engine import paths
+from tributary.engine.index.backend import IndexBackend, resolve_backend
+from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.paths import repo_id
+from tributary.engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
+from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
+from tributary.engine.tasks.search import DEFAULT_SEARCH, TaskIndex, TaskSearchParams
+from tributary.engine.tasks.sources import (
+    GitError,
+    head_commit,
+    is_ancestor,
+    is_git_repo,
+    list_repo_files,
+    read_git_history,
+    read_jsonl,
+)
+from tributary.engine.tasks.store import TaskStore
+
+if TYPE_CHECKING:
+    from tributary.engine.stores import TaskHistory
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+def tasks_db_path(repo_path: Path | str, indexes_dir: Path | str | None = None) -> Path:
+    """Where a repository's task history is kept."""
+    folder = Path(indexes_dir) if indexes_dir is not None else paths.indexes_dir()
+    return folder / f"{repo_id(repo_path)}.tasks.sqlite"
+
+
+def open_history(
+    repo_path: Path | str,
+    indexes_dir: Path | str | None = None,
+    backend: IndexBackend | None = None,
+    *,
+    create: bool = True,
+) -> TaskHistory | None:
+    """The repository's task history in the backend in effect (``resolve_backend``); None
+    when ``create`` is false and there is none yet. Close it when done."""
+    chosen = resolve_backend(indexes_dir, backend)
+    repo = Path(repo_path).expanduser().resolve()
+    if chosen.dsn is None:
+        db = tasks_db_path(repo, indexes_dir)
+        return TaskStore(db) if create or db.exists() else None
+    from tributary.engine.postgres.task_store import PgTaskStore
+
+    store = PgTaskStore.open(chosen.dsn, str(repo), create=create)
+    if store is not None and not create and not store.stats().tasks:
+        store.close()
+        return None
+    return store
+
+
+def _embedder_for(embed: bool, embedder: Embedder | None) -> Embedder | None:
+    if embedder is not None or not embed:
+        return embedder
+    from tributary.engine.index.embed import load_default_embedder
+
+    return load_default_embedder()
+
+
+def _snapshot(store: TaskHistory, repo: Path) -> None:
+    if repo.is_dir():
+        store.set_snapshot_files(list_repo_files(repo))
+
+
+def import_git_history(
+    repo_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    embed: bool = True,
+    embedder: Embedder | None = None,
+    full: bool = False,
+    on_progress: ProgressFn | None = None,
+    backend: IndexBackend | None = None,
+) -> ImportStats:
+    """Import the repository's non-merge commits as tasks (only new ones unless ``full``)."""
+    started = time.perf_counter()
+    repo = Path(repo_path).expanduser().resolve()
+    if not is_git_repo(repo):
+        raise GitError(f"{repo} is not a git work tree")
+    stats = ImportStats(source="git")
+    model = _embedder_for(embed, embedder)
+    store = open_history(repo, indexes_dir, backend)
+    assert store is not None
+    with closing(store):
+        last = None if full else store.get_meta("git_head")
+        head = head_commit(repo)
+        if last is not None and head is not None and is_ancestor(repo, last, head):
+            history = read_git_history(repo, since=last)
+        else:  # first import, or history rewritten: read it all, unchanged ones are skipped
+            history = read_git_history(repo)
+        stats.read = len(history.tasks)
+        stats.skipped = history.skipped
+        stats.errors = history.errors
+        if on_progress:
+            on_progress("read", stats.read, stats.read)
+        meta = {"git_head": history.head} if history.head else {}
+        store.upsert(
+            history.tasks,
+            stats,
+            embedder=model,
+            renames=history.renames,
+            meta=meta,
+            on_progress=(lambda d, t: on_progress("write", d, t)) if on_progress else None,
+        )
+        _snapshot(store, repo)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def import_tasks_jsonl(
+    repo_path: Path | str,
+    jsonl_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    embed: bool = True,
+    embedder: Embedder | None = None,
+    on_progress: ProgressFn | None = None,
+    backend: IndexBackend | None = None,
+) -> ImportStats:
+    """Import tasks from a JSONL export (``{"id","date","title","body","files"}`` a line).
+
+    Bad lines are skipped and counted; ``stats.errors`` names the first few as
+    ``file:line: why``. Raises ``OSError`` when the file cannot be read.
+    """
+    started = time.perf_counter()
+    source = Path(jsonl_path).expanduser()
+    read = read_jsonl(source)
+    stats = ImportStats(source=f"jsonl:{source.name}", read=read.lines, skipped=read.skipped)
+    stats.errors = read.errors
+    if on_progress:
+        on_progress("read", read.lines, read.lines)
+    model = _embedder_for(embed, embedder)
+    repo = Path(repo_path).expanduser().resolve()
+    store = open_history(repo, indexes_dir, backend)
+    assert store is not None
+    with closing(store):
+        store.upsert(
+            read.tasks,
+            stats,
+            embedder=model,
+            on_progress=(lambda d, t: on_progress("write", d, t)) if on_progress else None,
+        )
+        _snapshot(store, repo)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def open_index(
+    repo_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    embedder: Embedder | None = None,
+    load_embedder: bool = True,
+    backend: IndexBackend | None = None,
+) -> TaskIndex:
+    """The repository's task history, open for repeated searches (close it when done)."""
+    store = open_history(repo_path, indexes_dir, backend, create=False)
+    if store is None:
+        raise FileNotFoundError(f"no task history for {repo_path}: run `tributary tasks import`")
+    return TaskIndex(store, embedder=embedder, load_embedder=load_embedder)
+
+
+def search_tasks(
+    repo_path: Path | str,
+    query: str,
+    top_k: int = 10,
+    *,
+    as_of: datetime | None = None,
+    indexes_dir: Path | str | None = None,
+    embedder: Embedder | None = None,
+    params: TaskSearchParams = DEFAULT_SEARCH,
+    backend: IndexBackend | None = None,
+) -> list[TaskHit]:
+    """Tasks similar to ``query`` (hybrid BM25 + embeddings), none dated after ``as_of``."""
+    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder, backend=backend) as index:
+        return index.search(query, top_k, as_of=as_of, params=params)
+
+
+def files_for_task(
+    repo_path: Path | str,
+    query: str,
+    top_k: int = 10,
+    *,
+    as_of: datetime | None = None,
+    existing: Collection[str] | None = None,
+    indexes_dir: Path | str | None = None,
+    embedder: Embedder | None = None,
+    params: TaskSearchParams = DEFAULT_SEARCH,
+    file_params: FileRankParams = DEFAULT_FILE_RANK,
+    backend: IndexBackend | None = None,
+) -> list[FileScore]:
+    """Files ranked by the similar past tasks that touched them."""
+    with open_index(repo_path, indexes_dir=indexes_dir, embedder=embedder, backend=backend) as index:
+        return index.files_for_task(
+            query, top_k, as_of=as_of, existing=existing, params=params, file_params=file_params
+        )
+
+
+def task_stats(
+    repo_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    backend: IndexBackend | None = None,
+) -> TaskStats:
+    """What the repository's task history holds (zeros when nothing was imported)."""
+    store = open_history(repo_path, indexes_dir, backend, create=False)
+    if store is None:
+        return TaskStats(db_path=str(tasks_db_path(repo_path, indexes_dir)))
+    with closing(store):
+        return store.stats()

@@ -1,0 +1,451 @@
+"""The task-history store: one SQLite file per repository.
+
+Tables: ``tasks`` (one row per task, keyed by the source's id), ``task_files`` (task →
+path), ``tasks_fts`` (FTS5 over title, body and path tokens, for BM25), ``tasks_vec``
+(sqlite-vec, cosine, with the task's timestamp as a metadata column so a KNN query
+can be limited to tasks before a date), ``renames`` (path moves seen in git history),
+``snapshot_files`` (the files that exist in the repository now) and ``meta``.
+
+Writes go in batches, each one transaction holding the rows *and* their embeddings,
+so a crash never leaves a task without its vector; re-imports skip unchanged tasks
+by content hash, which also makes an interrupted import resumable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from tributary.engine.localsearch.db import (
+    Connection,
+    connect,
+    migrate,
+    read_meta,
+    transaction,
+    write_meta,
+)
+from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.fts import fts_query, fts_terms
+from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
+
+BATCH = 256
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
+        task_id TEXT NOT NULL UNIQUE,
+        ts INTEGER NOT NULL,
+        date TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        source TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX tasks_ts ON tasks(ts);
+    CREATE TABLE task_files (
+        task INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        PRIMARY KEY (task, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX task_files_path ON task_files(path);
+    CREATE VIRTUAL TABLE tasks_fts USING fts5(title, body, paths, tokenize='porter unicode61');
+    CREATE TABLE renames (
+        old_path TEXT NOT NULL,
+        new_path TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        PRIMARY KEY (old_path, new_path, ts)
+    ) WITHOUT ROWID;
+    CREATE TABLE snapshot_files (path TEXT PRIMARY KEY) WITHOUT ROWID;
+    """,
+    """
+    ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
+)
+
+# FTS5 column weights for bm25(): title, body, path tokens (measured in bench/tasks_pytest.py).
+FTS_WEIGHTS = (2.0, 1.0, 0.5)
+MAX_QUERY_TERMS = 64
+
+
+def query_terms(text: str) -> list[str]:
+    """A task query's FTS terms: the shared code-aware ones (``tributary.engine.localsearch.fts``),
+    numbers kept, since task titles name issues and versions with them."""
+    return fts_terms(text, numbers=True, limit=MAX_QUERY_TERMS)
+
+
+def path_tokens(paths: Iterable[str]) -> str:
+    """Paths as words for FTS: ``src/_pytest/junitxml.py`` → ``src pytest junitxml py``."""
+    return " ".join(re.sub(r"[^0-9A-Za-z]+", " ", path).strip() for path in paths)
+
+
+def _vec_bytes(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskVectors:
+    ids: npt.NDArray[np.int64]
+    ts: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]  # unit rows
+
+
+class TaskStore:
+    """Read and write one repository's task history."""
+
+    def __init__(
+        self, path: Path | str, *, readonly: bool = False, check_same_thread: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.conn: Connection = connect(
+            self.path, readonly=readonly, check_same_thread=check_same_thread
+        )
+        self._vector_cache: tuple[tuple[int, int], _TaskVectors] | None = None
+        self._author: bool | None = None
+        if not readonly:
+            migrate(self.conn, MIGRATIONS)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> TaskStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- meta ---------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        return read_meta(self.conn, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with transaction(self.conn):
+            write_meta(self.conn, key, value)
+
+    # -- embeddings bookkeeping ---------------------------------------------------------
+
+    def has_vectors(self) -> bool:
+        return self.get_meta("embedder") is not None
+
+    def _ensure_vector_table(self, embedder: Embedder) -> list[int]:
+        """Create the vector table for ``embedder``; on a model change drop the old vectors.
+
+        Returns the ids of tasks that need (re-)embedding because of a model change.
+        """
+        signature = f"{embedder.name}|{embedder.version}|{embedder.dim}"
+        current = self.get_meta("embedder")
+        if current == signature:
+            return []
+        with transaction(self.conn):
+            self.conn.execute("DROP TABLE IF EXISTS tasks_vec")
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE tasks_vec USING vec0("
+                f"embedding float[{int(embedder.dim)}] distance_metric=cosine, ts integer)"
+            )
+            write_meta(self.conn, "embedder", signature)
+        return [int(row[0]) for row in self.conn.execute("SELECT id FROM tasks ORDER BY id")]
+
+    def embed_missing(
+        self, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed every task without a vector (after a model change); return how many."""
+        todo = self._ensure_vector_table(embedder)
+        if not todo:
+            have = {int(r[0]) for r in self.conn.execute("SELECT rowid FROM tasks_vec")}
+            todo = [
+                int(r[0])
+                for r in self.conn.execute("SELECT id FROM tasks")
+                if int(r[0]) not in have
+            ]
+        for start in range(0, len(todo), BATCH):
+            ids = todo[start : start + BATCH]
+            marks = ",".join("?" * len(ids))
+            rows = self.conn.execute(
+                f"SELECT id, ts, title, body FROM tasks WHERE id IN ({marks})", ids
+            ).fetchall()
+            vectors = embedder.encode([f"{r[2]}\n\n{r[3]}".strip() for r in rows])
+            with transaction(self.conn):
+                for row, vector in zip(rows, vectors, strict=True):
+                    self.conn.execute("DELETE FROM tasks_vec WHERE rowid = ?", (row[0],))
+                    self.conn.execute(
+                        "INSERT INTO tasks_vec(rowid, embedding, ts) VALUES (?, ?, ?)",
+                        (row[0], _vec_bytes(vector), row[1]),
+                    )
+            if on_progress:
+                on_progress(min(start + BATCH, len(todo)), len(todo))
+        return len(todo)
+
+    # -- writing ------------------------------------------------------------------
+
+    def existing_hashes(self) -> dict[str, str]:
+        return {str(r[0]): str(r[1]) for r in self.conn.execute("SELECT task_id, hash FROM tasks")}
+
+    def upsert(
+        self,
+        tasks: Sequence[Task],
+        stats: ImportStats,
+        *,
+        embedder: Embedder | None = None,
+        renames: Sequence[Rename] = (),
+        meta: dict[str, str] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Add new tasks, replace changed ones, skip unchanged ones (by content hash).
+
+        Each batch of tasks — rows, files, FTS and vectors — is one transaction; the
+        renames and ``meta`` are written with the last batch, so an import that stops
+        half-way is simply continued by the next one.
+        """
+        if embedder is not None:
+            stats.embedded += self.embed_missing(embedder)
+        known = self.existing_hashes()
+        changed: list[Task] = []
+        seen: set[str] = set()
+        for task in tasks:
+            if task.id in seen:  # the same id twice in one import: the later one wins
+                changed = [t for t in changed if t.id != task.id]
+            seen.add(task.id)
+            old = known.get(task.id)
+            if old == task.content_hash():
+                stats.unchanged += 1
+                continue
+            changed.append(task)
+        for start in range(0, max(len(changed), 1), BATCH):
+            batch = changed[start : start + BATCH]
+            vectors = embedder.encode([t.text for t in batch]) if embedder and batch else None
+            last = start + BATCH >= len(changed)
+            with transaction(self.conn):
+                for i, task in enumerate(batch):
+                    self._write_task(task, None if vectors is None else vectors[i], known, stats)
+                if vectors is not None:
+                    stats.embedded += len(batch)
+                if last:
+                    self.conn.executemany(
+                        "INSERT OR IGNORE INTO renames(old_path, new_path, ts) VALUES (?, ?, ?)",
+                        [(r.old_path, r.new_path, r.timestamp) for r in renames],
+                    )
+                    for key, value in (meta or {}).items():
+                        write_meta(self.conn, key, value)
+                    write_meta(self.conn, "updated_at", datetime.now(UTC).isoformat())
+            if on_progress:
+                on_progress(min(start + BATCH, len(changed)), len(changed))
+
+    def _write_task(
+        self, task: Task, vector: np.ndarray | None, known: dict[str, str], stats: ImportStats
+    ) -> None:
+        conn = self.conn
+        files = tuple(dict.fromkeys(task.files))
+        row = conn.execute("SELECT id FROM tasks WHERE task_id = ?", (task.id,)).fetchone()
+        if row is not None:
+            rowid = int(row[0])
+            conn.execute(
+                "UPDATE tasks SET ts=?, date=?, title=?, body=?, source=?, hash=?, author=? WHERE id=?",
+                (
+                    task.timestamp,
+                    task.date.isoformat(),
+                    task.title,
+                    task.body,
+                    task.source,
+                    task.content_hash(),
+                    task.author,
+                    rowid,
+                ),
+            )
+            conn.execute("DELETE FROM task_files WHERE task = ?", (rowid,))
+            conn.execute("DELETE FROM tasks_fts WHERE rowid = ?", (rowid,))
+            if self.has_vectors():
+                conn.execute("DELETE FROM tasks_vec WHERE rowid = ?", (rowid,))
+            stats.updated += 1
+        else:
+            cursor = conn.execute(
+                "INSERT INTO tasks(task_id, ts, date, title, body, source, hash, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    task.id,
+                    task.timestamp,
+                    task.date.isoformat(),
+                    task.title,
+                    task.body,
+                    task.source,
+                    task.content_hash(),
+                    task.author,
+                ),
+            )
+            rowid = int(cursor.lastrowid or 0)
+            stats.added += 1
+        known[task.id] = task.content_hash()
+        conn.executemany(
+            "INSERT INTO task_files(task, path) VALUES (?, ?)", [(rowid, p) for p in files]
+        )
+        conn.execute(
+            "INSERT INTO tasks_fts(rowid, title, body, paths) VALUES (?, ?, ?, ?)",
+            (rowid, task.title, task.body, path_tokens(files)),
+        )
+        if vector is not None:
+            conn.execute(
+                "INSERT INTO tasks_vec(rowid, embedding, ts) VALUES (?, ?, ?)",
+                (rowid, _vec_bytes(vector), task.timestamp),
+            )
+
+    def set_snapshot_files(self, paths: Iterable[str]) -> None:
+        """Record which files exist in the repository now (replacing the previous set)."""
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM snapshot_files")
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO snapshot_files(path) VALUES (?)", [(p,) for p in paths]
+            )
+            write_meta(self.conn, "updated_at", datetime.now(UTC).isoformat())
+
+    # -- reading ------------------------------------------------------------------
+
+    def bm25(self, query: str, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
+        """Task row ids by BM25 (best first) with a positive score (higher is better)."""
+        match = fts_query(query_terms(query))
+        if match is None:
+            return []
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        if as_of is None:
+            sql = (
+                f"SELECT rowid, -bm25(tasks_fts, {weights}) FROM tasks_fts "
+                f"WHERE tasks_fts MATCH ? ORDER BY bm25(tasks_fts, {weights}) LIMIT ?"
+            )
+            params: tuple[object, ...] = (match, limit)
+        else:
+            sql = (
+                f"SELECT f.rowid, -bm25(tasks_fts, {weights}) FROM tasks_fts f "
+                f"JOIN tasks t ON t.id = f.rowid "
+                f"WHERE tasks_fts MATCH ? AND t.ts <= ? ORDER BY bm25(tasks_fts, {weights}) LIMIT ?"
+            )
+            params = (match, as_of, limit)
+        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+
+    def knn(
+        self, vector: np.ndarray, limit: int, as_of: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Task row ids by cosine similarity to ``vector`` (best first), as (id, similarity),
+        ties by id.
+
+        Exact, by one matrix product over every task's vector held in memory
+        (``_vectors``): on the pytest history (10k tasks) sqlite-vec's KNN scan took
+        15-24 ms for 100-400 neighbours, the product about 1 ms. The matrix costs 1.5 KB
+        a task (15 MB for 10k), as the files index's does per chunk."""
+        if limit <= 0 or not np.any(vector) or not self.has_vectors():
+            return []
+        cache = self._vectors()
+        if cache is None:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / np.linalg.norm(query)
+        scores = cache.matrix @ query
+        rows = np.arange(len(cache.ids)) if as_of is None else np.flatnonzero(cache.ts <= as_of)
+        if not len(rows):
+            return []
+        if as_of is not None:  # (selecting scores, not matrix rows: no copy of the matrix)
+            scores = scores[rows]
+        k = min(limit, len(rows))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((cache.ids[rows[top]], -scores[top]))]
+        return [(int(i), float(v)) for i, v in zip(cache.ids[rows[top]].tolist(), scores[top].tolist(), strict=True)]
+
+    def _vectors(self) -> _TaskVectors | None:
+        """Every task's unit vector, its row id and time, read once and again only after
+        a write (by this connection: ``total_changes``; by another: ``data_version``).
+        Tasks whose vector is all zeros (no word the model knows) have no cosine and are
+        left out, as sqlite-vec leaves them out."""
+        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes))
+        if self._vector_cache is not None and self._vector_cache[0] == key:
+            return self._vector_cache[1]
+        rows = self.conn.execute("SELECT rowid, embedding, ts FROM tasks_vec ORDER BY rowid").fetchall()
+        if not rows:
+            return None
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        norms = np.linalg.norm(matrix, axis=1)
+        keep = norms > 0
+        cache = _TaskVectors(
+            ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))[keep],
+            ts=np.fromiter((r[2] if r[2] is not None else 0 for r in rows), dtype=np.int64, count=len(rows))[keep],
+            matrix=np.ascontiguousarray(matrix[keep] / norms[keep, None], dtype=np.float32),
+        )
+        self._vector_cache = (key, cache)
+        return cache
+
+    def load(self, rowids: Sequence[int]) -> dict[int, Task]:
+        """The tasks with these row ids, with their files."""
+        out: dict[int, Task] = {}
+        for start in range(0, len(rowids), 500):
+            ids = list(rowids[start : start + 500])
+            marks = ",".join("?" * len(ids))
+            files: dict[int, list[str]] = {}
+            for task, path in self.conn.execute(
+                f"SELECT task, path FROM task_files WHERE task IN ({marks})", ids
+            ):
+                files.setdefault(int(task), []).append(str(path))
+            author = "author" if self._has_author() else "''"
+            for row in self.conn.execute(
+                f"SELECT id, task_id, date, title, body, source, {author} FROM tasks WHERE id IN ({marks})",
+                ids,
+            ):
+                rowid = int(row[0])
+                out[rowid] = Task(
+                    id=str(row[1]),
+                    date=datetime.fromisoformat(str(row[2])),
+                    title=str(row[3]),
+                    body=str(row[4]),
+                    files=tuple(sorted(files.get(rowid, []))),
+                    source=str(row[5]),
+                    author=str(row[6] or ""),
+                )
+        return out
+
+    def _has_author(self) -> bool:
+        """Whether the file has the author column (a read-only open of an older file is
+        not migrated, and reads no authors)."""
+        if self._author is None:
+            columns = {str(r[1]) for r in self.conn.execute("PRAGMA table_info(tasks)")}
+            self._author = "author" in columns
+        return self._author
+
+    def renames(self) -> list[Rename]:
+        return [
+            Rename(str(r[0]), str(r[1]), int(r[2]))
+            for r in self.conn.execute("SELECT old_path, new_path, ts FROM renames ORDER BY ts")
+        ]
+
+    def snapshot_files(self) -> set[str]:
+        return {str(r[0]) for r in self.conn.execute("SELECT path FROM snapshot_files")}
+
+    def file_touches(self) -> list[tuple[str, int]]:
+        """Every (path, task timestamp) pair: which files were touched when."""
+        return [
+            (str(r[0]), int(r[1]))
+            for r in self.conn.execute(
+                "SELECT f.path, t.ts FROM task_files f JOIN tasks t ON t.id = f.task"
+            )
+        ]
+
+    def stats(self) -> TaskStats:
+        conn = self.conn
+        result = TaskStats(db_path=str(self.path))
+        result.tasks = int(conn.execute("SELECT COUNT(*) FROM tasks").fetchone()[0])
+        result.files = int(
+            conn.execute("SELECT COUNT(DISTINCT path) FROM task_files").fetchone()[0]
+        )
+        result.by_source = {
+            str(s): int(n)
+            for s, n in conn.execute("SELECT source, COUNT(*) FROM tasks GROUP BY source")
+        }
+        first, last = conn.execute("SELECT MIN(ts), MAX(ts) FROM tasks").fetchone()
+        if first is not None:
+            result.first = datetime.fromtimestamp(int(first), UTC)
+            result.last = datetime.fromtimestamp(int(last), UTC)
+        result.embedder = self.get_meta("embedder")
+        result.last_git_commit = self.get_meta("git_head")
+        return result
