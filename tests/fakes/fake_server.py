@@ -118,6 +118,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--setsid-child", action="store_true")
     p.add_argument("--stubborn", action="store_true")
     p.add_argument("--hang-init", action="store_true")
+    p.add_argument("--start-delay", type=float, default=0.0,
+                   help="seconds to sleep before serving: a slow start on a busy machine")
     return p.parse_args(argv)
 
 
@@ -307,6 +309,8 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if opts.hang_init:
         time.sleep(3600)
+    if opts.start_delay:
+        time.sleep(opts.start_delay)
     if scripted(opts).mode == "crash-start":
         print(f"fake {opts.name}: fatal: cannot start", file=sys.stderr, flush=True)
         sys.exit(3)

@@ -1,5 +1,7 @@
-"""A server that never answers ``initialize`` (a real subprocess): waits on its start
-are bounded by its own timeout, not the pool's start-up limit, and its breaker opens."""
+"""Start-up against query time (real subprocesses): a server still making its first start
+is waited for up to its own start-up timeout and then answers with its query timeout; a
+server that never answers ``initialize`` is reported once that wait is over, and its
+breaker opens."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.asyncio
-async def test_waits_on_a_hanging_start_end_at_the_servers_timeout_and_open_the_breaker() -> None:
-    config = stdio_config("mute", "--hang-init", timeout=1.0, health=health(threshold=2))
+async def test_waits_on_a_hanging_start_end_at_the_servers_start_up_timeout_and_open_the_breaker() -> None:
+    config = stdio_config("mute", "--hang-init", timeout=0.5, startup_timeout=1.0,
+                          health=health(threshold=2))
     pool = SourcePool([config])  # the pool's start-up limit stays at its default, 30 s
     try:
         states = await pool.warm_up(["mute"])
@@ -50,14 +53,30 @@ async def test_the_handshake_is_given_up_after_the_start_up_limit_and_retried() 
         await pool.aclose()
 
 
-def test_a_one_shot_search_is_not_held_by_a_server_that_never_starts(tmp_path: Path) -> None:
+def test_a_one_shot_search_is_held_by_a_server_that_never_starts_only_its_start_up_timeout(
+    tmp_path: Path,
+) -> None:
     home = tmp_path / "home"
     text = ("servers:\n" + fake("good", "--hits", "2")
-            + fake("mute", "--hang-init") + "    timeout: 1\n")
+            + fake("mute", "--hang-init") + "    timeout: 1\n    startup_timeout: 2\n")
     config = write_config(home, text)
-    # The old start-up wait alone was 30 s; this source's own timeout is 1 s.
+    # The pool's start-up limit is 30 s; this source's own start-up timeout is 2 s.
     result = tributary("--config", str(config), "search", "--json", "retry", home=home, timeout=25)
     data = json.loads(result.stdout)
     status = {s["name"]: s["status"] for s in data["sources"]}
     assert status == {"good": "ok", "mute": "timeout"}, result.stderr
     assert len(data["hits"]) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_slow_first_start_is_waited_for_and_answered_normally() -> None:
+    """A start slower than the query timeout (a busy machine) is not a failed query."""
+    config = stdio_config("slow", "--start-delay", "2", "--hits", "2", timeout=0.5)
+    pool = SourcePool([config])
+    try:
+        outcome = await pool.call("slow", "q", top_k=3)
+        assert outcome.status is SourceStatus.OK, outcome.error
+        assert len(outcome.hits) == 2
+        assert pool.state("slow").breaker.consecutive_failures == 0
+    finally:
+        await pool.aclose()

@@ -54,6 +54,9 @@ class ServerConfig:
     auth: AuthMode = "auto"
     # behaviour
     timeout: float = 3.0
+    # seconds a query waits for the server to start before it is reported as not
+    # started; the query then has its own `timeout` from the moment the server is ready
+    startup_timeout: float = 30.0
     weight: float = 1.0
     enabled: bool = True
     # which tool answers a query; auto-detected when None

@@ -114,6 +114,8 @@ class _Validator:
         else:
             self.choice(f"{base}.transport", server.transport, ("stdio", *REMOTE_TRANSPORTS), "transport")
         self.number(f"{base}.timeout", server.timeout, low=0, low_open=True, high=MAX_TIMEOUT_S)
+        self.number(f"{base}.startup_timeout", server.startup_timeout, low=0, low_open=True,
+                    high=MAX_TIMEOUT_S)
         self.number(f"{base}.weight", server.weight, low=0)
         self.health(f"{base}.health", server.health)
         for field in ("tool", "query_argument", "top_k_argument"):

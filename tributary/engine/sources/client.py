@@ -274,9 +274,9 @@ class SourceClient:
 
     @property
     def start_limit(self) -> float:
-        """How long a caller waits by default for this server to start: its own timeout
-        (at most the pool's start-up limit, which bounds the handshake itself)."""
-        return min(self._start_timeout, self.config.timeout)
+        """How long a caller waits by default for this server to start: its start-up
+        timeout (at most the pool's start-up limit, which bounds the handshake itself)."""
+        return min(self._start_timeout, self.config.startup_timeout)
 
     async def tools(self, timeout: float | None = None) -> list[types.Tool]:
         """The server's tools (starting it if needed; waiting at most its start limit)."""
@@ -389,8 +389,9 @@ class SourceClient:
                 kw["error"] = self.log.scrub(kw["error"])
             return SourceOutcome(self.name, status, (self._clock() - start) * 1000, **kw)
 
+        ready_at_entry = self._status is ServerStatus.READY and self._session is not None
         try:
-            session = await self._wait_session(deadline)
+            session = await self._wait_session(self._start_deadline(start, deadline))
         except StartTimeout as exc:
             # The caller waited its whole timeout for a start: a failure like any other
             # timeout, so a server that never answers opens its breaker. Once the start
@@ -399,6 +400,9 @@ class SourceClient:
             return outcome(SourceStatus.TIMEOUT, error=str(exc)), True
         except SourceUnavailable as exc:
             return outcome(SourceStatus.ERROR, error=str(exc)), True
+        if not ready_at_entry:
+            # The start is not the query's time: it gets its own timeout from here.
+            deadline = max(deadline, self._clock() + (deadline - start))
         selection = self._selection
         if selection is None:
             return outcome(SourceStatus.ERROR, error=self._selection_error or "no tool"), False
@@ -490,6 +494,17 @@ class SourceClient:
         text = f"{gone} during the {during}"
         last = self.log.last_output()
         return f"{text}: {last}" if last else text
+
+    def _start_deadline(self, start: float, deadline: float) -> float:
+        """How long a call waits for the server to be ready. A server still making its
+        first start (nothing failed yet) is waited for up to its start-up timeout, so a
+        slow start on a busy machine is not reported as a failed query; after a missed or
+        failed start, only the call's own deadline."""
+        first_start = (self._status in (ServerStatus.IDLE, ServerStatus.STARTING)
+                       and self._restarts == 0 and not self._start_missed)
+        if not first_start:
+            return deadline
+        return max(deadline, start + min(self.config.startup_timeout, self._start_timeout))
 
     async def _wait_session(self, deadline: float) -> ClientSession:
         self.ensure_started()
