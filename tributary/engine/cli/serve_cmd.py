@@ -30,7 +30,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tributary.engine.config.selfref import nested_refusal
     from tributary.engine.servers import face
+
+    if (refusal := nested_refusal()) is not None:  # a Tributary's own source: no copies of copies
+        return fail(refusal)
 
     if args.http is None:
         return face.run_stdio(config_path(args))

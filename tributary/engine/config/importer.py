@@ -16,7 +16,8 @@ Variables: VS Code's ``${env:NAME}`` becomes ``${NAME}``, ``${userHome}`` become
 
 Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) are
 imported as ``transport: sse`` and stay enabled. Entries that cannot
-be used are skipped with the reason; names that clash are renamed ``name-2`` …
+be used are skipped with the reason, and so is Tributary's own entry (a client
+config listing ``tributary serve``: see :mod:`tributary.engine.config.selfref`); names that clash are renamed ``name-2`` …
 Literal secrets stay where they are, but :func:`secrets_to_keyring_refs` (or
 :func:`secrets_to_env_refs`) moves them out.
 """
@@ -35,6 +36,7 @@ from tributary.engine.config.errors import ConfigError, ConfigIssue
 from tributary.engine.config.expand import has_reference
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.secrets import is_secret_name
+from tributary.engine.config.selfref import self_reference
 from tributary.engine.config.validate import validate
 
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
@@ -302,6 +304,9 @@ def convert_entries(
         server = converter.server(name, entry)
         if server is None:
             continue
+        if (itself := self_reference(server)) is not None:
+            converter.warnings.append(f"skipped '{name}': {itself} (it would run itself as a source)")
+            continue
         problems = validate(Config(servers={name: server}), file=source)
         if problems:
             reasons = "; ".join(f"{p.key_path.removeprefix(f'servers.{name}.')}: {p.message}" for p in problems)
@@ -352,6 +357,8 @@ def merge_imported(config: Config, servers: Iterable[ServerConfig]) -> Config:
     """A copy of ``config`` with ``servers`` added (renamed ``name-2`` … on a clash)."""
     merged = copy.deepcopy(config)
     for server in servers:
+        if self_reference(server) is not None:
+            continue  # never Tributary's own entry, however it got here
         name = unique_name(server.name, merged.servers)
         merged.servers[name] = replace(copy.deepcopy(server), name=name)
     return merged

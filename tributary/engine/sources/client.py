@@ -52,7 +52,7 @@ from tributary.engine.config.schema import ServerConfig
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import Hit, SourceStatus
 from tributary.engine.normalize import NormalizeError, NormalizeLimits, normalize_result
-from tributary.engine.sources.connect import Connector
+from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
@@ -719,6 +719,8 @@ def _unstartable(exc: BaseException, config: ServerConfig) -> str | None:
     or None when a retry might succeed."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, SourceRefused):
+        return str(exc)
     if config.transport != "stdio" or not isinstance(exc, FileNotFoundError):
         return None
     missing = str(exc.filename) if exc.filename is not None else None

@@ -36,6 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.config.secrets import mask_url
+from tributary.engine.config.selfref import parent_marker, self_reference
 from tributary.engine.sources.env import child_environment
 from tributary.engine.sources.remote import ConnectError, expand_for_connection, remote_streams
 from tributary.engine.sources.stderr import StderrLog, open_stderr_pipe
@@ -50,6 +51,11 @@ class Connection:
     # Stop an unresponsive server now (terminate, then kill its process group, and reap
     # it); None when there is nothing to kill (HTTP, in memory): those only reconnect.
     kill: Callable[[], Awaitable[None]] | None = None
+
+
+class SourceRefused(ConnectError):
+    """The server must never be started as it is configured (it is Tributary itself):
+    the client reports this and does not retry until the config changes."""
 
 
 Connector = Callable[[ServerConfig, StderrLog], AbstractAsyncContextManager[Connection]]
@@ -88,10 +94,14 @@ async def stdio_connection(
 ) -> AsyncIterator[Connection]:
     if not config.command:
         raise ConnectError(f"server {config.name!r}: stdio transport needs a command")
+    if (reason := self_reference(config)) is not None:
+        raise SourceRefused(reason)
+    # Every server learns who started it, so a Tributary behind a wrapper script refuses.
+    env = {**child_environment(config.env), **parent_marker()}
     stderr = open_stderr_pipe(log)
     try:
         async with open_stdio(
-            config.command, list(config.args), env=child_environment(config.env),
+            config.command, list(config.args), env=env,
             cwd=config.cwd, stderr=stderr, log=log, max_line_bytes=max_line_bytes,
         ) as streams:
             log.event(f"started {config.command} (pid {streams.pid})")
