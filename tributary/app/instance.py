@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -28,19 +29,51 @@ def server_name() -> str:
     return "tributary-" + hashlib.sha1(scope.encode()).hexdigest()[:12]
 
 
-def send_command(command: str, *, name: str | None = None, timeout_ms: int = TIMEOUT_MS) -> bool:
-    """Ask a running instance to ``show``/``toggle``/``quick``/``quit``. False: none runs."""
+class NotAnswering(RuntimeError):
+    """An instance listens on the socket but did not acknowledge the command: starting
+    a second app would take the socket from it, so the caller reports this instead."""
+
+
+def send_command(command: str, *, name: str | None = None, timeout_ms: int | None = None) -> bool:
+    """Ask a running instance to ``show``/``toggle``/``quick``/``quit``. False: none
+    runs; ``NotAnswering`` when one is reached but does not say ``ok``."""
     if command not in COMMANDS:
         raise ValueError(f"unknown command {command!r}; expected one of {', '.join(COMMANDS)}")
+    timeout = TIMEOUT_MS if timeout_ms is None else timeout_ms
     socket = QLocalSocket()
     socket.connectToServer(name or server_name())
-    if not socket.waitForConnected(timeout_ms):
+    if not socket.waitForConnected(timeout):
         return False
     socket.write((command + "\n").encode())
-    socket.waitForBytesWritten(timeout_ms)
-    answered = socket.waitForReadyRead(timeout_ms) and bytes(socket.readAll().data()).startswith(b"ok")
+    socket.waitForBytesWritten(timeout)
+    reply = b""
+    while not reply.endswith(b"\n") and socket.waitForReadyRead(timeout):
+        reply += bytes(socket.readAll().data())
     socket.disconnectFromServer()
-    return answered
+    if not reply.startswith(b"ok"):
+        detail = reply.decode(errors="replace").strip() or "no answer"
+        raise NotAnswering(f"the running Tributary did not accept {command!r}: {detail}")
+    return True
+
+
+class _Listener(QLocalServer):
+    """A local server that makes each connection's socket itself.
+
+    ``nextPendingConnection`` hands back a socket Qt made, and its Python wrapper is
+    found by address: a wrapper kept for an object Qt has since deleted (memory now
+    reused by the socket) would come back instead, of the wrong type. A socket made
+    here from Python always gets a wrapper of its own."""
+
+    def __init__(self, accept: Callable[[QLocalSocket], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._accept = accept
+
+    def incomingConnection(self, socketDescriptor: int) -> None:
+        socket = QLocalSocket(self)
+        if socket.setSocketDescriptor(socketDescriptor):
+            self._accept(socket)
+        else:
+            socket.deleteLater()
 
 
 class InstanceServer(QObject):
@@ -51,9 +84,9 @@ class InstanceServer(QObject):
     def __init__(self, name: str | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.name = name or server_name()
-        self._server = QLocalServer(self)
+        self._server = _Listener(self._accept, self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-        self._server.newConnection.connect(self._accept)
+        self._connections: set[QLocalSocket] = set()  # open ones, referenced until closed
 
     def listen(self) -> bool:
         """Start listening. A stale socket from a crashed instance is removed first
@@ -68,11 +101,30 @@ class InstanceServer(QObject):
 
     def close(self) -> None:
         self._server.close()
+        for socket in list(self._connections):
+            self._drop(socket)
 
-    def _accept(self) -> None:
-        while (socket := self._server.nextPendingConnection()) is not None:
-            socket.readyRead.connect(lambda s=socket: self._read(s))
-            socket.disconnected.connect(socket.deleteLater)
+    @property
+    def connections(self) -> int:
+        """How many connections are open (each is dropped when its client leaves)."""
+        return len(self._connections)
+
+    def _accept(self, socket: QLocalSocket) -> None:
+        self._connections.add(socket)
+        socket.readyRead.connect(lambda: self._read(socket))
+        socket.disconnected.connect(lambda: self._drop(socket))
+        if socket.bytesAvailable():
+            self._read(socket)
+
+    def _drop(self, socket: QLocalSocket) -> None:
+        """Forget a connection: its signals disconnected, the socket deleted later."""
+        if socket not in self._connections:
+            return
+        self._connections.discard(socket)
+        socket.readyRead.disconnect()
+        socket.disconnected.disconnect()
+        socket.abort()
+        socket.deleteLater()
 
     def _read(self, socket: QLocalSocket) -> None:
         while socket.canReadLine():

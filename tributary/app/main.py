@@ -31,11 +31,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from tributary.app.desktop_libs import display_problem
-    from tributary.app.instance import send_command
+    from tributary.app.instance import NotAnswering, send_command
 
     command = "quick" if args.quick else "toggle" if args.toggle else "show"
-    if send_command(command):
-        return 0
+    try:
+        if send_command(command):
+            return 0
+    except NotAnswering as error:  # one runs: a second app would fight it for the socket
+        print(f"tributary gui: {error}", file=sys.stderr)
+        return 1
     problem = display_problem(os.environ)
     if problem is not None:
         print(f"tributary gui: {problem}", file=sys.stderr)

@@ -415,29 +415,22 @@ def _entries(response: SearchResponse) -> list[_Entry]:
 
 
 def _items(cells: Cells) -> list[QStandardItem]:
+    """The cells as items made from Python, not cloned: Qt deletes removed rows, and
+    only an item Python made tells its wrapper so. A clone's wrapper would outlive it
+    and be handed back for whatever object Qt puts at the same address next."""
     items = []
-    for prototype, cell in zip(_prototypes(), cells, strict=True):
-        item = prototype.clone()
-        for role, value in cell.items():
-            if value is not None:
-                item.setData(value, role)
-        items.append(item)
-    return items
-
-
-@functools.cache
-def _prototypes() -> tuple[QStandardItem, ...]:
-    """One item per column with the flags and alignment every cell of it has."""
-    prototypes = []
-    for column in range(len(COLUMNS)):
+    for column, cell in enumerate(cells):
         item = QStandardItem()
         item.setFlags(_ROW_FLAGS)
         if column in (RANK, SCORE):
             item.setData(_RIGHT_ALIGNED, Qt.ItemDataRole.TextAlignmentRole)
         if column == SOURCES:
             item.setText("")  # the badges (the decoration) say it
-        prototypes.append(item)
-    return tuple(prototypes)
+        for role, value in cell.items():
+            if value is not None:
+                item.setData(value, role)
+        items.append(item)
+    return items
 
 
 def _differs(role: int, old: Any, new: Any) -> bool:
