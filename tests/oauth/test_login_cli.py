@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_cli import ROOT
 from tests.fakes.oauth_server import serve_oauth_server
+from tributary.engine.config import keystore
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.sources.oauth import signed_in
 
@@ -43,6 +44,9 @@ async def test_login_and_logout(tmp_path: Path) -> None:
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()
         assert "signed in to notes" in out.decode()
+        # No OS keyring in the tests: the output says the file, and what protects it.
+        assert f"kept in the file {keystore.fallback_path()}" in out.decode()
+        assert "(0600) but not encrypted" in out.decode()
         assert auth.counts["code"] == 1
         server = ServerConfig(name="notes", transport="http", url=url)
         assert signed_in(server)

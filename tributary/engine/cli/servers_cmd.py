@@ -160,7 +160,7 @@ def run_login(args: argparse.Namespace) -> int:
 async def _login(args: argparse.Namespace) -> int:
     import webbrowser
 
-    from tributary.engine.config.keystore import KeystoreError, backend_notice
+    from tributary.engine.config.keystore import KeystoreError, backend_notice, storage_text
     from tributary.engine.sources.oauth import SignInError, sign_in
 
     server = _remote(args)
@@ -177,10 +177,10 @@ async def _login(args: argparse.Namespace) -> int:
         await sign_in(server, show)
     except (SignInError, KeystoreError) as exc:
         return fail(str(exc))
-    notice = backend_notice()
-    if notice:
-        print(f"note: {notice}")
-    print(f"signed in to {server.name}; the session is kept in the keyring")
+    print(f"signed in to {server.name}; the session is kept {storage_text()}")
+    if backend_notice():
+        print("note: start a Secret Service such as gnome-keyring or KeePassXC to keep it in "
+              "the OS keyring instead")
     return 0
 
 

@@ -13,19 +13,31 @@ readable by the owner only (0600) but *not encrypted*; :func:`backend_notice`
 says so and names the file. ``TRIBUTARY_KEYRING=file`` chooses that file even
 where an OS keyring exists (tests, portable installs); ``PYTHON_KEYRING_BACKEND``
 (keyring's own setting) is honoured as given.
+
+Every change is made under one file lock (``<data dir>/secrets.lock``, taken by threads
+and processes alike), so concurrent sign-ins never lose each other's tokens; the
+fallback file is rewritten whole into a temporary file and renamed over the old one,
+so a reader never sees half a file. A fallback file that cannot be parsed is reported
+as :class:`KeystoreError` naming it and is never overwritten, so nothing else in it is
+lost.
 """
 
 from __future__ import annotations
 
+import configparser
+import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import filelock
 import keyring
 import keyring.errors
 from keyring.backend import KeyringBackend
+from keyrings.alt.file import PlaintextKeyring
 
 from tributary.engine import paths
 from tributary.engine.errors import TributaryError
@@ -33,6 +45,8 @@ from tributary.engine.errors import TributaryError
 SERVICE = "tributary"
 NAMES_ENTRY = "__names__"
 FALLBACK_FILE = "secrets.cfg"
+LOCK_FILE = "secrets.lock"
+LOCK_WAIT_S = 30.0
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _RESERVED_PREFIXES = ("oauth:", "__")
 CHUNK_CHARS = 1000
@@ -59,10 +73,89 @@ def _is_os_keyring(backend: KeyringBackend) -> bool:
         return False
 
 
-def _file_backend() -> KeyringBackend:
-    from keyrings.alt.file import PlaintextKeyring
+class _DamagedFile(keyring.errors.KeyringError):
+    """The fallback file is not a keyring file any more."""
 
-    backend = PlaintextKeyring()
+
+class _SafeFileKeyring(PlaintextKeyring):  # type: ignore[misc]
+    """keyrings.alt's file backend (same format), read strictly and written atomically:
+    the new content goes to a 0600 temporary file beside it, renamed over the old one.
+    Callers hold :func:`_lock` across each read-modify-write."""
+
+    def _read(self) -> configparser.RawConfigParser:
+        config = configparser.RawConfigParser()
+        try:
+            config.read(self.file_path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise _DamagedFile(f"the secrets file {self.file_path} is damaged ({first}); it was "
+                               "left as it is: fix or move it aside, then store the secrets "
+                               "and sign-ins it held again") from None
+        return config
+
+    def get_password(self, service: str, username: str) -> str | None:
+        self._read()  # a damaged file is an error, not an absent secret
+        value: str | None = super().get_password(service, username)
+        return value
+
+    def _write_config_value(self, service: str, key: str, value: str) -> None:
+        from keyrings.alt.escape import escape as escape_for_ini
+
+        config = self._read()
+        section, option = escape_for_ini(service), escape_for_ini(key)
+        if not config.has_section(section):
+            config.add_section(section)
+        config.set(section, option, value)
+        self._replace(config)
+
+    def delete_password(self, service: str, username: str) -> None:
+        from keyrings.alt.escape import escape as escape_for_ini
+
+        config = self._read()
+        try:
+            removed = config.remove_option(escape_for_ini(service), escape_for_ini(username))
+        except configparser.NoSectionError:
+            removed = False
+        if not removed:
+            raise keyring.errors.PasswordDeleteError("Password not found")
+        self._replace(config)
+
+    def _replace(self, config: configparser.RawConfigParser) -> None:
+        path = Path(self.file_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            # mkstemp creates the file readable and writable by the owner only (0600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                config.write(out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    """The store's write lock, across threads and processes (re-entrant in a thread)."""
+    path = paths.data_dir() / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(path), timeout=LOCK_WAIT_S, is_singleton=True)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise KeystoreError(f"another program has been changing the secrets for over "
+                            f"{LOCK_WAIT_S:.0f} s (lock {path}); nothing was written") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _file_backend() -> KeyringBackend:
+    backend = _SafeFileKeyring()
     backend.file_path = str(fallback_path())  # instance-level override of the data root
     chosen: KeyringBackend = backend
     return chosen
@@ -95,6 +188,19 @@ def describe_backend() -> str:
     return f"{type(used).__module__}.{type(used).__name__}"
 
 
+def storage_text() -> str:
+    """Where secrets and sign-ins are kept and what protects them, for the user."""
+    used = backend()
+    if type(used).__module__.startswith("keyrings.alt") or isinstance(used, PlaintextKeyring):
+        path = getattr(used, "file_path", fallback_path())
+        return (f"in the file {path}, readable only by your user account (0600) but not "
+                "encrypted: anyone who can read your files, or a backup of them, can use it")
+    if _is_os_keyring(used):
+        return (f"in the OS keyring ({type(used).__name__}), encrypted and unlocked by your "
+                "login session")
+    return f"in the keyring backend {describe_backend()} (chosen by PYTHON_KEYRING_BACKEND)"
+
+
 def check_name(name: str) -> str:
     """``name`` if it can name a secret; else :class:`KeystoreError` saying why."""
     if not NAME_PATTERN.match(name):
@@ -109,7 +215,7 @@ def _raw_get(entry: str) -> str | None:
     try:
         value: str | None = backend().get_password(SERVICE, entry)
     except keyring.errors.KeyringError as exc:
-        raise KeystoreError(f"cannot read the keyring ({describe_backend()}): {exc}") from None
+        raise KeystoreError(_reason("cannot read the keyring", exc)) from None
     return value
 
 
@@ -118,10 +224,7 @@ def _raw_set(entry: str, value: str) -> None:
     try:
         target.set_password(SERVICE, entry, value)
     except keyring.errors.KeyringError as exc:
-        raise KeystoreError(f"cannot write to the keyring ({describe_backend()}): {exc}") from None
-    path = getattr(target, "file_path", None)
-    if isinstance(path, str) and os.path.exists(path):
-        os.chmod(path, 0o600)  # the file backend creates it so; keep it so
+        raise KeystoreError(_reason("cannot write to the keyring", exc)) from None
 
 
 def _raw_delete(entry: str) -> bool:
@@ -130,8 +233,14 @@ def _raw_delete(entry: str) -> bool:
     except keyring.errors.PasswordDeleteError:
         return False
     except keyring.errors.KeyringError as exc:
-        raise KeystoreError(f"cannot write to the keyring ({describe_backend()}): {exc}") from None
+        raise KeystoreError(_reason("cannot write to the keyring", exc)) from None
     return True
+
+
+def _reason(what: str, exc: Exception) -> str:
+    if isinstance(exc, _DamagedFile):
+        return str(exc)
+    return f"{what} ({describe_backend()}): {exc}"
 
 
 def _chunks(head: str | None) -> int:
@@ -143,6 +252,11 @@ def _chunks(head: str | None) -> int:
 
 
 def _get(entry: str) -> str | None:
+    with _lock():  # a value in parts is read whole, never half old and half new
+        return _get_locked(entry)
+
+
+def _get_locked(entry: str) -> str | None:
     head = _raw_get(entry)
     count = _chunks(head)
     if head is None or not count:
@@ -159,6 +273,11 @@ def _get(entry: str) -> str | None:
 def _set(entry: str, value: str) -> None:
     """Values longer than ``CHUNK_CHARS`` go in parts (Windows' Credential Manager holds
     at most 1280 characters per entry; OAuth tokens can be longer)."""
+    with _lock():
+        _set_locked(entry, value)
+
+
+def _set_locked(entry: str, value: str) -> None:
     old = _chunks(_raw_get(entry))
     if len(value) <= CHUNK_CHARS and not value.startswith(_PARTS):
         _raw_set(entry, value)
@@ -174,10 +293,11 @@ def _set(entry: str, value: str) -> None:
 
 
 def _delete(entry: str) -> bool:
-    count = _chunks(_raw_get(entry))
-    for i in range(1, count):
-        _raw_delete(f"{entry}#{i}")
-    return _raw_delete(entry)
+    with _lock():
+        count = _chunks(_raw_get(entry))
+        for i in range(1, count):
+            _raw_delete(f"{entry}#{i}")
+        return _raw_delete(entry)
 
 
 def names() -> list[str]:
@@ -203,18 +323,23 @@ def get_secret(name: str) -> str | None:
 def set_secret(name: str, value: str) -> None:
     if not value:
         raise KeystoreError(f"secret {name!r}: the value is empty")
-    _set(check_name(name), value)
-    if name not in names():
-        _save_names([*names(), name])
+    check_name(name)
+    with _lock():
+        _set(name, value)
+        listed = names()
+        if name not in listed:
+            _save_names([*listed, name])
 
 
 def delete_secret(name: str) -> bool:
     """Remove a secret; False if there was none by that name."""
-    removed = _delete(check_name(name))
-    listed = names()
-    if name in listed:
-        _save_names(n for n in listed if n != name)
-        removed = True
+    check_name(name)
+    with _lock():
+        removed = _delete(name)
+        listed = names()
+        if name in listed:
+            _save_names(n for n in listed if n != name)
+            removed = True
     return removed
 
 
