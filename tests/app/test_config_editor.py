@@ -389,3 +389,30 @@ async def test_import_menu_finds_every_clients_config(qtbot: Any, tmp_path: Path
     assert page.import_found() == 2
     assert {"context7", "memory"} <= set(page.config.servers) - before
     assert page.import_found() == 0  # the same servers again: nothing new
+
+
+@pytest.mark.asyncio
+async def test_an_invalid_edit_on_disk_is_shown_whole_and_not_overwritten_unasked(
+        qtbot: Any, tmp_path: Path) -> None:
+    """A hand edit that does not load leaves the running config in effect: the editor
+    says so in full where it stays, and saving over that file asks first."""
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    hand_edit = "servers:\n  git:\n    timeout: soon\n"
+    (tmp_path / "config.yaml").write_text(hand_edit)
+    problem = ("config.yaml not applied; the running config stays in effect:\n"
+               "invalid configuration in config.yaml (1 problem):\n"
+               "  config.yaml:3: servers.git.timeout: must be a number")
+    editor.set_file_problem(problem)
+    assert editor.banner.isVisible()
+    assert "config.yaml:3: servers.git.timeout: must be a number" in editor.banner.text()
+    assert "Saved" not in editor.status.text()
+    editor.ranking.max_tokens.setValue(12000)  # an edit made in the app afterwards
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save()  # the first press only warns
+    await asyncio.sleep(0.05)
+    assert (tmp_path / "config.yaml").read_text() == hand_edit and engine.applied == []
+    assert "Press Save again" in editor.banner.text()
+    editor.save()  # on purpose
+    await until(lambda: not editor.dirty)
+    assert load_config(tmp_path / "config.yaml").budget.max_tokens == 12000
+    assert editor.banner.isHidden() and editor.file_problem is None

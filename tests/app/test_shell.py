@@ -183,13 +183,18 @@ async def test_config_file_reloads_are_shown_and_refresh_an_unedited_editor(qtbo
         shell._config_reloaded(False, "config.yaml not applied; the running config stays in effect:\n"
                                       "  config.yaml:6: servers.b.timeout: must be a number")
         status = shell.window.message_text()
-        assert "not applied" in status and "config.yaml:6: servers.b.timeout" in status
+        assert "not applied" in status and "Sources & routing" in status
+        # The problem, whole, stays on the editor's banner; saving over it asks first.
+        assert not editor.banner.isHidden()
+        assert "config.yaml:6: servers.b.timeout: must be a number" in editor.banner.text()
+        assert editor.disk_changed
         changed = copy.deepcopy(engine.config)
         changed.fusion.top_k = 77
         engine.config = changed
         shell._config_reloaded(True, "config.yaml reloaded: 3 servers")
         assert editor.draft is not None and editor.draft.fusion.top_k == 77
         assert "reloaded" in shell.window.message_text()
+        assert editor.banner.isHidden() and not editor.disk_changed  # fixed on disk
         # Under unsaved edits the editor keeps them and is told the file changed.
         editor.dirty = True
         editor.draft.fusion.top_k = 12

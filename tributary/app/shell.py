@@ -55,6 +55,7 @@ class Shell(QObject):
         self._closing = False
         self.window = MainWindow(lambda: self.engine, recent_queries or RecentQueries(default_path()))
         self._editor: ConfigEditor | None = None
+        self._file_problem: str | None = None  # why the config file on disk is not in effect
         self._indexes: IndexPage | None = None
         self._watchers: RepoWatchers | None = None
         self._popup: QuickPopup | None = None
@@ -94,6 +95,7 @@ class Shell(QObject):
             self._editor.message.connect(self.window.show_message)
             self._editor.saved.connect(lambda _: self.window.search.refresh_empty_state())
             self.window.fill_page(self._editor_holder, self._editor)
+            self._editor.set_file_problem(self._file_problem)
             if self.engine is not None:
                 self._editor.load(self.engine.config)
         return self._editor
@@ -188,12 +190,18 @@ class Shell(QObject):
 
     def _config_reloaded(self, ok: bool, message: str) -> None:
         """The config file changed on disk: say what happened; an editor with no unsaved
-        edits shows the new config, one with edits keeps them and warns before saving."""
-        first = message.splitlines()[0] if message else ""
-        detail = message.splitlines()[1] if ok is False and len(message.splitlines()) > 1 else ""
-        self.window.show_message(f"{first} {detail}".strip(), 15000)
+        edits shows the new config, one with edits keeps them and warns before saving.
+        A file that could not be used is described whole on the editor's banner (the
+        status bar has room for a line, for a while); saving over it asks first."""
+        first = message.splitlines()[0].rstrip(":") if message else ""
+        self._file_problem = None if ok else message
+        if self._editor is not None:
+            self._editor.set_file_problem(self._file_problem)
         if ok:  # servers may have come or gone: the search page's first steps follow
+            self.window.show_message(first, 15000)
             self.window.search.refresh_empty_state()
+        else:
+            self.window.show_message(f"{first} — the details are on Sources & routing", 15000)
         editor = self._editor
         if not ok or self.engine is None or editor is None \
                 or getattr(editor, "draft", None) == self.engine.config:  # our own save

@@ -66,6 +66,15 @@ class ConfigEditor(QWidget):
         self.desktop = DesktopPage()
         self.desktop.message.connect(self.message.emit)
         self.tabs.addTab(self.desktop, theme.icon("open"), "Desktop")
+        # What happened to the file on disk (a hand edit that is not valid, or one made
+        # under unsaved edits): stays shown, whole, until the file or a save settles it.
+        self.banner = QLabel()
+        self.banner.setObjectName("Banner")
+        self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.hide()
+        self.file_problem: str | None = None  # the file on disk is not what runs: why
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -85,6 +94,7 @@ class ConfigEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addLayout(head)
+        layout.addWidget(self.banner)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(footer)
         self._validate_timer = QTimer(self, singleShot=True, interval=VALIDATE_DELAY_MS)
@@ -115,7 +125,9 @@ class ConfigEditor(QWidget):
         self._original = config
         self.draft = copy.deepcopy(config)
         self.dirty = False
-        self.disk_changed = self._overwrite_armed = False
+        # A file on disk that did not load is still a change the user made there.
+        self.disk_changed = self.file_problem is not None
+        self._overwrite_armed = False
         self.issues = []
         self.path_label.setText(str(self.config_path()))
         self.servers.load(self.draft)
@@ -141,6 +153,16 @@ class ConfigEditor(QWidget):
         self._original = config
         self.disk_changed = True
         self._overwrite_armed = False
+        self._render_status()
+
+    def set_file_problem(self, problem: str | None) -> None:
+        """The config file on disk could not be used (``problem`` says why, every issue
+        of it), or None once it could. The running config stays the last valid one; the
+        banner shows the problem whole, and Save asks before it replaces that file."""
+        self.file_problem = problem
+        if problem is not None:
+            self.disk_changed = True
+            self._overwrite_armed = False
         self._render_status()
 
     def _changed(self) -> None:
@@ -175,24 +197,44 @@ class ConfigEditor(QWidget):
             field.append(backend.Issue("routing", "a routing pattern is invalid (see the red field)"))
         return field + issues
 
+    def _render_banner(self) -> None:
+        lines = []
+        if self.file_problem is not None:
+            lines.append(self.file_problem.strip())
+            lines.append("Fix the file and save it there, or Save here to replace it with this "
+                         "editor's version.")
+        elif self.disk_changed and self.dirty:
+            lines.append("The file changed on disk since you began editing. Revert loads the "
+                         "file's version; Save replaces it with yours.")
+        if self._overwrite_armed:
+            lines.append("Press Save again to overwrite the file on disk.")
+        self.banner.setText("\n".join(lines))
+        self.banner.setVisible(bool(lines))
+
     def _render_status(self) -> None:
+        self._render_banner()
         errors = self.errors()
         if errors:
             shown = "; ".join(f"{i.key}: {i.message}" if i.key else i.message for i in errors[:3])
             more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
             self.status.setObjectName("Error")
             self.status.setText(f"Can't save yet — {shown}{more}")
+        elif self._overwrite_armed:
+            self.status.setObjectName("Error")
+            self.status.setText("Press Save again to overwrite the changes made to the file on disk")
+        elif self.dirty and self.file_problem is not None:
+            self.status.setObjectName("Error")
+            self.status.setText("The file on disk is not valid (see above): Save asks before replacing it")
         elif self.dirty and self.disk_changed:
             self.status.setObjectName("Error")
-            self.status.setText(
-                "Press Save again to overwrite the changes made to the file on disk"
-                if self._overwrite_armed
-                else "The file changed on disk since you began editing: Revert loads it, "
-                "Save overwrites it"
-            )
+            self.status.setText("The file changed on disk since you began editing: Revert loads it, "
+                                "Save overwrites it")
         elif self.dirty:
             self.status.setObjectName("Muted")
             self.status.setText("Unsaved changes")
+        elif self.file_problem is not None:
+            self.status.setObjectName("Error")
+            self.status.setText("The file on disk is not in effect (see above)")
         else:
             self.status.setObjectName("Muted")
             self.status.setText("Saved" if self._original is not None else "Waiting for the engine…")
@@ -244,6 +286,7 @@ class ConfigEditor(QWidget):
             self.draft.path = config.path
         self.dirty = False
         self.disk_changed = self._overwrite_armed = False
+        self.file_problem = None  # replaced by a valid file
         self._render_status()
         self.message.emit(f"Configuration saved to {config.path}")
         self.saved.emit(config)
