@@ -3,13 +3,24 @@ no full context of noise for one without words."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import pytest
 
 from tests.cli.test_cli import fake, tributary, write_config
 from tests.engine.test_engine import make_config, make_engine
 from tributary.engine.model import SearchRequest
 from tributary.engine.pipeline.assemble import NOTHING_FOUND
+from tributary.engine.pipeline.hints import mentioned_paths
 from tributary.engine.query_check import MAX_QUERY_CHARS, QueryError, check_query
+from tributary.engine.query_class import (
+    asks_history,
+    classify_query,
+    lookup_names,
+    named_identifiers,
+)
+from tributary.engine.query_syntax import parse_query
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t "])
@@ -51,3 +62,43 @@ def test_the_command_line_names_the_problem(tmp_path) -> None:  # type: ignore[n
     huge = tributary("--config", str(config), "context", "retry " * 20_000, home=home)
     assert huge.returncode == 0, huge.stderr
     assert "note: the query was 120,000 characters" in huge.stderr
+
+
+def _cpu_seconds(parse: Callable[[str], object], text: str) -> float:
+    """The least CPU time of a few runs of ``parse(text)`` (the least is the least noisy)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        parse(text)
+        best = min(best, time.process_time() - start)
+    return max(best, 1e-6)
+
+
+@pytest.mark.parametrize("unit", ["a", "aB", "a-", "a_", "a1", "lang", ' path:"x', "x-y.", "a::"])
+@pytest.mark.parametrize("parse", [parse_query, classify_query, named_identifiers.__wrapped__,
+                                   lookup_names.__wrapped__, asks_history, mentioned_paths],
+                         ids=lambda f: getattr(f, "__name__", "parse"))
+def test_parsing_untrusted_text_grows_linearly(parse: Callable[[str], object], unit: str) -> None:
+    # Sixteen times the text may cost at most 64 times the CPU time: linear parsing costs
+    # about 16 times, quadratic about 256 times. The ratio, not a deadline, is checked.
+    small = (unit * 120)[:120] + "!"
+    large = (unit * 1920)[:1920] + "!"
+    ratio = _cpu_seconds(parse, large) / _cpu_seconds(parse, small)
+    assert ratio < 64, f"{ratio:.0f}x the time for 16x the text"
+
+
+def test_the_query_is_cut_before_its_filters_are_read() -> None:
+    # A filter past the cut is not read: nothing past MAX_QUERY_CHARS is parsed at all.
+    words = "retry " * (MAX_QUERY_CHARS // 6 + 10)
+    checked = check_query(SearchRequest(query=f"lang:go {words}path:tail/"))
+    assert checked.request.filters.languages == ["go"]
+    assert checked.request.filters.paths == []
+    assert "only its first" in checked.notes[0]
+
+
+@pytest.mark.asyncio
+async def test_a_long_run_of_letters_is_answered() -> None:
+    async with make_engine(make_config("alpha")) as engine:
+        response = await engine.search(SearchRequest(query="a" * 64_000))
+        assert "only its first" in response.notes[0]
+        assert len(response.request.query) <= MAX_QUERY_CHARS

@@ -56,7 +56,6 @@ from tributary.engine.query_syntax import (
     filter_hits,
     filter_sources,
     scope_arguments,
-    with_query_filters,
 )
 from tributary.engine.routing import route
 from tributary.engine.sources.connect import Connector, default_connector
@@ -164,8 +163,7 @@ class Engine:
         (:mod:`tributary.engine.admission`) it raises :class:`~tributary.engine.admission.Busy` at once.
         """
         started = time.perf_counter()
-        request = with_query_filters(request)  # lang:go path:src/ source:files …
-        checked = check_query(request)  # raises QueryError for a blank query
+        checked = check_query(request)  # cut, filters parsed; QueryError for a blank query
         request = checked.request
         if not checked.searchable:  # answered at once, taking no admission slot
             yield SearchUpdate(self._unsearchable(request, checked.notes, started), final=True)

@@ -6,7 +6,9 @@
   and every layer that tries fails its own way (the MCP SDK drops such a message without
   a reply). It is refused here, once, naming the character and where it is.
 - A query longer than ``MAX_QUERY_CHARS`` (a pasted file, a log) is cut at a word
-  boundary and the response says so in ``SearchResponse.notes``.
+  boundary and the response says so in ``SearchResponse.notes``. The cut comes before
+  anything parses the query (its filters, its class), so no parser ever reads more
+  than ``MAX_QUERY_CHARS`` of untrusted text.
 - A query with no letters or digits (``?!``, ``---``) has nothing any source could
   match: it is answered at once, with no hits, a note and the short "nothing relevant
   found" context, instead of a full budget of whatever the sources return.
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import SearchRequest
+from tributary.engine.query_syntax import with_query_filters
 
 MAX_QUERY_CHARS = 8000  # four times the longest commit message of the pytest benchmark
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -46,8 +49,9 @@ class CheckedQuery:
 
 
 def check_query(request: SearchRequest) -> CheckedQuery:
-    """``request`` with its query cut to size, the notes saying what was done, and
-    whether there is anything to search for; raises :class:`QueryError` for a blank query
+    """``request`` with its query cut to size, then the filters written in it moved to
+    ``request.filters``, the notes saying what was done, and whether there is anything
+    to search for; raises :class:`QueryError` for a blank query
     or one that is not valid Unicode."""
     query = request.query
     if not isinstance(query, str) or not query.strip():
@@ -62,6 +66,7 @@ def check_query(request: SearchRequest) -> CheckedQuery:
         cut = (cut[:space] if space > 0 else cut).rstrip()
         notes.append(f"the query was {len(query):,} characters; only its first {len(cut):,} were searched")
         request = replace(request, query=cut)
+    request = with_query_filters(request)  # lang:go path:src/ source:files … (after the cut)
     if not _WORD.search(request.query):
         notes.append("the query has no letters or digits: nothing to search for")
         return CheckedQuery(request, notes, searchable=False)

@@ -57,7 +57,7 @@ _HOWTO = re.compile(
 _BACKTICK = re.compile(r"`[^`\n]+`")
 _PATH = re.compile(
     r"(?:^|[\s(\"'])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+"  # a/b, ./a/b.py, src/pkg/
-    r"|\b[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift"
+    r"|(?<![\w-])-*\w[\w-]*\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift"
     r"|md|rst|toml|yaml|yml|json|cfg|ini|sql|sh)\b",
     re.IGNORECASE,
 )
@@ -92,7 +92,9 @@ def classify_query(query: str) -> str:
 # ----------------------------------------------------------------- names a query asks for
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_QUALIFIED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)+")
+# Tried once per run of name characters (the lookbehind), not once per character, so
+# it stays linear in the query's length; the group skips the run's leading digits.
+_QUALIFIED = re.compile(r"(?<![A-Za-z0-9_])[0-9]*([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)+)")
 _DEFINER = re.compile(
     r"\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|module)\s+([A-Za-z_][A-Za-z0-9_]*)"
 )

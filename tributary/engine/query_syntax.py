@@ -35,7 +35,10 @@ KEYS: dict[str, str] = {
 }
 SKIP_EXCLUDED = "excluded by the query"
 SKIP_NOT_CHOSEN = "not chosen by the query"
-_TOKEN = re.compile(r'(-?)([A-Za-z]+):("[^"]*"|\'[^\']*\'|\S+)')
+# A token starts the query or follows whitespace, and its key is short: a long run of
+# letters is tried once, not once per letter, so parsing is linear in the query's length.
+_MAX_KEY = max(len(key) for key in KEYS)
+_TOKEN = re.compile(rf'(?<!\S)(-?)([A-Za-z]{{1,{_MAX_KEY}}}):("[^"]*"|\'[^\']*\'|\S+)')
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -51,10 +54,7 @@ def parse_query(query: str) -> ParsedQuery:
     words: list[str] = []
     position = 0
     for match in _TOKEN.finditer(query):
-        start = match.start()
-        # A token only counts at a word boundary: "a-path:x" or "xlang:go" are words.
-        if start > 0 and not query[start - 1].isspace():
-            continue
+        start = match.start()  # at a word's start: "a-path:x" or "xlang:go" are words
         sign, key, raw = match.groups()
         target = KEYS.get(key.lower())
         value = _unquote(raw)
