@@ -416,3 +416,31 @@ async def test_an_invalid_edit_on_disk_is_shown_whole_and_not_overwritten_unaske
     await until(lambda: not editor.dirty)
     assert load_config(tmp_path / "config.yaml").budget.max_tokens == 12000
     assert editor.banner.isHidden() and editor.file_problem is None
+
+
+@pytest.mark.asyncio
+async def test_a_secret_typed_into_a_masked_field_is_saved_to_the_keyring(
+        qtbot: Any, tmp_path: Path) -> None:
+    """The file gets a ${keyring:NAME} reference, never the typed token; the editor
+    shows the reference and says where the secret went."""
+    from tributary.engine.config import keystore
+
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(0)  # files: no environment yet
+    servers.env._add.click()
+    row = servers.env._rows[-1]
+    QTest.keyClicks(row.key, "SEARCH_API_TOKEN")
+    QTest.keyClicks(row.value, "tok-typed-123")
+    assert row.value.echoMode() == QLineEdit.EchoMode.Password
+    await until(lambda: editor.save_button.isEnabled())
+    editor.save()
+    await until(lambda: not editor.dirty)
+    written = (tmp_path / "config.yaml").read_text(encoding="utf-8")
+    assert "tok-typed-123" not in written and "${keyring:SEARCH_API_TOKEN}" in written
+    assert keystore.get_secret("SEARCH_API_TOKEN") == "tok-typed-123"
+    assert engine.applied[-1].servers["files"].env["SEARCH_API_TOKEN"] == "${keyring:SEARCH_API_TOKEN}"
+    assert editor.draft is not None
+    assert editor.draft.servers["files"].env["SEARCH_API_TOKEN"] == "${keyring:SEARCH_API_TOKEN}"
+    assert servers.env.values()["SEARCH_API_TOKEN"] == "${keyring:SEARCH_API_TOKEN}"
+    assert "SEARCH_API_TOKEN" in editor.status.text() and "keyring" in editor.status.text()

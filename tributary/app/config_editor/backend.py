@@ -23,8 +23,8 @@ from tributary.engine.patterns import check_pattern as _check_pattern
 from tributary.engine.routing import RoutingExplanation
 from tributary.engine.routing import explain_routing as _explain_routing
 
-__all__ = ["BUILTIN_SERVER_NAMES", "ConfigError", "Issue", "check_pattern", "explain_routing", "import_mcp_servers",
-           "save_config", "validate"]
+__all__ = ["BUILTIN_SERVER_NAMES", "ConfigError", "Issue", "StoredSecrets", "check_pattern", "explain_routing",
+           "import_mcp_servers", "save_config", "store_literal_secrets", "validate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,51 @@ def describe(error: BaseException) -> str:
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
+
+
+@dataclass(slots=True)
+class StoredSecrets:
+    """A config whose literal secrets went to the keyring, and where each went."""
+
+    config: Config
+    places: list[tuple[str, str]]  # (servers.NAME.env.KEY or .headers.KEY, keyring entry)
+    where: str  # the keyring, or the file that stands in for one, for the user
+
+
+async def store_literal_secrets(config: Config, before: Config | None = None) -> StoredSecrets:
+    """``config`` with each literal value under a secret-looking env or header name
+    that is not in ``before`` (typed since) stored in the keyring and replaced by its
+    ``${keyring:NAME}`` reference, so a save never writes a typed token in plain text.
+    A literal the file already had stays (moving those is the user's choice). In a
+    worker thread: a keyring may wait for the user to unlock it."""
+    import asyncio
+    import copy
+    from dataclasses import replace
+
+    from tributary.engine.config import keystore
+    from tributary.engine.config.secret_move import move_server_secrets
+
+    def typed(server: ServerConfig) -> ServerConfig:
+        old = before.servers.get(server.name) if before is not None else None
+        if old is None:
+            return server
+        return replace(server, env={k: v for k, v in server.env.items() if old.env.get(k) != v},
+                       headers={k: v for k, v in server.headers.items() if old.headers.get(k) != v})
+
+    def move() -> StoredSecrets:
+        picked = [typed(server) for server in config.servers.values() if not server.builtin]
+        converted, places, _names = move_server_secrets(picked)
+        updated = copy.deepcopy(config)
+        for server in converted:
+            target = updated.servers[server.name]
+            target.env.update(server.env)
+            target.headers.update(server.headers)
+        where = "the OS keyring"
+        if places and keystore.backend_notice() is not None:
+            where = f"{keystore.fallback_path()} (readable only by you, not encrypted)"
+        return StoredSecrets(updated, places, where)
+
+    return await asyncio.to_thread(move)
 
 
 async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, list[str], str | None]:

@@ -75,6 +75,7 @@ class ConfigEditor(QWidget):
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.hide()
         self.file_problem: str | None = None  # the file on disk is not what runs: why
+        self.saved_note = ""  # what the last save did besides writing (secrets moved)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -125,6 +126,7 @@ class ConfigEditor(QWidget):
         self._original = config
         self.draft = copy.deepcopy(config)
         self.dirty = False
+        self.saved_note = ""
         # A file on disk that did not load is still a change the user made there.
         self.disk_changed = self.file_problem is not None
         self._overwrite_armed = False
@@ -166,6 +168,7 @@ class ConfigEditor(QWidget):
         self._render_status()
 
     def _changed(self) -> None:
+        self.saved_note = ""
         self.dirty = True
         self._render_status()
         self._validate_timer.start()
@@ -237,7 +240,8 @@ class ConfigEditor(QWidget):
             self.status.setText("The file on disk is not in effect (see above)")
         else:
             self.status.setObjectName("Muted")
-            self.status.setText("Saved" if self._original is not None else "Waiting for the engine…")
+            self.status.setText(self.saved_note or (
+                "Saved" if self._original is not None else "Waiting for the engine…"))
         self.status.style().polish(self.status)
         self.save_button.setEnabled(self.dirty and not errors)
         self.revert_button.setEnabled(self.dirty)
@@ -268,33 +272,65 @@ class ConfigEditor(QWidget):
             # the engine's, never this draft's older copy of them.
             snapshot.repos = copy.deepcopy(engine.config.repos)
         path = self.config_path()
-        run_async(self._save(snapshot, path), label="Saving configuration",
-                  on_success=lambda _: self._saved(snapshot), on_error=self._save_failed)
+        run_async(self._save(snapshot, path, self._original), label="Saving configuration",
+                  on_success=lambda saved: self._saved(snapshot, saved), on_error=self._save_failed)
 
-    async def _save(self, config: Config, path: Path) -> None:
-        config.path = backend.save_config(config, path)
+    async def _save(self, config: Config, path: Path, before: Config | None) -> backend.StoredSecrets:
+        """Secrets typed as plain values since ``before`` go to the keyring first (the
+        file keeps references to them), then the file is written and the engine applies it."""
+        stored = await backend.store_literal_secrets(config, before)
+        stored.config.path = backend.save_config(stored.config, path)
         engine = self._engine()
         if engine is not None:
             try:
-                await engine.apply_config(copy.deepcopy(config))
+                await engine.apply_config(copy.deepcopy(stored.config))
             except Exception as exc:
-                raise AppliedLater(describe_error(exc), config) from exc
+                raise AppliedLater(describe_error(exc), config, stored) from exc
+        return stored
 
-    def _saved(self, config: Config) -> None:
+    def _saved(self, typed: Config, stored: backend.StoredSecrets) -> None:
+        config = stored.config
         self._original = config
         if self.draft is not None:
             self.draft.path = config.path
+            self._adopt_references(typed, stored)
         self.dirty = False
         self.disk_changed = self._overwrite_armed = False
         self.file_problem = None  # replaced by a valid file
+        if stored.places:
+            names = ", ".join(name for _, name in stored.places)
+            self.saved_note = (f"Saved. {_plural(len(stored.places), 'secret')} ({names}) went to "
+                               f"{stored.where}; the file keeps ${{keyring:…}} references")
         self._render_status()
-        self.message.emit(f"Configuration saved to {config.path}")
+        if stored.places:
+            self.message.emit(self.saved_note)
+        else:
+            self.message.emit(f"Configuration saved to {config.path}")
         self.saved.emit(config)
+
+    def _adopt_references(self, typed: Config, stored: backend.StoredSecrets) -> None:
+        """Show the keyring references in place of the secrets they replaced (a value
+        edited again while saving stays as now typed)."""
+        assert self.draft is not None
+        changed = set()
+        for place, _ in stored.places:
+            _, name, kind, key = place.split(".", 3)
+            draft, before, after = (self.draft.servers.get(name), typed.servers.get(name),
+                                    stored.config.servers.get(name))
+            if draft is None or before is None or after is None:
+                continue
+            values = draft.env if kind == "env" else draft.headers
+            was = (before.env if kind == "env" else before.headers).get(key)
+            if values.get(key) == was:
+                values[key] = (after.env if kind == "env" else after.headers)[key]
+                changed.add(name)
+        for name in changed:
+            self.servers.show_secrets_of(name)
 
     def _save_failed(self, error: BaseException) -> None:
         if isinstance(error, AppliedLater):
             # Written, but the running engine could not adopt it: it will on restart.
-            self._saved(error.config)
+            self._saved(error.typed, error.stored)
             self.message.emit(f"Saved; the engine will use it after a restart ({error})")
             return
         # Nothing was written: keep every edit, say why.
@@ -313,6 +349,11 @@ def _scrolled(page: QWidget) -> QScrollArea:
 class AppliedLater(Exception):
     """The file was saved but the running engine refused to apply it."""
 
-    def __init__(self, reason: str, config: Config) -> None:
+    def __init__(self, reason: str, typed: Config, stored: backend.StoredSecrets) -> None:
         super().__init__(reason)
-        self.config = config
+        self.typed = typed
+        self.stored = stored
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

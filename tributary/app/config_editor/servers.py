@@ -566,6 +566,16 @@ class ServersPage(QWidget):
                   on_success=functools.partial(self._secrets_moved, server.name),
                   on_error=self._secrets_not_moved)
 
+    def show_secrets_of(self, name: str) -> None:
+        """Show ``name``'s env and headers again if it is the server being edited (its
+        secrets were replaced by keyring references)."""
+        server = self.config.servers.get(name) if self.config is not None else None
+        if server is not None and self.current is server:
+            self._loading = True
+            self.env.set_values(server.env)
+            self.headers.set_values(server.headers)
+            self._loading = False
+
     def _secrets_moved(self, name: str, result: tuple[ServerConfig, list[str], str | None]) -> None:
         self.keyring_button.setEnabled(True)
         converted, names, notice = result
