@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.cli.main import main
+from tributary.engine.index import manager
 from tributary.engine.index.discovery import discover, discover_paths
 from tributary.engine.index.languages import detect_language
+from tributary.engine.index.manager import list_indexes
 
 
 def _paths(root: Path, **kwargs: object) -> set[str]:
@@ -99,3 +109,83 @@ def test_build_output_names_are_skipped_at_the_root_only(tmp_path: Path) -> None
     assert _paths(tmp_path) == expected
     every = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.*") if p.is_file()]
     assert {f.path for f in discover_paths(tmp_path, every)} == expected
+
+
+def _git_repo(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "app.py").write_text("def main():\n    return 1\n")
+    return root
+
+
+def test_git_info_exclude_holds_beside_a_root_gitignore(tmp_path: Path) -> None:
+    root = _git_repo(tmp_path / "repo")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / ".git" / "info" / "exclude").write_text("local_secrets.py\n")
+    (root / "local_secrets.py").write_text("TOKEN = 'hunter2'\n")
+    (root / "debug.log").write_text("x\n")
+    found = _paths(root)
+    assert "local_secrets.py" not in found and "debug.log" not in found
+    assert "app.py" in found
+    assert "local_secrets.py" not in {f.path for f in discover_paths(root, ["local_secrets.py", "app.py"])}
+    # The root .gitignore outranks the exclude file, as in git: it may take a file back.
+    (root / ".gitignore").write_text("*.log\n!local_secrets.py\n")
+    assert "local_secrets.py" in _paths(root)
+
+
+def _index_add(root: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> tuple[int, set[str], str]:
+    """``tributary index add root``: its exit code, the files indexed and what it printed."""
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    monkeypatch.setattr(manager, "load_code_embedder", lambda: HashingEmbedder())
+    code = main(["index", "add", str(root), "--no-history"])
+    err = capsys.readouterr().err
+    indexed: set[str] = set()
+    for info in list_indexes():
+        with contextlib.closing(sqlite3.connect(info.index_path)) as conn:
+            indexed |= {row[0] for row in conn.execute("SELECT path FROM files")}
+    return code, indexed, err
+
+
+def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _git_repo(tmp_path / "repo")
+    bad = os.fsencode(root) + b"/bad\xff.py"
+    with open(bad, "wb") as handle:
+        handle.write(b"x = 1\n")
+    os.mkdir(os.fsencode(root) + b"/dir\xfe")
+    with open(os.fsencode(root) + b"/dir\xfe/inner.py", "wb") as handle:
+        handle.write(b"y = 2\n")
+    code, indexed, err = _index_add(root, tmp_path / "home", monkeypatch, capsys)
+    assert code == 0, err
+    assert indexed == {"app.py"}
+    assert "bad\\xff.py: skipped, its name is not valid UTF-8" in err
+    assert "dir\\xfe: skipped" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("line", ["[z-a].py", "foo[9-0]bar"])
+def test_a_gitignore_line_no_pattern_can_be_made_of_is_skipped_with_a_warning(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _git_repo(tmp_path / "repo")
+    (root / ".gitignore").write_text(f"*.log\n{line}\n")
+    (root / "keep.py").write_text("z = 3\n")
+    (root / "debug.log").write_text("x\n")
+    code, indexed, err = _index_add(root, tmp_path / "home", monkeypatch, capsys)
+    assert code == 0, err
+    assert {"app.py", "keep.py"} <= indexed and "debug.log" not in indexed
+    assert f".gitignore:2: invalid pattern {line!r} skipped" in err
+
+
+def test_posix_character_classes_in_gitignore_match_as_in_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _git_repo(tmp_path / "repo")
+    (root / ".gitignore").write_text("[[:alpha:]]x.py\ntmp[[:digit:]_].py\n")
+    for name in ("ax.py", "1x.py", "tmp7.py", "tmp_.py", "tmpa.py"):
+        (root / name).write_text("v = 1\n")
+    code, indexed, err = _index_add(root, tmp_path / "home", monkeypatch, capsys)
+    assert code == 0, err
+    assert indexed - {".gitignore"} == {"app.py", "1x.py", "tmpa.py"}
+    assert "invalid pattern" not in err

@@ -86,30 +86,37 @@ def _read_ignore_lines(path: Path) -> list[str]:
 class IgnoreRules:
     """Nested .gitignore semantics: each spec applies to paths below its folder.
 
-    A line git cannot use as a pattern (``!`` alone, say) is skipped as git skips it,
-    and ``warn`` is told the file and line.
+    Specs are kept in the order they were added (``.git/info/exclude`` first, then each
+    folder's ``.gitignore`` root-first); for a path the last spec with a verdict wins,
+    so a folder's ``.gitignore`` overrides the exclude file and a deeper one overrides
+    both, as in git. A line git cannot use as a pattern (``!`` alone, ``[z-a]``) is
+    skipped as git skips it, and ``warn`` is told the file and line.
     """
 
     def __init__(self, warn: Callable[[str], None] | None = None) -> None:
-        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
         self._warn = warn or _log_warning
 
     def add(self, folder: str, lines: Sequence[str], origin: str = ".gitignore") -> None:
         if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(
-                self._valid(lines, origin))
+            valid = self._valid(lines, origin)
+            if valid:
+                self._specs.append((folder, pathspec.GitIgnoreSpec.from_lines(valid)))
 
     def _valid(self, lines: Sequence[str], origin: str) -> list[str]:
+        """The lines as pathspec reads them (POSIX classes spelled out), less the ones no
+        pattern can be made of."""
+        lines = [_posix_classes(line) if "[:" in line else line for line in lines]
         try:
-            pathspec.GitIgnoreSpec.from_lines(lines)
-            return list(lines)
-        except ValueError:  # find the culprits: compile line by line only now
+            _compiled(lines)
+            return lines
+        except Exception:
             pass
         kept = []
         for number, line in enumerate(lines, 1):
             try:
-                pathspec.GitIgnoreSpec.from_lines([line])
-            except ValueError as exc:
+                _compiled([line])
+            except Exception as exc:
                 self._warn(f"{origin}:{number}: invalid pattern {line!r} skipped ({exc})")
                 continue
             kept.append(line)
@@ -118,7 +125,7 @@ class IgnoreRules:
     def ignored(self, rel: str, is_dir: bool) -> bool:
         verdict: bool | None = None
         target = rel + "/" if is_dir else rel
-        for folder, spec in self._specs.items():  # insertion order is root-first
+        for folder, spec in self._specs:
             if folder and not target.startswith(folder + "/"):
                 continue
             local = target[len(folder) + 1 :] if folder else target
@@ -126,6 +133,68 @@ class IgnoreRules:
             if include is not None:
                 verdict = include
         return bool(verdict)
+
+
+def _compiled(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    """The spec of ``lines``, tried once on a path: some backends compile lazily."""
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    spec.check_file("x")
+    return spec
+
+
+# POSIX character classes git's wildmatch knows; pathspec knows none of them.
+_POSIX_CLASSES = {
+    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+    "xdigit": "0-9A-Fa-f", "space": " \t\n\r\f\v", "blank": " \t",
+}
+_POSIX_CLASS = re.compile(r"\[:([a-z]*):\]")
+
+
+def _posix_classes(line: str) -> str:
+    """``line`` with each ``[:alpha:]``-style class inside a bracket expression spelled
+    out as ranges (``[[:digit:]_]`` -> ``[0-9_]``). A class with no such spelling is left
+    as it is, and the line then fails to compile and is skipped with a warning."""
+    out: list[str] = []
+    i, inside, first = 0, False, False
+    while i < len(line):
+        char = line[i]
+        if char == "\\" and i + 1 < len(line):
+            out.append(line[i:i + 2])
+            i += 2
+            first = False
+            continue
+        if not inside:
+            if char == "[":
+                inside, first = True, True
+                if line[i + 1:i + 2] in ("!", "^"):
+                    out.append(line[i:i + 2])
+                    i += 2
+                    continue
+            out.append(char)
+            i += 1
+            continue
+        found = _POSIX_CLASS.match(line, i) if char == "[" else None
+        if found is not None and found.group(1) in _POSIX_CLASSES:
+            out.append(_POSIX_CLASSES[found.group(1)])
+            i, first = found.end(), False
+            continue
+        if char == "]" and not first:
+            inside = False
+        out.append(char)
+        i += 1
+        first = False
+    return "".join(out)
+
+
+def _name_problem(rel: str) -> str | None:
+    """Why the path ``rel`` cannot be indexed by its name, or None: a name that is not
+    valid UTF-8 (read with surrogate escapes) cannot be stored, shown or searched."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return f"{shown}: skipped, its name is not valid UTF-8"
+    return None
 
 
 def _log_warning(message: str) -> None:
@@ -166,6 +235,7 @@ def discover(
     """Yield the indexable files under ``root`` in a stable (sorted) order; ``warn`` hears
     of ignore-file lines that were skipped (default: the log)."""
     root = root.resolve()
+    say = warn or _log_warning
     rules = IgnoreRules(warn)
     rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
     include_spec = _globs(include)
@@ -180,12 +250,18 @@ def discover(
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if _skipped(rel.split("/")) or (here / name).is_symlink():
                 continue
+            if (problem := _name_problem(rel)) is not None:
+                say(problem)
+                continue
             if rules.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):
                 continue
             kept_dirs.append(name)
         dirnames[:] = kept_dirs
         for name in sorted(filenames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            if (problem := _name_problem(rel)) is not None:
+                say(problem)  # (no ignore rule can be matched against such a name either)
+                continue
             found = _check_file(here / name, rel, rules, include_spec, exclude_spec, max_bytes)
             if found is not None:
                 yield found
@@ -239,7 +315,7 @@ def discover_paths(
     exclude_spec = _globs(exclude)
     for rel in sorted(set(rel_paths)):
         parts = rel.split("/")
-        if _skipped(parts[:-1]):
+        if _skipped(parts[:-1]) or _name_problem(rel) is not None:
             continue
         rules = IgnoreRules(warn)
         rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
