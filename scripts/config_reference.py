@@ -79,7 +79,7 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.timeout": "Seconds one query may take before the source is reported as timed out.",
     "ServerConfig.weight": "Source weight for the `weighted` strategy.",
     "ServerConfig.enabled": "`false` keeps the entry but never asks the server.",
-    "ServerConfig.tool": "Which tool answers queries; auto-detected when left out.",
+    "ServerConfig.tool": "Which tool answers queries. When left out, only a search tool its server marks `readOnlyHint: true` is chosen; set it to use any other.",
     "ServerConfig.query_argument": "The tool's argument that receives the query; auto-detected.",
     "ServerConfig.top_k_argument": "The tool's argument that receives the result count, if any.",
     "ServerConfig.arguments": "Fixed extra arguments sent with every call.",

@@ -34,7 +34,13 @@ running server goes down and then cannot come back until the entry changes).
 
 Other options:
 
-  --tool NAME          the tool's name (default ``search``; args ``query``, ``top_k``)
+  --tool NAME          the tool's name (default ``search``; args ``query``, ``top_k``),
+                       annotated ``readOnlyHint: true`` unless ``--unannotated``
+  --unannotated        the search tool declares no annotations (read-only or not)
+  --extra-tool JSON    one more tool taking ``query``: ``{"name": N, "description": D,
+                       "readOnly": true}`` (repeatable); a call appends ``N QUERY`` to
+                       ``--calls-file`` and answers one hit, so tests see it was called
+  --calls-file PATH    where extra tools record their calls
   --hits N             hits per answer (default 5, capped by top_k)
   --structured         also return ``structured_content`` ({"results": [...]}); the
                        default is one JSON text block per hit, like many servers
@@ -118,6 +124,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--setsid-child", action="store_true")
     p.add_argument("--stubborn", action="store_true")
     p.add_argument("--hang-init", action="store_true")
+    p.add_argument("--unannotated", action="store_true")
+    p.add_argument("--extra-tool", action="append", default=[], metavar="JSON")
+    p.add_argument("--calls-file", default=env("FAKE_MCP_CALLS_FILE"))
     p.add_argument("--start-delay", type=float, default=0.0,
                    help="seconds to sleep before serving: a slow start on a busy machine")
     return p.parse_args(argv)
@@ -279,8 +288,27 @@ def build_server(opts: argparse.Namespace, wire: Wire, trace: Trace | None = Non
         structured = {"results": hits} if opts.structured else None
         return types.CallToolResult(content=content, structured_content=structured)
 
-    server.tool(name=opts.tool, description="Search the fake corpus.")(search)
+    read_only = None if opts.unannotated else types.ToolAnnotations(read_only_hint=True)
+    server.tool(name=opts.tool, description="Search the fake corpus.", annotations=read_only)(search)
+    for spec in opts.extra_tool:
+        add_extra_tool(server, json.loads(spec), opts)
     return server
+
+
+def add_extra_tool(server: MCPServer, spec: dict[str, Any], opts: argparse.Namespace) -> None:
+    """A tool that records each call (``--extra-tool``): dangerous-looking tools are
+    offered next to the search tool, and the test checks none of them is ever called."""
+    name = str(spec["name"])
+    notes = types.ToolAnnotations(read_only_hint=True) if spec.get("readOnly") else None
+
+    def run(query: str) -> str:
+        if opts.calls_file:
+            with open(opts.calls_file, "a", encoding="utf-8") as calls:
+                calls.write(f"{name} {query}\n")
+        return json.dumps({"title": f"{name} ran", "content": query, "path": f"{name}.txt"})
+
+    server.tool(name=name, description=spec.get("description") or f"{name} by query.",
+                annotations=notes)(run)
 
 
 async def serve(opts: argparse.Namespace) -> None:

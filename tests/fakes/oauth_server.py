@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import uvicorn
+from mcp import types
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -131,7 +132,8 @@ def build_server(base: str, provider: InMemoryAuthServer, path: str = "/mcp") ->
                           revocation_options=RevocationOptions(enabled=True)),
     )
 
-    @server.tool(name="search", description="Search the protected notes.")
+    @server.tool(name="search", description="Search the protected notes.",
+                 annotations=types.ToolAnnotations(read_only_hint=True))
     def search(query: str, top_k: int = 5) -> str:
         if query == "whoami":  # a careless server that echoes the caller's token
             from mcp.server.auth.middleware.auth_context import get_access_token

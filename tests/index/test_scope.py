@@ -91,7 +91,8 @@ def test_repo_filter_in_the_query_goes_only_to_tools_that_take_it() -> None:
     assert scope == {"repos": ["expressjs/express"]}
     schema = {"type": "object", "properties": {"query": {"type": "string"}, "repos": {"type": "array"}}}
     scoped = select_tool(ServerConfig(name="files", command="x"),
-                         [types.Tool(name="search_code", input_schema=schema)])
+                         [types.Tool(name="search_code", input_schema=schema,
+                                     annotations=types.ToolAnnotations(read_only_hint=True))])
     assert scoped.arguments("q", 5, scope)["repos"] == ["expressjs/express"]
     other = ToolSelection("search", "query")
     assert "repos" not in other.arguments("q", 5, scope)

@@ -60,7 +60,8 @@ class Recorder:
         self.hang = hang
         self.delay = delay
         self.server = MCPServer(name)
-        self.server.tool(name="search_docs", description="Search.")(self._search)
+        self.server.tool(name="search_docs", description="Search.",
+                         annotations=types.ToolAnnotations(read_only_hint=True))(self._search)
 
     async def _search(self, query: str, limit: int = 10) -> types.CallToolResult:
         self.calls.append({"query": query, "limit": limit})

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 
 import pytest
+from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 
 from tests.sources.helpers import Recorder, eventually, health, memory_fake
@@ -291,7 +292,7 @@ async def test_tool_list_changed_reselects_the_tool() -> None:
 
     @server.tool()
     async def enable_search(ctx: Context) -> str:
-        server.add_tool(search, name="search")
+        server.add_tool(search, name="search", annotations=types.ToolAnnotations(read_only_hint=True))
         await ctx.session.send_tool_list_changed()
         return "enabled"
 

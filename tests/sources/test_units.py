@@ -15,9 +15,11 @@ from tributary.engine.sources.tools import ToolSelectionError, select_tool
 
 
 def tool(name: str, props: dict[str, str], required: list[str]) -> types.Tool:
+    """A tool its server declares read-only (the only kind auto-detection may choose)."""
     schema = {"type": "object", "properties": {k: {"type": v} for k, v in props.items()},
               "required": required}
-    return types.Tool(name=name, input_schema=schema)
+    return types.Tool(name=name, input_schema=schema,
+                      annotations=types.ToolAnnotations(read_only_hint=True))
 
 
 CFG = ServerConfig(name="s", command="x")
@@ -164,41 +166,68 @@ def annotated(name: str, description: str = "", **hints: bool) -> types.Tool:
 
 @pytest.mark.parametrize("order", [0, 1])
 def test_read_verbs_win_over_write_verbs_whatever_the_order(order: int) -> None:
-    tools = [annotated("write_query"), annotated("read_query")]
+    ro = {"read_only_hint": True}
+    tools = [annotated("write_query", **ro), annotated("read_query", **ro)]
     assert select_tool(CFG, tools[::-1] if order else tools).tool == "read_query"
-    many = [annotated("update_query"), annotated("delete_query"), annotated("create_query"),
-            annotated("get_query"), annotated("insert_query")]
+    many = [annotated("update_query", **ro), annotated("delete_query", **ro),
+            annotated("create_query", **ro), annotated("get_query", **ro),
+            annotated("insert_query", **ro)]
     assert select_tool(CFG, many[::-1] if order else many).tool == "get_query"
 
 
-def test_destructive_or_not_read_only_tools_are_never_chosen() -> None:
-    destructive = annotated("delete_by_query", destructive_hint=True)
-    assert select_tool(CFG, [destructive, annotated("find_things")]).tool == "find_things"
-    with pytest.raises(ToolSelectionError, match=r"needs a tool chosen.*delete_by_query \(marked destructive\)"):
-        select_tool(CFG, [destructive])
-    # the annotation beats a harmless name
-    with pytest.raises(ToolSelectionError, match="search \\(marked not read-only\\)"):
-        select_tool(CFG, [annotated("search", read_only_hint=False)])
-    with pytest.raises(ToolSelectionError, match="search \\(marked destructive\\)"):
-        select_tool(CFG, [annotated("search", read_only_hint=True, destructive_hint=True)])
-    chosen = select_tool(CFG, [annotated("search", read_only_hint=False), annotated("lookup", read_only_hint=True)])
+def test_only_tools_marked_read_only_are_chosen() -> None:
+    with pytest.raises(ToolSelectionError, match=r"^no read-only search tool; set `tool:` to choose one"):
+        select_tool(CFG, [annotated("search"), annotated("find_things")])
+    chosen = select_tool(CFG, [annotated("search"), annotated("lookup", read_only_hint=True)])
     assert chosen.tool == "lookup"
 
 
-def test_read_only_mark_breaks_ties_and_allows_a_write_word() -> None:
-    tools = [annotated("query_b"), annotated("query_a", read_only_hint=True)]
+def test_destructive_or_not_read_only_tools_are_never_chosen() -> None:
+    destructive = annotated("delete_by_query", destructive_hint=True, read_only_hint=True)
+    chosen = select_tool(CFG, [destructive, annotated("find_things", read_only_hint=True)])
+    assert chosen.tool == "find_things"
+    with pytest.raises(ToolSelectionError, match=r"delete_by_query: marked destructive"):
+        select_tool(CFG, [destructive])
+    with pytest.raises(ToolSelectionError, match="search: not marked readOnlyHint"):
+        select_tool(CFG, [annotated("search", read_only_hint=False)])
+    with pytest.raises(ToolSelectionError, match="search: marked destructive"):
+        select_tool(CFG, [annotated("search", read_only_hint=True, destructive_hint=True)])
+
+
+@pytest.mark.parametrize("name", ["deletes_by_query", "erase_by_query", "wipe_query",
+                                  "overwrite_query", "DeletedQuery", "dropping_query",
+                                  "erasing_search", "Wipes_Query"])
+def test_write_verbs_veto_in_any_inflection_and_case(name: str) -> None:
+    with pytest.raises(ToolSelectionError, match=rf"{name}: named with the write verb"):
+        select_tool(CFG, [annotated(name, read_only_hint=True)])
+
+
+@pytest.mark.parametrize("description", ["Execute a select query on the database",
+                                         "Deletes every record matching the query",
+                                         "Run a SQL statement"])
+def test_descriptions_veto_in_any_case(description: str) -> None:
+    with pytest.raises(ToolSelectionError, match="no read-only search tool"):
+        select_tool(CFG, [annotated("query_data", description, read_only_hint=True)])
+
+
+def test_read_only_tools_are_chosen_by_name_not_order() -> None:
+    ro = {"read_only_hint": True}
+    tools = [annotated("query_b", **ro), annotated("query_a", **ro)]
     assert select_tool(CFG, tools).tool == "query_a"
-    assert select_tool(CFG, [annotated("query_b"), annotated("query_a")]).tool == "query_a"  # by name, not order
-    assert select_tool(CFG, [annotated("set_query", read_only_hint=True)]).tool == "set_query"
+    assert select_tool(CFG, tools[::-1]).tool == "query_a"
+    assert select_tool(CFG, [annotated("search_settings", **ro)]).tool == "search_settings"
+    assert select_tool(CFG, [annotated("search_movies", **ro)]).tool == "search_movies"
 
 
 def test_nothing_clearly_safe_asks_for_a_tool() -> None:
-    with pytest.raises(ToolSelectionError, match="needs a tool chosen") as caught:
-        select_tool(CFG, [annotated("write_query"), annotated("run_query"),
-                          annotated("read_query", "Execute a SELECT query on the SQLite database")])
+    with pytest.raises(ToolSelectionError, match="no read-only search tool") as caught:
+        select_tool(CFG, [annotated("write_query", read_only_hint=True), annotated("run_query"),
+                          annotated("read_query", "Execute a SELECT query on the SQLite database",
+                                    read_only_hint=True)])
     message = str(caught.value)
-    assert "write_query (named with the write verb 'write')" in message
-    assert "read_query (its description says" in message and "set `tool`" in message
+    assert "write_query: named with the write verb 'write'" in message
+    assert "run_query: not marked readOnlyHint" in message
+    assert "read_query: its description" in message and "set `tool:`" in message
     # configured explicitly, the same tool is used as asked
     sel = select_tool(ServerConfig(name="s", command="x", tool="write_query"), [annotated("write_query")])
     assert sel.tool == "write_query" and not sel.auto

@@ -7,14 +7,17 @@ its one required string argument or as a string argument named like a query.
 ``top_k`` goes to an integer argument named top_k/limit/max_results/k/n when
 there is one. When nothing fits, :class:`ToolSelectionError` names the tools seen.
 
-Every search is sent to the chosen tool, so auto-detection only ever picks a tool that
-is clearly safe to call with arbitrary text (:func:`unsafe_reason`): never one marked
-``destructiveHint: true`` or ``readOnlyHint: false``, never one named with a write verb
-(write, delete, create, update, …) unless it is marked read-only, and never one that
-executes a language such as SQL. Among the safe ones the choice is by rule — the name
-(``search`` first), a read-only mark, fewer required arguments, then the name itself —
-never by the server's list order. When search-like tools exist but none is clearly safe,
-nothing is chosen and the error asks for ``tool`` to be set.
+Every search is sent to the chosen tool with arbitrary text, so auto-detection only
+ever picks a tool the server itself declares safe: one annotated ``readOnlyHint: true``.
+A tool without that mark is called only when the config names it (``tool:``); when no
+search-like tool is marked read-only, nothing is chosen and the source says so ("no
+read-only search tool; set `tool:` to choose one"). The name and description are an
+extra veto on top (:func:`unsafe_reason`): even a tool marked read-only is passed over
+when marked destructive, named with a write verb in any inflection (``deletes``,
+``wiped``, ``erasing``), described as doing so, or described as running a query
+language (SQL, ``select`` …), whatever the case. Among the tools left the choice is by
+rule — the name (``search`` first), fewer required arguments, then the name itself —
+never by the server's list order.
 """
 
 from __future__ import annotations
@@ -37,11 +40,15 @@ WRITE_WORDS = frozenset((
     "put", "set", "add", "edit", "modify", "patch", "send", "exec", "execute", "run", "kill",
     "move", "rename", "upload", "push", "reset", "clear", "truncate", "destroy", "purge",
     "apply", "replace", "append", "save", "reindex", "alter", "grant", "revoke", "close",
-    "cancel", "approve", "publish",
+    "cancel", "approve", "publish", "erase", "wipe", "overwrite", "nuke", "flush", "prune",
+    "unlink", "shred", "evict", "expunge", "discard", "terminate", "restart", "stop",
+    "shutdown", "deploy", "merge", "revert", "rollback", "disable", "enable", "import",
+    "invoke", "call", "trigger", "submit", "post", "transfer", "pay", "format", "wipeout",
 ))
 # A query tool whose description says it takes a query language would get the user's words
 # as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
-_RUNS_CODE = re.compile(r"\b(?:SELECT|(?i:sql|cypher|sparql|graphql|shell command))\b")
+_RUNS_CODE = re.compile(r"\b(?:select|sql|cypher|sparql|graphql|shell command)\b", re.IGNORECASE)
+NO_READ_ONLY = "no read-only search tool; set `tool:` to choose one"
 QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_query",
                "searchQuery", "keywords", "term", "prompt")
 TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
@@ -97,15 +104,18 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
             "no search-like tool with a string query argument; tools seen: "
             f"{_names(tools)} — set `tool` (and `query_argument`) for this server"
         )
-    unsafe = {t.name: reason for t in candidates if (reason := unsafe_reason(t)) is not None}
-    safe = [t for t in candidates if t.name not in unsafe]
+    passed: dict[str, str] = {}
+    safe = []
+    for t in candidates:
+        reason = "not marked readOnlyHint" if not _marked_read_only(t) else unsafe_reason(t)
+        if reason is None:
+            safe.append(t)
+        else:
+            passed[t.name] = reason
     if not safe:
-        passed = "; ".join(f"{name} ({reason})" for name, reason in sorted(unsafe.items()))
-        raise ToolSelectionError(
-            f"needs a tool chosen: no search tool is clearly safe to send queries to — {passed}; "
-            "set `tool` (and `query_argument`) for this server if one of them is meant for it"
-        )
-    tool = min(safe, key=lambda t: (_name_rank(t.name), not _marked_read_only(t), len(_required(t)), t.name))
+        listed = "; ".join(f"{name}: {reason}" for name, reason in sorted(passed.items()))
+        raise ToolSelectionError(f"{NO_READ_ONLY} (passed over: {listed})")
+    tool = min(safe, key=lambda t: (_name_rank(t.name), len(_required(t)), t.name))
     return ToolSelection(
         tool=tool.name,
         query_argument=_query_argument(tool, config),
@@ -150,24 +160,46 @@ def _marked_read_only(tool: types.Tool) -> bool:
     return tool.annotations is not None and tool.annotations.read_only_hint is True
 
 
-def unsafe_reason(tool: types.Tool) -> str | None:
-    """Why ``tool`` must not be auto-chosen to receive arbitrary query text, or None.
+def _stems(word: str) -> set[str]:
+    """``word`` and what it may be an inflection of: deletes, deleted, deleting → delete."""
+    stems = {word}
+    for suffix, back in (("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ing", ""), ("ing", "e")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 1:
+            stem = word[: -len(suffix)] + back
+            stems.add(stem)
+            if suffix in ("ed", "ing") and len(stem) > 2 and stem[-1] == stem[-2]:
+                stems.add(stem[:-1])  # dropped, dropping → drop
+    return stems
 
-    Its MCP annotations first (a server's own word on what the tool does), then its name's
-    verbs, then a description saying it runs a query language or code.
+
+def _write_verb(words: Sequence[str]) -> str | None:
+    for word in words:
+        found = WRITE_WORDS.intersection(_stems(word))
+        if found:
+            return min(found)
+    return None
+
+
+def unsafe_reason(tool: types.Tool) -> str | None:
+    """Why ``tool`` must not be auto-chosen even if marked read-only, or None.
+
+    A veto on top of the server's annotations: marked destructive, a write verb in its
+    name (word stems, any case), a description that starts with one, or a description
+    saying it runs a query language or code.
     """
     notes = tool.annotations
     if notes is not None and notes.destructive_hint is True:
         return "marked destructive"
     if notes is not None and notes.read_only_hint is False:
         return "marked not read-only"
-    if _marked_read_only(tool):
-        return None
-    verbs = sorted(WRITE_WORDS.intersection(_words(tool.name)))
-    if verbs:
-        return f"named with the write verb {verbs[0]!r}"
+    verb = _write_verb(_words(tool.name))
+    if verb:
+        return f"named with the write verb {verb!r}"
     described = " ".join([tool.description or "", *(str(s.get("description", "")) for s in
                                                       _properties(tool).values() if isinstance(s, dict))])
+    verb = _write_verb(_words(described)[:1])
+    if verb:
+        return f"its description starts with the write verb {verb!r}"
     runs = _RUNS_CODE.search(described)
     if runs:
         return f"its description says it takes a query language ({runs.group(0)!r})"
