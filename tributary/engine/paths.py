@@ -2,18 +2,30 @@
 
 ``TRIBUTARY_CONFIG`` overrides the config file; ``TRIBUTARY_HOME`` puts everything
 (config and data) under one folder, which tests and portable installs use.
+
+The data (query history, cache, indexes) is the user's alone, whatever the umask: its
+folders are made 0700 and its files 0600 (:func:`private_file`), and the first time a
+process opens a file under the data folder, modes a looser umask left there are
+repaired.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import stat
+import threading
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "tributary"
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+# Files SQLite keeps beside a database; it gives them the database file's mode.
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def home_override() -> Path | None:
@@ -59,3 +71,74 @@ def repo_id(repo_path: Path | str) -> str:
     digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", resolved.name) or "repo"
     return f"{stem}-{digest}"
+
+
+_repaired: set[Path] = set()
+_repair_lock = threading.Lock()
+
+
+def _chmod_own(path: Path, mode: int) -> None:
+    """Set ``path``'s mode when it is ours and not a symlink (another user's file, or
+    a link's target, is left alone)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return
+    if stat.S_ISLNK(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        return
+    if stat.S_IMODE(info.st_mode) != mode:
+        with contextlib.suppress(OSError):
+            path.chmod(mode)
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as an existing folder readable by its owner alone (created 0700, or
+    made so when it is ours)."""
+    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    _chmod_own(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def repair_private_tree(root: Path) -> None:
+    """Make every folder under ``root`` (``root`` too) 0700 and every file 0600:
+    the modes a permissive umask left on an existing data folder."""
+    if not root.is_dir():
+        return
+    _chmod_own(root, PRIVATE_DIR_MODE)
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in dirnames:
+            _chmod_own(here / name, PRIVATE_DIR_MODE)
+        for name in filenames:
+            _chmod_own(here / name, PRIVATE_FILE_MODE)
+
+
+def private_file(path: Path) -> None:
+    """Prepare ``path`` (a database about to be opened) to be the owner's alone: its
+    folder private, the file created 0600 if missing, and it and SQLite's side files
+    made 0600. Under the data folder, every folder from it down is made 0700, and the
+    whole data folder is repaired once per process."""
+    folder = path.parent
+    data = data_dir()
+    try:
+        inside = folder.resolve().is_relative_to(data.resolve())
+    except OSError:
+        inside = False
+    if inside:
+        with _repair_lock:
+            if data not in _repaired:
+                private_dir(data)
+                repair_private_tree(data)
+                _repaired.add(data)
+        private_dir(folder)
+        here = folder.resolve()
+        top = data.resolve()
+        while here != top and here.is_relative_to(top):
+            _chmod_own(here, PRIVATE_DIR_MODE)
+            here = here.parent
+    elif not folder.exists():
+        private_dir(folder)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
+    os.close(fd)
+    for name in ("", *SQLITE_SIDE_FILES):
+        _chmod_own(path.with_name(path.name + name), PRIVATE_FILE_MODE)

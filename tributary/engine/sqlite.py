@@ -25,6 +25,8 @@ from typing import cast
 
 import sqlean
 
+from tributary.engine.paths import private_file
+
 Connection = sqlite3.Connection  # sqlean's Connection has the same API; typed as stdlib's
 
 BUSY_TIMEOUT_MS = 10_000
@@ -38,14 +40,15 @@ def connect(
     vectors: bool = False,
 ) -> Connection:
     """Open ``path`` (created unless ``readonly``) with WAL, a busy timeout and foreign
-    keys; ``vectors`` loads sqlite-vec."""
+    keys; ``vectors`` loads sqlite-vec. A file opened to write is the owner's alone
+    (0600, its WAL and shared-memory files too: SQLite gives them the file's mode)."""
     target = str(path)
     if readonly:
         uri = Path(path).resolve().as_uri() + "?mode=ro"
         raw = sqlean.connect(uri, uri=True, isolation_level=None, check_same_thread=check_same_thread)
     else:
         if target != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_file(Path(path))
         raw = sqlean.connect(target, isolation_level=None, check_same_thread=check_same_thread)
     conn = cast(Connection, raw)
     if vectors:
