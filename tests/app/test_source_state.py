@@ -45,9 +45,9 @@ def test_chips_show_typical_latency_and_a_recent_restart(qtbot: Any) -> None:
     strip.set_reports([SourceReport(name=n) for n in ("files", "git", "docs", "new")], "asking…")
     chips = strip.chips
     # While waiting: how long this source usually takes.
-    assert chips["files"].text() == "files  … ~85 ms"
-    assert chips["git"].text() == "git  … ~2.4 s"
-    assert chips["docs"].text() == "docs  …" and chips["new"].text() == "new  …"
+    assert chips["files"].text() == "files … ~85 ms"
+    assert chips["git"].text() == "git … ~2.4 s"
+    assert chips["docs"].text() == "docs …" and chips["new"].text() == "new …"
     assert "typically answers in ~85 ms" in chips["files"].toolTip()
 
     strip.set_reports([
@@ -55,9 +55,9 @@ def test_chips_show_typical_latency_and_a_recent_restart(qtbot: Any) -> None:
         SourceReport(name="git", status=SourceStatus.TIMEOUT, latency_ms=3000.0),
         SourceReport(name="docs", status=SourceStatus.OK, hits=1, latency_ms=40.0),
     ], "done")
-    assert chips["files"].text() == "files  3 hits · 92 ms"
+    assert chips["files"].text() == "files 3 hits · 92 ms"
     assert "latency 92 ms (typically ~85 ms)" in chips["files"].toolTip()
-    assert chips["git"].text() == "git  timeout · 3000 ms · restarted"
+    assert chips["git"].text() == "git · timeout · 3000 ms · restarted"
     tip = chips["git"].toolTip()
     assert "restarted 1× · last at " in tip and "no answer for 9 s" in tip
     assert "typically ~2.4 s" in tip
@@ -66,7 +66,7 @@ def test_chips_show_typical_latency_and_a_recent_restart(qtbot: Any) -> None:
     # A restart long ago stays in the tooltip, not on the chip.
     states[1] = replace(states[1], restarted_at=time.time() - 3600)
     strip.set_reports([SourceReport(name="git", status=SourceStatus.OK, hits=2, latency_ms=50.0)])
-    assert chips["git"].text() == "git  2 hits · 50 ms"
+    assert chips["git"].text() == "git 2 hits · 50 ms"
     assert "restarted 1×" in chips["git"].toolTip()
 
 
@@ -77,7 +77,7 @@ def test_chips_survive_a_failing_state_source(qtbot: Any) -> None:
     strip = SourceStrip(states=broken)
     qtbot.addWidget(strip)
     strip.set_reports([SourceReport(name="a", status=SourceStatus.OK, hits=1, latency_ms=5.0)])
-    assert strip.chips["a"].text() == "a  1 hits · 5 ms"
+    assert strip.chips["a"].text() == "a 1 hit · 5 ms"
 
 
 class StatefulEngine(FakeEngine):
@@ -134,3 +134,22 @@ def test_servers_list_shows_latency_and_what_happened(qtbot: Any, tmp_path: Path
 def test_describe_state_of_a_server_that_is_down() -> None:
     down = state("x", status=ServerStatus.BACKOFF, pid=None, uptime_s=None, last_error="exit 3")
     assert describe_state(down) == "down, restarting · last error: exit 3"
+
+
+def test_a_server_with_no_search_tool_is_marked_in_the_list(qtbot: Any, tmp_path: Path) -> None:
+    """Green in the engine but of no use to a search: the list and the server's status
+    say so in words, not only in a tooltip."""
+    config = Config(path=tmp_path / "config.yaml")
+    config.servers["time"] = ServerConfig(name="time", command="mcp-server-time")
+    engine = StatefulEngine(config=config)
+    why = ("no search-like tool with a string query argument; tools seen: get_current_time, "
+           "convert_time — set `tool` (and `query_argument`) for this server")
+    engine.states = [state("time", 12.0, tool=None, tool_error=why)]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    page = editor.servers
+    assert page.list.item(0).data(LATENCY_ROLE) == "no search tool"
+    assert page.state_label.isVisible()
+    assert "not asked in searches: no search-like tool" in page.state_label.text()

@@ -30,6 +30,7 @@ FAKE_ARGS: dict[str, tuple[str, ...]] = {
     "beta": ("--hits", "4", "--structured"),
     "broken": ("--mode", "error"),
     "slow": ("--mode", "hang"),
+    "clock": ("--tool", "get_time"),  # its one tool is no search
 }
 
 
@@ -204,3 +205,19 @@ async def test_query_syntax_filters_sources_and_paths() -> None:
     assert {r.name: r.status for r in only.sources}["alpha"] == SourceStatus.SKIPPED
     assert excluded.hits and all(not (h.path or "").startswith("src/alpha/") for h in excluded.hits)
     assert nothing.hits == []  # the fakes' hits are Python files
+
+
+async def test_a_server_with_no_search_tool_is_skipped_with_the_reason() -> None:
+    """Once its tools are known to offer nothing to search with, a server is not asked
+    again: the route skips it and says why, and the search still answers."""
+    async with make_engine(make_config("alpha", "clock")) as engine:
+        await engine.search(SearchRequest("retry", top_k=10))  # starts both, lists tools
+        decision = engine.route("retry")
+        assert decision.servers == ["alpha"]
+        assert "no search-like tool" in decision.skipped["clock"]
+        response = await engine.search(SearchRequest("retry again", top_k=10))
+    by_name = {r.name: r for r in response.sources}
+    assert by_name["alpha"].status is SourceStatus.OK
+    assert by_name["clock"].status is SourceStatus.SKIPPED
+    assert by_name["clock"].detail and "no search-like tool" in by_name["clock"].detail
+    assert response.error is None

@@ -139,7 +139,22 @@ class Engine:
     # ------------------------------------------------------------------ routing
 
     def route(self, query: str, sources: list[str] | None = None) -> RouteDecision:
-        return route(self._effective, query, sources_override=sources)
+        return self._skip_toolless(route(self._effective, query, sources_override=sources))
+
+    def _skip_toolless(self, decision: RouteDecision) -> RouteDecision:
+        """Servers that are up but offer no tool a search may call (their tool list is
+        known and none fits) are not asked: each search would fail the same way. They
+        are skipped with that reason, as routing skips others."""
+        for name in list(decision.servers):
+            try:
+                state = self.pool.state(name)
+            except KeyError:  # not a pooled server
+                continue
+            if state.tool is None and state.tool_error:
+                decision.servers.remove(name)
+                decision.weights.pop(name, None)
+                decision.skipped[name] = state.tool_error
+        return decision
 
     # ------------------------------------------------------------------ search
 

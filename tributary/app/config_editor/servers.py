@@ -80,7 +80,14 @@ def describe_state(state: ServerState) -> str:
         parts.append(note)
     elif state.last_error:
         parts.append(f"last error: {state.last_error}")
+    if cannot_search(state):
+        parts.append(f"not asked in searches: {state.tool_error}")
     return " · ".join(parts)
+
+
+def cannot_search(state: ServerState) -> bool:
+    """Up, but none of its tools is one a search may call: searches skip it."""
+    return state.tool is None and bool(state.tool_error)
 
 
 def _duration(seconds: float) -> str:
@@ -371,8 +378,12 @@ class ServersPage(QWidget):
             item.setData(LATENCY_ROLE, "")
             item.setToolTip("Checked: enabled\nNot running in the engine (new or unsaved)")
             return
-        item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
-        item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
+        if cannot_search(state):  # running fine, yet of no use to a search: said in the list
+            item.setIcon(status_dot("timeout"))
+            item.setData(LATENCY_ROLE, "no search tool")
+        else:
+            item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
+            item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
         item.setToolTip(safe_text.tooltip(f"Checked: enabled\n{describe_state(state)}"))
 
     def _show_state(self) -> None:

@@ -703,10 +703,25 @@ class SearchPage(QWidget):
         self.detail.set_rating(self.model.rating(hit.id))
 
 
+WAITING_NAMED = 3  # sources named in "waiting for …"; more are counted
+
+
+def waiting_text(reports: list[SourceReport]) -> str:
+    """``waiting for git, docs…``: the sources a running search still waits on, by name
+    (a slow or dead one is what holds the answer back)."""
+    pending = [r.name for r in reports if r.status == "pending"]
+    if not pending:
+        return "finishing…"
+    named = ", ".join(pending[:WAITING_NAMED])
+    more = f" and {len(pending) - WAITING_NAMED} more" if len(pending) > WAITING_NAMED else ""
+    return f"waiting for {named}{more}…"
+
+
 def _summary(response: SearchResponse, final: bool) -> str:
     m = response.metrics
     answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
-    text = f"{len(response.hits)} results · {answered}/{len(response.sources)} sources"
+    asked = sum(1 for s in response.sources if s.status != "skipped")  # not the ones routing left out
+    text = f"{len(response.hits)} results · {answered}/{asked} sources"
     if response.route.query_class:
         text += f" · {response.route.query_class} query"
     if m.raw_hits:
@@ -716,8 +731,8 @@ def _summary(response: SearchResponse, final: bool) -> str:
         if not response.confident:  # the closest matches are still listed, but said to be weak
             text += " · no confident results" if response.hits else ""
         text += "".join(f" · {note}" for note in response.notes)
-    else:
-        text += " · waiting…"
+    else:  # first: the end of a long summary is what elides
+        text = f"{waiting_text(response.sources)} · {text}"
     return text
 
 

@@ -7,6 +7,10 @@ unusual — and whether the server was restarted lately (crashed, or killed
 because it stopped answering). Clicking a chip opens that server's stderr log
 (a non-modal window). The formatting helpers here are shared with the config
 editor's servers list.
+
+However many sources there are, the chips stay one compact row that never widens
+the window: it scrolls sideways with the mouse wheel, with the arrows at its ends
+(shown when some chips are out of view), and to a chip that takes the keyboard focus.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -39,6 +43,8 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
 
 _DOTS: dict[str, QIcon] = {}
 RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
+SUMMARY_SHARE = 0.33  # of the strip's width, at most, for the query's figures
+NO_TOOL = "no search-like tool"  # how the engine's reason for a source with no search tool begins
 
 StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
 
@@ -98,18 +104,26 @@ def status_dot(status: str) -> QIcon:
     return _DOTS[status]
 
 
+def has_no_search_tool(report: SourceReport) -> bool:
+    """Not asked because its tools offer nothing to search with (the engine's reason)."""
+    return report.status == SourceStatus.SKIPPED and (report.detail or "").startswith(NO_TOOL)
+
+
 def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
     restarted = " · restarted" if state is not None and restarted_lately(state) else ""
     if status in (SourceStatus.OK, SourceStatus.CACHED):
         cached = " · cached" if status == SourceStatus.CACHED else ""
-        return f"{report.name}  {report.hits} hits{latency}{cached}{restarted}"
+        hits = "1 hit" if report.hits == 1 else f"{report.hits} hits"
+        return f"{report.name} {hits}{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
         typical = typical_latency(state.latency_ms if state is not None else None)
-        return f"{report.name}  … {typical}" if typical else f"{report.name}  …"
-    label = {"circuit_open": "circuit open"}.get(status.value, status.value)
-    return f"{report.name}  {label}{latency}{restarted}"
+        return f"{report.name} … {typical}" if typical else f"{report.name} …"
+    if has_no_search_tool(report):
+        return f"{report.name} · no search tool"
+    label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
+    return f"{report.name} · {label}{latency}{restarted}"
 
 
 def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
@@ -144,7 +158,7 @@ class SourceStrip(QWidget):
         self.row.setObjectName("SourceRow")
         self._layout = QHBoxLayout(self.row)
         self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(6)
+        self._layout.setSpacing(4)
         self._layout.addStretch()
         self.chip_area = QScrollArea()
         self.chip_area.setObjectName("SourceScroll")
@@ -152,32 +166,85 @@ class SourceStrip(QWidget):
         self.chip_area.setWidgetResizable(True)
         self.chip_area.setFrameShape(QFrame.Shape.NoFrame)
         self.chip_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        # No bar: the wheel and the arrows scroll (a bar would take a row's height).
+        self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_area.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.chip_area.viewport().installEventFilter(self)
+        bar = self.chip_area.horizontalScrollBar()
+        bar.rangeChanged.connect(lambda *_: self._show_arrows())
+        bar.valueChanged.connect(lambda *_: self._show_arrows())
+        self.left_arrow = self._arrow(Qt.ArrowType.LeftArrow, -1, "Earlier sources")
+        self.right_arrow = self._arrow(Qt.ArrowType.RightArrow, 1, "More sources")
         # The query's figures: whole when there is room, elided (whole in the tooltip) when
-        # there is not; they never widen the window.
+        # there is not; they never widen the window nor crowd the chips out.
         self.summary = FittingLabel()
         self.summary.setObjectName("Muted")
         outer = QHBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.setSpacing(10)
+        outer.setSpacing(4)
+        outer.addWidget(self.left_arrow)
         outer.addWidget(self.chip_area, 1)
+        outer.addWidget(self.right_arrow)
+        outer.addSpacing(6)
         outer.addWidget(self.summary)
         self.chips: dict[str, QToolButton] = {}
         self._fit_height()
+        self._show_arrows()
+
+    def _arrow(self, kind: Qt.ArrowType, direction: int, tip: str) -> QToolButton:
+        arrow = QToolButton()
+        arrow.setArrowType(kind)
+        arrow.setAutoRaise(True)
+        arrow.setToolTip(tip)
+        arrow.setAutoRepeat(True)
+        arrow.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the chips themselves take the focus
+        arrow.clicked.connect(lambda: self.scroll_chips(direction))
+        policy = arrow.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # the chips do not shift as the arrows come and go
+        arrow.setSizePolicy(policy)
+        return arrow
 
     def _fit_height(self) -> None:
-        """Room for one row of chips and, below it, the sideways scroll bar (kept even
-        when not needed, so the results below do not jump as sources come and go)."""
+        """Room for one row of chips (the same with any number of sources, so the
+        results below do not jump as sources come and go)."""
         probe = QToolButton()
         probe.setObjectName("SourceChip")
         probe.setText("source")
         probe.setIconSize(QSize(10, 10))
         probe.ensurePolished()
-        chip = max(probe.sizeHint().height(), 24)
-        bar = self.chip_area.horizontalScrollBar().sizeHint().height()
-        self.chip_area.setFixedHeight(chip + bar + 2)
+        chip = max(probe.sizeHint().height(), 22)
+        self.chip_area.setFixedHeight(chip + 2)
         probe.deleteLater()
+
+    def scroll_chips(self, direction: int) -> None:
+        """Scroll the chips about two thirds of the visible row (-1 back, 1 on)."""
+        bar = self.chip_area.horizontalScrollBar()
+        step = max(60, self.chip_area.viewport().width() * 2 // 3)
+        bar.setValue(bar.value() + direction * step)
+
+    def _show_arrows(self) -> None:
+        bar = self.chip_area.horizontalScrollBar()
+        overflowing = bar.maximum() > 0
+        self.left_arrow.setVisible(overflowing)
+        self.right_arrow.setVisible(overflowing)
+        self.left_arrow.setEnabled(bar.value() > bar.minimum())
+        self.right_arrow.setEnabled(bar.value() < bar.maximum())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.chip_area.viewport() and isinstance(event, QWheelEvent):
+            delta = event.angleDelta()
+            steps = delta.x() if abs(delta.x()) > abs(delta.y()) else delta.y()
+            if steps:  # the wheel's usual down (negative) scrolls on, as a page would
+                bar = self.chip_area.horizontalScrollBar()
+                bar.setValue(bar.value() - steps)
+            return True
+        if event.type() == QEvent.Type.FocusIn and isinstance(watched, QToolButton):
+            self.chip_area.ensureWidgetVisible(watched, 8, 0)  # Tab reaches a chip out of view
+        return False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.summary.setMaximumWidth(max(120, int(event.size().width() * SUMMARY_SHARE)))
 
     def _server_states(self) -> dict[str, ServerState]:
         if self._states is None:
@@ -203,6 +270,7 @@ class SourceStrip(QWidget):
                 chip.setIconSize(QSize(10, 10))
                 chip.setCursor(Qt.CursorShape.PointingHandCursor)
                 chip.clicked.connect(lambda _=False, n=report.name: self.log_requested.emit(n))
+                chip.installEventFilter(self)
                 self.chips[report.name] = chip
             if reorder:
                 self._layout.insertWidget(position, chip)

@@ -92,7 +92,9 @@ def _missing_eval_extra() -> str | None:
     missing = [name for name in ("scipy", "matplotlib") if importlib.util.find_spec(name) is None]
     if not missing:
         return None
-    return f"evaluation reports need {' and '.join(missing)}: pip install 'tributary[eval]'"
+    from tributary.engine.extras import install_hint
+
+    return f"evaluation reports need {' and '.join(missing)}: install the eval extra: {install_hint('eval')}"
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,0 +1,114 @@
+"""The source chips with many sources: one compact row that scrolls (wheel, arrows,
+keyboard focus), the query's figures never crowding the chips out, and sources that
+cannot be searched said so on their chip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from tributary.app.search.page import _summary, waiting_text
+from tributary.app.search.source_strip import SourceStrip, chip_text
+from tributary.engine.model import SearchRequest, SearchResponse, SourceReport, SourceStatus
+
+NAMES = ["memory", "filesystem", "git", "everything", "time", "fetch", "dead-hang", "wiki", "tickets",
+         "slack-archive-search", "confluence", "context7", "runbooks", "adr", "files", "tasks"]
+SUMMARY = "30 results · 10/14 sources · howto query · dedup 21 % · 5949 ms"
+
+
+def reports() -> list[SourceReport]:
+    return [SourceReport(name=n, status=SourceStatus.OK, hits=3, latency_ms=120.0) for n in NAMES]
+
+
+def make_strip(qtbot: Any, width: int) -> SourceStrip:
+    strip = SourceStrip()
+    qtbot.addWidget(strip)
+    strip.resize(width, strip.sizeHint().height())
+    strip.show()
+    strip.set_reports(reports(), SUMMARY)
+    settle()
+    return strip
+
+
+def settle() -> None:
+    for _ in range(3):  # layout requests, then the scroll area's resize of its row
+        QApplication.processEvents()
+
+
+def wheel(strip: SourceStrip, dy: int) -> None:
+    viewport = strip.chip_area.viewport()
+    centre = QPointF(viewport.rect().center())
+    event = QWheelEvent(centre, QPointF(viewport.mapToGlobal(centre.toPoint())), QPoint(0, 0), QPoint(0, dy),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(viewport, event)
+
+
+def test_the_chips_keep_most_of_the_row(qtbot: Any) -> None:
+    """The query's figures take at most a share of the row; the chips the rest."""
+    for width in (700, 1050):  # the strip at a 1,024 and a 1,366 px wide window
+        strip = make_strip(qtbot, width)
+        assert strip.chip_area.width() >= width * 0.55
+        assert strip.summary.toolTip() in ("", SUMMARY)
+
+
+def test_the_wheel_and_the_arrows_scroll_the_chips(qtbot: Any) -> None:
+    strip = make_strip(qtbot, 700)
+    bar = strip.chip_area.horizontalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == 0
+    assert strip.right_arrow.isVisible() and strip.left_arrow.isVisible()
+    assert strip.right_arrow.isEnabled() and not strip.left_arrow.isEnabled()
+    wheel(strip, -120)  # the wheel turned down: on to the later chips
+    assert bar.value() > 0
+    wheel(strip, 240)
+    assert bar.value() == 0
+    strip.right_arrow.click()
+    assert bar.value() > 0 and strip.left_arrow.isEnabled()
+    strip.left_arrow.click()
+    assert bar.value() == 0
+
+
+def test_a_chip_taking_the_focus_is_scrolled_into_view(qtbot: Any) -> None:
+    strip = make_strip(qtbot, 700)
+    strip.activateWindow()
+    last = strip.chips[NAMES[-1]]
+    last.setFocus(Qt.FocusReason.TabFocusReason)
+    settle()
+    viewport = strip.chip_area.viewport()
+    left = last.mapTo(viewport, QPoint(0, 0)).x()
+    assert left >= 0 and left + last.width() <= viewport.width()
+
+
+def test_few_sources_need_no_arrows(qtbot: Any) -> None:
+    strip = SourceStrip()
+    qtbot.addWidget(strip)
+    strip.resize(900, strip.sizeHint().height())
+    strip.show()
+    strip.set_reports(reports()[:2], "6 results")
+    settle()
+    assert not strip.right_arrow.isVisible() and not strip.left_arrow.isVisible()
+
+
+def test_a_source_with_no_search_tool_says_so_on_its_chip() -> None:
+    report = SourceReport(name="time", status=SourceStatus.SKIPPED,
+                          detail="no search-like tool with a string query argument; tools seen: get_current_time")
+    assert chip_text(report) == "time · no search tool"
+    routed = SourceReport(name="wiki", status=SourceStatus.SKIPPED, detail="not in the fallback")
+    assert chip_text(routed) == "wiki · not asked"
+
+
+def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> None:
+    sources = [SourceReport(name="files", status=SourceStatus.OK, hits=3),
+               SourceReport(name="git", status=SourceStatus.PENDING),
+               SourceReport(name="dead", status=SourceStatus.PENDING)]
+    sources += [SourceReport(name=f"other{i}", status=SourceStatus.SKIPPED, detail="not in the fallback")
+                for i in range(11)]
+    response = SearchResponse(request=SearchRequest(query="retry"), sources=sources)
+    running = _summary(response, final=False)
+    assert running.startswith("waiting for git, dead…")
+    assert "1/3 sources" in running
+    assert waiting_text(sources[:1]) == "finishing…"
+    many = [SourceReport(name=f"s{i}", status=SourceStatus.PENDING) for i in range(5)]
+    assert waiting_text(many) == "waiting for s0, s1, s2 and 2 more…"
