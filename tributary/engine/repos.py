@@ -54,9 +54,10 @@ def _store_errors(backend: IndexBackend) -> tuple[type[BaseException], ...]:
     """The errors a failing task store raises in ``backend``."""
     if backend.dsn is None:
         return (sqlite3.Error,)
-    import psycopg
+    # tributary.engine.postgres first: it says which extra to install when psycopg is missing
+    from tributary.engine.postgres.db import PostgresError  # noqa: I001
 
-    from tributary.engine.postgres.db import PostgresError
+    import psycopg
 
     return (psycopg.Error, PostgresError)
 

@@ -69,8 +69,10 @@ def make_cache(
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] != "redis":
                 raise
+            from tributary.engine.extras import install_hint
+
             raise CacheError(
-                "cache backend 'redis' needs the redis client: pip install 'tributary[redis]'"
+                f"cache backend 'redis' needs the redis extra: {install_hint('redis')}"
             ) from exc
 
         return RedisCache(

@@ -261,8 +261,10 @@ def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
 def load_torch_model() -> SentenceTransformerEmbedder:
     """The PyTorch path: the fallback, and the reference the ONNX model is tested against."""
     if not torch_installed():
+        from tributary.engine.extras import install_hint
+
         raise ModelUnavailableError(
-            "the PyTorch embedder needs the [model] extra: pip install 'tributary[model]'"
+            f"the PyTorch embedder needs the model extra: {install_hint('model')}"
         )
     model_dir = default_model_dir()
     verify_weights(model_dir)

