@@ -9,6 +9,10 @@
   boundary and the response says so in ``SearchResponse.notes``. The cut comes before
   anything parses the query (its filters, its class), so no parser ever reads more
   than ``MAX_QUERY_CHARS`` of untrusted text.
+- A filter value that can name nothing (a ``repo:`` of 300 characters, a control
+  character, hundreds of values) is refused here, naming the filter and where it is,
+  before any source sees it: one client's bad input is not a source's failure, and
+  must not open a breaker that every other client then finds open.
 - A query with no letters or digits (``?!``, ``---``) has nothing any source could
   match: it is answered at once, with no hits, a note and the short "nothing relevant
   found" context, instead of a full budget of whatever the sources return.
@@ -17,10 +21,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
-from tributary.engine.model import SearchRequest
+from tributary.engine.index.naming import MAX_SCOPE_CHARS, MAX_SCOPE_VALUES, scope_problem
+from tributary.engine.model import SearchFilters, SearchRequest
 from tributary.engine.query_syntax import with_query_filters
 
 MAX_QUERY_CHARS = 8000  # four times the longest commit message of the pytest benchmark
@@ -39,6 +45,43 @@ def unicode_problem(text: str, what: str = "the query") -> str | None:
         return None
     return (f"{what} is not valid Unicode: it holds a lone surrogate U+{ord(found.group()):04X} "
             f"at character {found.start() + 1}; send UTF-8 text")
+
+
+# Each filter list, and the query syntax that writes it.
+_FILTER_SYNTAX = {
+    "sources": "source:", "exclude_sources": "-source:", "languages": "lang:",
+    "exclude_languages": "-lang:", "paths": "path:", "exclude_paths": "-path:",
+    "repos": "repo:", "exclude_repos": "-repo:",
+}
+
+
+def filter_problem(filters: SearchFilters, query: str) -> str | None:
+    """Why ``filters`` cannot be searched with, naming the filter and where it was
+    written (its place in ``query``, or the request's own filters), or None."""
+    for name, syntax in _FILTER_SYNTAX.items():
+        values: list[str] = getattr(filters, name)
+        check = scope_problem if name.endswith("repos") else _values_problem
+        problem = check(values, f"the filter {syntax}")
+        if problem is None:
+            continue
+        bad = next((v for v in values if check([v], "") is not None), None)
+        at = query.find(bad) if isinstance(bad, str) and bad else -1
+        where = f"at character {at + 1} of the query" if at >= 0 else "in the request's filters"
+        return f"{problem} ({where})"
+    return None
+
+
+def _values_problem(values: Sequence[str], what: str) -> str | None:
+    if len(values) > MAX_SCOPE_VALUES:
+        return f"{what} has {len(values)} values, at most {MAX_SCOPE_VALUES}"
+    for number, value in enumerate(values, 1):
+        if not isinstance(value, str):
+            return f"{what} value {number} is not a string"
+        if len(value) > MAX_SCOPE_CHARS:
+            return f"{what} value {number} is {len(value)} characters long, at most {MAX_SCOPE_CHARS}"
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return f"{what} value {number} holds a control character"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +109,11 @@ def check_query(request: SearchRequest) -> CheckedQuery:
         cut = (cut[:space] if space > 0 else cut).rstrip()
         notes.append(f"the query was {len(query):,} characters; only its first {len(cut):,} were searched")
         request = replace(request, query=cut)
+    written = request.query
     request = with_query_filters(request)  # lang:go path:src/ source:files … (after the cut)
+    problem = filter_problem(request.filters, written)
+    if problem is not None:
+        raise QueryError(problem)
     if not _WORD.search(request.query):
         notes.append("the query has no letters or digits: nothing to search for")
         return CheckedQuery(request, notes, searchable=False)

@@ -44,7 +44,9 @@ from tributary.engine.index.naming import in_scope
 from tributary.engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from tributary.engine.index.store import QueryVector, SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.longquery import embedding_text
 from tributary.engine.paths import indexes_dir
+from tributary.engine.servers import check_scope
 from tributary.engine.stores import CodeIndex
 
 log = logging.getLogger("tributary.files")
@@ -270,7 +272,8 @@ class FilesService:
         # Embedded once, on the search's worker thread, while the first index answers the
         # keyword query; later indexes reuse it.
         vector: QueryVector = (
-            functools.cache(functools.partial(encode_query, embedder, query)) if embedder is not None else None
+            functools.cache(functools.partial(encode_query, embedder, embedding_text(query)))
+            if embedder is not None else None
         )
         hits: list[SearchHit] = []
         for index in indexes:
@@ -408,6 +411,7 @@ def build_server(service: FilesService) -> MCPServer[None]:
     ) -> CodeSearchResult:
         """Search indexed code by meaning and keywords. kind: function|method|class|block|text.
         repos: only these repositories (index names such as owner/name, or folders)."""
+        check_scope(repos, exclude_repos)
         with _reason_kept():
             return service.search(
                 query, top_k, path_glob=path_glob, language=language,

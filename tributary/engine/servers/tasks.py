@@ -36,6 +36,7 @@ from tributary.engine.index.naming import in_scope
 from tributary.engine.index.store import SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.query_class import asks_history
+from tributary.engine.servers import check_scope
 from tributary.engine.tasks.api import tasks_db_path
 from tributary.engine.tasks.model import FileScore, TaskHit
 from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
@@ -301,6 +302,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
         query: str, top_k: int = 10, repos: list[str] | None = None,
         exclude_repos: list[str] | None = None, before: Before = None,
     ) -> TaskResults:
+        check_scope(repos, exclude_repos)
         found = backend.search_tasks(query, top_k, repos or (), exclude_repos or (), parse_before(before))
         return TaskResults(results=[task_item(hit, rank, label if many else None)
                                     for rank, (label, hit) in enumerate(found, 1)])
@@ -310,6 +312,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
         query: str, top_k: int = 10, repos: list[str] | None = None,
         exclude_repos: list[str] | None = None, before: Before = None,
     ) -> FileResults:
+        check_scope(repos, exclude_repos)
         files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or (),
                                                parse_before(before))
         file_items: list[FileItem | TaskItem] = [

@@ -426,6 +426,8 @@ class SourceClient:
                 return outcome(SourceStatus.TIMEOUT, tool=tool, error=self._timeout_text()), True
             if exc.code == types.CONNECTION_CLOSED:
                 return outcome(SourceStatus.ERROR, tool=tool, error=self._exit_text("call")), True
+            if exc.code == types.INVALID_PARAMS:  # the request's fault, not the server's
+                return outcome(SourceStatus.ERROR, tool=tool, error=f"refused the request: {exc}"), False
             return outcome(SourceStatus.ERROR, tool=tool, error=f"server error: {exc}"), True
         except NormalizeError as exc:
             return outcome(SourceStatus.ERROR, tool=tool, error=str(exc)), True
