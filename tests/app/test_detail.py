@@ -76,8 +76,8 @@ def test_prose_wraps_and_is_not_coloured_as_code(qtbot: Any) -> None:
 def test_a_commit_reads_as_a_commit(qtbot: Any) -> None:
     pane = _pane(qtbot)
     pane.show_hit(_commit(), query="config cache")
-    assert pane.title.text() == "Cache parsed configs"
-    assert pane.location.text().startswith("commit bbbbbbbbbbbb · 2024-03-05 · Ann Lee")
+    assert pane.title.full_text == "Cache parsed configs"
+    assert pane.location.full_text.startswith("commit bbbbbbbbbbbb · 2024-03-05 · Ann Lee")
     text = pane.content.toPlainText()
     assert "Files touched (2):\n  pkg/mod.py\n  tests/test_mod.py" in text
     assert text.rstrip().endswith("the cache keeps the result.")
@@ -141,3 +141,68 @@ def test_the_summary_says_when_nothing_is_confident() -> None:
                             notes=["the query was 100,000 characters; only its first 7,990 were searched"])
     text = _summary(strong, final=True)
     assert "no confident" not in text and "only its first 7,990 were searched" in text
+
+
+def test_a_list_not_in_score_order_says_why(qtbot: Any) -> None:
+    """A question about the past lists its commits first whatever their scores: the
+    detail of either kind of hit, and the summary, say so."""
+    from tributary.app.search.detail import DetailPane, ranking_note
+    from tributary.app.search.page import _summary
+    from tributary.engine.model import SearchRequest, SearchResponse
+
+    commit = Hit(id="c1", source="tasks", tool="search", title="Add routing rules", content="msg",
+                 metadata={"kind": "task", "sha": "0421abc"}, score=0.0909)
+    code = Hit(id="f1", source="files", tool="search", title="routing.py", content="def route(): ...",
+               path="tributary/engine/routing.py", score=0.1742)
+    history = SearchResponse(request=SearchRequest(query="why were routing rules added"), hits=[commit, code])
+    assert "ahead of every file" in ranking_note(commit, history)
+    assert "after the commits" in ranking_note(code, history)
+    assert "commits first" in _summary(history, final=True)
+    pane = DetailPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.show_hit(code, query=history.request.query, order_note=ranking_note(code, history))
+    assert pane.order_note.isVisible() and "after the commits" in pane.order_note.text()
+    # A list in score order needs no word on it.
+    plain = SearchResponse(request=SearchRequest(query="how are routing rules matched"), hits=[code, commit])
+    assert ranking_note(code, plain) == "" and "commits first" not in _summary(plain, final=True)
+
+
+def test_a_long_title_and_path_never_push_the_buttons_or_figures_out(qtbot: Any) -> None:
+    """In a pane as narrow as the page allows, a very long title and path are elided:
+    the rating buttons and the breakdown's figures stay whole and inside the pane."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtWidgets import QApplication, QFrame, QScrollArea
+
+    from tributary.engine.model import ScoreParts
+
+    pane = DetailPane()
+    area = QScrollArea()  # as the search page holds it
+    area.setWidget(pane)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    qtbot.addWidget(area)
+    area.resize(340, 600)
+    area.show()
+    parts = ScoreParts()
+    parts.add("rrf", 0.0909, raw=1.0)
+    parts.add("keyword", 0.0833, raw=0.5)
+    hit = Hit(id="x", source="slack-archive-search", tool="search",
+              title="handle_" + "very_long_generated_identifier_" * 12, content="def f(): pass",
+              path="src/" + "deeply/nested/" * 10 + "module_with_a_long_name.py", start_line=1, end_line=1,
+              score=parts.total, parts=parts)
+    pane.show_hit(hit, query="handle")
+    for _ in range(3):
+        QApplication.processEvents()
+    viewport = area.viewport()
+    assert pane.width() <= viewport.width()
+    for button in (pane.useful_button, pane.not_useful_button, pane.open_button, pane.reveal_button):
+        left = button.mapTo(viewport, QPoint(0, 0)).x()
+        assert left >= 0 and left + button.width() <= viewport.width(), button.text()
+        assert button.width() >= button.sizeHint().width(), button.text()
+    chart = pane.chart
+    assert chart.width() >= chart.minimumWidth() and chart.mapTo(viewport, QPoint(0, 0)).x() + chart.width() \
+        <= viewport.width()
+    assert pane.title.text() != pane.title.full_text and pane.title.toolTip() == pane.title.full_text
+    assert pane.location.text().split(":")[0].endswith("module_with_a_long_name.py")  # the file name stays

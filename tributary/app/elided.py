@@ -1,10 +1,34 @@
-"""Labels that fit the width they get: one line, elided, the whole text as tooltip."""
+"""Labels that fit the width they get: one line, elided, the whole text as tooltip.
+
+Paths elide their folders first (``tributary/…/routing.py:12-40``): the file name is
+what tells results apart, so it is the last thing to go.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+
+def elide_path(text: str, metrics: QFontMetrics, width: int) -> str:
+    """``text`` fitted to ``width`` pixels. When it starts with a path (``dir/file:12``,
+    a URL), whole folders are dropped first, from the last one back, keeping the
+    first (``tributary/…/routing.py:12``); the file name and what follows it go only
+    when even ``…/`` and they do not fit (then from the right). Other text is elided
+    on the right."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    path, space, rest = text.partition(" ")
+    cut = path.rstrip("/").rfind("/") + 1
+    if cut <= 0:
+        return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+    folders, tail = path[:cut].split("/")[:-1], path[cut:] + space + rest
+    for keep in range(len(folders) - 1, -1, -1):
+        shown = "/".join([*folders[:keep], "…"]) + "/" + tail
+        if metrics.horizontalAdvance(shown) <= width:
+            return shown
+    return metrics.elidedText("…/" + tail, Qt.TextElideMode.ElideRight, width)
 
 
 class ElidedLabel(QLabel):
@@ -27,6 +51,18 @@ class ElidedLabel(QLabel):
 
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(1, self.width()))
+        self.setText(shown)
+        self.setToolTip(self.full_text if shown != self.full_text else "")
+
+
+class PathLabel(ElidedLabel):
+    """An :class:`ElidedLabel` for text that starts with a path: its folders go first
+    (see :func:`elide_path`)."""
+
+    def _elide(self) -> None:
+        margins = self.contentsMargins()
+        width = max(1, self.width() - margins.left() - margins.right())
+        shown = elide_path(self.full_text, self.fontMetrics(), width)
         self.setText(shown)
         self.setToolTip(self.full_text if shown != self.full_text else "")
 

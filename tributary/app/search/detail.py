@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.elided import ElidedLabel, PathLabel
 from tributary.app.open_file import (  # absolute paths, editor line syntax
     local_file,
     open_in_editor,
@@ -36,10 +38,11 @@ from tributary.app.search.highlighter import (
     words_pattern,
 )
 from tributary.app.search.score_chart import ScoreChart
-from tributary.engine.model import DedupGroup, GroupMember, Hit, is_task
+from tributary.engine.model import DedupGroup, GroupMember, Hit, SearchResponse, is_task
 from tributary.engine.pipeline.confidence import source_views
 from tributary.engine.pipeline.dedup import fold_label, why_folded
 from tributary.engine.pipeline.formats import commit_line
+from tributary.engine.pipeline.run import quotes_files
 
 MAX_SHOWN = safe_text.BLOCK_LIMIT  # characters; hit content is untrusted and may be huge
 USEFUL_KEYS = QKeySequence("Ctrl+Up")
@@ -64,15 +67,13 @@ class DetailPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
         layout.setSpacing(6)
-        self.title = QLabel("Select a result to see it here")
+        # One line each, elided to the pane's width (whole in the tooltip): a long title
+        # or path must never widen the pane past its edge and push its buttons out.
+        self.title = ElidedLabel()
         self.title.setObjectName("SectionTitle")
-        self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
-        self.location = QLabel()
+        self.title.set_full_text("Select a result to see it here")
+        self.location = PathLabel()
         self.location.setObjectName("Muted")
-        self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.location.setTextFormat(Qt.TextFormat.PlainText)
-        self.location.setWordWrap(True)
         buttons = QHBoxLayout()
         self.open_button = QPushButton(theme.icon("open"), "Open in editor")
         self.reveal_button = QPushButton(theme.icon("folder"), "Reveal")
@@ -93,10 +94,10 @@ class DetailPane(QWidget):
         buttons.addWidget(self.reveal_button)
         buttons.addStretch()
         self.chart = ScoreChart()
-        self.group = QLabel()
+        self.order_note = _wrapping_label()  # why the list is not in score order here, when it is not
+        self.order_note.hide()
+        self.group = _wrapping_label()
         self.group.setObjectName("Muted")
-        self.group.setWordWrap(True)
-        self.group.setTextFormat(Qt.TextFormat.PlainText)
         self.content = QPlainTextEdit()
         self.content.setReadOnly(True)
         self.content.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -104,7 +105,8 @@ class DetailPane(QWidget):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.content.setFont(mono)
         self.highlighter = CodeHighlighter(self.content.document())
-        breakdown = QLabel("Score breakdown")
+        breakdown = ElidedLabel()
+        breakdown.set_full_text("Score breakdown")
         breakdown.setObjectName("Hint")
         # Rating sits with the score it will change: it moves the sources' reputation.
         rate = QHBoxLayout()
@@ -119,11 +121,12 @@ class DetailPane(QWidget):
         layout.addWidget(self.content, 1)
         layout.addLayout(rate)
         layout.addWidget(self.chart)
+        layout.addWidget(self.order_note)
         layout.addWidget(self.group)
         self.show_hit(None)
 
     def show_hit(self, hit: Hit | None, group: DedupGroup | None = None,
-                 member: GroupMember | None = None, query: str = "") -> None:
+                 member: GroupMember | None = None, query: str = "", order_note: str = "") -> None:
         previous, self.hit = self.hit, hit
         has_file = hit is not None and local_file(hit) is not None
         self.open_button.setEnabled(has_file)
@@ -136,9 +139,11 @@ class DetailPane(QWidget):
         self.not_useful_button.setEnabled(hit is not None)
         if previous is None or hit is None or previous.id != hit.id:
             self.set_rating(None)
+        self.order_note.setText(order_note)
+        self.order_note.setVisible(bool(order_note) and hit is not None)
         if hit is None:
-            self.title.setText("Select a result to see it here")
-            self.location.setText("")
+            self.title.set_full_text("Select a result to see it here")
+            self.location.set_full_text("")
             self.content.setPlainText("")
             self.chart.set_parts(None)
             self.group.setText("")
@@ -149,13 +154,13 @@ class DetailPane(QWidget):
         if same and query == self.query:  # a live update of the same hit: keep the text and scroll
             return
         self.query = query
-        self.title.setText(safe_text.one_line(hit.title, 300) or "(untitled)")
+        self.title.set_full_text(safe_text.one_line(hit.title, 300) or "(untitled)")
         if is_task(hit):
             where = commit_line(hit)
         else:
             where = safe_text.one_line(hit.location, 400) if hit.path or hit.uri else ""
         origin = f"{safe_text.one_line(hit.source)} / {safe_text.one_line(hit.tool)}"
-        self.location.setText(f"{safe_text.one_line(where, 400)}    ·    {origin}" if where else origin)
+        self.location.set_full_text(f"{safe_text.one_line(where, 400)}    ·    {origin}" if where else origin)
         shown = presentation(hit)
         # Code keeps its lines; prose (task descriptions, notes, docs) wraps.
         self.content.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if shown.wrap
@@ -192,11 +197,43 @@ class DetailPane(QWidget):
             reveal(path)
 
 
+def _wrapping_label() -> QLabel:
+    """Plain text that wraps to the pane's width. Its width is the pane's to give (a
+    long unbreakable word, a path, must not widen the pane); its height follows."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setMinimumWidth(1)
+    return label
+
+
 def _rated_style(colour: str) -> str:
     """A checked (rated) feedback button is tinted; the app style sheet has no :checked."""
     c = theme.colours()
     return (f"QPushButton {{ padding: 3px 10px; }}"
             f"QPushButton:checked {{ background: {c[colour]}; color: white; border-color: {c[colour]}; }}")
+
+
+def commits_listed_first(response: SearchResponse | None) -> bool:
+    """Whether the engine listed the commits ahead of the files whatever their scores
+    (a question about the past is answered by its commits): then the list is not in
+    score order, and the app says why."""
+    if response is None or quotes_files(response.request.query):
+        return False
+    tasks = [is_task(h) for h in response.hits]
+    return any(tasks) and not all(tasks)
+
+
+def ranking_note(hit: Hit, response: SearchResponse | None) -> str:
+    """Why ``hit`` is listed where it is when its score alone would not put it there."""
+    if not commits_listed_first(response):
+        return ""
+    if is_task(hit):
+        return ("Listed with the commits, ahead of every file: a question about the past is "
+                "answered by its commits first. Among the commits, by score.")
+    return ("Listed after the commits, whatever their scores: a question about the past is "
+            "answered by its commits first. Among the files, by score.")
 
 
 def _group_text(hit: Hit, group: DedupGroup | None, member: GroupMember | None) -> str:

@@ -43,13 +43,20 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.elided import elide_path
 from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor, reveal
 from tributary.app.recent_queries import RecentQueries
 from tributary.app.search.badges import badges_height
 from tributary.app.search.context_preview import ContextPreview
 from tributary.app.search.controller import SearchController
-from tributary.app.search.detail import NOT_USEFUL_KEYS, USEFUL_KEYS, DetailPane
+from tributary.app.search.detail import (
+    NOT_USEFUL_KEYS,
+    USEFUL_KEYS,
+    DetailPane,
+    commits_listed_first,
+    ranking_note,
+)
 from tributary.app.search.empty_state import EmptyState
 from tributary.app.search.filters_bar import FiltersBar
 from tributary.app.search.hints import HintsBar, count_hints, related
@@ -182,8 +189,8 @@ class SearchPage(QWidget):
         header.resizeSection(RANK, 48)
         header.resizeSection(SCORE, 64)
         # Location and Sources follow the view's width (``fit_columns``); paths elide
-        # in the middle, so both the folder and the file name stay readable.
-        self.tree.setItemDelegateForColumn(LOCATION, MiddleElide(self.tree))
+        # their folders first, so the file name stays readable.
+        self.tree.setItemDelegateForColumn(LOCATION, PathElide(self.tree))
         # The source badges are drawn to the column's width (whole badges only); a
         # drag of the column edge redraws them once it pauses.
         self._badge_timer = QTimer(self, singleShot=True, interval=BADGE_RELAYOUT_MS)
@@ -698,8 +705,10 @@ class SearchPage(QWidget):
             self._selected_id = hit.id
         response = self.model.response
         group = response.group_of(hit.id) if response and member is None else None
-        self.detail.show_hit(current.siblingAtColumn(0).data(HIT_ROLE), group, member,
-                             query=response.request.query if response else self.controller.query)
+        shown = current.siblingAtColumn(0).data(HIT_ROLE)
+        self.detail.show_hit(shown, group, member,
+                             query=response.request.query if response else self.controller.query,
+                             order_note=ranking_note(shown, response) if member is None else "")
         self.detail.set_rating(self.model.rating(hit.id))
 
 
@@ -722,10 +731,13 @@ def _summary(response: SearchResponse, final: bool) -> str:
     answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
     asked = sum(1 for s in response.sources if s.status != "skipped")  # not the ones routing left out
     text = f"{len(response.hits)} results · {answered}/{asked} sources"
+    if commits_listed_first(response):  # the list is not in score order: say so where it shows
+        text = f"{len(response.hits)} results, commits first · {answered}/{asked} sources"
     if response.route.query_class:
         text += f" · {response.route.query_class} query"
     if m.raw_hits:
         text += f" · dedup {100 * m.dedup_rate:.0f} %"
+
     if final:
         text += f" · {m.total_ms:.0f} ms"
         if not response.confident:  # the closest matches are still listed, but said to be weak
@@ -736,9 +748,16 @@ def _summary(response: SearchResponse, final: bool) -> str:
     return text
 
 
-class MiddleElide(QStyledItemDelegate):
-    """Elides its column's text in the middle: ``tributary/engine/…/base.py:12-40``."""
+PATH_TEXT_MARGIN = 12  # px the style keeps around an item's text (its padding and margins)
+
+
+class PathElide(QStyledItemDelegate):
+    """Elides its column's paths folders first, so the file name stays readable:
+    ``tributary/…/base.py:12-40`` (see ``elide_path``)."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle
+        width = option.rect.width() - PATH_TEXT_MARGIN
+        if width > 0 and option.text:
+            option.text = elide_path(option.text, option.fontMetrics, width)
+        option.textElideMode = Qt.TextElideMode.ElideRight  # (what little may still not fit)

@@ -25,6 +25,8 @@ class ScoreChart(QWidget):
         self._parts: ScoreParts | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumHeight(ROW + 8)
+        # Never narrower than a name, a short bar and the figure: the figures are the point.
+        self.setMinimumWidth(LABEL_W + 40 + VALUE_W + 8)
 
     def set_parts(self, parts: ScoreParts | None) -> None:
         self._parts = parts

@@ -1,0 +1,54 @@
+"""Paths elide their folders first: the file name is what tells results apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication
+
+from tributary.app.elided import elide_path
+
+
+def metrics() -> QFontMetrics:
+    return QFontMetrics(QApplication.font())
+
+
+def test_the_file_name_outlasts_the_folders(qtbot: Any) -> None:
+    fm = metrics()
+    text = "tributary/engine/config/schema.py:84-88"
+    assert elide_path(text, fm, 10_000) == text
+    name_width = fm.horizontalAdvance("…/schema.py:84-88")
+    for width in range(name_width, fm.horizontalAdvance(text)):
+        shown = elide_path(text, fm, width)
+        assert shown.endswith("/schema.py:84-88"), (width, shown)
+        assert fm.horizontalAdvance(shown) <= width
+    assert elide_path(text, fm, fm.horizontalAdvance("tributary/…/schema.py:84-88")) == "tributary/…/schema.py:84-88"
+
+
+def test_text_that_is_no_path_elides_on_the_right(qtbot: Any) -> None:
+    fm = metrics()
+    shown = elide_path("commit 0421abc · 2026-10-01 · Ada", fm, 90)
+    assert shown.startswith("commit") and shown.endswith("…")
+    tiny = elide_path("src/pkg/module.py:1", fm, 30)
+    assert fm.horizontalAdvance(tiny) <= 30
+
+
+def test_the_location_column_shows_the_file_name(qtbot: Any) -> None:
+    """The results' Location column draws paths folders-first elided."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QStandardItem, QStandardItemModel
+    from PySide6.QtWidgets import QStyleOptionViewItem, QTreeView
+
+    from tributary.app.search.page import PathElide
+
+    view = QTreeView()
+    qtbot.addWidget(view)
+    model = QStandardItemModel()
+    model.appendRow(QStandardItem("src/slack-archive-search/mod_1.py:11-19"))
+    view.setModel(model)
+    option = QStyleOptionViewItem()
+    option.initFrom(view)
+    option.rect = QRect(0, 0, 130, 24)
+    PathElide(view).initStyleOption(option, model.index(0, 0))
+    assert option.text.endswith("/mod_1.py:11-19"), option.text
