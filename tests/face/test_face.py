@@ -49,8 +49,10 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         data = found.structured_content
         assert data is not None
         assert [h["path"] for h in data["hits"]][:2] == ["src/alpha/mod_1.py", "src/alpha/mod_2.py"]
-        assert data["hits"][0]["sources"] == ["alpha"]
-        assert data["hits"][0]["score_parts"]
+        assert data["hits"][0]["source"] == "alpha"
+        assert "score_parts" not in data["hits"][0]  # compact unless details are asked for
+        detailed = await session.call_tool("search", {"query": "retry logic", "details": True})
+        assert detailed.structured_content and detailed.structured_content["hits"][0]["score_parts"]
         assert data["sources"][0] == {"name": "alpha", "status": "ok",
                                       "latency_ms": data["sources"][0]["latency_ms"],
                                       "hits": 4, "error": None}

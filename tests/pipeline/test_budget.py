@@ -62,7 +62,7 @@ PROSE = (
 def test_top_k_clamped() -> None:
     assert clamp_top_k(None) == 30
     assert clamp_top_k(0) == 30
-    assert clamp_top_k(5) == 10
+    assert clamp_top_k(5) == 5  # a request's own top_k is honoured
     assert clamp_top_k(55) == 55
     assert clamp_top_k(1000) == 100
 

@@ -116,7 +116,7 @@ def run_pipeline(
 ) -> PipelineResult:
     """Dedup, fuse, limit and budget the hits of one search, and assemble the context.
 
-    The request decides strategy (else ``fusion.strategy``), top_k (clamped 10..100),
+    The request decides strategy (else ``fusion.strategy``), top_k (at most 100),
     token budget (``max_tokens - reserved_tokens``), format and whether to dedup and
     assemble; ``budget.overflow`` picks the overflow strategy. ``weights`` are per-source
     weights (e.g. ``ServerConfig.weight`` or a routing rule's), overridden by

@@ -2,8 +2,9 @@
 
 Tools (descriptions are short on purpose: tool lists eat the client's context):
 
-* ``search(query, top_k, sources, …hints)`` — ranked hits with attribution, score
-  parts and dedup groups, as structured content.
+* ``search(query, top_k, sources, …hints, details)`` — ranked hits, compact by default
+  (path, lines, score, a snippet); ``details: true`` adds the whole content, the score
+  parts, each source's view and the dedup group.
 * ``get_context(query, max_tokens, task_type, format, …hints)`` — the assembled
   context, ready to put in a prompt.
 * ``feedback(hit_id, source, useful, query)`` — teach the ranking which sources to trust.
@@ -19,14 +20,16 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
+from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -47,6 +50,7 @@ from tributary.engine.model import (
 from tributary.engine.pipeline.confidence import source_views
 from tributary.engine.servers.stdio_serve import serve_stdio
 from tributary.engine.shutdown import hangup_as_terminate, run_until_signalled
+from tributary.engine.version import package_version
 
 SERVER_NAME = "tributary"
 
@@ -65,22 +69,25 @@ class GroupMemberOut(BaseModel):
 
 
 class HitOut(BaseModel):
-    id: str
+    """One hit. The fields after ``snippet`` are only sent when ``details`` asks."""
+
+    id: str = Field(description="pass to feedback")
     rank: int
     score: float
     source: str
-    sources: list[str] = Field(description="every source that returned this item")
-    title: str
     location: str
     path: str | None = None
     start_line: int | None = None
     end_line: int | None = None
+    snippet: str = Field(description="the start of the content")
+    title: str | None = None
+    sources: list[str] | None = Field(default=None, description="every source that returned this item")
     uri: str | None = None
-    content: str
-    confidence: float = Field(description="how likely this hit is relevant, 0..1")
-    score_parts: dict[str, float]
-    source_views: list[str] = Field(default_factory=list, description="each source's own rank and score")
-    duplicates: list[GroupMemberOut] = Field(default_factory=list)
+    content: str | None = None
+    confidence: float | None = Field(default=None, description="how likely this hit is relevant, 0..1")
+    score_parts: dict[str, float] | None = None
+    source_views: list[str] | None = Field(default=None, description="each source's own rank and score")
+    duplicates: list[GroupMemberOut] | None = None
 
 
 class SourceOut(BaseModel):
@@ -147,20 +154,30 @@ def _sources_out(response: SearchResponse) -> list[SourceOut]:
     ]
 
 
-def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
+SNIPPET_LINES = 6
+SNIPPET_CHARS = 400
+
+
+def snippet(content: str) -> str:
+    """The first few lines of ``content``, cut at a line (or word) where it is longer."""
+    lines = content.strip("\n").splitlines()
+    text = "\n".join(lines[:SNIPPET_LINES])
+    if len(text) > SNIPPET_CHARS:
+        text = text[:SNIPPET_CHARS].rsplit(" ", 1)[0]
+    return text + ("…" if len(text) < len(content.strip("\n")) else "")
+
+
+def _hit_out(rank: int, hit: Hit, response: SearchResponse, details: bool = True) -> HitOut:
+    compact = HitOut(id=hit.id, rank=rank, score=round(hit.score, 6), source=hit.source,
+                     location=hit.location, path=hit.path, start_line=hit.start_line,
+                     end_line=hit.end_line, snippet=snippet(hit.content))
+    if not details:
+        return compact
     group = response.group_of(hit.id)
     members = group.members if group else []
-    return HitOut(
-        id=hit.id,
-        rank=rank,
-        score=round(hit.score, 6),
-        source=hit.source,
+    return compact.model_copy(update=dict(
         sources=group.sources if group else [hit.source],
         title=hit.title,
-        location=hit.location,
-        path=hit.path,
-        start_line=hit.start_line,
-        end_line=hit.end_line,
         uri=hit.uri,
         content=hit.content,
         confidence=hit.confidence,
@@ -175,7 +192,7 @@ def _hit_out(rank: int, hit: Hit, response: SearchResponse) -> HitOut:
             )
             for m in members
         ],
-    )
+    ))
 
 
 _E = TypeVar("_E", TaskType, ContextFormat)
@@ -189,13 +206,13 @@ def _choice(kind: type[_E], value: str, name: str) -> _E:
         raise ToolError(f"{name}: unknown value {value[:40]!r} (one of {options})") from None
 
 
-def search_out(response: SearchResponse) -> SearchOut:
+def search_out(response: SearchResponse, details: bool = True) -> SearchOut:
     return SearchOut(
         query=response.request.query,
         strategy=response.strategy,
         confident=response.confident,
         confidence=response.confidence,
-        hits=[_hit_out(i, h, response) for i, h in enumerate(response.hits, 1)],
+        hits=[_hit_out(i, h, response, details) for i, h in enumerate(response.hits, 1)],
         sources=_sources_out(response),
         notes=response.notes,
         error=response.error,
@@ -228,42 +245,51 @@ def build_server(
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
+        version=package_version(),
         instructions="Fused, de-duplicated, budgeted context from many sources.",
         lifespan=lifespan,
     )
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def search(
-        query: str,
-        top_k: int = 10,
-        sources: list[str] | None = None,
-        related_files: list[str] | None = None,
-        language: str | None = None,
-        framework: str | None = None,
-        repos: list[str] | None = None,
-    ) -> SearchOut:
+        query: Query,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="how many hits to return")] = 10,
+        sources: Annotated[list[str] | None, Field(
+            description="only these sources, by name (default: the routed ones)")] = None,
+        related_files: RelatedFiles = None,
+        language: Language = None,
+        framework: Framework = None,
+        repos: Repos = None,
+        details: Annotated[bool, Field(
+            description="also send each hit's whole content, score parts and duplicates")] = False,
+    ) -> Annotated[types.CallToolResult, SearchOut]:
         """Search every routed source at once; ranked, de-duplicated hits with attribution."""
         request = SearchRequest(
             query=query,
-            top_k=max(1, min(top_k, 100)),
+            top_k=top_k,
             sources=sources,
             assemble=False,
             hints=_hints(related_files, language, framework),
             filters=SearchFilters(repos=list(repos or [])),
         )
         with user_errors():  # "busy" (tributary.engine.admission.Busy) included
-            return search_out(await state["engine"].search(request))
+            return _compact_result(search_out(await state["engine"].search(request), details))
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def get_context(
-        query: str,
-        max_tokens: int = 8000,
-        task_type: str = "implementation",
-        format: str = "markdown",
-        related_files: list[str] | None = None,
-        language: str | None = None,
-        framework: str | None = None,
-        repos: list[str] | None = None,
+        query: Query,
+        max_tokens: Annotated[int, Field(ge=1, le=MAX_CONTEXT_TOKENS,
+                                         description="the context's token budget")] = 8000,
+        task_type: Annotated[str, Field(
+            description="what the context is for; it shapes the ranking",
+            json_schema_extra={"enum": [t.value for t in TaskType]})] = "implementation",
+        format: Annotated[str, Field(
+            description="how the context is laid out",
+            json_schema_extra={"enum": [f.value for f in ContextFormat]})] = "markdown",
+        related_files: RelatedFiles = None,
+        language: Language = None,
+        framework: Framework = None,
+        repos: Repos = None,
     ) -> ContextOut:
         """Context for a prompt: ranked, de-duplicated, fitted to max_tokens, attributed."""
         engine = state["engine"]
@@ -293,8 +319,14 @@ def build_server(
             error=response.error,
         )
 
-    @server.tool()
-    async def feedback(hit_id: str, source: str, useful: bool, query: str = "") -> FeedbackOut:
+    @server.tool(annotations=types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
+    async def feedback(
+        hit_id: Annotated[str, Field(description="the hit's id, from search")],
+        source: Annotated[str, Field(description="the source that returned it")],
+        useful: Annotated[bool, Field(description="whether the hit helped")],
+        query: Annotated[str, Field(description="the query it answered (optional)")] = "",
+    ) -> FeedbackOut:
         """Mark a hit useful or not; adjusts that source's reputation."""
         engine = state["engine"]
         if engine.reputation is None:
@@ -304,6 +336,29 @@ def build_server(
         return FeedbackOut(source=source, reputation=reputations[source])
 
     return server
+
+
+MAX_TOP_K = 100
+MAX_CONTEXT_TOKENS = 200_000
+# search and get_context only read (they reach out to the configured sources)
+_READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                               idempotent_hint=True, open_world_hint=True)
+Query = Annotated[str, Field(description="what to look for, in plain words")]
+RelatedFiles = Annotated[list[str] | None, Field(
+    description="files the task is about (paths); hits near them rank higher")]
+Language = Annotated[str | None, Field(description="the programming language, e.g. python")]
+Framework = Annotated[str | None, Field(description="the framework in use, e.g. django")]
+Repos = Annotated[list[str] | None, Field(
+    description="only these indexed repositories (owner/name)")]
+
+
+def _compact_result(out: SearchOut) -> types.CallToolResult:
+    """The answer without the hit fields left empty: compact unless ``details`` filled them."""
+    data = out.model_dump(mode="json")
+    data["hits"] = [hit.model_dump(mode="json", exclude_none=True) for hit in out.hits]
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structured_content=data)
 
 
 @contextmanager

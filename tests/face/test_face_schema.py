@@ -1,0 +1,67 @@
+"""Tributary's own tools as an LLM sees them, through the mcp SDK's client over stdio:
+every parameter described, choices as enums, limits in the schema, read-only hints,
+a compact answer unless details are asked for, and the real version."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.fakes import FAKE_SERVER
+from tributary.engine.model import ContextFormat, TaskType
+from tributary.engine.version import UNKNOWN, package_version
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.integration
+@pytest.mark.asyncio
+async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.yaml"
+    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "8"])
+    config.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
+                      f"    args: {args}\n", encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tributary", "--config", str(config), "serve"],
+        env={**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        assert init.server_info.version == package_version() != UNKNOWN
+
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for tool in tools.values():
+            for name, prop in tool.input_schema["properties"].items():
+                assert prop.get("description"), f"{tool.name}.{name} has no description"
+        search, context = tools["search"].input_schema, tools["get_context"].input_schema
+        assert (search["properties"]["top_k"]["minimum"], search["properties"]["top_k"]["maximum"]) == (1, 100)
+        assert context["properties"]["task_type"]["enum"] == [t.value for t in TaskType]
+        assert context["properties"]["format"]["enum"] == [f.value for f in ContextFormat]
+        for name in ("search", "get_context"):
+            notes = tools[name].annotations
+            assert notes is not None and notes.read_only_hint is True and notes.destructive_hint is False
+        feedback = tools["feedback"].annotations
+        assert feedback is not None and feedback.read_only_hint is False
+
+        found = await session.call_tool("search", {"query": "retry logic", "top_k": 3})
+        assert not found.is_error, found.content
+        data = found.structured_content
+        assert data is not None and len(data["hits"]) == 3
+        hit = data["hits"][0]
+        assert {"id", "path", "start_line", "end_line", "score", "snippet"} <= set(hit)
+        assert not {"content", "score_parts", "source_views", "duplicates"} & set(hit)
+        assert "retry logic" in hit["snippet"]
+
+        detailed = await session.call_tool("search", {"query": "retry logic", "top_k": 3, "details": True})
+        full = detailed.structured_content
+        assert full is not None and full["hits"][0]["score_parts"] and full["hits"][0]["content"]
+
+        too_many = await session.call_tool("search", {"query": "retry", "top_k": 1000})
+        assert too_many.is_error
