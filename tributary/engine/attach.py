@@ -14,6 +14,12 @@ Protocol: one JSON line each way. Request ``{"version": 1, "op": "search", "conf
 PATH, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
 "response": SearchResponse}`` or ``{"ok": false, "error": TEXT}``. ``op: "ping"``
 answers ``{"ok": true, "engine": ...}``. Platforms without Unix sockets never attach.
+
+The client never waits unbounded on an engine it cannot see: it pings first (a stopped
+or wedged engine does not answer within ``PING_TIMEOUT_S``), bounds the wait for the
+answer by ``ANSWER_TIMEOUT_S``, and removes a socket nobody listens on any more (a
+refused connection: the engine was killed). Each time it says so on stderr and the
+caller runs the search itself.
 """
 
 from __future__ import annotations
@@ -46,10 +52,21 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 MAX_LINE = 16 * 1024 * 1024  # a response with its assembled context fits easily
 CONNECT_TIMEOUT_S = 0.5
+PING_TIMEOUT_S = 2.0  # a live engine answers a ping at once, even when busy
+# The wait for an answer: past a server's default start-up timeout plus a query's.
+ANSWER_TIMEOUT_S = 60.0
 
 
 class AttachError(TributaryError):
     """The attach socket cannot be used safely (a directory others can enter, …)."""
+
+
+class _Refused(Exception):
+    """Nobody listens on the socket: the engine that made it is gone."""
+
+
+class _Silent(Exception):
+    """The engine took the connection but did not answer in time."""
 
 
 def supported() -> bool:
@@ -206,7 +223,9 @@ async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
 
 
 async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) -> dict[str, Any] | None:
-    """Send one line, read one; None when nobody listens or the socket is not ours."""
+    """Send one line, read one; None when there is no socket, it is not ours, or the
+    answer is not JSON. Raises :class:`_Refused` when nobody listens and
+    :class:`_Silent` when no answer comes within ``timeout``."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -217,17 +236,23 @@ async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) 
         reader, writer = await asyncio.wait_for(
             asyncio.open_unix_connection(str(path), limit=MAX_LINE), CONNECT_TIMEOUT_S
         )
-    except (OSError, TimeoutError):
+    except ConnectionRefusedError as exc:
+        raise _Refused from exc
+    except TimeoutError as exc:
+        raise _Silent(CONNECT_TIMEOUT_S) from exc
+    except OSError:
         return None
     try:
         await _send(writer, message)
         line = await asyncio.wait_for(reader.readline(), timeout)
-    except (OSError, TimeoutError, asyncio.LimitOverrunError, ValueError):
+    except TimeoutError as exc:
+        raise _Silent(timeout) from exc
+    except (OSError, asyncio.LimitOverrunError, ValueError):
         return None
     finally:
         writer.close()
         with contextlib.suppress(Exception):
-            await writer.wait_closed()
+            await asyncio.wait_for(writer.wait_closed(), CONNECT_TIMEOUT_S)
     try:
         answer = json.loads(line) if line else None
     except ValueError:
@@ -236,7 +261,10 @@ async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) 
 
 
 async def _ping(path: Path) -> bool:
-    answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, CONNECT_TIMEOUT_S)
+    try:
+        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, CONNECT_TIMEOUT_S)
+    except (_Refused, _Silent):
+        return False
     return bool(answer and answer.get("ok"))
 
 
@@ -258,7 +286,21 @@ async def ask(
         "version": PROTOCOL_VERSION, "op": "search", "config": _config_key(config_file),
         "request": to_jsonable(request),
     }  # fmt: skip
-    answer = await _exchange(path, message, timeout)
+    try:
+        alive = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
+        if not alive or not alive.get("ok"):
+            return None
+        answer = await _exchange(path, message, ANSWER_TIMEOUT_S if timeout is None else timeout)
+    except _Refused:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        print("tributary: note: the engine that left its socket is gone (socket removed); "
+              "searching without it", file=sys.stderr)
+        return None
+    except _Silent as exc:
+        print(f"tributary: note: the running engine did not answer within {exc.args[0]:g} s "
+              "(stopped or stuck?); searching without it", file=sys.stderr)
+        return None
     if not answer or not answer.get("ok"):
         if answer:
             log.info("running engine declined: %s", answer.get("error"))
