@@ -14,6 +14,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from tests.app.fakes import FakeEngine
 from tributary.app import indexes
@@ -100,7 +102,19 @@ async def test_index_in_child_process_with_progress_then_status(
     assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == [str(repo), "ready", "4", "40", "3"]
     page.table.selectRow(0)
     assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
+    page.remove_selected()  # asks first
+    box = page.confirm_box
+    assert box is not None and box.isVisible() and fake.removed == []
+    assert str(repo) in box.text() and "40 chunks from 4 files" in box.informativeText()
+    assert "3 commits" in box.informativeText() and "not touched" in box.informativeText()
+    QTest.keyClick(box, Qt.Key.Key_Escape)  # Escape cancels: nothing deleted
+    await asyncio.sleep(0.05)
+    assert fake.removed == [] and page.table.rowCount() == 1
+    page.table.selectRow(0)
     page.remove_selected()
+    assert page.confirm_box is not None and page.confirm_box.defaultButton().text() == "Cancel"
+    delete = next(b for b in page.confirm_box.buttons() if b.text() == "Delete index")
+    delete.click()
     await until(lambda: page.table.rowCount() == 0)
     assert fake.removed == [repo]
     await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
@@ -133,3 +147,29 @@ def test_progress_text_and_eta() -> None:
     assert embedding.status == "semantic index 40 % ready"
     assert "keyword search ready; semantic index 40 % ready (400/1,000 chunks embedded)" in embedding.text()
     assert format_eta(5) == "5 s" and format_eta(125) == "2 min 05 s" and format_eta(7300) == "2 h 01 min"
+
+
+@pytest.mark.asyncio
+async def test_last_update_follows_a_reindex_that_changed_nothing(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-index that finds no file changed writes none, yet the index was brought up
+    to date then: Last update says so."""
+    repo = tmp_path / "repo"
+    long_ago = time.mktime((2020, 1, 2, 3, 4, 0, 0, 0, -1))
+    fake = FakeRepos({str(repo): SimpleNamespace(root=repo, files=4, chunks=40, tasks=3, updated_at=long_ago,
+                                                 exists=True)})
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    gate = tmp_path / "gate"
+    gate.touch()
+    (tmp_path / "history-gate").touch()
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    qtbot.addWidget(page)
+    await page.refresh()
+    assert page.table.item(0, 5).text() == "2020-01-02 03:04"
+    task = page.index(repo)
+    assert task is not None
+    await task
+    await until(lambda: page.table.item(0, 1).text() == "ready")
+    shown = page.table.item(0, 5).text()
+    assert shown != "2020-01-02 03:04"
+    assert time.mktime(time.strptime(shown, "%Y-%m-%d %H:%M")) > long_ago

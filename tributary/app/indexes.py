@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QTableWidget,
@@ -148,6 +149,8 @@ class IndexPage(QWidget):
         self._engine = engine
         self._worker = worker
         self._running: dict[str, Progress] = {}
+        self._indexed_at: dict[str, float] = {}  # when each finished indexing in this session
+        self.confirm_box: QMessageBox | None = None  # the last "delete this index?" question
         self._owns_watchers = watchers is None  # else their owner reports a failed watcher
         self.watchers = watchers if watchers is not None else RepoWatchers(engine, parent=self)
         self.watchers.updated.connect(self._watched_update)
@@ -258,6 +261,9 @@ class IndexPage(QWidget):
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
+        checked = self._indexed_at.get(path)
+        if checked is not None and (not isinstance(last, (int, float)) or checked > last):
+            last = checked  # a re-index that found nothing to change still brought it up to date
         if isinstance(last, (int, float)) and last:
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         watch = self.watchers.watching(path)
@@ -309,9 +315,39 @@ class IndexPage(QWidget):
             self.index(Path(path))
 
     def remove_selected(self) -> None:
+        """Ask first, naming what goes (the index and history, not the folder); Delete
+        is never the default, and Escape cancels."""
         path = self._selected_path()
         if path is None:
             return
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Remove index")
+        box.setText(f"Delete the index of {path}?")
+        box.setInformativeText(
+            f"{self._contents(path)} will be deleted from Tributary's indexes. The folder and "
+            "its files are not touched; indexing it again makes a new index.")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        delete = box.addButton("Delete index", QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: self._remove(path) if button is delete else None)
+        self.confirm_box = box
+        box.open()  # not exec(): no nested event loop under qasync
+
+    def _contents(self, path: str) -> str:
+        """What the index of ``path`` holds, in words, from its row."""
+        row = self._row_of(path)
+        cells = [self.table.item(row, column) for column in (2, 3, 4)]
+        files, chunks, tasks = (cell.text() if cell is not None else "" for cell in cells)
+        if not chunks:
+            return "Its code index and task history"
+        history = f" and its history of {tasks} commits" if tasks and tasks != "0" else ""
+        return f"Its code index ({chunks} chunks from {files} files){history}"
+
+    def _remove(self, path: str) -> None:
         run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
                   on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
@@ -398,6 +434,7 @@ class IndexPage(QWidget):
 
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
+        self._indexed_at[key] = time.time()  # checked now, even when no file changed
         self._idle_progress()
         files = _get(stats, "files_indexed", "files", default="?")
         chunks = _get(stats, "chunks_total", "chunks", default="?")
