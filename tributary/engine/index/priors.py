@@ -116,11 +116,33 @@ def asked_roles(query: str) -> frozenset[str]:
     return frozenset(role for role, words in _ASKS.items() if words.search(query))
 
 
-def factor(role: str, asked: frozenset[str]) -> float:
-    """What a chunk of a file in ``role`` keeps of its score for a question asking ``asked``."""
+# For an issue-length task the answer is the code that must change: the tests that repeat
+# its names, the docs and changelog that describe it, rank well below it.
+TASK_FACTORS: Mapping[str, float] = {
+    TEST: 0.35,
+    DOC: 0.4,
+    EXAMPLE: 0.4,
+    VENDORED: 0.3,
+    GENERATED: 0.3,
+    RECORD: 0.2,
+    SUPERSEDED: 0.5,
+    TOOLING: 0.2,
+}
+
+
+def factor(role: str, asked: frozenset[str], *, task: bool = False) -> float:
+    """What a chunk of a file in ``role`` keeps of its score for a question asking ``asked``
+    (``task``: an issue-length task, see ``task_asked_roles``)."""
     if role == CODE or role in asked:
         return 1.0
-    return FACTORS.get(role, 1.0)
+    return (TASK_FACTORS if task else FACTORS).get(role, 1.0)
+
+
+def task_asked_roles(title: str) -> frozenset[str]:
+    """The roles an issue asks for, read from its title alone (its body quotes tests,
+    docs and changelogs on the way). Tests are never what a task asks to change: an
+    issue about a failing test is about the code under it."""
+    return asked_roles(title) - {TEST}
 
 
 def superseded(paths: Iterable[str]) -> frozenset[str]:

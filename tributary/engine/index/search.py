@@ -22,10 +22,24 @@ import numpy as np
 import numpy.typing as npt
 
 from tributary.engine.index.names import named_ranks
-from tributary.engine.index.priors import SUPERSEDED, asked_roles, factor, role_of, superseded
+from tributary.engine.index.priors import (
+    SUPERSEDED,
+    asked_roles,
+    factor,
+    role_of,
+    superseded,
+    task_asked_roles,
+)
 from tributary.engine.index.store import IndexStore, QueryVector, SearchFilter
 from tributary.engine.localsearch.embedder import Embedder, Vectors
 from tributary.engine.localsearch.fusion import RRF_K
+from tributary.engine.localsearch.longquery import (
+    TaskQuery,
+    is_task_question,
+    module_paths,
+    path_suffixes,
+    read_task,
+)
 from tributary.engine.query_class import lookup_names
 
 MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
@@ -46,6 +60,14 @@ CROWD_FACTOR = 0.1
 # enough of them: a 300-chunk file that matches every word would otherwise fill a
 # hundred hits with its own chunks and leave fusion a dozen files to choose from.
 FILE_SHARE = 0.3
+# An issue-length question (``tributary.engine.localsearch.longquery``) adds lists of its own:
+# the definitions of the names it uses, the files it names (tracebacks, paths, dotted
+# modules) and the words of its title, each a share of the keyword list's weight.
+TASK_SYMBOL_SHARE = 0.75
+TASK_PATH_SHARE = 1.0
+TASK_TITLE_SHARE = 0.5
+PER_NAME = 5  # definitions taken per name the task uses
+PER_PATH = 30  # chunks taken per file the task names
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,27 +138,37 @@ def hybrid_search(
     where = where or SearchFilter()
     weights = weights or Weights()
     size = max(pool or 0, MIN_POOL, top_k * 3)
-    dense, keyword = store.candidates(query, query_vector, size, where)
+    task = read_task(query) if is_task_question(query) else None
+    keyword_query = " ".join(task.terms) if task is not None else query
+    dense, keyword = store.candidates(keyword_query, query_vector, size, where)
     lists: list[tuple[float, Sequence[int]]] = []
     if query_vector is not None:
         lists.append((weights.dense, [cid for cid, _ in dense]))
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
-    names = lookup_names(query)
     symbols: list[int] = []
-    if names and weights.symbol:
-        symbols = store.symbol_search(names, SYMBOL_POOL, where)
-        lists.append((weights.symbol, symbols))
+    names: frozenset[str] = frozenset()
+    if task is not None:
+        lists.extend(_task_lists(store, task, keyword, size, where, weights))
+        used = [name for name, _ in task.names]
+        symbols = _named_definitions(store, used, where) if weights.symbol else []
+        if symbols:
+            lists.append((weights.symbol * TASK_SYMBOL_SHARE, symbols))
+    else:
+        names = lookup_names(query)
+        if names and weights.symbol:
+            symbols = store.symbol_search(names, SYMBOL_POOL, where)
+            lists.append((weights.symbol, symbols))
     ranked = _top_fused(store, lists, keyword, weights, None)
     best = ranked[: top_k * PRIOR_POOL + 20]
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
     chunks = store.chunks_by_id([cid for cid, _ in best])
-    asked = asked_roles(query)
+    asked = task_asked_roles(task.title) if task is not None else asked_roles(query)
     older = superseded(chunk.path for chunk in chunks.values())
     seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
     seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
     defines = set(symbols)
     paths = (c.path for cid, _ in best if (c := chunks.get(cid)))
-    named = named_ranks(paths, query, names) if weights.name else {}
+    named = named_ranks(paths, task.title if task is not None else query, names) if weights.name else {}
     hits: list[SearchHit] = []
     for cid, fused in best:
         chunk = chunks.get(cid)
@@ -146,7 +178,7 @@ def hybrid_search(
         name_rank = named.get(chunk.path)
         if name_rank is not None:
             fused += weights.name / (weights.k + name_rank)
-        score = fused * factor(role, asked)
+        score = fused * factor(role, asked, task=task is not None)
         d_rank, cosine = seen_dense.get(cid, (None, None))
         k_rank, bm25 = seen_keyword.get(cid, (None, None))
         hits.append(
@@ -280,6 +312,75 @@ def _file_bonus(
         dtype=np.float64,
         count=len(chunk_ids),
     )
+
+
+def _task_lists(
+    store: IndexStore,
+    task: TaskQuery,
+    keyword: list[tuple[int, float]],
+    size: int,
+    where: SearchFilter,
+    weights: Weights,
+) -> list[tuple[float, Sequence[int]]]:
+    """The extra ranked lists of an issue-length question: its title's words, and the
+    files it names (their chunks in keyword order)."""
+    lists: list[tuple[float, Sequence[int]]] = []
+    if task.title_terms and weights.keyword:
+        title = store.keyword_search(" ".join(task.title_terms), size, where)
+        lists.append((weights.keyword * TASK_TITLE_SHARE, [cid for cid, _ in title]))
+    named = _named_files(store, task, where)
+    if named and weights.keyword:
+        order = {cid: rank for rank, (cid, _) in enumerate(keyword)}
+        ranked: list[int] = []
+        for ids in named:
+            ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
+        lists.append((weights.keyword * TASK_PATH_SHARE, list(dict.fromkeys(ranked))))
+    return lists
+
+
+def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> list[frozenset[int]]:
+    """The chunks of each file the task names, in the order it names them: a written
+    path by its longest tail that is a file here (a file name alone only when at most
+    two files bear it), then dotted module names."""
+    found: list[frozenset[int]] = []
+    seen: set[frozenset[int]] = set()
+
+    def add(ids: frozenset[int]) -> None:
+        if where.path_ids is not None:
+            ids = ids & where.path_ids
+        if ids and ids not in seen:
+            seen.add(ids)
+            found.append(ids)
+
+    for written in task.paths:
+        tails = path_suffixes(written)
+        for number, tail in enumerate(tails):
+            if any(c in tail for c in "*?[") or tail.startswith("."):
+                break
+            ids = store.chunk_ids_matching(tail)
+            if not ids:
+                continue
+            if number == len(tails) - 1 and len(set(store.file_ids(list(ids)).values())) > 2:
+                break  # a bare file name many files bear
+            add(ids)
+            break
+    for dotted in task.modules:
+        for candidate in module_paths(dotted):
+            if any(c in candidate for c in "*?["):
+                continue
+            ids = store.chunk_ids_matching(candidate)
+            if ids:
+                add(ids)
+                break
+    return found
+
+
+def _named_definitions(store: IndexStore, names: Sequence[str], where: SearchFilter) -> list[int]:
+    """The chunks defining each name, most used names first."""
+    ranked: list[int] = []
+    for name in names:
+        ranked.extend(store.symbol_search([name], PER_NAME, where))
+    return list(dict.fromkeys(ranked))
 
 
 def encode_query(embedder: Embedder, query: str) -> Vectors:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.fusion import best_first, rrf
+from tributary.engine.localsearch.longquery import embedding_text
 from tributary.engine.tasks.model import FileScore, TaskHit
 from tributary.engine.tasks.ranking import (
     DEFAULT_FILE_RANK,
@@ -149,7 +150,7 @@ class TaskIndex:
             lists.append((params.bm25_weight, [item for item, _ in ranked]))
         embedder = self.embedder if params.mode in ("hybrid", "dense") else None
         if embedder is not None:
-            vector = embedder.encode([query])[0]
+            vector = embedder.encode([embedding_text(query)])[0]
             ranked = self.store.knn(vector, params.candidates, cutoff)
             dense = {item: (rank, sim) for rank, (item, sim) in enumerate(ranked, start=1)}
             lists.append((params.dense_weight, [item for item, _ in ranked]))

@@ -32,6 +32,7 @@ from tributary.engine.localsearch.db import (
 )
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.fts import fts_query, fts_terms
+from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 
 BATCH = 256
@@ -77,7 +78,10 @@ MAX_QUERY_TERMS = 64
 
 def query_terms(text: str) -> list[str]:
     """A task query's FTS terms: the shared code-aware ones (``tributary.engine.localsearch.fts``),
-    numbers kept, since task titles name issues and versions with them."""
+    numbers kept, since task titles name issues and versions with them; for an
+    issue-length question, the terms that say what it is about, wherever they stand."""
+    if is_task_question(text):
+        return read_task(text).terms
     return fts_terms(text, numbers=True, limit=MAX_QUERY_TERMS)
 
 

@@ -1,0 +1,78 @@
+"""Issue-length questions: what is read out of them, and that short ones stay phrases."""
+
+from __future__ import annotations
+
+from tributary.engine.localsearch.longquery import (
+    embedding_text,
+    is_task_question,
+    module_paths,
+    path_suffixes,
+    read_task,
+)
+
+ISSUE = '''Modeling's `separability_matrix` does not compute separability for nested CompoundModels
+
+Consider the following model:
+
+```python
+from astropy.modeling import models as m
+from astropy.modeling.separable import separability_matrix
+cm = m.Linear1D(10) & m.Linear1D(5)
+```
+
+Nesting it gives a wrong answer:
+
+```
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/core.py", line 12, in evaluate
+    return self._evaluate(x)
+  File "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/separable.py", line 99, in _cstack
+    raise ValueError("bad")
+ValueError: bad
+```
+''' + "The separability matrix should stay diagonal for nested compound models. " * 8
+
+
+def test_short_questions_stay_phrases_and_issues_are_tasks() -> None:
+    assert not is_task_question("where are fixtures cached")
+    assert not is_task_question("Fix the routing of fallback servers\n\nSee #12.")
+    assert is_task_question(ISSUE)
+    assert embedding_text("where are fixtures cached") == "where are fixtures cached"
+
+
+def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
+    task = read_task(ISSUE)
+    assert task.title.startswith("Modeling's `separability_matrix` does not compute")
+    names = [name for name, _ in task.names]
+    assert "separability_matrix" in names[:3]  # the most used names first (frames count twice)
+    assert "_cstack" in names and "evaluate" in names and "CompoundModels" in names
+    assert "ValueError" not in names and "self" not in names  # builtins name nothing here
+    # The innermost frame first, then the paths written elsewhere.
+    assert task.paths[:2] == [
+        "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/separable.py",
+        "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/core.py",
+    ]
+    assert "astropy.modeling.separable" in task.modules
+    assert "separability" in task.terms and "matrix" in task.terms
+    assert "Traceback" not in task.meaning and "import" not in task.meaning
+    assert embedding_text(ISSUE) == task.meaning
+
+
+def test_written_paths_and_modules_become_repository_paths() -> None:
+    assert path_suffixes("/venv/site-packages/astropy/modeling/separable.py") == [
+        "venv/site-packages/astropy/modeling/separable.py",
+        "site-packages/astropy/modeling/separable.py",
+        "astropy/modeling/separable.py",
+        "modeling/separable.py",
+        "separable.py",
+    ]
+    assert module_paths("astropy.modeling.separable") == [
+        "astropy/modeling/separable.py", "astropy/modeling/separable/__init__.py", "astropy/modeling.py",
+    ]
+
+
+def test_hostile_text_is_read_whole() -> None:
+    """Long runs that would make a backtracking pattern quadratic are read like any text."""
+    for text in ("a" * 40_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
+        task = read_task(text)
+        assert len(task.title) <= 300

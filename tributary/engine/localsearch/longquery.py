@@ -1,0 +1,181 @@
+"""Issue-length questions read as what they are: a title, prose, code and tracebacks.
+
+An LLM client asks with the task itself: a bug report of thousands of characters. Its
+first forty-odd words are a poor query (a greeting, the first lines of a code block);
+what pins the code to change is spread through it: the title, the names the code and
+the tracebacks call (``separability_matrix``, ``CompoundModel``), the files and modules
+they name (``astropy/modeling/separable.py``, ``astropy.modeling.separable``).
+``read_task`` finds those parts, each with how often the issue uses it, and the local
+searches rank by them as separate lists, so one paragraph of noise cannot drown them.
+
+Every pattern here is linear in the text (no nested or overlapping repeats) and the
+text is bounded by the engine before it gets here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tributary.engine.localsearch.fts import fts_terms
+
+# A question this long, or this long over several lines, is a task, not a search phrase.
+TASK_MIN_CHARS = 600
+TASK_MIN_CHARS_MULTILINE = 300
+TASK_MIN_LINES = 4
+MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
+MAX_NAMES = 24
+MAX_PATHS = 12
+MAX_TERMS = 48
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
+_FRAME = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7}), in ([\w<>.]{1,200})')
+_PATH = re.compile(r"(?<![\w./-])((?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh))\b")
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,8})")
+_IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w{2,80})(\()?")
+_PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:)")
+# Words of code that name nothing of the repository's own.
+_COMMON_CODE = frozenset(["self", "cls", "def", "class", "return", "import", "from", "none", "true", "false", "print", "assert", "raise", "lambda", "yield", "pass", "elif", "else", "while", "with", "for", "try", "except", "finally", "async", "await", "global", "nonlocal", "and", "not", "str", "int", "float", "bool", "list", "dict", "set", "tuple", "object", "type", "len", "range", "isinstance", "getattr", "setattr", "hasattr", "super", "open", "repr", "format", "sorted", "enumerate", "zip", "map", "filter", "min", "max", "sum", "abs", "any", "all", "append", "extend", "items", "keys", "values", "get", "kwargs", "args", "np", "numpy", "pd", "os", "sys", "re", "json", "path", "value", "result", "error", "exception", "traceback", "warning", "warnings", "most", "recent", "call", "last", "line"]) | frozenset(
+    w.lower() for w in [*keyword.kwlist, *dir(builtins)] if not w.startswith("_")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQuery:
+    """What an issue-length question is made of, each part with how often it appears."""
+
+    title: str
+    meaning: str  # the prose, code and tracebacks left out: what gets embedded
+    names: list[tuple[str, int]] = field(default_factory=list)  # code names, most used first
+    paths: list[str] = field(default_factory=list)  # files named (tracebacks first), as written
+    modules: list[str] = field(default_factory=list)  # dotted names that may be modules
+    title_terms: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)  # the whole text's terms, rarest-looking first
+
+
+def is_task_question(query: str) -> bool:
+    """Whether ``query`` is an issue-length task rather than a search phrase."""
+    if len(query) >= TASK_MIN_CHARS:
+        return True
+    return len(query) >= TASK_MIN_CHARS_MULTILINE and query.count("\n") + 1 >= TASK_MIN_LINES
+
+
+def split_code(text: str) -> tuple[list[str], list[str]]:
+    """The lines of prose and the lines of code (fenced blocks, interpreter prompts,
+    traceback frames and indented lines)."""
+    prose: list[str] = []
+    code: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced or _PROMPT.match(line) or line.startswith(("    ", "\t")) or _FRAME.search(line):
+            code.append(line)
+        else:
+            prose.append(line)
+    return prose, code
+
+
+def _title(prose: list[str]) -> str:
+    for line in prose:
+        stripped = line.strip().lstrip("#").strip()
+        if stripped:
+            return stripped[:300]
+    return ""
+
+
+def _code_like(word: str, called: bool, quoted: frozenset[str]) -> bool:
+    """A word that names code: called, quoted, snake_case, or with inner capitals."""
+    if word.lower() in _COMMON_CODE or (word.isupper() and len(word) < 4):
+        return False
+    inner = word.strip("_")
+    return (called or word in quoted or "_" in inner
+            or (any(c.isupper() for c in inner[1:]) and any(c.islower() for c in inner)))
+
+
+def read_task(text: str) -> TaskQuery:
+    """The parts of an issue-length question (see the module's docstring)."""
+    prose, _code = split_code(text)
+    title = _title(prose)
+    quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
+    frames = _FRAME.findall(text)
+    paths: list[str] = []
+    for path, _line, _name in reversed(frames):  # the innermost frame is the last one
+        if path not in paths:
+            paths.append(path)
+    for match in _PATH.finditer(text):
+        if match.group(1) not in paths:
+            paths.append(match.group(1))
+    names: Counter[str] = Counter()
+    for _path, _line, name in frames:
+        if name.isidentifier() and name.lower() not in _COMMON_CODE:
+            names[name] += 2
+    for match in _IDENTIFIER.finditer(text):
+        word = match.group(1)
+        if _code_like(word, match.group(2) is not None, quoted):
+            names[word] += 1
+    modules = list(dict.fromkeys(
+        m.group(1) for m in _DOTTED.finditer(text)
+        if m.group(1).split(".")[0].lower() not in _COMMON_CODE and "/" not in m.group(1)
+    ))
+    for dotted in modules:  # the last part of a dotted name is a name too
+        last = dotted.rsplit(".", 1)[-1]
+        if _code_like(last, False, quoted):
+            names[last] += 1
+    meaning = " ".join(" ".join(prose).split())[:MEANING_CHARS]
+    return TaskQuery(
+        title=title,
+        meaning=meaning or title,
+        names=names.most_common(MAX_NAMES),
+        paths=paths[:MAX_PATHS],
+        modules=modules[: MAX_PATHS * 2],
+        title_terms=fts_terms(title),
+        terms=_ranked_terms(text, names),
+    )
+
+
+def _ranked_terms(text: str, names: Counter[str]) -> list[str]:
+    """The text's terms, the ones from its code names first, then by how often the
+    text uses them (repeats say what the issue is about), at most ``MAX_TERMS``."""
+    counts = Counter(_all_terms(text))
+    named = {term for name, _ in names.most_common(MAX_NAMES) for term in fts_terms(name)}
+    ordered = sorted(counts, key=lambda t: (t not in named, -counts[t]))
+    return ordered[:MAX_TERMS]
+
+
+def _all_terms(text: str) -> list[str]:
+    """Every term occurrence (repeats kept), as ``fts_terms`` would find them."""
+    found: list[str] = []
+    for line in text.splitlines():
+        found.extend(fts_terms(line, limit=10_000))
+    return found
+
+
+def embedding_text(query: str) -> str:
+    """What the embedding model should read of a query: an issue's prose, else all of it."""
+    return read_task(query).meaning if is_task_question(query) else query
+
+
+def path_suffixes(written: str) -> list[str]:
+    """The repository-relative forms a path written in an issue may take: a traceback's
+    ``/home/u/venv/lib/python3.9/site-packages/pkg/mod.py`` is ``pkg/mod.py`` in the
+    checkout, so every tail of two or more parts is a candidate (the file name alone
+    last)."""
+    parts = [p for p in written.replace("\\", "/").split("/") if p and p != "."]
+    tails = ["/".join(parts[i:]) for i in range(len(parts) - 1)]
+    return [*tails, *parts[-1:]]
+
+
+def module_paths(dotted: str) -> list[str]:
+    """The files a dotted module name may be: ``a.b.c`` -> ``a/b/c.py``, ``a/b/c/__init__.py``
+    and, for ``a.b.func``, ``a/b.py``."""
+    parts = dotted.split(".")
+    found = [f"{'/'.join(parts)}.py", f"{'/'.join(parts)}/__init__.py"]
+    if len(parts) > 2:
+        found.append(f"{'/'.join(parts[:-1])}.py")
+    return found
