@@ -70,6 +70,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     code.add_argument("--json", action="store_true", help="print the figures as JSON")
     code.set_defaults(func=_code)
 
+    swe = commands.add_parser(
+        "swebench", help="bug localisation: whole issues -> the files and functions their fix changed",
+        description="For each instance (SWE-bench JSONL: instance_id, repo, base_commit, gold_files, "
+        "problem_statement, golden_patch), check the repository out at base_commit, index it and its "
+        "history up to that commit, ask the whole issue, and print file Acc@1/3/5/10 and MRR, function "
+        "Acc@5/10, context recall and the BM25 baseline, per repository and split.",
+    )
+    swe.add_argument("instances", help="a JSONL file of instances")
+    swe.add_argument("--clones", required=True, metavar="DIR",
+                     help="folder holding a git clone of each repository as owner__name (or owner/name)")
+    swe.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME",
+                     help="only this repository's instances (repeatable)")
+    swe.add_argument("--split", help="only instances of this split (lite, verified)")
+    swe.add_argument("--limit", type=int, metavar="N", help="at most N instances per repository")
+    swe.add_argument("--sources", default="files,tasks", help="built-in sources to ask (default: files,tasks)")
+    swe.add_argument("--no-embed", action="store_true", help="keyword and symbol search only (no embeddings)")
+    swe.add_argument("--work-dir", help="checkouts and indexes (default: a folder under the temp dir)")
+    swe.add_argument("--json", action="store_true", help="print the report as JSON")
+    swe.set_defaults(func=_swebench)
+
     latest = commands.add_parser("latest", help="print the path of the latest report")
     latest.set_defaults(func=_latest)
 
@@ -159,6 +179,7 @@ def _print_summary(result: object) -> None:
 def _code(args: argparse.Namespace) -> int:
     import hashlib
     import json
+    from dataclasses import asdict
 
     from tributary.engine.eval.codesearch import AnnotationError, load_annotations, run_code_dataset
 
@@ -187,8 +208,8 @@ def _code(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({
                 "queries": summary.queries, "chunks": run.chunks, "index_s": round(run.index_s, 2),
-                "overall": {p: vars(s) for p, s in summary.overall.items()},
-                "by_category": {c: {p: vars(s) for p, s in by.items()} for c, by in summary.by_category.items()},
+                "overall": {p: asdict(s) for p, s in summary.overall.items()},
+                "by_category": {c: {p: asdict(s) for p, s in by.items()} for c, by in summary.by_category.items()},
             }, indent=2, default=float))
             return 0
         print(f"{summary.queries} queries, {run.chunks} chunks (indexed in {run.index_s:.1f} s)")
@@ -198,6 +219,61 @@ def _code(args: argparse.Namespace) -> int:
             chunk, file = by["chunk"], by["file"]
             print(f"{name:<14} {chunk.ndcg:>8.3f} {chunk.recall:>10.3f} {chunk.mrr:>6.3f}   |"
                   f" {file.ndcg:.3f} {file.recall:.3f} {file.mrr:.3f}")
+        return 0
+
+    return run_async(main)
+
+
+def _swebench(args: argparse.Namespace) -> int:
+    import json
+
+    from tributary.engine.eval.swebench import (
+        InstanceError,
+        default_work_dir,
+        load_instances,
+        render,
+        run_instances,
+    )
+
+    try:
+        instances = load_instances(Path(args.instances).expanduser())
+    except InstanceError as exc:
+        return fail(str(exc))
+    if args.repo:
+        instances = [i for i in instances if i.repo in args.repo]
+    if args.split:
+        instances = [i for i in instances if args.split in i.splits]
+    if args.limit is not None:
+        kept: dict[str, int] = {}
+        chosen = []
+        for instance in instances:
+            if kept.get(instance.repo, 0) < args.limit:
+                kept[instance.repo] = kept.get(instance.repo, 0) + 1
+                chosen.append(instance)
+        instances = chosen
+    if not instances:
+        return fail(f"{args.instances}: no instance left to run")
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    unknown = sorted(set(sources) - {"files", "tasks"})
+    if unknown or not sources:
+        return fail(f"--sources {args.sources}: the built-in sources are files and tasks")
+    work = Path(args.work_dir).expanduser() if args.work_dir else default_work_dir()
+    config = None
+    explicit = config_path(args)
+    if explicit is not None:
+        from tributary.engine.config.load import load_config
+
+        config = load_config(explicit)
+
+    async def main() -> int:
+        try:
+            report = await run_instances(instances, Path(args.clones).expanduser(), work, sources=sources,
+                                         embed=not args.no_embed, config=config, on_progress=_progress)
+        except InstanceError as exc:
+            return fail(str(exc))
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        print(json.dumps(report.as_dict(), indent=1) if args.json else render(report))
         return 0
 
     return run_async(main)

@@ -1,0 +1,126 @@
+"""Bug localisation instances: reading them, gold functions from a patch, the scores, the
+BM25 baseline, and a whole run on a tiny repository with a known fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.eval.gitrepo import Repo
+from tributary.engine.eval.swebench import (
+    Bm25Baseline,
+    Instance,
+    InstanceError,
+    Outcome,
+    Span,
+    enclosing_units,
+    figures,
+    function_rank,
+    hunk_lines,
+    load_instances,
+    render,
+    run_instances,
+)
+
+PATCH = """diff --git a/pkg/shapes.py b/pkg/shapes.py
+--- a/pkg/shapes.py
++++ b/pkg/shapes.py
+@@ -5,7 +5,7 @@ class Circle:
+     def __init__(self, radius):
+         self.radius = radius
+
+     def area(self):
+-        return 3 * self.radius * self.radius
++        return math.pi * self.radius * self.radius
+
+ def unrelated():
+"""
+
+SHAPES = """import math
+
+
+class Circle:
+    def __init__(self, radius):
+        self.radius = radius
+
+    def area(self):
+        return 3 * self.radius * self.radius
+
+def unrelated():
+    return 1
+"""
+
+
+def test_instances_are_read_and_a_bad_line_names_file_and_line(tmp_path: Path) -> None:
+    good = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "abc", "gold_files": ["a.py"],
+            "problem_statement": "it breaks", "splits": ["lite"]}
+    path = tmp_path / "instances.jsonl"
+    path.write_text(json.dumps(good) + "\n\n" + json.dumps({"repo": "o/r"}) + "\n", encoding="utf-8")
+    with pytest.raises(InstanceError, match=r"instances.jsonl:3: not an instance: missing key 'instance_id'"):
+        load_instances(path)
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    [instance] = load_instances(path)
+    assert instance.gold_files == ("a.py",) and instance.splits == ("lite",)
+
+
+def test_a_patch_names_its_changed_lines_and_their_functions() -> None:
+    assert hunk_lines(PATCH) == {"pkg/shapes.py": [9]}
+    [unit] = enclosing_units("pkg/shapes.py", SHAPES, [9])
+    assert (unit.start, unit.end) == (8, 9) and unit.symbol is not None and "area" in unit.symbol
+
+
+def test_a_function_is_found_when_every_gold_unit_is_overlapped() -> None:
+    gold = [Span("a.py", 10, 20), Span("b.py", 1, 5)]
+    hits: list[tuple[str, int | None, int | None]] = [("a.py", 30, 40), ("a.py", 15, 16), ("c.py", 1, 2), ("b.py", 5, 9)]
+    assert function_rank(hits, gold) == 4
+    assert function_rank(hits[:3], gold) is None
+
+
+def _outcome(files: list[str], gold: tuple[str, ...], bm25: list[str]) -> Outcome:
+    return Outcome("i", "o/r", ("lite",), files, gold, [Span(gold[0], 1, 2)], 3, True, bm25, 0.1, 0.1)
+
+
+def test_accuracy_needs_every_gold_file_within_k() -> None:
+    result = figures([
+        _outcome(["a.py", "b.py"], ("a.py",), ["b.py", "a.py"]),
+        _outcome(["x.py", "a.py", "b.py"], ("a.py", "b.py"), ["a.py"]),
+    ])
+    assert result.acc[1] == 0.5 and result.acc[3] == 1.0
+    assert result.mrr == round((1 + 1 / 2) / 2, 3)
+    assert result.bm25_acc[1] == 0.0 and result.bm25_acc[3] == 0.5
+    assert result.function_acc[5] == 1.0 and result.context_recall == 1.0
+
+
+def test_the_baseline_skips_tests_and_ranks_by_bm25(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "shapes.py").write_text(SHAPES, encoding="utf-8")
+    (tmp_path / "pkg" / "colors.py").write_text("def red():\n    return 'red'\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_shapes.py").write_text("area radius circle " * 20, encoding="utf-8")
+    blobs = {"pkg/shapes.py": "1", "pkg/colors.py": "2", "tests/test_shapes.py": "3"}
+    assert Bm25Baseline().rank(tmp_path, blobs, "Circle.area is wrong for a radius") == ["pkg/shapes.py"]
+
+
+@pytest.mark.integration
+@pytest.mark.asyncio
+async def test_a_run_finds_the_file_and_function_a_known_fix_changed(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "clones" / "o__shapes")
+    repo.commit("Add shapes", "2024-01-01T10:00:00", {"pkg/__init__.py": "", "pkg/shapes.py": SHAPES})
+    repo.commit("Fix the colour names of the palette", "2024-01-02T10:00:00",
+                {"pkg/colors.py": "PALETTE = ['red', 'green']\n\ndef red():\n    return PALETTE[0]\n"})
+    base = repo.commit("Document circles", "2024-01-03T10:00:00", {"README.md": "Shapes: circles.\n"})
+    issue = ("Circle.area returns the wrong value\n\nThe area of a `Circle` is computed with 3 instead "
+             "of pi:\n\n```python\n>>> from pkg.shapes import Circle\n>>> Circle(1).area()\n3\n```\n\n"
+             + "Expected 3.14159 for a circle of radius one, as the formula says. " * 6)
+    instance = Instance("o__shapes-1", "o/shapes", base, ("pkg/shapes.py",), issue, PATCH, ("lite",))
+    report = await run_instances([instance], tmp_path / "clones", tmp_path / "work", embed=False)
+    [outcome] = report.outcomes
+    assert outcome.files[0] == "pkg/shapes.py"
+    assert [(s.path, s.start, s.end) for s in outcome.gold_functions] == [("pkg/shapes.py", 8, 9)]
+    assert outcome.function_rank is not None and outcome.function_rank <= 5
+    assert outcome.bm25_files[0] == "pkg/shapes.py"
+    assert report.groups["all"].acc[1] == 1.0
+    assert "repo:o/shapes" in report.groups and "split:lite" in report.groups
+    assert "Acc@1" in render(report)
