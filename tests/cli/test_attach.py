@@ -151,6 +151,7 @@ def test_a_directory_others_can_enter_is_refused(tmp_path: Path, monkeypatch: py
     (runtime / "tributary").mkdir(parents=True)
     os.chmod(runtime / "tributary", 0o755)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("TRIBUTARY_HOME")
     with pytest.raises(attach.AttachError, match="not a private directory"):
         attach.socket_path()
     assert asyncio.run(attach.ask(SearchRequest(query="q"), None)) is None
@@ -179,3 +180,16 @@ async def test_another_user_is_refused(home: Path, monkeypatch: pytest.MonkeyPat
         assert engine.asked == []
     finally:
         await server.close()
+
+
+def test_the_socket_lives_under_tributary_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "h"
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    path = attach.socket_path()
+    assert path.parent == home / "run"
+    assert os.stat(path.parent).st_mode & 0o777 == 0o700
+    deep = tmp_path / ("d" * 120)  # too long for a socket path: the runtime dir instead
+    monkeypatch.setenv("TRIBUTARY_HOME", str(deep))
+    (tmp_path / "xdg").mkdir()
+    assert attach.socket_path().parent == tmp_path / "xdg" / "tributary"

@@ -83,3 +83,19 @@ async def test_unreachable_sse_source_is_an_error_with_backoff() -> None:
             assert pool.state("gone").last_error
         finally:
             await pool.aclose()
+
+
+async def test_a_hand_written_sse_url_needs_no_transport(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tributary.engine.config.load import load_config
+
+    with http_fake("--mode", "delay", "--delay", "0", sse=True) as (url, _proc):
+        path = tmp_path / "config.yaml"
+        path.write_text(f"servers:\n  old:\n    url: {url}\n    timeout: 5\n", encoding="utf-8")
+        config = load_config(path).servers["old"]
+        assert config.transport == "sse"
+        pool = SourcePool([config])
+        try:
+            outcome = await pool.call("old", "no transport given", top_k=2)
+            assert outcome.status is SourceStatus.OK, outcome.error
+        finally:
+            await pool.aclose()

@@ -117,6 +117,15 @@ def test_child_environment_is_allowlist_plus_configured() -> None:
     assert env == {"PATH": "/custom", "HOME": "/h", "LANG": "C.UTF-8", "API_TOKEN": "t"}
 
 
+def test_proxy_and_certificate_variables_reach_servers() -> None:
+    network = {"HTTPS_PROXY": "http://proxy:3128", "no_proxy": "localhost", "http_proxy": "http://p:1",
+               "SSL_CERT_FILE": "/etc/ca.pem", "SSL_CERT_DIR": "/etc/certs",
+               "REQUESTS_CA_BUNDLE": "/etc/ca.pem", "NODE_EXTRA_CA_CERTS": "/etc/extra.pem",
+               "NO_PROXY": "127.0.0.1", "HTTP_PROXY": "http://proxy:3128", "https_proxy": "x"}
+    env = child_environment({}, {**network, "GITHUB_TOKEN": "secret"})
+    assert env == network
+
+
 def test_stderr_ring_keeps_the_last_lines() -> None:
     log = StderrLog(max_lines=3)
     pipe = open_stderr_pipe(log)

@@ -73,12 +73,20 @@ def supported() -> bool:
     return hasattr(socket, "AF_UNIX") and hasattr(os, "getuid")
 
 
+_MAX_SOCKET_PATH = 100  # sun_path holds 104 (macOS) or 108 (Linux) bytes
+
+
 def _runtime_dir() -> Path:
-    """A directory only this user can enter: ``$XDG_RUNTIME_DIR/tributary`` or
-    ``<tmp>/tributary-<uid>``; created 0700, refused when someone else owns it or may
+    """A directory only this user can enter: ``$TRIBUTARY_HOME/run`` when that is set,
+    else ``$XDG_RUNTIME_DIR/tributary`` or ``<tmp>/tributary-<uid>``; created 0700, refused when someone else owns it or may
     enter it (another user could otherwise plant a socket there)."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     directory = Path(base) / "tributary" if base else Path(tempfile.gettempdir()) / f"tributary-{os.getuid()}"
+    home = paths.home_override()
+    # Under TRIBUTARY_HOME (``<home>/run``) unless that makes too long a socket path.
+    if home is not None and len(str(home / "run" / "engine-0123456789ab.sock")) <= _MAX_SOCKET_PATH:
+        home.mkdir(parents=True, exist_ok=True)
+        directory = home / "run"
     with contextlib.suppress(FileExistsError):
         directory.mkdir(mode=0o700, parents=False)
     info = os.lstat(directory)

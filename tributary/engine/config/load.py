@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+import re
+
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -57,6 +59,9 @@ _HINTS: dict[str, str] = {
 # libyaml's composer when available (about 10x faster); both build the same node tree
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
+# What a setting's name looks like. An unknown key of another shape (a line of some
+# other file the config path points at) is reported by its line alone.
+_KEY_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _INVALID: Any = object()  # a value that could not be converted (an issue was recorded)
 
 
@@ -289,6 +294,9 @@ class _Reader:
             child = _join(path, key)
             self.lines.setdefault(child, line)
             if key not in fields:
+                if not _KEY_SHAPE.fullmatch(key):  # another file's text: never echoed
+                    self.issue(path, line, "an unknown key (not shown: it is no setting's name)")
+                    continue
                 hint = _HINTS.get(key)
                 suggestion = f" (did you mean '{hint}'?)" if hint else did_you_mean(key, fields)
                 self.issue(child, line, f"unknown key '{key}'{suggestion}")
@@ -357,9 +365,13 @@ def _required(cls: type) -> tuple[str, ...]:
 
 
 def _infer_transport(given: dict[str, Any], node: Node) -> None:
-    """``url:`` without ``command:`` means a streamable HTTP server (as in mcpServers JSON)."""
-    if "transport" not in given and given.get("url") and not given.get("command"):
-        given["transport"] = "http"
+    """``url:`` without ``command:`` means a remote server (as in mcpServers JSON): the
+    legacy HTTP+SSE transport when the URL's path ends in ``/sse`` (as import decides),
+    else streamable HTTP."""
+    url = given.get("url")
+    if "transport" not in given and url and not given.get("command"):
+        sse = isinstance(url, str) and url.split("?", 1)[0].split("#", 1)[0].rstrip("/").endswith("/sse")
+        given["transport"] = "sse" if sse else "http"
 
 
 def _noop(given: dict[str, Any], node: Node) -> None:
@@ -482,7 +494,9 @@ def _parse(text: str, source: str) -> tuple[Config, list[ConfigIssue], dict[str,
             return Config(), [], {}
         reader = _Reader(loader, source)
         if not isinstance(node, MappingNode):
-            message = f"the top level must be a mapping of settings, not {_describe(node, '')}"
+            # Not a config at all (another file?): its text is not repeated.
+            shown = "a single value" if isinstance(node, ScalarNode) else f"a {_kind(node)}"
+            message = f"the top level must be a mapping of settings, not {shown}"
             reader.issue("", _mark_line(node), message)
             return Config(), reader.issues, {}
         try:

@@ -25,8 +25,20 @@ WINDOWS_ALLOWLIST = (
 )
 
 
+# Proxies and extra CA certificates: a server behind a corporate proxy or TLS inspection
+# cannot reach anything without them, and they hold no secrets of other tools (a proxy
+# URL with a password in it is the user's own network setting).
+NETWORK_VARIABLES = (
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+    "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+)
+
+
 def allowlist() -> tuple[str, ...]:
-    return WINDOWS_ALLOWLIST if sys.platform == "win32" else POSIX_ALLOWLIST
+    base = WINDOWS_ALLOWLIST if sys.platform == "win32" else POSIX_ALLOWLIST
+    return base + NETWORK_VARIABLES
 
 
 def child_environment(
