@@ -101,3 +101,28 @@ def test_tray_falls_back_when_unavailable(qtbot: object) -> None:
     assert tray.available is False and tray.icon is None
     actions = [a.text() for a in tray.menu.actions() if a.text()]
     assert actions == ["Show window", "Quick query", "Settings", "Quit Tributary"]
+
+
+def test_the_popup_stays_whole_on_a_small_or_scaled_screen() -> None:
+    """At 1.5× a 1366×768 screen is 910×512 to Qt: the popup is moved up and shrunk
+    so its footer stays on the screen."""
+    from PySide6.QtCore import QRect
+
+    from tributary.app.tray import POPUP_SIZE, popup_geometry
+
+    for area in (QRect(0, 0, 910, 512), QRect(0, 0, 683, 400), QRect(0, 24, 1366, 744), QRect(1366, 0, 1024, 640)):
+        placed = popup_geometry(area, POPUP_SIZE)
+        assert area.contains(placed), (area, placed)
+        assert placed.width() <= POPUP_SIZE.width() and placed.height() <= POPUP_SIZE.height()
+    roomy = popup_geometry(QRect(0, 0, 1920, 1080), POPUP_SIZE)
+    assert roomy.size() == POPUP_SIZE and roomy.top() == 1080 // 5
+
+
+@pytest.mark.asyncio
+async def test_the_popup_names_the_sources_it_waits_on(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "slowpoke"], delay=lambda s, q: {"files": 0.0, "slowpoke": 3600.0}[s])
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    popup.popup()
+    popup.controller.submit("fixture")
+    await until(lambda: "waiting for slowpoke" in popup.status.text())  # (cancelled when the test ends)

@@ -10,8 +10,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from tributary.app.search.page import _summary, waiting_text
-from tributary.app.search.source_strip import SourceStrip, chip_text
+from tributary.app.search.page import _summary
+from tributary.app.search.source_strip import SourceStrip, chip_text, waiting_text
 from tributary.engine.model import SearchRequest, SearchResponse, SourceReport, SourceStatus
 
 NAMES = ["memory", "filesystem", "git", "everything", "time", "fetch", "dead-hang", "wiki", "tickets",

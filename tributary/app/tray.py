@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -28,6 +28,7 @@ from tributary.app import safe_text, theme
 from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor
 from tributary.app.search.controller import SearchController
+from tributary.app.search.source_strip import waiting_text
 from tributary.engine.model import Hit, SearchResponse, SearchUpdate
 
 TOP_RESULTS = 8
@@ -58,6 +59,22 @@ class _PopupQuery(QLineEdit):
             super().keyPressEvent(event)
 
 
+POPUP_SIZE = QSize(640, 470)
+POPUP_MARGIN = 8  # px kept free around the popup on a screen too small for it
+
+
+def popup_geometry(area: QRect, size: QSize) -> QRect:
+    """Where the popup goes on a screen whose available area is ``area``: centred, a
+    fifth of the way down, shrunk and moved up as needed to stay whole inside it (a
+    small or scaled screen would otherwise hide its footer below the edge)."""
+    width = min(size.width(), area.width() - 2 * POPUP_MARGIN)
+    height = min(size.height(), area.height() - 2 * POPUP_MARGIN)
+    x = area.center().x() - width // 2
+    y = area.top() + area.height() // 5
+    y = min(y, area.bottom() + 1 - POPUP_MARGIN - height)
+    return QRect(max(x, area.left() + POPUP_MARGIN), max(y, area.top() + POPUP_MARGIN), width, height)
+
+
 class QuickPopup(QWidget):
     copied = Signal(int)  # tokens copied
 
@@ -67,7 +84,7 @@ class QuickPopup(QWidget):
         self.setObjectName("QuickPopup")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setWindowTitle("Tributary quick query")
-        self.resize(640, 470)
+        self.resize(POPUP_SIZE)
         self.controller = SearchController(engine, key="quick", parent=self)
         self._copy_when_done = False
         self._chosen: int | None = None  # the row picked with ↑/↓ (kept across live updates)
@@ -98,10 +115,9 @@ class QuickPopup(QWidget):
         self.controller.cleared.connect(self._clear)
 
     def popup(self) -> None:
-        screen = QGuiApplication.primaryScreen()
+        screen = self.screen() if self.isVisible() else QGuiApplication.primaryScreen()
         if screen is not None:
-            area = screen.availableGeometry()
-            self.move(area.center().x() - self.width() // 2, area.top() + area.height() // 5)
+            self.setGeometry(popup_geometry(screen.availableGeometry(), POPUP_SIZE))
         self.show()
         self.raise_()
         self.activateWindow()
@@ -187,10 +203,11 @@ class QuickPopup(QWidget):
         if self._chosen is not None and self.results.count():
             self.results.setCurrentRow(min(self._chosen, self.results.count() - 1))
         answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
+        asked = sum(1 for s in response.sources if s.status != "skipped")
         tokens = response.context.token_count if response.context else 0
-        state = "" if update.final else " · waiting for more sources…"
+        state = "" if update.final else f" · {waiting_text(response.sources)}"
         self.status.setText(
-            f"{len(response.hits)} results from {answered}/{len(response.sources)} sources · "
+            f"{len(response.hits)} results from {answered}/{asked} sources · "
             f"{tokens:,} tokens of context{state}\n"
             "↑↓ pick · Enter copies it · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
         )

@@ -73,7 +73,7 @@ from tributary.app.search.results_model import (
     ResultsModel,
     RowToolTips,
 )
-from tributary.app.search.source_strip import LogWindow, SourceStrip
+from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_text
 from tributary.app.tasks import describe_error, run_async
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
@@ -710,20 +710,6 @@ class SearchPage(QWidget):
                              query=response.request.query if response else self.controller.query,
                              order_note=ranking_note(shown, response) if member is None else "")
         self.detail.set_rating(self.model.rating(hit.id))
-
-
-WAITING_NAMED = 3  # sources named in "waiting for …"; more are counted
-
-
-def waiting_text(reports: list[SourceReport]) -> str:
-    """``waiting for git, docs…``: the sources a running search still waits on, by name
-    (a slow or dead one is what holds the answer back)."""
-    pending = [r.name for r in reports if r.status == "pending"]
-    if not pending:
-        return "finishing…"
-    named = ", ".join(pending[:WAITING_NAMED])
-    more = f" and {len(pending) - WAITING_NAMED} more" if len(pending) > WAITING_NAMED else ""
-    return f"waiting for {named}{more}…"
 
 
 def _summary(response: SearchResponse, final: bool) -> str:

@@ -104,6 +104,20 @@ def status_dot(status: str) -> QIcon:
     return _DOTS[status]
 
 
+WAITING_NAMED = 3  # sources named in "waiting for …"; more are counted
+
+
+def waiting_text(reports: list[SourceReport]) -> str:
+    """``waiting for git, docs…``: the sources a running search still waits on, by name
+    (a slow or dead one is what holds the answer back)."""
+    pending = [r.name for r in reports if r.status == "pending"]
+    if not pending:
+        return "finishing…"
+    named = ", ".join(pending[:WAITING_NAMED])
+    more = f" and {len(pending) - WAITING_NAMED} more" if len(pending) > WAITING_NAMED else ""
+    return f"waiting for {named}{more}…"
+
+
 def has_no_search_tool(report: SourceReport) -> bool:
     """Not asked because its tools offer nothing to search with (the engine's reason)."""
     return report.status == SourceStatus.SKIPPED and (report.detail or "").startswith(NO_TOOL)
