@@ -100,3 +100,20 @@ def test_empty_repository_imports_nothing(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     stats = import_git_history(repo, indexes_dir=tmp_path / "ix", embed=False)
     assert stats.read == 0 and stats.added == 0
+
+
+def test_a_clone_lacking_some_file_contents_still_gives_its_history(tmp_path: Path) -> None:
+    """Rename detection reads blobs; a partial clone or a snapshot without its largest
+    files lacks some, and the history is read without renames instead of failing."""
+    repo = tmp_path / "partial"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    body = "".join(f"line {n}\n" for n in range(40))
+    commit(repo, {"data/big.txt": body}, "Add the data", "2024-01-01T10:00:00")
+    (repo / "data" / "big.txt").rename(repo / "data" / "moved.txt")
+    commit(repo, {"data/moved.txt": body + "one more\n"}, "Move and extend the data", "2024-01-02T10:00:00")
+    blob = git(repo, "rev-parse", "HEAD~1:data/big.txt").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    history = read_git_history(repo)
+    assert [t.title for t in history.tasks] == ["Move and extend the data", "Add the data"]
+    assert any("renames not followed" in error for error in history.errors)

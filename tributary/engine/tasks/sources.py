@@ -96,7 +96,16 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
     if history.head is None:
         return history
     revision = f"{since}..{history.head}" if since else history.head
-    raw = _git(repo, "log", "--no-merges", "--name-status", "-M", "-z", _FORMAT, revision, "--")
+    try:
+        raw = _git(repo, "log", "--no-merges", "--name-status", "-M", "-z", _FORMAT, revision, "--")
+    except GitError as exc:
+        if "unable to read" not in str(exc):
+            raise
+        # Rename detection reads file contents, which a partial clone or a snapshot
+        # without its largest files lacks: the history without renames is still history.
+        raw = _git(repo, "log", "--no-merges", "--name-status", "--no-renames", "-z", _FORMAT, revision, "--")
+        if len(history.errors) < MAX_ERRORS_KEPT:
+            history.errors.append("renames not followed: the clone lacks some file contents")
     for number, record in enumerate(raw.split(_RECORD)[1:], start=1):
         try:
             task, renames = _parse_commit(record)
