@@ -112,7 +112,7 @@ def test_vscode_user_settings(tmp_path: Path) -> None:
 
 
 def test_name_clashes_are_renamed(tmp_path: Path) -> None:
-    existing = Config(servers={"github": ServerConfig(name="github", command="x"),
+    existing = Config(servers={"github": ServerConfig(name="github", command="gh-old"),
                                "github-2": ServerConfig(name="github-2", command="y")})
     result = import_mcp_servers(write(tmp_path, "c.json", CLAUDE), existing=existing)
     names = [s.name for s in result.servers]

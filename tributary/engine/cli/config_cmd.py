@@ -141,9 +141,12 @@ def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) 
     added = [name for name in after.servers if name not in before.servers]
     for name in added:
         print(f"+ {name} ({after.servers[name].transport}): {server_summary(after.servers[name])}")
-    skipped = sum(already_configured(before, s) for s in servers)
-    if skipped:
-        print(f"{skipped} already configured the same way: left as they are")
+    from tributary.engine.config.importer import configured_as
+
+    for server in servers:
+        if (known := configured_as(before, server)) is not None:
+            print(f"skipped {server.name}: already configured as '{known}' (same "
+                  f"{'command and arguments' if server.transport == 'stdio' else 'url'})")
     if args.dry_run:
         print(f"{len(added)} servers would be added (dry run: nothing saved)")
     elif not added:

@@ -346,19 +346,34 @@ def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportR
     return parse_mcp_servers(text, source=source, existing=names, workspace=workspace)
 
 
+def same_server(a: ServerConfig, b: ServerConfig) -> bool:
+    """``a`` and ``b`` start the same server: the same command and arguments, or the same
+    URL. Names, descriptions, timeouts and how secrets are written do not count, so an
+    entry imported before (its secrets since moved to the keyring) is recognised."""
+    if a.transport == "stdio" or b.transport == "stdio":
+        return (a.transport, a.command, list(a.args)) == (b.transport, b.command, list(b.args))
+    return (a.url or "").rstrip("/") == (b.url or "").rstrip("/")
+
+
+def configured_as(config: Config, server: ServerConfig) -> str | None:
+    """The name ``config`` already has ``server`` under (see :func:`same_server`), if any."""
+    if (present := config.servers.get(server.name)) is not None and same_server(present, server):
+        return server.name
+    return next((name for name, s in config.servers.items() if same_server(s, server)), None)
+
+
 def already_configured(config: Config, server: ServerConfig) -> bool:
-    """``server`` is configured under its name with the very same definition (the
-    same server copied into several clients is imported once)."""
-    present = config.servers.get(server.name)
-    return present is not None and replace(present, description="") == replace(server, description="")
+    """``config`` already has ``server`` (under any name): importing again adds nothing,
+    and the same server copied into several clients is imported once."""
+    return configured_as(config, server) is not None
 
 
 def merge_imported(config: Config, servers: Iterable[ServerConfig]) -> Config:
     """A copy of ``config`` with ``servers`` added (renamed ``name-2`` … on a clash)."""
     merged = copy.deepcopy(config)
     for server in servers:
-        if self_reference(server) is not None:
-            continue  # never Tributary's own entry, however it got here
+        if self_reference(server) is not None or already_configured(merged, server):
+            continue  # never Tributary's own entry, nor one it has already
         name = unique_name(server.name, merged.servers)
         merged.servers[name] = replace(copy.deepcopy(server), name=name)
     return merged
