@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from tests.app.fakes import FakeEngine
 from tributary.app.config_editor.editor import ConfigEditor
@@ -444,3 +444,37 @@ async def test_a_secret_typed_into_a_masked_field_is_saved_to_the_keyring(
     assert editor.draft.servers["files"].env["SEARCH_API_TOKEN"] == "${keyring:SEARCH_API_TOKEN}"
     assert servers.env.values()["SEARCH_API_TOKEN"] == "${keyring:SEARCH_API_TOKEN}"
     assert "SEARCH_API_TOKEN" in editor.status.text() and "keyring" in editor.status.text()
+
+
+def test_headers_are_added_as_headers_and_long_names_are_read_whole(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    assert servers.headers._add.text() == "Add header"
+    assert servers.env._add.text() == "Add variable"
+    editor.resize(700, 500)
+    servers.list.setCurrentRow(1)  # git
+    servers.env._add.click()
+    row = servers.env._rows[-1]
+    QTest.keyClicks(row.key, "GITHUB_PERSONAL_ACCESS_TOKEN")
+    for _ in range(3):
+        QApplication.processEvents()
+    assert row.key.width() >= row.key.fontMetrics().horizontalAdvance("GITHUB_PERSONAL_ACCESS_TOKEN")
+
+
+@pytest.mark.asyncio
+async def test_a_connection_test_scrolls_its_outcome_into_view(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    editor.resize(800, 420)  # short: the test's outcome starts below the fold
+    servers = editor.servers
+    servers.list.setCurrentRow(1)
+    for _ in range(3):
+        QApplication.processEvents()
+    servers.test_button.click()
+    await until(lambda: servers.test_details.isVisible())
+    viewport = servers.form_scroll.viewport()
+
+    def in_view() -> bool:
+        top = servers.test_details.mapTo(viewport, QPoint(0, 0)).y()
+        return top >= 0 and top + servers.test_details.height() <= viewport.height()
+
+    await until(in_view)

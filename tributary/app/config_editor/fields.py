@@ -44,6 +44,9 @@ def error_label() -> QLabel:
     return label
 
 
+KEY_MAX_WIDTH_CHARS = 32  # a name field grows with its name up to about this many characters
+
+
 class _Row(QWidget):
     changed = Signal()
     removed = Signal(object)
@@ -54,6 +57,8 @@ class _Row(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.key = QLineEdit(key)
         self.key.setPlaceholderText("NAME")
+        self.key.textChanged.connect(self._fit_key)
+        self._fit_key(key)
         self.value = QLineEdit(value)
         self.value.setPlaceholderText("value or ${VAR}")
         self.reveal = QToolButton()
@@ -75,6 +80,13 @@ class _Row(QWidget):
         layout.addWidget(self.reveal)
         layout.addWidget(remove)
 
+    def _fit_key(self, text: str) -> None:
+        """The name field is as wide as its name, up to a limit: a long variable name
+        is read whole rather than cut (values may be long too; they keep the rest)."""
+        metrics = self.key.fontMetrics()
+        wanted = metrics.horizontalAdvance(text or "NAME") + 3 * metrics.averageCharWidth() + 8
+        self.key.setMinimumWidth(min(wanted, metrics.horizontalAdvance("X" * KEY_MAX_WIDTH_CHARS)))
+
     def _echo(self, shown: bool) -> None:
         # ${VAR} references reveal nothing; a literal value under a secret-looking key
         # (the engine's rule: TOKEN, API_KEY, Authorization, …) is masked until revealed.
@@ -87,18 +99,19 @@ class _Row(QWidget):
 
 
 class KeyValueEditor(QWidget):
-    """Edits a dict[str, str]; with ``secret`` the values are masked (env, headers)."""
+    """Edits a dict[str, str]; with ``secret`` the values are masked (env, headers).
+    ``noun`` names one entry on the add button."""
 
     changed = Signal()
 
-    def __init__(self, secret: bool = True, parent: QWidget | None = None) -> None:
+    def __init__(self, secret: bool = True, parent: QWidget | None = None, *, noun: str = "variable") -> None:
         super().__init__(parent)
         self._secret = secret
         self._rows: list[_Row] = []
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(4)
-        self._add = QPushButton(theme.icon("add"), "Add variable")
+        self._add = QPushButton(theme.icon("add"), f"Add {noun}")
         self._add.clicked.connect(lambda: self._append("", "", focus=True))
         self._layout.addWidget(self._add, 0, Qt.AlignmentFlag.AlignLeft)
 

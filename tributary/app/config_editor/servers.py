@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -186,7 +186,7 @@ class ServersPage(QWidget):
         self.url = QLineEdit()
         self.url.setPlaceholderText("https://…/mcp")
         self.env = KeyValueEditor(secret=True)
-        self.headers = KeyValueEditor(secret=True)
+        self.headers = KeyValueEditor(secret=True, noun="header")
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(0.1, 300.0)
         self.timeout.setSuffix(" s")
@@ -276,6 +276,7 @@ class ServersPage(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_widget)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.form_scroll = scroll
         self.form_widget = form_widget
 
         splitter = QSplitter()
@@ -686,11 +687,31 @@ class ServersPage(QWidget):
             for i, h in enumerate(hits[:10])]
         self.test_details.setPlainText(safe_text.block("\n".join(lines)))
         self.test_details.setVisible(True)
+        self._show_test_result()
+
+    def _show_test_result(self) -> None:
+        """Scroll the form so the test's outcome is in view (it sits below the form, most
+        often below the fold), once the layout has made room for it."""
+        QTimer.singleShot(0, self._scroll_to_test_result)
+
+    def _scroll_to_test_result(self) -> None:
+        layout = self.form_widget.layout()
+        if layout is not None:
+            layout.activate()  # the form's new height, before the scroll area is told of it
+        self.form_widget.resize(self.form_widget.width(),
+                                max(self.form_widget.height(), self.form_widget.sizeHint().height()))
+        shown = self.test_details if self.test_details.isVisible() else self.test_result
+        # (Not ensureWidgetVisible: for a text view that shows its cursor, the top line.)
+        top = shown.mapTo(self.form_widget, QPoint(0, 0)).y()
+        bar = self.form_scroll.verticalScrollBar()
+        bottom_in_view = top + shown.height() + 8 - self.form_scroll.viewport().height()
+        bar.setValue(min(max(bar.value(), bottom_in_view), top - 8))  # its top wins if both can't be
 
     def _test_failed(self, error: BaseException) -> None:
         self.test_result.setObjectName("Error")
         self.test_result.setText(f"Failed: {describe_error(error)}")
         self.test_result.style().polish(self.test_result)
+        self._show_test_result()
 
     def show_log(self) -> None:
         engine = self._engine()
