@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from tests.fakes import FAKE_SERVER
+from tributary.engine.config.schema import Config
 from tributary.engine.config.watch import ReloadReport
 from tributary.engine.engine import Engine
 from tributary.engine.sources import ServerStatus
@@ -120,3 +121,65 @@ async def test_a_file_being_written_is_read_once_it_settles(tmp_path: Path) -> N
     digest = await watch._settled_digest(path)
     await writer
     assert digest == watch._digest(path)  # the whole file, not the half read first
+
+
+async def _watching(path: Path, applied: list[Config], reports: list[ReloadReport]) -> tuple[asyncio.Task[None], asyncio.Event]:
+    from tributary.engine.config.watch import watch_config
+
+    async def apply(config: Config) -> None:
+        applied.append(config)
+
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(watch_config(path, apply, reports.append, stop=stop, ready=ready))
+    await asyncio.wait_for(ready.wait(), 30)
+    return task, stop
+
+
+async def test_a_file_written_in_place_with_a_pause_is_applied_whole(tmp_path: Path) -> None:
+    from tributary.engine.config import watch
+
+    path = tmp_path / "config.yaml"
+    write(path, "servers:\n" + server("a") + server("b"))
+    applied: list[Config] = []
+    reports: list[ReloadReport] = []
+    task, stop = await _watching(path, applied, reports)
+    try:
+        whole = "servers:\n" + server("a") + server("b") + server("c")
+        cut = whole.index("  b:")  # the first part alone is a valid config: server a only
+        with path.open("w", encoding="utf-8") as handle:
+            handle.write(whole[:cut])
+            handle.flush()
+            # The writer pauses long enough for two reads SETTLE_S apart to agree.
+            await asyncio.sleep(max(0.5, watch.SETTLE_S * 3))
+            handle.write(whole[cut:])
+        await until(lambda: len(reports) >= 1)
+        assert reports[0].ok, reports[0].message
+        assert [sorted(c.servers) for c in applied] == [["a", "b", "c"]]  # never the half
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_config_pointed_at_another_file_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    write(path, "servers:\n" + server("a"))
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$pepper$c2VjcmV0aGFzaA:19000:0:99999:7:::\n"
+                      "daemon:*:19000:0:99999:7:::\n" * 40, encoding="utf-8")
+    applied: list[Config] = []
+    reports: list[ReloadReport] = []
+    task, stop = await _watching(path, applied, reports)
+    try:
+        temp = tmp_path / "link"
+        temp.symlink_to(secret)
+        os.replace(temp, path)  # config.yaml is now a symlink to the secret file
+        await until(lambda: len(reports) >= 1)
+        report = reports[0]
+        assert not report.ok and applied == []
+        assert f"{path}:1:" in report.message and "unknown key" in report.message
+        for needle in ("root:", "pepper", "c2VjcmV0aGFzaA", "daemon", "19000"):
+            assert needle not in report.message
+        assert report.message.count("\n") <= 12  # a few lines, not one per line of the file
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)

@@ -18,13 +18,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
-
-import re
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -62,6 +61,7 @@ _PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
 # What a setting's name looks like. An unknown key of another shape (a line of some
 # other file the config path points at) is reported by its line alone.
 _KEY_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+_PATH_SHAPE = re.compile(r"[\w .\-\[\]/@+]{0,300}")
 _INVALID: Any = object()  # a value that could not be converted (an issue was recorded)
 
 
@@ -81,7 +81,10 @@ class _Reader:
         self.active: set[int] = set()  # node ids on the current path (alias cycles)
 
     def issue(self, path: str, line: int | None, message: str) -> None:
-        self.issues.append(ConfigIssue(self.source, path, line, message))
+        # A key path built from keys of no setting's shape is another file's text: the
+        # line alone says where.
+        shown = path if _PATH_SHAPE.fullmatch(path) else ""
+        self.issues.append(ConfigIssue(self.source, shown, line, message))
 
     # --- guards -------------------------------------------------------------------------
     def _enter(self, node: Node, path: str, depth: int) -> bool:

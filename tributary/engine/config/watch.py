@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config
 
 DEBOUNCE_MS = 200
+MAX_REPORTED = 10  # problems listed in one report (a wrong file may have thousands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +41,37 @@ def _digest(path: Path) -> str | None:
 
 
 SETTLE_S = 0.15  # a file written in place must read the same twice this far apart
+QUIET_S = 1.0  # and be untouched (by its modification time) this long before it is read
+MAX_SETTLE_S = 10.0  # a file still changing (or dated in the future) is read after this
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
 async def _settled_digest(path: Path, tries: int = 20) -> str | None:
     """The file's digest once it stops changing: an editor that writes in place (or a
     script's ``write_text``) can be read half-written, and half a config may be a valid
-    one with servers missing, which would stop them."""
-    digest = _digest(path)
-    for _ in range(tries):
-        await asyncio.sleep(SETTLE_S)
-        again = _digest(path)
-        if again == digest:
-            return digest
-        digest = again
+    one with servers missing, which would stop them. Settled means two reads alike,
+    ``SETTLE_S`` apart, of a file nobody has written for ``QUIET_S`` (a writer pausing
+    mid-file leaves it unchanged for a while, but not untouched)."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + MAX_SETTLE_S
+    digest, stamp = _digest(path), _stamp(path)
+    for _ in range(tries * 10):
+        quiet = time.time() - stamp[0] / 1e9 if stamp is not None else QUIET_S
+        wait = max(SETTLE_S, QUIET_S - quiet)
+        await asyncio.sleep(min(wait, max(0.0, give_up - loop.time())) or SETTLE_S)
+        again, again_stamp = _digest(path), _stamp(path)
+        still = again == digest and again_stamp == stamp
+        untouched = again_stamp is None or time.time() - again_stamp[0] / 1e9 >= QUIET_S
+        if (still and untouched) or loop.time() >= give_up:
+            return again
+        digest, stamp = again, again_stamp
     return digest
 
 
@@ -85,19 +105,34 @@ async def watch_config(
         digest = await _settled_digest(path)
         if digest == last:
             continue
-        last = digest
         if digest is None:
+            last = digest
             report(ReloadReport(False, f"{path} was removed; the running config stays in effect"))
             continue
-        report(await reload_once(path, apply))
+        outcome = await reload_once(path, apply, expect=digest)
+        if outcome is None:
+            continue  # changed again while it was read: the next event reads it whole
+        last = digest
+        report(outcome)
 
 
-async def reload_once(path: Path, apply: Callable[[Config], Awaitable[None]]) -> ReloadReport:
-    """Load ``path`` and apply it if it is valid; what happened, in one line or a few."""
+async def reload_once(
+    path: Path, apply: Callable[[Config], Awaitable[None]], *, expect: str | None = None,
+) -> ReloadReport | None:
+    """Load ``path`` and apply it if it is valid; what happened, in one line or a few.
+    With ``expect`` (the settled file's digest), None when the file no longer has it
+    after loading: what was loaded may be a half-written file."""
     try:
         config = await asyncio.to_thread(load_config, path)
     except ConfigError as exc:
-        return ReloadReport(False, f"{path} not applied; the running config stays in effect:\n{exc}")
+        if expect is not None and _digest(path) != expect:
+            return None
+        issues = exc.issues[:MAX_REPORTED]
+        more = len(exc.issues) - len(issues)
+        listed = "\n".join(f"  {issue}" for issue in issues) + (f"\n  … and {more} more" if more else "")
+        return ReloadReport(False, f"{path} not applied; the running config stays in effect:\n{listed}")
+    if expect is not None and _digest(path) != expect:
+        return None
     try:
         await apply(config)
     except Exception as exc:
