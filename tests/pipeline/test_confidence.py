@@ -87,3 +87,24 @@ def test_an_answer_without_a_confident_hit_gets_a_short_context() -> None:
     assert done.context is not None and done.context.text.startswith(NOTHING_FOUND)
     assert done.context.chunks == [] and done.context.token_count < 30
     assert len(done.hits) == 5  # the list still shows the closest matches
+
+
+ISSUE = (
+    "Config validation accepts a server entry without a command\n\n"
+    "When a `ServerEntry` has neither `command` nor `url`, `validate_servers` lets it pass and "
+    "the engine fails later:\n\n```\nTraceback (most recent call last):\n"
+    '  File "engine/config.py", line 40, in validate_servers\n    check(entry)\n```\n\n'
+    + "The entry should be refused with a message naming the key. " * 10
+)
+
+
+def test_an_issue_is_judged_by_its_title_and_names_and_always_gets_context() -> None:
+    """No hit holds the words of a whole issue; an agent acting on one gets the
+    likeliest code even when no hit clears the bar."""
+    words = query_words(ISSUE)
+    assert {"config", "serverentry", "command"} <= words and "refused" not in words
+    weak = [_code(i, cosine=0.1, keyword_rank=i) for i in range(1, 4)]
+    done = run_pipeline({"files": weak}, SearchRequest(query=ISSUE, format=ContextFormat.MARKDOWN))
+    assert not done.confident
+    assert done.context is not None and not done.context.text.startswith(NOTHING_FOUND)
+    assert done.context.chunks

@@ -36,7 +36,7 @@ def test_run_pipeline_end_to_end() -> None:
     request = SearchRequest(query="parse config", top_k=5, max_tokens=3000, reserved_tokens=500)
     result = run_pipeline(_sources(), request, fusion=FusionConfig(), dedup=DedupConfig(), budget=BudgetConfig())
     assert result.raw_hits == 6 and result.unique_hits == 4
-    assert result.top_k == 10  # clamped up to the minimum
+    assert result.top_k == 5  # a request's own top_k is honoured
     assert result.strategy == "rrf"
     assert set(result.stage_ms) == {"normalise", "dedup", "fuse", "merge", "confidence", "tokens", "budget", "assemble"}
     assert result.hits[0].path == "conf.py"  # two sources agree on it

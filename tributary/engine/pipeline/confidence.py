@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.model import DedupGroup, Hit
 
 SIGNALS = ("cosine", "coverage", "keyword", "symbol", "agreement")
@@ -38,6 +39,7 @@ SIGNALS = ("cosine", "coverage", "keyword", "symbol", "agreement")
 UNSCORED_COSINE = 0.5
 _RAW_KEYS = ("cosine", "keyword_rank", "bm25_rank")
 TOP_HITS = 10  # the answer's confidence is the best of its first hits'
+TASK_NAMES = 8  # an issue's most used code names that count as its words
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -90,7 +92,12 @@ def _words(text: str) -> set[str]:
 
 @lru_cache(maxsize=256)
 def query_words(query: str) -> frozenset[str]:
-    """The words of a query that carry meaning (no stop words, at least three letters)."""
+    """The words of a query that carry meaning (no stop words, at least three letters);
+    of an issue-length task, those of its title and the code names it uses most, since
+    no hit holds the words of a whole issue."""
+    if is_task_question(query):
+        task = read_task(query)
+        query = " ".join([task.title, *(name for name, _ in task.names[:TASK_NAMES])])
     return frozenset(w for w in _words(query[:4000]) if len(w) >= 3 and w not in _STOP)
 
 

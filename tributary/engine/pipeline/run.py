@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tributary.engine.config.schema import BudgetConfig, DedupConfig, FusionConfig
+from tributary.engine.localsearch.longquery import is_task_question
 from tributary.engine.model import (
     AssembledContext,
     ContextFormat,
@@ -176,7 +177,10 @@ def run_pipeline(
         )
         tokens_per_source, allocation = plan.tokens_per_source, plan.allocation
         clock.lap("budget")
-        if judged.confident:
+        # An issue-length task always gets its best candidates: no hit holds the words
+        # of a whole issue, and an agent acting on it is better served by the likeliest
+        # code than by nothing (the answer's confidence still says how sure it is).
+        if judged.confident or is_task_question(request.query):
             context = assemble(plan, fmt, request.query)
         else:  # no hit is likely relevant: say so rather than fill the budget with noise
             context = nothing_found(fmt, request.effective_budget, request.query, judged.overall)
