@@ -118,3 +118,16 @@ async def test_hints_clear_with_a_word_when_the_next_question_is_unrelated(qtbot
     assert engine.requests[-1].hints.is_empty()
     assert page.hints.toggle.text() == "Hints"
     assert any("Hints cleared" in m for m in messages)
+
+
+def test_the_hint_language_is_not_a_second_language_field(qtbot: Any) -> None:
+    """The filters row has a Language filter; the hint beside it reads as a preference."""
+    from PySide6.QtWidgets import QLabel
+
+    from tributary.app.search.hints import HintsBar
+
+    bar = HintsBar()
+    qtbot.addWidget(bar)
+    captions = [label.text() for label in bar.findChildren(QLabel)]
+    assert "Language" not in captions and "Prefer" in captions
+    assert "Prefer" in bar.language.toolTip()

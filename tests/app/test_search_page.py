@@ -213,3 +213,28 @@ def test_a_long_summary_never_widens_the_strip(qtbot: object) -> None:
     strip.resize(400, strip.sizeHint().height())
     assert strip.summary.text() != strip.summary.full_text  # elided, whole in the tooltip
     assert strip.summary.toolTip() == strip.summary.full_text
+
+
+@pytest.mark.asyncio
+async def test_paths_stay_listed_in_a_1024_by_640_window(qtbot: object) -> None:
+    """On a 1,024 × 640 screen the window's results still show where each hit is (the
+    badges give way first: the detail pane names the sources)."""
+    from tributary.app.search.results_model import LOCATION, SOURCES
+    from tributary.app.window import MainWindow
+
+    engine = FakeEngine(sources=["files", "tasks", "git"])
+    window = MainWindow(lambda: engine, RecentQueries(None))
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.resize(1024, 610)  # the screen less a title bar
+    window.show()
+    page = window.search
+    page.search("fixture")
+    await until(lambda: page.controller.final and page.model.rowCount() > 0)
+    await asyncio.sleep(0.05)
+    header = page.tree.header()
+    assert not header.isSectionHidden(LOCATION)
+    assert header.sectionSize(LOCATION) >= 110
+    assert header.isSectionHidden(SOURCES)
+    window.resize(1366, 740)
+    await asyncio.sleep(0.05)
+    assert not header.isSectionHidden(LOCATION) and not header.isSectionHidden(SOURCES)

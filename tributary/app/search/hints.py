@@ -109,10 +109,12 @@ class HintsBar(QWidget):
         self.language.setEditable(True)
         self.language.addItem("")
         self.language.addItems(LANGUAGES)
-        self.language.setToolTip("Hits in this language rank higher")
+        # "Prefer": a hint ranks, where the filters row's Language keeps only that language.
+        self.language.setToolTip("Prefer this language: its hits rank higher (the Language filter "
+                                 "above keeps only it)")
         line = self.language.lineEdit()
         if line is not None:
-            line.setPlaceholderText("any")
+            line.setPlaceholderText("any language")
         self.framework = QLineEdit()
         self.framework.setPlaceholderText("e.g. pytest, django")
         self.framework.setToolTip("Hits that mention this framework rank higher")
@@ -127,7 +129,7 @@ class HintsBar(QWidget):
         layout.setSpacing(6)
         for caption, widgets, stretch in (
             ("Files", (self.files, self.pick), 4), ("Issues", (self.issues,), 2),
-            ("Language", (self.language,), 0), ("Framework", (self.framework,), 2),
+            ("Prefer", (self.language,), 0), ("Framework", (self.framework,), 2),
         ):
             label = QLabel(caption)
             label.setObjectName("Muted")

@@ -417,8 +417,13 @@ class SearchPage(QWidget):
         location = max(80, min(420, int(free * 0.38)))
         if free - sources - location < TITLE_MIN:  # narrow: the name first
             location = free - sources - TITLE_MIN
-        # Too narrow to say anything useful: the location goes (the detail pane and the
-        # row's tooltip still show it) and the name gets its room.
+        # Narrow: the badges go before the paths (the detail pane names the sources, and
+        # a path is what tells two results apart); narrower still, the location goes too
+        # (the detail pane and the row's tooltip still show it) and the name gets its room.
+        hide_sources = location < LOCATION_MIN
+        if hide_sources:
+            location = min(420, free - TITLE_MIN)
+        header.setSectionHidden(SOURCES, hide_sources)
         header.setSectionHidden(LOCATION, location < LOCATION_MIN)
         for column, size in ((SOURCES, sources), (LOCATION, max(location, LOCATION_MIN))):
             if header.sectionSize(column) != size:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
 
 _DOTS: dict[str, QIcon] = {}
 RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
-SUMMARY_SHARE = 0.33  # of the strip's width, at most, for the query's figures
+SUMMARY_SHARE = 0.25  # of the strip's width, at most, for the query's figures
 NO_TOOL = "no search-like tool"  # how the engine's reason for a source with no search tool begins
 
 StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
