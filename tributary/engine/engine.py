@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tributary.engine.admission import Admission
 from tributary.engine.builtins import with_builtin_servers
@@ -34,6 +34,7 @@ from tributary.engine.cache.redact import secret_values
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.watch import ReloadReport
+from tributary.engine.errors import disk_full, disk_full_message
 from tributary.engine.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
 from tributary.engine.insights.store import QueryLog
@@ -62,6 +63,7 @@ from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.pool import SourcePool
 from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], Any]
@@ -93,6 +95,7 @@ class Engine:
         self.pool = SourcePool(self._effective.servers.values(), connector=connector)
         self.cache = cache
         self.query_log = query_log
+        self._log_failed = False
         self.reputation = reputation
         self._embed = embed
         self._closed = False
@@ -120,10 +123,12 @@ class Engine:
         clients do, so the first query does not pay their start-up.
         """
         config = config if config is not None else load_config(config_path)
-        cache = open_response_cache(config) if persistent and config.cache.backend != "off" else None
+        use_cache = persistent and config.cache.backend != "off"
+        cache = _optional("the response cache", lambda: open_response_cache(config)) if use_cache else None
         secrets = secret_values(config)
-        query_log = QueryLog.open(secrets=secrets) if persistent else None
-        reputation = ReputationStore.open(secrets=secrets) if persistent else None
+        query_log = _optional("the query log", lambda: QueryLog.open(secrets=secrets)) if persistent else None
+        reputation = (_optional("source reputations", lambda: ReputationStore.open(secrets=secrets))
+                      if persistent else None)
         engine = cls(
             config, connector=connector, cache=cache, query_log=query_log, reputation=reputation
         )
@@ -395,7 +400,9 @@ class Engine:
             try:
                 await self.query_log.arecord(response)
             except Exception as exc:
-                log.warning("query log write failed: %s", exc)
+                if not self._log_failed:  # once: a full disk fails every write alike
+                    log.warning("query log write failed, answering without it: %s", exc)
+                self._log_failed = True
 
     # ------------------------------------------------------------------ feedback & reputation
 
@@ -636,3 +643,19 @@ def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dic
         **server.arguments, "query": request.query, "top_k": source_depth(request),
         **scope_arguments(request.filters),  # a scoped answer is not the unscoped one
     }
+
+
+def _optional(what: str, opener: Callable[[], _T]) -> _T | None:
+    """``opener()``, or None with one warning when the disk is full or the file cannot
+    be opened: searching goes on without what is only a record of it."""
+    try:
+        return opener()
+    except Exception as exc:
+        if not (disk_full(exc) or isinstance(exc, OSError) or type(exc).__name__ in _SQLITE_ERRORS):
+            raise
+        reason = disk_full_message(exc) if disk_full(exc) else str(exc)
+        log.warning("%s is unavailable, searching without it: %s", what, reason)
+        return None
+
+
+_SQLITE_ERRORS = frozenset({"OperationalError", "DatabaseError"})

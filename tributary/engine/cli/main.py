@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from tributary.engine.errors import TributaryError
+from tributary.engine.errors import TributaryError, disk_full, disk_full_message
 from tributary.engine.spawn import RUN_COMMAND, run_module
 
 # Sub-command modules, in the order their commands appear in --help.
@@ -84,6 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except TributaryError as exc:  # a refusal with its reason, not a bug: no traceback
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if not disk_full(exc):
+            raise
+        print(f"error: {disk_full_message(exc)}", file=sys.stderr)
         return 1
     return status
 
