@@ -85,6 +85,7 @@ class _Place:
     client: str
     path: Path
     scope: str = "user"
+    workspace: Path | None = None  # the project folder ${workspaceFolder} means, if any
 
 
 def _app_dirs(home: Path, platform: str, environ: Mapping[str, str]) -> tuple[Path, Path]:
@@ -118,9 +119,9 @@ def _places(home: Path, workspace: Path | None, platform: str, environ: Mapping[
             if block.suffix in (".yaml", ".yml", ".json"):
                 yield _Place("continue", block, "block")
     if workspace is not None:
-        yield _Place("claude-code", workspace / ".mcp.json", "workspace")
-        yield _Place("cursor", workspace / ".cursor" / "mcp.json", "workspace")
-        yield _Place("vscode", workspace / ".vscode" / "mcp.json", "workspace")
+        yield _Place("claude-code", workspace / ".mcp.json", "workspace", workspace)
+        yield _Place("cursor", workspace / ".cursor" / "mcp.json", "workspace", workspace)
+        yield _Place("vscode", workspace / ".vscode" / "mcp.json", "workspace", workspace)
 
 
 def discover_client_configs(
@@ -134,16 +135,28 @@ def discover_client_configs(
     module docstring). ``home`` defaults to the user's home, ``workspace`` (a project
     folder whose ``.vscode``/``.cursor``/``.mcp.json`` count) to none, ``platform`` to
     ``sys.platform``. Files without servers are left out; unreadable ones are listed
-    with ``error`` set. Never raises for a client's bad file."""
+    with ``error`` set. Never raises for a client's bad file.
+
+    Each file is listed once, by its resolved path, whichever reader found it first:
+    the workspace may be the home folder, and a project's ``.mcp.json`` is read both for
+    ``~/.claude.json``'s project and as the workspace's own file."""
     home = home if home is not None else Path.home()
     env = os.environ if environ is None else environ
     found: list[ClientConfig] = []
-    read: set[Path] = set()  # the workspace may be the home folder: each file once
+    read: set[Path] = set()
     for place in _places(home, workspace, platform or sys.platform, env):
         if not place.path.is_file() or place.path.resolve() in read:
             continue
-        read.add(place.path.resolve())
-        found.extend(c for c in _read(place) if c.servers or c.error or c.warnings)
+        own = place.path.resolve()
+        read.add(own)
+        for config in _read(place):
+            other = config.path.resolve()
+            if other != own:  # another file this reader opened (a project's .mcp.json)
+                if other in read:
+                    continue
+                read.add(other)
+            if config.servers or config.error or config.warnings:
+                found.append(config)
     return found
 
 
@@ -185,9 +198,8 @@ def _mcp_servers_file(place: _Place, text: str) -> list[ClientConfig]:
     data = json.loads(strip_jsonc(text))
     if isinstance(data, dict) and not any(k in data for k in ("mcpServers", "servers", "mcp")):
         return []
-    workspace = place.path.parent.parent if place.path.parent.name == ".vscode" else None
     try:
-        return [_result(place, parse_mcp_servers(text, source=str(place.path), workspace=workspace))]
+        return [_result(place, parse_mcp_servers(text, source=str(place.path), workspace=place.workspace))]
     except ConfigError:
         return []  # e.g. a settings.json with an "mcp" object holding no servers
 
@@ -199,7 +211,7 @@ def _claude_code(place: _Place, text: str) -> list[ClientConfig]:
         raise ValueError("not a JSON object")
     out = []
     if "mcpServers" in data:
-        out.append(_entries(place, data["mcpServers"]))
+        out.append(_entries(place, data["mcpServers"], workspace=place.workspace))
     if place.path.name == ".claude.json":
         projects = data.get("projects")
         for folder, project in (projects.items() if isinstance(projects, dict) else []):
@@ -213,8 +225,8 @@ def _claude_code(place: _Place, text: str) -> list[ClientConfig]:
                 except (ConfigError, ValueError):
                     continue
                 if isinstance(shared_data, dict) and shared_data.get("mcpServers"):
-                    shared_place = _Place(place.client, shared, f"project {folder}, shared")
-                    out.append(_entries(shared_place, shared_data["mcpServers"]))
+                    shared_place = _Place(place.client, shared, f"project {folder}, shared", Path(folder))
+                    out.append(_entries(shared_place, shared_data["mcpServers"], workspace=Path(folder)))
     return out
 
 

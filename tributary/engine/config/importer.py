@@ -9,10 +9,14 @@ Formats read (all JSON; VS Code's files may be JSONC, with comments and trailing
   (``{"mcp": {"servers": {...}}}``), each entry with ``type``: ``stdio``, ``http`` or
   ``sse``.
 
-Variables: VS Code's ``${env:NAME}`` becomes ``${NAME}``, ``${userHome}`` becomes
-``${HOME}``, ``${workspaceFolder}`` the folder holding ``.vscode`` (when known), and
-``${input:id}`` a ``${ID}`` reference the user must set (a warning says so). Any other
-``${`` that is not one of ours is escaped, so it stays literal text.
+Variables (VS Code's, which Cursor and Claude Code files use too): ``${env:NAME}`` becomes
+``${NAME}``, ``${userHome}`` becomes ``${HOME}``, ``${workspaceFolder}`` (and
+``${workspaceFolderBasename}``) the project folder the file belongs to (the one holding
+``.vscode/mcp.json``, ``.cursor/mcp.json`` or ``.mcp.json``). In a user-level file it has
+no value here: it is kept as written and the import report says so, rather than becoming
+some other variable nobody sets. ``${input:id}`` becomes a ``${ID}`` reference the user
+must set (a warning says so). Any other ``${`` that is not one of ours is escaped, so it
+stays literal text.
 
 Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) are
 imported as ``transport: sse`` and stay enabled. Entries that cannot
@@ -43,7 +47,8 @@ MAX_IMPORT_BYTES = 8 * 1024 * 1024
 
 _KNOWN_KEYS = {"command", "args", "env", "cwd", "url", "serverUrl", "headers", "type",
                "transport", "disabled", "enabled", "description"}
-_VSCODE_VAR = re.compile(r"\$\{(env|input):([^}]*)\}|\$\{(workspaceFolder|userHome)\}")
+_VSCODE_VAR = re.compile(
+    r"\$\{(env|input):([^}]*)\}|\$\{(workspaceFolder|workspaceFolderBasename|userHome)\}")
 _OUR_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 
 
@@ -121,6 +126,7 @@ class _Converter:
         self.workspace = workspace
         self.warnings: list[str] = []
         self.inputs: set[str] = set()
+        self.unresolved: set[tuple[str, str]] = set()  # (server, variable) warned about
 
     def text(self, value: Any, name: str, key: str) -> str | None:
         if isinstance(value, bool) or value is None or isinstance(value, dict | list):
@@ -133,11 +139,17 @@ class _Converter:
             kind, ident, builtin = match.group(1), match.group(2), match.group(3)
             if builtin == "userHome":
                 return "${HOME}"
-            if builtin == "workspaceFolder":
+            if builtin in ("workspaceFolder", "workspaceFolderBasename"):
                 if self.workspace is not None:
-                    return str(self.workspace).replace("${", "$${")
-                self.warnings.append(f"{name}: ${{workspaceFolder}} is unknown here; set WORKSPACE_FOLDER")
-                return "${WORKSPACE_FOLDER}"
+                    folder = self.workspace if builtin == "workspaceFolder" else self.workspace.name
+                    return str(folder).replace("${", "$${")
+                if (name, builtin) not in self.unresolved:
+                    self.unresolved.add((name, builtin))
+                    self.warnings.append(
+                        f"{name}: ${{{builtin}}} has no value here ({self.source} belongs to no "
+                        f"project folder); kept as written: set {builtin} in the environment "
+                        "or replace it with a path")
+                return "${" + builtin + "}"
             var = re.sub(r"[^A-Za-z0-9_]", "_", ident).upper() or "INPUT"
             if var[0].isdigit():
                 var = "_" + var
@@ -337,11 +349,33 @@ def read_text(path: Path) -> str:
         raise ConfigError([ConfigIssue(source, "", None, f"not UTF-8 text (byte {exc.start})")]) from exc
 
 
+def workspace_of(path: Path, home: Path | None = None) -> Path | None:
+    """The project folder a client's config file belongs to, which its
+    ``${workspaceFolder}`` means: the folder holding ``.vscode/mcp.json``,
+    ``.cursor/mcp.json`` or ``.mcp.json``. None for a user-level file (Cursor's own
+    ``~/.cursor/mcp.json`` included): there the variable is whatever project is open."""
+    path = path.absolute()
+    if path.name == ".mcp.json":
+        return path.parent
+    if path.name != "mcp.json" or path.parent.name not in (".vscode", ".cursor"):
+        return None
+    folder = path.parent.parent
+    if path.parent.name == ".cursor":
+        home = Path.home() if home is None else home
+        try:
+            if folder.resolve() == home.resolve():
+                return None
+        except OSError:
+            return None
+    return folder
+
+
 def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportResult:
-    """Read another MCP client's config file. Names already in ``existing`` are renamed."""
+    """Read another MCP client's config file. Names already in ``existing`` are renamed;
+    ``${workspaceFolder}`` is the file's project folder (:func:`workspace_of`), if any."""
     source = str(path)
     text = read_text(path)
-    workspace = path.parent.parent if path.parent.name == ".vscode" else None
+    workspace = workspace_of(path)
     names = existing.servers.keys() if existing is not None else ()
     return parse_mcp_servers(text, source=source, existing=names, workspace=workspace)
 
