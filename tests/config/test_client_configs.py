@@ -264,3 +264,28 @@ def test_choose_by_client(tmp_path: Path) -> None:
     assert [c.client for c in choose(found, ["Codex"])] == ["codex"]
     with pytest.raises(ValueError, match="unknown client 'emacs'"):
         choose(found, ["emacs"])
+
+
+def codex(home: Path, table: str) -> dict:  # type: ignore[type-arg]
+    put(home / ".codex/config.toml", '[mcp_servers.docs]\ncommand = "docs-mcp"\n' + table)
+    (config,) = discover_client_configs(home, environ={}, platform="linux")
+    return {"tool": config.servers[0].tool, "warnings": config.warnings}
+
+
+def test_codex_enabled_tools_one_tool(tmp_path: Path) -> None:
+    got = codex(tmp_path, 'enabled_tools = ["get_docs"]\n')
+    assert got == {"tool": "get_docs", "warnings": []}
+
+
+def test_codex_enabled_tools_first_search_like(tmp_path: Path) -> None:
+    got = codex(tmp_path, 'enabled_tools = ["list_pages", "search_docs", "find_page"]\n')
+    assert got["tool"] == "search_docs"
+    assert got["warnings"] == ["docs: searches with 'search_docs' of its enabled_tools; "
+                               "not used: list_pages, find_page"]
+
+
+def test_codex_enabled_tools_never_a_write_tool(tmp_path: Path) -> None:
+    got = codex(tmp_path, 'enabled_tools = ["delete_page"]\n')
+    assert got["tool"] is None and "write verb 'delete'" in got["warnings"][0]
+    got = codex(tmp_path, 'enabled_tools = ["list_pages", "get_page"]\n')
+    assert got["tool"] is None and "none of enabled_tools" in got["warnings"][0]

@@ -15,7 +15,8 @@ VS Code                   user ``mcp.json`` and ``settings.json`` (``mcp.servers
 Windsurf                  ``~/.codeium/windsurf/mcp_config.json``
 Zed                       ``settings.json`` ``context_servers`` (both the
                           ``command: {path, args, env}`` and the flat form)
-Codex                     ``$CODEX_HOME/config.toml`` (``~/.codex``), ``[mcp_servers.NAME]``
+Codex                     ``$CODEX_HOME/config.toml`` (``~/.codex``), ``[mcp_servers.NAME]``;
+                          ``enabled_tools`` chooses the server's ``tool:``
 Continue                  ``~/.continue/config.yaml`` ``mcpServers`` (a list) and the
                           blocks in ``~/.continue/mcpServers/``
 ========================  =====================================================
@@ -261,10 +262,17 @@ def _codex(place: _Place, text: str) -> list[ClientConfig]:
         return []
     entries: dict[str, Any] = {}
     warnings: list[str] = []
+    tools: dict[str, str] = {}  # server -> the tool its enabled_tools leave for searches
     for name, raw in servers.items():
         if not isinstance(raw, dict):
             entries[name] = raw
             continue
+        if "enabled_tools" in raw:
+            tool, note = _codex_tool(name, raw["enabled_tools"])
+            if tool is not None:
+                tools[" ".join(str(name).split())] = tool
+            if note:
+                warnings.append(note)
         entry = {k: raw[k] for k in ("command", "args", "env", "cwd", "url") if k in raw}
         headers = dict(raw.get("http_headers") or {})
         for header, variable in (raw.get("env_http_headers") or {}).items():
@@ -276,11 +284,41 @@ def _codex(place: _Place, text: str) -> list[ClientConfig]:
         if raw.get("enabled") is False:
             entry["disabled"] = True
         ignored = sorted(set(raw) - {"command", "args", "env", "cwd", "url", "http_headers",
-                                     "env_http_headers", "bearer_token_env_var", "enabled"})
+                                     "env_http_headers", "bearer_token_env_var", "enabled",
+                                     "enabled_tools"})
         if ignored:
             warnings.append(f"{name}: ignored {', '.join(ignored)}")
         entries[name] = entry
-    return [_entries(place, entries, fmt="codex", warnings=warnings)]
+    config = _entries(place, entries, fmt="codex", warnings=warnings)
+    for server in config.servers:
+        server.tool = tools.get(server.name, server.tool)
+    return [config]
+
+
+def _codex_tool(name: str, listed: Any) -> tuple[str | None, str | None]:
+    """The tool a Codex server's ``enabled_tools`` leaves for searches, and a note for
+    the import report. One tool named: that one, unless its name says it changes
+    things (a configured ``tool:`` is called with every search's text). Several: the
+    first search-like one; the others are named in the note."""
+    from tributary.engine.sources.tools import looks_like_search, write_verb
+
+    if not isinstance(listed, list) or not all(isinstance(t, str) and t for t in listed):
+        return None, f"{name}: enabled_tools is not a list of tool names; ignored"
+    if not listed:
+        return None, f"{name}: enabled_tools is empty; Tributary picks a search tool itself"
+    if len(listed) == 1:
+        verb = write_verb(listed[0])
+        if verb is not None:
+            return None, (f"{name}: enabled_tools names only '{listed[0]}', named with the write "
+                          f"verb '{verb}'; not used for searches (set tool: to choose one)")
+        return listed[0], None
+    chosen = next((t for t in listed if looks_like_search(t) and write_verb(t) is None), None)
+    if chosen is None:
+        return None, (f"{name}: none of enabled_tools ({', '.join(listed)}) looks like a search; "
+                      "Tributary picks a read-only search tool itself")
+    rest = [t for t in listed if t != chosen]
+    return chosen, (f"{name}: searches with '{chosen}' of its enabled_tools; not used: "
+                    f"{', '.join(rest)}")
 
 
 def _continue_strings(value: Any, warnings: list[str]) -> Any:

@@ -156,6 +156,16 @@ def _looks_like_search(name: str) -> bool:
     return any(w.startswith(s) for w in _words(name) for s in SEARCH_WORDS)
 
 
+def looks_like_search(name: str) -> bool:
+    """Whether a tool's name reads as a search (a word starting search, query, find …)."""
+    return _looks_like_search(name)
+
+
+def write_verb(name: str) -> str | None:
+    """The write verb in a tool's name (``delete_file`` → ``delete``), if any."""
+    return _write_verb(_words(name))
+
+
 def _marked_read_only(tool: types.Tool) -> bool:
     return tool.annotations is not None and tool.annotations.read_only_hint is True
 
