@@ -1,7 +1,8 @@
 """Plain-text rendering of engine outcomes for the terminal.
 
 Hit content is data from outside: control characters are made visible before they
-reach the terminal, so a hostile server cannot move the cursor or recolour the screen.
+reach the terminal, so a hostile server cannot move the cursor or recolour the screen,
+and neither can a file name reorder what is shown (bidi overrides are escaped too).
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from tributary.engine.model import SearchResponse, SourceReport, SourceStatus, i
 from tributary.engine.pipeline.formats import commit_line
 
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)} | {127: "\\x7f"}
+# C1 controls, and the invisible characters that reorder or hide text on screen (bidi
+# overrides and isolates, zero-width ones, line separators): a file named
+# "invoice\u202egnp.exe" must not show as "invoiceexe.png".
+_CONTROL |= {c: f"\\x{c:02x}" for c in range(0x80, 0xA0)}
+_CONTROL |= {c: f"\\u{c:04x}" for c in (0x061C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F,
+                                        *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                                        0x2028, 0x2029, 0xFEFF)}
 _STATUS_MARK = {
     SourceStatus.OK: "ok",
     SourceStatus.CACHED: "cached",
