@@ -174,3 +174,18 @@ def test_any_result_gives_hits_or_a_normalize_error(structured: object, texts: l
         return
     assert all(h.source_rank == i for i, h in enumerate(out.hits, 1))
     assert len({h.id for h in out.hits}) == len(out.hits)
+
+
+def test_an_answers_warnings_and_degraded_flag_are_kept() -> None:
+    """A server that says what it could not do (keyword search while its model loads)
+    is heard, from structured content or from a lone JSON text block; junk is ignored."""
+    answer = {"hits": [{"path": "a.py", "content": "x = 1"}],
+              "warnings": ["model still loading", 7, "  ", "bad \ud800 text"], "degraded": True}
+    structured = norm(types.CallToolResult(content=[], structured_content=answer))
+    as_text = norm(types.CallToolResult(content=[text(json.dumps(answer))]))
+    for got in (structured, as_text):
+        assert len(got.hits) == 1
+        assert got.warnings == ["model still loading", "bad ? text"]
+        assert got.degraded is True
+    plain = norm(types.CallToolResult(content=[], structured_content={"hits": [], "degraded": "yes"}))
+    assert (plain.warnings, plain.degraded) == ([], False)

@@ -253,7 +253,7 @@ class Engine:
                     yield SearchUpdate(partial, source=reports[result.name])
 
         response = self._respond(request, decision, reports, hits_by_source, started, final=True)
-        response.notes = notes
+        response.notes = notes + source_notes(response.sources)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:
@@ -384,6 +384,8 @@ class Engine:
     async def _store_source_hits(self, result: SourceResult, request: SearchRequest) -> None:
         server = self._effective.servers.get(result.name)
         if self.cache is None or server is None or result.report.status is not SourceStatus.OK:
+            return
+        if result.report.degraded:  # a keyword-only answer must not outlive the model's load
             return
         try:
             await self.cache.put_hits(server, *_source_call(server, request), result.hits)
@@ -630,6 +632,12 @@ def _log_reload(report: ReloadReport) -> None:
         log.info("%s", report.message)
     else:
         log.warning("%s", report.message)
+
+
+def source_notes(reports: Iterable[SourceReport]) -> list[str]:
+    """Each source's own warnings as response notes (``files: embedding model still
+    loading: …``): a weaker answer is said to be one wherever the response is shown."""
+    return [f"{report.name}: {warning}" for report in reports for warning in report.warnings]
 
 
 def source_depth(request: SearchRequest) -> int:

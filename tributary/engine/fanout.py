@@ -157,5 +157,6 @@ def _result(pool: SourcePool, name: str, task: asyncio.Task[SourceOutcome]) -> S
     report = SourceReport(
         name=name, status=outcome.status, latency_ms=outcome.latency_ms, hits=len(outcome.hits),
         error=outcome.error, tool=outcome.tool, detail=outcome.detail, weight=weight,
+        warnings=list(outcome.warnings), degraded=outcome.degraded,
     )
     return SourceResult(report, outcome.hits)

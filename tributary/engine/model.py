@@ -164,6 +164,11 @@ class SourceReport:
     tool: str | None = None
     detail: str | None = None  # e.g. why routing skipped it, "restarted", "output capped"
     weight: float = 1.0
+    # What the server said it could not do this time (its own words, e.g. "embedding
+    # model still loading: keyword search only for now"), and whether it called the
+    # answer weaker than usual: such an answer is shown as such and never cached.
+    warnings: list[str] = field(default_factory=list)
+    degraded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +315,9 @@ class SearchResponse:
     error: str | None = None  # set only when every asked source failed
     confidence: float = 0.0  # the best hit's confidence (pipeline.confidence)
     confident: bool = False  # whether any hit clears the confidence bar
-    notes: list[str] = field(default_factory=list)  # what was done to the request (a cut query)
+    # What was done to the request (a cut query) and what a source said it could not
+    # do this time ("files: embedding model still loading: …").
+    notes: list[str] = field(default_factory=list)
 
     @property
     def request_id(self) -> str:

@@ -16,6 +16,10 @@ Item dicts are mapped field by field (title/name, content/text/snippet/body/code
 path/file/…, start_line/line/end_line, uri/url, score/similarity/relevance,
 timestamp/date/last_modified/updated_at, rank: a stated 1-based rank instead of the
 item's position); what is left goes to ``Hit.metadata``.
+An answer object's ``warnings`` (a list of strings) and ``degraded`` flag say what
+the server could not do this time (the built-in files server answering on keywords
+while its model loads): they come back as :attr:`Normalized.warnings` and
+:attr:`Normalized.degraded`, so the engine can say so and not cache such an answer.
 Output is capped (:class:`NormalizeLimits`, default 2 MB of text and 1,000 hits)
 with a note. An item whose text is not valid UTF-8 is dropped with a note (the
 answer's other items stand). An ``isError`` result, malformed data or an answer
@@ -43,6 +47,8 @@ __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"
 LIST_KEYS = ("results", "items", "hits", "matches", "data", "documents", "chunks",
              "entities", "nodes", "files", "records", "result")
 _LIST_KEY_SET = frozenset(LIST_KEYS)
+MAX_WARNINGS = 10  # a server's warnings kept per answer
+MAX_WARNING_CHARS = 300
 TITLE_KEYS = ("title", "name", "symbol", "heading", "label")
 CONTENT_KEYS = ("content", "text", "snippet", "body", "code", "chunk", "document",
                 "summary", "description", "observations", "message")
@@ -89,6 +95,8 @@ class NormalizeLimits:
 class Normalized:
     hits: list[Hit] = field(default_factory=list)
     note: str | None = None
+    warnings: list[str] = field(default_factory=list)  # the server's own, as it gave them
+    degraded: bool = False  # the server said this answer is weaker than it normally gives
 
 
 @dataclass(slots=True)
@@ -127,7 +135,28 @@ def normalize_result(
         raise NormalizeError(f"malformed result: {type(exc).__name__}: {exc}") from exc
     if capped:
         notes.append(capped)
-    return Normalized(hits=hits, note="; ".join(notes) or None)
+    warnings, degraded = _answer_flags(result, limits)
+    return Normalized(hits=hits, note="; ".join(notes) or None, warnings=warnings, degraded=degraded)
+
+
+def _answer_flags(result: types.CallToolResult, limits: NormalizeLimits) -> tuple[list[str], bool]:
+    """The answer object's ``warnings`` and ``degraded`` flag (from its structured
+    content, or a lone JSON text block); bad or missing ones are ignored."""
+    data: Any = result.structured_content
+    if data is None and len(result.content) == 1 and isinstance(result.content[0], types.TextContent):
+        text = result.content[0].text.strip()
+        if (text.startswith("{") and len(text) <= limits.max_parse_chars
+                and ('"warnings"' in text or '"degraded"' in text)):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+    if not isinstance(data, dict):
+        return [], False
+    raw = data.get("warnings")
+    warnings = [w.strip()[:MAX_WARNING_CHARS].encode("utf-8", "replace").decode("utf-8")
+                for w in (raw if isinstance(raw, list) else []) if isinstance(w, str) and w.strip()]
+    return warnings[:MAX_WARNINGS], data.get("degraded") is True
 
 
 def _error_text(result: types.CallToolResult) -> str:

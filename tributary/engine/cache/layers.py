@@ -1,8 +1,9 @@
 """The two cache levels the engine uses, over any :class:`~tributary.engine.cache.base.Cache`.
 
 * Query level: a whole ``SearchResponse`` for a request under one config. Served
-  only for complete answers — a response where a source timed out or failed is not
-  stored, or one slow moment would be replayed for the whole TTL.
+  only for complete answers — a response where a source timed out, failed or said its
+  answer was degraded (keyword search while its model loads) is not stored, or one
+  slow moment would be replayed for the whole TTL.
 * Source level: one server's normalised hits for one tool call, so a new query
   option (strategy, budget, format) re-fuses without asking the servers again.
 
@@ -164,10 +165,11 @@ class ResponseCache:
 
 
 def is_complete(response: SearchResponse) -> bool:
-    """Every asked source answered (no timeout, error, open circuit or pending call)."""
+    """Every asked source answered in full (no timeout, error, open circuit, pending
+    call or answer its source called degraded)."""
     if response.error is not None:
         return False
-    return all(report.status in _COMPLETE for report in response.sources)
+    return all(report.status in _COMPLETE and not report.degraded for report in response.sources)
 
 
 async def invalidate_repository_tags(cache: Cache, path: str | Path) -> int:

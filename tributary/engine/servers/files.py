@@ -80,6 +80,9 @@ class CodeSearchResult(BaseModel):
     hits: list[CodeHit]
     repos: list[str] = Field(description="indexes searched")
     warnings: list[str] = Field(default_factory=list)
+    degraded: bool = Field(default=False, description=(
+        "answered on keywords alone where meaning-based search was due (the model is "
+        "loading or failed, or vectors are still being made): a later answer may be better"))
 
 
 class FileContent(BaseModel):
@@ -275,6 +278,7 @@ class FilesService:
             functools.cache(functools.partial(encode_query, embedder, embedding_text(query)))
             if embedder is not None else None
         )
+        degraded = embedder is None and bool(indexes)
         hits: list[SearchHit] = []
         for index in indexes:
             use_vector = vector
@@ -283,6 +287,7 @@ class FilesService:
                 embedded, total = index.store.vector_counts()
             if embedded < total:
                 warnings.append(semantic_warning(index.name, embedded, total))
+                degraded = True
             if (
                 vector is not None
                 and embedder is not None
@@ -291,6 +296,7 @@ class FilesService:
             ):
                 warnings.append(f"{index.name}: indexed with another model; keyword search only")
                 use_vector = None
+                degraded = True
             with index.lock:
                 where = make_filter(
                     index.store, language=language, kinds=kinds, path_glob=path_glob
@@ -305,6 +311,7 @@ class FilesService:
             hits=[CodeHit.model_validate(h.as_dict()) for h in hits[:top_k]],
             repos=[i.name for i in indexes],
             warnings=warnings,
+            degraded=degraded,
         )
 
     def read_file(

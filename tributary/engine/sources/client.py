@@ -436,7 +436,10 @@ class SourceClient:
                            error=f"malformed result from server: {_describe(exc)}"), True
         except Exception as exc:  # a server's bad data must never fail the search
             return outcome(SourceStatus.ERROR, tool=tool, error=_describe(exc)), True
-        return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits, detail=normalized.note), False
+        warnings = [self.log.scrub(w) for w in normalized.warnings]
+        return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits,
+                       detail=_join_all(normalized.note, *warnings), warnings=warnings,
+                       degraded=normalized.degraded), False
 
     def _scrub_hits(self, hits: list[Hit]) -> None:
         """A server that echoes its own token or key in a result must not put it in the
@@ -741,3 +744,7 @@ def _describe(exc: BaseException) -> str:
 
 def _join(a: str | None, b: str) -> str:
     return f"{a}; {b}" if a else b
+
+
+def _join_all(*parts: str | None) -> str | None:
+    return "; ".join(p for p in parts if p) or None

@@ -54,6 +54,8 @@ class SourceOutcome:
     hits: list[Hit] = field(default_factory=list)
     error: str | None = None
     detail: str | None = None  # a note: output capped, restarted, still starting …
+    warnings: list[str] = field(default_factory=list)  # the server's own (Normalized.warnings)
+    degraded: bool = False  # the server called this answer weaker than usual
 
 
 @dataclass(slots=True)
