@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from pathlib import Path
 
 from tributary.engine.cli.common import config_path, fail
 
@@ -24,8 +25,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                         help="another name HTTP clients may send in Host/Origin (e.g. a proxy's); "
                         "repeatable")
-    parser.add_argument("--token", default=None,
-                        help="bearer token HTTP clients must send (default: $TRIBUTARY_TOKEN)")
+    tokens = parser.add_mutually_exclusive_group()
+    tokens.add_argument("--token", default=None,
+                        help="bearer token HTTP clients must send; visible to other users in "
+                        "the process list, so prefer $TRIBUTARY_TOKEN or --token-file")
+    tokens.add_argument("--token-file", default=None, metavar="PATH",
+                        help="read the bearer token from PATH (its first line), e.g. a file "
+                        "only you can read; default: $TRIBUTARY_TOKEN")
     parser.set_defaults(func=run)
 
 
@@ -39,6 +45,14 @@ def run(args: argparse.Namespace) -> int:
     if args.http is None:
         return face.run_stdio(config_path(args))
     token = args.token or os.environ.get("TRIBUTARY_TOKEN") or None
+    if args.token_file is not None:
+        try:
+            lines = Path(args.token_file).expanduser().read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            return fail(f"--token-file {args.token_file}: cannot read it ({exc})")
+        token = lines[0].strip() if lines and lines[0].strip() else None
+        if token is None:
+            return fail(f"--token-file {args.token_file}: the file is empty")
     try:
         asyncio.run(face.serve_http(config_path(args), host=args.host, port=args.http, token=token,
                                        allow_hosts=args.allow_host))
