@@ -123,6 +123,14 @@ def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) 
     under its lock (concurrent imports all stay); ``config`` is the file as first read."""
     from tributary.engine.config.importer import already_configured, merge_imported
     from tributary.engine.config.save import update_config
+    from tributary.engine.config.secret_move import move_imported_secrets
+
+    # Literal secrets go to the keyring before the config is saved, never into it.
+    new = [i for i, s in enumerate(servers) if not already_configured(config, s)]
+    moved, secrets_note = move_imported_secrets([servers[i] for i in new], store=not args.dry_run)
+    servers = list(servers)
+    for i, server in zip(new, moved, strict=True):
+        servers[i] = server
 
     def merged(now: Config) -> Config:
         return merge_imported(now, [s for s in servers if not already_configured(now, s)])
@@ -147,6 +155,8 @@ def _add(args: argparse.Namespace, config: Config, servers: list[ServerConfig]) 
         if (known := configured_as(before, server)) is not None:
             print(f"skipped {server.name}: already configured as '{known}' (same "
                   f"{'command and arguments' if server.transport == 'stdio' else 'url'})")
+    if secrets_note is not None and (added or args.dry_run):
+        print(secrets_note)
     if args.dry_run:
         print(f"{len(added)} servers would be added (dry run: nothing saved)")
     elif not added:

@@ -22,8 +22,9 @@ Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) a
 imported as ``transport: sse`` and stay enabled. Entries that cannot
 be used are skipped with the reason, and so is Tributary's own entry (a client
 config listing ``tributary serve``: see :mod:`tributary.engine.config.selfref`); names that clash are renamed ``name-2`` …
-Literal secrets stay where they are, but :func:`secrets_to_keyring_refs` (or
-:func:`secrets_to_env_refs`) moves them out.
+Reading leaves literal secrets where they are; :func:`secrets_to_keyring_refs` (or
+:func:`secrets_to_env_refs`) moves them out, and ``tributary config import`` does so
+before it saves (:func:`tributary.engine.config.secret_move.move_imported_secrets`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any
 from tributary.engine.config.errors import ConfigError, ConfigIssue
 from tributary.engine.config.expand import has_reference
 from tributary.engine.config.schema import Config, ServerConfig
-from tributary.engine.config.secrets import is_secret_name
+from tributary.engine.config.secrets import is_secret_name, looks_like_token
 from tributary.engine.config.selfref import self_reference
 from tributary.engine.config.validate import validate
 
@@ -438,14 +439,16 @@ def _move_literal_secrets(
     servers: Iterable[ServerConfig], reference: Callable[[str], str],
     taken: Callable[[str], str | None],
 ) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Literal env values and headers under secret-looking names replaced by
-    ``reference(name)``; the new servers and the values to keep elsewhere (name → value)."""
+    """Literal env values and headers that the secret rule of
+    :mod:`tributary.engine.config.secrets` calls secret (a secret-looking name, or a value
+    shaped like a token under any name) replaced by ``reference(name)``; the new servers
+    and the values to keep elsewhere (name → value)."""
     moved: dict[str, str] = {}
     out: list[ServerConfig] = []
     for server in servers:
         env = dict(server.env)
         for key, value in server.env.items():
-            if is_secret_name(key) and value and not has_reference(value):
+            if _literal_secret(key, value):
                 plain = value.replace("$${", "${")
                 own = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else _env_name(key)
                 var = _free_name(own, _env_name(server.name, key), plain, moved, taken)
@@ -453,7 +456,7 @@ def _move_literal_secrets(
                 env[key] = reference(var)
         headers = dict(server.headers)
         for key, value in server.headers.items():
-            if is_secret_name(key) and value and not has_reference(value):
+            if _literal_secret(key, value):
                 scheme = re.match(r"^\s*(bearer|basic|token)\s+", value, re.IGNORECASE)
                 prefix = scheme.group(0) if scheme else ""
                 plain = value[len(prefix):].replace("$${", "${")
@@ -463,6 +466,12 @@ def _move_literal_secrets(
                 headers[key] = prefix + reference(var)
         out.append(replace(server, env=env, headers=headers))
     return out, moved
+
+
+def _literal_secret(key: str, value: str) -> bool:
+    if not value or has_reference(value):
+        return False
+    return is_secret_name(key) or looks_like_token(value.replace("$${", "${"))
 
 
 def secrets_to_env_refs(servers: Iterable[ServerConfig]) -> tuple[list[ServerConfig], dict[str, str]]:

@@ -2,7 +2,8 @@
 
 The config keeps ``${keyring:NAME}`` references; the values go to the keyring
 *before* the config is saved, so a failed save loses nothing. Used by
-``tributary secrets move`` and the editor's "Move secrets to keyring" button.
+``tributary secrets move``, the editor's "Move secrets to keyring" button and
+``tributary config import`` (a client's file often holds tokens in plain text).
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def move_server_secrets(servers: Iterable[ServerConfig], *, store: bool = True,
         for name, value in values.items():
             keystore.set_secret(name, value)
     return converted, places, sorted(values)
+
+
+def move_imported_secrets(servers: Iterable[ServerConfig], *, store: bool = True,
+                          ) -> tuple[list[ServerConfig], str | None]:
+    """Imported ``servers`` with their literal secrets (copied from another client's file)
+    moved to the secret store before they reach the config, and the line for the import
+    report: the keys moved and where they are kept, never the values (None when there
+    were none). With ``store`` False nothing is written and the line says "would move"."""
+    converted, _places, names = move_server_secrets(servers, store=store)
+    if not names:
+        return converted, None
+    count = f"{len(names)} secret{'s' if len(names) != 1 else ''}"
+    verb = "moved" if store else "would move"
+    return converted, (f"{verb} {count} to the keyring: {', '.join(names)}; kept "
+                       f"{keystore.storage_text()}")
 
 
 def move_secrets_to_keyring(config: Config, only: Iterable[str] | None = None, *,
