@@ -29,7 +29,9 @@ from tributary.engine.index.naming import MAX_SCOPE_CHARS, MAX_SCOPE_VALUES, sco
 from tributary.engine.model import SearchFilters, SearchRequest
 from tributary.engine.query_syntax import with_query_filters
 
-MAX_QUERY_CHARS = 8000  # four times the longest commit message of the pytest benchmark
+# An issue handed over whole by an agent (tracebacks, code and all) fits; a pasted log
+# or file does not.
+MAX_QUERY_CHARS = 32_000
 _WORD = re.compile(r"\w", re.UNICODE)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

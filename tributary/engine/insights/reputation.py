@@ -25,7 +25,7 @@ from typing import Any
 from tributary.engine.cache.base import Clock
 from tributary.engine.errors import TributaryError
 from tributary.engine.insights.db import InsightsStore, QueryRedaction
-from tributary.engine.query_check import unicode_problem
+from tributary.engine.query_check import MAX_QUERY_CHARS, unicode_problem
 
 DEFAULT_HALF_LIFE_DAYS = 90.0
 MAX_EVENTS = 100_000  # bounded storage; the oldest events go first
@@ -33,7 +33,6 @@ MAX_EVENTS = 100_000  # bounded storage; the oldest events go first
 # store megabytes. Hit ids are 16 hex digits; a query is at most a long prompt.
 MAX_HIT_ID_CHARS = 200
 MAX_SOURCE_CHARS = 200
-MAX_QUERY_CHARS = 10_000
 
 
 class FeedbackError(TributaryError, ValueError):
