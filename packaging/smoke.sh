@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Smoke test of the desktop bundle (packaging/build.sh) as a user would run it: version,
 # index a small git repository, search it (the built-in servers run from the bundle),
-# `serve` answering an MCP initialize and listing its tools, and the desktop app
-# started offscreen and closed. Any `python` on PATH is a trap: the bundle must never
-# need one. Nothing is written outside a temporary folder.
+# `serve` answering an MCP initialize and listing its tools, the desktop app
+# started offscreen and closed, and install.sh run in a temporary HOME (the command
+# linked from ~/.local/bin, the desktop entry's Exec at the installed executable, the
+# icon). Any `python` on PATH is a trap: the bundle must never need one. Nothing is
+# written outside a temporary folder.
 #
 # Usage: packaging/smoke.sh [BUNDLE]   (a bundle's tarball, unpacked first, or its folder;
 #                                      default: the tarball build.sh made last)
@@ -114,6 +116,23 @@ wait "$GUI_PID" || status=$?
 GUI_PID=""
 [ "$status" = 0 ] || { cat "$WORK/gui.log"; fail "gui: exit status $status"; }
 grep -q "shut down" "$WORK/gui.log" || { cat "$WORK/gui.log"; fail "gui: no clean shutdown"; }
+
+step "install.sh (in a temporary HOME)"
+USER_HOME="$WORK/user home"  # a space: the desktop entry must quote the path
+mkdir -p "$USER_HOME"
+[ -x "$BUNDLE/install.sh" ] || fail "install.sh: not in the bundle"
+HOME="$USER_HOME" XDG_DATA_HOME="" PREFIX="" "$BUNDLE/install.sh" > "$WORK/install.log" 2>&1 \
+  || { cat "$WORK/install.log"; fail "install.sh"; }
+INSTALLED="$USER_HOME/.local/lib/tributary/tributary"
+ENTRY="$USER_HOME/.local/share/applications/tributary.desktop"
+[ -f "$ENTRY" ] || fail "install.sh: no desktop entry"
+grep -qxF "Exec=\"$INSTALLED\" gui" "$ENTRY" || { cat "$ENTRY"; fail "install.sh: Exec does not run $INSTALLED"; }
+if command -v desktop-file-validate >/dev/null 2>&1; then
+  desktop-file-validate "$ENTRY" || fail "install.sh: desktop-file-validate"
+fi
+[ -f "$USER_HOME/.local/share/icons/hicolor/scalable/apps/tributary.svg" ] || fail "install.sh: no icon"
+"$USER_HOME/.local/bin/tributary" --version | grep -q '^tributary ' || fail "installed: --version via ~/.local/bin"
+"$INSTALLED" --version | grep -q '^tributary ' || fail "installed: --version"
 
 [ ! -e "$WORK/python-called" ] || { cat "$WORK/python-called"; fail "the bundle ran a Python from PATH"; }
 echo "smoke: all passed ($SIZE_MB MB unpacked)"
