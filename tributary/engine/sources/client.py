@@ -15,7 +15,12 @@ picks the query tool (:mod:`tributary.engine.sources.tools`). When the server ex
 fails to start it records the error, waits with exponential backoff
 (:class:`Backoff`; reset after the server stayed up ``stable_s``) and starts it
 again; a caller arriving while a restart is due before its deadline waits for
-it, otherwise it gets an immediate error. Every call passes the
+it, otherwise it gets an immediate error. A server that is not coming up — its
+last start failed, or a caller already waited a whole deadline on the start still
+under way — is not waited on at all (not through its restart either): the caller gets an immediate error, so a dead
+server (no such program, one that exits at once or never speaks MCP, an HTTP address
+with nothing behind it) costs the queries nothing while it is retried in the
+background, and its breaker opens after ``failure_threshold`` of them. Every call passes the
 :class:`~tributary.engine.sources.health.CircuitBreaker` first; answered and timed-out
 calls on a running server feed the latency estimate the fan-out orders its
 requests by (:mod:`tributary.engine.sources.latency`).
@@ -190,6 +195,7 @@ class SourceClient:
         self._restart_reason: str | None = None
         self._killable = False  # the running connection has a process to kill (stdio)
         self._start_missed = False  # a caller timed out waiting for this start
+        self._start_failed = False  # the last connection ended before it was ready
         # Set when retrying cannot help (the command does not exist): the owner stops,
         # and calls say why, until the config changes (the pool then makes a new client).
         self._gave_up: str | None = None
@@ -522,6 +528,20 @@ class SourceClient:
             now = self._clock()
             if status in (ServerStatus.STOPPED, ServerStatus.DISABLED):
                 raise SourceUnavailable(self._gave_up or f"server is {status}")
+            if status is ServerStatus.BACKOFF and self._start_failed:
+                # Its last start failed: the next one most likely will too.
+                wait = max(0.0, (self._retry_at or now) - now)
+                raise SourceUnavailable(
+                    f"failed to start; retrying in {wait:.1f}s (restart #{self._restarts}): "
+                    f"{self._last_error}")
+            if status is ServerStatus.STARTING and self._start_failed:
+                # Starting again after a failed start: not waited on.
+                raise SourceUnavailable(
+                    f"starting again (restart #{self._restarts}) after: {self._last_error}")
+            if status is ServerStatus.STARTING and self._start_missed:
+                # A caller already waited its whole deadline on this start: not again.
+                raise StartTimeout("not ready: still starting after an earlier search "
+                                   "waited its whole deadline for it")
             # Wait through one restart that is due before the deadline, not a crash loop.
             if status is ServerStatus.BACKOFF and (
                 (self._retry_at or 0.0) >= deadline or self._restarts > restarts_at_entry
@@ -617,6 +637,7 @@ class SourceClient:
             finally:
                 self._session = None
                 self._scope = None
+        self._start_failed = not ready and not self._closing
         if self._replace_reason is not None:
             self._last_error = self._replace_reason
         elif lost:
