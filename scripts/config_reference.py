@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tributary.engine.config import schema  # noqa: E402
-from tributary.engine.config.validate import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES  # noqa: E402
+from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES  # noqa: E402
 
 OUT = ROOT / "docs" / "configuration.md"
 SCHEMA = ROOT / "tributary" / "engine" / "config" / "schema.py"

@@ -51,6 +51,15 @@ class ContextFormat(StrEnum):
     PLAIN = "plain"
 
 
+# The names a setting may take, written out only here: config validation, the CLI,
+# the app's choices and the config reference all import them. The pipeline owns the
+# behaviour (``pipeline.fusion.STRATEGIES``, ``pipeline.overflow``); these names sit in
+# the model so that reading a config never imports the pipeline.
+FUSION_STRATEGIES: tuple[str, ...] = ("rrf", "weighted", "composite", "cascade", "vote")
+OVERFLOW_STRATEGIES: tuple[str, ...] = ("drop", "truncate", "compress", "summarise")
+CONTEXT_FORMATS: tuple[str, ...] = tuple(f.value for f in ContextFormat)
+
+
 @dataclass(slots=True)
 class ScoreParts:
     """The named parts of a hit's fused score and how they combine.

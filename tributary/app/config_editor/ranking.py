@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
+from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 
 
 def _spin(low: int, high: int, step: int = 1, suffix: str = "") -> QSpinBox:
@@ -38,7 +40,7 @@ def _dspin(low: float, high: float, step: float, decimals: int = 2, suffix: str 
     return box
 
 
-def _combo(values: list[str]) -> QComboBox:
+def _combo(values: Sequence[str]) -> QComboBox:
     box = QComboBox()
     box.addItems(values)
     return box
@@ -51,7 +53,7 @@ class RankingPage(QWidget):
         super().__init__(parent)
         self.config: Config | None = None
         self._loading = False
-        self.strategy = _combo(["rrf", "weighted", "composite", "cascade", "vote"])
+        self.strategy = _combo(FUSION_STRATEGIES)
         self.rrf_k = _spin(1, 1000)
         self.top_k = _spin(TOP_K_MIN, TOP_K_MAX)
         self.w_keyword = _dspin(0, 1, 0.05)
@@ -65,8 +67,8 @@ class RankingPage(QWidget):
         self.overlaps = QCheckBox("Merge overlapping chunks of one file")
         self.max_tokens = _spin(500, 1_000_000, 500, " tokens")
         self.reserved = _spin(0, 1_000_000, 100, " tokens")
-        self.overflow = _combo(["drop", "truncate", "compress", "summarise"])
-        self.format = _combo(["markdown", "xml", "plain"])
+        self.overflow = _combo(OVERFLOW_STRATEGIES)
+        self.format = _combo(CONTEXT_FORMATS)
         self.cache_backend = _combo(["sqlite", "memory", "redis", "off"])
         self.ttl = _dspin(0, 86_400, 30, 0, " s")
         self.redis_url = QLineEdit()

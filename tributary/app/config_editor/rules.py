@@ -26,8 +26,9 @@ from tributary.app import theme
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
 from tributary.engine.config.schema import Config, RoutingRule
+from tributary.engine.model import FUSION_STRATEGIES
 
-STRATEGIES = ["", "rrf", "weighted", "composite", "cascade", "vote"]
+STRATEGIES = ["", *FUSION_STRATEGIES]
 
 
 def server_names(config: Config) -> list[str]:

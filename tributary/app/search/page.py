@@ -77,6 +77,7 @@ from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_te
 from tributary.app.tasks import describe_error, run_async
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
+    FUSION_STRATEGIES,
     ContextFormat,
     DedupGroup,
     Hints,
@@ -97,8 +98,8 @@ TITLE_MIN = 160  # px: the result's name keeps at least this
 LOCATION_MIN = 110  # px: a narrower location column is hidden rather than shown as "src…-39"
 BADGE_ICON_SPAN = 4096  # px: wider than any Sources column
 BADGE_RELAYOUT_MS = 60
-STRATEGIES = [("Default", None), ("RRF", "rrf"), ("Weighted", "weighted"),
-              ("Composite", "composite"), ("Cascade", "cascade"), ("Vote", "vote")]
+STRATEGIES: list[tuple[str, str | None]] = [
+    ("Default", None), *(("RRF" if s == "rrf" else s.capitalize(), s) for s in FUSION_STRATEGIES)]
 
 
 class SearchPage(QWidget):

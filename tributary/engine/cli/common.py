@@ -10,12 +10,17 @@ from typing import TypeVar
 
 from tributary.engine.config.errors import ConfigError
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
-from tributary.engine.model import ContextFormat, Hints, SearchRequest, SearchResponse, TaskType
+from tributary.engine.model import (
+    FUSION_STRATEGIES,
+    ContextFormat,
+    Hints,
+    SearchRequest,
+    SearchResponse,
+    TaskType,
+)
 from tributary.engine.query_check import QueryError, check_query
 
 T = TypeVar("T")
-
-STRATEGIES = ("rrf", "weighted", "composite", "cascade", "vote")
 
 
 def config_path(args: argparse.Namespace) -> Path | None:
@@ -47,7 +52,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="the question, in quotes")
     parser.add_argument("--top-k", type=top_k, default=None, metavar="N",
                         help=f"how many results ({TOP_K_MIN}-{TOP_K_MAX}; default from config, 30)")
-    parser.add_argument("--strategy", choices=STRATEGIES, help="fusion strategy (default from config)")
+    parser.add_argument("--strategy", choices=FUSION_STRATEGIES, help="fusion strategy (default from config)")
     parser.add_argument("--sources", metavar="A,B", help="ask only these servers (skips routing)")
     parser.add_argument("--no-cache", action="store_true", help="ask the sources even if cached")
     parser.add_argument("--task-type", choices=[t.value for t in TaskType], default="implementation")

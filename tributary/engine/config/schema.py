@@ -118,7 +118,7 @@ class DedupConfig:
 class BudgetConfig:
     max_tokens: int = 8000
     reserved_tokens: int = 1000
-    overflow: str = "truncate"  # drop | truncate | compress | summarise
+    overflow: str = "truncate"  # one of model.OVERFLOW_STRATEGIES
     format: str = "markdown"
 
 

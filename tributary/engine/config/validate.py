@@ -30,6 +30,7 @@ from tributary.engine.config.schema import (
     VectorIndexName,
 )
 from tributary.engine.config.secrets import mask_url
+from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 from tributary.engine.patterns import check_pattern
 from tributary.engine.query_class import QUERY_CLASSES
 
@@ -37,9 +38,6 @@ from tributary.engine.query_class import QUERY_CLASSES
 # servers for indexed repositories at run time.
 BUILTIN_SERVER_NAMES: frozenset[str] = frozenset({"files", "tasks"})
 BUILTIN_KINDS = ("files", "tasks")
-FUSION_STRATEGIES = ("rrf", "weighted", "composite", "cascade", "vote")
-OVERFLOW_STRATEGIES = ("drop", "truncate", "compress", "summarise")
-CONTEXT_FORMATS = ("xml", "markdown", "plain")
 MAX_TIMEOUT_S = 3600.0
 MAX_NAME_CHARS = 100
 

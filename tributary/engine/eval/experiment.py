@@ -32,9 +32,10 @@ from tributary.engine.eval.metrics import (
 )
 from tributary.engine.eval.stats import Estimate, PairedTest, bootstrap_ci, paired_test
 from tributary.engine.localsearch.fusion import rrf
-from tributary.engine.model import Hints, Hit, ScoreParts, SearchRequest
+from tributary.engine.model import FUSION_STRATEGIES, Hints, Hit, ScoreParts, SearchRequest
 from tributary.engine.pipeline import FusionParams, deduplicate, fuse
 from tributary.engine.pipeline.dedup import DedupResult
+from tributary.engine.pipeline.fusion import RRF_K_STRATEGIES
 from tributary.engine.pipeline.limits import clamp_top_k
 from tributary.engine.pipeline.run import quotes_files
 
@@ -201,7 +202,7 @@ def _hints(raw: Mapping[str, Any]) -> Hints:
 def standard_variants(
     sources: Sequence[str],
     *,
-    strategies: Sequence[str] = ("rrf", "weighted", "composite", "cascade", "vote"),
+    strategies: Sequence[str] = FUSION_STRATEGIES,
     rrf_ks: Sequence[int] = (5, 10, 20, 30, 60, 100),
     task_weights: Sequence[float] = (0.3, 0.5, 0.7),
     has_hints: bool = False,
@@ -249,7 +250,7 @@ def grid_variants(
     weight_options: list[float | None] = list(task_weights) if both else [None]
     out: list[Variant] = []
     for strategy, w in itertools.product(strategies, weight_options):
-        ks: Sequence[int | None] = rrf_ks if strategy in ("rrf", "vote") else [None]
+        ks: Sequence[int | None] = rrf_ks if strategy in RRF_K_STRATEGIES else [None]
         for k in ks:
             weights = {TASKS: w, FILES: 1.0 - w} if w is not None else None
             label = [f"{strategy}"]

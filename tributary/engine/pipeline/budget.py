@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from tributary.engine.model import ContextFormat, Hit, TaskType
+from tributary.engine.model import OVERFLOW_STRATEGIES, ContextFormat, Hit, TaskType
 
 from .formats import body, frame_pieces, wrapper
-from .overflow import OVERFLOW_STRATEGIES, fit
+from .overflow import fit
 from .text import is_code
 from .tokens import count_tokens, count_tokens_batch
 

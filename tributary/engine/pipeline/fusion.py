@@ -30,7 +30,15 @@ from .definitions import apply_definitions
 from .hints import HintScorer
 from .params import DEFAULT_HINT_WEIGHT, DEFAULT_REPUTATION, FusionParams, set_parts
 
-__all__ = ["DEFAULT_HINT_WEIGHT", "DEFAULT_REPUTATION", "STRATEGIES", "FusionParams", "Strategy", "fuse"]
+__all__ = [
+    "DEFAULT_HINT_WEIGHT",
+    "DEFAULT_REPUTATION",
+    "RRF_K_STRATEGIES",
+    "STRATEGIES",
+    "FusionParams",
+    "Strategy",
+    "fuse",
+]
 
 Strategy = Callable[[Sequence[Hit], Mapping[str, DedupGroup], FusionParams], None]
 
@@ -172,6 +180,9 @@ STRATEGIES: dict[str, Strategy] = {
     "cascade": cascade,
     "vote": vote,
 }
+# Its keys are ``model.FUSION_STRATEGIES``, in that order (a test holds them together).
+# The strategies whose scores depend on ``rrf_k``.
+RRF_K_STRATEGIES: tuple[str, ...] = ("rrf", "vote")
 
 
 def fuse(

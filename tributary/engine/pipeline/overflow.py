@@ -17,11 +17,12 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from tributary.engine.model import OVERFLOW_STRATEGIES
+
 from .compress import outline
 from .text import is_code, query_terms
 from .tokens import count_tokens, count_tokens_batch, line_token_counts, remember_count
 
-OVERFLOW_STRATEGIES = ("drop", "truncate", "compress", "summarise")
 GAP = "…"
 _DEFINITION = re.compile(r"(?:@|(?:async\s+)?(?:def|class|function|func|fn)\b)")
 _DEFINITION_FIRST = frozenset("@adcf")  # every _DEFINITION match starts with one of these
