@@ -39,11 +39,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 JOIN_TIMEOUT_S = 5.0
-# How long a thread may hold the GIL while another waits for it (CPython's default is
-# 5 ms). A repaint of the results calls back into Python once per cell and role, and
-# each callback may wait that long while the engine thread fuses. In A/B runs of
-# bench/gui_latency.py the longest stall of a streamed search was 53-144 ms with 1 ms
-# against 119-206 ms with 5 ms (noisy: 10 server processes share the 2 cores).
+# How long a thread may hold the GIL while another waits for it (below CPython's
+# default). A repaint of the results calls back into Python once per cell and role, and
+# each callback may wait that long while the engine thread fuses, so a shorter interval
+# shortens the longest stall of a streamed search (bench/gui_latency.py; the A/B figures
+# are in docs/benchmarks.md).
 GIL_SWITCH_INTERVAL_S = 0.001
 
 

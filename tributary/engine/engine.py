@@ -70,9 +70,8 @@ Embed = Callable[[list[str]], Any]
 
 
 # Each source is asked for at least this many hits, however few the caller wants:
-# fusion needs depth to see where sources agree. Measured on the pytest benchmark's
-# held-out half: fusing each source's top 100 instead of its top 30 lifts recall@10
-# from 0.845 to 0.862 and MRR from 0.714 to 0.730 (bench/eval_benchmarks.py).
+# fusion needs depth to see where sources agree; a deeper list raised recall and MRR on
+# the held-out half of the pytest benchmark (docs/benchmarks.md, "Fusion depth").
 SOURCE_DEPTH = 100
 
 
@@ -502,9 +501,9 @@ class Engine:
     ) -> dict[str, ServerState]:
         """Start ``names`` and wait until each is ready or has failed, each at most its
         own timeout unless ``timeout`` is given (a one-shot CLI does this before
-        searching, so a cold start is not counted against the per-query timeout). The token counter loads meanwhile, on a worker thread: a
-        cold process's first pipeline run spent ~100 ms loading it while the servers'
-        start-up left this process idle."""
+        searching, so a cold start is not counted against the per-query timeout). The token
+        counter loads meanwhile, on a worker thread: otherwise a cold process's first
+        pipeline run loads it, while the servers' start-up left this process idle."""
         states, _tokenizer = await asyncio.gather(
             self.pool.warm_up(names, timeout=timeout), asyncio.to_thread(get_tokenizer)
         )

@@ -4,10 +4,9 @@ CPython's full (generation 2) collection walks every container object alive, and
 it stops every thread while it does. Once a Tributary process has started, most
 of what it holds lives as long as the process: modules, the MCP SDK's pydantic
 models, Qt's wrappers in the app, torch and the embedding model in the built-in
-servers. A full pass over them takes 50–90 ms in the app and the servers
-(``bench/heap_settle.py``), and 0.7 s in a process as big as the test
-suite's; meanwhile the window does not repaint and every source's timeout keeps
-running.
+servers. A full pass over them takes tens of milliseconds in the app and the
+servers, more in a bigger process (``bench/heap_settle.py``, docs/benchmarks.md);
+meanwhile the window does not repaint and every source's timeout keeps running.
 
 ``settle()`` is called once start-up is over. It collects the garbage start-up
 left, then moves the survivors to the permanent generation (``gc.freeze``), so

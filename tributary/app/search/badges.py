@@ -4,10 +4,10 @@ The results model hands a row's badges to the view as its decoration (a ``QIcon`
 whose selected look is the same pixmap, so a selected row keeps the sources' colours),
 so painting the tree never calls back into Python: a Python delegate or ``data()``
 runs once per cell and role on every repaint, and each of those calls may wait for
-the GIL while the engine thread fuses (a repaint of ~30 rows measured 5 ms with C++
-item data against 15 ms through Python callbacks, and 27-72 ms of those while another
-thread ran Python). The badges of one set of sources are drawn once per width and
-then reused.
+the GIL while the engine thread fuses (a repaint through Python callbacks took
+several times as long as with C++ item data, and longer still while another thread
+ran Python: docs/benchmarks.md). The badges of one set of sources are drawn once per
+width and then reused.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ async def _context(args: argparse.Namespace) -> int:
         return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
                     f"--max-tokens ({request.max_tokens})")
     response = await ask_running_engine(args, request)
-    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+    if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
 
         engine = await Engine.open(config_path(args), config=config, warm=False)

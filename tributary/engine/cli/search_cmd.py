@@ -60,7 +60,7 @@ async def _search(args: argparse.Namespace) -> int:
             servers = with_builtin_servers(config).servers
             request.sources = [n for n in ("files", "tasks") if n in servers]
     response = await ask_running_engine(args, request)
-    if response is None:  # none runs: a one-shot engine (its imports only now: ~0.7 s)
+    if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
 
         engine = await Engine.open(config_path(args), config=config, warm=False)

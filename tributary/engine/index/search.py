@@ -42,7 +42,7 @@ from tributary.engine.localsearch.longquery import (
 )
 from tributary.engine.query_class import lookup_names
 
-MIN_POOL = 800  # measured: recall@10 0.79 (pool 200) -> 0.825 (800) on pytest
+MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
 DENSE_WEIGHT = 1.0
 KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks

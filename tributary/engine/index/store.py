@@ -105,8 +105,8 @@ FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 # A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
 # left out of the keyword query unless every term is that common: FTS5's BM25 gives it
 # no weight (its IDF is clamped to ~0), so no score changes, yet OR-ing it in made FTS5
-# score most of the index. On CPython's Lib/ (66k chunks) hybrid search fell from
-# 101 to 28 ms p50 (bench/index_repo.py); pytest's recall and MRR are unchanged.
+# score most of the index: leaving it out made hybrid search on a large repository
+# several times faster with recall and MRR unchanged (docs/benchmarks.md).
 COMMON_TERM_SHARE = 0.5
 
 
@@ -710,7 +710,7 @@ class SqliteStore:
             phrases = " OR ".join(f'"{" ".join(_ALNUM.findall(name))}"' for name in sorted(wanted) if _ALNUM.search(name))
             match = f"body : ({phrases})"
             # A name in very many chunks (``pytest``, ``self``) is a word, not a helper's name:
-            # ranking all of them would cost ~10 ms per 7k chunks for nothing.
+            # ranking all of them would cost time in proportion to the index for nothing.
             used = self.conn.execute(
                 "SELECT COUNT(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
                 (match, NESTED_MAX_USES + 1),

@@ -1,8 +1,7 @@
 """Candidate pairs for near-duplicate scoring, without comparing every pair.
 
-Exact edit-distance scoring costs ~50-120 µs for a pair of 40-line chunks here, so all
-500,000 pairs of 1,000 hits would take about a minute (measured: ``process.cdist`` over
-1,000 chunks, 55 s). Instead each text is reduced to a sample of its hashed character
+Exact edit-distance scoring of every pair is quadratic: all 500,000 pairs of 1,000 hits
+would take about a minute (docs/benchmarks.md, "Dedup blocking"). Instead each text is reduced to a sample of its hashed character
 5-grams — the grams whose hash falls in a fixed 1/16 of the hash space, plus the few
 smallest hashes for short texts — computed for all texts at once with numpy over one
 concatenated buffer. Because the sample is chosen by hash value, equal grams are

@@ -234,7 +234,7 @@ def pair_similarities(firsts: Sequence[bytes], seconds: Sequence[bytes], cutoff:
             [key[1] for key in missing],
             scorer=Levenshtein.normalized_similarity,
             score_cutoff=cutoff,
-            # Each pair costs ~10-50 µs: a big batch is worth a second thread.
+            # Scoring a pair is slow enough that a big batch is worth a second thread.
             workers=1 if len(missing) < PARALLEL_PAIRS else -1,
         )
         fresh = dict(zip(missing, scores.tolist(), strict=True))
@@ -614,8 +614,8 @@ def _quote_first(order: list[int], hits: Sequence[Hit]) -> list[int]:
     and holding a chunk of that file stands for the file. Unless the question is about
     the past, the chunk is the answer: it is kept and shown, and the history is the
     member that says another source agrees; otherwise a question shows a run of commit
-    titles where the code should be (for lookups, ``bench/identifier_queries.py``:
-    definition first 0.740 -> 0.867)."""
+    titles where the code should be (for lookups it puts the definition first far more
+    often: ``bench/identifier_queries.py``, figures in docs/benchmarks.md)."""
     for at, i in enumerate(order):
         if _has_span(hits[i]):
             return [i, *order[:at], *order[at + 1 :]]

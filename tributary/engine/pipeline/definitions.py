@@ -3,9 +3,9 @@
 A developer who types a name (``FixtureDef``, ``getfixturemarker``, ``where is
 parse_args defined``) wants where it is defined. Rank fusion alone buries it: every
 file that two sources both return (the task history names many files for any word)
-outscores a definition only one source found. ``bench/identifier_queries.py`` measured
-it on 150 names of the pytest corpus: the files server put the definition first for
-67 % of them, the fused ranking for 37 %.
+outscores a definition only one source found: on the names of
+``bench/identifier_queries.py`` the files server alone put the definition first far
+more often than the fused ranking did (docs/benchmarks.md, "Lookups").
 
 So ``fuse`` adds a ``defines`` part to each hit that defines a name the lookup asks for
 (``tributary.engine.query_class.lookup_names``, compared case-folded): ``def``, ``class``,

@@ -4,7 +4,7 @@ The list a person reads shows one chunk per file near the top (``fusion.diversif
 pushes a file's further chunks down), which is right for choosing *files*. The
 context is read to answer the question, and there the best files' other chunks are
 worth more than the tail of the list: they hold the code that changes with the
-question about twice as often (the content figures of ``bench/eval_benchmarks.py``).
+question more often (the content figures of ``bench/eval_benchmarks.py``).
 The context keeps as many hits as the list; the list is untouched.
 """
 

@@ -338,9 +338,9 @@ class TaskStore:
         ties by id.
 
         Exact, by one matrix product over every task's vector held in memory
-        (``_vectors``): on the pytest history (10k tasks) sqlite-vec's KNN scan took
-        15-24 ms for 100-400 neighbours, the product about 1 ms. The matrix costs 1.5 KB
-        a task (15 MB for 10k), as the files index's does per chunk."""
+        (``_vectors``): an order of magnitude faster than sqlite-vec's KNN scan, with the
+        same scores (docs/benchmarks.md). The matrix costs 1.5 KB a task, as the files
+        index's does per chunk."""
         if limit <= 0 or not np.any(vector) or not self.has_vectors():
             return []
         cache = self._vectors()
