@@ -119,7 +119,7 @@ def asked_roles(query: str) -> frozenset[str]:
 # For an issue-length task the answer is the code that must change: the tests that repeat
 # its names, the docs and changelog that describe it, rank well below it.
 TASK_FACTORS: Mapping[str, float] = {
-    TEST: 0.35,
+    TEST: 0.7,
     DOC: 0.4,
     EXAMPLE: 0.4,
     VENDORED: 0.3,
