@@ -162,7 +162,8 @@ def fill(store: IndexStore, matrix: np.ndarray) -> float:
         path = f"f{start // CHUNKS_PER_FILE:05d}.py"
         chunks = [Chunk(path, "python", "block", i, i, f"chunk {start + i}", embed_text=f"{start + i}")
                   for i in range(len(rows))]  # fmt: skip
-        store.replace_file(FileRecord(path, str(start), 1, 1, "python"), chunks, rows)
+        known = {c.embed_hash: v for c, v in zip(chunks, rows, strict=True)}
+        store.write_file(FileRecord(path, str(start), 1, 1, "python"), chunks, known)
     return time.perf_counter() - started
 
 

@@ -13,7 +13,7 @@ from tributary.engine.config.importer import (
     import_mcp_servers,
     merge_imported,
     parse_mcp_servers,
-    secrets_to_env_refs,
+    secrets_to_keyring_refs,
     strip_jsonc,
 )
 from tributary.engine.config.load import parse_config
@@ -148,12 +148,12 @@ def test_strip_jsonc_keeps_strings() -> None:
     assert json.loads(strip_jsonc(text)) == {"a": "http://x // not a comment", "b": [1, 2], "c": "/* kept */"}
 
 
-def test_secrets_to_env_refs() -> None:
+def test_secrets_move_to_keyring_refs() -> None:
     servers = [
         ServerConfig(name="gh", command="x", env={"GITHUB_TOKEN": "ghp_1", "LEVEL": "info", "K": "${K}"}),
         ServerConfig(name="api", transport="http", url="https://x/mcp", headers={"Authorization": "Bearer abc"}),
     ]
-    converted, exported = secrets_to_env_refs(servers)
-    assert converted[0].env == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LEVEL": "info", "K": "${K}"}
-    assert converted[1].headers == {"Authorization": "Bearer ${API_AUTHORIZATION}"}
-    assert exported == {"GITHUB_TOKEN": "ghp_1", "API_AUTHORIZATION": "abc"}
+    converted, stored = secrets_to_keyring_refs(servers, lambda _name: None)
+    assert converted[0].env == {"GITHUB_TOKEN": "${keyring:GITHUB_TOKEN}", "LEVEL": "info", "K": "${K}"}
+    assert converted[1].headers == {"Authorization": "Bearer ${keyring:API_AUTHORIZATION}"}
+    assert stored == {"GITHUB_TOKEN": "ghp_1", "API_AUTHORIZATION": "abc"}

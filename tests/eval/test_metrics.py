@@ -103,7 +103,6 @@ def test_source_contribution_splits_found_unique_and_union() -> None:
     assert c.union == frozenset({"a", "c", "d"})
     assert c.shared == frozenset()
     assert c.coverage == pytest.approx(3 / 4)
-    assert c.relevant_complementarity == 1.0
 
 
 def test_summarised_contributions_over_queries() -> None:

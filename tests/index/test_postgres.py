@@ -149,7 +149,8 @@ def test_readers_never_see_a_half_written_file(postgres_dsn: str) -> None:
             name = "alpha" if round_ % 2 else "beta"
             chunks = versions[name]
             record = FileRecord("a.py", f"h{round_}", round_, round_, "python")
-            writer.replace_file(record, chunks, embedder.encode([c.content for c in chunks]))
+            vectors = embedder.encode([c.content for c in chunks])
+            writer.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
     finally:
         stop.set()
         reader.join()

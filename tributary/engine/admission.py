@@ -41,7 +41,6 @@ class Admission:
         if running < 1 or queued < 0 or wait_s < 0:
             raise ValueError(f"admission limits must be positive: running={running}, "
                              f"queued={queued}, wait_s={wait_s}")
-        self.running_limit = running
         self.queued_limit = queued
         self.wait_s = wait_s
         self._slots = asyncio.Semaphore(running)

@@ -107,9 +107,6 @@ class CodeHighlighter(QSyntaxHighlighter):
         self.words: re.Pattern[str] | None = None
         self._styles = _styles(theme.is_dark())
 
-    def set_language(self, language: str | None) -> None:
-        self.configure(language)
-
     def configure(self, language: str | None, *, gutter: int = 0, focus: tuple[int, int] | None = None,
                   words: re.Pattern[str] | None = None) -> None:
         self.language, self.gutter, self.focus, self.words = language, gutter, focus, words

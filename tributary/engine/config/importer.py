@@ -22,8 +22,7 @@ Legacy SSE endpoints (``type: sse``, or a URL ending in ``/sse`` with no type) a
 imported as ``transport: sse`` and stay enabled. Entries that cannot
 be used are skipped with the reason, and so is Tributary's own entry (a client
 config listing ``tributary serve``: see :mod:`tributary.engine.config.selfref`); names that clash are renamed ``name-2`` …
-Reading leaves literal secrets where they are; :func:`secrets_to_keyring_refs` (or
-:func:`secrets_to_env_refs`) moves them out, and ``tributary config import`` does so
+Reading leaves literal secrets where they are; :func:`secrets_to_keyring_refs` moves them out, and ``tributary config import`` does so
 before it saves (:func:`tributary.engine.config.secret_move.move_imported_secrets`).
 """
 
@@ -474,18 +473,12 @@ def _literal_secret(key: str, value: str) -> bool:
     return is_secret_name(key) or looks_like_token(value.replace("$${", "${"))
 
 
-def secrets_to_env_refs(servers: Iterable[ServerConfig]) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Replace literal secrets (env values and headers under secret-looking names) with
-    ``${VAR}`` references. Returns the new servers and the variables to export
-    (name → value) — show them to the user once; never write them to the config."""
-    return _move_literal_secrets(servers, lambda var: "${" + var + "}", lambda _name: None)
-
-
 def secrets_to_keyring_refs(
     servers: Iterable[ServerConfig], stored: Callable[[str], str | None],
 ) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Like :func:`secrets_to_env_refs`, with ``${keyring:NAME}`` references; ``stored``
-    reads the keyring, so a name that already holds another value is never reused.
+    """Replace literal secrets (env values and headers under secret-looking names) with
+    ``${keyring:NAME}`` references; ``stored`` reads the keyring, so a name that already
+    holds another value is never reused.
     Returns the new servers and the secrets to store (name → value) before saving."""
     return _move_literal_secrets(servers, lambda name: "${keyring:" + name + "}", stored)
 

@@ -260,14 +260,6 @@ def latest_query_date(queries: Iterable[EvalQuery]) -> datetime | None:
     return max(dates) if dates else None
 
 
-def future_tasks(tasks: Iterable[EvalTask], queries: Iterable[EvalQuery]) -> int:
-    """How many tasks are dated at or after the earliest query (0 for a clean dataset)."""
-    first = earliest_query_date(queries)
-    if first is None:
-        return 0
-    return sum(1 for t in tasks if t.date >= first)
-
-
 # --------------------------------------------------------------------------- corpus
 
 

@@ -151,15 +151,6 @@ class SourceContribution:
     def coverage(self) -> float:
         return len(self.union) / len(self.relevant) if self.relevant else 0.0
 
-    @property
-    def relevant_complementarity(self) -> float:
-        """Share of the found relevant files that exactly one source found."""
-        if not self.union:
-            return 0.0
-        single = set().union(*self.unique.values()) if self.unique else set()
-        return len(single) / len(self.union)
-
-
 def source_contribution(
     ranked_by_source: Mapping[str, Sequence[str]], relevant: Relevance, k: int
 ) -> SourceContribution:

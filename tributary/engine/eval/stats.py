@@ -90,12 +90,6 @@ class PairedTest:
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_value < alpha
 
-    @property
-    def improvement_pct(self) -> float:
-        if self.baseline_mean == 0.0:
-            return math.inf if self.mean_diff > 0 else 0.0
-        return self.mean_diff / self.baseline_mean * 100.0
-
     def as_dict(self) -> dict[str, float | int | str | bool]:
         return {
             "n": self.n,

@@ -11,7 +11,8 @@ float32 pass.
 The matrix is quantised to 7 bits (±63), not 8. On CPUs without VNNI, ONNX Runtime
 multiplies uint8 by int8 with ``vpmaddubsw``, which adds two products into a saturating
 int16: 2 × 255 × 127 overflows it, 2 × 255 × 63 = 32,130 does not. With 7 bits the result
-is the same integer product on every CPU, and :func:`error_bound` holds everywhere.
+is the same integer product on every CPU, and the quantisation's error bound holds
+everywhere.
 """
 
 from __future__ import annotations
@@ -63,27 +64,6 @@ class Int8Scorer:
         raw = self._session.run(None, {"query": query[None, :]})[0][0]
         approx: npt.NDArray[np.float32] = raw.astype(np.float32) * (self._row_scales * scale)
         return approx
-
-
-    def error_bound(
-        self, matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
-    ) -> npt.NDArray[np.float32]:
-        """The most :meth:`scores` can differ from ``matrix @ vector``, row by row.
-
-        Each quantised element is off by at most half its step, so a row's product is off
-        by at most ``|v|·s_r/2 + |m|·s_q/2 + dim·s_r·s_q/4`` (L1 norms; ``s_r`` and ``s_q``
-        the row's and the query's steps). Exact integer arithmetic is assumed, which the
-        7-bit rows guarantee on every CPU.
-        """
-        query_step = _query_scale(vector)
-        dim = matrix.shape[1]
-        bound = (
-            float(np.abs(vector).sum()) * self._row_scales / 2
-            + np.abs(matrix).sum(axis=1) * query_step / 2
-            + dim * self._row_scales * query_step / 4
-        )
-        result: npt.NDArray[np.float32] = bound.astype(np.float32)
-        return result
 
 
 def _query_scale(vector: npt.NDArray[np.float32]) -> float:

@@ -312,11 +312,6 @@ class OnnxEmbedder:
                 parts = list(self._executor().map(self._embed_each, slices))
         return np.vstack(parts)
 
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """What the model reads of each text (for tests and diagnostics)."""
-        with self._tokenize_lock:
-            return [list(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
-
     def _embed_each(self, sequences: list[npt.NDArray[np.int64]]) -> Vectors:
         """One run per text. Dynamic int8 quantisation scales activations by the largest
         value in the whole input, so in a padded batch a text's vector would depend on

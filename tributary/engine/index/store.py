@@ -183,9 +183,6 @@ class IndexStore(Protocol):
         ...
 
     def cached_vectors(self, embed_hashes: Iterable[str]) -> dict[str, Vectors]: ...
-    def replace_file(
-        self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors
-    ) -> None: ...
     def write_file(
         self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
     ) -> None:
@@ -480,11 +477,6 @@ class SqliteStore:
                 self.conn.execute(f"DELETE FROM chunks_vec WHERE chunk_id IN ({marks})", batch)
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
-
-    def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
-        if len(chunks) != len(vectors):
-            raise ValueError("one vector per chunk")
-        self.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
 
     def write_file(
         self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]

@@ -249,11 +249,6 @@ class PgIndexStore:
             (self.repo, wanted)).fetchall())  # fmt: skip
         return {str(h): as_array(v) for h, v in rows}
 
-    def replace_file(self, record: FileRecord, chunks: Sequence[Chunk], vectors: Vectors) -> None:
-        if len(chunks) != len(vectors):
-            raise ValueError("one vector per chunk")
-        self.write_file(record, chunks, {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})
-
     def write_file(self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]) -> None:
         """Replace a file's chunks (one transaction); a chunk whose vector ``known`` lacks
         is keyword-searchable at once and waits in ``pending_embeds`` for it."""
