@@ -18,7 +18,7 @@ import pytest
 from PySide6.QtCore import QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from tributary.app import tasks, theme
+from tributary.app import background, theme
 from tributary.app.loop import AppEventLoop
 
 HERE = Path(__file__).parent
@@ -59,11 +59,11 @@ def qt_warnings_fail(themed_app: QApplication) -> Iterator[list[str]]:
 
 
 @pytest.fixture(autouse=True)
-def fresh_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tasks.TaskRunner]:
+def fresh_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[background.TaskRunner]:
     """Each test gets its own task runner and a private TRIBUTARY_HOME."""
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
-    runner = tasks.TaskRunner()
-    tasks.set_runner(runner)
+    runner = background.TaskRunner()
+    background.set_runner(runner)
     yield runner
     runner.cancel_all()
-    tasks.set_runner(None)
+    background.set_runner(None)

@@ -20,9 +20,9 @@ from tests.app.fakes import FakeEngine
 from tests.app.test_indexes import FakeRepos, until
 from tests.index.index_helpers import make_repo
 from tributary.app import watchers as watchers_module
+from tributary.app.background import runner
 from tributary.app.indexes import IndexPage
 from tributary.app.shell import Shell
-from tributary.app.tasks import runner
 from tributary.app.watchers import RepoWatchers, with_watch
 from tributary.engine.config.schema import Config, RepoConfig
 from tributary.engine.index.manager import index_path_for

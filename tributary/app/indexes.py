@@ -36,9 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.elided import ElidedLabel
 from tributary.app.engine_api import EngineLike
-from tributary.app.tasks import describe_error, run_async
 from tributary.app.watchers import RepoWatchers
 from tributary.app.workers import run_worker, worker_command
 

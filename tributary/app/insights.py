@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.engine_api import EngineLike
 from tributary.app.reputation import ReputationPanel
-from tributary.app.tasks import describe_error, run_async
 
 RECENT = 50
 

@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.engine_api import EngineLike, ReputationRow
-from tributary.app.tasks import describe_error, run_async
 
 COLUMNS = ("Source", "Reputation", "Useful", "Not useful", "Last feedback", "")
 SOURCE, REPUTATION, USEFUL, NOT_USEFUL, LAST, RESET = range(len(COLUMNS))

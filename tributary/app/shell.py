@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from tributary.app.background import run_async, runner
 from tributary.app.engine_api import EngineLike, open_engine
 from tributary.app.instance import InstanceServer
 from tributary.app.recent_queries import RecentQueries, default_path
-from tributary.app.tasks import run_async, runner
 from tributary.app.tray import TrayController
 from tributary.app.window import MainWindow
 

@@ -23,7 +23,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.fakes import fake_server_object
-from tributary.app import errors, tasks
+from tributary.app import background, errors
 from tributary.app.engine_host import ThreadedEngine
 from tributary.app.recent_queries import RecentQueries
 from tributary.app.shell import Shell
@@ -214,14 +214,14 @@ def engine12(home: Path, indexed: Path) -> Iterator[ThreadedEngine]:
 
 
 @pytest.fixture
-def fresh_runner(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tasks.TaskRunner]:
+def fresh_runner(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[background.TaskRunner]:
     """As the app tests' own, but every test here shares the indexed TRIBUTARY_HOME."""
     monkeypatch.setenv("TRIBUTARY_HOME", str(home))
-    runner = tasks.TaskRunner()
-    tasks.set_runner(runner)
+    runner = background.TaskRunner()
+    background.set_runner(runner)
     yield runner
     runner.cancel_all()
-    tasks.set_runner(None)
+    background.set_runner(None)
 
 
 class _DialogWatch(QObject):

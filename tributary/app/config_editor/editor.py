@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.desktop import DesktopPage
 from tributary.app.config_editor.ranking import RankingPage
 from tributary.app.config_editor.rules import RulesPage, server_names
 from tributary.app.config_editor.servers import ServersPage
 from tributary.app.engine_api import EngineLike
-from tributary.app.tasks import describe_error, run_async
 from tributary.engine import paths
 from tributary.engine.config.schema import Config
 

@@ -40,11 +40,11 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
 from tributary.app.engine_api import EngineLike
 from tributary.app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
-from tributary.app.tasks import describe_error, run_async
 from tributary.engine.config.clients import ClientConfig, discover_client_configs
 from tributary.engine.config.importer import already_configured, merge_imported
 from tributary.engine.config.schema import Config, ServerConfig

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.background import describe_error, run_async
 from tributary.app.elided import elide_path
 from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor, reveal
@@ -74,7 +75,6 @@ from tributary.app.search.results_model import (
     RowToolTips,
 )
 from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_text
-from tributary.app.tasks import describe_error, run_async
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
     FUSION_STRATEGIES,

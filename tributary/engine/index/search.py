@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from tributary.engine.index.names import named_ranks
+from tributary.engine.index.file_names import named_ranks
 from tributary.engine.index.priors import (
     SUPERSEDED,
     asked_roles,
@@ -48,7 +48,7 @@ KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
-NAME_WEIGHT = 0.25  # files whose name the question spells out (tributary.engine.index.names)
+NAME_WEIGHT = 0.25  # files whose name the question spells out (tributary.engine.index.file_names)
 PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
 PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
 REPEAT_FACTOR = 0.3

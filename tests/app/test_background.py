@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tributary.app.tasks import TaskIndicator, TaskRunner, run_async
+from tributary.app.background import TaskIndicator, TaskRunner, run_async
 
 
 async def _value(x: int, delay: float = 0.0) -> int:

@@ -8,8 +8,14 @@ import pytest
 
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.file_names import (
+    MAX_NAMED,
+    name_words,
+    named_ranks,
+    query_words,
+    singular,
+)
 from tributary.engine.index.manager import index_repository, open_index_store
-from tributary.engine.index.names import MAX_NAMED, name_words, named_ranks, query_words, singular
 from tributary.engine.index.search import Weights, hybrid_search
 
 
