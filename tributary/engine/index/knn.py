@@ -1,9 +1,9 @@
 """A fast first pass for exact dense search over large indexes: int8 scores on ONNX Runtime.
 
-Scoring every chunk is one matrix-vector product, and at 66k chunks x 384 float32
-(CPython's ``Lib/``) it reads 100 MB per query: ~14 ms on one core here, bound by
-memory, not arithmetic. An int8 copy is a quarter of the bytes and ONNX Runtime's
-``MatMulInteger`` runs it on the CPU's integer dot-product units: ~4 ms. The int8
+Scoring every chunk is one matrix-vector product, and on a large index (CPython's
+``Lib/``: 66k chunks x 384 float32, 100 MB) it is bound by memory, not arithmetic. An
+int8 copy is a quarter of the bytes and ONNX Runtime's ``MatMulInteger`` runs it on the
+CPU's integer dot-product units, several times faster (docs/benchmarks.md). The int8
 scores only pick a shortlist; the shortlist is then scored exactly in float32, so
 every score returned is exact and only the pool's far edge can differ from a full
 float32 pass.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-COARSE_MIN_ROWS = 20_000  # below this the float32 product is already a millisecond or two
+COARSE_MIN_ROWS = 20_000  # below this the float32 product is already fast enough
 _ZERO_POINT = 128  # the query is quantised to uint8 around this
 _ROW_LEVELS = 63.0  # 7-bit rows: no int16 saturation in the AVX2 kernel (module docstring)
 _QUERY_LEVELS = 127.0

