@@ -189,3 +189,51 @@ def test_an_answers_warnings_and_degraded_flag_are_kept() -> None:
         assert got.degraded is True
     plain = norm(types.CallToolResult(content=[], structured_content={"hits": [], "degraded": "yes"}))
     assert (plain.warnings, plain.degraded) == ([], False)
+
+
+@pytest.mark.parametrize("said", ["No matches found", "No results", "0 results", "Nothing found.", []])
+def test_structured_content_that_says_nothing_is_no_hit(said: object) -> None:
+    out = norm(types.CallToolResult(content=[text(str(said))], structured_content={"content": said}))
+    assert out.hits == [] and out.note and out.note.startswith("no hits")
+
+
+def test_structured_item_with_a_path_is_a_hit_even_if_its_text_says_nothing() -> None:
+    out = norm(types.CallToolResult(content=[], structured_content={"path": "a.py", "content": "No results"}))
+    assert [h.path for h in out.hits] == ["a.py"]
+
+
+GREP = """src/billing/invoice.py:12:def retry_invoice(invoice):
+src/billing/invoice.py-13-    \"\"\"Retry a failed invoice.\"\"\"
+--
+src/billing/invoice.py:40:    retry_invoice(invoice)
+docs/my-2-notes.md-6-Context before
+docs/my-2-notes.md:7:3:We retry twice.
+C:\\work\\retry.py:1:import retry
+"""
+
+
+def test_grep_output_becomes_one_hit_per_file() -> None:
+    out = norm(types.CallToolResult(content=[text(GREP)]))
+    assert [(h.path, h.start_line, h.end_line) for h in out.hits] == [
+        ("src/billing/invoice.py", 12, 40), ("docs/my-2-notes.md", 7, 7), ("C:\\work\\retry.py", 1, 1)]
+    first = out.hits[0]
+    assert first.content == 'def retry_invoice(invoice):\n    """Retry a failed invoice."""\n…\n    retry_invoice(invoice)'
+    assert first.metadata["matches"] == 2 and first.title == "src/billing/invoice.py"
+    assert out.hits[1].content == "Context before\nWe retry twice."
+
+
+def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
+    many = "".join(f"big.min.js:{i}:{'x' * 2000}\n" for i in range(1, 500))
+    out = norm(types.CallToolResult(content=[text(many)]))
+    (hit,) = out.hits
+    assert (hit.start_line, hit.end_line, hit.metadata["matches"]) == (1, 499, 499)
+    assert len(hit.content) < 4_100 and hit.content.endswith("(492 more lines)")
+    prose = "Note: 3: this is prose\nand more"
+    assert [h.path for h in norm(types.CallToolResult(content=[text(prose)])).hits] == [None]
+
+
+def test_grep_parser_is_linear_on_hostile_lines() -> None:
+    from tributary.engine.grep_output import grep_files
+
+    hostile = ("a" * 100_000 + "-1-" * 30_000 + "\n") * 3
+    assert grep_files("x.py:1:ok\n" + hostile) is None

@@ -162,3 +162,23 @@ async def test_mcp_server_git_log_of_a_long_history_comes_back_in_parts(git_repo
     assert all(len(h.content) <= MAX_HIT_CHARS for h in outcome.hits)
     assert all(h.content.startswith("Commit: ") for h in outcome.hits[1:])  # whole commits
     assert sum(h.content.count("Commit: ") for h in outcome.hits) == 122
+
+
+def files_config(entry: Path, root: Path, **kw: object) -> ServerConfig:
+    return ServerConfig(name="files", command="node", args=[str(entry), str(root)], timeout=10.0,
+                        **kw)  # type: ignore[arg-type]
+
+
+async def test_filesystem_no_matches_found_in_structured_content_is_no_hit(tmp_path: Path) -> None:
+    """search_files answers ``structuredContent: {"content": "No matches found"}``."""
+    entry = npm_server("server-filesystem")
+    (tmp_path / "notes.txt").write_text("notes\n")
+    pool = SourcePool([files_config(entry, tmp_path, tool="search_files", query_argument="pattern",
+                                    arguments={"path": str(tmp_path)})])
+    try:
+        outcome = await pool.call("files", "**/*.nowhere", top_k=5, timeout=30)
+    finally:
+        await pool.aclose()
+    assert outcome.status is SourceStatus.OK, outcome.error
+    assert outcome.hits == []
+    assert outcome.detail and "No matches found" in outcome.detail

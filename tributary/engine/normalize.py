@@ -39,6 +39,7 @@ from typing import Any
 from mcp import types
 
 from tributary.engine.errors import TributaryError
+from tributary.engine.grep_output import grep_files
 from tributary.engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 from tributary.engine.model import Hit, ScoreParts, make_hit_id
 
@@ -172,9 +173,13 @@ def _collect_items(
     structured = _structured_items(result.structured_content)
     # MCPServer repeats structured output as JSON text blocks: use one or the other.
     use_text = not structured
-    if use_text and len(result.content) == 1 and isinstance(result.content[0], types.TextContent) \
+    nothing = _says_nothing(structured) if structured else None
+    if nothing is None and use_text and len(result.content) == 1 \
+            and isinstance(result.content[0], types.TextContent) \
             and says_nothing(result.content[0].text):
-        notes.append(f"no hits: the server said {result.content[0].text.strip()!r}")
+        nothing = result.content[0].text.strip()
+    if nothing is not None:
+        notes.append(f"no hits: the server said {nothing!r}")
         return
     yield from (_Item(v) for v in structured)
     skipped: dict[str, int] = {}
@@ -220,6 +225,27 @@ def _structured_items(data: Any) -> list[Any]:
     return [data]
 
 
+def _says_nothing(items: list[Any]) -> str | None:
+    """What a one-item answer says when it says there is nothing ("No matches found",
+    "0 results", an empty list), else None. server-filesystem puts its "No matches
+    found" in structured content as ``{"content": "No matches found"}``."""
+    if len(items) != 1:
+        return None
+    value = items[0]
+    if isinstance(value, dict):
+        picked = _pick(value)
+        if set(picked) - {"content"} or set(value) - set(_CATEGORY):
+            return None  # a title, path, uri or other field: a real item
+        value = picked.get("content")
+    if isinstance(value, list) and not value:
+        return "[]"
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped in ("", "[]", "{}") or says_nothing(stripped):
+            return stripped
+    return None
+
+
 def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_Item]:
     text = block.text
     stripped = text.strip()
@@ -232,6 +258,12 @@ def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_
             parsed = None
         if isinstance(parsed, list | dict):
             for value in _structured_items(parsed):
+                yield _Item(value, annotations=block.annotations)
+            return
+    if len(text) <= limits.max_parse_chars and ":" in text:
+        files = grep_files(text)
+        if files:
+            for value in files:
                 yield _Item(value, annotations=block.annotations)
             return
     for part in _split_text(text):
