@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from tributary.engine.cli.render import dump_json, table, terminal_width
-from tributary.engine.insights.reputation import ReputationStore, SourceReputation
-from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary, parse_since
+
+if TYPE_CHECKING:  # every command is registered at start-up: the stores load when used
+    from tributary.engine.insights.reputation import ReputationStore, SourceReputation
+    from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary
 
 _ALL = "\0all"  # --reset-reputation given without a name
 
@@ -45,6 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _since(text: str) -> datetime | timedelta:
+    from tributary.engine.insights.store import parse_since
+
     try:
         return parse_since(text)
     except ValueError as exc:
@@ -52,6 +57,9 @@ def _since(text: str) -> datetime | timedelta:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tributary.engine.insights.reputation import ReputationStore
+    from tributary.engine.insights.store import QueryLog
+
     query_log = QueryLog.open()
     reputation = ReputationStore.open(query_log.path)
     try:

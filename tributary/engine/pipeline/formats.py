@@ -14,7 +14,6 @@ from xml.sax.saxutils import quoteattr
 
 from tributary.engine.model import ContextFormat, Hit, is_task
 
-from .dedup import is_file_reference
 from .text import language_of
 
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -115,6 +114,8 @@ def _fence_language(hit: Hit) -> str:
     """The Markdown fence's language: the file's when the chunk quotes the file; none for
     text *about* a file (``dedup.is_file_reference``), such as the commit titles a task
     history returns for ``dedup.py``, which are not Python."""
+    from .dedup import is_file_reference  # not at import: dedup loads numpy
+
     if is_file_reference(hit):
         return ""
     return _MD_LANG.get(language_of(hit.path) or "", "")
