@@ -8,7 +8,6 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGridLayout,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tributary.app.combo_box import ComboBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 
@@ -40,8 +40,8 @@ def _dspin(low: float, high: float, step: float, decimals: int = 2, suffix: str 
     return box
 
 
-def _combo(values: Sequence[str]) -> QComboBox:
-    box = QComboBox()
+def _combo(values: Sequence[str]) -> ComboBox:
+    box = ComboBox()
     box.addItems(values)
     return box
 

@@ -8,7 +8,6 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import theme
+from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
 from tributary.engine.config.schema import Config, RoutingRule
@@ -53,7 +53,7 @@ class RulesPage(QWidget):
         self.current: RoutingRule | None = None
         self._loading = False
 
-        self.mode = QComboBox()
+        self.mode = ComboBox()
         self.mode.addItem("First matching rule", "first")
         self.mode.addItem("All matching rules", "all")
         self.mode.currentIndexChanged.connect(self._mode_changed)
@@ -82,7 +82,7 @@ class RulesPage(QWidget):
         self.servers = CheckList()
         self.priority = QSpinBox()
         self.priority.setRange(-100, 100)
-        self.strategy = QComboBox()
+        self.strategy = ComboBox()
         for s in STRATEGIES:
             self.strategy.addItem(s or "(default)", s or None)
         self.query_class = QLineEdit()

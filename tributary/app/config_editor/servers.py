@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -41,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
+from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
 from tributary.app.engine_api import EngineLike
@@ -174,7 +174,7 @@ class ServersPage(QWidget):
 
         self.name = QLineEdit()
         self.name_error = error_label()
-        self.transport = QComboBox()
+        self.transport = ComboBox()
         self.transport.addItems(["stdio", "http", "sse"])
         self.command = QLineEdit()
         self.command.setPlaceholderText("e.g. uvx, npx, python")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
-    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.combo_box import ComboBox
 from tributary.engine.model import AssembledContext, ContextFormat
 
 
@@ -37,7 +37,7 @@ class ContextPreview(QWidget):
         layout.setContentsMargins(10, 10, 10, 10)
         controls = QFormLayout()
         controls.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        self.format = QComboBox()
+        self.format = ComboBox()
         for fmt in ContextFormat:
             self.format.addItem(fmt.value, fmt)
         self.format.setCurrentIndex(self.format.findData(ContextFormat.MARKDOWN))

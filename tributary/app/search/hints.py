@@ -18,7 +18,6 @@ import re
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import theme
+from tributary.app.combo_box import ComboBox
 from tributary.engine.model import Hints
 
 DEBOUNCE_MS = 300  # hints are typed in full words; don't re-run on every keystroke
@@ -105,7 +105,7 @@ class HintsBar(QWidget):
         self.issues = QLineEdit()
         self.issues.setPlaceholderText("#123, 456")
         self.issues.setToolTip("Related issues: hits that mention them rank higher")
-        self.language = QComboBox()
+        self.language = ComboBox()
         self.language.setEditable(True)
         self.language.addItem("")
         self.language.addItems(LANGUAGES)

@@ -24,7 +24,6 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QFrame,
     QHBoxLayout,
     QHeaderView,
@@ -44,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
+from tributary.app.combo_box import ComboBox
 from tributary.app.elided import elide_path
 from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor, reveal
@@ -127,7 +127,7 @@ class SearchPage(QWidget):
         self.query.down_from_end.connect(self._focus_results)
 
         controls = QHBoxLayout()
-        self.strategy = QComboBox()
+        self.strategy = ComboBox()
         for label, value in STRATEGIES:
             self.strategy.addItem(label, value)
         self.strategy.currentIndexChanged.connect(
@@ -137,7 +137,7 @@ class SearchPage(QWidget):
         self.limit.setValue(30)
         self.limit.setKeyboardTracking(False)
         self.limit.valueChanged.connect(lambda v: self.controller.set_options(top_k=v))
-        self.task_type = QComboBox()
+        self.task_type = ComboBox()
         for task in TaskType:
             self.task_type.addItem(task.value.capitalize(), task)
         self.task_type.setCurrentIndex(self.task_type.findData(TaskType.IMPLEMENTATION))

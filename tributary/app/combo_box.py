@@ -1,0 +1,47 @@
+"""The app's combo box: a drop-down list that shows every item whole.
+
+Qt sizes a combo's list from the combo's own width and ten rows, so a narrow combo
+(a filter or hint beside others) cut its longest items and hid most of a longer
+list behind a scroll bar. Every combo box the app creates is a :class:`ComboBox`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QStyle, QWidget
+
+POPUP_ROWS = 20  # rows a drop-down list shows before it scrolls
+ITEM_MARGINS = 16  # px: an item's text margins and the view's padding, both sides
+
+
+class ComboBox(QComboBox):
+    """A :class:`QComboBox` whose list is at least as wide as its widest item and shows
+    up to :data:`POPUP_ROWS` rows; fitted each time it opens, so items added later
+    count too."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMaxVisibleItems(POPUP_ROWS)
+
+    def showPopup(self) -> None:
+        fit_popup(self)
+        super().showPopup()
+
+
+def popup_width(combo: QComboBox) -> int:
+    """How wide ``combo``'s list must be to show its widest item whole (with its icon,
+    the text margins, the frame and, when the list scrolls, the scroll bar)."""
+    view = combo.view()
+    metrics = view.fontMetrics()
+    widest = max((metrics.horizontalAdvance(combo.itemText(i)) for i in range(combo.count())), default=0)
+    has_icon = any(not combo.itemIcon(i).isNull() for i in range(combo.count()))
+    icon = combo.iconSize().width() + 4 if has_icon else 0
+    style = view.style()
+    scrolls = combo.count() > combo.maxVisibleItems()
+    scroll_bar = style.pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, view) if scrolls else 0
+    return widest + icon + ITEM_MARGINS + scroll_bar + 2 * view.frameWidth()
+
+
+def fit_popup(combo: QComboBox) -> None:
+    """Make ``combo``'s list wide enough for its widest item (never narrower than the
+    combo itself, as Qt already keeps it)."""
+    combo.view().setMinimumWidth(popup_width(combo))
