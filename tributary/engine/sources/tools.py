@@ -22,6 +22,7 @@ never by the server's list order.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,17 +68,24 @@ class ToolSelection:
     fixed: dict[str, Any] = field(default_factory=dict)
     auto: bool = False
     accepts: frozenset[str] = frozenset()  # the tool's argument names
+    top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
 
     def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them."""
+        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
+
+        A fixed ``arguments`` value from the config wins over the automatic top_k, and
+        top_k is kept within the schema's minimum and maximum.
+        """
         args = dict(self.fixed)
         for key, value in (scope or {}).items():
             if key in self.accepts:
                 args[key] = value
         if self.query_argument:
             args[self.query_argument] = query
-        if self.top_k_argument:
-            args[self.top_k_argument] = top_k
+        if self.top_k_argument and self.top_k_argument not in self.fixed:
+            low, high = self.top_k_range  # "Too big: expected number to be <=10" otherwise
+            count = top_k if high is None else min(top_k, high)
+            args[self.top_k_argument] = count if low is None else max(count, low)
         return args
 
     def describe(self) -> str:
@@ -100,6 +108,9 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         return _configured(config, tool)
     candidates = [t for t in tools if _looks_like_search(t.name) and _query_argument(t, config) is not None]
     if not candidates:
+        needs = _unfilled_needs(config, tools)
+        if needs:
+            raise ToolSelectionError(needs)
         raise ToolSelectionError(
             "no search-like tool with a string query argument; tools seen: "
             f"{_names(tools)} — set `tool` (and `query_argument`) for this server"
@@ -116,14 +127,37 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         listed = "; ".join(f"{name}: {reason}" for name, reason in sorted(passed.items()))
         raise ToolSelectionError(f"{NO_READ_ONLY} (passed over: {listed})")
     tool = min(safe, key=lambda t: (_name_rank(t.name), len(_required(t)), t.name))
+    top_k_arg = config.top_k_argument or _top_k_argument(tool)
     return ToolSelection(
         tool=tool.name,
         query_argument=_query_argument(tool, config),
-        top_k_argument=config.top_k_argument or _top_k_argument(tool),
+        top_k_argument=top_k_arg,
         fixed=dict(config.arguments),
         auto=True,
         accepts=frozenset(_properties(tool)),
+        top_k_range=_range(tool, top_k_arg),
     )
+
+
+def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | None:
+    """For a search-like tool that cannot be auto-chosen only because it needs required
+    arguments Tributary cannot fill (server-filesystem's ``search_files`` needs ``path``),
+    a message naming them and the config that would use it; None if there is none."""
+    options = []
+    for t in tools:
+        if not _looks_like_search(t.name) or not _marked_read_only(t) or unsafe_reason(t):
+            continue
+        strings = [n for n, sch in _properties(t).items() if _is_type(sch, "string")]
+        query = next((n for n in QUERY_NAMES if n in strings), None)
+        missing = [r for r in _required(t) if r not in config.arguments and r != query]
+        if query is not None and missing:
+            options.append((_name_rank(t.name), len(missing), t.name, query, missing))
+    if not options:
+        return None
+    _, _, name, _, missing = min(options)
+    names = ", ".join(f"`{m}`" for m in missing)
+    fixed = ", ".join(f"{m}: …" for m in missing)
+    return f"{name} needs {names} (required); set `arguments: {{{fixed}}}` and `tool: {name}`"
 
 
 def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
@@ -145,7 +179,7 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
             f"tool {tool.name!r} requires {missing}; give them under `arguments`"
         )
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
-                         accepts=frozenset(props))
+                         accepts=frozenset(props), top_k_range=_range(tool, top_k_arg))
 
 
 def _words(name: str) -> list[str]:
@@ -265,6 +299,24 @@ def _top_k_argument(tool: types.Tool) -> str | None:
         if name in props and (_is_type(props[name], "integer") or _is_type(props[name], "number")):
             return name
     return None
+
+
+def _range(tool: types.Tool, argument: str | None) -> tuple[int | None, int | None]:
+    """The integer range the schema allows ``argument`` (minimum/maximum, exclusive too)."""
+    schema = _properties(tool).get(argument) if argument else None
+    if not isinstance(schema, dict):
+        return None, None
+
+    def bound(key: str, exclusive: str, step: int) -> int | None:
+        value = schema.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return math.ceil(value) if step > 0 else math.floor(value)
+        value = schema.get(exclusive)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return math.floor(value) + 1 if step > 0 else math.ceil(value) - 1
+        return None
+
+    return bound("minimum", "exclusiveMinimum", 1), bound("maximum", "exclusiveMaximum", -1)
 
 
 def _names(tools: Sequence[types.Tool]) -> str:

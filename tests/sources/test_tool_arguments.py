@@ -1,0 +1,67 @@
+"""How the query and top_k map onto a tool's arguments, and what is said when a
+search tool needs arguments Tributary cannot fill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+
+from tests.sources.test_third_party import npm_server
+from tributary.engine.config.schema import ServerConfig
+from tributary.engine.sources import SourcePool
+from tributary.engine.sources.tools import ToolSelectionError, select_tool
+
+READ_ONLY = types.ToolAnnotations(readOnlyHint=True)
+
+
+def tool(name: str, properties: dict[str, Any], required: list[str]) -> types.Tool:
+    return types.Tool(name=name, inputSchema={"type": "object", "properties": properties,
+                                              "required": required}, annotations=READ_ONLY)
+
+
+SEARCH = tool("search", {"query": {"type": "string"},
+                         "count": {"type": "integer", "minimum": 2, "maximum": 10}}, ["query"])
+
+
+def test_a_fixed_config_argument_wins_over_the_automatic_top_k() -> None:
+    selection = select_tool(ServerConfig(name="s", arguments={"count": 5}), [SEARCH])
+    assert selection.arguments("retry", 30) == {"count": 5, "query": "retry"}
+    configured = select_tool(ServerConfig(name="s", tool="search", arguments={"count": 5}), [SEARCH])
+    assert configured.arguments("retry", 30)["count"] == 5
+
+
+def test_the_automatic_top_k_respects_the_schema_minimum_and_maximum() -> None:
+    selection = select_tool(ServerConfig(name="s"), [SEARCH])
+    assert selection.arguments("retry", 30)["count"] == 10
+    assert selection.arguments("retry", 1)["count"] == 2
+    assert selection.arguments("retry", 7)["count"] == 7
+    exclusive = tool("search", {"query": {"type": "string"},
+                                "limit": {"type": "integer", "exclusiveMaximum": 20}}, ["query"])
+    assert select_tool(ServerConfig(name="s"), [exclusive]).arguments("q", 30)["limit"] == 19
+
+
+def test_a_search_tool_needing_unfillable_arguments_is_named_with_the_fix() -> None:
+    files = tool("search_files", {"path": {"type": "string"}, "pattern": {"type": "string"}},
+                 ["path", "pattern"])
+    with pytest.raises(ToolSelectionError) as caught:
+        select_tool(ServerConfig(name="s"), [files])
+    assert str(caught.value) == ("search_files needs `path` (required); "
+                                 "set `arguments: {path: …}` and `tool: search_files`")
+
+
+@pytest.mark.asyncio
+@pytest.mark.integration
+async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) -> None:
+    entry = npm_server("server-filesystem")
+    pool = SourcePool([ServerConfig(name="files", command="node", args=[str(entry), str(tmp_path)],
+                                    timeout=10.0)])
+    try:
+        states = await pool.warm_up(timeout=60)
+    finally:
+        await pool.aclose()
+    error = states["files"].tool_error or ""
+    assert "search_files needs `path` (required)" in error, error
+    assert "`tool: search_files`" in error
