@@ -15,11 +15,12 @@ from PySide6.QtCore import (
     Qt,
     qInstallMessageHandler,
 )
-from PySide6.QtGui import QGuiApplication, QHelpEvent, QIcon
+from PySide6.QtGui import QFontMetrics, QGuiApplication, QHelpEvent, QIcon
 from PySide6.QtTest import QAbstractItemModelTester
 from PySide6.QtWidgets import QApplication, QTreeView
 
 from tests.app.fakes import build_response
+from tributary.app.search.badges import PAD_X, badge_font, fitting_badges
 from tributary.app.search.results_model import (
     HIT_ROLE,
     LOCATION,
@@ -259,6 +260,23 @@ def test_source_badges_are_drawn_to_the_column_width() -> None:
     icon = cell.data(Qt.ItemDataRole.DecorationRole)
     normal = icon.pixmap(_badges_size(cell), QIcon.Mode.Normal).toImage()
     assert icon.pixmap(_badges_size(cell), QIcon.Mode.Selected).toImage() == normal
+
+
+def test_a_source_name_wider_than_the_column_gets_an_elided_badge() -> None:
+    model = ResultsModel()
+    hit = _hit("k", "slack-archive-search")
+    model.set_response(_fused("q", [hit], {}))
+    font = QGuiApplication.font()
+    model.set_badge_layout(font, 90)
+    metrics = QFontMetrics(badge_font(font))
+    assert metrics.horizontalAdvance("slack-archive-search") + 2 * PAD_X > 90  # no whole badge fits
+    ((label, width),) = fitting_badges(("slack-archive-search",), metrics, 90)
+    assert label.startswith("slack") and label.endswith("…") and width <= 90
+    # Drawn, not an empty cell: a badge about as wide as the column.
+    assert 60 <= _badges_size(model.index(0, SOURCES)).width() <= 90
+    assert "from slack-archive-search" in model.tooltip(model.index(0, SOURCES))
+    # Too narrow for even "…": no badge rather than a cut one.
+    assert fitting_badges(("slack-archive-search",), metrics, 10) == []
 
 
 def _badges_size(cell: QModelIndex) -> QSize:

@@ -48,7 +48,9 @@ def badges_icon(pixmap: QPixmap) -> QIcon:
 
 
 def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
-    """Rounded, tinted name badges left to right, as many whole badges as fit in ``width``.
+    """Rounded, tinted name badges left to right, as many whole badges as fit in ``width``;
+    when not even the first fits, that one elided (``slack-arch…``: the row's tooltip
+    names its sources whole) rather than none.
 
     The pixmap is as wide as the badges drawn (never wider than ``width``) and as
     high as one badge; the view centres it in the cell."""
@@ -62,8 +64,8 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
     font = badge_font(base)
     metrics = QFontMetrics(font)
     height = metrics.height() + 4
-    widths = _fitting_widths(sources, metrics, width)
-    used = max(1, sum(widths) + GAP * max(0, len(widths) - 1) + 2 * MARGIN)
+    badges = fitting_badges(sources, metrics, width)
+    used = max(1, sum(w for _, w in badges) + GAP * max(0, len(badges) - 1) + 2 * MARGIN)
     pixmap = QPixmap(max(1, round(used * ratio)), max(1, round((height + 2 * MARGIN) * ratio)))
     pixmap.setDevicePixelRatio(ratio)
     pixmap.fill(Qt.GlobalColor.transparent)
@@ -72,7 +74,7 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setFont(font)
         x = float(MARGIN)
-        for name, badge_w in zip(sources, widths, strict=False):
+        for name, (label, badge_w) in zip(sources, badges, strict=False):
             colour = theme.source_colour(name)
             fill = QColor(colour)
             fill.setAlpha(40)
@@ -80,7 +82,7 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
             painter.setPen(colour)
             painter.setBrush(fill)
             painter.drawRoundedRect(rect, height / 2, height / 2)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, name)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
             x += badge_w + GAP
     finally:
         painter.end()
@@ -88,17 +90,24 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
     return pixmap
 
 
-def _fitting_widths(sources: tuple[str, ...], metrics: QFontMetrics, width: int) -> list[int]:
-    """The widths of the leading badges that fit in ``width`` (a cut badge reads worse)."""
-    widths: list[int] = []
+def fitting_badges(sources: tuple[str, ...], metrics: QFontMetrics, width: int) -> list[tuple[str, int]]:
+    """The labels and widths of the leading badges that fit in ``width`` (a cut badge
+    reads worse), or, when even the first does not, that one with its name elided to
+    fit, so a source with a long name still shows (none when not even "…" fits)."""
+    badges: list[tuple[str, int]] = []
     x = MARGIN
     for name in sources:
         badge_w = metrics.horizontalAdvance(name) + 2 * PAD_X
         if x + badge_w > width - MARGIN:
             break
-        widths.append(badge_w)
+        badges.append((name, badge_w))
         x += badge_w + GAP
-    return widths
+    if sources and not badges:
+        room = width - 2 * MARGIN - 2 * PAD_X
+        label = metrics.elidedText(sources[0], Qt.TextElideMode.ElideRight, max(0, room))
+        if label and room >= metrics.horizontalAdvance(label):
+            badges.append((label, metrics.horizontalAdvance(label) + 2 * PAD_X))
+    return badges
 
 
 def _device_ratio() -> float:

@@ -471,6 +471,8 @@ def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
              f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
     if len(sources) > 1:
         lines.append("agreed by " + ", ".join(sources))
+    elif sources:  # the Sources column may show it elided
+        lines.append("from " + sources[0])
     return safe_text.tooltip("\n".join(lines) + _rated_note(useful))
 
 
