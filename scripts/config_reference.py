@@ -83,6 +83,10 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.query_argument": "The tool's argument that receives the query; auto-detected.",
     "ServerConfig.top_k_argument": "The tool's argument that receives the result count, if any.",
     "ServerConfig.arguments": "Fixed extra arguments sent with every call.",
+    "ServerConfig.query_mode": (
+        "`full` sends the whole question; `keywords` sends its content words (stopwords "
+        "dropped) joined by spaces, for a tool that matches its query as one substring, "
+        "such as server-memory's `search_nodes` (set on import)."),
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",

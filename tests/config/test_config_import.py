@@ -157,3 +157,17 @@ def test_secrets_move_to_keyring_refs() -> None:
     assert converted[0].env == {"GITHUB_TOKEN": "${keyring:GITHUB_TOKEN}", "LEVEL": "info", "K": "${K}"}
     assert converted[1].headers == {"Authorization": "Bearer ${keyring:API_AUTHORIZATION}"}
     assert stored == {"GITHUB_TOKEN": "ghp_1", "API_AUTHORIZATION": "abc"}
+
+
+def test_server_memory_is_imported_to_search_by_keywords(tmp_path: Path) -> None:
+    """server-memory's search_nodes matches its query as one substring."""
+    data = {"mcpServers": {
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+        "pinned": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2025.8.4"]},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/d"]},
+    }}
+    result = import_mcp_servers(write(tmp_path, "mcp.json", json.dumps(data)))
+    modes = {s.name: s.query_mode for s in result.servers}
+    assert modes == {"memory": "keywords", "pinned": "keywords", "files": "full"}
+    merged = merge_imported(Config(), result.servers)
+    assert parse_config(config_to_yaml(merged), source="x") == merged

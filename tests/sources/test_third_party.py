@@ -182,3 +182,45 @@ async def test_filesystem_no_matches_found_in_structured_content_is_no_hit(tmp_p
     assert outcome.status is SourceStatus.OK, outcome.error
     assert outcome.hits == []
     assert outcome.detail and "No matches found" in outcome.detail
+
+
+async def _create_entities(entry: Path, memory: Path, entities: list[dict[str, object]]) -> None:
+    """Fill a server-memory graph through its own ``create_entities`` tool (mcp SDK client)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command="node", args=[str(entry)],
+                                   env={"MEMORY_FILE_PATH": str(memory), "PATH": "/usr/bin:/bin"})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("create_entities", {"entities": entities})
+        assert not result.is_error, result.content
+
+
+async def test_server_memory_finds_a_question_by_its_keywords(tmp_path: Path) -> None:
+    entry = npm_server("server-memory")
+    memory = tmp_path / "memory.jsonl"
+    await _create_entities(entry, memory, [
+        {"name": "Ledger team", "entityType": "team",
+         "observations": ["Ledger team owns billing service since 2024"]},
+        {"name": "Tokenizer", "entityType": "module", "observations": ["Splits text into tokens"]},
+    ])
+    question = "who owns the billing service"
+
+    def config(mode: str) -> ServerConfig:
+        return ServerConfig(name=mode, command="node", args=[str(entry)], timeout=10.0,
+                            env={"MEMORY_FILE_PATH": str(memory)}, query_mode=mode)  # type: ignore[arg-type]
+
+    pool = SourcePool([config("full"), config("keywords")])
+    try:
+        whole = await pool.call("full", question, top_k=5, timeout=30)
+        words = await pool.call("keywords", question, top_k=5, timeout=30)
+        nothing = await pool.call("keywords", "who owns the payroll service", top_k=5, timeout=30)
+        state = pool.state("keywords")
+    finally:
+        await pool.aclose()
+    assert whole.status is SourceStatus.OK and whole.hits == []  # the substring search misses
+    assert words.status is SourceStatus.OK, words.error
+    assert [h.title for h in words.hits] == ["Ledger team"]
+    assert nothing.status is SourceStatus.OK and nothing.hits == []  # no second try
+    assert state.tool and state.tool.startswith("search_nodes(query as keywords")

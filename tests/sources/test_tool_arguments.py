@@ -65,3 +65,16 @@ async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) ->
     error = states["files"].tool_error or ""
     assert "search_files needs `path` (required)" in error, error
     assert "`tool: search_files`" in error
+
+
+def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> None:
+    from tributary.engine.config.errors import ConfigError
+    from tributary.engine.config.load import parse_config
+
+    nodes = tool("search_nodes", {"query": {"type": "string"}}, ["query"])
+    selection = select_tool(ServerConfig(name="s", query_mode="keywords"), [nodes])
+    assert selection.arguments("Who owns the billing service?", 5) == {"query": "owns billing service"}
+    assert selection.arguments("who is it", 5) == {"query": "who is it"}  # stopwords only: whole
+    assert select_tool(ServerConfig(name="s"), [nodes]).arguments("who is it", 5) == {"query": "who is it"}
+    with pytest.raises(ConfigError, match="query_mode: must be one of"):
+        parse_config("servers:\n  m:\n    command: x\n    query_mode: words\n", source="x")

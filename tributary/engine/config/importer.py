@@ -38,7 +38,7 @@ from typing import Any
 
 from tributary.engine.config.errors import ConfigError, ConfigIssue
 from tributary.engine.config.expand import has_reference
-from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 from tributary.engine.config.secrets import is_secret_name, looks_like_token
 from tributary.engine.config.selfref import self_reference
 from tributary.engine.config.validate import validate
@@ -207,10 +207,11 @@ class _Converter:
                 self.warnings.append(f"skipped '{name}': command is not text")
                 return None
             cwd = self.text(entry["cwd"], name, "cwd") if entry.get("cwd") else None
-            return ServerConfig(name=name, transport="stdio", command=text,
-                                args=self.strings(entry.get("args"), name, "args"),
+            args = self.strings(entry.get("args"), name, "args")
+            return ServerConfig(name=name, transport="stdio", command=text, args=args,
                                 env=self.mapping(entry.get("env"), name, "env"),
-                                cwd=cwd, enabled=enabled, description=description)
+                                cwd=cwd, enabled=enabled, description=description,
+                                query_mode=_query_mode(text, args))
         if kind in ("", "http", "streamable-http", "streamablehttp", "sse") and url:
             text = self.text(url, name, "url")
             if not text:
@@ -225,6 +226,19 @@ class _Converter:
         else:
             self.warnings.append(f"skipped '{name}': it has neither a command nor a url")
         return None
+
+
+# Packages whose search tool matches its query as one substring: a whole question
+# finds nothing there, its content words can (ServerConfig.query_mode).
+SUBSTRING_SEARCH_PACKAGES = ("@modelcontextprotocol/server-memory",)
+
+
+def _query_mode(command: str, args: list[str]) -> QueryMode:
+    """``keywords`` for a server known to search by substring, else ``full``."""
+    words = [command, *args]
+    known = any(w == p or w.startswith(p + "@") or w.endswith(p + "/dist/index.js")
+                for w in words for p in SUBSTRING_SEARCH_PACKAGES)
+    return "keywords" if known else "full"
 
 
 def _escape_foreign(text: str) -> str:

@@ -15,6 +15,9 @@ Transport = Literal["stdio", "http", "sse"]
 REMOTE_TRANSPORTS = ("http", "sse")  # served at a URL, not spawned
 AuthMode = Literal["auto", "oauth", "none"]
 AUTH_MODES = ("auto", "oauth", "none")
+# What a search sends as the query: the whole question, or its content words (for a
+# tool that matches its query as one substring, like server-memory's search_nodes).
+QueryMode = Literal["full", "keywords"]
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
 IndexBackendName = Literal["sqlite", "postgres"]
@@ -64,6 +67,7 @@ class ServerConfig:
     query_argument: str | None = None
     top_k_argument: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)  # fixed extra arguments
+    query_mode: QueryMode = "full"
     health: HealthConfig = field(default_factory=HealthConfig)
     builtin: str | None = None  # "files" | "tasks" for Tributary's own servers
     description: str = ""

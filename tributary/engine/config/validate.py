@@ -24,6 +24,7 @@ from tributary.engine.config.schema import (
     Config,
     HealthConfig,
     IndexBackendName,
+    QueryMode,
     RoutingMode,
     RoutingRule,
     ServerConfig,
@@ -116,6 +117,7 @@ class _Validator:
                     high=MAX_TIMEOUT_S)
         self.number(f"{base}.weight", server.weight, low=0)
         self.health(f"{base}.health", server.health)
+        self.choice(f"{base}.query_mode", server.query_mode, get_args(QueryMode), "query mode")
         for field in ("tool", "query_argument", "top_k_argument"):
             value = getattr(server, field)
             if value is not None and (not isinstance(value, str) or not value.strip()):

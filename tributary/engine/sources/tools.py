@@ -32,6 +32,7 @@ from mcp import types
 
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.errors import TributaryError
+from tributary.engine.localsearch.fts import fts_terms
 
 SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
 # Verbs that change something: a tool named with one is never called with a search's text.
@@ -69,6 +70,7 @@ class ToolSelection:
     auto: bool = False
     accepts: frozenset[str] = frozenset()  # the tool's argument names
     top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
+    query_mode: str = "full"  # "keywords": send the query's content words only
 
     def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
@@ -81,16 +83,28 @@ class ToolSelection:
             if key in self.accepts:
                 args[key] = value
         if self.query_argument:
-            args[self.query_argument] = query
+            args[self.query_argument] = self.query_text(query)
         if self.top_k_argument and self.top_k_argument not in self.fixed:
             low, high = self.top_k_range  # "Too big: expected number to be <=10" otherwise
             count = top_k if high is None else min(top_k, high)
             args[self.top_k_argument] = count if low is None else max(count, low)
         return args
 
+    def query_text(self, query: str) -> str:
+        """``query`` as this tool gets it: whole, or (``keywords``) its content words.
+
+        A substring search (server-memory's ``search_nodes``) finds nothing for "who owns
+        the billing service"; "owns billing service" can match. No retry follows: if the
+        words find nothing, nothing is the answer. A query of stopwords only goes whole.
+        """
+        if self.query_mode != "keywords":
+            return query
+        return " ".join(fts_terms(query, numbers=True)) or query
+
     def describe(self) -> str:
         how = "auto-detected" if self.auto else "configured"
-        parts = [f"{self.tool}({self.query_argument or '—'}"]
+        mode = " as keywords" if self.query_mode == "keywords" and self.query_argument else ""
+        parts = [f"{self.tool}({self.query_argument or '—'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
         return "".join(parts) + f") [{how}]"
@@ -136,6 +150,7 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         auto=True,
         accepts=frozenset(_properties(tool)),
         top_k_range=_range(tool, top_k_arg),
+        query_mode=config.query_mode,
     )
 
 
@@ -179,7 +194,8 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
             f"tool {tool.name!r} requires {missing}; give them under `arguments`"
         )
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
-                         accepts=frozenset(props), top_k_range=_range(tool, top_k_arg))
+                         accepts=frozenset(props), top_k_range=_range(tool, top_k_arg),
+                         query_mode=config.query_mode)
 
 
 def _words(name: str) -> list[str]:
