@@ -10,16 +10,23 @@ import asyncio
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QStyle, QStyleOptionViewItem
 
 from tests.app.fakes import FakeEngine
 from tributary.app.config_editor.editor import ConfigEditor
+from tributary.app.config_editor.servers import (
+    LATENCY_ROLE,
+    LatencyDelegate,
+    name_tooltip,
+    shown_name,
+)
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, RepoConfig, RoutingRule, ServerConfig
 
@@ -220,6 +227,49 @@ def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
     assert "files" not in editor.draft.servers
     assert all("files" not in r.servers for r in editor.draft.routing.rules)
     assert editor.dirty
+
+
+def test_server_names_show_whole_at_1024_and_longer_ones_elide_in_the_middle(
+        qtbot: Any, tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    long_name = "confluence-wiki-engineering-europe-west"
+    common = ("filesystem", "slack-archive-search", "github-issues-prod", "memory-warehouse-mcp")
+    for name in (*common, long_name):
+        config.servers[name] = ServerConfig(name=name, command="python", args=["-m", "x"])
+    engine = FakeEngine(config=config)
+    states = engine.server_states
+    engine.server_states = lambda: [replace(s, latency_ms=850.0) for s in states()]  # type: ignore[method-assign]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    view = editor.servers.list
+    font = view.font()
+    font.setPointSizeF(font.pointSizeF() * 1.5)  # the width follows the font: larger than offscreen's
+    view.setFont(font)
+    editor.resize(760, 560)  # what the editor gets in a window on a 1024 x 640 screen
+    editor.show()
+    delegate = view.itemDelegate()
+    assert isinstance(delegate, LatencyDelegate)
+
+    def option(row: int) -> QStyleOptionViewItem:
+        opt = QStyleOptionViewItem()
+        view.initViewItemOption(opt)
+        opt.rect = view.visualRect(view.model().index(row, 0))
+        return opt
+
+    rows = {view.item(row).text(): row for row in range(view.count())}
+    assert view.item(rows["filesystem"]).data(LATENCY_ROLE) == "~850 ms"
+    for name in common:  # up to 20 characters, beside the latency note
+        assert not delegate.name_elided(option(rows[name]), view.model().index(rows[name], 0)), name
+    # A name that cannot fit keeps its start and end, and the tooltip names it whole.
+    index = view.model().index(rows[long_name], 0)
+    opt = option(rows[long_name])
+    assert delegate.name_elided(opt, index)
+    delegate.initStyleOption(opt, index)
+    text_rect = view.style().subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, view)
+    shown = shown_name(opt, text_rect.width(), "~850 ms")
+    assert shown.startswith("confluence") and shown.endswith("west") and "…" in shown
+    assert long_name in name_tooltip(index) and "Checked: enabled" in name_tooltip(index)
 
 
 def test_secrets_are_masked_and_references_shown(qtbot: Any, tmp_path: Path) -> None:

@@ -15,9 +15,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QPainter, QShowEvent
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QHelpEvent, QHideEvent, QPainter, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -34,6 +44,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -53,6 +64,7 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
     from tributary.engine.sources.state import ServerState, ServerTest
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
+NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
 STATE_REFRESH_MS = 2000
 # A server's lifecycle (ServerState.status) in the colours of the source chips.
 _STATUS_DOT = {"ready": "ok", "starting": "pending", "idle": "pending",
@@ -99,14 +111,13 @@ def _duration(seconds: float) -> str:
 
 
 class LatencyDelegate(QStyledItemDelegate):
-    """Draws the item as usual, its name elided to leave room for a muted note on the right."""
+    """Draws the item as usual, with a muted note on the right (its latency) and its
+    name elided in the middle only when the two do not fit (``github-…-prod``: the
+    start and end of a name are what tell servers apart); then the tooltip leads
+    with the whole name."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        note = index.data(LATENCY_ROLE)
-        if not note:
-            super().paint(painter, option, index)
-            return
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         widget = opt.widget
@@ -114,12 +125,12 @@ class LatencyDelegate(QStyledItemDelegate):
         if style is None:
             super().paint(painter, option, index)
             return
+        note = str(index.data(LATENCY_ROLE) or "")
         text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
-        metrics = opt.fontMetrics
-        note_width = metrics.horizontalAdvance(note) + 6
-        opt.text = metrics.elidedText(
-            opt.text, Qt.TextElideMode.ElideRight, max(0, text_rect.width() - note_width - 6))
+        opt.text = shown_name(opt, text_rect.width(), note)
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        if not note:
+            return
         painter.save()
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         painter.setPen(opt.palette.highlightedText().color() if selected
@@ -127,6 +138,61 @@ class LatencyDelegate(QStyledItemDelegate):
         painter.drawText(text_rect.adjusted(0, 0, -4, 0),
                          int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), note)
         painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        """As high as usual, and no wider than the list: a long name elides rather than
+        widening every row past the list (behind a horizontal scroll bar)."""
+        return QSize(0, super().sizeHint(option, index).height())
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem,
+                  index: QModelIndex | QPersistentModelIndex) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self.name_elided(option, index):
+            QToolTip.showText(event.globalPos(), name_tooltip(index), view, view.visualRect(index))
+            return True
+        return super().helpEvent(event, view, option, index)
+
+    def name_elided(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> bool:
+        """Whether the item's name is shown cut in ``option``'s rectangle."""
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        widget = opt.widget
+        style = widget.style() if widget is not None else None
+        if style is None:
+            return False
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
+        return shown_name(opt, text_rect.width(), str(index.data(LATENCY_ROLE) or "")) != opt.text
+
+
+def name_tooltip(index: QModelIndex | QPersistentModelIndex) -> str:
+    """The item's tooltip led by its whole name (the tooltip may be rich text already)."""
+    name = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+    tip = str(index.data(Qt.ItemDataRole.ToolTipRole) or "")
+    if tip.startswith("<qt>") and tip.endswith("</qt>"):
+        return safe_text.tooltip(name).removesuffix("</qt>") + tip.removeprefix("<qt>")
+    return safe_text.tooltip(f"{name}\n{tip}" if tip else name)
+
+
+def shown_name(opt: QStyleOptionViewItem, width: int, note: str) -> str:
+    """The item's name as it fits in ``width`` pixels beside ``note``: whole, else
+    elided in the middle."""
+    metrics = opt.fontMetrics
+    room = width - (metrics.horizontalAdvance(note) + 12 if note else 4)
+    if metrics.horizontalAdvance(opt.text) <= room:
+        return opt.text
+    return metrics.elidedText(opt.text, Qt.TextElideMode.ElideMiddle, max(0, room))
+
+
+def server_list_width(view: QListWidget) -> int:
+    """A servers list width that shows a name of :data:`NAME_CHARS` characters whole
+    beside its check box, status dot and latency note."""
+    metrics = view.fontMetrics()
+    style = view.style()
+    check = style.pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth, None, view)
+    icon = view.iconSize().width() if view.iconSize().isValid() else 16
+    name = metrics.horizontalAdvance("m" * 4 + "x" * (NAME_CHARS - 4))  # ~20 common characters
+    note = metrics.horizontalAdvance("~850 ms") + 12
+    scroll_bar = style.pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, view)
+    return check + icon + name + note + scroll_bar + 2 * view.frameWidth() + 24  # item spacing and padding
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -152,6 +218,7 @@ class ServersPage(QWidget):
 
         self.list = QListWidget()
         self.list.setItemDelegate(LatencyDelegate(self.list))
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # names elide instead
         self.list.currentTextChanged.connect(self._select)
         self.list.itemChanged.connect(self._enabled_toggled)
         add = QPushButton(theme.icon("add"), "Add")
@@ -396,6 +463,8 @@ class ServersPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self.list.ensurePolished()  # the style sheet's font, which the width is measured in
+        self.list.setMinimumWidth(server_list_width(self.list))
         self.refresh_states()
         self._state_timer.start()
 
