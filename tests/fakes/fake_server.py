@@ -41,6 +41,8 @@ Other options:
                        "readOnly": true}`` (repeatable); a call appends ``N QUERY`` to
                        ``--calls-file`` and answers one hit, so tests see it was called
   --calls-file PATH    where extra tools record their calls
+  --no-query           the tool takes a required ``timezone`` instead of a query and
+                       answers a fixed time, like mcp-server-time's get_current_time
   --hits N             hits per answer (default 5, capped by top_k)
   --structured         also return ``structured_content`` ({"results": [...]}); the
                        default is one JSON text block per hit, like many servers
@@ -127,6 +129,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--unannotated", action="store_true")
     p.add_argument("--extra-tool", action="append", default=[], metavar="JSON")
     p.add_argument("--calls-file", default=env("FAKE_MCP_CALLS_FILE"))
+    p.add_argument("--no-query", action="store_true")
     p.add_argument("--start-delay", type=float, default=0.0,
                    help="seconds to sleep before serving: a slow start on a busy machine")
     return p.parse_args(argv)
@@ -288,8 +291,15 @@ def build_server(opts: argparse.Namespace, wire: Wire, trace: Trace | None = Non
         structured = {"results": hits} if opts.structured else None
         return types.CallToolResult(content=content, structured_content=structured)
 
+    def current_time(timezone: str) -> str:
+        return json.dumps({"timezone": timezone, "datetime": "2026-01-01T12:00:00+00:00"})
+
     read_only = None if opts.unannotated else types.ToolAnnotations(read_only_hint=True)
-    server.tool(name=opts.tool, description="Search the fake corpus.", annotations=read_only)(search)
+    if opts.no_query:
+        server.tool(name=opts.tool, description="Get the current time in a timezone.",
+                    annotations=read_only)(current_time)
+    else:
+        server.tool(name=opts.tool, description="Search the fake corpus.", annotations=read_only)(search)
     for spec in opts.extra_tool:
         add_extra_tool(server, json.loads(spec), opts)
     return server

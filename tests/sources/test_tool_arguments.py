@@ -78,3 +78,27 @@ def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> No
     assert select_tool(ServerConfig(name="s"), [nodes]).arguments("who is it", 5) == {"query": "who is it"}
     with pytest.raises(ConfigError, match="query_mode: must be one of"):
         parse_config("servers:\n  m:\n    command: x\n    query_mode: words\n", source="x")
+
+
+@pytest.mark.asyncio
+async def test_a_server_whose_tool_takes_no_query_is_not_asked_unless_named() -> None:
+    """Like mcp-server-time: get_current_time(timezone) would answer the time to every search."""
+    from tests.fakes import fake_server_config
+    from tributary.engine.fanout import all_failed, gather_all
+    from tributary.engine.model import SourceStatus
+
+    base = ("--tool", "get_current_time", "--no-query")
+    auto = fake_server_config("time", *base, timeout=10.0)
+    named = fake_server_config("named", *base, timeout=10.0, tool="get_current_time",
+                               arguments={"timezone": "UTC"})
+    pool = SourcePool([auto, named, fake_server_config("docs", timeout=10.0)])
+    try:
+        results = {r.name: r for r in await gather_all(pool, ["time", "named", "docs"],
+                                                       "who owns billing", top_k=5, timeout=30)}
+        state = pool.state("time")
+    finally:
+        await pool.aclose()
+    assert results["time"].report.status is SourceStatus.SKIPPED and results["time"].hits == []
+    assert (state.tool_error or "").startswith("its tool takes no query"), state.tool_error
+    assert results["named"].ok and "2026-01-01" in results["named"].hits[0].content
+    assert all_failed(results.values()) is None

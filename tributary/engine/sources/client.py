@@ -62,7 +62,12 @@ from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock,
 from tributary.engine.sources.latency import LatencyEstimate
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
-from tributary.engine.sources.tools import ToolSelection, ToolSelectionError, select_tool
+from tributary.engine.sources.tools import (
+    TAKES_NO_QUERY,
+    ToolSelection,
+    ToolSelectionError,
+    select_tool,
+)
 from tributary.engine.version import package_version
 
 CLIENT_INFO = types.Implementation(name="tributary", version=package_version())
@@ -411,7 +416,10 @@ class SourceClient:
             deadline = max(deadline, self._clock() + (deadline - start))
         selection = self._selection
         if selection is None:
-            return outcome(SourceStatus.ERROR, error=self._selection_error or "no tool"), False
+            error = self._selection_error or "no tool"
+            # A server whose tools ignore the question is left out, not failed each time.
+            status = SourceStatus.SKIPPED if error.startswith(TAKES_NO_QUERY) else SourceStatus.ERROR
+            return outcome(status, error=error), False
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:

@@ -51,6 +51,10 @@ WRITE_WORDS = frozenset((
 # as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
 _RUNS_CODE = re.compile(r"\b(?:select|sql|cypher|sparql|graphql|shell command)\b", re.IGNORECASE)
 NO_READ_ONLY = "no read-only search tool; set `tool:` to choose one"
+TAKES_NO_QUERY = "its tool takes no query"
+# Words in an argument's name or description that say it carries the question.
+_QUERY_WORDS = re.compile(r"\b(?:query|queries|search\w*|text|pattern|keywords?|question|terms?"
+                          r"|prompt|phrase)\b", re.IGNORECASE)
 QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_query",
                "searchQuery", "keywords", "term", "prompt")
 TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
@@ -125,6 +129,11 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         needs = _unfilled_needs(config, tools)
         if needs:
             raise ToolSelectionError(needs)
+        if not any(_query_like(t, config) for t in tools):
+            # mcp-server-time: asked with every search, it would answer the time to each.
+            raise ToolSelectionError(
+                f"{TAKES_NO_QUERY}, so it is not asked for searches (tools seen: {_names(tools)});"
+                " set `tool:` to ask it anyway")
         raise ToolSelectionError(
             "no search-like tool with a string query argument; tools seen: "
             f"{_names(tools)} — set `tool` (and `query_argument`) for this server"
@@ -315,6 +324,19 @@ def _top_k_argument(tool: types.Tool) -> str | None:
         if name in props and (_is_type(props[name], "integer") or _is_type(props[name], "number")):
             return name
     return None
+
+
+def _query_like(tool: types.Tool, config: ServerConfig) -> bool:
+    """Whether ``tool`` has a string argument, not fixed by config, that reads as the
+    question (its name or description says query, search, text …)."""
+    for name, schema in _properties(tool).items():
+        if name in config.arguments or not _is_type(schema, "string"):
+            continue
+        described = str(schema.get("description", "")) if isinstance(schema, dict) else ""
+        if name in QUERY_NAMES or _QUERY_WORDS.search(" ".join(_words(name))) \
+                or _QUERY_WORDS.search(described):
+            return True
+    return False
 
 
 def _range(tool: types.Tool, argument: str | None) -> tuple[int | None, int | None]:
