@@ -79,10 +79,14 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.timeout": "Seconds one query may take before the source is reported as timed out.",
     "ServerConfig.weight": "Source weight for the `weighted` strategy.",
     "ServerConfig.enabled": "`false` keeps the entry but never asks the server.",
-    "ServerConfig.tool": "Which tool answers queries. When left out, only a search tool its server marks `readOnlyHint: true` is chosen; set it to use any other.",
+    "ServerConfig.tool": ("Which tool answers queries. When left out, only a search tool its "
+                          "server marks `readOnlyHint: true` is chosen, and a server none of whose "
+                          "tools takes a query is not asked; set it to use any other."),
     "ServerConfig.query_argument": "The tool's argument that receives the query; auto-detected.",
     "ServerConfig.top_k_argument": "The tool's argument that receives the result count, if any.",
-    "ServerConfig.arguments": "Fixed extra arguments sent with every call.",
+    "ServerConfig.arguments": ("Fixed extra arguments sent with every call; they win over the "
+                               "automatic result count (which stays within the tool's "
+                               "minimum and maximum)."),
     "ServerConfig.query_mode": (
         "`full` sends the whole question; `keywords` sends its content words (stopwords "
         "dropped) joined by spaces, for a tool that matches its query as one substring, "

@@ -41,6 +41,8 @@ Other options:
                        "readOnly": true}`` (repeatable); a call appends ``N QUERY`` to
                        ``--calls-file`` and answers one hit, so tests see it was called
   --calls-file PATH    where extra tools record their calls
+  --plain              answer with ``--content`` as one plain text block (no JSON), as a
+                       ripgrep-style server answers with its ``path:line:text`` lines
   --no-query           the tool takes a required ``timezone`` instead of a query and
                        answers a fixed time, like mcp-server-time's get_current_time
   --hits N             hits per answer (default 5, capped by top_k)
@@ -130,6 +132,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--extra-tool", action="append", default=[], metavar="JSON")
     p.add_argument("--calls-file", default=env("FAKE_MCP_CALLS_FILE"))
     p.add_argument("--no-query", action="store_true")
+    p.add_argument("--plain", action="store_true")
     p.add_argument("--start-delay", type=float, default=0.0,
                    help="seconds to sleep before serving: a slow start on a busy machine")
     return p.parse_args(argv)
@@ -284,6 +287,8 @@ def build_server(opts: argparse.Namespace, wire: Wire, trace: Trace | None = Non
             block = "x" * 1023 + "\n"
             text = block * int(call.size_mb * 1024)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        if opts.plain:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=call.content or "")])
         hits = make_hits(opts.name, query, min(opts.hits, max(0, top_k)), call.content)
         if mode == "non-utf8":
             hits[0]["content"] = f"broken {NON_UTF8_MARK} bytes"

@@ -237,3 +237,22 @@ def test_grep_parser_is_linear_on_hostile_lines() -> None:
 
     hostile = ("a" * 100_000 + "-1-" * 30_000 + "\n") * 3
     assert grep_files("x.py:1:ok\n" + hostile) is None
+
+
+@pytest.mark.asyncio
+async def test_a_ripgrep_style_server_answers_one_hit_per_file() -> None:
+    from tests.fakes import fake_server_config
+    from tributary.engine.model import SourceStatus
+    from tributary.engine.sources import SourcePool
+
+    lines = "".join(f"src/billing/invoice.py:{i}:    retry_invoice({i}){' ' * 300}\n" for i in range(1, 40))
+    lines += "docs/retry.md:3:Retries back off.\n" * 1
+    pool = SourcePool([fake_server_config("rg", "--plain", "--content", lines, timeout=10.0)])
+    try:
+        outcome = await pool.call("rg", "retry", top_k=5, timeout=30)
+    finally:
+        await pool.aclose()
+    assert outcome.status is SourceStatus.OK, outcome.error
+    assert [(h.path, h.start_line, h.end_line) for h in outcome.hits] == [
+        ("src/billing/invoice.py", 1, 39), ("docs/retry.md", 3, 3)]
+    assert outcome.hits[1].content == "Retries back off."

@@ -5,8 +5,10 @@ One pure function, :func:`normalize_result`, with no I/O. It understands:
 * ``structured_content``: a list of items, a dict holding a list under a
   well-known key (``results``, ``items``, ``hits``, ``matches``, ``data``,
   ``result`` …), or a single object / scalar;
-* text blocks that carry a JSON array/object, or plain text (one hit per block,
-  split only at explicit separator lines such as ``---``);
+* text blocks that carry a JSON array/object, grep-style ``path:line:text`` output
+  (one hit per file, :mod:`tributary.engine.grep_output`), or plain text (one hit per
+  block, split only at explicit separator lines such as ``---``);
+* a "no matches"-style answer, in text or as the one structured item, is no hit;
 * ``resource_link`` blocks and embedded resources (text resources become hits;
   binary blobs are noted, never decoded as text);
 * block annotations: ``priority`` → ``Hit.priority``, ``lastModified`` →

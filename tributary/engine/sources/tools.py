@@ -18,6 +18,12 @@ when marked destructive, named with a write verb in any inflection (``deletes``,
 language (SQL, ``select`` …), whatever the case. Among the tools left the choice is by
 rule — the name (``search`` first), fewer required arguments, then the name itself —
 never by the server's list order.
+
+Fixed ``arguments`` win over the automatic top_k, which is kept within the schema's
+minimum/maximum. ``query_mode: keywords`` sends only the query's content words (for
+substring searches). A server none of whose tools takes a query-like argument is not
+asked (:data:`TAKES_NO_QUERY`); a search tool that needs required arguments Tributary
+cannot fill is named in the error with the config that would use it.
 """
 
 from __future__ import annotations
