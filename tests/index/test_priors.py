@@ -132,3 +132,12 @@ def test_a_file_with_many_matching_chunks_leaves_room_for_the_others() -> None:
     assert {h.path for h in top} >= {h.path for h in others}  # all forty files make the cut
     assert [h.path for h in top[:2]] == ["CHANGELOG.md", "CHANGELOG.md"]
     assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
+
+
+def test_a_versioned_copy_inside_the_live_package_is_superseded() -> None:
+    paths = ["pydantic/main.py", "pydantic/v1/main.py", "pydantic/v1/only_here.py", "api/v1/users.py"]
+    assert priors.superseded(paths) == {"pydantic/v1/main.py"}
+    # The live file need not be a candidate itself: the index says it is there.
+    assert priors.superseded(["pydantic/v1/fields.py"], exists={"pydantic/fields.py"}.__contains__) == {
+        "pydantic/v1/fields.py"
+    }

@@ -12,7 +12,7 @@ for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
@@ -145,14 +145,19 @@ def task_asked_roles(title: str) -> frozenset[str]:
     return asked_roles(title) - {TEST}
 
 
-def superseded(paths: Iterable[str]) -> frozenset[str]:
+def superseded(paths: Iterable[str], exists: Callable[[str], bool] | None = None) -> frozenset[str]:
     """The paths that lie in an older copy of a folder found beside a newer one among
-    ``paths``: ``src/v3/…`` when ``src/v4/…`` is there too, or a ``legacy/`` folder."""
+    ``paths``: ``src/v3/…`` when ``src/v4/…`` is there too, a ``legacy/`` folder, or a
+    versioned copy kept inside the live package (``pydantic/v1/main.py`` when
+    ``pydantic/main.py`` is among ``paths``, or ``exists`` says the index holds it)."""
+    listed = list(paths)
+    present = frozenset(listed)
     newest: dict[str, int] = {}
-    versioned: list[tuple[str, str, int]] = []
+    versioned: list[tuple[str, str, int, str]] = []
     old: set[str] = set()
-    for path in paths:
-        parts = path.split("/")[:-1]
+    for path in listed:
+        names = path.split("/")
+        parts = names[:-1]
         if any(part.lower() in _SUPERSEDED_DIRS for part in parts):
             old.add(path)
             continue
@@ -160,8 +165,10 @@ def superseded(paths: Iterable[str]) -> frozenset[str]:
             match = _VERSION_DIR.match(part.lower())
             if match:
                 prefix, number = "/".join(parts[:depth]), int(match[1])
-                versioned.append((path, prefix, number))
+                live = "/".join([*parts[:depth], *names[depth + 1 :]])
+                versioned.append((path, prefix, number, live))
                 newest[prefix] = max(newest.get(prefix, number), number)
                 break
-    old.update(path for path, prefix, number in versioned if number < newest[prefix])
+    old.update(path for path, prefix, number, live in versioned
+               if number < newest[prefix] or live in present or (exists is not None and exists(live)))
     return frozenset(old)

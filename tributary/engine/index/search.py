@@ -14,8 +14,9 @@ glob) apply inside both retrievers, before ranking.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -163,7 +164,7 @@ def hybrid_search(
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
     chunks = store.chunks_by_id([cid for cid, _ in best])
     asked = task_asked_roles(task.title) if task is not None else asked_roles(query)
-    older = superseded(chunk.path for chunk in chunks.values())
+    older = superseded((chunk.path for chunk in chunks.values()), exists=_indexed(store))
     seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
     seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
     defines = set(symbols)
@@ -312,6 +313,14 @@ def _file_bonus(
         dtype=np.float64,
         count=len(chunk_ids),
     )
+
+
+def _indexed(store: IndexStore) -> Callable[[str], bool]:
+    """Whether the index holds a file at a path (asked of a few versioned paths a query)."""
+    @functools.cache
+    def holds(path: str) -> bool:
+        return not any(c in path for c in "*?[") and bool(store.chunk_ids_matching(path))
+    return holds
 
 
 def _task_lists(
