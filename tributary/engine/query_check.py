@@ -21,11 +21,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
-from tributary.engine.index.naming import MAX_SCOPE_CHARS, MAX_SCOPE_VALUES, scope_problem
+from tributary.engine.index.naming import scope_problem, values_problem
 from tributary.engine.model import SearchFilters, SearchRequest
 from tributary.engine.query_syntax import with_query_filters
 
@@ -62,7 +61,7 @@ def filter_problem(filters: SearchFilters, query: str) -> str | None:
     written (its place in ``query``, or the request's own filters), or None."""
     for name, syntax in _FILTER_SYNTAX.items():
         values: list[str] = getattr(filters, name)
-        check = scope_problem if name.endswith("repos") else _values_problem
+        check = scope_problem if name.endswith("repos") else values_problem
         problem = check(values, f"the filter {syntax}")
         if problem is None:
             continue
@@ -70,19 +69,6 @@ def filter_problem(filters: SearchFilters, query: str) -> str | None:
         at = query.find(bad) if isinstance(bad, str) and bad else -1
         where = f"at character {at + 1} of the query" if at >= 0 else "in the request's filters"
         return f"{problem} ({where})"
-    return None
-
-
-def _values_problem(values: Sequence[str], what: str) -> str | None:
-    if len(values) > MAX_SCOPE_VALUES:
-        return f"{what} has {len(values)} values, at most {MAX_SCOPE_VALUES}"
-    for number, value in enumerate(values, 1):
-        if not isinstance(value, str):
-            return f"{what} value {number} is not a string"
-        if len(value) > MAX_SCOPE_CHARS:
-            return f"{what} value {number} is {len(value)} characters long, at most {MAX_SCOPE_CHARS}"
-        if any(ord(c) < 32 or ord(c) == 127 for c in value):
-            return f"{what} value {number} holds a control character"
     return None
 
 

@@ -16,9 +16,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import config_path, fail, run_async
 from tributary.engine.paths import data_dir
+
+if TYPE_CHECKING:
+    from tributary.engine.config.schema import Config
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +104,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=usage)
 
 
+def _explicit_config(args: argparse.Namespace) -> Config | None:
+    """The config named with ``--config``, else None (the eval's own default)."""
+    explicit = config_path(args)
+    if explicit is None:
+        return None
+    from tributary.engine.config.load import load_config
+
+    return load_config(explicit)
+
+
 def _progress(phase: str, done: int, total: int) -> None:
     if sys.stderr.isatty() and total:
         print(f"\r{phase}: {done}/{total}   ", end="", file=sys.stderr, flush=True)
@@ -126,12 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     dataset = Path(args.dataset).expanduser()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out).expanduser() if args.out else data_dir() / "eval" / "reports" / f"{dataset.name}-{stamp}"
-    config = None
-    explicit = config_path(args)
-    if explicit is not None:
-        from tributary.engine.config.load import load_config
-
-        config = load_config(explicit)
+    config = _explicit_config(args)
 
     async def main() -> int:
         try:
@@ -192,12 +201,7 @@ def _code(args: argparse.Namespace) -> int:
         return fail(str(exc))
     key = hashlib.sha256(str(code / args.folder).encode()).hexdigest()[:12]
     work = Path(args.work_dir).expanduser() if args.work_dir else data_dir() / "eval" / "code"
-    config = None
-    explicit = config_path(args)
-    if explicit is not None:
-        from tributary.engine.config.load import load_config
-
-        config = load_config(explicit)
+    config = _explicit_config(args)
 
     async def main() -> int:
         run = await run_code_dataset(queries, code, folder=args.folder, index_dir=work / f"{code.name}-{key}",
@@ -258,12 +262,7 @@ def _swebench(args: argparse.Namespace) -> int:
     if unknown or not sources:
         return fail(f"--sources {args.sources}: the built-in sources are files and tasks")
     work = Path(args.work_dir).expanduser() if args.work_dir else default_work_dir()
-    config = None
-    explicit = config_path(args)
-    if explicit is not None:
-        from tributary.engine.config.load import load_config
-
-        config = load_config(explicit)
+    config = _explicit_config(args)
 
     async def main() -> int:
         try:

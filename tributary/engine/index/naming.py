@@ -54,10 +54,9 @@ def readable_name(root: Path, home: Path | None = None) -> str:
     return root.name if relative == Path() else relative.as_posix()
 
 
-def scope_problem(values: Sequence[str], what: str = "repos") -> str | None:
-    """Why ``values`` (a ``repos`` or ``exclude_repos`` list from a request) cannot name
-    repositories, or None when they can: too many, too long, a part longer than a file
-    name, or a control character. The value itself is not repeated, only where it is."""
+def values_problem(values: Sequence[str], what: str) -> str | None:
+    """Why a request's list of filter values cannot be taken, or None: too many, not
+    text, too long, or holding a control character. Only where, never the value."""
     if len(values) > MAX_SCOPE_VALUES:
         return f"{what} has {len(values)} values, at most {MAX_SCOPE_VALUES}"
     for number, value in enumerate(values, 1):
@@ -67,6 +66,17 @@ def scope_problem(values: Sequence[str], what: str = "repos") -> str | None:
             return f"{what} value {number} is {len(value)} characters long, at most {MAX_SCOPE_CHARS}"
         if any(ord(c) < 32 or ord(c) == 127 for c in value):
             return f"{what} value {number} holds a control character"
+    return None
+
+
+def scope_problem(values: Sequence[str], what: str = "repos") -> str | None:
+    """Why ``values`` (a ``repos`` or ``exclude_repos`` list from a request) cannot name
+    repositories, or None when they can: ``values_problem``'s reasons, or a part longer
+    than a file name. The value itself is not repeated, only where it is."""
+    problem = values_problem(values, what)
+    if problem is not None:
+        return problem
+    for number, value in enumerate(values, 1):
         longest = max(len(part.encode("utf-8", "surrogatepass")) for part in value.split("/"))
         if longest > MAX_NAME_BYTES:
             return (f"{what} value {number} has a part of {longest} bytes, which names no "
