@@ -94,6 +94,11 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",
+    "ServerConfig.expose": (
+        "Tools of this server that `tributary serve` offers its own clients, each as "
+        "`<server>__<tool>` with the upstream's description, schema and annotations "
+        "(docs/http-serving.md). Exposing a tool that writes or deletes lets the LLM "
+        "client call it."),
     "ServerConfig.auth": ("OAuth sign-in (`tributary servers login NAME`): `auto` uses it when the "
                           "server asks and no `Authorization` header is configured; `oauth` "
                           "always; `none` never."),

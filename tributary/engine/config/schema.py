@@ -71,6 +71,8 @@ class ServerConfig:
     health: HealthConfig = field(default_factory=HealthConfig)
     builtin: str | None = None  # "files" | "tasks" for Tributary's own servers
     description: str = ""
+    # upstream tools `tributary serve` offers its clients as `<server>__<tool>` (opt-in)
+    expose: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

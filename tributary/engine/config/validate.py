@@ -41,6 +41,13 @@ BUILTIN_SERVER_NAMES: frozenset[str] = frozenset({"files", "tasks"})
 BUILTIN_KINDS = ("files", "tasks")
 MAX_TIMEOUT_S = 3600.0
 MAX_NAME_CHARS = 100
+MAX_TOOL_NAME_CHARS = 128  # the MCP specification's limit
+
+
+def exposed_name(server: str, tool: str) -> str:
+    """The name ``tributary serve`` gives an upstream tool it passes through: characters
+    a tool name should not hold (MCP allows letters, digits, ``_ - .``) become ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{server}__{tool}")
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _ENV_NAME = re.compile(r"^[^=\x00]+$")
@@ -122,6 +129,7 @@ class _Validator:
             value = getattr(server, field)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 self.add(f"{base}.{field}", "must be a non-empty string or left out (auto-detect)")
+        self.expose(base, server)
         for suffix, value in server_strings(server):
             if not isinstance(value, str):
                 self.add(f"{base}.{suffix}", f"must be a string, not {value!r}")
@@ -130,6 +138,22 @@ class _Validator:
                 self.add(f"{base}.{suffix}", "contains a NUL character")
             for problem in reference_problems(value, suffix):
                 self.add(f"{base}.{suffix}", problem)
+
+    def expose(self, base: str, server: ServerConfig) -> None:
+        """Tool names to pass through: non-empty, no repeats, short enough that
+        ``<server>__<tool>`` stays a valid MCP tool name."""
+        seen: set[str] = set()
+        for index, tool in enumerate(server.expose):
+            path = f"{base}.expose[{index}]"
+            if not isinstance(tool, str) or not tool.strip() or _CONTROL.search(tool):
+                self.add(path, "must be a tool's name (a non-empty string)")
+            elif tool in seen:
+                self.add(path, f"{tool!r} is listed twice")
+            elif len(exposed_name(server.name, tool)) > MAX_TOOL_NAME_CHARS:
+                self.add(path, f"{exposed_name(server.name, tool)[:60]!r}… is longer than "
+                               f"{MAX_TOOL_NAME_CHARS} characters, the limit of a tool name")
+            if isinstance(tool, str):
+                seen.add(tool)
 
     def stdio(self, base: str, server: ServerConfig) -> None:
         if not (server.command or "").strip() and server.builtin is None:

@@ -8,6 +8,8 @@ Tools (descriptions are short on purpose: tool lists eat the client's context):
 * ``get_context(query, max_tokens, task_type, format, …hints)`` — the assembled
   context, ready to put in a prompt.
 * ``feedback(hit_id, source, useful, query)`` — teach the ranking which sources to trust.
+* ``<server>__<tool>`` — an upstream server's own tool, passed through as it is, for each
+  tool named in that server's ``expose`` list (opt-in; see :class:`FaceServer`).
 
 Run over stdio (``tributary serve``) or streamable HTTP (``tributary serve --http PORT``,
 on 127.0.0.1 by default). Binding any address but the MCP SDK's protected names
@@ -18,9 +20,11 @@ rebinding protection): see :func:`bind_policy`.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -31,10 +35,12 @@ from typing import Annotated, Any, TypeVar
 import anyio
 from mcp import types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field
 
+from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
 from tributary.engine.errors import TributaryError
 from tributary.engine.heap import settle
@@ -53,6 +59,7 @@ from tributary.engine.shutdown import hangup_as_terminate, run_until_signalled
 from tributary.engine.version import package_version
 
 SERVER_NAME = "tributary"
+log = logging.getLogger("tributary.serve")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -219,6 +226,86 @@ def search_out(response: SearchResponse, details: bool = True) -> SearchOut:
     )
 
 
+class FaceServer(MCPServer[Any]):
+    """The SDK's server plus the upstream tools the config exposes (``expose``).
+
+    Each is listed as ``<server>__<tool>`` with the upstream's description (after the
+    server's name), input and output schema and annotations, read from the running
+    server at every ``tools/list`` — so an edit of ``expose`` applies to the next listing
+    (no ``list_changed`` notification is sent). A call goes through the source pool with
+    the server's timeout and returns the upstream's result unchanged.
+    """
+
+    def __init__(self, engine: Callable[[], Engine | None], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._engine = engine
+
+    async def _exposed(self) -> dict[str, tuple[str, types.Tool]]:
+        """``{exposed name: (server, upstream tool)}`` for every exposed tool now offered."""
+        engine = self._engine()
+        if engine is None:
+            return {}
+        wanted = {name: server.expose for name, server in engine.config.servers.items()
+                  if server.expose and server.enabled and name in engine.pool.names()}
+
+        async def tools_of(name: str) -> list[types.Tool]:
+            try:
+                return await engine.pool.list_tools(name)
+            except Exception as exc:  # a server that does not start offers nothing
+                log.warning("%s: exposed tools left out: %s", name, exc)
+                return []
+
+        listed = await asyncio.gather(*(tools_of(name) for name in wanted))
+        exposed: dict[str, tuple[str, types.Tool]] = {}
+        for name, tools in zip(wanted, listed, strict=True):
+            for tool in tools:
+                if tool.name in wanted[name]:
+                    exposed.setdefault(exposed_name(name, tool.name), (name, tool))
+        return exposed
+
+    async def list_tools(self) -> list[types.Tool]:
+        own = await super().list_tools()
+        taken = {tool.name for tool in own}
+        passed = [
+            types.Tool(
+                name=public,
+                title=tool.title,
+                description=f"[{server}] {tool.description or tool.name}",
+                input_schema=tool.input_schema,
+                output_schema=tool.output_schema,
+                annotations=tool.annotations,
+            )
+            for public, (server, tool) in (await self._exposed()).items() if public not in taken
+        ]
+        return [*own, *passed]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        engine = self._engine()
+        if "__" in name and engine is not None and self._tool_manager.get_tool(name) is None:
+            target = await self._target(engine, name)
+            if target is not None:
+                server, tool = target
+                with user_errors():
+                    result = await engine.pool.call_tool(server, tool, arguments)
+                if result.is_error:  # the upstream's own error, said to come from it
+                    result.content = [types.TextContent(type="text", text=f"{server}: "),
+                                      *result.content]
+                return result
+        return await super().call_tool(name, arguments, context)
+
+    async def _target(self, engine: Engine, name: str) -> tuple[str, str] | None:
+        """The (server, tool) an exposed name stands for, from the config alone (a call
+        needs no listing first); None when no server exposes it."""
+        for server, config in engine.config.servers.items():
+            if config.enabled and server in engine.pool.names():
+                for tool in config.expose:
+                    if exposed_name(server, tool) == name:
+                        return server, tool
+        return None
+
+
 def build_server(
     engine_factory: Callable[[], Awaitable[Engine]],
     *,
@@ -243,7 +330,8 @@ def build_server(
             with anyio.CancelScope(shield=True):  # a shutdown signal still stops the sources
                 await state["engine"].aclose()
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = FaceServer(
+        lambda: state.get("engine"),
         SERVER_NAME,
         version=package_version(),
         instructions="Fused, de-duplicated, budgeted context from many sources.",

@@ -102,6 +102,10 @@ class HandshakeTimeout(TributaryError):
     """The server did not answer ``initialize`` and ``tools/list`` within its own timeout."""
 
 
+class ToolCallFailed(TributaryError):
+    """A pass-through tool call that got no result (the message names the server)."""
+
+
 class _WatchedReadStream:
     """Passes the transport's read stream through and reports its end (server gone)."""
 
@@ -294,6 +298,43 @@ class SourceClient:
         deadline = self._clock() + (self.start_limit if timeout is None else timeout)
         await self._wait_session(deadline)
         return list(self._tools)
+
+    async def call_named(
+        self, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None,
+    ) -> types.CallToolResult:
+        """Call ``tool`` with ``arguments`` as given (a pass-through for ``tributary serve``),
+        starting the server if needed, within the server's timeout once it is ready. The
+        upstream's result comes back as it is, an ``isError`` one included, with the
+        values the connection was given masked; no answer raises :class:`ToolCallFailed`."""
+        if not self.config.enabled:
+            raise ToolCallFailed(f"{self.name}: the server is disabled")
+        try:
+            session = await self._wait_session(self._clock() + self.start_limit)
+        except TributaryError as exc:
+            raise ToolCallFailed(f"{self.name}: {self.log.scrub(str(exc))}") from None
+        limit = self.config.timeout if timeout is None else timeout
+        try:
+            result = await self._within(
+                session.call_tool(tool, dict(arguments), read_timeout_seconds=limit),
+                limit + _BACKSTOP_S,
+            )
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            self._missed(session)
+            raise ToolCallFailed(f"{self.name}: {tool}: no answer within {limit:g}s") from None
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                self._missed(session)
+                raise ToolCallFailed(f"{self.name}: {tool}: no answer within {limit:g}s") from None
+            text = self._exit_text("call") if exc.code == types.CONNECTION_CLOSED else str(exc)
+            raise ToolCallFailed(f"{self.name}: {tool}: {self.log.scrub(text)}") from None
+        except Exception as exc:
+            raise ToolCallFailed(f"{self.name}: {tool}: {self.log.scrub(_describe(exc))}") from None
+        for block in result.content:
+            if isinstance(block, types.TextContent):
+                block.text = self.log.scrub(block.text)
+        return result
 
     async def ping(self, timeout: float | None = None) -> bool | None:
         """A health check of a running server: True ok, False failed, None not running."""

@@ -5,6 +5,7 @@ Public API (the Engine facade, CLI and GUI build on these names)::
     pool = SourcePool(config.servers.values(), connector=default_connector)
     outcome = await pool.call("docs", "how to retry", top_k=10)  # -> SourceOutcome
     tools = await pool.list_tools("docs")        # -> list[mcp.types.Tool]
+    result = await pool.call_tool("docs", "fetch", {"url": u})  # -> CallToolResult
     report = await pool.probe("docs", "test")    # -> ProbeReport ("servers test NAME")
     state = pool.state("docs")                   # -> ServerState (status, pid, restarts,
                                                  #    last_error, tools, breaker …)
@@ -90,6 +91,13 @@ class SourcePool:
     async def list_tools(self, name: str, timeout: float | None = None) -> list[types.Tool]:
         """Start the server if needed and return its tools. Raises on failure to start."""
         return await self._client(name).tools(timeout)
+
+    async def call_tool(
+        self, name: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None,
+    ) -> types.CallToolResult:
+        """Call one named tool of a server with ``arguments`` (``tributary serve``'s
+        pass-through); the upstream's result, or :class:`ToolCallFailed` naming the server."""
+        return await self._client(name).call_named(tool, arguments, timeout=timeout)
 
     async def probe(self, name: str, query: str, *, top_k: int = 5) -> ProbeReport:
         return await self._client(name).probe(query, top_k)
