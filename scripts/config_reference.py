@@ -164,6 +164,9 @@ ENVIRONMENT: list[tuple[str, str]] = [
     ("TRIBUTARY_HOME", "One folder for config and data (indexes, cache, history)."),
     ("TRIBUTARY_TOKEN", "Bearer token `tributary serve --http` requires (needed to bind beyond loopback)."),
     ("TRIBUTARY_EDITOR", "The editor the app's *Open in editor* runs."),
+    ("TRIBUTARY_CONFIG_SETTLE_S", ("Seconds `search` and `context` wait for an invalid config "
+                                   "file changed that recently to be written completely "
+                                   "(default 2; 0: report it at once).")),
     ("TRIBUTARY_EMBED_BACKEND", "`onnx` (default) or `torch`."),
     ("TRIBUTARY_EMBED_PRECISION", "`fp32` or `bf16` for the PyTorch backend (default: detected from the CPU)."),
     ("TRIBUTARY_EMBED_THREADS", "Worker threads for large encodes (default: one per core)."),

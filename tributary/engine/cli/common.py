@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from tributary.engine.config.errors import ConfigError
-from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
+from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import (
     FUSION_STRATEGIES,
     ContextFormat,
@@ -26,6 +26,19 @@ T = TypeVar("T")
 def config_path(args: argparse.Namespace) -> Path | None:
     value = getattr(args, "config", None)
     return Path(value).expanduser() if value else None
+
+
+async def load_cli_config(args: argparse.Namespace) -> Config:
+    """The config for ``search`` and ``context``: one that is invalid because it is being
+    saved right now (an editor writing in two steps) is waited for briefly, instead of
+    failing the command; one that stays invalid fails it as before."""
+    from tributary.engine.config.load import load_config_settled
+
+    def waiting() -> None:
+        print("tributary: the config file is invalid and was just changed; "
+              "waiting for it to be written completely", file=sys.stderr, flush=True)
+
+    return await load_config_settled(config_path(args), on_wait=waiting)
 
 
 def forget_cached_answers(root: Path, config_file: Path | None) -> None:

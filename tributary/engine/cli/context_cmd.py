@@ -11,6 +11,7 @@ from tributary.engine.cli.common import (
     ask_running_engine,
     config_path,
     fail,
+    load_cli_config,
     request_from_args,
     run_async,
 )
@@ -44,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _context(args: argparse.Namespace) -> int:
-    from tributary.engine.config.load import load_config
-
-    config = load_config(config_path(args))
+    config = await load_cli_config(args)
     request = request_from_args(args, config.fusion.top_k)
     if args.max_tokens is None:
         request.max_tokens = config.budget.max_tokens

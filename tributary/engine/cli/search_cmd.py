@@ -13,6 +13,7 @@ from tributary.engine.cli.common import (
     ask_running_engine,
     config_path,
     fail,
+    load_cli_config,
     request_from_args,
     run_async,
 )
@@ -48,9 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    from tributary.engine.config.load import load_config
-
-    config = load_config(config_path(args))
+    config = await load_cli_config(args)
     request = request_from_args(args, config.fusion.top_k)
     if args.repo:  # that repository only, by its built-in servers unless told otherwise
         request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))

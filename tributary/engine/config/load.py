@@ -15,10 +15,13 @@ budget, so neither ``&a [*a]`` nor a "billion laughs" document can hang or exhau
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import math
+import os
 import re
+import time
 import types
 import typing
 from collections.abc import Callable
@@ -538,3 +541,62 @@ def load_config(
     config = parse_config(text, source=source, extra_server_names=extra_server_names)
     config.path = target
     return config
+
+
+SETTLE_S = 2.0  # how recent a change must be, and how long to wait for the rest of it
+SETTLE_POLL_S = 0.05
+
+
+def settle_window() -> float:
+    """Seconds :func:`load_config_settled` waits (``TRIBUTARY_CONFIG_SETTLE_S``; 0: never)."""
+    try:
+        value = float(os.environ.get("TRIBUTARY_CONFIG_SETTLE_S", SETTLE_S))
+    except ValueError:
+        return SETTLE_S
+    return value if math.isfinite(value) and value >= 0 else SETTLE_S
+
+
+async def load_config_settled(
+    path: Path | None = None,
+    *,
+    window_s: float | None = None,
+    on_wait: Callable[[], None] | None = None,
+) -> Config:
+    """:func:`load_config`, patient with a file being written: when it is invalid but
+    changed in the last ``window_s`` seconds (an editor saving in two steps, a copy still
+    under way), its size and mtime are polled and it is read again on each change, for up
+    to ``window_s``, returning as soon as it is valid. An older invalid file, or one that
+    stays invalid, raises the same :class:`ConfigError` as at once. ``on_wait`` is called
+    once when the wait begins (the CLI says why it pauses)."""
+    window = settle_window() if window_s is None else window_s
+    target = path if path is not None else paths.default_config_path()
+    try:
+        return load_config(target)
+    except ConfigError as exc:
+        error = exc
+        seen = _signature(target)
+        if window <= 0 or seen is None or time.time() - seen[0] / 1e9 > window:
+            raise
+    if on_wait is not None:
+        on_wait()
+    end = time.monotonic() + window
+    while time.monotonic() < end:
+        await asyncio.sleep(SETTLE_POLL_S)
+        now = _signature(target)
+        if now is None or now == seen:  # unchanged, or gone for a moment (a rename)
+            continue
+        seen = now
+        try:
+            return load_config(target)
+        except ConfigError as exc:
+            error = exc
+    raise error
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    """The file's (mtime in ns, size), None when it cannot be read."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
