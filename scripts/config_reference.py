@@ -38,7 +38,8 @@ SECTIONS: list[tuple[str, type, str]] = [
      "(without `command`) connects to a streamable HTTP one (`transport: sse` for the "
      "older HTTP+SSE transport). Values in `env` and `headers` may be `${VAR}` references, "
      "expanded from the environment when the server starts, or `${keyring:NAME}` ones, "
-     "read from the OS keyring; both are masked wherever they are shown."),
+     "read from the OS keyring (also allowed in `args` and `url`); both are masked "
+     "wherever they are shown."),
     ("servers.<name>.health", schema.HealthConfig,
      "Health checks and the circuit breaker of one server."),
     ("routing", schema.RoutingConfig,

@@ -57,12 +57,14 @@ def test_keyring_references_expand_from_the_given_secrets() -> None:
         expand_server(server, {}, secrets={})
 
 
-def test_keyring_references_only_in_env_and_headers() -> None:
-    server = ServerConfig(name="s", command="srv", args=["--token", "${keyring:T}"],
-                          env={"T": "${keyring:T}"})
+def test_keyring_references_in_env_headers_args_and_url_only() -> None:
+    server = ServerConfig(name="s", command="srv ${keyring:T}", args=["--token", "${keyring:T}"],
+                          env={"T": "${keyring:T}"}, cwd="/srv/${keyring:T}")
     issues = validate(Config(servers={"s": server}))
-    assert [i.key_path for i in issues] == ["servers.s.args[1]"]
-    assert "only be used in env and headers" in issues[0].message
+    assert [i.key_path for i in issues] == ["servers.s.command", "servers.s.cwd"]
+    assert "only be used in env, headers, args and url" in issues[0].message
+    remote = ServerConfig(name="r", transport="http", url="https://u:${keyring:P}@x.example/mcp")
+    assert validate(Config(servers={"r": remote})) == []
 
 
 def test_move_stores_literals_and_saves_only_references(tmp_path: Path) -> None:

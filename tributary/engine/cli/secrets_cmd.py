@@ -1,5 +1,5 @@
 """``tributary secrets``: keep server secrets in the OS keyring, referred to as
-``${keyring:NAME}`` in ``env`` and ``headers`` values.
+``${keyring:NAME}`` in ``env``, ``headers``, ``args`` and ``url`` values.
 
 ``set`` reads the value from a prompt (or from stdin when it is not a terminal), never
 from the command line, where it would land in the shell history and the process list.
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     put = actions.add_parser(
         "set", help="store a secret (the value is read from a prompt or stdin)",
         description="Store NAME in the keyring; refer to it as ${keyring:NAME} in a server's "
-        "env or headers. The value is asked for (not echoed), or read from stdin when "
+        "env, headers, args or url. The value is asked for (not echoed), or read from stdin when "
         "stdin is not a terminal: `tributary secrets set NAME < file`.")
     put.add_argument("name")
     put.set_defaults(func=run_set)
@@ -39,8 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     move = actions.add_parser(
         "move", help="move literal secrets from the config file into the keyring",
         description="Literal env values and headers under secret-looking names (TOKEN, "
-        "API_KEY, Authorization …) are stored in the keyring and replaced in the config "
-        "by ${keyring:NAME} references; the config is saved with a backup.")
+        "API_KEY, Authorization …), secret flags' values in args (--api-key=VALUE, "
+        "--token VALUE) and URL passwords and keys are stored in the keyring and replaced "
+        "in the config by ${keyring:NAME} references; the config is saved with a backup.")
     move.add_argument("servers", nargs="*", metavar="SERVER", help="only these servers (default: all)")
     move.add_argument("--dry-run", action="store_true", help="show what would move; change nothing")
     move.set_defaults(func=run_move)

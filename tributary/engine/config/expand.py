@@ -6,8 +6,10 @@ Syntax (deliberately the shell's, minus its surprises):
 - ``${NAME:-default}`` — NAME, or ``default`` when NAME is unset or empty. The default
   is literal text: references inside it are not expanded (and validation says so).
 - ``${keyring:NAME}`` — the secret NAME from the OS keyring
-  (:mod:`tributary.engine.config.keystore`); only in ``env`` and ``headers`` values, where it
-  never shows in a process list. An error if the keyring has no such secret.
+  (:mod:`tributary.engine.config.keystore`); in ``env`` and ``headers`` values (where it
+  never shows in a process list), and in ``args`` and ``url`` for servers that only take
+  a key there (an argument still shows in the process list, as the literal did; both are
+  masked wherever Tributary shows them). An error if the keyring has no such secret.
 - ``$${`` — a literal ``${``. A ``$`` not followed by ``{`` is always literal, so
   passwords such as ``pa$$word`` need no escaping.
 
@@ -31,7 +33,7 @@ from tributary.engine.config.schema import ServerConfig
 _TOKEN = re.compile(
     r"\$\$\{|\$\{(?:keyring:([A-Za-z_][A-Za-z0-9_.-]*)\}|([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\})?"
 )
-KEYRING_FIELDS = ("env.", "headers.")  # where ${keyring:NAME} may appear
+KEYRING_FIELDS = ("env.", "headers.", "args[", "url")  # where ${keyring:NAME} may appear
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +60,8 @@ def reference_problems(value: str, key: str = "env.") -> list[str]:
     problems: list[str] = []
     for item in _scan(value):
         if isinstance(item, Reference) and item.keyring and not key.startswith(KEYRING_FIELDS):
-            problems.append(f"${{keyring:{item.name}}} may only be used in env and headers "
-                            "values (other settings can show in process lists and logs)")
+            problems.append(f"${{keyring:{item.name}}} may only be used in env, headers, args "
+                            "and url (the command and cwd are shown as written)")
         elif isinstance(item, int):
             problems.append(
                 f"malformed reference at position {item}: write ${{NAME}}, "

@@ -35,9 +35,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 from tributary.engine.config.errors import ConfigError, ConfigIssue
-from tributary.engine.config.expand import has_reference
+from tributary.engine.config.expand import has_reference, references
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 from tributary.engine.config.secrets import is_secret_name, looks_like_token
 from tributary.engine.config.selfref import self_reference
@@ -399,8 +400,26 @@ def same_server(a: ServerConfig, b: ServerConfig) -> bool:
     URL. Names, descriptions, timeouts and how secrets are written do not count, so an
     entry imported before (its secrets since moved to the keyring) is recognised."""
     if a.transport == "stdio" or b.transport == "stdio":
-        return (a.transport, a.command, list(a.args)) == (b.transport, b.command, list(b.args))
-    return (a.url or "").rstrip("/") == (b.url or "").rstrip("/")
+        return ((a.transport, a.command, len(a.args)) == (b.transport, b.command, len(b.args))
+                and all(_same_text(x, y) for x, y in zip(a.args, b.args, strict=True)))
+    return _same_text((a.url or "").rstrip("/"), (b.url or "").rstrip("/"))
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal, or equal but for the secrets one holds as ``${keyring:NAME}`` where the other
+    has them written out (each reference stands for any non-empty text)."""
+    if a == b:
+        return True
+    for written, literal in ((a, b), (b, a)):
+        refs = [ref for ref in references(written) if ref.keyring]
+        if refs:
+            pattern, at = "", 0
+            for ref in refs:
+                pattern += re.escape(written[at:ref.start]) + ".+?"
+                at = ref.end
+            if re.fullmatch(pattern + re.escape(written[at:]), literal, re.DOTALL):
+                return True
+    return False
 
 
 def configured_as(config: Config, server: ServerConfig) -> str | None:
@@ -452,21 +471,27 @@ def _move_literal_secrets(
     servers: Iterable[ServerConfig], reference: Callable[[str], str],
     taken: Callable[[str], str | None],
 ) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Literal env values and headers that the secret rule of
-    :mod:`tributary.engine.config.secrets` calls secret (a secret-looking name, or a value
-    shaped like a token under any name) replaced by ``reference(name)``; the new servers
-    and the values to keep elsewhere (name → value)."""
+    """Literal secrets replaced by ``reference(name)``: env values and headers that the
+    secret rule of :mod:`tributary.engine.config.secrets` calls secret (a secret-looking
+    name, or a value shaped like a token under any name), the value of a secret-looking
+    flag in ``args`` (``--api-key=VALUE``, or the argument after ``--token``), a
+    token-shaped argument, and the password and secret query parameters of URLs (``url``
+    or an argument). The new servers and the values to keep elsewhere (name → value)."""
     moved: dict[str, str] = {}
     out: list[ServerConfig] = []
+
+    def keep(first: str, second: str, plain: str) -> str:
+        var = _free_name(first, second, plain, moved, taken)
+        moved[var] = plain
+        return reference(var)
+
     for server in servers:
         env = dict(server.env)
         for key, value in server.env.items():
             if _literal_secret(key, value):
                 plain = value.replace("$${", "${")
                 own = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else _env_name(key)
-                var = _free_name(own, _env_name(server.name, key), plain, moved, taken)
-                moved[var] = plain
-                env[key] = reference(var)
+                env[key] = keep(own, _env_name(server.name, key), plain)
         headers = dict(server.headers)
         for key, value in server.headers.items():
             if _literal_secret(key, value):
@@ -474,11 +499,75 @@ def _move_literal_secrets(
                 prefix = scheme.group(0) if scheme else ""
                 plain = value[len(prefix):].replace("$${", "${")
                 name = _env_name(server.name, key)
-                var = _free_name(name, name, plain, moved, taken)
-                moved[var] = plain
-                headers[key] = prefix + reference(var)
-        out.append(replace(server, env=env, headers=headers))
+                headers[key] = prefix + keep(name, name, plain)
+
+        def in_url(text: str, server: ServerConfig = server) -> str:
+            for label, start, end in reversed(_url_secret_spans(text)):
+                name = _env_name(server.name, label)
+                text = text[:start] + keep(name, name, text[start:end].replace("$${", "${")) + text[end:]
+            return text
+
+        args = list(server.args)
+        for i, arg in enumerate(server.args):
+            flag = server.args[i - 1] if i else ""
+            if has_reference(arg) or not arg:
+                continue
+            if flag.startswith("-") and "=" not in flag and is_secret_name(flag) \
+                    and not arg.startswith(("-", *_PATH_START)):
+                name = _env_name(server.name, flag)
+                args[i] = keep(name, name, arg.replace("$${", "${"))
+            elif arg.startswith("-") and "=" in arg:
+                option, value = arg.split("=", 1)
+                if value and not has_reference(value) and not value.startswith(_PATH_START) and (
+                        is_secret_name(option) or looks_like_token(value.replace("$${", "${"))):
+                    name = _env_name(server.name, option)
+                    args[i] = f"{option}={keep(name, name, value.replace('$${', '${'))}"
+                elif "://" in value:
+                    args[i] = f"{option}={in_url(value)}"
+            elif looks_like_token(arg.replace("$${", "${")):
+                name = _env_name(server.name, "TOKEN")
+                args[i] = keep(name, name, arg.replace("$${", "${"))
+            elif "://" in arg:
+                args[i] = in_url(arg)
+        url = in_url(server.url) if server.url else server.url
+        out.append(replace(server, env=env, headers=headers, args=args, url=url))
     return out, moved
+
+
+_PATH_START = ("/", "~", ".")  # a key file's path is no secret itself
+_URL_START = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _url_secret_spans(url: str) -> list[tuple[str, int, int]]:
+    """Where ``url`` holds literal secrets, as written (percent-encoding kept): the
+    password of its user info (``PASSWORD``) and the value of each query parameter with
+    a secret-looking name or a token-shaped value (named by the parameter). In order."""
+    start = _URL_START.match(url)
+    if start is None:
+        return []
+    spans: list[tuple[str, int, int]] = []
+    authority_end = len(url)
+    for mark in "/?#":
+        found = url.find(mark, start.end())
+        if found >= 0:
+            authority_end = min(authority_end, found)
+    at = url.rfind("@", start.end(), authority_end)
+    colon = url.find(":", start.end(), at) if at >= 0 else -1
+    if colon >= 0 and colon + 1 < at:
+        spans.append(("PASSWORD", colon + 1, at))
+    query_at = url.find("?", authority_end)
+    if query_at >= 0 and (url.find("#", authority_end) < 0 or query_at < url.find("#", authority_end)):
+        end = url.find("#", query_at)
+        end = len(url) if end < 0 else end
+        pos = query_at + 1
+        for pair in url[query_at + 1:end].split("&"):
+            key, eq, value = pair.partition("=")
+            if eq and value:
+                plain = unquote_plus(value).replace("$${", "${")
+                if is_secret_name(unquote_plus(key)) or looks_like_token(plain):
+                    spans.append((unquote_plus(key), pos + len(key) + 1, pos + len(pair)))
+            pos += len(pair) + 1
+    return [span for span in spans if not has_reference(url[span[1]:span[2]])]
 
 
 def _literal_secret(key: str, value: str) -> bool:
@@ -490,7 +579,8 @@ def _literal_secret(key: str, value: str) -> bool:
 def secrets_to_keyring_refs(
     servers: Iterable[ServerConfig], stored: Callable[[str], str | None],
 ) -> tuple[list[ServerConfig], dict[str, str]]:
-    """Replace literal secrets (env values and headers under secret-looking names) with
+    """Replace literal secrets (env values and headers under secret-looking names, secret
+    flag values and URL passwords or keys in args and url) with
     ``${keyring:NAME}`` references; ``stored`` reads the keyring, so a name that already
     holds another value is never reused.
     Returns the new servers and the secrets to store (name → value) before saving."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tributary.engine.config import keystore
+from tributary.engine.config.expand import references, server_strings
 from tributary.engine.config.importer import secrets_to_keyring_refs
 from tributary.engine.config.schema import Config, ServerConfig
 
@@ -22,7 +23,7 @@ from tributary.engine.config.schema import Config, ServerConfig
 class MoveResult:
     config: Config
     names: list[str] = field(default_factory=list)  # keyring entries written
-    places: list[tuple[str, str]] = field(default_factory=list)  # (servers.X.env.K, NAME)
+    places: list[tuple[str, str]] = field(default_factory=list)  # (servers.X.env.K, NAME), args[i], url
     saved: Path | None = None
 
 
@@ -34,11 +35,12 @@ def move_server_secrets(servers: Iterable[ServerConfig], *, store: bool = True,
     converted, values = secrets_to_keyring_refs(originals, keystore.get_secret)
     places: list[tuple[str, str]] = []
     for before, after in zip(originals, converted, strict=True):
-        for kind, old, new in (("env", before.env, after.env), ("headers", before.headers, after.headers)):
-            for key in old:
-                if old[key] != new[key]:
-                    name = new[key].rsplit("${keyring:", 1)[1].split("}", 1)[0]
-                    places.append((f"servers.{before.name}.{kind}.{key}", name))
+        old_strings = dict(server_strings(before))
+        for key, value in server_strings(after):
+            if value != old_strings.get(key):
+                was = {ref.name for ref in references(old_strings.get(key) or "") if ref.keyring}
+                places += [(f"servers.{before.name}.{key}", ref.name)
+                           for ref in references(value) if ref.keyring and ref.name not in was]
     if store:
         for name, value in values.items():
             keystore.set_secret(name, value)
