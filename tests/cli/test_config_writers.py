@@ -117,7 +117,11 @@ def test_import_and_list_mask_literal_secrets(secret_config: tuple[Path, Path]) 
         assert not [s for s in SECRETS if s in printed], (command, printed)
         if command[0] == "config" and command[1] == "import":
             assert "--api-key=****" in printed and "postgres://admin:****@db.local/app" in printed
-            assert "api_key=****&region=eu" in printed and "srv.js ****" in printed
-    # masked on screen only: the file keeps what was imported
+            assert "api_key=****&region=eu" in printed and "srv.js ${keyring:" in printed
+            assert "secrets to the keyring" in printed
+    # the file holds keyring references, not the literals, and they expand to them
+    text = config.read_text(encoding="utf-8")
+    assert not [s for s in SECRETS if s in text]
     saved = load_config(config).servers
-    assert saved["gh"].args[-1] == f"--api-key={SECRETS[0]}" and saved["plain"].env["MY_VALUE"] == SECRETS[4]
+    assert saved["gh"].args[-1].startswith("--api-key=${keyring:")
+    assert saved["plain"].env["MY_VALUE"].startswith("${keyring:")

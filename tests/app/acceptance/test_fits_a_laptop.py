@@ -47,7 +47,10 @@ async def test_twelve_sources_fit_and_the_window_never_resizes_itself(
         assert header.sectionSize(TITLE) >= 160
         assert header.isSectionHidden(LOCATION) or header.sectionSize(LOCATION) >= 110
         assert header.sectionSize(TITLE) >= header.sectionSize(LOCATION) or size[0] > 1300
-        assert header.sectionSize(SCORE) > 0 and header.sectionSize(SOURCES) >= 100
+        # Narrow, the badges give way before the paths do (the detail pane names the sources).
+        assert header.sectionSize(SCORE) > 0
+        assert header.isSectionHidden(SOURCES) or header.sectionSize(SOURCES) >= 100
+        assert size[0] > 1300 or not header.isSectionHidden(LOCATION)
         # The detail pane and its buttons are inside the window.
         detail = page.detail.open_button
         corner = detail.mapTo(window, detail.rect().bottomRight())

@@ -422,8 +422,8 @@ class SearchPage(QWidget):
         # a path is what tells two results apart); narrower still, the location goes too
         # (the detail pane and the row's tooltip still show it) and the name gets its room.
         hide_sources = location < LOCATION_MIN
-        if hide_sources:
-            location = min(420, free - TITLE_MIN)
+        if hide_sources:  # the name still keeps at least as much room as the path
+            location = min(420, free - TITLE_MIN, free // 2)
         header.setSectionHidden(SOURCES, hide_sources)
         header.setSectionHidden(LOCATION, location < LOCATION_MIN)
         for column, size in ((SOURCES, sources), (LOCATION, max(location, LOCATION_MIN))):
