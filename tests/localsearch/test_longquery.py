@@ -48,10 +48,10 @@ def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     assert "_cstack" in names and "evaluate" in names and "CompoundModels" in names
     assert "ValueError" not in names and "self" not in names  # builtins name nothing here
     # The innermost frame first, then the paths written elsewhere.
-    assert task.paths[:2] == [
+    assert task.paths[:2] == (
         "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/separable.py",
         "/home/me/venv/lib/python3.9/site-packages/astropy/modeling/core.py",
-    ]
+    )
     assert "astropy.modeling.separable" in task.modules
     assert "separability" in task.terms and "matrix" in task.terms
     assert "Traceback" not in task.meaning and "import" not in task.meaning

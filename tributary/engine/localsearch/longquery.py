@@ -18,7 +18,8 @@ import builtins
 import keyword
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 from tributary.engine.localsearch.fts import fts_terms
 
@@ -50,11 +51,11 @@ class TaskQuery:
 
     title: str
     meaning: str  # the prose, code and tracebacks left out: what gets embedded
-    names: list[tuple[str, int]] = field(default_factory=list)  # code names, most used first
-    paths: list[str] = field(default_factory=list)  # files named (tracebacks first), as written
-    modules: list[str] = field(default_factory=list)  # dotted names that may be modules
-    title_terms: list[str] = field(default_factory=list)
-    terms: list[str] = field(default_factory=list)  # the whole text's terms, rarest-looking first
+    names: tuple[tuple[str, int], ...] = ()  # code names, most used first
+    paths: tuple[str, ...] = ()  # files named (tracebacks first), as written
+    modules: tuple[str, ...] = ()  # dotted names that may be modules
+    title_terms: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()  # the whole text's terms, rarest-looking first
 
 
 def is_task_question(query: str) -> bool:
@@ -98,8 +99,12 @@ def _code_like(word: str, called: bool, quoted: frozenset[str]) -> bool:
             or (any(c.isupper() for c in inner[1:]) and any(c.islower() for c in inner)))
 
 
+@lru_cache(maxsize=16)
 def read_task(text: str) -> TaskQuery:
-    """The parts of an issue-length question (see the module's docstring)."""
+    """The parts of an issue-length question (see the module's docstring). Kept for the
+    last few questions: one search reads the same issue for its keyword query, its
+    embedding, each index searched and its confidence, and it is read in linear time but
+    over up to the whole query."""
     prose, _code = split_code(text)
     title = _title(prose)
     quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
@@ -131,11 +136,11 @@ def read_task(text: str) -> TaskQuery:
     return TaskQuery(
         title=title,
         meaning=meaning or title,
-        names=names.most_common(MAX_NAMES),
-        paths=paths[:MAX_PATHS],
-        modules=modules[: MAX_PATHS * 2],
-        title_terms=fts_terms(title),
-        terms=_ranked_terms(text, names),
+        names=tuple(names.most_common(MAX_NAMES)),
+        paths=tuple(paths[:MAX_PATHS]),
+        modules=tuple(modules[: MAX_PATHS * 2]),
+        title_terms=tuple(fts_terms(title)),
+        terms=tuple(_ranked_terms(text, names)),
     )
 
 

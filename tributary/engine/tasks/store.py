@@ -81,7 +81,7 @@ def query_terms(text: str) -> list[str]:
     numbers kept, since task titles name issues and versions with them; for an
     issue-length question, the terms that say what it is about, wherever they stand."""
     if is_task_question(text):
-        return read_task(text).terms
+        return list(read_task(text).terms)
     return fts_terms(text, numbers=True, limit=MAX_QUERY_TERMS)
 
 
