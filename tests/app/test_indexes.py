@@ -36,6 +36,9 @@ def wait(gate):
     deadline = time.time() + 10
     while not gate.exists() and time.time() < deadline:
         time.sleep(0.02)
+wait(gate.with_name("keyword-gate"))
+emit(event="progress", phase="keyword", files_done=4, files_total=4, chunks_done=40,
+     chunks_embedded=0, rate=20.0, eta_s=0.0)
 wait(gate)
 emit(event="history")
 wait(gate.with_name("history-gate"))
@@ -71,22 +74,32 @@ async def test_index_in_child_process_with_progress_then_status(
     fake = FakeRepos()
     monkeypatch.setattr(indexes, "repos", lambda: fake)
     messages: list[str] = []
+    unsearchable: list[list[str]] = []
     gate = tmp_path / "gate"
     engine = FakeEngine()
     page = IndexPage(lambda: engine, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     qtbot.addWidget(page)
     page.message.connect(messages.append)
+    page.indexing_changed.connect(unsearchable.append)
     await page.refresh()
     assert page.table.rowCount() == 0 and not page.empty.isHidden()
     repo = tmp_path / "repo"
     task = page.index(repo)
     assert task is not None
+    assert unsearchable == [[str(repo)]]  # the search page can say it is being indexed
     await until(lambda: page.progress.value() == 2)
     assert page.progress.maximum() == 4
     label = page.progress_label.full_text
     assert "2/4 files" in label and "20.0 chunks/s" in label and "ETA 1 s" in label
     assert page.table.item(0, 1).text() == "indexing 2/4"
     assert page.index(repo) is None  # already running: not started twice
+    assert engine.applied == []
+    # Once every file is in the keyword index the repository can be asked, long before
+    # indexing ends: the engine re-derives its built-in servers at once.
+    (tmp_path / "keyword-gate").touch()
+    await until(lambda: len(engine.applied) == 1)
+    assert unsearchable == [[str(repo)], []]
+    assert any("keyword and symbol search ready" in m for m in messages)
     fake.entries[str(repo)] = SimpleNamespace(root=repo, files=4, chunks=40, tasks=3, updated_at=time.time(),
                                                 exists=True)
     gate.touch()
@@ -98,7 +111,7 @@ async def test_index_in_child_process_with_progress_then_status(
     await until(lambda: page.progress.isHidden() and page.table.item(0, 1).text() == "ready")
     assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
     # The engine forgets cached answers about the repository and re-derives its built-ins.
-    await until(lambda: engine.changed_repositories == [repo] and len(engine.applied) == 1)
+    await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
     assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == [str(repo), "ready", "4", "40", "3"]
     page.table.selectRow(0)
     assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
@@ -117,7 +130,7 @@ async def test_index_in_child_process_with_progress_then_status(
     delete.click()
     await until(lambda: page.table.rowCount() == 0)
     assert fake.removed == [repo]
-    await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
+    await until(lambda: engine.changed_repositories == [repo] * 3 and len(engine.applied) == 3)
 
 
 @pytest.mark.asyncio

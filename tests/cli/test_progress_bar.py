@@ -30,6 +30,7 @@ def test_indexing_shows_a_chunking_bar_then_an_embedding_bar() -> None:
     show = index_progress("proj", stream)
     show(IndexProgress("scan", 0, 0, 0, 0, 0.0, None))
     show(IndexProgress("chunk", 4, 4, 40, 0, 100.0, None))
+    show(IndexProgress("keyword", 4, 4, 40, 0, 100.0, None))  # before the model loads
     show(IndexProgress("embed", 4, 4, 40, 8, 20.0, None, None, 8, 40))
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("chunking proj [") and "4/4 files, 40 chunks" in lines[0]

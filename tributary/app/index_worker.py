@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     def on_progress(progress: Any) -> None:
         nonlocal last
         now = time.monotonic()
-        if now - last >= MIN_INTERVAL_S or progress.phase == "done":
+        if now - last >= MIN_INTERVAL_S or progress.phase in ("keyword", "done"):
             last = now
             _emit("progress", progress)
 

@@ -136,6 +136,8 @@ def format_eta(seconds: float) -> str:
 class IndexPage(QWidget):
     message = Signal(str)
     indexes_changed = Signal()  # a repository was indexed, re-indexed or removed
+    # The repositories being indexed that cannot be searched yet (keyword tier not written).
+    indexing_changed = Signal(list)
 
     def __init__(
         self,
@@ -149,6 +151,7 @@ class IndexPage(QWidget):
         self._engine = engine
         self._worker = worker
         self._running: dict[str, Progress] = {}
+        self._unsearchable: set[str] = set()
         self._indexed_at: dict[str, float] = {}  # when each finished indexing in this session
         self.confirm_box: QMessageBox | None = None  # the last "delete this index?" question
         self._owns_watchers = watchers is None  # else their owner reports a failed watcher
@@ -404,9 +407,14 @@ class IndexPage(QWidget):
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
         self.progress_label.set_full_text(f"Indexing {path}…")
+        self._unsearchable.add(key)
+        self.indexing_changed.emit(sorted(self._unsearchable))
+
         def on_event(event: dict[str, Any]) -> None:
             if event.get("event") == "history":
                 self._reading_history(key)
+            elif event.get("phase") == "keyword":
+                self._keyword_ready(key)
             else:
                 self._progress(key, Progress.of(event, started))
 
@@ -425,6 +433,26 @@ class IndexPage(QWidget):
         row = self._row_of(key)
         self.table.setItem(row, 1, QTableWidgetItem(progress.status))
 
+    def _keyword_ready(self, key: str) -> None:
+        """Every file is in the keyword index: the repository can be searched now, so the
+        engine derives its built-in servers at once instead of when indexing ends."""
+        if not self._now_searchable(key):
+            return
+        self.message.emit(f"{Path(key).name}: keyword and symbol search ready; "
+                          "meaning-based matches join as the semantic index fills in")
+        engine = self._engine()
+        if engine is not None:
+            run_async(self._update_engine(engine, key), label="Updating sources", quiet=True,
+                      on_success=lambda _: self.indexes_changed.emit())
+
+    def _now_searchable(self, key: str) -> bool:
+        """``key`` left the repositories that cannot be searched yet (if it was one)."""
+        if key not in self._unsearchable:
+            return False
+        self._unsearchable.discard(key)
+        self.indexing_changed.emit(sorted(self._unsearchable))
+        return True
+
     def _reading_history(self, key: str) -> None:
         if key not in self._running:
             return
@@ -434,6 +462,7 @@ class IndexPage(QWidget):
 
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
+        self._now_searchable(key)
         self._indexed_at[key] = time.time()  # checked now, even when no file changed
         self._idle_progress()
         files = _get(stats, "files_indexed", "files", default="?")
@@ -445,6 +474,7 @@ class IndexPage(QWidget):
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)
+        self._now_searchable(key)
         self._idle_progress()
         self.message.emit(f"Indexing {key} failed: {describe_error(error)}")
         self.refresh()

@@ -108,6 +108,7 @@ class Shell(QObject):
             self._indexes = IndexPage(lambda: self.engine, watchers=self.watchers)
             self._indexes.message.connect(self.window.show_message)
             self._indexes.indexes_changed.connect(self.window.search.refresh_empty_state)
+            self._indexes.indexing_changed.connect(self.window.search.note_indexing)
             self.window.fill_page(self._indexes_holder, self._indexes)
             self._indexes.refresh()
         return self._indexes

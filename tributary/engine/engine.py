@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tributary.engine.admission import Admission
-from tributary.engine.builtins import with_builtin_servers
+from tributary.engine.builtins import available_builtins, with_builtin_servers
 from tributary.engine.cache import open_response_cache
 from tributary.engine.cache.keys import QUERY_PREFIX
 from tributary.engine.cache.layers import ResponseCache
@@ -103,6 +103,7 @@ class Engine:
         self._watch_task: asyncio.Task[None] | None = None
         self._watch_stop: asyncio.Event | None = None
         self.admission = Admission()
+        self._adopting = asyncio.Lock()
         self._attach: Any = None  # tributary.engine.attach.AttachServer while listening
 
     @classmethod
@@ -202,6 +203,7 @@ class Engine:
         """:meth:`search_stream` for a checked request (``notes``: what the check did
         to it), once it holds a slot."""
         started = time.perf_counter()
+        await self._adopt_new_indexes()
         chosen = request.filters.sources or None  # source:NAME asks NAME, whatever the rules say
         sources = request.sources if chosen is None else [
             s for s in chosen if request.sources is None or s in request.sources]
@@ -547,6 +549,20 @@ class Engine:
         except Exception as exc:  # a broken cache must never break the caller
             log.warning("cache not invalidated for %s: %s", path, exc)
             return 0
+
+    async def _adopt_new_indexes(self) -> None:
+        """A repository indexed since the config was applied (by ``tributary index`` or
+        another process) is asked from the first search that can see its index file:
+        the built-in server it needs is added then, not at the next config change."""
+        if self._builtins_known():
+            return
+        async with self._adopting:
+            if not self._builtins_known():
+                await self.apply_config(self.config)
+
+    def _builtins_known(self) -> bool:
+        """Every built-in with an index to serve has its server (or the user's of that name)."""
+        return set(available_builtins(None, self.config.index)) <= set(self._effective.servers)
 
     async def apply_config(self, config: Config) -> None:
         """Adopt a saved config: unchanged servers keep running (and their sessions),

@@ -97,3 +97,32 @@ async def test_indexes_page_empty_state_is_compact(qtbot: Any, empty_home: Path,
         bottom = page.empty.mapTo(page, page.empty.rect().bottomLeft()).y()
         assert bottom < page.height() // 2, "the empty state sits at the top, not spread down the page"
         assert page.add_button.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_a_new_repository_answers_once_its_keyword_tier_is_written(
+        qtbot: Any, empty_home: Path, tmp_path: Path) -> None:
+    """Add a repository on a first run: the search page says it is being indexed (not
+    "add a repository"), and the repository answers from its keyword tier, through the
+    real worker and the real built-in server, without waiting for the rest."""
+    from tests.app.acceptance.conftest import make_repo
+
+    repo = make_repo(tmp_path / "project")
+    async with running_shell(None, (1024, 640), tmp_path) as shell:
+        page = shell.window.search
+        await until(lambda: page.empty.state == "first-run", what="first-run state")
+        task = shell.indexes.index(repo)
+        assert task is not None
+        assert page.empty.state == "indexing" and "project" in page.empty.title.text()
+        assert not page.empty.add_button.isVisible()
+        await until(lambda: page.empty.state != "indexing", timeout=300, what="keyword tier written")
+        assert "files" in shell.engine.effective_config.servers  # type: ignore[union-attr]
+        QTest.keyClicks(page.query, "retry exponential backoff")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, timeout=300, what="search ended")
+        response = page.model.response
+        assert response is not None and response.error is None
+        reports = {r.name: r for r in response.sources}
+        assert reports["files"].status == SourceStatus.OK and reports["files"].hits
+        assert any(h.path == "engine/retry.py" for h in response.hits)
+        await task

@@ -107,6 +107,16 @@ class EmptyState(QWidget):
         shown = (self.add_button, self.import_button) if found else (self.add_button, self.server_button)
         self._show("first-run", "Nothing to ask yet", body, buttons=shown)
 
+    def show_indexing(self, paths: list[str]) -> None:
+        """The first repository is being indexed: say when it can be asked, not "add one"."""
+        from pathlib import Path
+
+        names = ", ".join(Path(p).name for p in paths)
+        body = (f"Tributary is reading every file of {names}. Keyword and symbol search opens as "
+                "soon as that is done, and meaning-based matches join while the semantic index "
+                "fills in. Progress is on the Indexes page.")
+        self._show("indexing", f"Indexing {names}…", body)
+
     def show_ready(self, *, starting: bool = False) -> None:
         title = "Starting the engine…" if starting else "Ask every source at once"
         body = ("Type a question above. Results appear as each source answers; the best of them, "

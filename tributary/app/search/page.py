@@ -117,6 +117,7 @@ class SearchPage(QWidget):
         self.model = ResultsModel(self)
         self._selected_id: str | None = None
         self._logs: dict[str, LogWindow] = {}
+        self._indexing: list[str] = []  # repositories being indexed, not yet searchable
 
         self.query = QueryBox(recent_queries)
         self.query.setPlaceholderText("Ask every source at once…   (Enter to search now, ↑ for history)")
@@ -348,6 +349,12 @@ class SearchPage(QWidget):
         config = engine.effective_config
         return [name for name, server in config.servers.items() if server.enabled]
 
+    def note_indexing(self, paths: list[str]) -> None:
+        """The repositories being indexed that cannot be searched yet (the Indexes page
+        says when that changes)."""
+        self._indexing = list(paths)
+        self.refresh_empty_state()
+
     def refresh_empty_state(self, reason: str = "") -> None:
         """What the results area says when there is nothing to list, and the next step."""
         engine = self._engine()
@@ -361,7 +368,10 @@ class SearchPage(QWidget):
                 self.results.setCurrentWidget(self.tree)
             return
         if engine is not None and not self._source_names():
-            self.empty.show_first_run(reason)
+            if self._indexing:
+                self.empty.show_indexing(self._indexing)
+            else:
+                self.empty.show_first_run(reason)
         elif response is not None and self.controller.final and not response.error:
             self.empty.show_no_results(response.request.query, not response.request.filters.is_empty())
         elif reason:

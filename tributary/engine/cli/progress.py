@@ -58,13 +58,14 @@ def index_progress(name: str, stream: TextIO | None = None) -> Callable[[IndexPr
         if event.phase == "chunk" and event.files_total:
             bar = bars.setdefault("chunk", ProgressBar(f"chunking {name}", stream))
             bar.update(event.files_done, event.files_total, f"{event.chunks_done} chunks", event.eta_s)
+        elif event.phase == "keyword" and "chunk" in bars and "keyword" not in bars:
+            bars["keyword"] = bars.pop("chunk")
+            bars["keyword"].finish(
+                f"{event.chunks_done} chunks in {time.monotonic() - started:.1f}s: "
+                "keyword and symbol search ready"
+            )
         elif event.phase == "embed" and (event.vectors_total > event.vectors_done or "embed" in bars):
             if "embed" not in bars:
-                if "chunk" in bars:
-                    bars["chunk"].finish(
-                        f"{event.chunks_done} chunks in {time.monotonic() - started:.1f}s: "
-                        "keyword and symbol search ready"
-                    )
                 bars["embed"] = ProgressBar(f"embedding {name}", stream)
             bars["embed"].update(
                 event.vectors_done, event.vectors_total, f"{event.rate:.0f} chunks/s",

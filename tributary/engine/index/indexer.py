@@ -247,6 +247,8 @@ class Indexer:
                 stats.chunks_written += len(pending.chunks)
             self._emit(progress.event("chunk", stats, total_bytes, done_bytes, source.path))
         self._emit(progress.event("chunk", stats, total_bytes, done_bytes, None, force=True))
+        # Keyword and symbol search now cover every file: say so before the model loads.
+        self._emit(progress.event("keyword", stats, total_bytes, done_bytes, None, force=True))
 
     def _prepare(
         self, source: SourceFile, record: FileRecord | None, stats: IndexStats

@@ -9,7 +9,9 @@ from pathlib import Path
 
 @dataclass(frozen=True, slots=True)
 class IndexProgress:
-    phase: str  # "scan" | "chunk" (keyword tier) | "embed" (vectors) | "done"
+    # "scan" | "chunk" (keyword tier) | "keyword" (that tier is written: searchable)
+    # | "embed" (vectors) | "done"
+    phase: str
     files_done: int
     files_total: int  # files that need (re)indexing in this run
     chunks_done: int  # chunks written in this run
