@@ -67,3 +67,49 @@ def test_everything_installs_under_one_top_level_package() -> None:
     packages = find_packages(where=str(ROOT), include=include)
     assert "tributary" in packages
     assert {name.split(".")[0] for name in packages} == {"tributary"}
+
+
+# What the app may import of the engine: the seam, the data model, the config schema and
+# the errors. Everything else it needs is named in the seam.
+APP_MAY_IMPORT = ("tributary.engine.api", "tributary.engine.model", "tributary.engine.config.schema",
+                  "tributary.engine.errors")
+
+
+def _engine_imports(path: Path) -> list[str]:
+    """The engine modules ``path`` imports, anywhere in it, by ``import``, ``from``
+    (``from tributary.engine import api`` counts as ``tributary.engine.api``) or
+    ``importlib.import_module("...")``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "tributary.engine":
+                names.extend(f"tributary.engine.{alias.name}" for alias in node.names)
+            else:
+                names.append(node.module)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.append(node.args[0].value)
+    return [n for n in names if n == "tributary.engine" or n.startswith("tributary.engine.")]
+
+
+def test_the_app_reaches_the_engine_only_through_the_seam() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "tributary" / "app").rglob("*.py"))
+        for name in _engine_imports(path)
+        if name not in APP_MAY_IMPORT
+    ]
+    assert offenders == []
+
+
+def test_every_name_of_the_seam_resolves() -> None:
+    """Each name the seam lends out exists where it says (imported here, on first use)."""
+    from tributary.engine import api
+
+    missing = [name for name in api.__all__ if not hasattr(api, name)]
+    assert missing == []
+    assert api.validate is __import__("tributary.engine.config.validate", fromlist=["x"]).validate

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tributary.app.engine_api import ReputationRow
 from tributary.engine.config.schema import Config, RoutingRule, ServerConfig
 from tributary.engine.model import (
     AssembledContext,
@@ -27,6 +26,7 @@ from tributary.engine.model import (
     GroupMember,
     Hit,
     Metrics,
+    ReputationRow,
     RouteDecision,
     ScoreParts,
     SearchRequest,
@@ -203,7 +203,7 @@ class FakeEngine:
         votes = [useful for _, s, useful, _ in self.feedback_events if s == source]
         return (2 + sum(votes)) / (4 + len(votes))
 
-    async def reputations(self) -> list[ReputationRow]:
+    async def reputation_rows(self) -> list[ReputationRow]:
         await asyncio.sleep(0.005)
         names = sorted(set(self.config.servers) | {s for _, s, _, _ in self.feedback_events})
         rows = []

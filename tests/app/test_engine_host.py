@@ -130,11 +130,11 @@ async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, t
                                                  content="c"), DedupReason.HASH, 1.0)])
         assert await engine.feedback(kept, True, "q", group=group) == pytest.approx({"files": 0.6, "tasks": 0.6})
         assert threads and threading.main_thread().name not in threads  # off the GUI thread
-        rows = {r.source: r for r in await engine.reputations()}
+        rows = {r.source: r for r in await engine.reputation_rows()}
         assert set(rows) == {"files", "tasks"}
         assert rows["files"].useful == 1 and rows["files"].last_feedback is not None
         assert await engine.reset_reputation("tasks") == 1
-        rows = {r.source: r for r in await engine.reputations()}
+        rows = {r.source: r for r in await engine.reputation_rows()}
         assert rows["tasks"].reputation == 0.5 and rows["tasks"].last_feedback is None
     finally:
         await engine.aclose()
@@ -144,11 +144,11 @@ async def test_feedback_and_reputation_run_on_the_engine_thread(qtbot: object, t
 async def test_the_real_engine_settles_the_heap_once_open(
     qtbot: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tributary.engine.heap
     from tributary.app.engine_host import open_threaded
+    from tributary.engine import api
 
     settled: list[str] = []
-    monkeypatch.setattr(tributary.engine.heap, "settle", lambda: settled.append(threading.current_thread().name))
+    monkeypatch.setattr(api, "settle", lambda: settled.append(threading.current_thread().name))
     threaded = await open_threaded(tmp_path / "config.toml")
     try:
         # Once, after start-up, on the GUI thread: collecting there frees Qt wrappers

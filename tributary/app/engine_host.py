@@ -6,7 +6,8 @@ On the GUI loop that work would freeze the window; on its own thread the GUI
 thread keeps getting the GIL every few milliseconds and stays responsive. The MCP
 server subprocesses and their sessions live on the engine loop too.
 
-``ThreadedEngine`` implements the same facade as the engine (``EngineLike``): every
+``ThreadedEngine`` implements the same facade as the engine (``EngineLike``, checked by
+mypy as the engine is): every
 coroutine is run on the engine loop and awaited from the GUI loop; a search stream
 is driven by one task on the engine loop that forwards updates, and cancelling or
 closing the GUI-side stream cancels that task, which closes the engine's stream and
@@ -35,7 +36,7 @@ from tributary.engine.model import (
 )
 
 if TYPE_CHECKING:
-    from tributary.engine.sources.state import ServerState, ServerTest
+    from tributary.engine.api import Engine, EngineLike, ServerState, ServerTest
 
 T = TypeVar("T")
 JOIN_TIMEOUT_S = 5.0
@@ -82,13 +83,13 @@ class EngineThread:
 class ThreadedEngine:
     """The engine facade, proxied onto an :class:`EngineThread`."""
 
-    def __init__(self, host: EngineThread, engine: Any) -> None:
+    def __init__(self, host: EngineThread, engine: Engine) -> None:
         self._host = host
         self._engine = engine
         self._closed = False
 
     @classmethod
-    async def start(cls, opener: Callable[[], Coroutine[Any, Any, Any]]) -> ThreadedEngine:
+    async def start(cls, opener: Callable[[], Coroutine[Any, Any, Engine]]) -> ThreadedEngine:
         """Open an engine with ``opener()`` (imports included) on a new engine thread."""
         host = EngineThread()
         try:
@@ -99,7 +100,7 @@ class ThreadedEngine:
         return cls(host, engine)
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         return self._engine
 
     @property
@@ -194,9 +195,9 @@ class ThreadedEngine:
             self._engine.feedback(hit, useful, query, group=group))
         return reputations
 
-    async def reputations(self) -> list[ReputationRow]:
+    async def reputation_rows(self) -> list[ReputationRow]:
         """Each source's standing and when it was last rated, read off the GUI thread."""
-        return await self._host.call(_reputation_rows(self._engine))
+        return await self._host.call(self._engine.reputation_rows())
 
     async def reset_reputation(self, source: str | None = None) -> int:
         dropped: int = await self._host.call(self._engine.reset_reputation(source))
@@ -212,33 +213,33 @@ class ThreadedEngine:
             await asyncio.get_running_loop().run_in_executor(None, self._host.stop)
 
 
-async def _reputation_rows(engine: Any) -> list[ReputationRow]:
-    def read() -> list[ReputationRow]:
-        store = engine.reputation
-        rows = []
-        for standing in engine.reputations():
-            last = store.events(standing.source, limit=1) if store is not None and standing.votes else []
-            rows.append(ReputationRow(standing.source, standing.reputation, standing.useful,
-                                      standing.not_useful, last[0].time if last else None))
-        return rows
-
-    return await asyncio.to_thread(read)
+async def open_engine(config_path: Path | None = None) -> EngineLike:
+    """The real engine on its own thread and loop: its imports, start-up and per-update
+    pipeline work never block the GUI loop."""
+    return await open_threaded(config_path)
 
 
 async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
     """The real engine, opened on its own thread (its imports happen there too)."""
 
-    async def opener() -> Any:
-        from tributary.engine.engine import Engine
+    async def opener() -> Engine:
+        from tributary.engine.api import Engine
 
         engine = await Engine.open(config_path)
         await engine.listen(config_path)  # `tributary search` asks this warm engine
         return engine
 
     threaded = await ThreadedEngine.start(opener)
-    from tributary.engine.heap import settle
+    from tributary.engine.api import settle
 
     # Start-up is over: later full GC passes skip what it loaded (tributary.engine.heap). Collected
     # here, on the GUI thread: a Qt wrapper in a cycle must never be freed on the engine's.
     settle()
     return threaded
+
+
+if TYPE_CHECKING:
+
+    def _the_host_is_engine_like(engine: ThreadedEngine) -> EngineLike:
+        """Never called: mypy checks here that the threaded host satisfies the seam."""
+        return engine

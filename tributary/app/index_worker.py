@@ -57,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
 
-    from tributary.engine.index.manager import index_repository
-    from tributary.engine.repos import update_history
+    from tributary.engine.api import index_repository, update_history
 
     last = 0.0
 
@@ -87,8 +86,7 @@ def _watch(root: Path, on_progress: Any) -> int:
     """Index, then apply every change under ``root`` until stdin closes."""
     import threading
 
-    from tributary.engine.index.manager import watch_repository
-    from tributary.engine.repos import update_history
+    from tributary.engine.api import update_history, watch_repository
 
     stop = threading.Event()
 

@@ -38,9 +38,9 @@ from PySide6.QtWidgets import (
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
 from tributary.app.elided import ElidedLabel
-from tributary.app.engine_api import EngineLike
 from tributary.app.watchers import RepoWatchers
 from tributary.app.workers import run_worker, worker_command
+from tributary.engine.api import EngineLike
 
 COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
 
@@ -48,7 +48,7 @@ COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "W
 def repos() -> ModuleType:
     """The engine's repositories, code index and history (imported on first use: it pulls
     in the indexer)."""
-    return importlib.import_module("tributary.engine.repos")
+    return importlib.import_module("tributary.engine.api")
 
 
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
@@ -436,14 +436,21 @@ class IndexPage(QWidget):
     def _keyword_ready(self, key: str) -> None:
         """Every file is in the keyword index: the repository can be searched now, so the
         engine derives its built-in servers at once instead of when indexing ends."""
-        if not self._now_searchable(key):
+        if key not in self._unsearchable:
             return
         self.message.emit(f"{Path(key).name}: keyword and symbol search ready; "
                           "meaning-based matches join as the semantic index fills in")
+
+        def searchable(_: object = None) -> None:  # the engine asks it from now on
+            self._now_searchable(key)
+            self.indexes_changed.emit()
+
         engine = self._engine()
-        if engine is not None:
+        if engine is None:
+            searchable()
+        else:
             run_async(self._update_engine(engine, key), label="Updating sources", quiet=True,
-                      on_success=lambda _: self.indexes_changed.emit())
+                      on_success=searchable, on_error=searchable)
 
     def _now_searchable(self, key: str) -> bool:
         """``key`` left the repositories that cannot be searched yet (if it was one)."""

@@ -33,14 +33,14 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
-from tributary.app.engine_api import EngineLike
 from tributary.app.reputation import ReputationPanel
+from tributary.engine.api import EngineLike
 
 RECENT = 50
 
 
 if TYPE_CHECKING:  # the store is imported when first read, off the start-up path
-    from tributary.engine.insights.store import QueryLogEntry, QueryLogSummary
+    from tributary.engine.api import QueryLogEntry, QueryLogSummary
 
 
 @dataclass(slots=True)
@@ -50,7 +50,7 @@ class Snapshot:
 
 
 def read_insights(path: Path | None = None, recent: int = RECENT) -> Snapshot:
-    from tributary.engine.insights.store import QueryLog
+    from tributary.engine.api import QueryLog
 
     store = QueryLog.open(path)
     try:

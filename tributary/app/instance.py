@@ -15,7 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from tributary.engine import paths
+from tributary.engine import api
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ TIMEOUT_MS = 1000
 
 def server_name() -> str:
     """Per user and per Tributary home, so test runs and portable installs don't collide."""
-    scope = f"{getpass.getuser()}:{paths.config_dir()}"
+    scope = f"{getpass.getuser()}:{api.config_dir()}"
     return "tributary-" + hashlib.sha1(scope.encode()).hexdigest()[:12]
 
 

@@ -76,7 +76,7 @@ def run(*, config_path: Path | None = None, hidden: bool = False, quick: bool = 
         shell = Shell(config_path=config_path)
         app.aboutToQuit.connect(shell.request_quit)
         # Python runs signal handlers only between bytecodes: a timer gives it the chance.
-        from tributary.engine.shutdown import SHUTDOWN_SIGNALS
+        from tributary.engine.api import SHUTDOWN_SIGNALS
 
         for signum in SHUTDOWN_SIGNALS:  # quit cleanly: the engine stops every source
             signal.signal(signum, lambda *_: shell.request_quit())

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlparse
 from PySide6.QtCore import QProcess, QUrl
 from PySide6.QtGui import QDesktopServices
 
-from tributary.engine import paths
+from tributary.engine import api
 from tributary.engine.model import Hit
 
 EDITOR_ENVS = ("TRIBUTARY_EDITOR", "VISUAL", "EDITOR")
@@ -45,14 +45,14 @@ _roots_cache: tuple[float, dict[str, Path]] | None = None
 def index_roots() -> dict[str, Path]:
     """Each index's name → its repository folder (re-read when the indexes change)."""
     global _roots_cache
-    folder = paths.indexes_dir()
+    folder = api.indexes_dir()
     try:
         stamp = folder.stat().st_mtime
     except OSError:
         return {}
     if _roots_cache is not None and _roots_cache[0] == stamp:
         return _roots_cache[1]
-    from tributary.engine.index.manager import list_indexes
+    from tributary.engine.api import list_indexes
 
     roots = {info.name: info.root for info in list_indexes(folder)}
     _roots_cache = (stamp, roots)
@@ -85,7 +85,7 @@ def local_file(hit: Hit) -> Path | None:
 # -- which editor ------------------------------------------------------------------------
 
 def settings_path() -> Path:
-    return paths.config_dir() / SETTINGS_FILE
+    return api.config_dir() / SETTINGS_FILE
 
 
 def load_settings() -> dict[str, str]:

@@ -6,14 +6,14 @@ import json
 import logging
 from pathlib import Path
 
-from tributary.engine import paths
+from tributary.engine import api
 
 log = logging.getLogger(__name__)
 LIMIT = 200
 
 
 def default_path() -> Path:
-    return paths.data_dir() / "gui-history.json"
+    return api.data_dir() / "gui-history.json"
 
 
 class RecentQueries:

@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
-from tributary.app.engine_api import EngineLike, ReputationRow
+from tributary.engine.api import EngineLike
+from tributary.engine.model import ReputationRow
 
 COLUMNS = ("Source", "Reputation", "Useful", "Not useful", "Last feedback", "")
 SOURCE, REPUTATION, USEFUL, NOT_USEFUL, LAST, RESET = range(len(COLUMNS))
@@ -142,7 +143,7 @@ class ReputationPanel(QWidget):
         if engine is None:
             self._set_state("Reputation appears once the engine has started.")
             return None
-        return run_async(engine.reputations(), label="Reading source reputation", key="reputation",
+        return run_async(engine.reputation_rows(), label="Reading source reputation", key="reputation",
                          quiet=True, on_success=self.show_rows,
                          on_error=lambda e: self._set_state(f"Could not read reputation: {describe_error(e)}"))
 

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 
 from tributary.app.background import run_async, runner
-from tributary.app.engine_api import EngineLike, open_engine
+from tributary.app.engine_host import open_engine
 from tributary.app.instance import InstanceServer
 from tributary.app.recent_queries import RecentQueries, default_path
 from tributary.app.tray import TrayController
 from tributary.app.window import MainWindow
+from tributary.engine.api import EngineLike
 
 if TYPE_CHECKING:  # built on first use, imported then: start-up stays with the search page
     from tributary.app.config_editor.editor import ConfigEditor

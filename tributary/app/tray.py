@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
-from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor
 from tributary.app.search.controller import SearchController
 from tributary.app.search.source_strip import waiting_text
+from tributary.engine.api import EngineLike
 from tributary.engine.model import Hit, SearchResponse, SearchUpdate
 
 TOP_RESULTS = 8

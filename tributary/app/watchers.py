@@ -22,9 +22,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from tributary.app.background import describe_error, run_async
-from tributary.app.engine_api import EngineLike
 from tributary.app.workers import run_worker, watch_command
-from tributary.engine.config.save import update_config
+from tributary.engine.api import EngineLike, update_config
 from tributary.engine.config.schema import Config, RepoConfig
 
 STOP_GRACE_S = 2.0  # a watcher stopping mid-batch finishes it (one transaction) first

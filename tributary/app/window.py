@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 from tributary.app import theme
 from tributary.app.background import TaskIndicator, runner
 from tributary.app.elided import ElidedLabel
-from tributary.app.engine_api import EngineLike
 from tributary.app.recent_queries import RecentQueries
 from tributary.app.search.page import SearchPage
+from tributary.engine.api import EngineLike
 
 
 class MainWindow(QMainWindow):

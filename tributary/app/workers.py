@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tributary.engine.spawn import module_command
+from tributary.engine.api import module_command
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds the ``tributary`` package
 

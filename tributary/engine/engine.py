@@ -42,6 +42,7 @@ from tributary.engine.model import (
     ContextFormat,
     DedupGroup,
     Hit,
+    ReputationRow,
     RouteDecision,
     SearchRequest,
     SearchResponse,
@@ -464,6 +465,21 @@ class Engine:
         for name in self._effective.servers:
             standings.setdefault(name, SourceReputation(name, store.default, 0, 0, 0.0))
         return [standings[name] for name in sorted(standings)]
+
+    async def reputation_rows(self) -> list[ReputationRow]:
+        """Each source's standing and when it was last rated (read in a worker thread:
+        the loop never waits on the disk)."""
+        store = self.reputation
+
+        def read() -> list[ReputationRow]:
+            rows = []
+            for standing in self.reputations():
+                last = store.events(standing.source, limit=1) if store is not None and standing.votes else []
+                rows.append(ReputationRow(standing.source, standing.reputation, standing.useful,
+                                          standing.not_useful, last[0].time if last else None))
+            return rows
+
+        return await asyncio.to_thread(read)
 
     async def reset_reputation(self, source: str | None = None) -> int:
         """Forget the feedback for ``source`` (or every source); returns events dropped."""

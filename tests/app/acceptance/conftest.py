@@ -286,7 +286,7 @@ async def running_shell(engine: Any, size: tuple[int, int], tmp_path: Path) -> A
 
     async def factory(path: Path | None) -> Any:
         if engine is None:
-            from tributary.app.engine_api import open_engine
+            from tributary.app.engine_host import open_engine
 
             return await open_engine(path)
         return SharedEngine(engine)

@@ -12,16 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tributary.engine.builtins import with_builtin_servers
-from tributary.engine.config.errors import ConfigError, ConfigIssue
-from tributary.engine.config.importer import import_mcp_servers as _import_mcp_servers
-from tributary.engine.config.save import save_config as _save_config
+from tributary.engine.api import (
+    BUILTIN_SERVER_NAMES,
+    ConfigError,
+    ConfigIssue,
+    RoutingExplanation,
+    with_builtin_servers,
+)
+from tributary.engine.api import check_pattern as _check_pattern
+from tributary.engine.api import explain_routing as _explain_routing
+from tributary.engine.api import import_mcp_servers as _import_mcp_servers
+from tributary.engine.api import save_config as _save_config
+from tributary.engine.api import validate as _validate
 from tributary.engine.config.schema import Config, ServerConfig
-from tributary.engine.config.validate import BUILTIN_SERVER_NAMES
-from tributary.engine.config.validate import validate as _validate
-from tributary.engine.patterns import check_pattern as _check_pattern
-from tributary.engine.routing import RoutingExplanation
-from tributary.engine.routing import explain_routing as _explain_routing
 
 __all__ = ["BUILTIN_SERVER_NAMES", "ConfigError", "Issue", "StoredSecrets", "check_pattern", "explain_routing",
            "import_mcp_servers", "save_config", "store_literal_secrets", "validate"]
@@ -100,8 +103,7 @@ async def store_literal_secrets(config: Config, before: Config | None = None) ->
     import copy
     from dataclasses import replace
 
-    from tributary.engine.config import keystore
-    from tributary.engine.config.secret_move import move_server_secrets
+    from tributary.engine.api import backend_notice, fallback_path, move_server_secrets
 
     def typed(server: ServerConfig) -> ServerConfig:
         old = before.servers.get(server.name) if before is not None else None
@@ -119,8 +121,8 @@ async def store_literal_secrets(config: Config, before: Config | None = None) ->
             target.env.update(server.env)
             target.headers.update(server.headers)
         where = "the OS keyring"
-        if places and keystore.backend_notice() is not None:
-            where = f"{keystore.fallback_path()} (readable only by you, not encrypted)"
+        if places and backend_notice() is not None:
+            where = f"{fallback_path()} (readable only by you, not encrypted)"
         return StoredSecrets(updated, places, where)
 
     return await asyncio.to_thread(move)
@@ -132,12 +134,11 @@ async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, l
     and the keyring's fallback notice (None when the OS keyring is used)."""
     import asyncio
 
-    from tributary.engine.config import keystore
-    from tributary.engine.config.secret_move import move_server_secrets
+    from tributary.engine.api import backend_notice, move_server_secrets
 
     def move() -> tuple[ServerConfig, list[str], str | None]:
         converted, _places, names = move_server_secrets([server])
-        return converted[0], names, keystore.backend_notice() if names else None
+        return converted[0], names, backend_notice() if names else None
 
     return await asyncio.to_thread(move)
 
@@ -148,7 +149,7 @@ async def sign_in(server: ServerConfig) -> None:
     server and the SDK's flow then never share the GUI's loop."""
     import asyncio
 
-    from tributary.engine.sources.oauth import sign_in as _sign_in
+    from tributary.engine.api import sign_in as _sign_in
 
     await asyncio.to_thread(asyncio.run, _sign_in(server))
 
@@ -156,7 +157,7 @@ async def sign_in(server: ServerConfig) -> None:
 async def sign_out(server: ServerConfig) -> bool:
     import asyncio
 
-    from tributary.engine.sources.oauth import sign_out as _sign_out
+    from tributary.engine.api import sign_out as _sign_out
 
     return await asyncio.to_thread(asyncio.run, _sign_out(server))
 
@@ -165,6 +166,6 @@ async def signed_in(server: ServerConfig) -> bool:
     """Whether a session for ``server`` is stored (the keyring is read off the GUI thread)."""
     import asyncio
 
-    from tributary.engine.sources.oauth import signed_in as _signed_in
+    from tributary.engine.api import signed_in as _signed_in
 
     return await asyncio.to_thread(_signed_in, server)

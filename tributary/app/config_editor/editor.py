@@ -33,8 +33,8 @@ from tributary.app.config_editor.desktop import DesktopPage
 from tributary.app.config_editor.ranking import RankingPage
 from tributary.app.config_editor.rules import RulesPage, server_names
 from tributary.app.config_editor.servers import ServersPage
-from tributary.app.engine_api import EngineLike
-from tributary.engine import paths
+from tributary.engine import api
+from tributary.engine.api import EngineLike
 from tributary.engine.config.schema import Config
 
 VALIDATE_DELAY_MS = 150
@@ -141,7 +141,7 @@ class ConfigEditor(QWidget):
     def config_path(self) -> Path:
         if self.draft is not None and self.draft.path is not None:
             return self.draft.path
-        return paths.default_config_path()
+        return api.default_config_path()
 
     def revert(self) -> None:
         if self._original is not None:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import theme
-from tributary.engine.config.secrets import is_secret_name
+from tributary.engine.api import is_secret_name
 
 
 def set_invalid(edit: QLineEdit, error: str | None, label: QLabel | None = None) -> None:

@@ -54,14 +54,18 @@ from tributary.app.background import describe_error, run_async
 from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
-from tributary.app.engine_api import EngineLike
 from tributary.app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
-from tributary.engine.config.clients import ClientConfig, discover_client_configs
-from tributary.engine.config.importer import already_configured, merge_imported
+from tributary.engine.api import (
+    ClientConfig,
+    EngineLike,
+    already_configured,
+    discover_client_configs,
+    merge_imported,
+)
 from tributary.engine.config.schema import Config, ServerConfig
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
-    from tributary.engine.sources.state import ServerState, ServerTest
+    from tributary.engine.api import ServerState, ServerTest
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
 NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from tributary.app.background import run_async
-from tributary.app.engine_api import EngineLike
+from tributary.engine.api import EngineLike
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
     ContextFormat,

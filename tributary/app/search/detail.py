@@ -38,11 +38,8 @@ from tributary.app.search.highlighter import (
     words_pattern,
 )
 from tributary.app.search.score_chart import ScoreChart
+from tributary.engine.api import commit_line, fold_label, quotes_files, source_views, why_folded
 from tributary.engine.model import DedupGroup, GroupMember, Hit, SearchResponse, is_task
-from tributary.engine.pipeline.confidence import source_views
-from tributary.engine.pipeline.dedup import fold_label, why_folded
-from tributary.engine.pipeline.formats import commit_line
-from tributary.engine.pipeline.run import quotes_files
 
 MAX_SHOWN = safe_text.BLOCK_LIMIT  # characters; hit content is untrusted and may be huge
 USEFUL_KEYS = QKeySequence("Ctrl+Up")

@@ -88,7 +88,7 @@ class EmptyState(QWidget):
         """Nothing to ask yet: index a repository, or bring servers in."""
         from pathlib import Path
 
-        from tributary.engine.config.clients import (  # not for the first paint
+        from tributary.engine.api import (  # not for the first paint
             CLIENTS,
             discover_client_configs,
         )

@@ -45,7 +45,6 @@ from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
 from tributary.app.combo_box import ComboBox
 from tributary.app.elided import elide_path
-from tributary.app.engine_api import EngineLike
 from tributary.app.open_file import local_file, open_in_editor, reveal
 from tributary.app.recent_queries import RecentQueries
 from tributary.app.search.badges import badges_height
@@ -75,6 +74,7 @@ from tributary.app.search.results_model import (
     RowToolTips,
 )
 from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_text
+from tributary.engine.api import EngineLike, format_filters, parse_query
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
     FUSION_STRATEGIES,
@@ -87,10 +87,9 @@ from tributary.engine.model import (
     SourceReport,
     TaskType,
 )
-from tributary.engine.query_syntax import format_filters, parse_query
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
-    from tributary.engine.sources.state import ServerState
+    from tributary.engine.api import ServerState
 
 RENDER_MS = 40
 SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge

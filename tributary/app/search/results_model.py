@@ -45,9 +45,8 @@ from PySide6.QtWidgets import QAbstractItemView, QToolTip
 
 from tributary.app import safe_text, theme
 from tributary.app.search.badges import badges_icon, badges_pixmap
+from tributary.engine.api import commit_line, fold_label
 from tributary.engine.model import GroupMember, Hit, SearchResponse, is_task
-from tributary.engine.pipeline.dedup import fold_label
-from tributary.engine.pipeline.formats import commit_line
 
 Index = QModelIndex | QPersistentModelIndex
 

@@ -39,7 +39,7 @@ from tributary.app.elided import FittingLabel
 from tributary.engine.model import SourceReport, SourceStatus
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
-    from tributary.engine.sources.state import ServerState
+    from tributary.engine.api import ServerState
 
 _DOTS: dict[str, QIcon] = {}
 RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
