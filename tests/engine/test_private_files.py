@@ -1,4 +1,4 @@
-"""The query history, the cache and the indexes are the user's alone, whatever the umask."""
+"""The query log, the cache and the indexes are the user's alone, whatever the umask."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_search_writes_history_and_cache_private_under_a_permissive_umask(tmp_pa
     done = _search(home)
     assert done.returncode == 0, done.stderr
     data = home / "data"
-    assert {"history.sqlite", "cache.sqlite"} <= set(os.listdir(data))
+    assert {"insights.sqlite", "cache.sqlite"} <= set(os.listdir(data))
     _assert_private(data)
 
 
@@ -72,7 +72,7 @@ def test_an_open_database_and_its_wal_and_shm_files_are_private(
         conn.execute("CREATE TABLE t (x)")
         conn.execute("INSERT INTO t VALUES ('a query someone typed')")
         names = set(os.listdir(paths.data_dir()))
-        assert {"history.sqlite", "history.sqlite-wal", "history.sqlite-shm"} <= names
+        assert {"insights.sqlite", "insights.sqlite-wal", "insights.sqlite-shm"} <= names
         _assert_private(paths.data_dir())
     finally:
         conn.close()
@@ -112,7 +112,7 @@ def test_another_local_user_cannot_read_the_history(tmp_path: Path) -> None:
         home.mkdir(mode=0o755)
         write_config(home, "servers:\n" + fake("alpha", "--hits", "3"))
         assert _search(home).returncode == 0
-        for name in ("history.sqlite", "cache.sqlite"):
+        for name in ("insights.sqlite", "cache.sqlite"):
             peek = subprocess.run(["head", "-c", "16", str(home / "data" / name)], capture_output=True,
                                   text=True, user=user, timeout=60, check=False, cwd="/")
             assert peek.returncode != 0 and "Permission denied" in peek.stderr

@@ -90,7 +90,7 @@ def test_summary_json(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert data["queries"] == 4
     assert data["sources"]["web"]["timeout_rate"] == 0.25
     assert data["reputation"]["files"]["reputation"] == pytest.approx(0.6)
-    assert data["history_file"] == str(home / "data" / "history.sqlite")
+    assert data["query_log_file"] == str(home / "data" / "insights.sqlite")
 
 
 def test_recent_escapes_control_characters(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

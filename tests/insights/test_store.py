@@ -203,8 +203,38 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
 def test_default_path_is_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path))
     store = QueryLog.open()
-    assert store.path == tmp_path / "data" / "history.sqlite"
+    assert store.path == tmp_path / "data" / "insights.sqlite"
     store.close()
+
+
+def test_a_log_under_its_old_name_is_moved_with_its_write_ahead_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``history.sqlite`` (its name before the task history took the word) is moved to
+    ``insights.sqlite`` once, with the searches it holds, including those still in the
+    write-ahead log; a file of the new name is never replaced."""
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path))
+    data = tmp_path / "data"
+    data.mkdir()
+    old = QueryLog(data / "history.sqlite")
+    old.record(response(query="where is the retry loop"))
+    old.record(response(query="who calls fuse"))
+    import shutil
+
+    for suffix in ("", "-wal", "-shm"):  # a copy as a crash would leave it: log not merged
+        shutil.copy(data / f"history.sqlite{suffix}", tmp_path / f"copy{suffix}")
+    old.close()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copy(tmp_path / f"copy{suffix}", data / f"history.sqlite{suffix}")
+    store = QueryLog.open()
+    try:
+        assert store.path == data / "insights.sqlite"
+        assert {e.query for e in store.recent(10)} == {"where is the retry loop", "who calls fuse"}
+        assert not (data / "history.sqlite").exists() and not (data / "history.sqlite-wal").exists()
+    finally:
+        store.close()
+    (data / "history.sqlite").write_text("an older file that must stay where it is")
+    QueryLog.open().close()
+    assert (data / "history.sqlite").read_text() == "an older file that must stay where it is"
 
 
 @pytest.mark.parametrize(

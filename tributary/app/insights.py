@@ -193,7 +193,7 @@ class InsightsPage(QWidget):
 
     def refresh(self) -> asyncio.Task[Any]:
         self.reputation.refresh()
-        return run_async(asyncio.to_thread(self._reader), label="Reading query history", key="insights",
+        return run_async(asyncio.to_thread(self._reader), label="Reading the query log", key="insights",
                          quiet=True, on_success=self.show_snapshot,
                          on_error=lambda e: self.message.emit(f"Could not read the history: {describe_error(e)}"))
 

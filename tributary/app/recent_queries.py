@@ -13,7 +13,10 @@ LIMIT = 200
 
 
 def default_path() -> Path:
-    return api.data_dir() / "gui-history.json"
+    """The recent queries file (once ``gui-history.json``: moved on first use)."""
+    path = api.data_dir() / "recent-queries.json"
+    api.moved_once(api.data_dir() / "gui-history.json", path)
+    return path
 
 
 class RecentQueries:
@@ -25,7 +28,7 @@ class RecentQueries:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 self.items = [q for q in data if isinstance(q, str)][:LIMIT]
             except (OSError, ValueError) as exc:
-                log.warning("ignoring unreadable query history %s: %s", path, exc)
+                log.warning("ignoring unreadable recent queries %s: %s", path, exc)
 
     def add(self, query: str) -> None:
         query = query.strip()
@@ -46,4 +49,4 @@ class RecentQueries:
             tmp.write_text(json.dumps(self.items), encoding="utf-8")
             tmp.replace(self.path)
         except OSError as exc:
-            log.warning("could not save query history: %s", exc)
+            log.warning("could not save the recent queries: %s", exc)

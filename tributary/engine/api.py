@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     from tributary.engine.heap import settle
     from tributary.engine.index.manager import index_repository, list_indexes, watch_repository
     from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary
-    from tributary.engine.paths import config_dir, data_dir, default_config_path, indexes_dir
+    from tributary.engine.paths import (
+        config_dir,
+        data_dir,
+        default_config_path,
+        indexes_dir,
+        moved_once,
+    )
     from tributary.engine.patterns import check_pattern
     from tributary.engine.pipeline.confidence import source_views
     from tributary.engine.pipeline.dedup import fold_label, why_folded
@@ -138,6 +144,7 @@ _HOMES: dict[str, str] = {
     "data_dir": "tributary.engine.paths",
     "default_config_path": "tributary.engine.paths",
     "indexes_dir": "tributary.engine.paths",
+    "moved_once": "tributary.engine.paths",
     "check_pattern": "tributary.engine.patterns",
     "source_views": "tributary.engine.pipeline.confidence",
     "fold_label": "tributary.engine.pipeline.dedup",
@@ -196,6 +203,7 @@ __all__ = [
     "merge_imported",
     "module_command",
     "move_server_secrets",
+    "moved_once",
     "parse_query",
     "quotes_files",
     "remove_repository",

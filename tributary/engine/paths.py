@@ -3,7 +3,7 @@
 ``TRIBUTARY_CONFIG`` overrides the config file; ``TRIBUTARY_HOME`` puts everything
 (config and data) under one folder, which tests and portable installs use.
 
-The data (query history, cache, indexes) is the user's alone, whatever the umask: its
+The data (query log, cache, indexes) is the user's alone, whatever the umask: its
 folders are made 0700 and its files 0600 (:func:`private_file`), and the first time a
 process opens a file under the data folder, modes a looser umask left there are
 repaired.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import stat
@@ -58,8 +59,30 @@ def cache_path() -> Path:
 
 
 def insights_path() -> Path:
-    """The query log and reputations (the file keeps its first name, ``history.sqlite``)."""
-    return data_dir() / "history.sqlite"
+    """The query log and source reputations. Its first name, ``history.sqlite``, said
+    the same as the task history; a file of that name is moved here once."""
+    path = data_dir() / "insights.sqlite"
+    moved_once(data_dir() / "history.sqlite", path, sidecars=SQLITE_SIDE_FILES)
+    return path
+
+
+def moved_once(old: Path, new: Path, *, sidecars: tuple[str, ...] = ()) -> None:
+    """A file renamed between versions: move ``old`` with its ``sidecars`` (SQLite's
+    ``-wal``…) to ``new`` unless ``new`` exists; all or none of them move."""
+    if new.exists() or not old.exists():
+        return
+    pairs = [(old.with_name(old.name + s), new.with_name(new.name + s)) for s in sidecars]
+    done: list[tuple[Path, Path]] = []
+    try:
+        for source, target in [*pairs, (old, new)]:  # the database last: never without its log
+            if source.exists():
+                os.replace(source, target)
+                done.append((source, target))
+    except OSError as exc:
+        for source, target in reversed(done):
+            with contextlib.suppress(OSError):
+                os.replace(target, source)
+        logging.getLogger(__name__).warning("could not rename %s to %s: %s", old, new, exc)
 
 
 def repo_id(repo_path: Path | str) -> str:

@@ -1,4 +1,4 @@
-"""SQLite for every store (indexes, task history, query history, cache): one way to
+"""SQLite for every store (indexes, task history, query log, cache): one way to
 open a file, group writes, and number schema migrations.
 
 The interpreter's own ``sqlite3`` often cannot load extensions, so we use

@@ -1,6 +1,6 @@
 """JSON converters for the engine's data model (``tributary.engine.model``) and any dataclass.
 
-The cache, the query history and the MCP face all need a ``SearchResponse`` or a list
+The cache, the query log and the MCP face all need a ``SearchResponse`` or a list
 of ``Hit`` as plain JSON and back. Rather than one hand-written converter per class,
 :func:`to_jsonable` walks any dataclass/enum/datetime tree, and :func:`from_jsonable`
 rebuilds a typed object from the dataclass's own type hints — so a field added to the

@@ -1,4 +1,4 @@
-"""Keeping secrets out of everything the cache and the query history store.
+"""Keeping secrets out of everything the cache and the query log store.
 
 Config files hold ``${VAR}`` references; their values come from the environment when
 a server starts (``tributary.engine.config.expand``). Keys and fingerprints are computed from

@@ -24,8 +24,8 @@ _ALL = "\0all"  # --reset-reputation given without a name
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "stats",
-        help="summarise the local query history (latency, cache, dedup, tokens per source)",
-        description="Summarise the searches recorded in the local query history.",
+        help="summarise the local query log (latency, cache, dedup, tokens per source)",
+        description="Summarise the searches recorded in the local query log.",
     )
     parser.add_argument(
         "--since",
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 name: {"reputation": s.reputation, "useful": s.useful, "not_useful": s.not_useful}
                 for name, s in standings.items()
             }
-            data["history_file"] = str(query_log.path)
+            data["query_log_file"] = str(query_log.path)
             dump_json(data, sys.stdout)
         else:
             print(summary_text(summary, standings, reputation.default, terminal_width()))
