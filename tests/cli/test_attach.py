@@ -101,7 +101,9 @@ def test_search_and_context_attach_to_a_running_serve(home: Path) -> None:
 class _Engine:
     def __init__(self) -> None:
         self.asked: list[str] = []
-        self.effective_config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
+        self.config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
+        self.config.fusion.top_k = 7
+        self.effective_config = self.config
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         self.asked.append(request.query)
@@ -125,6 +127,11 @@ async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Pat
         assert await attach.ask(SearchRequest(query="files", sources=["files"]), config) is None
         assert await attach.ask(SearchRequest(query="alpha", sources=["alpha"]), config) is not None
         assert engine.asked == ["where", "alpha"]
+        # A caller that has not read the config takes the running engine's top_k.
+        mine = await attach.ask(SearchRequest(query="k", top_k=12), config)
+        theirs = await attach.ask(SearchRequest(query="k", top_k=12), config, top_k_from_config=True)
+        assert mine is not None and mine.response.request.top_k == 12
+        assert theirs is not None and theirs.response.request.top_k == 7
     finally:
         await server.close()
     assert await attach.ask(SearchRequest(query="gone"), config) is None

@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not attach.supported(), reason="no Unix sockets")
 
 HEAVY = ("numpy", "rapidfuzz", "tokenizers", "tree_sitter", "onnxruntime", "PySide6", "qasync",
-         "mcp", "anyio", "httpx", "pydantic", "sqlite_vec", "torch")
+         "mcp", "anyio", "httpx", "pydantic", "sqlite_vec", "torch",
+         # the running engine has read the config: the client reads no YAML, no keyring
+         "yaml", "keyring")
 
 # Runs the command line as ``python -m tributary`` does and writes the top-level
 # packages it imported to the file named first.
@@ -38,7 +40,7 @@ runpy.run_module("tributary", run_name="__main__", alter_sys=True)
 
 
 class _Engine:
-    effective_config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
+    config = effective_config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         hit = Hit(id="1", source="alpha", tool="search", title="retry", content="def retry(): ...",

@@ -141,3 +141,19 @@ def test_servers_test_unknown_name(home: Path) -> None:
     result = tributary("servers", "test", "nope", home=home)
     assert result.returncode == 1
     assert "no server named 'nope'" in result.stderr
+
+
+def test_only_the_named_command_is_imported_and_help_still_lists_all(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tributary.engine.cli.main import build_parser, main, named_command
+
+    assert named_command(["--config", "c.yaml", "search", "q"]) == "tributary.engine.cli.search_cmd"
+    assert named_command(["index", "add", "."]) == "tributary.engine.cli.index_cmd"
+    assert named_command(["toggle"]) is None and named_command(["-h"]) is None
+    assert named_command(["--config", "search"]) is None  # "search" is the config file here
+    only = build_parser("tributary.engine.cli.search_cmd")
+    assert only.parse_args(["search", "retry"]).query == "retry"
+    with pytest.raises(SystemExit):
+        main(["no-such-command"])
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and "servers" in err  # every command offered

@@ -122,6 +122,9 @@ class Searcher(Protocol):
     """What the socket needs of an engine (``tributary.engine.engine.Engine``)."""
 
     @property
+    def config(self) -> Config: ...
+
+    @property
     def effective_config(self) -> Config: ...
 
     async def search(self, request: SearchRequest) -> SearchResponse: ...
@@ -214,6 +217,8 @@ class AttachServer:
             return {"ok": False, "error": f"this engine runs with config {self.config_key}"}
         try:
             request = from_jsonable(SearchRequest, message.get("request"))
+            if message.get("top_k_from_config") is True:
+                request.top_k = self.engine.config.fusion.top_k
             servers = self.engine.effective_config.servers
             unknown = [name for name in request.sources or () if name not in servers]
             if unknown:  # e.g. a repository indexed after this engine started
@@ -277,10 +282,13 @@ async def _ping(path: Path) -> bool:
 
 
 async def ask(
-    request: SearchRequest, config_file: Path | None, *, timeout: float | None = None
+    request: SearchRequest, config_file: Path | None, *, timeout: float | None = None,
+    top_k_from_config: bool = False,
 ) -> Attached | None:
     """The running engine's answer to ``request``; None when none runs for this home and
-    config (or it cannot answer): the caller then opens its own engine."""
+    config (or it cannot answer): the caller then opens its own engine.
+    ``top_k_from_config``: the running engine's configured ``top_k`` replaces the
+    request's, so the caller need not read the config file itself."""
     from tributary.engine.cache.codec import response_from_dict, to_jsonable
 
     if not supported():
@@ -292,7 +300,7 @@ async def ask(
         return None
     message = {
         "version": PROTOCOL_VERSION, "op": "search", "config": _config_key(config_file),
-        "request": to_jsonable(request),
+        "request": to_jsonable(request), "top_k_from_config": top_k_from_config,
     }  # fmt: skip
     try:
         alive = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)

@@ -79,13 +79,15 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
                         help="start a one-shot engine even when the app or `tributary serve` runs")
 
 
-def request_from_args(args: argparse.Namespace, default_top_k: int) -> SearchRequest:
+def request_from_args(args: argparse.Namespace, default_top_k: int | None) -> SearchRequest:
+    """The request the command's arguments say; ``default_top_k`` (the config's) when
+    ``--top-k`` is not given, or the model's default when that is None too."""
     check_query(SearchRequest(args.query))  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
         query=args.query,
         task_type=TaskType(args.task_type),
-        top_k=args.top_k or default_top_k,
+        top_k=args.top_k or default_top_k or SearchRequest(args.query).top_k,
         sources=sources,
         strategy=args.strategy,
         use_cache=not args.no_cache,
@@ -130,14 +132,17 @@ async def _call(main: Callable[[], Awaitable[int]]) -> int:
     return await main()
 
 
-async def ask_running_engine(args: argparse.Namespace, request: SearchRequest) -> SearchResponse | None:
+async def ask_running_engine(
+    args: argparse.Namespace, request: SearchRequest, *, top_k_from_config: bool = False
+) -> SearchResponse | None:
     """The answer of the app's or ``tributary serve``'s engine for this home and config,
-    with its servers already warm; None when none runs (or ``--no-attach``)."""
+    with its servers already warm; None when none runs (or ``--no-attach``).
+    ``top_k_from_config``: that engine's configured ``top_k`` applies."""
     if getattr(args, "no_attach", False):
         return None
     from tributary.engine.attach import ask
 
-    attached = await ask(request, config_path(args))
+    attached = await ask(request, config_path(args), top_k_from_config=top_k_from_config)
     if attached is None:
         return None
     print(f"tributary: answered by the running engine (pid {attached.pid})", file=sys.stderr)

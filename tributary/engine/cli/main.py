@@ -44,7 +44,23 @@ def version_text() -> str:
     return f"tributary {number}; pipeline: {describe(engine.COMPILED)}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def named_command(arguments: Sequence[str]) -> str | None:
+    """The module of the command ``arguments`` name (``search`` → its ``search_cmd``),
+    so only that one is imported: a search answered by a running engine then loads
+    nothing the other commands need. None when no known command is named."""
+    rest = list(arguments)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option == "--config" and rest:
+            rest.pop(0)  # its FILE
+    if not rest:
+        return None
+    module = f"tributary.engine.cli.{rest[0]}_cmd"
+    return module if module in COMMAND_MODULES else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``only``) the top level with that one command."""
     parser = argparse.ArgumentParser(
         prog="tributary",
         description="Ask many context sources one question; get one ranked, budgeted answer.",
@@ -56,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="show the version and which pipeline runs, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -71,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (tributary.engine.spawn)
         return run_module(arguments[1:])
-    parser = build_parser()
+    parser = build_parser(named_command(arguments))
     args = parser.parse_args(arguments)
     if args.version:
         print(version_text())

@@ -49,16 +49,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    config = await load_cli_config(args)
-    request = request_from_args(args, config.fusion.top_k)
-    if args.repo:  # that repository only, by its built-in servers unless told otherwise
-        request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
-        if request.sources is None:
-            from tributary.engine.builtins import with_builtin_servers
+    response = None
+    if not args.repo:  # a running engine has the config: this process need not read it
+        request = request_from_args(args, None)
+        response = await ask_running_engine(args, request, top_k_from_config=args.top_k is None)
+    if response is None:
+        config = await load_cli_config(args)
+        request = request_from_args(args, config.fusion.top_k)
+        if args.repo:  # that repository only, by its built-in servers unless told otherwise
+            request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
+            if request.sources is None:
+                from tributary.engine.builtins import with_builtin_servers
 
-            servers = with_builtin_servers(config).servers
-            request.sources = [n for n in ("files", "tasks") if n in servers]
-    response = await ask_running_engine(args, request)
+                servers = with_builtin_servers(config).servers
+                request.sources = [n for n in ("files", "tasks") if n in servers]
+            response = await ask_running_engine(args, request)
     if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
 

@@ -10,7 +10,6 @@ longer than any backtick run inside them.
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import quoteattr
 
 from tributary.engine.model import ContextFormat, Hit, is_task
 
@@ -122,13 +121,17 @@ def _fence_language(hit: Hit) -> str:
 
 
 def _attr(value: str) -> str:
+    """``value`` as a quoted XML attribute. (``xml.sax.saxutils`` is imported here, not
+    at the top: it pulls in ``urllib.request``, which the CLI's other paths never need.)"""
+    from xml.sax.saxutils import quoteattr
+
     return quoteattr(_xml_text(value))
 
 
 def wrapper(fmt: ContextFormat, query: str) -> tuple[str, str]:
     """Text before the first and after the last chunk."""
     if fmt is ContextFormat.XML:
-        return f"<context query={quoteattr(_xml_text(_one_line(query)))}>", "</context>"
+        return f"<context query={_attr(_one_line(query))}>", "</context>"
     return "", ""
 
 
