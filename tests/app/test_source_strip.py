@@ -112,3 +112,19 @@ def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> No
     assert waiting_text(sources[:1]) == "finishing…"
     many = [SourceReport(name=f"s{i}", status=SourceStatus.PENDING) for i in range(5)]
     assert waiting_text(many) == "waiting for s0, s1, s2 and 2 more…"
+
+
+def test_a_keyword_only_answer_says_so_on_its_chip_and_in_the_empty_state(qtbot: Any) -> None:
+    from tributary.app.search.empty_state import EmptyState
+    from tributary.app.search.source_strip import chip_tooltip
+
+    warning = ("files: semantic index 40 % ready (400/1000 chunks embedded); "
+               "keyword and symbol search cover every file")
+    report = SourceReport(name="files", status=SourceStatus.OK, hits=12, latency_ms=80.0,
+                          warnings=[warning], degraded=True)
+    assert chip_text(report) == "files 12 hits · keyword only · 80 ms"
+    assert "semantic index 40 % ready" in chip_tooltip(report)
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    empty.show_not_confident("where is fusion", 12, [warning])
+    assert "rests on keywords" in empty.body.text() and "40 % ready" in empty.body.text()

@@ -128,11 +128,15 @@ class EmptyState(QWidget):
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
         self._show("no-results", f"No results for “{query}”", tips, keys=SYNTAX)
 
-    def show_not_confident(self, query: str, count: int) -> None:
+    def show_not_confident(self, query: str, count: int, partial: list[str] | None = None) -> None:
         """The sources answered, but nothing clears the confidence bar: say so rather than
-        list noise, and keep the closest matches one key away."""
+        list noise, and keep the closest matches one key away. ``partial``: what the
+        sources said was missing from their answer (a semantic index still filling in)."""
         body = (f"None of the {count} closest matches is a clear answer: the sources found little of "
                 "the question's words or meaning. Try other words, a name from the code, or a filter.")
+        if partial:
+            body += ("\n\nMeaning-based matches are not all in yet, so this answer rests on keywords: "
+                     + "; ".join(partial) + ".")
         self.weak_button.setText(f"Show the {count} weak matches")
         self._show("not-confident", f"No confident results for “{query}”", body,
                    buttons=(self.weak_button,), keys=SYNTAX)

@@ -361,7 +361,8 @@ class SearchPage(QWidget):
         if self.model.rowCount():
             if (response is not None and self.controller.final and not response.confident
                     and self._weak_shown_for != response.request.query):
-                self.empty.show_not_confident(response.request.query, self.model.rowCount())
+                partial = [w for r in response.sources if r.degraded for w in r.warnings]
+                self.empty.show_not_confident(response.request.query, self.model.rowCount(), partial)
                 self.results.setCurrentWidget(self.empty)
             else:
                 self.results.setCurrentWidget(self.tree)

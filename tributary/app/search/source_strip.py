@@ -130,7 +130,8 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     if status in (SourceStatus.OK, SourceStatus.CACHED):
         cached = " · cached" if status == SourceStatus.CACHED else ""
         hits = "1 hit" if report.hits == 1 else f"{report.hits} hits"
-        return f"{report.name} {hits}{latency}{cached}{restarted}"
+        partial = " · keyword only" if report.degraded else ""  # its vectors are not all there yet
+        return f"{report.name} {hits}{partial}{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
         typical = typical_latency(state.latency_ms if state is not None else None)
         return f"{report.name} … {typical}" if typical else f"{report.name} …"
@@ -154,6 +155,7 @@ def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
         lines.append(f"tool {report.tool}")
     if report.detail:
         lines.append(report.detail)
+    lines.extend(w for w in report.warnings if w not in (report.detail or ""))
     if report.error:
         lines.append("error: " + report.error)
     lines.append("Click for this server's log")
