@@ -9,7 +9,8 @@ step as a button, so the keyboard reaches it too.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from tributary.app import theme
 
@@ -17,6 +18,9 @@ EXAMPLE = "where is the retry logic"
 KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
         "Ctrl+C copies it · Esc comes back here · Ctrl+L from anywhere")
 SYNTAX = "Filters: lang:go  path:src/  -path:tests/  source:files"
+
+
+MARGIN = 24  # px around the empty state's text and buttons
 
 
 class EmptyState(QWidget):
@@ -51,19 +55,20 @@ class EmptyState(QWidget):
         self.weak_button = QPushButton(theme.icon("search"), "Show the weak matches")
         self.weak_button.setToolTip("List the closest matches anyway")
         self.weak_button.clicked.connect(self.show_weak.emit)
-        buttons = QHBoxLayout()
+        # Side by side where they fit, one under another where they do not (a narrow
+        # results pane, a large scale factor): a button never cuts its own label.
+        buttons = self._buttons = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         buttons.setSpacing(8)
-        for button in (self.add_button, self.import_button, self.server_button, self.example_button,
-                       self.weak_button):
+        for button in self._all_buttons():
             button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-            buttons.addWidget(button)
+            buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
         buttons.addStretch()
         self.keys = QLabel()
         self.keys.setObjectName("Hint")
         self.keys.setWordWrap(True)
         self.keys.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(24, 24, 24, 24)
+        layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
         layout.setSpacing(10)
         layout.addWidget(self.title)
         layout.addWidget(self.body)
@@ -72,6 +77,21 @@ class EmptyState(QWidget):
         layout.addWidget(self.keys)
         layout.addStretch()
         self.show_ready()
+
+    def _all_buttons(self) -> tuple[QPushButton, ...]:
+        return (self.add_button, self.import_button, self.server_button, self.example_button,
+                self.weak_button)
+
+    def _arrange_buttons(self) -> None:
+        shown = [b for b in self._all_buttons() if not b.isHidden()]
+        needed = sum(b.sizeHint().width() for b in shown) + self._buttons.spacing() * max(0, len(shown) - 1)
+        room = self.contentsRect().width() - 2 * MARGIN
+        fits = needed <= room
+        self._buttons.setDirection(QBoxLayout.Direction.LeftToRight if fits else QBoxLayout.Direction.TopToBottom)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange_buttons()
 
     def _show(self, state: str, title: str, body: str, *, buttons: tuple[QPushButton, ...] = (),
               keys: str = "") -> None:
@@ -83,6 +103,7 @@ class EmptyState(QWidget):
             button.setVisible(button in buttons)
         self.keys.setText(keys)
         self.keys.setVisible(bool(keys))
+        self._arrange_buttons()
 
     def show_first_run(self, reason: str = "") -> None:
         """Nothing to ask yet: index a repository, or bring servers in."""

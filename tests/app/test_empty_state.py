@@ -1,0 +1,24 @@
+"""The search page's empty state: its buttons never cut their own labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QBoxLayout
+
+from tributary.app.search.empty_state import EmptyState
+
+
+def test_the_buttons_stack_when_side_by_side_they_would_not_fit(qtbot: Any) -> None:
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    empty.show()
+    empty.show_first_run()
+    shown = [b for b in (empty.add_button, empty.import_button, empty.server_button) if b.isVisible()]
+    assert len(shown) == 2
+    for width, direction in ((1000, QBoxLayout.Direction.LeftToRight), (330, QBoxLayout.Direction.TopToBottom)):
+        empty.setFixedWidth(width)  # as a narrow results pane (a splitter) would
+        QApplication.processEvents()
+        assert empty._buttons.direction() == direction
+        for button in shown:
+            assert button.width() >= button.sizeHint().width(), f"{button.text()} cut at {width} px"
