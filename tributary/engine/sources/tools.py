@@ -39,20 +39,12 @@ from mcp import types
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.errors import TributaryError
 from tributary.engine.localsearch.fts import fts_terms
+from tributary.engine.toolnames import (
+    looks_like_search,
+    tool_words,
+    write_verb_in,
+)
 
-SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
-# Verbs that change something: a tool named with one is never called with a search's text.
-# (Words that are as often nouns — post, commit, index, store, archive — are left out.)
-WRITE_WORDS = frozenset((
-    "write", "delete", "del", "remove", "rm", "drop", "create", "update", "upsert", "insert",
-    "put", "set", "add", "edit", "modify", "patch", "send", "exec", "execute", "run", "kill",
-    "move", "rename", "upload", "push", "reset", "clear", "truncate", "destroy", "purge",
-    "apply", "replace", "append", "save", "reindex", "alter", "grant", "revoke", "close",
-    "cancel", "approve", "publish", "erase", "wipe", "overwrite", "nuke", "flush", "prune",
-    "unlink", "shred", "evict", "expunge", "discard", "terminate", "restart", "stop",
-    "shutdown", "deploy", "merge", "revert", "rollback", "disable", "enable", "import",
-    "invoke", "call", "trigger", "submit", "post", "transfer", "pay", "format", "wipeout",
-))
 # A query tool whose description says it takes a query language would get the user's words
 # as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
 _RUNS_CODE = re.compile(r"\b(?:select|sql|cypher|sparql|graphql|shell command)\b", re.IGNORECASE)
@@ -130,7 +122,7 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
                 f"configured tool {config.tool!r} not offered; tools seen: {_names(tools)}"
             )
         return _configured(config, tool)
-    candidates = [t for t in tools if _looks_like_search(t.name) and _query_argument(t, config) is not None]
+    candidates = [t for t in tools if looks_like_search(t.name) and _query_argument(t, config) is not None]
     if not candidates:
         needs = _unfilled_needs(config, tools)
         if needs:
@@ -175,7 +167,7 @@ def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | 
     a message naming them and the config that would use it; None if there is none."""
     options = []
     for t in tools:
-        if not _looks_like_search(t.name) or not _marked_read_only(t) or unsafe_reason(t):
+        if not looks_like_search(t.name) or not _marked_read_only(t) or unsafe_reason(t):
             continue
         strings = [n for n, sch in _properties(t).items() if _is_type(sch, "string")]
         query = next((n for n in QUERY_NAMES if n in strings), None)
@@ -213,46 +205,8 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
                          query_mode=config.query_mode)
 
 
-def _words(name: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
-
-
-def _looks_like_search(name: str) -> bool:
-    return any(w.startswith(s) for w in _words(name) for s in SEARCH_WORDS)
-
-
-def looks_like_search(name: str) -> bool:
-    """Whether a tool's name reads as a search (a word starting search, query, find …)."""
-    return _looks_like_search(name)
-
-
-def write_verb(name: str) -> str | None:
-    """The write verb in a tool's name (``delete_file`` → ``delete``), if any."""
-    return _write_verb(_words(name))
-
-
 def _marked_read_only(tool: types.Tool) -> bool:
     return tool.annotations is not None and tool.annotations.read_only_hint is True
-
-
-def _stems(word: str) -> set[str]:
-    """``word`` and what it may be an inflection of: deletes, deleted, deleting → delete."""
-    stems = {word}
-    for suffix, back in (("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ing", ""), ("ing", "e")):
-        if word.endswith(suffix) and len(word) > len(suffix) + 1:
-            stem = word[: -len(suffix)] + back
-            stems.add(stem)
-            if suffix in ("ed", "ing") and len(stem) > 2 and stem[-1] == stem[-2]:
-                stems.add(stem[:-1])  # dropped, dropping → drop
-    return stems
-
-
-def _write_verb(words: Sequence[str]) -> str | None:
-    for word in words:
-        found = WRITE_WORDS.intersection(_stems(word))
-        if found:
-            return min(found)
-    return None
 
 
 def unsafe_reason(tool: types.Tool) -> str | None:
@@ -267,12 +221,12 @@ def unsafe_reason(tool: types.Tool) -> str | None:
         return "marked destructive"
     if notes is not None and notes.read_only_hint is False:
         return "marked not read-only"
-    verb = _write_verb(_words(tool.name))
+    verb = write_verb_in(tool_words(tool.name))
     if verb:
         return f"named with the write verb {verb!r}"
     described = " ".join([tool.description or "", *(str(s.get("description", "")) for s in
                                                       _properties(tool).values() if isinstance(s, dict))])
-    verb = _write_verb(_words(described)[:1])
+    verb = write_verb_in(tool_words(described)[:1])
     if verb:
         return f"its description starts with the write verb {verb!r}"
     runs = _RUNS_CODE.search(described)
@@ -339,7 +293,7 @@ def _query_like(tool: types.Tool, config: ServerConfig) -> bool:
         if name in config.arguments or not _is_type(schema, "string"):
             continue
         described = str(schema.get("description", "")) if isinstance(schema, dict) else ""
-        if name in QUERY_NAMES or _QUERY_WORDS.search(" ".join(_words(name))) \
+        if name in QUERY_NAMES or _QUERY_WORDS.search(" ".join(tool_words(name))) \
                 or _QUERY_WORDS.search(described):
             return True
     return False
