@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
-from tributary.engine.index.minilm import TOKENIZER
+from tributary.engine.localsearch.packaged import TOKENIZER
 from tributary.engine.model import Hit
 
 from .wordtable import KEY_BYTES, Words, WordTable, find_words, fold, fold_table, word_keys

@@ -3,11 +3,13 @@
 The tokenizer is always here: token counting and the ONNX Runtime embedder read it,
 with neither the weights nor PyTorch installed. A prepared int8 model may be placed
 beside it (the desktop bundle does), where ``tributary.engine.index.embed`` finds it first.
+The folder is located by ``tributary.engine.localsearch.packaged``, which the pipeline
+reads too.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from tributary.engine.localsearch.packaged import MODEL_FOLDER as FOLDER
+from tributary.engine.localsearch.packaged import TOKENIZER
 
-FOLDER = Path(__file__).resolve().parent
-TOKENIZER = FOLDER / "tokenizer.json"
+__all__ = ["FOLDER", "TOKENIZER"]
