@@ -1,57 +1,21 @@
-"""A repository's name as people know it: ``owner/name`` from its git remote.
-
-Indexes named after their folder alone were ambiguous: every repository indexed by its
-``src`` or ``lib`` folder showed as ``src``. The remote's ``owner/name`` (with the
-folder's path inside the repository when a subfolder is indexed) says which one it is;
-without a remote, the folder's path relative to the home folder does.
+"""Repositories by name: the name an index shows (``readable_name``, from
+``tributary.engine.repo_name``) and the ``repos`` scope a query may restrict itself to.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from tributary.engine.repo_name import readable_name, remote_slug
+
+__all__ = ["in_scope", "readable_name", "remote_slug", "scope_problem", "values_problem"]
 
 # What a ``repos`` value may be: an index name or a folder, each part of it no longer
 # than a file name may be (longer cannot name anything, and the OS refuses it).
 MAX_SCOPE_VALUES = 64
 MAX_SCOPE_CHARS = 1024
 MAX_NAME_BYTES = 255
-
-_REMOTE = re.compile(r"(?:[:/])(?P<owner>[^/:]+)/(?P<name>[^/]+?)(?:\.git)?/?$")
-
-
-def remote_slug(url: str) -> str | None:
-    """``owner/name`` of a remote URL (https, ssh or scp-like), or None."""
-    match = _REMOTE.search(url.strip())
-    return f"{match['owner']}/{match['name']}" if match else None
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-
-
-def readable_name(root: Path, home: Path | None = None) -> str:
-    """The name to show for the repository folder ``root`` (absolute)."""
-    top = _git(root, "rev-parse", "--show-toplevel")
-    url = _git(root, "remote", "get-url", "origin") if top else None
-    slug = remote_slug(url) if url else None
-    if slug and top:
-        inside = root.resolve().relative_to(Path(top).resolve())
-        return slug if inside == Path() else f"{slug}/{inside.as_posix()}"
-    base = (home or Path.home()).resolve()
-    try:
-        relative = root.resolve().relative_to(base)
-    except ValueError:
-        return root.resolve().as_posix()
-    return root.name if relative == Path() else relative.as_posix()
 
 
 def values_problem(values: Sequence[str], what: str) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tributary.engine.index.naming import readable_name
 from tributary.engine.postgres.db import Connection, Database
+from tributary.engine.repo_name import readable_name
 
 _REPO_LOCK = 0x7265_706F  # with the repository id: pg_advisory_xact_lock(key, id)
 
