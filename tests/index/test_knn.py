@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 
 from tributary.engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, _query_scale
-from tributary.engine.index.store import SearchFilter, _rank_dense, _VectorCache
+from tributary.engine.index.store import SearchFilter, _ChunkVectors, _rank_dense
 
 
-def _cache(rows: int, seed: int = 3) -> _VectorCache:
+def _cache(rows: int, seed: int = 3) -> _ChunkVectors:
     rng = np.random.default_rng(seed)
     # Clustered unit vectors, like embeddings of related code, plus exact duplicates.
     centres = rng.standard_normal((40, 384)).astype(np.float32)
@@ -21,7 +21,7 @@ def _cache(rows: int, seed: int = 3) -> _VectorCache:
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     ids = np.arange(1, rows + 1, dtype=np.int64) * 3
     languages = (np.arange(rows) % 3).astype(np.int32)
-    return _VectorCache(
+    return _ChunkVectors(
         ids=ids, matrix=matrix, languages=languages, kinds=np.zeros(rows, dtype=np.int32),
         file_ids={int(i): int(i) // 30 for i in ids}, language_codes={"python": 0, "go": 1, "rst": 2},
         kind_codes={"function": 0}, coarse=Int8Scorer(matrix),

@@ -93,6 +93,27 @@ def test_a_database_of_the_first_schema_is_brought_up_to_date(postgres_dsn: str)
         store.close()
 
 
+def test_a_task_history_model_of_the_old_layout_is_migrated(postgres_dsn: str) -> None:
+    """A task history recorded its model as one ``embedder`` key (``name|version|dim``);
+    it now keeps the code index's ``model_name``/``model_dim``/``model_version``."""
+    from tributary.engine.localsearch.embedder import ModelInfo
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert migrate(conn, MIGRATIONS[:3]) == 3
+        repo = conn.execute("INSERT INTO repositories(root, name) VALUES ('/r', 'r') RETURNING id").fetchone()
+        assert repo is not None
+        conn.execute("INSERT INTO repo_meta(repo, scope, key, value) VALUES (%s, 'tasks', 'embedder', %s)",
+                     (repo[0], "test-hashing|1;onnx|a|64"))  # fmt: skip
+    store = PgTaskStore.open(postgres_dsn, "/r", create=False)
+    assert store is not None
+    try:
+        assert store.model() == ModelInfo("test-hashing", 64, "1;onnx|a")
+        assert store.has_vectors() and store.get_meta("embedder") is None
+        assert store.stats().embedder == "test-hashing|1;onnx|a|64"
+    finally:
+        store.close()
+
+
 def _all_task_rows(dsn: str) -> list[int]:
     with psycopg.connect(dsn) as conn:
         return [int(r[0]) for r in conn.execute("SELECT id FROM tasks").fetchall()]

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from tributary.engine.index.store import IndexStore
-from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.embedder import Embedder, ModelInfo
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 
 
@@ -31,6 +31,7 @@ class TaskHistory(Protocol):
     def close(self) -> None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def model(self) -> ModelInfo | None: ...
     def has_vectors(self) -> bool: ...
     def embed_missing(
         self, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None

@@ -24,8 +24,8 @@ from tributary.engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
 from tributary.engine.index.decoding import UndecodableError, decode_source
 from tributary.engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from tributary.engine.index.progress import IndexProgress, IndexStats, ProgressCallback
-from tributary.engine.index.store import FileRecord, IndexStore, ModelChanged, ModelInfo
-from tributary.engine.localsearch.embedder import Embedder, Vectors
+from tributary.engine.index.store import FileRecord, IndexStore, ModelChanged
+from tributary.engine.localsearch.embedder import Embedder, ModelInfo, Vectors
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class Indexer:
         return self._embedder
 
     def _model_info(self) -> ModelInfo:
-        return ModelInfo(self.embedder.name, self.embedder.dim, self.embedder.version)
+        return ModelInfo.of(self.embedder)
 
     def _model_changed(self) -> bool:
         recorded = self.store.model()

@@ -37,8 +37,19 @@ from tributary.engine.localsearch.db import (
     transaction,
     write_meta,
 )
+from tributary.engine.localsearch.embedder import ModelInfo as ModelInfo  # (re-exported)
 from tributary.engine.localsearch.embedder import Vectors
 from tributary.engine.localsearch.fts import fts_query, fts_terms, split_identifiers
+from tributary.engine.localsearch.vectors import (
+    VectorCache,
+    VectorMatrix,
+    VectorTable,
+    blob_matrix,
+    read_model,
+    upgrade_model_record,
+    vector_bytes,
+    write_stamp,
+)
 from tributary.engine.pipeline.definitions import definition_signal
 
 # A query's vector, or a function that embeds the query when called (on a worker).
@@ -155,13 +166,6 @@ class SearchFilter:
     path_ids: frozenset[int] | None = None  # chunk ids allowed, when a path glob applies
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    name: str
-    dim: int
-    version: str
-
-
 class ModelChanged(TributaryError):
     """Another process recorded another embedding model while vectors were being made."""
 
@@ -251,18 +255,17 @@ def _filter_sql(where: SearchFilter) -> tuple[list[str], list[object]]:
 
 # ----------------------------------------------------------------- SQLite backend
 
+# The chunks' vectors, by chunk id, with the columns dense search filters on.
+CHUNK_VECTORS = VectorTable("chunks_vec", key="chunk_id INTEGER PRIMARY KEY",
+                            metadata=("language TEXT", "kind TEXT"))  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
-class _VectorCache:
-    """Every vector of the index in one matrix, for exact KNN by one matrix product.
+class _ChunkVectors(VectorMatrix):
+    """Every vector of the index in one matrix, for exact KNN by one matrix product
+    (a vec0 KNN scan costs tens of times more), with each chunk's language, kind and
+    file; 50k chunks x 384 float32 is 77 MB."""
 
-    Measured on the pytest index (7.3k chunks): vec0 KNN took 50 ms for k=100 and
-    128 ms for k=800 on a busy machine, the matrix product ~1 ms; 50k chunks x 384
-    float32 is 77 MB. Reloaded when another connection commits (``data_version``).
-    """
-
-    ids: npt.NDArray[np.int64]
-    matrix: Vectors
     languages: npt.NDArray[np.int32]
     kinds: npt.NDArray[np.int32]
     file_ids: dict[int, int]
@@ -277,7 +280,7 @@ def _dense_pool() -> ThreadPoolExecutor:
 
 
 def _embed_and_rank(
-    cache: _VectorCache | None,
+    cache: _ChunkVectors | None,
     vector: Vectors | Callable[[], Vectors],
     k: int,
     where: SearchFilter,
@@ -286,7 +289,7 @@ def _embed_and_rank(
 
 
 def _rank_dense(
-    cache: _VectorCache | None, vector: Vectors, k: int, where: SearchFilter
+    cache: _ChunkVectors | None, vector: Vectors, k: int, where: SearchFilter
 ) -> list[tuple[int, float]]:
     """Exact KNN: the filters as masks, the top ``k`` by cosine from one float32 product,
     or, with an int8 first pass, from the float32 scores of its shortlist."""
@@ -341,11 +344,11 @@ class SqliteStore:
         )
         if not readonly:
             migrate(self.conn, MIGRATIONS)
+            upgrade_model_record(self.conn)
             self._fill_keyword_index()
-        self._cache: _VectorCache | None = None
-        self._cache_version: int | None = None
+        self._vector_cache = VectorCache(self.conn, self._load_vectors)
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
-        self._df_version: int | None = None
+        self._df_version: tuple[int, int] | None = None
         self._df_chunks = 0
 
     def close(self) -> None:
@@ -359,12 +362,7 @@ class SqliteStore:
         write_meta(self.conn, key, value)
 
     def model(self) -> ModelInfo | None:
-        name, dim, version = (
-            self.get_meta(k) for k in ("model_name", "model_dim", "model_version")
-        )
-        if name is None or dim is None or version is None:
-            return None
-        return ModelInfo(name, int(dim), version)
+        return read_model(self.conn)
 
     def set_model(self, info: ModelInfo) -> bool:
         current = self.model()
@@ -373,8 +371,7 @@ class SqliteStore:
         if current is None:
             # A new index: its chunks (keyword tier) stay; none has a vector yet.
             with transaction(self.conn):
-                self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
-                self._create_vec_table(info)
+                CHUNK_VECTORS.create(self.conn, info)
             return False
         with transaction(self.conn):
             wiped = True
@@ -385,26 +382,15 @@ class SqliteStore:
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("DELETE FROM pending_embeds")
-            self._create_vec_table(info)
+            CHUNK_VECTORS.create(self.conn, info)
         return wiped
-
-    def _create_vec_table(self, info: ModelInfo) -> None:
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE chunks_vec USING vec0("
-            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(info.dim)}] "
-            "distance_metric=cosine, language TEXT, kind TEXT)"
-        )
-        self.set_meta("model_name", info.name)
-        self.set_meta("model_dim", str(info.dim))
-        self.set_meta("model_version", info.version)
 
     def _two_tier(self) -> bool:
         columns = self.conn.execute("PRAGMA table_info(chunks)").fetchall()
         return any(column[1] == "embedded" for column in columns)
 
     def _has_vec_table(self) -> bool:
-        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
-        return row is not None
+        return CHUNK_VECTORS.exists(self.conn)
 
     # writes -------------------------------------------------------------------
     def file_states(self) -> dict[str, FileRecord]:
@@ -481,7 +467,6 @@ class SqliteStore:
     def write_file(
         self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
     ) -> None:
-        self._cache = None
         has_vec = self._has_vec_table()
         with transaction(self.conn):
             row = self.conn.execute(
@@ -518,8 +503,7 @@ class SqliteStore:
                     continue
                 self.conn.execute(
                     "INSERT INTO chunks_vec(chunk_id, embedding, language, kind) VALUES (?, ?, ?, ?)",
-                    (chunk_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
-                     chunk.language, chunk.kind),
+                    (chunk_id, vector_bytes(vector), chunk.language, chunk.kind),
                 )  # fmt: skip
 
     def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
@@ -539,14 +523,13 @@ class SqliteStore:
     def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
         if not self._has_vec_table():
             raise ValueError("no embedding model recorded: set_model first")
-        self._cache = None
         added = 0
         with transaction(self.conn):
             current = self.model()
             if current != model:
                 raise ModelChanged(f"{self.path}: the index now records {current}, not {model}")
             for embed_hash, vector in vectors.items():
-                blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+                blob = vector_bytes(vector)
                 rows = self.conn.execute(
                     "SELECT c.id, f.language, c.kind FROM chunks c JOIN files f ON f.id = c.file_id "
                     "WHERE c.embed_hash = ? AND c.embedded = 0",
@@ -572,7 +555,6 @@ class SqliteStore:
         return total - waiting, total
 
     def delete_files(self, paths: Iterable[str]) -> None:
-        self._cache = None
         for path in paths:
             with transaction(self.conn):
                 row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
@@ -584,10 +566,11 @@ class SqliteStore:
         """Load the vector matrix now, so the first search does not pay for it."""
         self._vectors()
 
-    def _vectors(self) -> _VectorCache | None:
-        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
-        if self._cache is not None and version == self._cache_version:
-            return self._cache
+    def _vectors(self) -> _ChunkVectors | None:
+        return self._vector_cache.get()
+
+    def _load_vectors(self) -> _ChunkVectors | None:
+        """Every chunk's vector with its language, kind and file (None: no vector table)."""
         if not self._has_vec_table():
             return None
         rows = self.conn.execute(
@@ -595,15 +578,10 @@ class SqliteStore:
             "FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id"
         ).fetchall()
         model = self.model()
-        dim = model.dim if model else 0
         language_codes: dict[str, int] = {}
         kind_codes: dict[str, int] = {}
-        matrix = (
-            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-            if rows
-            else np.zeros((0, dim), dtype=np.float32)
-        )
-        self._cache = _VectorCache(
+        matrix = blob_matrix([r[1] for r in rows], model.dim if model else 0)
+        return _ChunkVectors(
             ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
             matrix=matrix,
             languages=np.fromiter(
@@ -621,8 +599,6 @@ class SqliteStore:
             kind_codes=kind_codes,
             coarse=_coarse_scorer(matrix),
         )
-        self._cache_version = version
-        return self._cache
 
     def dense_search(self, vector: Vectors, k: int, where: SearchFilter) -> list[tuple[int, float]]:
         return _rank_dense(self._vectors(), vector, k, where)
@@ -731,8 +707,8 @@ class SqliteStore:
 
     def _common_terms(self, terms: Sequence[str]) -> set[str]:
         """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached
-        until another connection commits)."""
-        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        until the file is written)."""
+        version = write_stamp(self.conn)
         if version != self._df_version:
             self._df.clear()
             self._df_version = version

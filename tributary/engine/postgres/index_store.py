@@ -29,12 +29,11 @@ from tributary.engine.index.store import (
     COMMON_TERM_SHARE,
     FileRecord,
     ModelChanged,
-    ModelInfo,
     QueryVector,
     SearchFilter,
     StoredChunk,
 )
-from tributary.engine.localsearch.embedder import Vectors
+from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.localsearch.fts import fts_terms, split_identifiers
 from tributary.engine.pipeline.definitions import definition_signal
 from tributary.engine.postgres.db import Connection, Database, VectorIndex, choose_vector_index
@@ -42,8 +41,10 @@ from tributary.engine.postgres.repositories import (
     ensure_repository,
     lock_repository,
     read_meta,
+    read_model,
     vector_index_name,
     write_meta,
+    write_model,
 )
 
 TS_CONFIG = "tributary_code"
@@ -140,10 +141,7 @@ class PgIndexStore:
         write_meta(conn, self.repo, _META_SCOPE, key, value)
 
     def model(self) -> ModelInfo | None:
-        name, dim, version = (self.get_meta(k) for k in ("model_name", "model_dim", "model_version"))
-        if name is None or dim is None or version is None:
-            return None
-        return ModelInfo(name, int(dim), version)
+        return read_model(self.db, self.repo, _META_SCOPE)
 
     def vector_index(self) -> VectorIndex:
         """The kind of vector index this repository's searches use (chosen at run time
@@ -166,9 +164,7 @@ class PgIndexStore:
                 conn.execute("DELETE FROM files WHERE repo = %s", (self.repo,))
             # Built again after the next pass (ensure_vector_index), for this model and kind.
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
-            self._set_meta(conn, "model_name", info.name)
-            self._set_meta(conn, "model_dim", str(info.dim))
-            self._set_meta(conn, "model_version", info.version)
+            write_model(conn, self.repo, _META_SCOPE, info)
             self._set_meta(conn, "vector_index", kind)
             self._set_meta(conn, "ivfflat_rows", "0")
         return current is not None and current != info

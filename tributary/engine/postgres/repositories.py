@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo
 from tributary.engine.postgres.db import Connection, Database
 from tributary.engine.repo_name import readable_name
 
@@ -66,6 +67,24 @@ def write_meta(conn: Connection, repo: int, scope: str, key: str, value: str) ->
         "ON CONFLICT (repo, scope, key) DO UPDATE SET value = EXCLUDED.value",
         (repo, scope, key, value),
     )
+
+
+def read_model(db: Database, repo: int, scope: str) -> ModelInfo | None:
+    """The model a store's vectors were made by, recorded as the SQLite stores record it
+    (``MODEL_KEYS``: ``tributary.engine.localsearch.vectors``)."""
+    rows = db.read(lambda c: c.execute(
+        "SELECT key, value FROM repo_meta WHERE repo = %s AND scope = %s AND key = ANY(%s)",
+        (repo, scope, list(MODEL_KEYS))).fetchall())  # fmt: skip
+    found = {str(key): str(value) for key, value in rows}
+    if len(found) < len(MODEL_KEYS):
+        return None
+    return ModelInfo(found["model_name"], int(found["model_dim"]), found["model_version"])
+
+
+def write_model(conn: Connection, repo: int, scope: str, info: ModelInfo) -> None:
+    """Record ``info`` as the model of ``scope``'s vectors, inside the caller's transaction."""
+    for key, value in zip(MODEL_KEYS, (info.name, str(info.dim), info.version), strict=True):
+        write_meta(conn, repo, scope, key, value)
 
 
 def vector_index_name(repo: int) -> str:

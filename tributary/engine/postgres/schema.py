@@ -115,4 +115,16 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX chunks_unembedded ON chunks(repo, embed_hash) WHERE embedding IS NULL;
     """,
+    # One model record for both stores: a task history's ``embedder`` (``name|version|dim``)
+    # becomes the ``model_name``, ``model_dim`` and ``model_version`` the code index keeps.
+    r"""
+    INSERT INTO repo_meta(repo, scope, key, value)
+    SELECT m.repo, m.scope, k.key, k.value FROM repo_meta m, LATERAL (VALUES
+        ('model_name', split_part(m.value, '|', 1)),
+        ('model_dim', substring(m.value from '\|([0-9]+)$')),
+        ('model_version', substring(m.value from '^[^|]*\|(.*)\|[0-9]+$'))) AS k(key, value)
+    WHERE m.scope = 'tasks' AND m.key = 'embedder' AND m.value ~ '^[^|]*\|.*\|[0-9]+$'
+    ON CONFLICT (repo, scope, key) DO NOTHING;
+    DELETE FROM repo_meta WHERE scope = 'tasks' AND key = 'embedder';
+    """,
 )

@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.embedder import Embedder, ModelInfo
 from tributary.engine.postgres.db import Connection, Database, redact
 from tributary.engine.postgres.repositories import (
     ensure_repository,
     find_repository,
     read_meta,
+    read_model,
     write_meta,
+    write_model,
 )
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
@@ -86,18 +88,22 @@ class PgTaskStore:
             self._set_meta(conn, key, value)
 
     # -- embeddings -----------------------------------------------------------------
+    def model(self) -> ModelInfo | None:
+        """The model the tasks' vectors were made by (None: no vectors)."""
+        return read_model(self.db, self.repo, _META_SCOPE)
+
     def has_vectors(self) -> bool:
-        return self.get_meta("embedder") is not None
+        return self.model() is not None
 
     def embed_missing(
         self, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Embed every task without a vector (all of them after a model change)."""
-        signature = f"{embedder.name}|{embedder.version}|{embedder.dim}"
-        if self.get_meta("embedder") != signature:
+        info = ModelInfo.of(embedder)
+        if self.model() != info:
             with self.db.transaction() as conn:
                 conn.execute("UPDATE tasks SET embedding = NULL WHERE repo = %s", (self.repo,))
-                self._set_meta(conn, "embedder", signature)
+                write_model(conn, self.repo, _META_SCOPE, info)
         todo = [int(r[0]) for r in self.db.read(lambda c: c.execute(
             "SELECT id FROM tasks WHERE repo = %s AND embedding IS NULL ORDER BY id", (self.repo,)
         ).fetchall())]  # fmt: skip
@@ -300,6 +306,7 @@ class PgTaskStore:
         if totals[1] is not None:
             result.first = datetime.fromtimestamp(int(totals[1]), UTC)
             result.last = datetime.fromtimestamp(int(totals[2]), UTC)
-        result.embedder = self.get_meta("embedder")
+        model = self.model()
+        result.embedder = model.signature if model else None
         result.last_git_commit = self.get_meta("git_head")
         return result

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.embedder import Embedder, ModelInfo
 from tributary.engine.localsearch.fusion import best_first, rrf
 from tributary.engine.localsearch.longquery import embedding_text
 from tributary.engine.tasks.model import FileScore, TaskHit
@@ -28,7 +28,7 @@ from tributary.engine.tasks.ranking import (
 from tributary.engine.tasks.store import TaskStore
 
 if TYPE_CHECKING:
-    from tributary.engine.stores import TaskHistory
+    from tributary.engine.tasks.history import TaskHistory
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class TaskIndex:
         self.store: TaskHistory = (
             TaskStore(db_path, readonly=readonly, check_same_thread=check_same_thread)
             if isinstance(db_path, Path | str)
-            else db_path  # an open store of either backend (tributary.engine.stores)
+            else db_path  # an open store of either backend (tributary.engine.tasks.history)
         )
         self._updated_at: str | None = None
         self._embedder = embedder
@@ -95,10 +95,10 @@ class TaskIndex:
 
             self._embedder = load_default_embedder()
         if self._embedder is not None and self.store.has_vectors():
-            stored = self.store.get_meta("embedder")
-            mine = f"{self._embedder.name}|{self._embedder.version}|{self._embedder.dim}"
+            stored, mine = self.store.model(), ModelInfo.of(self._embedder)
             if stored != mine:
-                log.warning("task vectors were made by %s, not %s: BM25 only", stored, mine)
+                log.warning("task vectors were made by %s, not %s: BM25 only",
+                            stored.signature if stored else None, mine.signature)
                 return None
         return self._embedder if self.store.has_vectors() else None
 

@@ -30,9 +30,17 @@ from tributary.engine.localsearch.db import (
     transaction,
     write_meta,
 )
-from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.embedder import Embedder, ModelInfo
 from tributary.engine.localsearch.fts import fts_query, fts_terms
 from tributary.engine.localsearch.longquery import is_task_question, read_task
+from tributary.engine.localsearch.vectors import (
+    VectorCache,
+    VectorMatrix,
+    VectorTable,
+    read_model,
+    upgrade_model_record,
+    vector_bytes,
+)
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 
 BATCH = 256
@@ -90,15 +98,15 @@ def path_tokens(paths: Iterable[str]) -> str:
     return " ".join(re.sub(r"[^0-9A-Za-z]+", " ", path).strip() for path in paths)
 
 
-def _vec_bytes(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+# The tasks' vectors, by task row id, with the task's time for ``as_of`` searches.
+TASK_VECTORS = VectorTable("tasks_vec", metadata=("ts integer",))
 
 
 @dataclass(frozen=True, slots=True)
-class _TaskVectors:
-    ids: npt.NDArray[np.int64]
+class _TaskVectors(VectorMatrix):
+    """Every task's unit vector (``matrix``) with its time."""
+
     ts: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]  # unit rows
 
 
 class TaskStore:
@@ -111,10 +119,11 @@ class TaskStore:
         self.conn: Connection = connect(
             self.path, readonly=readonly, check_same_thread=check_same_thread
         )
-        self._vector_cache: tuple[tuple[int, int], _TaskVectors] | None = None
+        self._vector_cache = VectorCache(self.conn, self._load_vectors)
         self._author: bool | None = None
         if not readonly:
             migrate(self.conn, MIGRATIONS)
+            upgrade_model_record(self.conn)
 
     def close(self) -> None:
         self.conn.close()
@@ -136,25 +145,23 @@ class TaskStore:
 
     # -- embeddings bookkeeping ---------------------------------------------------------
 
+    def model(self) -> ModelInfo | None:
+        """The model the tasks' vectors were made by (None: no vectors)."""
+        return read_model(self.conn)
+
     def has_vectors(self) -> bool:
-        return self.get_meta("embedder") is not None
+        return self.model() is not None
 
     def _ensure_vector_table(self, embedder: Embedder) -> list[int]:
         """Create the vector table for ``embedder``; on a model change drop the old vectors.
 
         Returns the ids of tasks that need (re-)embedding because of a model change.
         """
-        signature = f"{embedder.name}|{embedder.version}|{embedder.dim}"
-        current = self.get_meta("embedder")
-        if current == signature:
+        info = ModelInfo.of(embedder)
+        if self.model() == info:
             return []
         with transaction(self.conn):
-            self.conn.execute("DROP TABLE IF EXISTS tasks_vec")
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE tasks_vec USING vec0("
-                f"embedding float[{int(embedder.dim)}] distance_metric=cosine, ts integer)"
-            )
-            write_meta(self.conn, "embedder", signature)
+            TASK_VECTORS.create(self.conn, info)
         return [int(row[0]) for row in self.conn.execute("SELECT id FROM tasks ORDER BY id")]
 
     def embed_missing(
@@ -181,7 +188,7 @@ class TaskStore:
                     self.conn.execute("DELETE FROM tasks_vec WHERE rowid = ?", (row[0],))
                     self.conn.execute(
                         "INSERT INTO tasks_vec(rowid, embedding, ts) VALUES (?, ?, ?)",
-                        (row[0], _vec_bytes(vector), row[1]),
+                        (row[0], vector_bytes(vector), row[1]),
                     )
             if on_progress:
                 on_progress(min(start + BATCH, len(todo)), len(todo))
@@ -296,7 +303,7 @@ class TaskStore:
         if vector is not None:
             conn.execute(
                 "INSERT INTO tasks_vec(rowid, embedding, ts) VALUES (?, ?, ?)",
-                (rowid, _vec_bytes(vector), task.timestamp),
+                (rowid, vector_bytes(vector), task.timestamp),
             )
 
     def set_snapshot_files(self, paths: Iterable[str]) -> None:
@@ -360,26 +367,25 @@ class TaskStore:
         return [(int(i), float(v)) for i, v in zip(cache.ids[rows[top]].tolist(), scores[top].tolist(), strict=True)]
 
     def _vectors(self) -> _TaskVectors | None:
-        """Every task's unit vector, its row id and time, read once and again only after
-        a write (by this connection: ``total_changes``; by another: ``data_version``).
-        Tasks whose vector is all zeros (no word the model knows) have no cosine and are
-        left out, as sqlite-vec leaves them out."""
-        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes))
-        if self._vector_cache is not None and self._vector_cache[0] == key:
-            return self._vector_cache[1]
+        return self._vector_cache.get()
+
+    def _load_vectors(self) -> _TaskVectors | None:
+        """Every task's unit vector, its row id and time. Tasks whose vector is all zeros
+        (no word the model knows) have no cosine and are left out, as sqlite-vec leaves
+        them out."""
+        if not TASK_VECTORS.exists(self.conn):
+            return None
         rows = self.conn.execute("SELECT rowid, embedding, ts FROM tasks_vec ORDER BY rowid").fetchall()
         if not rows:
             return None
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         norms = np.linalg.norm(matrix, axis=1)
         keep = norms > 0
-        cache = _TaskVectors(
+        return _TaskVectors(
             ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))[keep],
-            ts=np.fromiter((r[2] if r[2] is not None else 0 for r in rows), dtype=np.int64, count=len(rows))[keep],
             matrix=np.ascontiguousarray(matrix[keep] / norms[keep, None], dtype=np.float32),
+            ts=np.fromiter((r[2] if r[2] is not None else 0 for r in rows), dtype=np.int64, count=len(rows))[keep],
         )
-        self._vector_cache = (key, cache)
-        return cache
 
     def load(self, rowids: Sequence[int]) -> dict[int, Task]:
         """The tasks with these row ids, with their files."""
@@ -450,6 +456,7 @@ class TaskStore:
         if first is not None:
             result.first = datetime.fromtimestamp(int(first), UTC)
             result.last = datetime.fromtimestamp(int(last), UTC)
-        result.embedder = self.get_meta("embedder")
+        model = self.model()
+        result.embedder = model.signature if model else None
         result.last_git_commit = self.get_meta("git_head")
         return result

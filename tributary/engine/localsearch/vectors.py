@@ -1,0 +1,127 @@
+"""Vectors in a local index file: the model that made them, the sqlite-vec table that
+holds them, and the in-memory matrix searches multiply.
+
+Both the code index and the task history keep one model record in ``meta``
+(``model_name``, ``model_dim``, ``model_version``; task histories once kept one
+``embedder`` key, ``name|version|dim``, which is still read and is rewritten when the
+file is opened to write). A :class:`VectorTable` is made for one model and records it in
+the same transaction, so the table and the record never disagree.
+
+Searches rank by one matrix product over every vector (exact, and faster than a vec0
+scan), so each store keeps its vectors in memory in a :class:`VectorCache`: read on
+first use and again after any write to the file, by another connection (SQLite's
+``data_version``) or by this one (``total_changes``, which ``data_version`` does not see).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from tributary.engine.localsearch.db import Connection, read_meta, transaction, write_meta
+from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo, Vectors
+
+LEGACY_MODEL_KEY = "embedder"  # a task history's record before the one layout
+
+
+def read_model(conn: Connection) -> ModelInfo | None:
+    """The model the file's vectors were made by; None when none is recorded."""
+    name, dim, version = (read_meta(conn, key) for key in MODEL_KEYS)
+    if name is not None and dim is not None and version is not None:
+        return ModelInfo(name, int(dim), version)
+    legacy = read_meta(conn, LEGACY_MODEL_KEY)
+    return None if legacy is None else ModelInfo.from_signature(legacy)
+
+
+def write_model(conn: Connection, info: ModelInfo) -> None:
+    """Record ``info`` (inside the caller's transaction, when there is one)."""
+    for key, value in zip(MODEL_KEYS, (info.name, str(info.dim), info.version), strict=True):
+        write_meta(conn, key, value)
+    conn.execute("DELETE FROM meta WHERE key = ?", (LEGACY_MODEL_KEY,))
+
+
+def upgrade_model_record(conn: Connection) -> None:
+    """Rewrite a record of the old layout in the one layout (a file opened to write)."""
+    if read_meta(conn, LEGACY_MODEL_KEY) is None:
+        return
+    with transaction(conn):
+        info = read_model(conn)
+        if info is not None:
+            write_model(conn, info)
+        else:  # not a record this program can read: as if none had been made
+            conn.execute("DELETE FROM meta WHERE key = ?", (LEGACY_MODEL_KEY,))
+
+
+def vector_bytes(vector: npt.ArrayLike) -> bytes:
+    """A vector as sqlite-vec stores it: contiguous float32."""
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def blob_matrix(blobs: Sequence[bytes], dim: int) -> Vectors:
+    """Stored vectors as the rows of one float32 matrix (``0 x dim`` for none)."""
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTable:
+    """A sqlite-vec table of one model's vectors (cosine): an optional id column (else
+    the table's rowid is the id) and the metadata columns a search filters on."""
+
+    name: str
+    key: str | None = None
+    metadata: tuple[str, ...] = ()
+
+    def exists(self, conn: Connection) -> bool:
+        row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (self.name,)).fetchone()
+        return row is not None
+
+    def create(self, conn: Connection, model: ModelInfo) -> None:
+        """Make the table anew, empty, for ``model`` and record the model (in the
+        caller's transaction)."""
+        columns = [*([self.key] if self.key else []),
+                   f"embedding float[{int(model.dim)}] distance_metric=cosine", *self.metadata]  # fmt: skip
+        conn.execute(f"DROP TABLE IF EXISTS {self.name}")
+        conn.execute(f"CREATE VIRTUAL TABLE {self.name} USING vec0({', '.join(columns)})")
+        write_model(conn, model)
+
+
+def write_stamp(conn: Connection) -> tuple[int, int]:
+    """What changes whenever the file is written: by another connection
+    (``data_version``) or by this one (``total_changes``)."""
+    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+    return version, int(conn.total_changes)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatrix:
+    """Every vector of a store in one matrix, row ``i`` the vector of ``ids[i]``."""
+
+    ids: npt.NDArray[np.int64]
+    matrix: Vectors
+
+
+Matrix = TypeVar("Matrix", bound=VectorMatrix)
+
+
+class VectorCache(Generic[Matrix]):
+    """A store's :class:`VectorMatrix`, loaded on first use and again after any write
+    (:func:`write_stamp`). ``load`` reads it (None: no vectors)."""
+
+    def __init__(self, conn: Connection, load: Callable[[], Matrix | None]) -> None:
+        self._conn = conn
+        self._load = load
+        self._stamp: tuple[int, int] | None = None
+        self._value: Matrix | None = None
+
+    def get(self) -> Matrix | None:
+        stamp = write_stamp(self._conn)
+        if stamp != self._stamp:
+            self._value = self._load()
+            self._stamp = stamp
+        return self._value
