@@ -45,6 +45,7 @@ from tests.postgres_server import fresh_database, running_server  # noqa: E402
 from tributary.engine.index.backend import IndexBackend  # noqa: E402
 from tributary.engine.index.chunking import Chunk  # noqa: E402
 from tributary.engine.index.manager import index_repository, open_index_store  # noqa: E402
+from tributary.engine.index.pg_store import PgIndexStore  # noqa: E402
 from tributary.engine.index.search import hybrid_search  # noqa: E402
 from tributary.engine.index.store import (  # noqa: E402
     FileRecord,
@@ -55,7 +56,6 @@ from tributary.engine.index.store import (  # noqa: E402
 )
 from tributary.engine.localsearch.embedder import Vectors  # noqa: E402
 from tributary.engine.postgres.db import Database  # noqa: E402
-from tributary.engine.postgres.index_store import PgIndexStore  # noqa: E402
 from tributary.engine.postgres.repositories import ensure_repository  # noqa: E402
 
 DIM = 384

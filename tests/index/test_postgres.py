@@ -21,13 +21,13 @@ from tributary.engine.index.backend import IndexBackend
 from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.manager import index_repository, list_indexes, open_index_store
 from tributary.engine.index.naming import readable_name
+from tributary.engine.index.pg_store import PgIndexStore
 from tributary.engine.index.store import FileRecord, SearchFilter
 from tributary.engine.postgres.db import Database, PostgresError, migrate
-from tributary.engine.postgres.index_store import PgIndexStore
 from tributary.engine.postgres.repositories import ensure_repository
 from tributary.engine.postgres.schema import MIGRATIONS
-from tributary.engine.postgres.task_store import PgTaskStore
 from tributary.engine.servers.files import FilesService, build_server
+from tributary.engine.tasks.pg_store import PgTaskStore
 
 pytestmark = pytest.mark.postgres
 
@@ -380,9 +380,9 @@ def test_each_vector_index_is_built_and_searched(
     wanted: str, postgres_dsn: str, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.index.index_helpers import search_repository
-    from tributary.engine.postgres import index_store
+    from tributary.engine.index import pg_store
 
-    monkeypatch.setattr(index_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
+    monkeypatch.setattr(pg_store, "IVFFLAT_MIN_ROWS", 10)  # the test repository is small
     backend = IndexBackend(postgres_dsn, wanted)
     embedder = HashingEmbedder()
     index_repository(repo, embedder=embedder, backend=backend)

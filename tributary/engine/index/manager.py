@@ -70,7 +70,7 @@ def _open_store(
     root: Path, index_path: Path, name: str | None, backend: IndexBackend | None = None
 ) -> IndexStore:
     if backend is not None and backend.dsn is not None:
-        from tributary.engine.postgres.index_store import PgIndexStore
+        from tributary.engine.index.pg_store import PgIndexStore
 
         return PgIndexStore.open(backend.dsn, str(root), name or readable_name(root),
                                  vector_index=backend.vector_index)
@@ -84,9 +84,9 @@ def _location(root: Path, index_dir: Path | None, backend: IndexBackend) -> Path
     """Where the index is, for reports: its SQLite file, or the database (no password)."""
     if backend.dsn is None:
         return index_path_for(root, directory=index_dir)
-    from tributary.engine.postgres.db import redact
+    from tributary.engine.index.pg_store import location
 
-    return Path(redact(backend.dsn))
+    return Path(location(backend.dsn))
 
 
 def open_index_store(
@@ -101,16 +101,12 @@ def open_index_store(
         if not index_path.exists():
             raise FileNotFoundError(f"{path} is not indexed")
         return SqliteStore(index_path, readonly=True)
-    from tributary.engine.postgres.db import Database
-    from tributary.engine.postgres.index_store import PgIndexStore
-    from tributary.engine.postgres.repositories import find_repository
+    from tributary.engine.index.pg_store import PgIndexStore
 
-    db = Database(chosen.dsn, application_name="tributary-search")
-    repo = find_repository(db, str(root))
-    if repo is None:
-        db.close()
+    store = PgIndexStore.find(chosen.dsn, str(root), vector_index=chosen.vector_index)
+    if store is None:
         raise FileNotFoundError(f"{path} is not indexed")
-    return PgIndexStore(db, repo, vector_index=chosen.vector_index, owns_db=True)
+    return store
 
 
 def _indexer(
@@ -280,20 +276,15 @@ def list_indexes(
 
 def _postgres_indexes(dsn: str) -> list[IndexInfo]:
     """The repositories of the shared database that have code indexed."""
-    from tributary.engine.postgres.db import Database, redact
-    from tributary.engine.postgres.repositories import list_repositories
+    from tributary.engine.index.pg_store import location, repositories
 
-    db = Database(dsn, application_name="tributary-list")
-    try:
-        rows = list_repositories(db)
-    finally:
-        db.close()
+    where = location(dsn)
     return [
-        IndexInfo(root=Path(r.root), name=r.name, index_path=Path(redact(dsn)), files=r.files,
+        IndexInfo(root=Path(r.root), name=r.name, index_path=Path(where), files=r.files,
                   chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
                   exists=Path(r.root).is_dir(), tasks=r.tasks, embedded=r.chunks - r.waiting,
-                  location=f"{redact(dsn)} ({r.vector_index or 'no'} vector index)")
-        for r in rows
+                  location=f"{where} ({r.vector_index or 'no'} vector index)")
+        for r in repositories(dsn)
         if r.files or r.model is not None  # (not a history alone)
     ]  # fmt: skip
 
@@ -301,14 +292,9 @@ def _postgres_indexes(dsn: str) -> list[IndexInfo]:
 def remove_postgres_repository(dsn: str, root: Path) -> bool:
     """Delete the repository indexed from ``root`` from the shared database: its code and
     its history; whether it was there."""
-    from tributary.engine.postgres.db import Database
-    from tributary.engine.postgres.repositories import remove_repository
+    from tributary.engine.index.pg_store import remove
 
-    db = Database(dsn, application_name="tributary-remove")
-    try:
-        return remove_repository(db, str(root))
-    finally:
-        db.close()
+    return remove(dsn, str(root))
 
 
 def remove_sqlite_files(database: Path) -> bool:

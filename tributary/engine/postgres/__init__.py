@@ -5,6 +5,11 @@ chunks (full-text ``tsvector`` + ``vector`` embeddings), files, symbols and task
 history. One indexer (a CI job, one machine) writes; every desktop's files and tasks
 servers read. Selected by ``index: {backend: postgres, dsn: ...}`` in the config
 (``tributary.engine.index.backend``). Needs the ``postgres`` extra (psycopg, pgvector).
+
+This package is the database both stores share: connections and migrations (``db``,
+``schema``) and the repositories with their meta and model record (``repositories``).
+The stores sit beside their SQLite twins, above it: ``tributary.engine.index.pg_store``
+and ``tributary.engine.tasks.pg_store``.
 """
 
 from __future__ import annotations

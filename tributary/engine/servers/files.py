@@ -208,8 +208,8 @@ class FilesService:
     def _postgres_indexes(self) -> list[_Index]:
         """Every repository of the shared database that has code indexed (asked again
         each time: a CI job may have added one)."""
+        from tributary.engine.index.pg_store import PgIndexStore
         from tributary.engine.postgres.db import Database, redact
-        from tributary.engine.postgres.index_store import PgIndexStore
         from tributary.engine.postgres.repositories import served_repositories
 
         assert self.backend is not None and self.backend.dsn is not None

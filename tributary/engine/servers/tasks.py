@@ -257,7 +257,7 @@ def _postgres_indexes(db: Database) -> list[tuple[str, Path, TaskIndex]]:
     """The task histories of the shared PostgreSQL index, on its one connection ``db``,
     each with its repository's name and folder."""
     from tributary.engine.postgres.repositories import served_repositories
-    from tributary.engine.postgres.task_store import PgTaskStore
+    from tributary.engine.tasks.pg_store import PgTaskStore
 
     return [
         (row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))

@@ -36,7 +36,7 @@ from tributary.engine.tasks.sources import (
 from tributary.engine.tasks.store import TaskStore
 
 if TYPE_CHECKING:
-    from tributary.engine.stores import TaskHistory
+    from tributary.engine.tasks.history import TaskHistory
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def open_history(
     if chosen.dsn is None:
         db = tasks_db_path(repo, indexes_dir)
         return TaskStore(db) if create or db.exists() else None
-    from tributary.engine.postgres.task_store import PgTaskStore
+    from tributary.engine.tasks.pg_store import PgTaskStore
 
     store = PgTaskStore.open(chosen.dsn, str(repo), create=create)
     if store is not None and not create and not store.stats().tasks:

@@ -36,12 +36,22 @@ from tributary.engine.index.store import (
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.localsearch.fts import fts_terms, split_identifiers
 from tributary.engine.pipeline.definitions import definition_signal
-from tributary.engine.postgres.db import Connection, Database, VectorIndex, choose_vector_index
+from tributary.engine.postgres.db import (
+    Connection,
+    Database,
+    VectorIndex,
+    choose_vector_index,
+    redact,
+)
 from tributary.engine.postgres.repositories import (
+    Repository,
     ensure_repository,
+    find_repository,
+    list_repositories,
     lock_repository,
     read_meta,
     read_model,
+    remove_repository,
     vector_index_name,
     write_meta,
     write_model,
@@ -87,6 +97,29 @@ def tsquery(terms: Sequence[str]) -> str:
     return " | ".join(terms)
 
 
+def location(dsn: str) -> str:
+    """Where the shared index is, for reports: its DSN without the password."""
+    return redact(dsn)
+
+
+def repositories(dsn: str) -> list[Repository]:
+    """Every repository of the shared database, with its counts."""
+    db = Database(dsn, application_name="tributary-list")
+    try:
+        return list_repositories(db)
+    finally:
+        db.close()
+
+
+def remove(dsn: str, root: str) -> bool:
+    """Delete the repository indexed from ``root``, code and history; whether it was there."""
+    db = Database(dsn, application_name="tributary-remove")
+    try:
+        return remove_repository(db, root)
+    finally:
+        db.close()
+
+
 @lru_cache(maxsize=1)
 def _embed_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="pg-embed")
@@ -115,6 +148,21 @@ class PgIndexStore:
         except BaseException:
             db.close()
             raise
+
+    @classmethod
+    def find(cls, dsn: str, root: str, *, vector_index: str = "auto") -> PgIndexStore | None:
+        """The index of the repository at ``root`` for reading, on its own connection;
+        None when the database has no such repository."""
+        db = Database(dsn, application_name="tributary-search")
+        try:
+            repo = find_repository(db, root)
+        except BaseException:
+            db.close()
+            raise
+        if repo is None:
+            db.close()
+            return None
+        return cls(db, repo, vector_index=vector_index, owns_db=True)
 
     def close(self) -> None:
         if self._owns_db:
