@@ -1,10 +1,10 @@
 """Index storage: the backend-neutral interface and its SQLite (sqlite-vec + FTS5) backend.
 
-The indexer and the search code only talk to :class:`IndexStore`; a PostgreSQL +
-pgvector backend can implement the same protocol later. The SQLite backend keeps
-one file per repository: ``files`` and ``chunks`` tables, a contentless FTS5 table
-for BM25 (path tokens, symbol names, code with identifiers split) and a vec0 table
-for cosine KNN. A chunk leaves the FTS5 table through its ``delete`` command with the
+The indexer and the search code only talk to :class:`IndexStore`; its PostgreSQL +
+pgvector twin is ``tributary.engine.index.pg_store``. The SQLite backend keeps one file
+per repository: ``files`` and ``chunks`` tables, a contentless FTS5 table for BM25 (path
+tokens, symbol names, code with identifiers split) and a vec0 table for cosine KNN,
+made, recorded and held in memory through ``tributary.engine.localsearch.vectors``. A chunk leaves the FTS5 table through its ``delete`` command with the
 very texts it was indexed with (``_fts_texts``): that keeps BM25's document count and
 average length exact, where a ``contentless_delete`` table's plain ``DELETE`` left them
 counting every chunk ever replaced. Every file's replacement is one transaction, so a
@@ -262,9 +262,8 @@ CHUNK_VECTORS = VectorTable("chunks_vec", key="chunk_id INTEGER PRIMARY KEY",
 
 @dataclass(frozen=True, slots=True)
 class _ChunkVectors(VectorMatrix):
-    """Every vector of the index in one matrix, for exact KNN by one matrix product
-    (a vec0 KNN scan costs tens of times more), with each chunk's language, kind and
-    file; 50k chunks x 384 float32 is 77 MB."""
+    """Every vector of the index in one matrix, for exact KNN by one matrix product,
+    with each chunk's language, kind and file; 50k chunks x 384 float32 is 77 MB."""
 
     languages: npt.NDArray[np.int32]
     kinds: npt.NDArray[np.int32]
@@ -377,7 +376,6 @@ class SqliteStore:
             wiped = True
             # Vectors of another model are meaningless: drop them and forget every file,
             # so the next run re-embeds the whole repository.
-            self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")

@@ -3,7 +3,8 @@
 Tables: ``tasks`` (one row per task, keyed by the source's id), ``task_files`` (task →
 path), ``tasks_fts`` (FTS5 over title, body and path tokens, for BM25), ``tasks_vec``
 (sqlite-vec, cosine, with the task's timestamp as a metadata column so a KNN query
-can be limited to tasks before a date), ``renames`` (path moves seen in git history),
+can be limited to tasks before a date; made, recorded and held in memory through
+``tributary.engine.localsearch.vectors``), ``renames`` (path moves seen in git history),
 ``snapshot_files`` (the files that exist in the repository now) and ``meta``.
 
 Writes go in batches, each one transaction holding the rows *and* their embeddings,
