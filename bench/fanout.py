@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tributary.engine.config.schema import HealthConfig, ServerConfig  # noqa: E402
-from tributary.engine.fanout import gather_all  # noqa: E402
 from tributary.engine.model import SourceStatus  # noqa: E402
 from tributary.engine.sources import SourcePool  # noqa: E402
+from tributary.engine.sources.fanout import gather_all  # noqa: E402
 
 FAKE = ROOT / "tests" / "fakes" / "fake_server.py"
 

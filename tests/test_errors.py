@@ -18,9 +18,9 @@ from tributary.engine.eval.datasets import DatasetError
 from tributary.engine.eval.gitbuild import GitBuildError
 from tributary.engine.index.onnx_model import ModelUnavailableError, OnnxModelError
 from tributary.engine.index.weights import ModelIntegrityError
-from tributary.engine.normalize import NormalizeError
 from tributary.engine.servers.face import user_errors
 from tributary.engine.sources.client import SourceUnavailable, StartTimeout
+from tributary.engine.sources.normalize import NormalizeError
 from tributary.engine.sources.remote import ConnectError
 from tributary.engine.sources.tools import ToolSelectionError
 from tributary.engine.tasks.sources import GitError
@@ -51,7 +51,7 @@ def test_the_cli_prints_the_message_and_exits_1(
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", action="store_true")
     parser.set_defaults(func=failing)
-    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli_main, "build_parser", lambda only=None: parser)
     assert cli_main.main([]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "config.yaml:3: servers.git: no command" in err
@@ -65,7 +65,7 @@ def test_the_cli_lets_a_bug_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", action="store_true")
     parser.set_defaults(func=buggy)
-    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli_main, "build_parser", lambda only=None: parser)
     with pytest.raises(KeyError):
         cli_main.main([])
 

@@ -9,9 +9,9 @@ from mcp import types
 from tests.pipeline.helpers import FUNC_A, hit
 from tributary.engine.config.schema import DedupConfig
 from tributary.engine.model import ContextFormat, Hit, SearchRequest, is_task
-from tributary.engine.normalize import normalize_result
 from tributary.engine.pipeline.dedup import deduplicate
 from tributary.engine.pipeline.run import run_pipeline
+from tributary.engine.sources.normalize import normalize_result
 
 MESSAGE = "Validate every server entry when reading the config\n\nStrict mode rejects unknown keys."
 

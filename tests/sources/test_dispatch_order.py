@@ -8,9 +8,9 @@ import pytest
 
 from tests.sources.helpers import Recorder, memory_fake
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.fanout import gather_all
 from tributary.engine.model import SourceStatus
 from tributary.engine.sources import SourcePool
+from tributary.engine.sources.fanout import gather_all
 from tributary.engine.sources.latency import LatencyEstimate, dispatch_order
 from tributary.engine.sources.memory import memory_connector
 from tributary.engine.sources.state import SourceOutcome

@@ -9,13 +9,13 @@ import pytest
 from mcp import types
 
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 from tributary.engine.model import SearchRequest, SourceStatus
-from tributary.engine.normalize import normalize_result
 from tributary.engine.pipeline.run import run_pipeline
 from tributary.engine.servers.files import FilesService, build_server
 from tributary.engine.sources import SourcePool
+from tributary.engine.sources.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 from tributary.engine.sources.memory import memory_connector
+from tributary.engine.sources.normalize import normalize_result
 
 
 def git_log(commits: int) -> str:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import types
 
-from tributary.engine.normalize import NormalizeError, NormalizeLimits, normalize_result
+from tributary.engine.sources.normalize import NormalizeError, NormalizeLimits, normalize_result
 
 
 def text(t: str, **kw: object) -> types.TextContent:
@@ -130,7 +130,7 @@ def test_output_is_capped_with_a_note() -> None:
 def test_one_huge_block_is_truncated_not_parsed() -> None:
     huge = "[" + "1," * 2_000_000 + "1]"
     out = norm(types.CallToolResult(content=[text(huge)]), limits=NormalizeLimits(max_chars=10_000))
-    # Split into parts (tributary.engine.hit_split), then cut at the output limit.
+    # Split into parts (tributary.engine.sources.hit_split), then cut at the output limit.
     assert out.hits and sum(len(h.content) for h in out.hits) <= 10_000
     assert out.hits[0].content.startswith("[1,1")
     assert out.hits[-1].metadata["truncated"] is True and out.note
@@ -233,7 +233,7 @@ def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
 
 
 def test_grep_parser_is_linear_on_hostile_lines() -> None:
-    from tributary.engine.grep_output import grep_files
+    from tributary.engine.sources.grep_output import grep_files
 
     hostile = ("a" * 100_000 + "-1-" * 30_000 + "\n") * 3
     assert grep_files("x.py:1:ok\n" + hostile) is None

@@ -11,9 +11,9 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from tests.sources.helpers import Recorder, eventually, health, memory_fake
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.fanout import all_failed, fan_out, gather_all
 from tributary.engine.model import SourceStatus
 from tributary.engine.sources import Backoff, ServerStatus, SourcePool
+from tributary.engine.sources.fanout import all_failed, fan_out, gather_all
 from tributary.engine.sources.health import BreakerState
 from tributary.engine.sources.memory import memory_connector
 

@@ -15,9 +15,9 @@ import psutil
 import pytest
 
 from tests.sources.helpers import stdio_config
-from tributary.engine.fanout import fan_out, gather_all
 from tributary.engine.model import SourceStatus
 from tributary.engine.sources import Backoff, ServerStatus, SourcePool
+from tributary.engine.sources.fanout import fan_out, gather_all
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.fanout import gather_all
 from tributary.engine.model import SourceStatus
 from tributary.engine.sources import ServerStatus, SourcePool
+from tributary.engine.sources.fanout import gather_all
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration]
 
@@ -144,7 +144,7 @@ async def test_npm_memory_and_filesystem_with_git_in_one_fan_out(
 
 
 async def test_mcp_server_git_log_of_a_long_history_comes_back_in_parts(git_repo: Path) -> None:
-    from tributary.engine.hit_split import MAX_HIT_CHARS
+    from tributary.engine.sources.hit_split import MAX_HIT_CHARS
 
     env = {"PATH": "/usr/bin:/bin", "HOME": str(git_repo.parent), "GIT_AUTHOR_NAME": "T",
            "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@x"}

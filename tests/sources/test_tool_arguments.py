@@ -84,8 +84,8 @@ def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> No
 async def test_a_server_whose_tool_takes_no_query_is_not_asked_unless_named() -> None:
     """Like mcp-server-time: get_current_time(timezone) would answer the time to every search."""
     from tests.fakes import fake_server_config
-    from tributary.engine.fanout import all_failed, gather_all
     from tributary.engine.model import SourceStatus
+    from tributary.engine.sources.fanout import all_failed, gather_all
 
     base = ("--tool", "get_current_time", "--no-query")
     auto = fake_server_config("time", *base, timeout=10.0)

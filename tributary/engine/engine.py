@@ -35,7 +35,6 @@ from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.watch import ReloadReport
 from tributary.engine.errors import disk_full, disk_full_message
-from tributary.engine.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
 from tributary.engine.insights.store import QueryLog
 from tributary.engine.model import (
@@ -61,6 +60,7 @@ from tributary.engine.query_syntax import (
 )
 from tributary.engine.routing import route
 from tributary.engine.sources.connect import Connector, default_connector
+from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.sources.pool import SourcePool
 from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 

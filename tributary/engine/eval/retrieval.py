@@ -33,10 +33,10 @@ from tributary.engine.eval.datasets import (
     visible_tasks,
 )
 from tributary.engine.eval.experiment import FILES, TASKS, QueryRun
-from tributary.engine.fanout import gather_all
 from tributary.engine.index.progress import IndexProgress
 from tributary.engine.model import Hit
 from tributary.engine.paths import data_dir
+from tributary.engine.sources.fanout import gather_all
 
 RAW_TOP_K = 100  # the pipeline's ceiling: every variant can re-rank this deep
 FIRST_CALL_TIMEOUT_S = 120.0  # the first call may wait for a server to load its model

@@ -56,10 +56,10 @@ from mcp.shared.message import SessionMessage
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import Hit, SourceStatus
-from tributary.engine.normalize import NormalizeError, NormalizeLimits, normalize_result
 from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
+from tributary.engine.sources.normalize import NormalizeError, NormalizeLimits, normalize_result
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
 from tributary.engine.sources.tools import (

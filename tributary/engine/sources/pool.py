@@ -37,11 +37,11 @@ from typing import Any
 from mcp import types
 
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.normalize import NormalizeLimits
 from tributary.engine.sources.client import Backoff, SourceClient
 from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.health import HealthMonitor
 from tributary.engine.sources.latency import dispatch_order
+from tributary.engine.sources.normalize import NormalizeLimits
 from tributary.engine.sources.state import ProbeReport, ServerState, SourceOutcome
 
 

@@ -6,7 +6,7 @@ One pure function, :func:`normalize_result`, with no I/O. It understands:
   well-known key (``results``, ``items``, ``hits``, ``matches``, ``data``,
   ``result`` …), or a single object / scalar;
 * text blocks that carry a JSON array/object, grep-style ``path:line:text`` output
-  (one hit per file, :mod:`tributary.engine.grep_output`), or plain text (one hit per
+  (one hit per file, :mod:`tributary.engine.sources.grep_output`), or plain text (one hit per
   block, split only at explicit separator lines such as ``---``);
 * a "no matches"-style answer, in text or as the one structured item, is no hit;
 * ``resource_link`` blocks and embedded resources (text resources become hits;
@@ -41,9 +41,9 @@ from typing import Any
 from mcp import types
 
 from tributary.engine.errors import TributaryError
-from tributary.engine.grep_output import grep_files
-from tributary.engine.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 from tributary.engine.model import Hit, ScoreParts, make_hit_id
+from tributary.engine.sources.grep_output import grep_files
+from tributary.engine.sources.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 
 __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
 
@@ -329,7 +329,7 @@ def _take(
 
 
 def _parts(hit: Hit, source: str, tool: str, rank: int, notes: list[str]) -> list[Hit]:
-    """``hit``, or its parts when its content is huge (:mod:`tributary.engine.hit_split`)."""
+    """``hit``, or its parts when its content is huge (:mod:`tributary.engine.sources.hit_split`)."""
     if len(hit.content) <= MAX_HIT_CHARS:
         return [hit]
     parts, complete = split_text(hit.content, max_parts=MAX_PARTS)
