@@ -76,3 +76,28 @@ def test_hostile_text_is_read_whole() -> None:
     for text in ("a" * 40_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
         task = read_task(text)
         assert len(task.title) <= 300
+
+
+def test_messages_in_the_output_become_phrases() -> None:
+    """Runs of plain words in output are messages the code writes; labels and sentence
+    ends split them, values and traceback boilerplate are left out."""
+    from tributary.engine.localsearch.longquery import message_phrases
+
+    output = [
+        "E       AssertionError: assert b'' == b'42'",
+        "E         Right contains more items, first extra item: 52",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 3, in compute',
+        "ValueError: could not convert string to float: 'abc'",
+        "ok",
+    ]
+    assert message_phrases(output) == ["right contains more items first extra item",
+                                       "could not convert string to float"]
+    issue = "Crash on nested models\n\n```\n" + "\n".join(output) + "\n```\n" + "Please look. " * 60
+    assert "could not convert string to float" in read_task(issue).phrases
+
+
+def test_phrases_are_read_in_linear_time() -> None:
+    from tributary.engine.localsearch.longquery import message_phrases
+
+    assert len(message_phrases(["word " * 50_000, "a, " * 50_000, ":" * 100_000])) <= 16

@@ -114,3 +114,19 @@ def test_db_path_is_per_repository(tmp_path: Path) -> None:
     one = tasks_db_path(tmp_path / "a", tmp_path)
     two = tasks_db_path(tmp_path / "b", tmp_path)
     assert one != two and one.parent == tmp_path and one.name.endswith(".tasks.sqlite")
+
+
+def test_an_issue_weighs_the_files_past_fixes_touched_by_their_role() -> None:
+    """Nearly every fix also touches the changelog, the author list and a test: for an
+    issue those rank below the code, unless its title asks for them."""
+    from tributary.engine.servers.tasks import weigh_roles
+    from tributary.engine.tasks.model import FileScore
+
+    def ranked(issue: str) -> list[str]:
+        files = [FileScore(p, 1.0) for p in ("AUTHORS", "CHANGELOG.rst", "testing/test_util.py", "src/util.py")]
+        weigh_roles(issue, files)
+        return [f.path for f in sorted(files, key=lambda f: -f.score)]
+
+    body = "\n\nThe comparison prints the wrong message for byte strings. " * 12
+    assert ranked("Confusing assertion message with byte strings" + body)[0] == "src/util.py"
+    assert set(ranked("The changelog entry for 5.0 is wrong" + body)[:2]) == {"AUTHORS", "CHANGELOG.rst"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -67,6 +68,9 @@ FILE_SHARE = 0.3
 TASK_SYMBOL_SHARE = 0.75
 TASK_PATH_SHARE = 1.0
 TASK_TITLE_SHARE = 0.5
+TASK_PHRASE_SHARE = 1.0
+PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselves
+PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
 PER_PATH = 30  # chunks taken per file the task names
 
@@ -337,6 +341,10 @@ def _task_lists(
     if task.title_terms and weights.keyword:
         title = store.keyword_search(" ".join(task.title_terms), size, where)
         lists.append((weights.keyword * TASK_TITLE_SHARE, [cid for cid, _ in title]))
+    if task.phrases and weights.keyword:
+        found = _phrase_chunks(store, task.phrases, where)
+        if found:
+            lists.append((weights.keyword * TASK_PHRASE_SHARE, found))
     named = _named_files(store, task, where)
     if named and weights.keyword:
         order = {cid: rank for rank, (cid, _) in enumerate(keyword)}
@@ -345,6 +353,48 @@ def _task_lists(
             ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
         lists.append((weights.keyword * TASK_PATH_SHARE, list(dict.fromkeys(ranked))))
     return lists
+
+
+def _phrase_chunks(store: IndexStore, phrases: Sequence[str], where: SearchFilter) -> list[int]:
+    """The chunks that write out the task's messages, those holding the longest runs of
+    their words (three or more, in order) first, then in keyword order. A message is
+    matched around the values put into it: ``"%s contains %d more items, first extra
+    item: %s"`` holds ``Right contains more items, first extra item: 52``."""
+    split = [phrase.split() for phrase in phrases]
+    words = dict.fromkeys(word for phrase in split for word in phrase)
+    pool = store.keyword_search(" ".join(words), PHRASE_POOL, where)
+    chunks = store.chunks_by_id([cid for cid, _ in pool])
+    scored: list[tuple[int, int, int]] = []
+    for rank, (cid, _) in enumerate(pool):
+        chunk = chunks.get(cid)
+        if chunk is None:
+            continue
+        plain = _LETTERS.findall(_PLACEHOLDER.sub(" ", chunk.content).lower())
+        text, present = f" {' '.join(plain)} ", set(plain)
+        held = sum(_longest_run(phrase, text, present) for phrase in split)
+        if held:
+            scored.append((-held, rank, cid))
+    return [cid for _, _, cid in sorted(scored)]
+
+
+def _longest_run(phrase: Sequence[str], text: str, present: set[str]) -> int:
+    """The most words of ``phrase`` that ``text`` holds in a row (0 below three)."""
+    best = 0
+    for start in range(len(phrase) - PHRASE_MIN_RUN + 1):
+        if not all(word in present for word in phrase[start : start + PHRASE_MIN_RUN]):
+            continue
+        end = start + PHRASE_MIN_RUN
+        if f" {' '.join(phrase[start:end])} " not in text:
+            continue
+        while end < len(phrase) and f" {' '.join(phrase[start:end + 1])} " in text:
+            end += 1
+        best = max(best, end - start)
+    return best
+
+
+_LETTERS = re.compile(r"[a-z]+")
+# The values a message is formatted with: %s, %(name)r, %-5d, {}, {0}, {name!r:>10}.
+_PLACEHOLDER = re.compile(r"%(?:\([\w]{0,40}\))?[-#0 +]{0,4}\d{0,3}(?:\.\d{1,3})?[a-zA-Z]|\{[^{}\n]{0,60}\}")
 
 
 def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> list[frozenset[int]]:

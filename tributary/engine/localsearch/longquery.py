@@ -31,6 +31,8 @@ MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tok
 MAX_NAMES = 24
 MAX_PATHS = 12
 MAX_TERMS = 48
+MAX_PHRASES = 16
+PHRASE_MIN_WORDS = 3  # a run of plain words this long in output is likely a message the code writes
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
@@ -56,6 +58,7 @@ class TaskQuery:
     modules: tuple[str, ...] = ()  # dotted names that may be modules
     title_terms: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # the whole text's terms, rarest-looking first
+    phrases: tuple[str, ...] = ()  # runs of plain words in its output: messages, lowercased
 
 
 def is_task_question(query: str) -> bool:
@@ -105,7 +108,7 @@ def read_task(text: str) -> TaskQuery:
     last few questions: one search reads the same issue for its keyword query, its
     embedding, each index searched and its confidence, and it is read in linear time but
     over up to the whole query."""
-    prose, _code = split_code(text)
+    prose, code = split_code(text)
     title = _title(prose)
     quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
     frames = _FRAME.findall(text)
@@ -141,7 +144,40 @@ def read_task(text: str) -> TaskQuery:
         modules=tuple(modules[: MAX_PATHS * 2]),
         title_terms=tuple(fts_terms(title)),
         terms=tuple(_ranked_terms(text, names)),
+        phrases=tuple(message_phrases([*code, *quoted])),
     )
+
+
+_EDGE_PUNCTUATION = ",.:;!?'\"()[]{}<>`"
+
+
+def message_phrases(lines: list[str]) -> list[str]:
+    """Runs of at least ``PHRASE_MIN_WORDS`` plain words in the issue's code, output and
+    quoted text (``Right contains more items, first extra item``): error and log
+    messages are written out in the code that emits them, where a bag of words
+    cannot find them among thousands of chunks. Lowercased, longest first; traceback
+    frame lines are left out (``most recent call last`` is Python's, not the code's)."""
+    found: dict[str, None] = {}
+    for line in lines:
+        if _FRAME.search(line) or line.lstrip().startswith("Traceback"):
+            continue
+        run: list[str] = []
+        for token in [*line.split(), ""]:  # "" ends the last run
+            word = token.strip(_EDGE_PUNCTUATION)
+            if word.isascii() and word.isalpha() and 2 <= len(word) <= 30:
+                run.append(word.lower())
+                if token.endswith(tuple(".!?:")):  # a sentence or a label ends: so does the message
+                    _keep(run, found)
+                    run = []
+                continue
+            _keep(run, found)
+            run = []
+    return sorted(found, key=lambda phrase: -phrase.count(" "))[:MAX_PHRASES]
+
+
+def _keep(run: list[str], found: dict[str, None]) -> None:
+    if len(run) >= PHRASE_MIN_WORDS and sum(len(w) >= 4 for w in run) >= 2:
+        found.setdefault(" ".join(run), None)
 
 
 def _ranked_terms(text: str, names: Counter[str]) -> list[str]:

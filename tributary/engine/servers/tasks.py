@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,8 +33,10 @@ from tributary.engine.heap import settle
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
+from tributary.engine.index.priors import factor, role_of, task_asked_roles
 from tributary.engine.index.store import SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.query_class import asks_history
 from tributary.engine.servers import check_scope
 from tributary.engine.tasks.api import tasks_db_path
@@ -220,9 +222,21 @@ class TaskBackend:
                     for f in index.files_for_task(query, top_k, file_params=self.file_params,
                                                   hits=hits, as_of=as_of)
                 )
+        if is_task_question(query):
+            weigh_roles(query, (f for _, f in files))
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
+
+
+def weigh_roles(task: str, files: Iterable[FileScore]) -> None:
+    """An issue-length task weighs the files past changes touched by their role, as the
+    code search does: the tests, docs, changelog and author list that nearly every fix
+    also touches rank below the code that would change, unless the issue's title asks
+    for them."""
+    asked = task_asked_roles(read_task(task).title)
+    for entry in files:
+        entry.score *= factor(role_of(entry.path), asked, task=True)
 
 
 def _as_of(before: datetime | None) -> float | None:
