@@ -113,3 +113,24 @@ def test_every_name_of_the_seam_resolves() -> None:
     missing = [name for name in api.__all__ if not hasattr(api, name)]
     assert missing == []
     assert api.validate is __import__("tributary.engine.config.validate", fromlist=["x"]).validate
+
+
+# Where the app may start threads, loops or worker-thread calls: the engine's host
+# thread, the one helper for the engine's other work, the program's own loop, and the
+# index worker (a child process of its own).
+WORK_RUNNERS = {"background.py", "engine_host.py", "main.py", "index_worker.py"}
+_RUNNING = {"to_thread", "run_in_executor", "new_event_loop", "run_until_complete", "Thread"}
+
+
+def test_the_app_runs_engine_work_one_way() -> None:
+    offenders = []
+    for path in sorted((ROOT / "tributary" / "app").rglob("*.py")):
+        if path.name in WORK_RUNNERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                called = node.func
+                if called.attr in _RUNNING or (called.attr == "run" and isinstance(called.value, ast.Name)
+                                               and called.value.id == "asyncio"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} calls {called.attr}")
+    assert offenders == []

@@ -61,3 +61,24 @@ async def test_quiet_tasks_are_cancelled_at_shutdown_too(qtbot: object, fresh_ru
     fresh_runner.cancel_all()
     await fresh_runner.wait_idle()
     assert task.cancelled() and got == []
+
+
+@pytest.mark.asyncio
+async def test_engine_work_runs_off_the_gui_thread_and_loop() -> None:
+    """A function runs in a worker thread; a coroutine function on a loop of its own."""
+    import threading
+
+    from tributary.app.background import off_the_gui
+
+    gui_thread, gui_loop = threading.current_thread(), asyncio.get_running_loop()
+
+    def where(label: str) -> tuple[str, threading.Thread]:
+        return label, threading.current_thread()
+
+    async def where_async(label: str) -> tuple[str, threading.Thread, asyncio.AbstractEventLoop]:
+        return label, threading.current_thread(), asyncio.get_running_loop()
+
+    label, thread = await off_the_gui(where, "sync")
+    assert label == "sync" and thread is not gui_thread
+    label, thread, loop = await off_the_gui(where_async, label="async")
+    assert label == "async" and thread is not gui_thread and loop is not gui_loop

@@ -1,18 +1,24 @@
-"""The one way the UI runs an async operation: ``run_async``.
+"""The one way the UI runs an async operation: ``run_async``; and the one way it runs
+engine work that is not the engine facade's: ``off_the_gui``.
 
 Every UI-triggered coroutine (a search, a server test, saving the config, indexing)
 goes through the :class:`TaskRunner`, which keeps the task alive, shows it in the
 status bar while it runs, reports failure to the user (and the log), and cancels a
 superseded task when a new one with the same ``key`` starts (search-as-you-type).
+The engine facade runs on its own thread (``tributary.app.engine_host``) and indexing
+in child processes (``tributary.app.workers``); the engine's other functions the app
+calls (listing and removing indexes, reading the query log, the keyring, signing in)
+go through ``off_the_gui``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
@@ -117,6 +123,29 @@ class TaskRunner(QObject):
         """Wait for every task started so far (used by shutdown and tests)."""
         while pending := [t for t in self.tasks() if not t.done()]:
             await asyncio.gather(*pending, return_exceptions=True)
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+@overload
+async def off_the_gui(work: Callable[_P, Coroutine[Any, Any, _T]], *args: _P.args,
+                      **kwargs: _P.kwargs) -> _T: ...
+
+
+@overload
+async def off_the_gui(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T: ...
+
+
+async def off_the_gui(work: Callable[_P, Any], *args: _P.args, **kwargs: _P.kwargs) -> Any:
+    """``work(*args, **kwargs)`` away from the GUI thread, awaited from it: a function in
+    a worker thread (its disk, database or keyring waits never freeze the window); a
+    coroutine function run to its end on an event loop of its own in a worker thread
+    (a sign-in's loopback server and the SDK's flow never share the GUI's loop)."""
+    if inspect.iscoroutinefunction(work):
+        return await asyncio.to_thread(lambda: asyncio.run(work(*args, **kwargs)))
+    return await asyncio.to_thread(work, *args, **kwargs)
 
 
 def describe_error(error: BaseException) -> str:

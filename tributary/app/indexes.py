@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
-from tributary.app.background import describe_error, run_async
+from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.elided import ElidedLabel
 from tributary.app.watchers import RepoWatchers
 from tributary.app.workers import run_worker, worker_command
@@ -220,7 +220,7 @@ class IndexPage(QWidget):
 
     def refresh(self) -> asyncio.Task[Any]:
         """List the indexes (in a worker thread: it opens every index file)."""
-        return run_async(asyncio.to_thread(lambda: list(repos().list_repositories())),
+        return run_async(off_the_gui(lambda: list(repos().list_repositories())),
                          label="Listing indexes", quiet=True, key="list-indexes",
                          on_success=self._fill, on_error=self._list_failed)
 
@@ -351,7 +351,7 @@ class IndexPage(QWidget):
         return f"Its code index ({chunks} chunks from {files} files){history}"
 
     def _remove(self, path: str) -> None:
-        run_async(asyncio.to_thread(repos().remove_repository, Path(path)), label=f"Removing {path}",
+        run_async(off_the_gui(repos().remove_repository, Path(path)), label=f"Removing {path}",
                   on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
 

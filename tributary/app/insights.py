@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
-from tributary.app.background import describe_error, run_async
+from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.reputation import ReputationPanel
 from tributary.engine.api import EngineLike
 
@@ -193,9 +193,9 @@ class InsightsPage(QWidget):
 
     def refresh(self) -> asyncio.Task[Any]:
         self.reputation.refresh()
-        return run_async(asyncio.to_thread(self._reader), label="Reading the query log", key="insights",
+        return run_async(off_the_gui(self._reader), label="Reading the query log", key="insights",
                          quiet=True, on_success=self.show_snapshot,
-                         on_error=lambda e: self.message.emit(f"Could not read the history: {describe_error(e)}"))
+                         on_error=lambda e: self.message.emit(f"Could not read the query log: {describe_error(e)}"))
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         s = snapshot.summary

@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from tributary.app.background import describe_error, run_async
+from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.workers import run_worker, watch_command
 from tributary.engine.api import EngineLike, update_config
 from tributary.engine.config.schema import Config, RepoConfig
@@ -107,7 +107,7 @@ class RepoWatchers(QObject):
         is on disk, under its lock, so a concurrent writer's change stays), then apply it."""
         engine = self._engine()
         if engine is not None:
-            _, config = await asyncio.to_thread(
+            _, config = await off_the_gui(
                 update_config, engine.config.path, lambda now: with_watch(now, path, watch))
             await engine.apply_config(config)
         if watch:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tributary.app.background import off_the_gui
 from tributary.engine.api import (
     BUILTIN_SERVER_NAMES,
     ConfigError,
@@ -99,7 +100,6 @@ async def store_literal_secrets(config: Config, before: Config | None = None) ->
     ``${keyring:NAME}`` reference, so a save never writes a typed token in plain text.
     A literal the file already had stays (moving those is the user's choice). In a
     worker thread: a keyring may wait for the user to unlock it."""
-    import asyncio
     import copy
     from dataclasses import replace
 
@@ -125,14 +125,13 @@ async def store_literal_secrets(config: Config, before: Config | None = None) ->
             where = f"{fallback_path()} (readable only by you, not encrypted)"
         return StoredSecrets(updated, places, where)
 
-    return await asyncio.to_thread(move)
+    return await off_the_gui(move)
 
 
 async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, list[str], str | None]:
     """``server`` with its literal secrets moved into the OS keyring (read and written in
     a worker thread: a keyring may wait for the user to unlock it), the names stored,
     and the keyring's fallback notice (None when the OS keyring is used)."""
-    import asyncio
 
     from tributary.engine.api import backend_notice, move_server_secrets
 
@@ -140,32 +139,29 @@ async def move_secrets_to_keyring(server: ServerConfig) -> tuple[ServerConfig, l
         converted, _places, names = move_server_secrets([server])
         return converted[0], names, backend_notice() if names else None
 
-    return await asyncio.to_thread(move)
+    return await off_the_gui(move)
 
 
 async def sign_in(server: ServerConfig) -> None:
     """Sign in to a remote server in the system browser (OAuth; the session goes to the
     keyring). Runs on a thread of its own with its own event loop: the loopback callback
     server and the SDK's flow then never share the GUI's loop."""
-    import asyncio
 
     from tributary.engine.api import sign_in as _sign_in
 
-    await asyncio.to_thread(asyncio.run, _sign_in(server))
+    await off_the_gui(_sign_in, server)
 
 
 async def sign_out(server: ServerConfig) -> bool:
-    import asyncio
 
     from tributary.engine.api import sign_out as _sign_out
 
-    return await asyncio.to_thread(asyncio.run, _sign_out(server))
+    return await off_the_gui(_sign_out, server)
 
 
 async def signed_in(server: ServerConfig) -> bool:
     """Whether a session for ``server`` is stored (the keyring is read off the GUI thread)."""
-    import asyncio
 
     from tributary.engine.api import signed_in as _signed_in
 
-    return await asyncio.to_thread(_signed_in, server)
+    return await off_the_gui(_signed_in, server)
