@@ -186,3 +186,32 @@ async def test_last_update_follows_a_reindex_that_changed_nothing(
     shown = page.table.item(0, 5).text()
     assert shown != "2020-01-02 03:04"
     assert time.mktime(time.strptime(shown, "%Y-%m-%d %H:%M")) > long_ago
+
+
+def test_the_worker_steps_down_once_the_keyword_tier_is_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A new repository's keyword tier runs at the normal priority (the person waits for
+    it); the process steps down before the model loads and embedding starts."""
+    import os
+    from types import SimpleNamespace
+
+    from tributary.app import index_worker
+    from tributary.engine import api
+    from tributary.engine.index.progress import IndexProgress, IndexStats
+
+    niced: list[tuple[str, int]] = []
+    monkeypatch.setattr(os, "nice", lambda step: niced.append(("nice", step)) or step)
+
+    def index_repository(root: Path, on_progress: Any) -> IndexStats:
+        for phase in ("scan", "chunk", "keyword", "embed", "embed", "done"):
+            niced.append((phase, 0))
+            on_progress(IndexProgress(phase, 1, 1, 1, 0, 1.0, None))
+        return IndexStats(root, tmp_path / "x.files.sqlite")
+
+    monkeypatch.setattr(api, "index_repository", index_repository)
+    monkeypatch.setattr(api, "update_history", lambda root: SimpleNamespace(summary=lambda: "history: none"))
+    assert index_worker.main([str(tmp_path)]) == 0
+    order = [name for name, _ in niced]
+    assert order == ["scan", "chunk", "keyword", "nice", "embed", "embed", "done"]
+    assert ("nice", index_worker.WORKER_NICENESS) in niced

@@ -52,10 +52,21 @@ def main(argv: list[str] | None = None) -> int:
     import os
     import time
 
-    # Background work: at a lower priority the embedding threads yield the CPU to the
+    # Background work at a lower priority, so the embedding threads yield the CPU to the
     # GUI the moment it has something to do (2 cores, both busy embedding, otherwise).
-    if hasattr(os, "nice"):
-        os.nice(WORKER_NICENESS)
+    # A new repository's keyword tier is what the person waits for: it runs at the
+    # normal priority, and the process (and the threads it starts from then on) steps
+    # down once it is written. A watcher is background work from the start.
+    lowered = False
+
+    def step_down() -> None:
+        nonlocal lowered
+        if not lowered and hasattr(os, "nice"):
+            os.nice(WORKER_NICENESS)
+        lowered = True
+
+    if watch:
+        step_down()
 
     from tributary.engine.api import index_repository, update_history
 
@@ -63,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_progress(progress: Any) -> None:
         nonlocal last
+        if progress.phase in ("keyword", "embed"):
+            step_down()
         now = time.monotonic()
         if now - last >= MIN_INTERVAL_S or progress.phase in ("keyword", "done"):
             last = now

@@ -270,7 +270,8 @@ class Shell(QObject):
     # -- first steps (the search page's empty state) --------------------------------------
 
     def add_repository(self) -> None:
-        self.window.show_page(self.indexes)
+        """From the search page: choose a folder and stay there, where the repository can
+        be asked as soon as its keyword tier is written (the page says when)."""
         self.indexes.choose_folder()
 
     def import_servers(self) -> None:
