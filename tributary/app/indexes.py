@@ -306,11 +306,14 @@ class IndexPage(QWidget):
 
     # -- actions ------------------------------------------------------------------------
 
-    def choose_folder(self) -> None:
+    def choose_folder(self, then: Callable[[], None] | None = None) -> None:
+        """Ask for a folder and index it; ``then`` runs once indexing has started."""
         dialog = QFileDialog(self, "Add a repository", str(Path.home()))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(lambda p: self.index(Path(p)))
+        if then is not None:
+            dialog.fileSelected.connect(lambda _: then())
         dialog.open()  # not exec(): no nested event loop under qasync
 
     def reindex_selected(self) -> None:

@@ -272,7 +272,7 @@ class Shell(QObject):
     def add_repository(self) -> None:
         """From the search page: choose a folder and stay there, where the repository can
         be asked as soon as its keyword tier is written (the page says when)."""
-        self.indexes.choose_folder()
+        self.indexes.choose_folder(then=self.window.focus_search)  # the button it came from is gone
 
     def import_servers(self) -> None:
         editor = self.editor

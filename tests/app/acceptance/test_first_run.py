@@ -111,8 +111,15 @@ async def test_a_new_repository_answers_once_its_keyword_tier_is_written(
     async with running_shell(None, (1024, 640), tmp_path) as shell:
         page = shell.window.search
         await until(lambda: page.empty.state == "first-run", what="first-run state")
-        task = shell.indexes.index(repo)
-        assert task is not None
+        page.empty.add_button.click()  # the folder dialog opens over the search page
+        from PySide6.QtWidgets import QFileDialog
+
+        dialog = shell.indexes.findChild(QFileDialog)
+        assert dialog is not None and dialog.isVisible()
+        dialog.fileSelected.emit(str(repo))
+        dialog.close()
+        assert shell.window.pages.currentWidget().isAncestorOf(page)  # still searching
+        assert QApplication.focusWidget() is page.query  # typing goes to the question
         assert page.empty.state == "indexing" and "project" in page.empty.title.text()
         assert not page.empty.add_button.isVisible()
         await until(lambda: page.empty.state != "indexing", timeout=300, what="keyword tier written")
@@ -125,4 +132,4 @@ async def test_a_new_repository_answers_once_its_keyword_tier_is_written(
         reports = {r.name: r for r in response.sources}
         assert reports["files"].status == SourceStatus.OK and reports["files"].hits
         assert any(h.path == "engine/retry.py" for h in response.hits)
-        await task
+        # The vectors go on in the background; closing the shell stops the worker.
