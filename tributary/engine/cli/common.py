@@ -82,12 +82,13 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 def request_from_args(args: argparse.Namespace, default_top_k: int | None) -> SearchRequest:
     """The request the command's arguments say; ``default_top_k`` (the config's) when
     ``--top-k`` is not given, or the model's default when that is None too."""
-    check_query(SearchRequest(args.query))  # before any source is started for it
+    plain = SearchRequest(args.query)
+    check_query(plain)  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
         query=args.query,
         task_type=TaskType(args.task_type),
-        top_k=args.top_k or default_top_k or SearchRequest(args.query).top_k,
+        top_k=args.top_k or default_top_k or plain.top_k,
         sources=sources,
         strategy=args.strategy,
         use_cache=not args.no_cache,

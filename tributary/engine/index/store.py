@@ -4,12 +4,12 @@ The indexer and the search code only talk to :class:`IndexStore`; its PostgreSQL
 pgvector twin is ``tributary.engine.index.pg_store``. The SQLite backend keeps one file
 per repository: ``files`` and ``chunks`` tables, a contentless FTS5 table for BM25 (path
 tokens, symbol names, code with identifiers split) and a vec0 table for cosine KNN,
-made, recorded and held in memory through ``tributary.engine.localsearch.vectors``. A chunk leaves the FTS5 table through its ``delete`` command with the
-very texts it was indexed with (``_fts_texts``): that keeps BM25's document count and
-average length exact, where a ``contentless_delete`` table's plain ``DELETE`` left them
-counting every chunk ever replaced. Every file's replacement is one transaction, so a
-crash leaves each file either fully old or fully new, and a finished file is never
-redone.
+made, recorded and held in memory through ``tributary.engine.localsearch.vectors``. A
+chunk leaves the FTS5 table through its ``delete`` command with the very texts it was
+indexed with (``_fts_texts``): that keeps BM25's document count and average length
+exact, where a ``contentless_delete`` table's plain ``DELETE`` left them counting every
+chunk ever replaced. Every file's replacement is one transaction, so a crash leaves
+each file either fully old or fully new, and a finished file is never redone.
 """
 
 from __future__ import annotations

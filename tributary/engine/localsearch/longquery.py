@@ -149,6 +149,7 @@ def read_task(text: str) -> TaskQuery:
 
 
 _EDGE_PUNCTUATION = ",.:;!?'\"()[]{}<>`"
+_MESSAGE_ENDS = (".", "!", "?", ":")  # a sentence or a label ends: so does the message
 
 
 def message_phrases(lines: list[str]) -> list[str]:
@@ -166,7 +167,7 @@ def message_phrases(lines: list[str]) -> list[str]:
             word = token.strip(_EDGE_PUNCTUATION)
             if word.isascii() and word.isalpha() and 2 <= len(word) <= 30:
                 run.append(word.lower())
-                if token.endswith(tuple(".!?:")):  # a sentence or a label ends: so does the message
+                if token.endswith(_MESSAGE_ENDS):
                     _keep(run, found)
                     run = []
                 continue
