@@ -234,9 +234,9 @@ async def test_a_connection_dropped_mid_search_is_an_error_of_that_source_only(
     try:
         async with Client(build_server(service)) as client:
             assert not (await client.call_tool("search_code", args)).is_error
-            embedder.drop = True  # dropped once: the read is retried on a new connection
+            embedder.drop = True  # its connections cut once: the read is retried on a new one
             dropped = await client.call_tool("search_code", args)
-            assert embedder.dropped == 1
+            assert embedder.dropped >= 1
             assert not dropped.is_error and dropped.structured_content["hits"]
             embedder.block = True  # dropped, and the database refuses new connections
             failed = await client.call_tool("search_code", args)

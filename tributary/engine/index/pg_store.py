@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -65,8 +66,19 @@ MAX_EF_SEARCH = 1000  # pgvector's limit; hybrid search asks for 800
 IVFFLAT_MIN_ROWS = 1000  # fewer rows: an exact scan is as fast and has no training to go stale
 IVFFLAT_ROWS_PER_LIST = 1000  # pgvector's advice for up to 1M rows
 IVFFLAT_REBUILD_GROWTH = 4  # rebuild the lists when the rows grew this many times
-BUILD_MEMORY = "256MB"  # maintenance_work_mem for a vector index build: the graph in memory
+BUILD_MEMORY_MB = (
+    256,
+    4096,
+)  # maintenance_work_mem for a vector index build, by the rows: the graph in memory
+BUILD_BYTES_PER_DIM = 5  # a graph node's share per dimension (its float32 vector plus neighbours)
 MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
+# A keyword search matches chunks on the query's rarest words, as many as hold at most
+# this many chunks together, and ranks those by all of its words: ranking every chunk
+# that holds any word would read half the index for a long question.
+MATCH_BUDGET = 20_000
+PAIR_TERMS = 4  # when even the rarest word is past the budget: chunks with two of these
+FILE_OF_LIMIT = 200_000  # chunk -> file pairs kept from earlier searches
+TERM_STATS_DRIFT = 0.1  # term counts are refreshed once the chunks changed this much
 _NON_WORD = re.compile(r"[\W_]+")
 _META_SCOPE = "files"
 
@@ -97,6 +109,31 @@ def tsquery(terms: Sequence[str]) -> str:
     return " | ".join(terms)
 
 
+def match_query(terms: Sequence[str], counts: Mapping[str, int], budget: int | None = None) -> str:
+    """The ``to_tsquery`` text that picks the chunks a keyword search ranks: the rarest
+    of ``terms`` OR-ed, as many as hold at most ``budget`` chunks together; when even
+    the rarest one holds more, the chunks that hold two of the few rarest."""
+    budget = MATCH_BUDGET if budget is None else budget
+    by_rarity = sorted(dict.fromkeys(terms), key=lambda t: (counts.get(t, 0), t))
+    chosen: list[str] = []
+    rows = 0
+    for term in by_rarity:
+        if chosen and rows + counts.get(term, 0) > budget:
+            break
+        chosen.append(term)
+        rows += counts.get(term, 0)
+    if rows <= budget or len(by_rarity) < 2:
+        return tsquery(chosen)
+    return " | ".join(f"({a} & {b})" for a, b in combinations(by_rarity[:PAIR_TERMS], 2))
+
+
+def build_memory(rows: int, dim: int) -> str:
+    """``maintenance_work_mem`` for building a vector index over ``rows``: enough for the
+    graph to stay in memory (a build that spills is many times slower), within bounds."""
+    low, high = BUILD_MEMORY_MB
+    return f"{min(high, max(low, rows * dim * BUILD_BYTES_PER_DIM // 2**20))}MB"
+
+
 def location(dsn: str) -> str:
     """Where the shared index is, for reports: its DSN without the password."""
     return redact(dsn)
@@ -121,14 +158,16 @@ def remove(dsn: str, root: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _embed_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(1, thread_name_prefix="pg-embed")
+def _keyword_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(4, thread_name_prefix="pg-keyword")
 
 
 class PgIndexStore:
     """One repository's code index in a shared database."""
 
-    def __init__(self, db: Database, repo: int, *, vector_index: str = "auto", owns_db: bool = False) -> None:
+    def __init__(
+        self, db: Database, repo: int, *, vector_index: str = "auto", owns_db: bool = False
+    ) -> None:
         self.db = db
         self.repo = int(repo)
         self.wanted_index = vector_index
@@ -136,15 +175,20 @@ class PgIndexStore:
         self._kind: VectorIndex | None = None
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
-        self._df_chunks = 0
+        self._lists: int | None = None  # IVFFlat lists, read once
+        self._file_of: dict[int, int] = {}  # chunk id -> file id, as the searches returned them
 
     @classmethod
-    def open(cls, dsn: str, root: str, name: str | None, *, vector_index: str = "auto") -> PgIndexStore:
+    def open(
+        cls, dsn: str, root: str, name: str | None, *, vector_index: str = "auto"
+    ) -> PgIndexStore:
         """The index of the repository at ``root`` (its row made if missing), on its own
         connection."""
         db = Database(dsn, application_name="tributary-indexer")
         try:
-            return cls(db, ensure_repository(db, root, name), vector_index=vector_index, owns_db=True)
+            return cls(
+                db, ensure_repository(db, root, name), vector_index=vector_index, owns_db=True
+            )
         except BaseException:
             db.close()
             raise
@@ -232,6 +276,7 @@ class PgIndexStore:
             # Fresh statistics: right after a bulk load the planner still thinks a
             # repository has a few dozen chunks and scans all of them for an id lookup.
             conn.execute("ANALYZE files, chunks")
+        self.refresh_term_stats()
         if kind == "exact" or model is None:
             return kind
         _files, rows = self.counts()
@@ -239,20 +284,49 @@ class PgIndexStore:
             "SELECT to_regclass(%s) IS NOT NULL", (vector_index_name(self.repo),)).fetchone())  # fmt: skip
         if kind == "hnsw":
             if rows and not (exists and exists[0]):
-                self._build_index(f"hnsw ((embedding::vector({int(model.dim)})) vector_cosine_ops)", {})
+                self._build_index(
+                    f"hnsw ((embedding::vector({int(model.dim)})) vector_cosine_ops)", {}
+                )
             return kind
         built = int(self.get_meta("ivfflat_rows") or 0)
-        if rows < IVFFLAT_MIN_ROWS or (built and exists and exists[0] and rows < built * IVFFLAT_REBUILD_GROWTH):
+        if rows < IVFFLAT_MIN_ROWS or (
+            built and exists and exists[0] and rows < built * IVFFLAT_REBUILD_GROWTH
+        ):
             return kind
         lists = max(1, rows // IVFFLAT_ROWS_PER_LIST)
-        self._build_index(f"ivfflat ((embedding::vector({int(model.dim)})) vector_cosine_ops) WITH (lists = {lists})",
-                          {"ivfflat_rows": str(rows), "ivfflat_lists": str(lists)})
+        self._build_index(
+            f"ivfflat ((embedding::vector({int(model.dim)})) vector_cosine_ops) WITH (lists = {lists})",
+            {"ivfflat_rows": str(rows), "ivfflat_lists": str(lists)},
+        )
         return kind
 
-    def _build_index(self, method: str, meta: dict[str, str]) -> None:
+    def refresh_term_stats(self) -> bool:
+        """Count the chunks holding each lexeme again if the repository's chunks changed by
+        more than ``TERM_STATS_DRIFT`` since the last count; whether it counted. (Counts a
+        little stale only shift which rare words a search matches on.)"""
+        _files, total = self.counts()
+        counted = self.get_meta("term_stats_chunks")
+        if counted is not None and abs(total - int(counted)) <= TERM_STATS_DRIFT * max(
+            int(counted), 1
+        ):
+            return False
         with self.db.transaction() as conn:
             lock_repository(conn, self.repo)
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
+            conn.execute("DELETE FROM term_stats WHERE repo = %s", (self.repo,))
+            conn.execute(
+                f"INSERT INTO term_stats(repo, lexeme, chunks) SELECT {self.repo}, word, ndoc "
+                f"FROM ts_stat('SELECT terms FROM chunks WHERE repo = {self.repo}')"
+            )
+            self._set_meta(conn, "term_stats_chunks", str(total))
+        return True
+
+    def _build_index(self, method: str, meta: dict[str, str]) -> None:
+        model = self.model()
+        _files, rows = self.counts()
+        memory = build_memory(rows, int(model.dim) if model else 0)
+        with self.db.transaction() as conn:
+            lock_repository(conn, self.repo)
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{memory}'")
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
             conn.execute(
                 f"CREATE INDEX {vector_index_name(self.repo)} ON chunks USING {method} WHERE repo = {self.repo}"
@@ -270,7 +344,10 @@ class PgIndexStore:
         rows = self.db.read(lambda c: c.execute(
             "SELECT path, hash, size, mtime_ns, language FROM files WHERE repo = %s", (self.repo,)
         ).fetchall())  # fmt: skip
-        return {str(r[0]): FileRecord(str(r[0]), str(r[1]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
+        return {
+            str(r[0]): FileRecord(str(r[0]), str(r[1]), int(r[2]), int(r[3]), str(r[4]))
+            for r in rows
+        }
 
     def forget_file_states(self) -> None:
         with self.db.transaction() as conn:
@@ -293,11 +370,15 @@ class PgIndexStore:
             (self.repo, wanted)).fetchall())  # fmt: skip
         return {str(h): as_array(v) for h, v in rows}
 
-    def write_file(self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]) -> None:
+    def write_file(
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+    ) -> None:
         """Replace a file's chunks (one transaction); a chunk whose vector ``known`` lacks
         is keyword-searchable at once and waits in ``pending_embeds`` for it."""
         vectors = [known.get(chunk.embed_hash) for chunk in chunks]
-        pending = {c.embed_hash: c.embed_text for c, v in zip(chunks, vectors, strict=True) if v is None}
+        pending = {
+            c.embed_hash: c.embed_text for c, v in zip(chunks, vectors, strict=True) if v is None
+        }
         path_words = code_words(record.path)
         rows = [
             (self.repo, chunk.language, chunk.kind, chunk.symbol, symbol_key(chunk.symbol),
@@ -361,7 +442,9 @@ class PgIndexStore:
             lock_repository(conn, self.repo)
             current = self.model()
             if current != model:
-                raise ModelChanged(f"repository {self.repo}: the index now records {current}, not {model}")
+                raise ModelChanged(
+                    f"repository {self.repo}: the index now records {current}, not {model}"
+                )
             self._bump(conn)
             for embed_hash, vector in vectors.items():
                 done = conn.execute(
@@ -369,16 +452,20 @@ class PgIndexStore:
                     (np.ascontiguousarray(vector, dtype=np.float32), self.repo, embed_hash),
                 )
                 added += max(done.rowcount, 0)
-                conn.execute("DELETE FROM pending_embeds WHERE repo = %s AND embed_hash = %s",
-                             (self.repo, embed_hash))
+                conn.execute(
+                    "DELETE FROM pending_embeds WHERE repo = %s AND embed_hash = %s",
+                    (self.repo, embed_hash),
+                )
         return added
 
     def vector_counts(self) -> tuple[int, int]:
         """(chunks with a vector, all chunks)."""
+        # (the waiting ones through their partial index: counting all would read every row)
         row = self.db.read(lambda c: c.execute(
-            "SELECT COUNT(embedding), COUNT(*) FROM chunks WHERE repo = %s", (self.repo,)).fetchone())  # fmt: skip
-        return (int(row[0]), int(row[1])) if row else (0, 0)
-
+            "SELECT (SELECT COALESCE(SUM(chunks), 0) FROM files WHERE repo = %s), "
+            "(SELECT COUNT(*) FROM chunks WHERE repo = %s AND embedding IS NULL)",
+            (self.repo, self.repo)).fetchone())  # fmt: skip
+        return (int(row[0]) - int(row[1]), int(row[0])) if row else (0, 0)
 
     def delete_files(self, paths: Iterable[str]) -> None:
         for path in paths:
@@ -399,76 +486,98 @@ class PgIndexStore:
         clauses, params = _filters(where)
         query = np.ascontiguousarray(vector, dtype=np.float32)
         distance = f"embedding::vector({dim}) <=> %s::vector({dim})"
+        # Exact when filtered (an approximate index filtered afterwards returns too few):
+        # "+ 0" is an ordering no index serves, so the plan, prepared or not, scans.
+        exact = bool(clauses) or kind == "exact"
+        order = f"({distance}) + 0" if exact else distance
+        sql = (
+            f"SELECT id, 1 - ({distance}), file_id FROM chunks WHERE repo = {self.repo} "
+            f"AND embedding IS NOT NULL{''.join(' AND ' + c for c in clauses)} "
+            f"ORDER BY {order} LIMIT %s"
+        )
+        setting = None if exact else self._scan_setting(kind, k)
 
-        def work(conn: Connection) -> list[tuple[int, float]]:
-            with conn.transaction():
-                if clauses or kind == "exact":
-                    # exact: an approximate index filtered afterwards would return too few
-                    conn.execute("SET LOCAL enable_indexscan = off")
-                elif kind == "hnsw":
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, k))}")
-                elif kind == "ivfflat":
-                    lists = int(self.get_meta("ivfflat_lists") or 1)
-                    conn.execute(f"SET LOCAL ivfflat.probes = {max(1, int(lists ** 0.5))}")
-                rows = conn.execute(
-                    f"SELECT id, 1 - ({distance}) FROM chunks WHERE repo = {self.repo} "
-                    f"AND embedding IS NOT NULL{''.join(' AND ' + c for c in clauses)} "
-                    f"ORDER BY {distance} LIMIT %s",
-                    [query, *params, query, k],
-                ).fetchall()
-            return [(int(cid), float(score)) for cid, score in rows]
+        def work(conn: Connection) -> list[tuple[Any, ...]]:
+            if setting is None:
+                return conn.execute(sql, [query, *params, query, k]).fetchall()
+            with conn.pipeline():  # the setting and the query in one round trip
+                conn.execute(setting)
+                cursor = conn.execute(sql, [query, *params, query, k])
+            return cursor.fetchall()
 
-        return self.db.read(work)
+        rows = self.db.read(work)
+        self._remember({int(cid): int(fid) for cid, _, fid in rows})
+        return [(int(cid), float(score)) for cid, score, _ in rows]
+
+    def _scan_setting(self, kind: VectorIndex, k: int) -> str:
+        """How far the approximate index searches for ``k`` neighbours (a session setting:
+        every approximate search sets it first)."""
+        if kind == "hnsw":
+            return f"SET hnsw.ef_search = {min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, k))}"
+        if self._lists is None:
+            self._lists = int(self.get_meta("ivfflat_lists") or 1)
+        return f"SET ivfflat.probes = {max(1, int(self._lists**0.5))}"
 
     def candidates(
         self, query: str, vector: QueryVector, k: int, where: SearchFilter
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        """The query is embedded on a worker thread while the server answers the keyword
-        query; then the dense query runs."""
+        """The keyword query runs on a second connection while the query is embedded and
+        the vector query runs on this one: the server answers both at once."""
         if vector is None:
             return [], self.keyword_search(query, k, where)
-        pending = _embed_pool().submit(vector) if callable(vector) else None
+        keyword = _keyword_pool().submit(self.keyword_search, query, k, where)
         try:
-            keyword = self.keyword_search(query, k, where)
+            embedded = vector() if callable(vector) else vector
+            dense = self.dense_search(embedded, k, where)
         finally:
-            embedded = pending.result() if pending is not None else vector
-        assert not callable(embedded)
-        return self.dense_search(embedded, k, where), keyword
+            words = keyword.result()
+        return dense, words
 
     def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
-        terms = fts_terms(query)
+        """Chunks ranked by ``ts_rank`` over the query's words, leaving out those in more
+        than ``COMMON_TERM_SHARE`` of the chunks; only the chunks that hold its rarer
+        words are ranked (``match_query``)."""
+        terms = list(dict.fromkeys(fts_terms(query)))
         if not terms:
             return []
-        common = self._common_terms(terms)
-        text = tsquery([t for t in terms if t not in common] or terms)
+        counts, total = self._term_counts(terms)
+        ranked = [t for t in terms if counts.get(t, 0) <= total * COMMON_TERM_SHARE] or terms
         clauses, params = _filters(where)
         rows = self.db.read(lambda c: c.execute(
-            f"SELECT id, ts_rank('{RANK_WEIGHTS}', terms, q) AS score "
-            f"FROM chunks, to_tsquery('{TS_CONFIG}', %s) q WHERE repo = %s AND terms @@ q"
-            f"{''.join(' AND ' + x for x in clauses)} ORDER BY score DESC, id LIMIT %s",
-            [text, self.repo, *params, k]).fetchall())  # fmt: skip
-        return [(int(cid), float(score)) for cid, score in rows]
+            f"SELECT id, ts_rank('{RANK_WEIGHTS}', terms, r) AS score, file_id "
+            f"FROM chunks, to_tsquery('{TS_CONFIG}', %s) m, to_tsquery('{TS_CONFIG}', %s) r "
+            f"WHERE repo = %s AND terms @@ m{''.join(' AND ' + x for x in clauses)} "
+            "ORDER BY score DESC, id LIMIT %s",
+            [match_query(ranked, counts), tsquery(ranked), self.repo, *params, k]).fetchall())  # fmt: skip
+        self._remember({int(cid): int(fid) for cid, _, fid in rows})
+        return [(int(cid), float(score)) for cid, score, _ in rows]
 
-    def _common_terms(self, terms: Sequence[str]) -> set[str]:
-        """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached
-        until the repository is written to)."""
+    def _term_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many chunks hold each term, and the chunks counted: from ``term_stats``
+        (one query), or, before an indexing pass has counted them, by asking the index
+        term by term (capped; cached until the repository is written to)."""
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT t.term, COALESCE(MAX(s.chunks), 0), (SELECT value FROM repo_meta WHERE repo = %s "
+            f"AND scope = '{_META_SCOPE}' AND key = 'term_stats_chunks') FROM unnest(%s::text[]) AS t(term) "
+            f"LEFT JOIN LATERAL unnest(to_tsvector('{TS_CONFIG}', t.term)) AS l ON true "
+            "LEFT JOIN term_stats s ON s.repo = %s AND s.lexeme = l.lexeme GROUP BY t.term",
+            (self.repo, list(terms), self.repo)).fetchall())  # fmt: skip
+        if rows and rows[0][2] is not None:
+            return {str(term): int(count) for term, count, _ in rows}, int(rows[0][2])
+        return self._counted(terms)
+
+    def _counted(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         version, total = self.db.read(lambda c: c.execute(
             "SELECT version, (SELECT COALESCE(SUM(chunks), 0) FROM files WHERE repo = %s) "
             "FROM repositories WHERE id = %s", (self.repo, self.repo)).fetchone() or (None, 0))  # fmt: skip
         if version != self._df_version:
             self._df.clear()
             self._df_version = version
-            self._df_chunks = int(total)
-        limit = int(self._df_chunks * COMMON_TERM_SHARE)
-        common: set[str] = set()
+        cap = int(int(total) * COMMON_TERM_SHARE) + 1
         for term in terms:
-            count = self._df.get(term)
-            if count is None:
-                count = self._count_matching(term, limit + 1)
-                self._df[term] = count
-            if count > limit:
-                common.add(term)
-        return common
+            if term not in self._df:
+                self._df[term] = self._count_matching(term, max(cap, MATCH_BUDGET + 1))
+        return {term: self._df[term] for term in terms}, int(total)
 
     def _count_matching(self, text: str, limit: int) -> int:
         """How many chunks ``to_tsquery(text)`` matches, counting up to ``limit``."""
@@ -522,12 +631,20 @@ class PgIndexStore:
         return {int(r[0]): StoredChunk(*r) for r in rows}
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        wanted = [int(i) for i in chunk_ids]
-        if not wanted:
-            return {}
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT id, file_id FROM chunks WHERE id = ANY(%s)", (wanted,)).fetchall())  # fmt: skip
-        return {int(cid): int(fid) for cid, fid in rows}
+        """Each chunk's file: from what the searches returned (a chunk id never moves to
+        another file: a rewritten file gets new chunks), else asked."""
+        known = self._file_of
+        wanted = [int(i) for i in chunk_ids if int(i) not in known]
+        if wanted:
+            rows = self.db.read(lambda c: c.execute(
+                "SELECT id, file_id FROM chunks WHERE id = ANY(%s)", (wanted,)).fetchall())  # fmt: skip
+            self._remember({int(cid): int(fid) for cid, fid in rows})
+        return {int(cid): known[int(cid)] for cid in chunk_ids if int(cid) in known}
+
+    def _remember(self, file_of: Mapping[int, int]) -> None:
+        if len(self._file_of) + len(file_of) > FILE_OF_LIMIT:
+            self._file_of = {}
+        self._file_of.update(file_of)
 
     def chunk_ids_matching(self, path_glob: str) -> frozenset[int]:
         """Chunks of files whose path matches ``path_glob`` (``*`` also crosses ``/``)."""
@@ -565,4 +682,3 @@ def _filters(where: SearchFilter) -> tuple[list[str], list[Any]]:
         clauses.append("id = ANY(%s)")
         params.append(sorted(where.path_ids))
     return clauses, params
-

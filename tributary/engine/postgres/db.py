@@ -1,10 +1,16 @@
-"""Connections to the shared PostgreSQL index: reconnecting, migrated, typed for pgvector.
+"""Connections to the shared PostgreSQL index: pooled, reconnecting, migrated, typed for pgvector.
 
-A :class:`Database` holds one autocommit connection behind a lock (a desktop's servers
-ask one question at a time). Writers group statements with :meth:`Database.transaction`;
-reads run through :meth:`Database.read`, which reconnects and retries once when the
-connection turns out to be dead (the server restarted, an idle connection was dropped),
-so the first query after an outage works instead of failing on a stale socket.
+A :class:`Database` is a small pool of autocommit connections (``psycopg_pool``): a
+desktop's server runs a search's keyword and vector queries at once, each on its own
+connection, and two searches never wait on one socket. Writers group statements with
+:meth:`Database.transaction`; reads run through :meth:`Database.read`, which checks the
+pool and runs once more when its connection turns out to be dead (the server
+restarted, an idle connection was dropped), so the first query after an outage works
+instead of failing on a stale socket.
+
+Statements a connection runs repeatedly are prepared on the server (psycopg's
+``prepare_threshold``): their plans do not depend on session settings, since the exact
+vector scan is written so that no index can serve it rather than switched by a setting.
 
 Migrations are numbered like the SQLite stores' (``tributary.engine.sqlite``): version ``i + 1``
 is ``MIGRATIONS[i]``, recorded in ``schema_migrations`` in the same transaction, under an
@@ -14,13 +20,13 @@ advisory lock so two indexers starting at once on a fresh database apply each on
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.postgres.schema import MIGRATIONS
@@ -33,6 +39,9 @@ VectorIndex = Literal["hnsw", "ivfflat", "exact"]
 VECTOR_INDEXES: tuple[str, ...] = ("auto", "hnsw", "ivfflat", "exact")
 
 CONNECT_TIMEOUT_S = 5
+POOL_SIZE = 3  # a search's keyword and vector queries at once, and one more
+POOL_WAIT_S = 30.0  # a caller waits this long for a free connection before failing
+PREPARE_THRESHOLD = 2  # executions of one statement text before it is prepared
 _MIGRATION_LOCK = 0x7472_6962  # pg_advisory_xact_lock key: "trib"
 
 
@@ -53,43 +62,51 @@ def redact(dsn: str) -> str:
 
 
 class Database:
-    """One connection to the shared index, re-opened when it breaks."""
+    """A few connections to the shared index, re-opened when they break."""
 
-    def __init__(self, dsn: str, *, application_name: str = "tributary", migrate: bool = True) -> None:
+    def __init__(
+        self, dsn: str, *, application_name: str = "tributary", size: int = POOL_SIZE
+    ) -> None:
         self.dsn = dsn
         self.application_name = application_name
-        self._lock = threading.RLock()
-        self._conn: Connection | None = None
-        self._migrate = migrate
-        with self.session():
-            pass
-
-    def _connect(self) -> Connection:
+        options: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "application_name": application_name,
+            "prepare_threshold": PREPARE_THRESHOLD,
+        }
+        # The first connection is made here, so a wrong DSN or a missing extension is
+        # reported now, with the server's own words, rather than as a pool timeout.
+        first = self._connect(options)
         try:
-            # No server-side prepared statements: a cached plan would outlive the SET LOCAL
-            # that chose it (an exact scan would reuse an HNSW plan), and poolers such as
-            # PgBouncer in transaction mode do not carry them between connections.
-            conn = psycopg.connect(
-                self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name=self.application_name, prepare_threshold=None,
-            )  # fmt: skip
+            migrate(first)
+        except BaseException:
+            first.close()
+            raise
+        first.close()
+        self._pool: ConnectionPool[Connection] = ConnectionPool(
+            dsn, min_size=1, max_size=max(1, size), kwargs=options, configure=register_vector,
+            timeout=POOL_WAIT_S, name=application_name, open=False,
+        )  # fmt: skip
+        self._pool.open(wait=False)
+
+    def _connect(self, options: dict[str, Any]) -> Connection:
+        try:
+            conn = psycopg.connect(self.dsn, **options)
         except psycopg.OperationalError as exc:
             raise PostgresError(f"cannot connect to {redact(self.dsn)}: {exc}") from exc
-        if self._migrate:
-            migrate(conn)
-            self._migrate = False  # once per Database: later reconnects find it migrated
-        register_vector(conn)
         return conn
 
     @contextmanager
     def session(self) -> Iterator[Connection]:
-        """The live connection, held by this thread until the block ends."""
-        with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                if self._conn is not None:
-                    self._conn.close()
-                self._conn = self._connect()
-            yield self._conn
+        """A live connection, this thread's until the block ends."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise PostgresError(
+                f"no connection to {redact(self.dsn)} within {POOL_WAIT_S:.0f} s: {exc}"
+            ) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -100,22 +117,25 @@ class Database:
     def read(self, work: Callable[[Connection], T]) -> T:
         """``work(connection)``; run again on a fresh connection if the first one was dead
         (reads only: they are safe to repeat)."""
-        with self._lock:
-            try:
-                with self.session() as conn:
-                    return work(conn)
-            except psycopg.OperationalError:
-                if self._conn is None or not (self._conn.closed or self._conn.broken):
-                    raise
-                log.info("connection to %s lost; reconnecting", redact(self.dsn))
+        dead = False
+        try:
             with self.session() as conn:
-                return work(conn)
+                try:
+                    return work(conn)
+                except psycopg.OperationalError:
+                    if not (conn.closed or conn.broken):
+                        raise
+                    dead = True
+        except psycopg.OperationalError:
+            if not dead:
+                raise
+        log.info("connection to %s lost; reconnecting", redact(self.dsn))
+        self._pool.check()  # the other idle connections died with it: drop them too
+        with self.session() as conn:
+            return work(conn)
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._pool.close()
 
 
 def schema_version(conn: Connection) -> int:
@@ -179,7 +199,9 @@ def choose_vector_index(conn: Connection, wanted: str = "auto") -> VectorIndex:
     """The vector index to use: ``wanted`` when the server has it, else the best it has
     (HNSW, then IVFFlat, then an exact scan)."""
     if wanted not in VECTOR_INDEXES:
-        raise PostgresError(f"unknown vector index {wanted!r}; use one of {', '.join(VECTOR_INDEXES)}")
+        raise PostgresError(
+            f"unknown vector index {wanted!r}; use one of {', '.join(VECTOR_INDEXES)}"
+        )
     have = supported_vector_indexes(conn)
     if wanted == "exact":
         return "exact"

@@ -127,4 +127,14 @@ MIGRATIONS: tuple[str, ...] = (
     ON CONFLICT (repo, scope, key) DO NOTHING;
     DELETE FROM repo_meta WHERE scope = 'tasks' AND key = 'embedder';
     """,
+    # How many chunks hold each lexeme, per repository, refreshed after an indexing pass:
+    # a keyword search matches on the query's rarer words and ranks by all of them.
+    """
+    CREATE TABLE term_stats (
+        repo BIGINT NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+        lexeme TEXT NOT NULL,
+        chunks INTEGER NOT NULL,
+        PRIMARY KEY (repo, lexeme)
+    );
+    """,
 )
