@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tributary.engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
-from tributary.engine.query_syntax import (
+from tributary.engine.query.syntax import (
     filter_hits,
     filter_sources,
     format_filters,

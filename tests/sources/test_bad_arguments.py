@@ -14,7 +14,7 @@ from tributary.engine.config.schema import Config
 from tributary.engine.engine import Engine
 from tributary.engine.index.manager import index_repository
 from tributary.engine.model import SearchFilters, SearchRequest, SourceStatus
-from tributary.engine.query_check import QueryError
+from tributary.engine.query.check import QueryError
 from tributary.engine.sources.health import BreakerState
 
 LONG = "x" * 300  # longer than any file or folder name may be

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from tributary.engine.pipeline.dedup import fold_label, why_folded
     from tributary.engine.pipeline.formats import commit_line
     from tributary.engine.pipeline.run import quotes_files
-    from tributary.engine.query_syntax import format_filters, parse_query
+    from tributary.engine.query.syntax import format_filters, parse_query
     from tributary.engine.repos import list_repositories, remove_repository, update_history
     from tributary.engine.routing import RoutingExplanation, explain_routing
     from tributary.engine.shutdown import SHUTDOWN_SIGNALS
@@ -151,8 +151,8 @@ _HOMES: dict[str, str] = {
     "why_folded": "tributary.engine.pipeline.dedup",
     "commit_line": "tributary.engine.pipeline.formats",
     "quotes_files": "tributary.engine.pipeline.run",
-    "format_filters": "tributary.engine.query_syntax",
-    "parse_query": "tributary.engine.query_syntax",
+    "format_filters": "tributary.engine.query.syntax",
+    "parse_query": "tributary.engine.query.syntax",
     "list_repositories": "tributary.engine.repos",
     "remove_repository": "tributary.engine.repos",
     "update_history": "tributary.engine.repos",

@@ -52,8 +52,8 @@ from tributary.engine.model import (
 from tributary.engine.pipeline.assemble import nothing_found
 from tributary.engine.pipeline.run import PipelineResult, run_pipeline
 from tributary.engine.pipeline.tokens import get_tokenizer
-from tributary.engine.query_check import check_query
-from tributary.engine.query_syntax import (
+from tributary.engine.query.check import check_query
+from tributary.engine.query.syntax import (
     filter_hits,
     filter_sources,
     scope_arguments,

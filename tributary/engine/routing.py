@@ -4,7 +4,7 @@ Order and modes:
 
 - Enabled rules are tried by ``priority`` (higher first), ties in file order.
 - A rule with ``query_class`` set only applies to queries of that class
-  (:func:`tributary.engine.query_class.classify_query`); its pattern must also match.
+  (:func:`tributary.engine.query.kinds.classify_query`); its pattern must also match.
 - ``mode: first`` — the first matching rule decides; ``mode: all`` — the union of the
   servers of every matching rule, in rule order.
 - Nothing matched (or the matched rules name only disabled/unknown servers): the
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from tributary.engine.config.schema import Config, RoutingRule
 from tributary.engine.model import RouteDecision
 from tributary.engine.patterns import check_pattern, safe_compile
-from tributary.engine.query_class import classify_query
+from tributary.engine.query.kinds import classify_query
 
 SKIP_DISABLED = "disabled"
 SKIP_UNKNOWN = "unknown server"

@@ -18,7 +18,7 @@ from tributary.engine.model import (
     SearchResponse,
     TaskType,
 )
-from tributary.engine.query_check import QueryError, check_query
+from tributary.engine.query.check import QueryError, check_query
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from tributary.engine.cli.render import one_line, safe, table, terminal_width
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.secrets import server_summary
-from tributary.engine.query_check import unicode_problem
+from tributary.engine.query.check import unicode_problem
 
 if TYPE_CHECKING:
     from tributary.engine.sources.pool import SourcePool

@@ -33,7 +33,7 @@ from tributary.engine.config.schema import (
 from tributary.engine.config.secrets import mask_url
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 from tributary.engine.patterns import check_pattern
-from tributary.engine.query_class import QUERY_CLASSES
+from tributary.engine.query.kinds import QUERY_CLASSES
 
 # Names a routing rule may use without configuring them: the engine adds its built-in
 # servers for indexed repositories at run time.

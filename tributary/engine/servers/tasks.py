@@ -5,7 +5,7 @@ Run as ``python -m tributary.engine.servers.tasks --repo PATH [--index-dir DIR]`
 ``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
 with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
-(before them for a question about the past, ``query_class.asks_history``), the best
+(before them for a question about the past, ``query.kinds.asks_history``), the best
 few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``. The embedding model is loaded once, in the background
 as soon as the server starts, so the first query does not pay for importing torch.
 Nothing but the protocol goes to stdout; logs go to stderr.
@@ -37,7 +37,7 @@ from tributary.engine.index.priors import factor, role_of, task_asked_roles
 from tributary.engine.index.store import SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
-from tributary.engine.query_class import asks_history
+from tributary.engine.query.kinds import asks_history
 from tributary.engine.servers import check_scope
 from tributary.engine.tasks.api import tasks_db_path
 from tributary.engine.tasks.model import FileScore, TaskHit

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
 
-from tributary.engine.index.languages import detect_language
 from tributary.engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
+from tributary.engine.query.languages import detect_language
 
 KEYS: dict[str, str] = {
     "lang": "languages", "language": "languages",
