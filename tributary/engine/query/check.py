@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import SearchFilters, SearchRequest
+from tributary.engine.query.filters import Filters
 from tributary.engine.query.syntax import with_query_filters
 
 # An issue handed over whole by an agent (tracebacks, code and all) fits; a pasted log
@@ -114,6 +115,12 @@ class CheckedQuery:
     request: SearchRequest
     notes: list[str] = field(default_factory=list)
     searchable: bool = True  # False: no word in it, nothing to ask the sources
+
+    @property
+    def filters(self) -> Filters:
+        """The request's filters, those written in the query among them, as the one value
+        a search applies them through."""
+        return Filters(self.request.filters)
 
 
 def check_query(request: SearchRequest) -> CheckedQuery:

@@ -1,31 +1,23 @@
 """Filters written in the query: ``lang:go path:src/ -path:tests/ source:files``.
 
 ``parse_query`` splits a query into its words and its filters; ``with_query_filters``
-does it for a request (the engine calls it first, so the desktop app, the CLI and
-the MCP face all understand the same syntax). ``keep_hit`` decides whether a hit
-passes; ``filter_sources`` narrows a routing decision.
+does it for a request (``check_query`` calls it first, so the desktop app, the CLI and
+the MCP face all understand the same syntax). What the filters then do to a search is
+``tributary.engine.query.filters``.
 
 Keys: ``lang:``/``language:``, ``path:``/``file:``, ``source:``/``server:``, ``repo:`` (an
 index's name or a folder: the built-in servers search only those); a leading
 ``-`` excludes. Values may be quoted (``path:"my docs/"``); several of one key are
-alternatives (``lang:go lang:rust``). A language is a name (``python``) or a file
-extension (``py``). A path without ``* ? [`` matches where it starts a path segment
-(``src/`` matches ``src/a.go`` and ``pkg/src/b.go``); with them it is a glob over the
-whole path, or over the file name when it has no ``/``. Unknown ``word:value`` tokens
-(``http://…``, ``std::vector``) stay words.
+alternatives (``lang:go lang:rust``). Unknown ``word:value`` tokens (``http://…``,
+``std::vector``) stay words.
 """
-
 from __future__ import annotations
 
-import fnmatch
 import re
 import shlex
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
-from urllib.parse import unquote, urlparse
 
-from tributary.engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
-from tributary.engine.query.languages import detect_language
+from tributary.engine.model import SearchFilters, SearchRequest
 
 KEYS: dict[str, str] = {
     "lang": "languages", "language": "languages",
@@ -33,13 +25,10 @@ KEYS: dict[str, str] = {
     "source": "sources", "server": "sources",
     "repo": "repos",
 }
-SKIP_EXCLUDED = "excluded by the query"
-SKIP_NOT_CHOSEN = "not chosen by the query"
 # A token starts the query or follows whitespace, and its key is short: a long run of
 # letters is tried once, not once per letter, so parsing is linear in the query's length.
 _MAX_KEY = max(len(key) for key in KEYS)
 _TOKEN = re.compile(rf'(?<!\S)(-?)([A-Za-z]{{1,{_MAX_KEY}}}):("[^"]*"|\'[^\']*\'|\S+)')
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(slots=True)
@@ -100,80 +89,6 @@ def with_query_filters(request: SearchRequest) -> SearchRequest:
                    filters=merge_filters(request.filters, parsed.filters))
 
 
-def filter_sources(decision: RouteDecision, filters: SearchFilters) -> RouteDecision:
-    """``decision`` without the servers the filters leave out (they are listed as skipped)."""
-    chosen = {s.lower() for s in filters.sources}
-    excluded = {s.lower() for s in filters.exclude_sources}
-    if not chosen and not excluded:
-        return decision
-    kept: list[str] = []
-    skipped = dict(decision.skipped)
-    for name in decision.servers:
-        if name.lower() in excluded:
-            skipped[name] = SKIP_EXCLUDED
-        elif chosen and name.lower() not in chosen:
-            skipped[name] = SKIP_NOT_CHOSEN
-        else:
-            kept.append(name)
-    return replace(decision, servers=kept, skipped=skipped,
-                   weights={n: w for n, w in decision.weights.items() if n in kept})
-
-
-def keep_hit(hit: Hit, filters: SearchFilters) -> bool:
-    """Whether ``hit`` passes the language and path filters. A hit that names no file
-    fails an include filter (it cannot be shown to be in ``src/`` or in Go) and passes
-    an exclude filter."""
-    path = hit_path(hit)
-    if filters.languages or filters.exclude_languages:
-        language = hit_language(hit, path)
-        if filters.languages and language not in {normalise_language(v) for v in filters.languages}:
-            return False
-        if language is not None and language in {normalise_language(v) for v in filters.exclude_languages}:
-            return False
-    if filters.paths and (path is None or not any(path_matches(path, p) for p in filters.paths)):
-        return False
-    return not (path is not None and any(path_matches(path, p) for p in filters.exclude_paths))
-
-
-def filter_hits(hits: list[Hit], filters: SearchFilters) -> list[Hit]:
-    if not (filters.languages or filters.exclude_languages or filters.paths or filters.exclude_paths):
-        return hits
-    return [hit for hit in hits if keep_hit(hit, filters)]
-
-
-def hit_path(hit: Hit) -> str | None:
-    """The hit's file path (``/``-separated), from ``path`` or a ``file://`` uri."""
-    if hit.path:
-        return hit.path.replace("\\", "/")
-    if hit.uri and hit.uri.startswith("file://"):
-        return unquote(urlparse(hit.uri).path)
-    return None
-
-
-def hit_language(hit: Hit, path: str | None = None) -> str | None:
-    stated = hit.metadata.get("language")
-    if isinstance(stated, str) and stated:
-        return stated.lower()
-    path = path if path is not None else hit_path(hit)
-    return detect_language(path) if path else None
-
-
-def normalise_language(value: str) -> str:
-    """``py`` → ``python``, ``Go`` → ``go``: a file extension becomes its language."""
-    value = value.strip().lower().lstrip(".")
-    by_extension = detect_language(f"x.{value}")
-    return by_extension if by_extension not in (None, "text") else value
-
-
-def path_matches(path: str, pattern: str) -> bool:
-    pattern = pattern.replace("\\", "/")
-    if _GLOB_CHARS & set(pattern):
-        if "/" not in pattern.strip("/"):
-            return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern.strip("/"))
-        return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, f"*/{pattern.lstrip('/')}")
-    return f"/{pattern.lstrip('/')}" in f"/{path.lstrip('/')}"
-
-
 def _unquote(raw: str) -> str:
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
         return raw[1:-1].strip()
@@ -182,14 +97,3 @@ def _unquote(raw: str) -> str:
 
 def _quote(value: str) -> str:
     return value if value and not any(c.isspace() for c in value) and '"' not in value else shlex.quote(value)
-
-
-def scope_arguments(filters: SearchFilters) -> dict[str, list[str]]:
-    """The arguments that limit a built-in server's search to the chosen repositories
-    (sent only to tools that take them)."""
-    scope: dict[str, list[str]] = {}
-    if filters.repos:
-        scope["repos"] = list(filters.repos)
-    if filters.exclude_repos:
-        scope["exclude_repos"] = list(filters.exclude_repos)
-    return scope
