@@ -25,7 +25,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tributary.engine.admission import Admission
 from tributary.engine.builtins import available_builtins, with_builtin_servers
 from tributary.engine.cache import open_response_cache
 from tributary.engine.cache.keys import QUERY_PREFIX
@@ -55,6 +54,7 @@ from tributary.engine.pipeline.tokens import get_tokenizer
 from tributary.engine.query.check import check_query
 from tributary.engine.query.filters import Filters
 from tributary.engine.routing import route
+from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.sources.pool import SourcePool
@@ -177,7 +177,8 @@ class Engine:
         Sources that answer together share one fused response; the last to answer
         gets the final one. ``partials=False`` skips the in-between fusions and yields
         only the final update (what :meth:`search` wants). Past the admission limits
-        (:mod:`tributary.engine.admission`) it raises :class:`~tributary.engine.admission.Busy` at once.
+        (:mod:`tributary.engine.runtime.admission`) it raises
+        :class:`~tributary.engine.runtime.admission.Busy` at once.
         """
         started = time.perf_counter()
         checked = check_query(request)  # cut, filters parsed; QueryError for a blank query

@@ -21,7 +21,7 @@ The strategy is that of the highest-priority matching rule that sets one (None: 
 configured default).
 
 Every enabled or named server that is not asked appears in ``skipped`` with the reason.
-Patterns are compiled by RE2 (:mod:`tributary.engine.patterns`), which matches in time linear in
+Patterns are compiled by RE2 (:mod:`tributary.engine.config.patterns`), which matches in time linear in
 the query whatever the pattern, so routing is fast and never raises, whatever the query.
 """
 
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tributary.engine.config.patterns import check_pattern, safe_compile
 from tributary.engine.config.schema import Config, RoutingRule
 from tributary.engine.model import RouteDecision
-from tributary.engine.patterns import check_pattern, safe_compile
 from tributary.engine.query.kinds import classify_query
 
 SKIP_DISABLED = "disabled"
