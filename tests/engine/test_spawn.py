@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tributary.engine.builtins import builtin_server
+from tributary.engine.repos.builtins import builtin_server
 from tributary.engine.runtime.spawn import module_command
 
 ROOT = Path(__file__).resolve().parents[2]

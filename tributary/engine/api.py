@@ -30,7 +30,6 @@ from tributary.engine.model import (
 )
 
 if TYPE_CHECKING:
-    from tributary.engine.builtins import with_builtin_servers
     from tributary.engine.config.clients import CLIENTS, ClientConfig, discover_client_configs
     from tributary.engine.config.errors import ConfigError, ConfigIssue
     from tributary.engine.config.importer import (
@@ -59,7 +58,8 @@ if TYPE_CHECKING:
     from tributary.engine.pipeline.formats import commit_line
     from tributary.engine.pipeline.run import quotes_files
     from tributary.engine.query.syntax import format_filters, parse_query
-    from tributary.engine.repos import list_repositories, remove_repository, update_history
+    from tributary.engine.repos.builtins import with_builtin_servers
+    from tributary.engine.repos.manage import list_repositories, remove_repository, update_history
     from tributary.engine.routing import RoutingExplanation, explain_routing
     from tributary.engine.runtime.heap import settle
     from tributary.engine.runtime.shutdown import SHUTDOWN_SIGNALS
@@ -116,7 +116,7 @@ if TYPE_CHECKING:
 # name -> the module it lives in, imported when the app first asks for the name.
 _HOMES: dict[str, str] = {
     "Engine": "tributary.engine.engine",
-    "with_builtin_servers": "tributary.engine.builtins",
+    "with_builtin_servers": "tributary.engine.repos.builtins",
     "CLIENTS": "tributary.engine.config.clients",
     "ClientConfig": "tributary.engine.config.clients",
     "discover_client_configs": "tributary.engine.config.clients",
@@ -153,9 +153,9 @@ _HOMES: dict[str, str] = {
     "quotes_files": "tributary.engine.pipeline.run",
     "format_filters": "tributary.engine.query.syntax",
     "parse_query": "tributary.engine.query.syntax",
-    "list_repositories": "tributary.engine.repos",
-    "remove_repository": "tributary.engine.repos",
-    "update_history": "tributary.engine.repos",
+    "list_repositories": "tributary.engine.repos.manage",
+    "remove_repository": "tributary.engine.repos.manage",
+    "update_history": "tributary.engine.repos.manage",
     "RoutingExplanation": "tributary.engine.routing",
     "explain_routing": "tributary.engine.routing",
     "SHUTDOWN_SIGNALS": "tributary.engine.runtime.shutdown",

@@ -25,7 +25,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tributary.engine.builtins import available_builtins, with_builtin_servers
 from tributary.engine.cache import open_response_cache
 from tributary.engine.cache.keys import QUERY_PREFIX
 from tributary.engine.cache.layers import ResponseCache
@@ -53,6 +52,7 @@ from tributary.engine.pipeline.run import PipelineResult, run_pipeline
 from tributary.engine.pipeline.tokens import get_tokenizer
 from tributary.engine.query.check import check_query
 from tributary.engine.query.filters import Filters
+from tributary.engine.repos.builtins import available_builtins, with_builtin_servers
 from tributary.engine.routing import route
 from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector

@@ -56,7 +56,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> int:
-    from tributary.engine.builtins import with_builtin_servers
+    from tributary.engine.repos.builtins import with_builtin_servers
 
     config = with_builtin_servers(load_config(config_path(args)))
     if not config.servers:
@@ -105,8 +105,8 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 async def _test(args: argparse.Namespace) -> int:
-    from tributary.engine.builtins import with_builtin_servers
     from tributary.engine.engine import Engine
+    from tributary.engine.repos.builtins import with_builtin_servers
 
     problem = unicode_problem(args.query, "the probe query")
     if problem is not None:

@@ -40,7 +40,7 @@ BUILTINS: dict[str, tuple[str, str, str, str]] = {
 
 def project_root() -> Path:
     """The folder holding the ``tributary`` package, so ``python -m tributary...`` resolves."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig | None = None) -> ServerConfig:
