@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tributary.engine.config.patterns import check_pattern
 from tributary.engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
-from tributary.engine.patterns import check_pattern
 from tributary.engine.routing import route
 
 ROOT = Path(__file__).resolve().parent.parent

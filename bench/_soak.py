@@ -28,7 +28,7 @@ What else can make a healthy source time out is the engine's own process
 stopping: the event loop blocked, or a full garbage-collector pass (it stops
 every thread). The soak watches both, by query, and the summary names them, so a
 loss says whether the process stood still while the source was answering. It
-also settles the heap once the servers are up, as the app does (``tributary.engine.heap``).
+also settles the heap once the servers are up, as the app does (``tributary.engine.runtime.heap``).
 
 Orphans: every server gets ``SOAK_TOKEN_VAR`` in its environment, which its own
 children inherit; after ``Engine.aclose`` no process carrying it, and no server
@@ -58,8 +58,8 @@ import psutil
 from tests.fakes import fake_server_config
 from tributary.engine.config.schema import Config, HealthConfig
 from tributary.engine.engine import Engine
-from tributary.engine.heap import settle
 from tributary.engine.model import SearchRequest, SearchResponse
+from tributary.engine.runtime.heap import settle
 from tributary.engine.sources import BreakerState, ServerState, ServerStatus
 
 SOAK_TOKEN_VAR = "TRIBUTARY_SOAK_TOKEN"

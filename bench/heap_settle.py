@@ -1,5 +1,5 @@
 """What a full garbage-collector pass costs in each long-running Tributary process,
-before and after ``tributary.engine.heap.settle()``; prints the figures.
+before and after ``tributary.engine.runtime.heap.settle()``; prints the figures.
 
     .venv/bin/python bench/heap_settle.py [--repeat 5]
 
@@ -88,12 +88,12 @@ def load(kind: str) -> object:
 
 
 def child(kind: str, repeat: int) -> None:
-    import tributary.engine.heap
+    import tributary.engine.runtime.heap
 
-    settle = tributary.engine.heap.settle
-    tributary.engine.heap.settle = lambda: 0  # the app settles once its engine is open: not yet
+    settle = tributary.engine.runtime.heap.settle
+    tributary.engine.runtime.heap.settle = lambda: 0  # the app settles once its engine is open: not yet
     state = load(kind)
-    tributary.engine.heap.settle = settle
+    tributary.engine.runtime.heap.settle = settle
     tracked = len(gc.get_objects())
     before = full_pass_ms(repeat)
     settle()

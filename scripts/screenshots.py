@@ -87,15 +87,15 @@ def fake_factory() -> Callable[[Path | None], Any]:
 
 
 # A small fixture repository: some of Tributary's own modules, with a short history.
-FIXTURE_FILES = ["tributary/engine/routing.py", "tributary/engine/patterns.py", "tributary/engine/query_class.py",
+FIXTURE_FILES = ["tributary/engine/routing.py", "tributary/engine/config/patterns.py", "tributary/engine/query/kinds.py",
                  "tributary/engine/config/schema.py", "tributary/engine/config/expand.py", "tributary/engine/config/secrets.py"]
 FIXTURE_HISTORY = [
     ("Add routing rules: ordered regex patterns that pick the servers to ask",
      ["tributary/engine/routing.py", "tributary/engine/config/schema.py"]),
-    ("Compile routing patterns with RE2, which never backtracks", ["tributary/engine/patterns.py"]),
+    ("Compile routing patterns with RE2, which never backtracks", ["tributary/engine/config/patterns.py"]),
     ("Expand ${VAR} references in server env and headers at start", ["tributary/engine/config/expand.py"]),
     ("Mask secrets in logs and the editor", ["tributary/engine/config/secrets.py"]),
-    ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["tributary/engine/query_class.py"]),
+    ("Classify queries (symbol, how-to, conceptual) for adaptive weights", ["tributary/engine/query/kinds.py"]),
 ]
 MEMORY = [
     {"type": "entity", "name": "routing rules", "entityType": "design note",

@@ -69,7 +69,7 @@ class IndexTarget:
     """Where a test's indexes go: the keyword arguments the indexing API takes for it."""
 
     name: str
-    kw: dict[str, Any]  # for tributary.engine.index.manager and tributary.engine.repos
+    kw: dict[str, Any]  # for tributary.engine.index.manager and tributary.engine.repos.manage
     tasks_kw: dict[str, Any]  # for tributary.engine.tasks.api
 
     @property

@@ -36,7 +36,7 @@ from tributary.engine.model import (
     SourceStatus,
     make_hit_id,
 )
-from tributary.engine.query_class import classify_query
+from tributary.engine.query.kinds import classify_query
 from tributary.engine.sources.health import BreakerSnapshot, BreakerState
 from tributary.engine.sources.state import ServerState, ServerStatus, ServerTest, ToolInfo
 

@@ -38,7 +38,7 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 
 def _probe_builtins(log: Path) -> None:
-    from tributary.engine import builtins as tb
+    from tributary.engine.repos import builtins as tb
 
     plain = tb.builtin_server
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tributary.engine.builtins import builtin_server
 from tributary.engine.config.importer import import_mcp_servers, merge_imported
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.selfref import ITSELF, PARENT_VARIABLE, self_reference
 from tributary.engine.model import SourceStatus
+from tributary.engine.repos.builtins import builtin_server
 from tributary.engine.sources import Backoff, ServerStatus, SourcePool
 
 ROOT = Path(__file__).resolve().parents[2]

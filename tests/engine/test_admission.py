@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from tests.fakes import fake_server_object
-from tributary.engine.admission import Admission, Busy
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.engine import Engine
 from tributary.engine.model import SearchRequest, SourceStatus
+from tributary.engine.runtime.admission import Admission, Busy
 from tributary.engine.sources.memory import memory_connector
 
 pytestmark = pytest.mark.asyncio

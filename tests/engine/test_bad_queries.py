@@ -13,14 +13,14 @@ from tests.engine.test_engine import make_config, make_engine
 from tributary.engine.model import SearchRequest
 from tributary.engine.pipeline.assemble import NOTHING_FOUND
 from tributary.engine.pipeline.hints import mentioned_paths
-from tributary.engine.query_check import MAX_QUERY_CHARS, QueryError, check_query
-from tributary.engine.query_class import (
+from tributary.engine.query.check import MAX_QUERY_CHARS, QueryError, check_query
+from tributary.engine.query.kinds import (
     asks_history,
     classify_query,
     lookup_names,
     named_identifiers,
 )
-from tributary.engine.query_syntax import parse_query
+from tributary.engine.query.syntax import parse_query
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t "])

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.index.index_helpers import HashingEmbedder, make_repo
-from tributary.engine.builtins import project_root
 from tributary.engine.cache import MemoryCache
 from tributary.engine.cache.codec import to_jsonable
 from tributary.engine.cache.keys import QUERY_PREFIX
@@ -23,6 +22,7 @@ from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.engine import Engine
 from tributary.engine.index.manager import index_repository
 from tributary.engine.model import SearchRequest, SourceStatus
+from tributary.engine.repos.builtins import project_root
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.integration, pytest.mark.timeout(300)]
 

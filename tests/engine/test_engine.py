@@ -187,7 +187,7 @@ async def test_starting_sources_also_loads_the_token_counter(monkeypatch: pytest
 
 
 async def test_a_query_that_is_not_unicode_is_refused_before_any_source() -> None:
-    from tributary.engine.query_check import QueryError
+    from tributary.engine.query.check import QueryError
 
     async with make_engine(make_config("alpha")) as engine:
         with pytest.raises(QueryError, match="lone surrogate U\\+D800 at character 3"):

@@ -1,4 +1,4 @@
-"""tributary.engine.heap.settle: start-up's garbage is collected, its survivors leave later full
+"""tributary.engine.runtime.heap.settle: start-up's garbage is collected, its survivors leave later full
 GC passes, and every long-running process settles once it has loaded."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tributary.engine.heap import settle
+from tributary.engine.runtime.heap import settle
 
 
 class Node:

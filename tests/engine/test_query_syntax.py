@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from tributary.engine.model import Hit, RouteDecision, SearchFilters, SearchRequest
-from tributary.engine.query_syntax import (
-    filter_hits,
-    filter_sources,
-    format_filters,
-    keep_hit,
-    parse_query,
-    with_query_filters,
-)
+from tributary.engine.query.filters import filter_hits, filter_sources, keep_hit
+from tributary.engine.query.syntax import format_filters, parse_query, with_query_filters
 
 
 def _hit(path: str | None, language: str | None = None, uri: str | None = None) -> Hit:

@@ -1,4 +1,4 @@
-"""tributary.engine.shutdown: a shutdown signal cancels the command, whose cleanup still runs."""
+"""tributary.engine.runtime.shutdown: a shutdown signal cancels the command, whose cleanup still runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tributary.engine.shutdown import run_until_signalled
+from tributary.engine.runtime.shutdown import run_until_signalled
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

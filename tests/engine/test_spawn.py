@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tributary.engine.builtins import builtin_server
-from tributary.engine.spawn import module_command
+from tributary.engine.repos.builtins import builtin_server
+from tributary.engine.runtime.spawn import module_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

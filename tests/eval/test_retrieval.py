@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import fake_server_config
-from tributary.engine.builtins import builtin_server
 from tributary.engine.config.schema import Config
 from tributary.engine.engine import Engine
 from tributary.engine.eval.datasets import EvalQuery
 from tributary.engine.eval.experiment import Ranker, run_experiment
 from tributary.engine.eval.report import write_report
 from tributary.engine.eval.retrieval import PathMapper, collect, eval_config
+from tributary.engine.repos.builtins import builtin_server
 
 
 def test_eval_config_uses_the_builtins_over_the_eval_index(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from tests.face.test_face import ROOT, _config
 from tributary.engine.model import SearchRequest
-from tributary.engine.query_check import QueryError, check_query, unicode_problem
+from tributary.engine.query.check import QueryError, check_query, unicode_problem
 from tributary.engine.servers.stdio_serve import unreadable_request_reply
 
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]

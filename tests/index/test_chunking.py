@@ -9,7 +9,7 @@ import pytest
 
 from tests.index.index_helpers import FILES, make_repo
 from tributary.engine.index.chunking import Chunk, chunk_text
-from tributary.engine.index.languages import detect_language
+from tributary.engine.query.languages import detect_language
 
 
 def _chunks(repo: Path, rel: str) -> list[Chunk]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tributary.engine.index.chunking import chunk_text, grammar_modules
-from tributary.engine.index.languages import PARSED_LANGUAGES, detect_language
+from tributary.engine.index.languages import PARSED_LANGUAGES
+from tributary.engine.query.languages import detect_language
 
 # path -> (source, the (symbol, kind) units it must yield)
 SAMPLES: dict[str, tuple[str, set[tuple[str, str]]]] = {

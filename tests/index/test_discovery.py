@@ -14,8 +14,8 @@ from tests.index.index_helpers import HashingEmbedder
 from tributary.engine.cli.main import main
 from tributary.engine.index import manager
 from tributary.engine.index.discovery import discover, discover_paths
-from tributary.engine.index.languages import detect_language
 from tributary.engine.index.manager import list_indexes
+from tributary.engine.query.languages import detect_language
 
 
 def _paths(root: Path, **kwargs: object) -> set[str]:

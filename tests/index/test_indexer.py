@@ -21,7 +21,7 @@ from tributary.engine.index.manager import (
 from tributary.engine.index.progress import IndexProgress, IndexStats
 from tributary.engine.index.search import Weights, hybrid_search
 from tributary.engine.index.store import SearchFilter, SqliteStore
-from tributary.engine.repos import remove_repository
+from tributary.engine.repos.manage import remove_repository
 
 
 def _index(repo: Path, at: IndexTarget, embedder: HashingEmbedder, **kw: object):  # type: ignore[no-untyped-def]

@@ -293,10 +293,11 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
 ) -> None:
     from tests.tasks.task_helpers import HashEmbedder, commit, git
     from tributary.app import index_worker
-    from tributary.engine import builtins, repos
     from tributary.engine.cli.main import main
     from tributary.engine.config.load import load_config
     from tributary.engine.index import embed, manager
+    from tributary.engine.repos import builtins
+    from tributary.engine.repos import manage as repos
     from tributary.engine.tasks.api import task_stats
 
     home = tmp_path / "home"

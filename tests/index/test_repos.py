@@ -15,7 +15,6 @@ from tests.index.index_helpers import HashingEmbedder, make_repo
 from tests.index.test_watch_cli import _wait
 from tests.tasks.task_helpers import HashEmbedder, commit, git
 from tributary.app import index_worker
-from tributary.engine import builtins, repos
 from tributary.engine.cache import open_response_cache
 from tributary.engine.cli.main import main
 from tributary.engine.config.load import load_config
@@ -23,6 +22,8 @@ from tributary.engine.index import embed, manager
 from tributary.engine.index.manager import index_path_for, list_indexes
 from tributary.engine.index.progress import IndexStats
 from tributary.engine.model import Hit, SearchRequest, SearchResponse, SourceReport, SourceStatus
+from tributary.engine.repos import builtins
+from tributary.engine.repos import manage as repos
 from tributary.engine.tasks.api import task_stats, tasks_db_path
 from tributary.engine.tasks.sources import GitError
 

@@ -13,7 +13,8 @@ from tributary.engine.config.schema import ServerConfig
 from tributary.engine.index.manager import index_repository
 from tributary.engine.index.naming import in_scope
 from tributary.engine.model import SearchFilters, SearchRequest
-from tributary.engine.query_syntax import parse_query, scope_arguments
+from tributary.engine.query.filters import scope_arguments
+from tributary.engine.query.syntax import parse_query
 from tributary.engine.servers.files import FilesService
 from tributary.engine.servers.tasks import TaskBackend
 from tributary.engine.sources.tools import ToolSelection, select_tool

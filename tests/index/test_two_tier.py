@@ -118,7 +118,7 @@ def test_second_pass_embeds_every_waiting_chunk_once(
         with psycopg.connect(at.kw["backend"].dsn) as conn:
             row = conn.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'chunks_vec_r%'").fetchone()
         assert row is not None and row[0] == 1
-    from tributary.engine.repos import remove_repository
+    from tributary.engine.repos.manage import remove_repository
 
     assert remove_repository(repo, **at.kw)
     assert list_indexes(**at.kw) == []

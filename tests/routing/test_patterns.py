@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.routing.test_routing import make
+from tributary.engine.config.patterns import check_pattern, compile_pattern, safe_compile
 from tributary.engine.config.schema import RoutingRule
-from tributary.engine.patterns import check_pattern, compile_pattern, safe_compile
 from tributary.engine.routing import explain_routing, route
 
 # Patterns that make a backtracking engine run for seconds to minutes on a short query.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tributary.engine.query_class import (
+from tributary.engine.query.kinds import (
     CONCEPTUAL,
     HOWTO,
     QUERY_CLASSES,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tributary.engine.config.patterns import check_pattern, compile_pattern
 from tributary.engine.config.schema import Config, RoutingConfig, RoutingRule, ServerConfig
-from tributary.engine.patterns import check_pattern, compile_pattern
-from tributary.engine.query_class import QUERY_CLASSES, classify_query
+from tributary.engine.query.kinds import QUERY_CLASSES, classify_query
 from tributary.engine.routing import explain_routing, route
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

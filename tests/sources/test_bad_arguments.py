@@ -9,12 +9,12 @@ import pytest
 
 from tests.engine.test_engine import make_config, make_engine
 from tests.index.index_helpers import HashingEmbedder, make_repo
-from tributary.engine.builtins import builtin_server
 from tributary.engine.config.schema import Config
 from tributary.engine.engine import Engine
 from tributary.engine.index.manager import index_repository
 from tributary.engine.model import SearchFilters, SearchRequest, SourceStatus
-from tributary.engine.query_check import QueryError
+from tributary.engine.query.check import QueryError
+from tributary.engine.repos.builtins import builtin_server
 from tributary.engine.sources.health import BreakerState
 
 LONG = "x" * 300  # longer than any file or folder name may be

@@ -232,8 +232,9 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
     threaded = await ThreadedEngine.start(opener)
     from tributary.engine.api import settle
 
-    # Start-up is over: later full GC passes skip what it loaded (tributary.engine.heap). Collected
-    # here, on the GUI thread: a Qt wrapper in a cycle must never be freed on the engine's.
+    # Start-up is over: later full GC passes skip what it loaded
+    # (tributary.engine.runtime.heap). Collected here, on the GUI thread: a Qt wrapper in
+    # a cycle must never be freed on the engine's.
     settle()
     return threaded
 

@@ -9,7 +9,7 @@ CPU work cannot stall the event loop through the GIL. This module imports no Qt.
 
 Each line is one JSON object: ``{"event": "progress", ...IndexProgress fields}``
 while indexing the code, ``{"event": "history"}`` as it starts on the git history
-(``tributary.engine.repos.update_history``: the built-in tasks server's), then
+(``tributary.engine.repos.manage.update_history``: the built-in tasks server's), then
 ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
 failures exit non-zero with the reason on stderr. A history that could not be read
 does not fail the worker: the code index is good, and the line says why.

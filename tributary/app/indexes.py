@@ -4,7 +4,7 @@ Indexing runs in a child process (``tributary.app.index_worker``) that reports p
 JSON lines: the embedding model never loads in the GUI process and the indexer's
 CPU work cannot stall the event loop. It indexes the code, then brings the git
 history (the tasks server's) up to date. Listing and removing repositories are quick
-calls into ``tributary.engine.repos``, run in a worker thread; removing deletes the code index
+calls into ``tributary.engine.repos.manage``, run in a worker thread; removing deletes the code index
 and the history together.
 """
 

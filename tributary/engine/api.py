@@ -30,7 +30,6 @@ from tributary.engine.model import (
 )
 
 if TYPE_CHECKING:
-    from tributary.engine.builtins import with_builtin_servers
     from tributary.engine.config.clients import CLIENTS, ClientConfig, discover_client_configs
     from tributary.engine.config.errors import ConfigError, ConfigIssue
     from tributary.engine.config.importer import (
@@ -39,12 +38,12 @@ if TYPE_CHECKING:
         merge_imported,
     )
     from tributary.engine.config.keystore import backend_notice, fallback_path
+    from tributary.engine.config.patterns import check_pattern
     from tributary.engine.config.save import save_config, update_config
     from tributary.engine.config.secret_move import move_server_secrets
     from tributary.engine.config.secrets import is_secret_name
     from tributary.engine.config.validate import BUILTIN_SERVER_NAMES, validate
     from tributary.engine.engine import Engine
-    from tributary.engine.heap import settle
     from tributary.engine.index.manager import index_repository, list_indexes, watch_repository
     from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary
     from tributary.engine.paths import (
@@ -54,18 +53,19 @@ if TYPE_CHECKING:
         indexes_dir,
         moved_once,
     )
-    from tributary.engine.patterns import check_pattern
     from tributary.engine.pipeline.confidence import source_views
     from tributary.engine.pipeline.dedup import fold_label, why_folded
     from tributary.engine.pipeline.formats import commit_line
     from tributary.engine.pipeline.run import quotes_files
-    from tributary.engine.query_syntax import format_filters, parse_query
-    from tributary.engine.repos import list_repositories, remove_repository, update_history
+    from tributary.engine.query.syntax import format_filters, parse_query
+    from tributary.engine.repos.builtins import with_builtin_servers
+    from tributary.engine.repos.manage import list_repositories, remove_repository, update_history
     from tributary.engine.routing import RoutingExplanation, explain_routing
-    from tributary.engine.shutdown import SHUTDOWN_SIGNALS
+    from tributary.engine.runtime.heap import settle
+    from tributary.engine.runtime.shutdown import SHUTDOWN_SIGNALS
+    from tributary.engine.runtime.spawn import module_command
     from tributary.engine.sources.oauth import sign_in, sign_out, signed_in
     from tributary.engine.sources.state import ServerState, ServerTest
-    from tributary.engine.spawn import module_command
 
 
 class EngineLike(Protocol):
@@ -116,7 +116,7 @@ if TYPE_CHECKING:
 # name -> the module it lives in, imported when the app first asks for the name.
 _HOMES: dict[str, str] = {
     "Engine": "tributary.engine.engine",
-    "with_builtin_servers": "tributary.engine.builtins",
+    "with_builtin_servers": "tributary.engine.repos.builtins",
     "CLIENTS": "tributary.engine.config.clients",
     "ClientConfig": "tributary.engine.config.clients",
     "discover_client_configs": "tributary.engine.config.clients",
@@ -133,7 +133,7 @@ _HOMES: dict[str, str] = {
     "is_secret_name": "tributary.engine.config.secrets",
     "BUILTIN_SERVER_NAMES": "tributary.engine.config.validate",
     "validate": "tributary.engine.config.validate",
-    "settle": "tributary.engine.heap",
+    "settle": "tributary.engine.runtime.heap",
     "index_repository": "tributary.engine.index.manager",
     "list_indexes": "tributary.engine.index.manager",
     "watch_repository": "tributary.engine.index.manager",
@@ -145,26 +145,26 @@ _HOMES: dict[str, str] = {
     "default_config_path": "tributary.engine.paths",
     "indexes_dir": "tributary.engine.paths",
     "moved_once": "tributary.engine.paths",
-    "check_pattern": "tributary.engine.patterns",
+    "check_pattern": "tributary.engine.config.patterns",
     "source_views": "tributary.engine.pipeline.confidence",
     "fold_label": "tributary.engine.pipeline.dedup",
     "why_folded": "tributary.engine.pipeline.dedup",
     "commit_line": "tributary.engine.pipeline.formats",
     "quotes_files": "tributary.engine.pipeline.run",
-    "format_filters": "tributary.engine.query_syntax",
-    "parse_query": "tributary.engine.query_syntax",
-    "list_repositories": "tributary.engine.repos",
-    "remove_repository": "tributary.engine.repos",
-    "update_history": "tributary.engine.repos",
+    "format_filters": "tributary.engine.query.syntax",
+    "parse_query": "tributary.engine.query.syntax",
+    "list_repositories": "tributary.engine.repos.manage",
+    "remove_repository": "tributary.engine.repos.manage",
+    "update_history": "tributary.engine.repos.manage",
     "RoutingExplanation": "tributary.engine.routing",
     "explain_routing": "tributary.engine.routing",
-    "SHUTDOWN_SIGNALS": "tributary.engine.shutdown",
+    "SHUTDOWN_SIGNALS": "tributary.engine.runtime.shutdown",
     "sign_in": "tributary.engine.sources.oauth",
     "sign_out": "tributary.engine.sources.oauth",
     "signed_in": "tributary.engine.sources.oauth",
     "ServerState": "tributary.engine.sources.state",
     "ServerTest": "tributary.engine.sources.state",
-    "module_command": "tributary.engine.spawn",
+    "module_command": "tributary.engine.runtime.spawn",
 }
 
 __all__ = [

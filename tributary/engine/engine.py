@@ -25,8 +25,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tributary.engine.admission import Admission
-from tributary.engine.builtins import available_builtins, with_builtin_servers
 from tributary.engine.cache import open_response_cache
 from tributary.engine.cache.keys import QUERY_PREFIX
 from tributary.engine.cache.layers import ResponseCache
@@ -52,13 +50,11 @@ from tributary.engine.model import (
 from tributary.engine.pipeline.assemble import nothing_found
 from tributary.engine.pipeline.run import PipelineResult, run_pipeline
 from tributary.engine.pipeline.tokens import get_tokenizer
-from tributary.engine.query_check import check_query
-from tributary.engine.query_syntax import (
-    filter_hits,
-    filter_sources,
-    scope_arguments,
-)
+from tributary.engine.query.check import check_query
+from tributary.engine.query.filters import Filters
+from tributary.engine.repos.builtins import available_builtins, with_builtin_servers
 from tributary.engine.routing import route
+from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.sources.pool import SourcePool
@@ -181,7 +177,8 @@ class Engine:
         Sources that answer together share one fused response; the last to answer
         gets the final one. ``partials=False`` skips the in-between fusions and yields
         only the final update (what :meth:`search` wants). Past the admission limits
-        (:mod:`tributary.engine.admission`) it raises :class:`~tributary.engine.admission.Busy` at once.
+        (:mod:`tributary.engine.runtime.admission`) it raises
+        :class:`~tributary.engine.runtime.admission.Busy` at once.
         """
         started = time.perf_counter()
         checked = check_query(request)  # cut, filters parsed; QueryError for a blank query
@@ -192,23 +189,24 @@ class Engine:
         async with (
             self.admission.slot(),
             contextlib.aclosing(
-                self._search_stream(request, list(checked.notes), partials=partials)
+                self._search_stream(request, checked.filters, list(checked.notes), partials=partials)
             ) as updates,
         ):
             async for update in updates:
                 yield update
 
     async def _search_stream(
-        self, request: SearchRequest, notes: list[str], *, partials: bool
+        self, request: SearchRequest, filters: Filters, notes: list[str], *, partials: bool
     ) -> AsyncGenerator[SearchUpdate, None]:
         """:meth:`search_stream` for a checked request (``notes``: what the check did
-        to it), once it holds a slot."""
+        to it), once it holds a slot.
+
+        The request's ``filters`` act here and only here: on the routing decision,
+        on the arguments each server is sent, and on the hits before each fusion."""
         started = time.perf_counter()
         await self._adopt_new_indexes()
-        chosen = request.filters.sources or None  # source:NAME asks NAME, whatever the rules say
-        sources = request.sources if chosen is None else [
-            s for s in chosen if request.sources is None or s in request.sources]
-        decision = filter_sources(self.route(request.query, sources), request.filters)
+        decision = filters.route(request.sources, lambda sources: self.route(request.query, sources))
+        scope = filters.arguments()
         reports = self._initial_reports(decision)
         if request.use_cache and self.cache is not None:
             cached = await self._cached_response(request)
@@ -221,7 +219,7 @@ class Engine:
         lookups, cache_hits = 0, 0
         to_ask: list[str] = []
         for name in decision.servers:
-            hits, looked = await self._cached_source_hits(name, request)
+            hits, looked = await self._cached_source_hits(name, request, scope)
             lookups += looked
             if hits is None:
                 to_ask.append(name)
@@ -236,12 +234,12 @@ class Engine:
         last_round: list[SourceResult] = []
         async with contextlib.aclosing(
             fan_out_rounds(self.pool, to_ask, request.query, top_k=source_depth(request),
-                           scope=scope_arguments(request.filters))
+                           scope=scope)
         ) as rounds:
             async for batch, pending in rounds:
                 for result in batch:
                     self._take(result, decision, reports, hits_by_source)
-                    await self._store_source_hits(result, request)
+                    await self._store_source_hits(result, request, scope)
                 if not pending:
                     last_round = batch  # the final response below covers it
                     continue
@@ -249,12 +247,13 @@ class Engine:
                     continue
                 # One fusion per round of answers, however many sources it holds.
                 partial = self._respond(
-                    request, decision, reports, hits_by_source, started, final=False
+                    request, decision, reports, filters.hits(hits_by_source), started, final=False
                 )
                 for result in batch:
                     yield SearchUpdate(partial, source=reports[result.name])
 
-        response = self._respond(request, decision, reports, hits_by_source, started, final=True)
+        response = self._respond(request, decision, reports, filters.hits(hits_by_source), started,
+                                 final=True)
         response.notes = notes + source_notes(response.sources)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
@@ -318,9 +317,6 @@ class Engine:
             source_weights=weights,
             assemble=request.assemble and final,
         )
-        if not request.filters.is_empty():
-            hits_by_source = {name: filter_hits(hits, request.filters)
-                              for name, hits in hits_by_source.items()}
         result: PipelineResult = run_pipeline(
             hits_by_source,
             effective,
@@ -371,26 +367,28 @@ class Engine:
         return response
 
     async def _cached_source_hits(
-        self, name: str, request: SearchRequest
+        self, name: str, request: SearchRequest, scope: dict[str, list[str]]
     ) -> tuple[list[Hit] | None, int]:
         server = self._effective.servers.get(name)
         if not request.use_cache or self.cache is None or server is None:
             return None, 0
         try:
-            hits = await self.cache.get_hits(server, *_source_call(server, request))
+            hits = await self.cache.get_hits(server, *_source_call(server, request, scope))
         except Exception as exc:
             log.warning("source cache unavailable: %s", exc)
             return None, 1
         return hits, 1
 
-    async def _store_source_hits(self, result: SourceResult, request: SearchRequest) -> None:
+    async def _store_source_hits(
+        self, result: SourceResult, request: SearchRequest, scope: dict[str, list[str]]
+    ) -> None:
         server = self._effective.servers.get(result.name)
         if self.cache is None or server is None or result.report.status is not SourceStatus.OK:
             return
         if result.report.degraded:  # a keyword-only answer must not outlive the model's load
             return
         try:
-            await self.cache.put_hits(server, *_source_call(server, request), result.hits)
+            await self.cache.put_hits(server, *_source_call(server, request, scope), result.hits)
         except Exception as exc:
             log.warning("source cache write failed: %s", exc)
 
@@ -676,11 +674,13 @@ def source_depth(request: SearchRequest) -> int:
     return max(request.top_k, SOURCE_DEPTH)
 
 
-def _source_call(server: ServerConfig, request: SearchRequest) -> tuple[str, dict[str, Any]]:
-    """The cache's view of one call: the configured tool (or auto) and its arguments."""
+def _source_call(
+    server: ServerConfig, request: SearchRequest, scope: dict[str, list[str]]
+) -> tuple[str, dict[str, Any]]:
+    """The cache's view of one call: the configured tool (or auto) and its arguments,
+    ``scope`` among them (``Filters.arguments``: a scoped answer is not the unscoped one)."""
     return server.tool or "auto", {
-        **server.arguments, "query": request.query, "top_k": source_depth(request),
-        **scope_arguments(request.filters),  # a scoped answer is not the unscoped one
+        **server.arguments, "query": request.query, "top_k": source_depth(request), **scope,
     }
 
 

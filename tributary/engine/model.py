@@ -209,7 +209,7 @@ class SearchFilters:
     """Hard filters (not boosts): which sources are asked and which hits are kept.
 
     Written as query syntax (``lang:go path:src/ -path:tests/ source:files``, see
-    ``tributary.engine.query_syntax``) or set directly; empty lists filter nothing."""
+    ``tributary.engine.query.syntax``) or set directly; empty lists filter nothing."""
 
     sources: list[str] = field(default_factory=list)
     exclude_sources: list[str] = field(default_factory=list)

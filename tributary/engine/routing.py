@@ -4,7 +4,7 @@ Order and modes:
 
 - Enabled rules are tried by ``priority`` (higher first), ties in file order.
 - A rule with ``query_class`` set only applies to queries of that class
-  (:func:`tributary.engine.query_class.classify_query`); its pattern must also match.
+  (:func:`tributary.engine.query.kinds.classify_query`); its pattern must also match.
 - ``mode: first`` — the first matching rule decides; ``mode: all`` — the union of the
   servers of every matching rule, in rule order.
 - Nothing matched (or the matched rules name only disabled/unknown servers): the
@@ -21,7 +21,7 @@ The strategy is that of the highest-priority matching rule that sets one (None: 
 configured default).
 
 Every enabled or named server that is not asked appears in ``skipped`` with the reason.
-Patterns are compiled by RE2 (:mod:`tributary.engine.patterns`), which matches in time linear in
+Patterns are compiled by RE2 (:mod:`tributary.engine.config.patterns`), which matches in time linear in
 the query whatever the pattern, so routing is fast and never raises, whatever the query.
 """
 
@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tributary.engine.config.patterns import check_pattern, safe_compile
 from tributary.engine.config.schema import Config, RoutingRule
 from tributary.engine.model import RouteDecision
-from tributary.engine.patterns import check_pattern, safe_compile
-from tributary.engine.query_class import classify_query
+from tributary.engine.query.kinds import classify_query
 
 SKIP_DISABLED = "disabled"
 SKIP_UNKNOWN = "unknown server"

@@ -148,7 +148,7 @@ def indexed(home: Path, repo: Path) -> Path:
     mp.setenv("TRIBUTARY_HOME", str(home))
     try:
         from tributary.engine.index.manager import index_repository
-        from tributary.engine.repos import update_history
+        from tributary.engine.repos.manage import update_history
 
         index_repository(repo)
         update_history(repo)

@@ -4,7 +4,7 @@ The controls and the query syntax are one thing: a control's change rewrites the
 filter words of the query (``source:files lang:go path:src/ -path:tests/``), and
 typing those words sets the controls. So a filter lives with its query — in the
 history, in a pasted query, and for the CLI and the MCP face, which read the same
-syntax (``tributary.engine.query_syntax``).
+syntax (``tributary.engine.query.syntax``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from tributary.engine.model import (
     SearchResponse,
     TaskType,
 )
-from tributary.engine.query_check import QueryError, check_query
+from tributary.engine.query.check import QueryError, check_query
 
 T = TypeVar("T")
 
@@ -116,8 +116,8 @@ def fail(message: str) -> int:
 def run_async(main: Callable[[], Awaitable[int]]) -> int:
     """Run a command's coroutine; a config error is printed whole, and so is a query
     that cannot be searched (empty, not valid Unicode), exit status 2. A shutdown signal
-    cancels it, so it stops its sources (:mod:`tributary.engine.shutdown`)."""
-    from tributary.engine.shutdown import run_until_signalled
+    cancels it, so it stops its sources (:mod:`tributary.engine.runtime.shutdown`)."""
+    from tributary.engine.runtime.shutdown import run_until_signalled
 
     try:
         return run_until_signalled(lambda: _call(main))

@@ -2,7 +2,7 @@
 
 A repository's index is its code (the built-in ``files`` server) and its git history
 (the ``tasks`` server): ``add`` and ``update`` bring both up to date, ``remove`` deletes
-both (``tributary.engine.repos``); ``--no-history`` leaves the history alone."""
+both (``tributary.engine.repos.manage``); ``--no-history`` leaves the history alone."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def _update_history(root: Path, args: argparse.Namespace) -> None:
     """Bring the repository's task history up to date too, unless ``--no-history``."""
     if getattr(args, "no_history", False):
         return
-    from tributary.engine.repos import update_history
+    from tributary.engine.repos.manage import update_history
 
     update = update_history(root, backend=_backend(args))
     print(f"{root.name}: {update.summary()}", file=sys.stderr)
@@ -233,7 +233,7 @@ def _update(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     from tributary.engine.index.manager import list_indexes
-    from tributary.engine.repos import remove_repository
+    from tributary.engine.repos.manage import remove_repository
 
     backend = _backend(args)
     if remove_repository(Path(args.path), backend=backend):
@@ -266,7 +266,7 @@ def _age(stamp: float | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from tributary.engine.repos import list_repositories
+    from tributary.engine.repos.manage import list_repositories
 
     infos = list_repositories(backend=_backend(args))
     if not infos:

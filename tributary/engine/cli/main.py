@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from tributary.engine.errors import TributaryError, disk_full, disk_full_message
-from tributary.engine.spawn import RUN_COMMAND, run_module
+from tributary.engine.runtime.spawn import RUN_COMMAND, run_module
 
 # Sub-command modules, in the order their commands appear in --help.
 COMMAND_MODULES = (
@@ -85,7 +85,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (tributary.engine.spawn)
+    if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (tributary.engine.runtime.spawn)
         return run_module(arguments[1:])
     parser = build_parser(named_command(arguments))
     args = parser.parse_args(arguments)

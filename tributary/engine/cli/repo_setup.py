@@ -84,7 +84,7 @@ def wants_history(args: object) -> bool:
 
 def _import_history(root: Path) -> bool:
     """Bring the task history up to date; whether it changed."""
-    from tributary.engine.repos import update_history
+    from tributary.engine.repos.manage import update_history
 
     update = update_history(root)
     changed = update.stats is not None and update.stats.changed > 0

@@ -59,7 +59,7 @@ async def _search(args: argparse.Namespace) -> int:
         if args.repo:  # that repository only, by its built-in servers unless told otherwise
             request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
             if request.sources is None:
-                from tributary.engine.builtins import with_builtin_servers
+                from tributary.engine.repos.builtins import with_builtin_servers
 
                 servers = with_builtin_servers(config).servers
                 request.sources = [n for n in ("files", "tasks") if n in servers]

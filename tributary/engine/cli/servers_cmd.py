@@ -13,7 +13,7 @@ from tributary.engine.cli.render import one_line, safe, table, terminal_width
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.secrets import server_summary
-from tributary.engine.query_check import unicode_problem
+from tributary.engine.query.check import unicode_problem
 
 if TYPE_CHECKING:
     from tributary.engine.sources.pool import SourcePool
@@ -56,7 +56,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> int:
-    from tributary.engine.builtins import with_builtin_servers
+    from tributary.engine.repos.builtins import with_builtin_servers
 
     config = with_builtin_servers(load_config(config_path(args)))
     if not config.servers:
@@ -105,8 +105,8 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 async def _test(args: argparse.Namespace) -> int:
-    from tributary.engine.builtins import with_builtin_servers
     from tributary.engine.engine import Engine
+    from tributary.engine.repos.builtins import with_builtin_servers
 
     problem = unicode_problem(args.query, "the probe query")
     if problem is not None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tributary.engine.cli.common import config_path, forget_cached_answers
 from tributary.engine.cli.render import dump_json, one_line, table, terminal_width
-from tributary.engine.query_check import unicode_problem
+from tributary.engine.query.check import unicode_problem
 
 if TYPE_CHECKING:
     from tributary.engine.tasks.model import ImportStats

@@ -300,7 +300,7 @@ def _codex_tool(name: str, listed: Any) -> tuple[str | None, str | None]:
     the import report. One tool named: that one, unless its name says it changes
     things (a configured ``tool:`` is called with every search's text). Several: the
     first search-like one; the others are named in the note."""
-    from tributary.engine.toolnames import looks_like_search, write_verb
+    from tributary.engine.config.toolnames import looks_like_search, write_verb
 
     if not isinstance(listed, list) or not all(isinstance(t, str) and t for t in listed):
         return None, f"{name}: enabled_tools is not a list of tool names; ignored"

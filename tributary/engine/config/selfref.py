@@ -27,7 +27,7 @@ ITSELF = "this is Tributary itself"
 _NAMES = frozenset({"tributary", "tributary-gui"})
 _MODULES = frozenset({"tributary", "tributary.__main__", "tributary.engine.cli",
                       "tributary.engine.cli.main"})
-_RUN = "_run"  # the bundle's way to run a built-in module (tributary.engine.spawn)
+_RUN = "_run"  # the bundle's way to run a built-in module (tributary.engine.runtime.spawn)
 # Commands that run another command named in their arguments (or their -c script).
 _LAUNCHERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "pixi", "conda",
                         "mamba", "env", "nohup", "exec", "sh", "bash", "zsh", "dash", "fish",

@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 from tributary.engine.config.errors import ConfigIssue, did_you_mean
 from tributary.engine.config.expand import reference_problems, server_strings
+from tributary.engine.config.patterns import check_pattern
 from tributary.engine.config.schema import (
     AUTH_MODES,
     REMOTE_TRANSPORTS,
@@ -32,8 +33,7 @@ from tributary.engine.config.schema import (
 )
 from tributary.engine.config.secrets import mask_url
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
-from tributary.engine.patterns import check_pattern
-from tributary.engine.query_class import QUERY_CLASSES
+from tributary.engine.query.kinds import QUERY_CLASSES
 
 # Names a routing rule may use without configuring them: the engine adds its built-in
 # servers for indexed repositories at run time.

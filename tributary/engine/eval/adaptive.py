@@ -1,7 +1,7 @@
 """Query-adaptive weights, measured: does a fusion setting per query class help?
 
 Routing rules can set source weights and a fusion strategy for one query class
-(``symbol``, ``howto``, ``conceptual``; :mod:`tributary.engine.query_class`). Whether that is worth
+(``symbol``, ``howto``, ``conceptual``; :mod:`tributary.engine.query.kinds`). Whether that is worth
 doing is an empirical question, answered here without leaking the held-out half:
 
 1. every candidate setting (strategy × tasks:files weight) is scored on every query;
@@ -33,7 +33,7 @@ from tributary.engine.eval.experiment import (
     summarise,
 )
 from tributary.engine.eval.stats import PairedTest, paired_test
-from tributary.engine.query_class import QUERY_CLASSES, classify_query
+from tributary.engine.query.kinds import QUERY_CLASSES, classify_query
 
 ADAPTIVE = "query-adaptive"
 CANDIDATE_GROUP = "class-candidate"

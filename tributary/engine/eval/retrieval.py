@@ -22,7 +22,6 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tributary.engine.builtins import builtin_server
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.engine import Engine
 from tributary.engine.eval.datasets import (
@@ -36,6 +35,7 @@ from tributary.engine.eval.experiment import FILES, TASKS, QueryRun
 from tributary.engine.index.progress import IndexProgress
 from tributary.engine.model import Hit
 from tributary.engine.paths import data_dir
+from tributary.engine.repos.builtins import builtin_server
 from tributary.engine.sources.fanout import gather_all
 
 RAW_TOP_K = 100  # the pipeline's ceiling: every variant can re-rank this deep

@@ -205,7 +205,7 @@ def enclosing_units(path: str, text: str, lines: Iterable[int]) -> list[Span]:
     """The innermost function, method or class chunk around each line (none for a line
     outside every unit: module-level code)."""
     from tributary.engine.index.chunking import chunk_text
-    from tributary.engine.index.languages import detect_language
+    from tributary.engine.query.languages import detect_language
 
     language = detect_language(path)
     if language is None:

@@ -1,7 +1,7 @@
 """Which index backend a command uses: SQLite files on this machine, or a shared
 PostgreSQL + pgvector database (``index: {backend: postgres, dsn: ...}`` in the config).
 
-The indexing API (``tributary.engine.index.manager``, ``tributary.engine.repos``, ``tributary.engine.tasks.api``)
+The indexing API (``tributary.engine.index.manager``, ``tributary.engine.repos.manage``, ``tributary.engine.tasks.api``)
 takes an optional :class:`IndexBackend`; without one, an explicit ``index_dir`` means
 SQLite files there, and otherwise the config in effect decides. The DSN's ``${VAR}``
 references are expanded here, when it is used, so the config keeps only the references.

@@ -21,7 +21,7 @@ from pathlib import Path
 import pathspec
 
 from tributary.engine.index.decoding import has_bom
-from tributary.engine.index.languages import detect_language
+from tributary.engine.query.languages import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ builders"; a name word of three letters or more also matches the words it abbrev
 name carries "test" (``column_test.go``, ``object.test.ts``), so it is named only when
 the question says "test".
 
-A lookup (``tributary.engine.query_class.lookup_names``: ``ResultRow``, ``MyPathLike``) names only
+A lookup (``tributary.engine.query.kinds.lookup_names``: ``ResultRow``, ``MyPathLike``) names only
 the file called by the whole name (``ResultRow.kt``), not ``path.py`` for a part of it:
 the symbol list already finds the definition, wherever it lives.
 """

@@ -45,7 +45,7 @@ class IndexInfo:
     updated_at: float | None  # unix time of the last file written
     size_bytes: int
     exists: bool  # the repository folder is still there
-    tasks: int = 0  # tasks in its history beside it (``tributary.engine.repos.list_repositories`` counts them)
+    tasks: int = 0  # tasks in its history beside it (``tributary.engine.repos.manage.list_repositories`` counts)
     location: str = ""  # where it is when not a file: the shared database (no password)
     embedded: int | None = None  # chunks with their vector (None: not known)
 

@@ -1,6 +1,6 @@
 """Hybrid search over one index: dense KNN and BM25, fused by reciprocal rank (RRF).
 
-A lookup (``tributary.engine.query_class.lookup_names``: ``FixtureDef``, ``Config.getini``,
+A lookup (``tributary.engine.query.kinds.lookup_names``: ``FixtureDef``, ``Config.getini``,
 ``where is getfixturemarker defined``) adds a third list: the chunks whose symbol is
 the name (``IndexStore.symbol_search``), so a definition ranks first even where neither
 its words nor its meaning stand out (a long class header, a one-line function). Only
@@ -42,7 +42,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
-from tributary.engine.query_class import lookup_names
+from tributary.engine.query.kinds import lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
 DENSE_WEIGHT = 1.0

@@ -25,7 +25,7 @@ from typing import Any
 from tributary.engine.cache.base import Clock
 from tributary.engine.errors import TributaryError
 from tributary.engine.insights.db import InsightsStore, QueryRedaction
-from tributary.engine.query_check import MAX_QUERY_CHARS, unicode_problem
+from tributary.engine.query.check import MAX_QUERY_CHARS, unicode_problem
 
 DEFAULT_HALF_LIFE_DAYS = 90.0
 MAX_EVENTS = 100_000  # bounded storage; the oldest events go first

@@ -8,7 +8,7 @@ outscores a definition only one source found: on the names of
 more often than the fused ranking did (docs/benchmarks.md, "Lookups").
 
 So ``fuse`` adds a ``defines`` part to each hit that defines a name the lookup asks for
-(``tributary.engine.query_class.lookup_names``, compared case-folded): ``def``, ``class``,
+(``tributary.engine.query.kinds.lookup_names``, compared case-folded): ``def``, ``class``,
 ``function``, ``fn``, ``func``, ``struct``, …, a JS/TS ``const f = (…)`` or a Java/C#
 method after its access modifier, in the hit's first 4,000 characters. The part is the
 weight times the best base score, so it is on every strategy's scale, as the hints

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from tributary.engine.config.schema import CompositeWeights, FusionConfig
 from tributary.engine.model import Hints, Hit, ScoreParts, SearchRequest
-from tributary.engine.query_class import lookup_names
+from tributary.engine.query.kinds import lookup_names
 
 from .definitions import DEFAULT_DEFINITION_WEIGHT
 from .hints import with_mentioned_paths

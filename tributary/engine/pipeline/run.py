@@ -25,7 +25,7 @@ from tributary.engine.model import (
     SearchRequest,
     is_task,
 )
-from tributary.engine.query_class import asks_history
+from tributary.engine.query.kinds import asks_history
 
 from .assemble import assemble, nothing_found
 from .budget import plan_budget

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from tributary.engine.index.naming import scope_problem
+from tributary.engine.query.check import scope_problem
 
 
 def check_scope(repos: Sequence[str] | None, exclude_repos: Sequence[str] | None) -> None:

@@ -43,7 +43,6 @@ from pydantic import BaseModel, Field
 from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
 from tributary.engine.errors import TributaryError
-from tributary.engine.heap import settle
 from tributary.engine.model import (
     ContextFormat,
     Hints,
@@ -54,8 +53,9 @@ from tributary.engine.model import (
     TaskType,
 )
 from tributary.engine.pipeline.confidence import source_views
+from tributary.engine.runtime.heap import settle
+from tributary.engine.runtime.shutdown import hangup_as_terminate, run_until_signalled
 from tributary.engine.servers.stdio_serve import serve_stdio
-from tributary.engine.shutdown import hangup_as_terminate, run_until_signalled
 from tributary.engine.version import package_version
 
 SERVER_NAME = "tributary"
@@ -360,7 +360,7 @@ def build_server(
             hints=_hints(related_files, language, framework),
             filters=SearchFilters(repos=list(repos or [])),
         )
-        with user_errors():  # "busy" (tributary.engine.admission.Busy) included
+        with user_errors():  # "busy" (tributary.engine.runtime.admission.Busy) included
             return _compact_result(search_out(await state["engine"].search(request), details))
 
     @server.tool(annotations=_READS)

@@ -34,7 +34,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from tributary.engine.heap import settle
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from tributary.engine.index.decoding import UndecodableError, decode_source
 from tributary.engine.index.discovery import discover_paths
@@ -46,8 +45,9 @@ from tributary.engine.index.store import QueryVector, SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import embedding_text
 from tributary.engine.paths import indexes_dir
+from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
-from tributary.engine.stores import CodeIndex
+from tributary.engine.servers.stores import CodeIndex
 
 log = logging.getLogger("tributary.files")
 
@@ -174,7 +174,7 @@ class FilesService:
                     index.store.warm()
                 except Exception as exc:
                     log.warning("cannot load vectors of %s: %s", index.name, exc)
-        settle()  # loaded: later full GC passes skip the model and the vectors (tributary.engine.heap)
+        settle()  # loaded: later full GC passes skip the model and the vectors (tributary.engine.runtime.heap)
 
     def embedder(self, timeout: float | None = None) -> Embedder | None:
         """The model, waiting at most ``timeout`` seconds for it to finish loading."""

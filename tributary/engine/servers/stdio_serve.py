@@ -28,7 +28,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from tributary.engine.query_check import unicode_problem
+from tributary.engine.query.check import unicode_problem
 
 MAX_PENDING_LINES = 64
 

@@ -5,7 +5,7 @@ Run as ``python -m tributary.engine.servers.tasks --repo PATH [--index-dir DIR]`
 ``--postgres``, every history in the shared index whose DSN is in ``$TRIBUTARY_INDEX_DSN``).
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
 with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
-(before them for a question about the past, ``query_class.asks_history``), the best
+(before them for a question about the past, ``query.kinds.asks_history``), the best
 few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``. The embedding model is loaded once, in the background
 as soon as the server starts, so the first query does not pay for importing torch.
 Nothing but the protocol goes to stdout; logs go to stderr.
@@ -29,7 +29,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from tributary.engine.heap import settle
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
@@ -37,7 +36,8 @@ from tributary.engine.index.priors import factor, role_of, task_asked_roles
 from tributary.engine.index.store import SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
-from tributary.engine.query_class import asks_history
+from tributary.engine.query.kinds import asks_history
+from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
 from tributary.engine.tasks.api import tasks_db_path
 from tributary.engine.tasks.model import FileScore, TaskHit
@@ -144,7 +144,7 @@ class TaskBackend:
                 embedder: Embedder = load_default_embedder()
                 for _, index in self.indexes:
                     index.use_embedder(embedder)
-            settle()  # loaded: later full GC passes skip the model and the indexes (tributary.engine.heap)
+            settle()  # loaded: later full GC passes skip the model and the indexes (tributary.engine.runtime.heap)
             log.info("tasks server ready: %d index(es)", len(self.indexes))
         except BaseException as exc:  # reported to every caller instead of dying silently
             log.exception("cannot open task indexes")

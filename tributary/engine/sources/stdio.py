@@ -51,8 +51,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import types
 from mcp.shared.message import SessionMessage
 
+from tributary.engine.runtime.spawn import frozen, module_command
 from tributary.engine.sources.stderr import StderrLog
-from tributary.engine.spawn import frozen, module_command
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 THREAD_PARSE_BYTES = 256 * 1024

@@ -37,13 +37,13 @@ from typing import Any
 from mcp import types
 
 from tributary.engine.config.schema import ServerConfig
-from tributary.engine.errors import TributaryError
-from tributary.engine.localsearch.fts import fts_terms
-from tributary.engine.toolnames import (
+from tributary.engine.config.toolnames import (
     looks_like_search,
     tool_words,
     write_verb_in,
 )
+from tributary.engine.errors import TributaryError
+from tributary.engine.localsearch.fts import fts_terms
 
 # A query tool whose description says it takes a query language would get the user's words
 # as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").

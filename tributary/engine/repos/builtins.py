@@ -16,7 +16,7 @@ from pathlib import Path
 from tributary.engine.config.schema import Config, IndexConfig, ServerConfig
 from tributary.engine.index.backend import DSN_VARIABLE
 from tributary.engine.paths import indexes_dir
-from tributary.engine.spawn import frozen, module_command
+from tributary.engine.runtime.spawn import frozen, module_command
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
@@ -40,7 +40,7 @@ BUILTINS: dict[str, tuple[str, str, str, str]] = {
 
 def project_root() -> Path:
     """The folder holding the ``tributary`` package, so ``python -m tributary...`` resolves."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def builtin_server(name: str, index_dir: Path | None = None, index: IndexConfig | None = None) -> ServerConfig:

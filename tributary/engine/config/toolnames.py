@@ -1,9 +1,9 @@
 """What a tool's name says it does: a search, or a write.
 
-Read by the source that picks a server's search tool (``tributary.engine.sources.tools``)
-and by the import of a client's config (``tributary.engine.config.clients``), which names
-the tool a Codex server leaves enabled; kept apart from both so neither package imports
-the other.
+Read by the import of a client's config (``tributary.engine.config.clients``), which
+names the tool a Codex server leaves enabled, and by the source that picks a server's
+search tool (``tributary.engine.sources.tools``): here in the config package, which the
+sources already build on, so the config never imports the sources.
 """
 
 from __future__ import annotations

@@ -21,12 +21,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
-from tributary.engine.index.naming import scope_problem, values_problem
 from tributary.engine.model import SearchFilters, SearchRequest
-from tributary.engine.query_syntax import with_query_filters
+from tributary.engine.query.filters import Filters
+from tributary.engine.query.syntax import with_query_filters
 
 # An issue handed over whole by an agent (tracebacks, code and all) fits; a pasted log
 # or file does not.
@@ -46,6 +47,43 @@ def unicode_problem(text: str, what: str = "the query") -> str | None:
         return None
     return (f"{what} is not valid Unicode: it holds a lone surrogate U+{ord(found.group()):04X} "
             f"at character {found.start() + 1}; send UTF-8 text")
+
+
+# What a ``repos`` value may be: an index name or a folder, each part of it no longer
+# than a file name may be (longer cannot name anything, and the OS refuses it).
+MAX_SCOPE_VALUES = 64
+MAX_SCOPE_CHARS = 1024
+MAX_NAME_BYTES = 255
+
+
+def values_problem(values: Sequence[str], what: str) -> str | None:
+    """Why a request's list of filter values cannot be taken, or None: too many, not
+    text, too long, or holding a control character. Only where, never the value."""
+    if len(values) > MAX_SCOPE_VALUES:
+        return f"{what} has {len(values)} values, at most {MAX_SCOPE_VALUES}"
+    for number, value in enumerate(values, 1):
+        if not isinstance(value, str):
+            return f"{what} value {number} is not a string"
+        if len(value) > MAX_SCOPE_CHARS:
+            return f"{what} value {number} is {len(value)} characters long, at most {MAX_SCOPE_CHARS}"
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return f"{what} value {number} holds a control character"
+    return None
+
+
+def scope_problem(values: Sequence[str], what: str = "repos") -> str | None:
+    """Why ``values`` (a ``repos`` or ``exclude_repos`` list from a request) cannot name
+    repositories, or None when they can: ``values_problem``'s reasons, or a part longer
+    than a file name. The value itself is not repeated, only where it is."""
+    problem = values_problem(values, what)
+    if problem is not None:
+        return problem
+    for number, value in enumerate(values, 1):
+        longest = max(len(part.encode("utf-8", "surrogatepass")) for part in value.split("/"))
+        if longest > MAX_NAME_BYTES:
+            return (f"{what} value {number} has a part of {longest} bytes, which names no "
+                    f"repository or folder (at most {MAX_NAME_BYTES})")
+    return None
 
 
 # Each filter list, and the query syntax that writes it.
@@ -77,6 +115,12 @@ class CheckedQuery:
     request: SearchRequest
     notes: list[str] = field(default_factory=list)
     searchable: bool = True  # False: no word in it, nothing to ask the sources
+
+    @property
+    def filters(self) -> Filters:
+        """The request's filters, those written in the query among them, as the one value
+        a search applies them through."""
+        return Filters(self.request.filters)
 
 
 def check_query(request: SearchRequest) -> CheckedQuery:
