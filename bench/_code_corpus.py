@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from tributary.engine.index.chunking import Chunk, chunk_text
-from tributary.engine.index.languages import detect_language
 from tributary.engine.localsearch.embedder import Embedder
+from tributary.engine.query.languages import detect_language
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".bench-data" / "corpus"
