@@ -139,6 +139,22 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
     assert list_indexes(**at.kw) == []
 
 
+def test_a_path_or_its_tail_picks_that_file_s_chunks(
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder
+) -> None:
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
+    try:
+        whole = store.chunk_ids_matching("src/billing/invoice.py")
+        assert whole and len(set(store.file_ids(list(whole)).values())) == 1
+        assert store.chunk_ids_matching("billing/invoice.py") == whole  # a tail of the path
+        assert store.chunk_ids_matching("src/*/invoice.py") == whole  # a glob
+        assert store.chunk_ids_matching("illing/invoice.py") == frozenset()  # not a part of a name
+        assert store.chunk_ids_matching("src/billing/invoice%py") == frozenset()  # LIKE's % is a letter
+    finally:
+        store.close()
+
+
 def test_candidates_are_the_two_searches_run_side_by_side(
     repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
@@ -154,7 +170,8 @@ def test_candidates_are_the_two_searches_run_side_by_side(
         assert store.candidates("invoice", None, 5, SearchFilter()) == (
             [], store.keyword_search("invoice", 5, SearchFilter())
         )
-        # A function in place of the vector embeds the query on the worker thread.
+        # A function in place of the vector embeds the query once, beside the keyword
+        # search (SQLite: on the worker; PostgreSQL: here, the keyword query on the worker).
         calls: list[str] = []
 
         def embed() -> np.ndarray:
@@ -163,7 +180,8 @@ def test_candidates_are_the_two_searches_run_side_by_side(
 
         lazy = store.candidates("invoice tax total", embed, 20, SearchFilter())
         assert lazy == store.candidates("invoice tax total", vector, 20, SearchFilter())
-        assert len(calls) == 1 and calls[0] != threading.main_thread().name
+        assert len(calls) == 1
+        assert (calls[0] != threading.main_thread().name) == (at.name == "sqlite")
     finally:
         store.close()
 

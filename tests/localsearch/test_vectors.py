@@ -3,6 +3,7 @@ one cache that every write invalidates (by this connection or another)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 from tests.index.index_helpers import HashingEmbedder
 from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.store import FileRecord, SearchFilter, SqliteStore
-from tributary.engine.localsearch.db import connect, migrate, read_meta, write_meta
+from tributary.engine.localsearch.db import Connection, connect, migrate, read_meta, write_meta
 from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo
 from tributary.engine.localsearch.vectors import (
     LEGACY_MODEL_KEY,
@@ -84,7 +85,7 @@ def test_the_cache_reloads_after_a_write_by_this_or_another_connection(tmp_path:
     migrate(conn, [META, "CREATE TABLE rows (id INTEGER PRIMARY KEY)"])
     loads: list[int] = []
 
-    def load() -> VectorMatrix:
+    def load(conn: Connection) -> VectorMatrix:
         ids = [int(r[0]) for r in conn.execute("SELECT id FROM rows ORDER BY id")]
         loads.append(len(ids))
         return VectorMatrix(np.array(ids, dtype=np.int64), np.zeros((len(ids), 1), dtype=np.float32))
@@ -98,6 +99,30 @@ def test_the_cache_reloads_after_a_write_by_this_or_another_connection(tmp_path:
     other.close()
     assert list(cache.get().ids) == [1, 2]  # type: ignore[union-attr]
     assert loads == [0, 1, 2]
+    conn.close()
+
+
+def test_a_large_matrix_is_read_again_beside_the_searches(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    conn = connect(path, check_same_thread=False)
+    migrate(conn, [META, "CREATE TABLE rows (id INTEGER PRIMARY KEY)"])
+    conn.execute("INSERT INTO rows(id) VALUES (1), (2)")
+    readers: list[threading.Thread] = []
+
+    def load(source: Connection) -> VectorMatrix:
+        readers.append(threading.current_thread())
+        ids = [int(r[0]) for r in source.execute("SELECT id FROM rows ORDER BY id")]
+        return VectorMatrix(np.array(ids, dtype=np.int64), np.zeros((len(ids), 1), dtype=np.float32))
+
+    cache = VectorCache(conn, load, reopen=lambda: connect(path, readonly=True), background_rows=2)
+    assert list(cache.get().ids) == [1, 2]  # type: ignore[union-attr]  # the first read: here
+    other = connect(path)
+    other.execute("INSERT INTO rows(id) VALUES (3)")
+    other.close()
+    assert list(cache.get().ids) == [1, 2]  # type: ignore[union-attr]  # the old one, at once
+    cache.settle()
+    assert list(cache.get().ids) == [1, 2, 3]  # type: ignore[union-attr]
+    assert readers[0] is threading.current_thread() and readers[1] is not readers[0]
     conn.close()
 
 

@@ -75,7 +75,7 @@ MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses
 # A keyword search matches chunks on the query's rarest words, as many as hold at most
 # this many chunks together, and ranks those by all of its words: ranking every chunk
 # that holds any word would read half the index for a long question.
-MATCH_BUDGET = 20_000
+MATCH_BUDGET = 10_000
 PAIR_TERMS = 4  # when even the rarest word is past the budget: chunks with two of these
 FILE_OF_LIMIT = 200_000  # chunk -> file pairs kept from earlier searches
 TERM_STATS_DRIFT = 0.1  # term counts are refreshed once the chunks changed this much
@@ -648,6 +648,12 @@ class PgIndexStore:
 
     def chunk_ids_matching(self, path_glob: str) -> frozenset[int]:
         """Chunks of files whose path matches ``path_glob`` (``*`` also crosses ``/``)."""
+        if not any(c in path_glob for c in "*?["):  # a path (a task names many): asked of the server
+            like = "%/" + re.sub(r"([\\%_])", r"\\\1", path_glob)
+            rows = self.db.read(lambda c: c.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo = %s "
+                "AND (f.path = %s OR f.path LIKE %s)", (self.repo, path_glob, like)).fetchall())  # fmt: skip
+            return frozenset(int(r[0]) for r in rows)
         pattern = path_glob.replace("**/", "*").replace("/**", "/*")
         files = self.db.read(lambda c: c.execute(
             "SELECT id, path FROM files WHERE repo = %s", (self.repo,)).fetchall())  # fmt: skip

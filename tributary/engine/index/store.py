@@ -345,12 +345,16 @@ class SqliteStore:
             migrate(self.conn, MIGRATIONS)
             upgrade_model_record(self.conn)
             self._fill_keyword_index()
-        self._vector_cache = VectorCache(self.conn, self._load_vectors)
+        self._vector_cache = VectorCache(
+            self.conn, self._load_vectors,
+            reopen=lambda: connect(path, readonly=True, check_same_thread=False),
+        )  # fmt: skip
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
         self._df_version: tuple[int, int] | None = None
         self._df_chunks = 0
 
     def close(self) -> None:
+        self._vector_cache.settle()
         self.conn.close()
 
     # meta ---------------------------------------------------------------------
@@ -567,15 +571,15 @@ class SqliteStore:
     def _vectors(self) -> _ChunkVectors | None:
         return self._vector_cache.get()
 
-    def _load_vectors(self) -> _ChunkVectors | None:
+    def _load_vectors(self, conn: Connection) -> _ChunkVectors | None:
         """Every chunk's vector with its language, kind and file (None: no vector table)."""
-        if not self._has_vec_table():
+        if not CHUNK_VECTORS.exists(conn):
             return None
-        rows = self.conn.execute(
+        rows = conn.execute(
             "SELECT v.chunk_id, v.embedding, v.language, v.kind, c.file_id "
             "FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id"
         ).fetchall()
-        model = self.model()
+        model = read_model(conn)
         language_codes: dict[str, int] = {}
         kind_codes: dict[str, int] = {}
         matrix = blob_matrix([r[1] for r in rows], model.dim if model else 0)
@@ -620,9 +624,11 @@ class SqliteStore:
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         cache = self._vectors()
-        if cache is not None:
-            return {cid: cache.file_ids[cid] for cid in chunk_ids if cid in cache.file_ids}
-        return self._file_ids_from_db(chunk_ids)
+        if cache is None:
+            return self._file_ids_from_db(chunk_ids)
+        found = {cid: cache.file_ids[cid] for cid in chunk_ids if cid in cache.file_ids}
+        missing = [cid for cid in chunk_ids if cid not in found]  # written since the matrix was read
+        return {**found, **self._file_ids_from_db(missing)} if missing else found
 
     def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
         terms = fts_terms(query)

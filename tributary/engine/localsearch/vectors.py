@@ -11,10 +11,16 @@ Searches rank by one matrix product over every vector (exact, and faster than a 
 scan), so each store keeps its vectors in memory in a :class:`VectorCache`: read on
 first use and again after any write to the file, by another connection (SQLite's
 ``data_version``) or by this one (``total_changes``, which ``data_version`` does not see).
+A large matrix is read again on a worker thread while searches keep using the one they
+have: an indexer writing beside a million-chunk index would otherwise make every search
+wait for the whole matrix.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -26,6 +32,10 @@ from tributary.engine.localsearch.db import Connection, read_meta, transaction, 
 from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo, Vectors
 
 LEGACY_MODEL_KEY = "embedder"  # a task history's record before the one layout
+BACKGROUND_ROWS = 50_000  # a matrix of this many vectors or more is read again on a worker
+RELOAD_SPACING = 4.0  # a worker's next read waits this many times the last read's length
+
+log = logging.getLogger(__name__)
 
 
 def read_model(conn: Connection) -> ModelInfo | None:
@@ -111,17 +121,69 @@ Matrix = TypeVar("Matrix", bound=VectorMatrix)
 
 class VectorCache(Generic[Matrix]):
     """A store's :class:`VectorMatrix`, loaded on first use and again after any write
-    (:func:`write_stamp`). ``load`` reads it (None: no vectors)."""
+    (:func:`write_stamp`). ``load`` reads it from a connection (None: no vectors).
 
-    def __init__(self, conn: Connection, load: Callable[[], Matrix | None]) -> None:
+    Given ``reopen`` (a new connection to the same file), a matrix of at least
+    ``background_rows`` vectors is read again on a worker thread, at most one at a time
+    and spaced by ``RELOAD_SPACING`` times the last read, while :meth:`get` keeps
+    returning the one it has: a search during indexing sees the vectors of a moment
+    ago (the keyword index is always current) instead of waiting for all of them."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        load: Callable[[Connection], Matrix | None],
+        *,
+        reopen: Callable[[], Connection] | None = None,
+        background_rows: int = BACKGROUND_ROWS,
+    ) -> None:
         self._conn = conn
         self._load = load
+        self._reopen = reopen
+        self._background_rows = background_rows
         self._stamp: tuple[int, int] | None = None
         self._value: Matrix | None = None
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self._not_before = 0.0
 
     def get(self) -> Matrix | None:
         stamp = write_stamp(self._conn)
-        if stamp != self._stamp:
-            self._value = self._load()
+        if stamp == self._stamp:
+            return self._value
+        value = self._value
+        if value is None or self._reopen is None or len(value.ids) < self._background_rows:
+            self._value = self._load(self._conn)
             self._stamp = stamp
-        return self._value
+            return self._value
+        self._reload_later(stamp)
+        return value
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for a read running on the worker (tests, and closing the store)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+
+    def _reload_later(self, stamp: tuple[int, int]) -> None:
+        with self._lock:
+            if (self._worker is not None and self._worker.is_alive()) or time.monotonic() < self._not_before:
+                return
+            self._worker = threading.Thread(target=self._reload, args=(stamp,), name="vector-reload", daemon=True)
+            self._worker.start()
+
+    def _reload(self, stamp: tuple[int, int]) -> None:
+        began = time.monotonic()
+        try:
+            assert self._reopen is not None
+            conn = self._reopen()
+            try:
+                value = self._load(conn)
+            finally:
+                conn.close()
+            # (stamped as seen before the read: a write during it brings another read)
+            self._value, self._stamp = value, stamp
+        except Exception as exc:  # the matrix in hand keeps serving; the next get() tries again
+            log.warning("cannot read the vectors again: %s", exc)
+        finally:
+            self._not_before = time.monotonic() + RELOAD_SPACING * (time.monotonic() - began)

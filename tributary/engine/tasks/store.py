@@ -370,13 +370,13 @@ class TaskStore:
     def _vectors(self) -> _TaskVectors | None:
         return self._vector_cache.get()
 
-    def _load_vectors(self) -> _TaskVectors | None:
+    def _load_vectors(self, conn: Connection) -> _TaskVectors | None:
         """Every task's unit vector, its row id and time. Tasks whose vector is all zeros
         (no word the model knows) have no cosine and are left out, as sqlite-vec leaves
         them out."""
-        if not TASK_VECTORS.exists(self.conn):
+        if not TASK_VECTORS.exists(conn):
             return None
-        rows = self.conn.execute("SELECT rowid, embedding, ts FROM tasks_vec ORDER BY rowid").fetchall()
+        rows = conn.execute("SELECT rowid, embedding, ts FROM tasks_vec ORDER BY rowid").fetchall()
         if not rows:
             return None
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
