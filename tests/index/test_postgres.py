@@ -22,6 +22,7 @@ from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.manager import index_repository, list_indexes, open_index_store
 from tributary.engine.index.naming import readable_name
 from tributary.engine.index.pg_store import PgIndexStore
+from tributary.engine.index.search import hybrid_search
 from tributary.engine.index.store import FileRecord, SearchFilter
 from tributary.engine.postgres.db import Database, PostgresError, migrate
 from tributary.engine.postgres.repositories import ensure_repository
@@ -179,6 +180,57 @@ def test_readers_never_see_a_half_written_file(postgres_dsn: str) -> None:
     whole = {frozenset(c.symbol or "" for c in chunks) for chunks in versions.values()}
     assert len(seen) > 10
     assert {s for s in seen if s} <= whole  # every read saw one version, complete
+
+
+def test_twenty_desktops_search_while_one_indexes(postgres_dsn: str, repo: Path) -> None:
+    """Each desktop its own connections; every search answers, and every file the
+    indexer wrote meanwhile is there afterwards, whole."""
+    embedder = HashingEmbedder()
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=embedder, backend=backend)
+    query = embedder.encode(["invoice tax total"])[0]
+    answered: set[int] = set()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def desktop(number: int) -> None:
+        store = open_index_store(repo, backend=backend)
+        try:
+            while not stop.is_set():
+                hits = hybrid_search(store, "invoice tax total", query, repo="repo", top_k=5)
+                assert hits and hits[0].path == "src/billing/invoice.py"
+                answered.add(number)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            store.close()
+
+    desktops = [threading.Thread(target=desktop, args=(n,)) for n in range(20)]
+    for thread in desktops:
+        thread.start()
+    indexer = PgIndexStore.open(postgres_dsn, str(repo.resolve()), None)
+    written: dict[str, str] = {}
+    try:
+        round_ = 0
+        while (len(answered) < 20 and not errors) or round_ < 3:
+            for i in range(10):
+                path = f"pkg/extra_{i}.py"
+                chunks = [Chunk(path, "python", "function", 1, 2, f"def extra_{i}_{round_}(): pass", f"x{i}.{round_}")]
+                vectors = embedder.encode([c.content for c in chunks])
+                indexer.write_file(FileRecord(path, f"h{round_}", 1, round_, "python"), chunks,
+                                   {c.embed_hash: v for c, v in zip(chunks, vectors, strict=True)})  # fmt: skip
+                written[path] = f"h{round_}"
+            round_ += 1
+    finally:
+        stop.set()
+        for thread in desktops:
+            thread.join()
+    states = indexer.file_states()
+    indexer.close()
+    assert not errors, errors[0]
+    assert answered == set(range(20))
+    assert all(states[path].hash == digest for path, digest in written.items())
+    assert _consistent(postgres_dsn) == []
 
 
 def embedder_info(embedder: HashingEmbedder) -> Any:

@@ -72,11 +72,12 @@ BUILD_MEMORY_MB = (
 )  # maintenance_work_mem for a vector index build, by the rows: the graph in memory
 BUILD_BYTES_PER_DIM = 5  # a graph node's share per dimension (its float32 vector plus neighbours)
 MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
-# A keyword search matches chunks on the query's rarest words, as many as hold at most
-# this many chunks together, and ranks those by all of its words: ranking every chunk
-# that holds any word would read half the index for a long question.
-MATCH_BUDGET = 10_000
-PAIR_TERMS = 4  # when even the rarest word is past the budget: chunks with two of these
+DENSE_POOL = 200  # vector candidates (the keyword pool stays deeper): HNSW's cost grows with it
+# A keyword search ranks, by all of its words, only the chunks that hold a rare word of
+# the question or two of its other words (``match_query``), at most about this many.
+MATCH_BUDGET = 20_000
+SINGLE_SHARE = 0.03  # a word in at most this share of the chunks matches alone
+PAIR_TERMS = 8  # the other words match in pairs: of this many, the rarest
 FILE_OF_LIMIT = 200_000  # chunk -> file pairs kept from earlier searches
 TERM_STATS_DRIFT = 0.1  # term counts are refreshed once the chunks changed this much
 _NON_WORD = re.compile(r"[\W_]+")
@@ -109,22 +110,30 @@ def tsquery(terms: Sequence[str]) -> str:
     return " | ".join(terms)
 
 
-def match_query(terms: Sequence[str], counts: Mapping[str, int], budget: int | None = None) -> str:
-    """The ``to_tsquery`` text that picks the chunks a keyword search ranks: the rarest
-    of ``terms`` OR-ed, as many as hold at most ``budget`` chunks together; when even
-    the rarest one holds more, the chunks that hold two of the few rarest."""
+def match_query(terms: Sequence[str], counts: Mapping[str, int], total: int, budget: int | None = None) -> str:
+    """The ``to_tsquery`` text that picks the chunks a keyword search ranks: each rare
+    term (in at most ``SINGLE_SHARE`` of the ``total`` chunks) alone, and each pair of
+    the ``PAIR_TERMS`` rarest other terms together, rarest first, while the chunks they
+    pick (a pair's estimated as if its words were independent) stay within ``budget``.
+    A chunk that holds one common word of the question ranks low whatever it is, so
+    leaving those out costs little, and ranking them would read most of the index."""
     budget = MATCH_BUDGET if budget is None else budget
     by_rarity = sorted(dict.fromkeys(terms), key=lambda t: (counts.get(t, 0), t))
+    single_max = max(1, int(SINGLE_SHARE * total))
+    singles = [(t, counts.get(t, 0)) for t in by_rarity if counts.get(t, 0) <= single_max]
+    others = [t for t in by_rarity if counts.get(t, 0) > single_max][:PAIR_TERMS]
+    pairs = sorted(
+        ((f"({a} & {b})", counts.get(a, 0) * counts.get(b, 0) / max(total, 1)) for a, b in combinations(others, 2)),
+        key=lambda pair: pair[1],
+    )
     chosen: list[str] = []
-    rows = 0
-    for term in by_rarity:
-        if chosen and rows + counts.get(term, 0) > budget:
+    rows = 0.0
+    for part, size in [*singles, *pairs]:
+        if chosen and rows + size > budget:
             break
-        chosen.append(term)
-        rows += counts.get(term, 0)
-    if rows <= budget or len(by_rarity) < 2:
-        return tsquery(chosen)
-    return " | ".join(f"({a} & {b})" for a, b in combinations(by_rarity[:PAIR_TERMS], 2))
+        chosen.append(part)
+        rows += size
+    return " | ".join(chosen) if chosen else by_rarity[0]
 
 
 def build_memory(rows: int, dim: int) -> str:
@@ -528,15 +537,15 @@ class PgIndexStore:
         keyword = _keyword_pool().submit(self.keyword_search, query, k, where)
         try:
             embedded = vector() if callable(vector) else vector
-            dense = self.dense_search(embedded, k, where)
+            dense = self.dense_search(embedded, min(k, DENSE_POOL), where)
         finally:
             words = keyword.result()
         return dense, words
 
     def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
         """Chunks ranked by ``ts_rank`` over the query's words, leaving out those in more
-        than ``COMMON_TERM_SHARE`` of the chunks; only the chunks that hold its rarer
-        words are ranked (``match_query``)."""
+        than ``COMMON_TERM_SHARE`` of the chunks; only the chunks that hold a rare word
+        of it, or two of its other words, are ranked (``match_query``)."""
         terms = list(dict.fromkeys(fts_terms(query)))
         if not terms:
             return []
@@ -548,7 +557,7 @@ class PgIndexStore:
             f"FROM chunks, to_tsquery('{TS_CONFIG}', %s) m, to_tsquery('{TS_CONFIG}', %s) r "
             f"WHERE repo = %s AND terms @@ m{''.join(' AND ' + x for x in clauses)} "
             "ORDER BY score DESC, id LIMIT %s",
-            [match_query(ranked, counts), tsquery(ranked), self.repo, *params, k]).fetchall())  # fmt: skip
+            [match_query(ranked, counts, total), tsquery(ranked), self.repo, *params, k]).fetchall())  # fmt: skip
         self._remember({int(cid): int(fid) for cid, _, fid in rows})
         return [(int(cid), float(score)) for cid, score, _ in rows]
 
