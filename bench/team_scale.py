@@ -175,7 +175,8 @@ def concurrent(target: Target, queries: list[str], vectors: np.ndarray | None, c
     wout: Any = ctx.Queue()
     stop = ctx.Event()
     writer = ctx.Process(target=_writer, args=(target, writer_files, writer_vectors, stop, wout))
-    writer.start()
+    if writer_files:
+        writer.start()
     start = time.time() + 8 + clients * 0.6  # every client open and warm before the clock starts
     procs = [ctx.Process(target=_client, args=(target, queries, vectors, start, seconds, n * 7, out))
              for n in range(clients)]  # fmt: skip
@@ -183,16 +184,20 @@ def concurrent(target: Target, queries: list[str], vectors: np.ndarray | None, c
         p.start()
     results = [out.get() for _ in procs]
     stop.set()
-    rate, slowest_write, lost, files = wout.get()
-    for p in [*procs, writer]:
+    for p in procs:
         p.join()
+    if not writer_files:
+        indexer = "no indexer"
+    else:
+        rate, slowest_write, lost, files = wout.get()
+        writer.join()
+        indexer = f"indexer {rate:.0f} chunks/s, slowest file {slowest_write:.0f} ms, {lost} of {files} files lost"
     times = [t for r in results for t in r[0]]
     errors = sum(r[1] for r in results)
     rss = max(r[2] for r in results)
     p50, p95 = percentiles(times)
     return (f"p50 {p50:6.1f} ms  p95 {p95:7.1f} ms  max {max(times):7.0f} ms  {len(times) / seconds:5.1f} searches/s  "
-            f"failed {errors}  client RSS {rss} MB | indexer {rate:.0f} chunks/s, slowest file "
-            f"{slowest_write:.0f} ms, {lost} of {files} files lost")  # fmt: skip
+            f"failed {errors}  client peak RSS {rss} MB | {indexer}")  # fmt: skip
 
 
 def _ingest(store: IndexStore, files: list[Any], vectors: dict[str, np.ndarray], total: int, model: ModelInfo
@@ -255,6 +260,10 @@ def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], second
         _agreement(pg, sqlite_path if not skip_sqlite else None, short, qvec)
         pg.close()
         db.close()
+        for label, target, _counts in targets:
+            for mode, queries, qv in (("hybrid", short, qvec), ("keyword", short, None)):
+                line = concurrent(target, queries, qv, 1, seconds, [], vectors)
+                print(f"{label:10s} {mode:15s}  1 client, idle: {line}", flush=True)
         for label, target, counts in targets:
             for mode, queries, qv in (("hybrid", short, qvec), ("keyword", short, None), ("hybrid, issues", long, lvec)):
                 for n in counts if mode != "hybrid, issues" else counts[:1]:

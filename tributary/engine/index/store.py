@@ -273,6 +273,9 @@ class _ChunkVectors(VectorMatrix):
     coarse: Int8Scorer | None = None  # large indexes: int8 first pass (knn.py)
 
 
+LOAD_BATCH = 8192  # vectors read at a time into the matrix
+
+
 @lru_cache(maxsize=1)
 def _dense_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="knn")
@@ -572,35 +575,43 @@ class SqliteStore:
         return self._vector_cache.get()
 
     def _load_vectors(self, conn: Connection) -> _ChunkVectors | None:
-        """Every chunk's vector with its language, kind and file (None: no vector table)."""
+        """Every chunk's vector with its language, kind and file (None: no vector table),
+        read in batches into arrays of their final size: a million-chunk index would
+        otherwise hold its vectors twice over as rows and bytes while they are read."""
         if not CHUNK_VECTORS.exists(conn):
             return None
-        rows = conn.execute(
-            "SELECT v.chunk_id, v.embedding, v.language, v.kind, c.file_id "
-            "FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id"
-        ).fetchall()
         model = read_model(conn)
+        dim = model.dim if model else 0
+        size = int(conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0])
+        ids = np.empty(size, dtype=np.int64)
+        matrix = np.empty((size, dim), dtype=np.float32)
+        languages = np.empty(size, dtype=np.int32)
+        kinds = np.empty(size, dtype=np.int32)
+        file_ids: dict[int, int] = {}
         language_codes: dict[str, int] = {}
         kind_codes: dict[str, int] = {}
-        matrix = blob_matrix([r[1] for r in rows], model.dim if model else 0)
-        return _ChunkVectors(
-            ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
-            matrix=matrix,
-            languages=np.fromiter(
-                (language_codes.setdefault(r[2], len(language_codes)) for r in rows),
-                dtype=np.int32,
-                count=len(rows),
-            ),
-            kinds=np.fromiter(
-                (kind_codes.setdefault(r[3], len(kind_codes)) for r in rows),
-                dtype=np.int32,
-                count=len(rows),
-            ),
-            file_ids={int(r[0]): int(r[4]) for r in rows},
-            language_codes=language_codes,
-            kind_codes=kind_codes,
-            coarse=_coarse_scorer(matrix),
+        cursor = conn.execute(
+            "SELECT v.chunk_id, v.embedding, v.language, v.kind, c.file_id "
+            "FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id"
         )
+        filled = 0
+        # (rows written between the count and the read wait for the next read: the write
+        # changed the file, so the cache reads it again)
+        while filled < size and (rows := cursor.fetchmany(min(LOAD_BATCH, size - filled))):
+            end = filled + len(rows)
+            ids[filled:end] = [r[0] for r in rows]
+            matrix[filled:end] = blob_matrix([r[1] for r in rows], dim)
+            languages[filled:end] = [language_codes.setdefault(r[2], len(language_codes)) for r in rows]
+            kinds[filled:end] = [kind_codes.setdefault(r[3], len(kind_codes)) for r in rows]
+            file_ids.update((int(r[0]), int(r[4])) for r in rows)
+            filled = end
+        cursor.close()  # (a statement left open would hold its snapshot of the file)
+        matrix = matrix[:filled]
+        return _ChunkVectors(
+            ids=ids[:filled], matrix=matrix, languages=languages[:filled], kinds=kinds[:filled],
+            file_ids=file_ids, language_codes=language_codes, kind_codes=kind_codes,
+            coarse=_coarse_scorer(matrix),
+        )  # fmt: skip
 
     def dense_search(self, vector: Vectors, k: int, where: SearchFilter) -> list[tuple[int, float]]:
         return _rank_dense(self._vectors(), vector, k, where)
