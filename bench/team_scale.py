@@ -152,6 +152,35 @@ def _writer(target: Target, files: list[Any], vectors: dict[str, np.ndarray], st
     out.put((chunks / seconds, slowest * 1000, lost, len(written)))
 
 
+class _LockWatch:
+    """Samples the server every 50 ms for the longest-waiting query blocked on a lock
+    (a search or a write waiting for another's lock, not for a CPU)."""
+
+    def __init__(self, target: Target) -> None:
+        import threading
+
+        self.longest = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(target.location,), daemon=True)
+        self._thread.start()
+
+    def _run(self, dsn: str) -> None:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            while not self._done.wait(0.05):
+                row = conn.execute(
+                    "SELECT COALESCE(MAX(EXTRACT(EPOCH FROM now() - query_start)), 0) FROM pg_stat_activity "
+                    "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                ).fetchone()
+                self.longest = max(self.longest, float(row[0]) * 1000 if row else 0.0)
+
+    def stop(self) -> float:
+        self._done.set()
+        self._thread.join()
+        return self.longest
+
+
 def _pss_mb(name: str) -> float:
     total = 0
     for pid in os.listdir("/proc"):
@@ -182,8 +211,10 @@ def concurrent(target: Target, queries: list[str], vectors: np.ndarray | None, c
              for n in range(clients)]  # fmt: skip
     for p in procs:
         p.start()
+    watch = _LockWatch(target) if target.backend == "postgres" else None
     results = [out.get() for _ in procs]
     stop.set()
+    blocked = "" if watch is None else f", longest lock wait {watch.stop():.0f} ms"
     for p in procs:
         p.join()
     if not writer_files:
@@ -197,7 +228,7 @@ def concurrent(target: Target, queries: list[str], vectors: np.ndarray | None, c
     rss = max(r[2] for r in results)
     p50, p95 = percentiles(times)
     return (f"p50 {p50:6.1f} ms  p95 {p95:7.1f} ms  max {max(times):7.0f} ms  {len(times) / seconds:5.1f} searches/s  "
-            f"failed {errors}  client peak RSS {rss} MB | {indexer}")  # fmt: skip
+            f"failed {errors}  client peak RSS {rss} MB | {indexer}{blocked}")  # fmt: skip
 
 
 def _ingest(store: IndexStore, files: list[Any], vectors: dict[str, np.ndarray], total: int, model: ModelInfo

@@ -470,3 +470,42 @@ def test_desktops_can_search_with_a_read_only_role(postgres_dsn: str, repo: Path
         with psycopg.connect(postgres_dsn, autocommit=True) as conn:
             conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM reader_t")
             conn.execute("DROP ROLE reader_t")
+
+
+def test_the_team_setup_in_the_docs_works(postgres_dsn: str, repo: Path) -> None:
+    """docs/postgres.md: a database the indexer role owns (the superuser only adds the
+    extension), a reader role granted by default privileges; the indexer indexes, a
+    desktop searches as the reader and cannot write."""
+    from tests.index.index_helpers import search_repository
+
+    info = psycopg.conninfo.conninfo_to_dict(postgres_dsn)
+
+    def as_user(user: str, dbname: str) -> str:
+        return psycopg.conninfo.make_conninfo(**{**info, "user": user, "dbname": dbname, "password": ""})
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS team_t")
+        for role in ("indexer_t", "desktop_t"):
+            admin.execute(f"DROP ROLE IF EXISTS {role}")
+            admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute("CREATE DATABASE team_t OWNER indexer_t")
+    try:
+        with psycopg.connect(as_user(str(info["user"]), "team_t"), autocommit=True) as admin:
+            admin.execute("CREATE EXTENSION vector")
+            admin.execute("ALTER DEFAULT PRIVILEGES FOR ROLE indexer_t IN SCHEMA public "
+                          "GRANT SELECT ON TABLES TO desktop_t")  # fmt: skip
+            admin.execute("GRANT CONNECT ON DATABASE team_t TO desktop_t")
+            admin.execute("GRANT USAGE ON SCHEMA public TO desktop_t")
+        embedder = HashingEmbedder()
+        index_repository(repo, embedder=embedder, backend=IndexBackend(as_user("indexer_t", "team_t")))
+        desktop = IndexBackend(as_user("desktop_t", "team_t"))
+        hits = search_repository(repo, "invoice tax total", embedder=embedder, backend=desktop)
+        assert hits[0].path == "src/billing/invoice.py"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            index_repository(repo / "src", embedder=embedder, backend=desktop)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            admin.execute("DROP DATABASE IF EXISTS team_t WITH (FORCE)")
+            for role in ("indexer_t", "desktop_t"):
+                admin.execute(f"DROP ROLE IF EXISTS {role}")
+
