@@ -66,10 +66,9 @@ MAX_EF_SEARCH = 1000  # pgvector's limit; hybrid search asks for 800
 IVFFLAT_MIN_ROWS = 1000  # fewer rows: an exact scan is as fast and has no training to go stale
 IVFFLAT_ROWS_PER_LIST = 1000  # pgvector's advice for up to 1M rows
 IVFFLAT_REBUILD_GROWTH = 4  # rebuild the lists when the rows grew this many times
-BUILD_MEMORY_MB = (
-    256,
-    4096,
-)  # maintenance_work_mem for a vector index build, by the rows: the graph in memory
+# maintenance_work_mem for a vector index build, by the rows: the graph in memory
+BUILD_MEMORY_MIN_MB = 256
+BUILD_MEMORY_MAX_MB = 4096
 BUILD_BYTES_PER_DIM = 5  # a graph node's share per dimension (its float32 vector plus neighbours)
 MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
 DENSE_POOL = 200  # vector candidates (the keyword pool stays deeper): HNSW's cost grows with it
@@ -139,8 +138,8 @@ def match_query(terms: Sequence[str], counts: Mapping[str, int], total: int, bud
 def build_memory(rows: int, dim: int) -> str:
     """``maintenance_work_mem`` for building a vector index over ``rows``: enough for the
     graph to stay in memory (a build that spills is many times slower), within bounds."""
-    low, high = BUILD_MEMORY_MB
-    return f"{min(high, max(low, rows * dim * BUILD_BYTES_PER_DIM // 2**20))}MB"
+    wanted = rows * dim * BUILD_BYTES_PER_DIM // 2**20
+    return f"{min(BUILD_MEMORY_MAX_MB, max(BUILD_MEMORY_MIN_MB, wanted))}MB"
 
 
 def location(dsn: str) -> str:
