@@ -97,8 +97,9 @@ def _client(target: Target, queries: list[str], vectors: np.ndarray | None, star
     delay = start - time.time()
     if delay > 0:
         time.sleep(delay)
+    end = max(start, time.time()) + seconds  # (a client still warming starts late, runs as long)
     i = offset
-    while time.time() < start + seconds:
+    while time.time() < end:
         vector = None if vectors is None else vectors[i % len(queries)]
         began = time.perf_counter()
         try:
@@ -248,7 +249,8 @@ def _overlap(a: Sequence[tuple[int, float]], b: Sequence[tuple[int, float]], k: 
     return len(left & right) / max(1, min(k, len(right)))
 
 
-def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], seconds: float, skip_sqlite: bool) -> None:
+def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], seconds: float, skip_sqlite: bool,
+        agreement: bool = True) -> None:  # fmt: skip
     from tributary.engine.index.embed import load_code_embedder
     from tributary.engine.index.search import encode_query
     from tributary.engine.localsearch.longquery import embedding_text
@@ -288,7 +290,8 @@ def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], second
               f"term counts and {pg.vector_index()} build {upkeep:.0f} s; on disk {disk:,.0f} MB; "
               f"server PSS {_pss_mb('postgres'):,.0f} MB")  # fmt: skip
         targets.append(("PostgreSQL", Target("postgres", dsn, repo), clients))
-        _agreement(pg, sqlite_path if not skip_sqlite else None, short, qvec)
+        if agreement:
+            _agreement(pg, sqlite_path if not skip_sqlite else None, short, qvec)
         pg.close()
         db.close()
         for label, target, _counts in targets:
@@ -340,12 +343,13 @@ def main() -> int:
                         help="each SQLite client holds the vectors in memory")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=20.0, help="each concurrency run's length")
     parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--skip-agreement", action="store_true", help="not the backends' and budget's agreement")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(subprocess.run(["sh", "-c", "grep -o 'avx512[a-z_]*\\|avx2' /proc/cpuinfo | sort -u | tr '\\n' ' '"],
                          capture_output=True, text=True, check=False).stdout)  # fmt: skip
     for size in args.sizes:
-        run(size, args.clients, args.sqlite_clients, args.seconds, args.skip_sqlite)
+        run(size, args.clients, args.sqlite_clients, args.seconds, args.skip_sqlite, not args.skip_agreement)
     return 0
 
 
