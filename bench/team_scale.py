@@ -229,7 +229,7 @@ def concurrent(target: Target, queries: list[str], vectors: np.ndarray | None, c
     rss = max(r[2] for r in results)
     p50, p95 = percentiles(times)
     return (f"p50 {p50:6.1f} ms  p95 {p95:7.1f} ms  max {max(times):7.0f} ms  {len(times) / seconds:5.1f} searches/s  "
-            f"failed {errors}  client peak RSS {rss} MB | {indexer}{blocked}")  # fmt: skip
+            f"failed {errors}  client peak RSS {rss} MB | {indexer}{blocked} | {load()}")  # fmt: skip
 
 
 def _ingest(store: IndexStore, files: list[Any], vectors: dict[str, np.ndarray], total: int, model: ModelInfo

@@ -19,9 +19,11 @@ from tributary.engine.localsearch.vectors import (
     VectorCache,
     VectorMatrix,
     VectorTable,
+    mark_writer,
     read_model,
     upgrade_model_record,
     write_model,
+    writer_at_work,
 )
 from tributary.engine.tasks.model import ImportStats, Task
 from tributary.engine.tasks.store import TaskStore
@@ -102,7 +104,7 @@ def test_the_cache_reloads_after_a_write_by_this_or_another_connection(tmp_path:
     conn.close()
 
 
-def test_a_large_matrix_is_read_again_beside_the_searches(tmp_path: Path) -> None:
+def test_a_large_matrix_is_read_again_beside_the_searches_while_a_writer_works(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     conn = connect(path, check_same_thread=False)
     migrate(conn, [META, "CREATE TABLE rows (id INTEGER PRIMARY KEY)"])
@@ -114,16 +116,32 @@ def test_a_large_matrix_is_read_again_beside_the_searches(tmp_path: Path) -> Non
         ids = [int(r[0]) for r in source.execute("SELECT id FROM rows ORDER BY id")]
         return VectorMatrix(np.array(ids, dtype=np.int64), np.zeros((len(ids), 1), dtype=np.float32))
 
-    cache = VectorCache(conn, load, reopen=lambda: connect(path, readonly=True), background_rows=2)
+    cache = VectorCache(conn, load, reopen=lambda: connect(path, readonly=True),
+                        writing=writer_at_work, background_rows=2)  # fmt: skip
     assert list(cache.get().ids) == [1, 2]  # type: ignore[union-attr]  # the first read: here
     other = connect(path)
-    other.execute("INSERT INTO rows(id) VALUES (3)")
-    other.close()
-    assert list(cache.get().ids) == [1, 2]  # type: ignore[union-attr]  # the old one, at once
-    cache.settle()
+    other.execute("INSERT INTO rows(id) VALUES (3)")  # no writer at work: read here, at once
     assert list(cache.get().ids) == [1, 2, 3]  # type: ignore[union-attr]
-    assert readers[0] is threading.current_thread() and readers[1] is not readers[0]
+    mark_writer(other, True)
+    other.execute("INSERT INTO rows(id) VALUES (4)")
+    assert list(cache.get().ids) == [1, 2, 3]  # type: ignore[union-attr]  # the old one, at once
+    cache.settle()
+    assert list(cache.get().ids) == [1, 2, 3, 4]  # type: ignore[union-attr]
+    assert readers[:2] == [threading.current_thread()] * 2 and readers[2] is not readers[0]
+    mark_writer(other, False)
+    assert not writer_at_work(conn)
+    other.close()
     conn.close()
+
+
+def test_an_index_open_to_write_says_so_until_closed(tmp_path: Path) -> None:
+    path = tmp_path / "w.files.sqlite"
+    writer = SqliteStore(path)
+    reader = SqliteStore(path, readonly=True)
+    assert writer_at_work(reader.conn)
+    writer.close()
+    assert not writer_at_work(reader.conn)
+    reader.close()
 
 
 def test_a_task_history_of_the_old_layout_keeps_working(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ each file either fully old or fully new, and a finished file is never redone.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,10 +47,12 @@ from tributary.engine.localsearch.vectors import (
     VectorMatrix,
     VectorTable,
     blob_matrix,
+    mark_writer,
     read_model,
     upgrade_model_record,
     vector_bytes,
     write_stamp,
+    writer_at_work,
 )
 from tributary.engine.pipeline.definitions import definition_signal
 
@@ -344,13 +348,16 @@ class SqliteStore:
         self.conn: Connection = connect(
             path, readonly=readonly, check_same_thread=check_same_thread
         )
+        self._writer = not readonly
         if not readonly:
             migrate(self.conn, MIGRATIONS)
             upgrade_model_record(self.conn)
             self._fill_keyword_index()
+            mark_writer(self.conn, True)  # readers' vectors may lag while it writes
         self._vector_cache = VectorCache(
             self.conn, self._load_vectors,
             reopen=lambda: connect(path, readonly=True, check_same_thread=False),
+            writing=writer_at_work,
         )  # fmt: skip
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
         self._df_version: tuple[int, int] | None = None
@@ -358,6 +365,9 @@ class SqliteStore:
 
     def close(self) -> None:
         self._vector_cache.settle()
+        if self._writer:
+            with contextlib.suppress(sqlite3.Error):  # (closing must not fail on it)
+                mark_writer(self.conn, False)
         self.conn.close()
 
     # meta ---------------------------------------------------------------------

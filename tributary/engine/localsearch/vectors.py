@@ -19,6 +19,7 @@ wait for the whole matrix.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -101,6 +102,24 @@ class VectorTable:
         write_model(conn, model)
 
 
+WRITER_KEY = "writer:"  # a meta key per process that has the file open to write
+
+
+def mark_writer(conn: Connection, open_: bool) -> None:
+    """Say in the file that this process has it open to write, or no longer."""
+    key = f"{WRITER_KEY}{os.getpid()}"
+    if open_:
+        write_meta(conn, key, "1")
+    else:
+        conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
+def writer_at_work(conn: Connection) -> bool:
+    """Whether some process has the file open to write (a crashed one counts until the
+    file is next opened to write by the same process id: it only makes reads lazier)."""
+    return conn.execute("SELECT 1 FROM meta WHERE key LIKE ? LIMIT 1", (f"{WRITER_KEY}%",)).fetchone() is not None
+
+
 def write_stamp(conn: Connection) -> tuple[int, int]:
     """What changes whenever the file is written: by another connection
     (``data_version``) or by this one (``total_changes``)."""
@@ -124,10 +143,13 @@ class VectorCache(Generic[Matrix]):
     (:func:`write_stamp`). ``load`` reads it from a connection (None: no vectors).
 
     Given ``reopen`` (a new connection to the same file), a matrix of at least
-    ``background_rows`` vectors is read again on a worker thread, at most one at a time
-    and spaced by ``RELOAD_SPACING`` times the last read, while :meth:`get` keeps
-    returning the one it has: a search during indexing sees the vectors of a moment
-    ago (the keyword index is always current) instead of waiting for all of them."""
+    ``background_rows`` vectors is read again on a worker thread while ``writing`` says
+    a writer has the file open, at most one read at a time and spaced by
+    ``RELOAD_SPACING`` times the last one, and :meth:`get` keeps returning the matrix it
+    has: a search during indexing sees the vectors of a moment ago (the keyword index is
+    always current) instead of waiting for all of them. With no writer at work, a
+    search after a write waits for the new matrix, so it always sees what was written
+    before it started."""
 
     def __init__(
         self,
@@ -135,11 +157,13 @@ class VectorCache(Generic[Matrix]):
         load: Callable[[Connection], Matrix | None],
         *,
         reopen: Callable[[], Connection] | None = None,
+        writing: Callable[[Connection], bool] | None = None,
         background_rows: int = BACKGROUND_ROWS,
     ) -> None:
         self._conn = conn
         self._load = load
         self._reopen = reopen
+        self._writing = writing
         self._background_rows = background_rows
         self._stamp: tuple[int, int] | None = None
         self._value: Matrix | None = None
@@ -152,7 +176,12 @@ class VectorCache(Generic[Matrix]):
         if stamp == self._stamp:
             return self._value
         value = self._value
-        if value is None or self._reopen is None or len(value.ids) < self._background_rows:
+        if (
+            value is None
+            or self._reopen is None
+            or len(value.ids) < self._background_rows
+            or (self._writing is not None and not self._writing(self._conn))
+        ):
             self._value = self._load(self._conn)
             self._stamp = stamp
             return self._value
