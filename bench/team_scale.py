@@ -250,7 +250,7 @@ def _overlap(a: Sequence[tuple[int, float]], b: Sequence[tuple[int, float]], k: 
 
 
 def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], seconds: float, skip_sqlite: bool,
-        agreement: bool = True) -> None:  # fmt: skip
+        agreement: bool = True, skip_postgres: bool = False) -> None:  # fmt: skip
     from tributary.engine.index.embed import load_code_embedder
     from tributary.engine.index.search import encode_query
     from tributary.engine.localsearch.longquery import embedding_text
@@ -276,24 +276,25 @@ def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], second
             disk = sum(p.stat().st_size for p in Path(tmp).glob("team.files.sqlite*")) / 2**20
             print(f"SQLite     ingest {count / took:7.0f} chunks/s ({count:,} in {took:.0f} s); on disk {disk:,.0f} MB")
             targets.append(("SQLite", Target("sqlite", str(sqlite_path)), sqlite_clients))
-        dsn = fresh_database(server)
-        db = Database(dsn, application_name="bench-ingest")
-        repo = ensure_repository(db, "/bench/team", "team")
-        pg = PgIndexStore(db, repo)
-        took, count = _ingest(pg, files, vectors, size, model)
-        began = time.perf_counter()
-        pg.ensure_vector_index()
-        upkeep = time.perf_counter() - began
-        row = db.read(lambda c: c.execute("SELECT pg_database_size(current_database())").fetchone())
-        disk = int(row[0]) / 2**20 if row else 0
-        print(f"PostgreSQL ingest {count / took:7.0f} chunks/s ({count:,} in {took:.0f} s); then statistics, "
-              f"term counts and {pg.vector_index()} build {upkeep:.0f} s; on disk {disk:,.0f} MB; "
-              f"server PSS {_pss_mb('postgres'):,.0f} MB")  # fmt: skip
-        targets.append(("PostgreSQL", Target("postgres", dsn, repo), clients))
-        if agreement:
-            _agreement(pg, sqlite_path if not skip_sqlite else None, short, qvec)
-        pg.close()
-        db.close()
+        if not skip_postgres:
+            dsn = fresh_database(server)
+            db = Database(dsn, application_name="bench-ingest")
+            repo = ensure_repository(db, "/bench/team", "team")
+            pg = PgIndexStore(db, repo)
+            took, count = _ingest(pg, files, vectors, size, model)
+            began = time.perf_counter()
+            pg.ensure_vector_index()
+            upkeep = time.perf_counter() - began
+            row = db.read(lambda c: c.execute("SELECT pg_database_size(current_database())").fetchone())
+            disk = int(row[0]) / 2**20 if row else 0
+            print(f"PostgreSQL ingest {count / took:7.0f} chunks/s ({count:,} in {took:.0f} s); then statistics, "
+                  f"term counts and {pg.vector_index()} build {upkeep:.0f} s; on disk {disk:,.0f} MB; "
+                  f"server PSS {_pss_mb('postgres'):,.0f} MB")  # fmt: skip
+            targets.append(("PostgreSQL", Target("postgres", dsn, repo), clients))
+            if agreement:
+                _agreement(pg, sqlite_path if not skip_sqlite else None, short, qvec)
+            pg.close()
+            db.close()
         for label, target, _counts in targets:
             for mode, queries, qv in (("hybrid", short, qvec), ("keyword", short, None)):
                 line = concurrent(target, queries, qv, 1, seconds, [], vectors)
@@ -303,7 +304,8 @@ def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], second
                 for n in counts if mode != "hybrid, issues" else counts[:1]:
                     line = concurrent(target, queries, qv, n, seconds, writer_files, vectors)
                     print(f"{label:10s} {mode:15s} {n:2d} clients: {line}", flush=True)
-        print(f"PostgreSQL server PSS after the runs {_pss_mb('postgres'):,.0f} MB")
+        if not skip_postgres:
+            print(f"PostgreSQL server PSS after the runs {_pss_mb('postgres'):,.0f} MB")
 
 
 def _agreement(pg: PgIndexStore, sqlite_path: Path | None, queries: list[str], qvec: np.ndarray) -> None:
@@ -343,13 +345,15 @@ def main() -> int:
                         help="each SQLite client holds the vectors in memory")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=20.0, help="each concurrency run's length")
     parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--skip-postgres", action="store_true")
     parser.add_argument("--skip-agreement", action="store_true", help="not the backends' and budget's agreement")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(subprocess.run(["sh", "-c", "grep -o 'avx512[a-z_]*\\|avx2' /proc/cpuinfo | sort -u | tr '\\n' ' '"],
                          capture_output=True, text=True, check=False).stdout)  # fmt: skip
     for size in args.sizes:
-        run(size, args.clients, args.sqlite_clients, args.seconds, args.skip_sqlite, not args.skip_agreement)
+        run(size, args.clients, args.sqlite_clients, args.seconds, args.skip_sqlite, not args.skip_agreement,
+            args.skip_postgres)
     return 0
 
 
