@@ -183,7 +183,6 @@ class PgIndexStore:
         self._kind: VectorIndex | None = None
         self._df: dict[str, int] = {}
         self._df_version: int | None = None
-        self._lists: int | None = None  # IVFFlat lists, read once
         self._file_of: dict[int, int] = {}  # chunk id -> file id, as the searches returned them
 
     @classmethod
@@ -522,9 +521,8 @@ class PgIndexStore:
         every approximate search sets it first)."""
         if kind == "hnsw":
             return f"SET hnsw.ef_search = {min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, k))}"
-        if self._lists is None:
-            self._lists = int(self.get_meta("ivfflat_lists") or 1)
-        return f"SET ivfflat.probes = {max(1, int(self._lists**0.5))}"
+        lists = int(self.get_meta("ivfflat_lists") or 1)  # (read each time: a rebuild changes it)
+        return f"SET ivfflat.probes = {max(1, int(lists**0.5))}"
 
     def candidates(
         self, query: str, vector: QueryVector, k: int, where: SearchFilter
@@ -641,12 +639,12 @@ class PgIndexStore:
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """Each chunk's file: from what the searches returned (a chunk id never moves to
         another file: a rewritten file gets new chunks), else asked."""
-        known = self._file_of
-        wanted = [int(i) for i in chunk_ids if int(i) not in known]
+        wanted = [int(i) for i in chunk_ids if int(i) not in self._file_of]
         if wanted:
             rows = self.db.read(lambda c: c.execute(
                 "SELECT id, file_id FROM chunks WHERE id = ANY(%s)", (wanted,)).fetchall())  # fmt: skip
             self._remember({int(cid): int(fid) for cid, fid in rows})
+        known = self._file_of  # (after remembering: a full map starts afresh)
         return {int(cid): known[int(cid)] for cid in chunk_ids if int(cid) in known}
 
     def _remember(self, file_of: Mapping[int, int]) -> None:
