@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tributary.engine.index.search import SearchHit, Weights, _top_fused, cover_files
+from tributary.engine.index.search import SearchHit, Weights, _top_fused, cover_files, focus_files
 from tributary.engine.localsearch.fusion import rrf
 
 
@@ -74,3 +74,21 @@ def test_cover_files_makes_room_for_unlisted_files_in_score_order() -> None:
     # enough files already, or none to add: the first top_k as they are
     assert cover_files([*crowded, *below], top_k=8, share=0.1) == crowded
     assert cover_files(crowded, top_k=8, share=0.5) == crowded
+
+
+def _at(path: str, line: int, score: float) -> SearchHit:
+    return SearchHit(path, "r", line, line + 5, None, "function", "python", score, "x")
+
+
+def test_a_task_gives_the_tail_to_the_first_files_next_chunks() -> None:
+    candidates = [_at("a.py", 1, 0.9), _at("b.py", 1, 0.8), _at("a.py", 10, 0.7), _at("a.py", 20, 0.6),
+                  _at("c.py", 1, 0.5), _at("b.py", 10, 0.45), _at("d.py", 1, 0.4), _at("e.py", 1, 0.3)]
+    listed = [candidates[0], candidates[1], candidates[4], candidates[6], candidates[7]]  # one chunk a file
+    out = focus_files(listed, candidates, top_k=5, files=2, per_file=2)
+    # the listed files keep their places; the last ones make room for a.py's and b.py's next
+    assert [(h.path, h.start_line) for h in out] == [("a.py", 1), ("b.py", 1), ("c.py", 1), ("a.py", 10), ("b.py", 10)]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert out[3].score < listed[2].score  # scored below the rest: no listed file's rank moves
+    # a file already listed twice has no room left; nothing to add gives the list back
+    assert focus_files([candidates[0], candidates[2]], candidates[:3], top_k=5, files=1, per_file=2) == [
+        candidates[0], candidates[2]]

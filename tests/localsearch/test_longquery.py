@@ -8,6 +8,7 @@ from tributary.engine.localsearch.longquery import (
     module_paths,
     path_suffixes,
     read_task,
+    task_note,
 )
 
 ISSUE = '''Modeling's `separability_matrix` does not compute separability for nested CompoundModels
@@ -101,3 +102,11 @@ def test_phrases_are_read_in_linear_time() -> None:
     from tributary.engine.localsearch.longquery import message_phrases
 
     assert len(message_phrases(["word " * 50_000, "a, " * 50_000, ":" * 100_000])) <= 16
+
+
+def test_the_answer_says_what_was_read_of_a_task() -> None:
+    note = task_note(ISSUE)
+    assert note is not None and note.startswith(f"read as a task ({len(ISSUE):,} characters): its title")
+    assert "code names" in note and "2 file paths" in note
+    assert f"the first {len(read_task(ISSUE).meaning):,} characters of its prose embedded" in note
+    assert task_note("where are fixtures cached") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.pipeline.helpers import hit
 from tributary.engine.model import Hit, SearchRequest
-from tributary.engine.pipeline.expand import context_hits
+from tributary.engine.pipeline.expand import context_hits, focus_functions
 from tributary.engine.pipeline.run import run_pipeline
 
 
@@ -34,3 +34,25 @@ def test_the_pipeline_keeps_the_list_and_widens_the_context() -> None:
     history = run_pipeline({"files": hits}, SearchRequest(query="when did part cache change", top_k=10))
     assert history.context is not None
     assert [c.location.split(":")[0] for c in history.context.chunks].count("a.py") == 1
+
+
+def test_a_task_puts_the_first_files_next_chunks_after_their_best() -> None:
+    a1, b1, c1, d1 = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1), _chunk("d.py", 4, 1)
+    a2, b2, a3 = _chunk("a.py", 5, 20), _chunk("b.py", 6, 20), _chunk("a.py", 7, 40)
+    ranked = [a1, b1, c1, d1, a2, b2, a3]
+    for position, one in enumerate(ranked):
+        one.score = 1.0 - position / 10
+    out = focus_functions(ranked, files=2, per_file=2)
+    assert [h.id for h in out] == [a1.id, a2.id, b1.id, b2.id, c1.id, d1.id, a3.id]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert a2.parts.parts["focus"] > 0  # the lift is a part of the score, shown with the rest
+
+
+def test_only_a_task_question_is_answered_by_function() -> None:
+    hits = [_chunk("a.py", 1, 1), *(_chunk(f"f{i}.py", i + 1, 1) for i in range(1, 40)),
+            *(_chunk("a.py", 41 + i, 10 * (i + 1)) for i in range(4))]
+    short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=10))
+    assert [h.path for h in short.hits].count("a.py") == 1
+    issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
+    task = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=10))
+    assert [h.path for h in task.hits][:3] == ["a.py"] * 3

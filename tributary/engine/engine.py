@@ -35,6 +35,7 @@ from tributary.engine.config.watch import ReloadReport
 from tributary.engine.errors import disk_full, disk_full_message
 from tributary.engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
 from tributary.engine.insights.store import QueryLog
+from tributary.engine.localsearch.longquery import task_note
 from tributary.engine.model import (
     ContextFormat,
     DedupGroup,
@@ -254,7 +255,8 @@ class Engine:
 
         response = self._respond(request, decision, reports, filters.hits(hits_by_source), started,
                                  final=True)
-        response.notes = notes + source_notes(response.sources)
+        read = task_note(request.query)
+        response.notes = notes + ([read] if read else []) + source_notes(response.sources)
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:

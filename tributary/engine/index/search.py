@@ -73,6 +73,10 @@ PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselve
 PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
 PER_PATH = 30  # chunks taken per file the task names
+# An issue-length question is answered at function level: its likeliest files each bring
+# their next-best chunks right after their best one (``focus_files``).
+FOCUS_FILES = 3
+FOCUS_CHUNKS = 5  # chunks of each such file, its best one included
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +199,41 @@ def hybrid_search(
             )
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
-    return cover_files(spread_files(hits), top_k)
+    listed = cover_files(spread_files(hits), top_k)
+    return focus_files(listed, hits, top_k) if task is not None else listed
+
+
+def focus_files(
+    listed: Sequence[SearchHit],
+    candidates: Sequence[SearchHit],
+    top_k: int,
+    files: int = FOCUS_FILES,
+    per_file: int = FOCUS_CHUNKS,
+) -> list[SearchHit]:
+    """``listed`` (best first, ``top_k`` at most) with its tail given to the next-best
+    chunks of its first ``files`` files, up to ``per_file`` chunks of each in all.
+
+    A task is answered at function level, and the function to change is often not its
+    file's best chunk, while the spread over files keeps a file's other chunks out of
+    the list. They come last, scored below the rest, so the ranks of the listed files
+    stay as they were; the engine puts them after their file's best chunk."""
+    leaders = list(dict.fromkeys(hit.path for hit in listed))[:files]
+    shown = {_place(hit) for hit in listed}
+    followers: list[SearchHit] = []
+    for path in leaders:
+        room = per_file - sum(1 for hit in listed if hit.path == path)
+        more = [h for h in candidates if h.path == path and _place(h) not in shown]
+        followers.extend(more[: max(0, room)])
+    if not followers:
+        return list(listed[:top_k])
+    kept = list(listed[: max(len(leaders), top_k - len(followers))])
+    floor = kept[-1].score
+    tail = [replace(h, score=round(min(h.score, floor) * (1 - 0.001 * n), 6)) for n, h in enumerate(followers, 1)]
+    return (kept + tail)[:top_k]
+
+
+def _place(hit: SearchHit) -> tuple[str, int, int]:
+    return hit.path, hit.start_line, hit.end_line
 
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:

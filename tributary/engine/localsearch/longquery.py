@@ -198,6 +198,28 @@ def _all_terms(text: str) -> list[str]:
     return found
 
 
+def task_note(query: str) -> str | None:
+    """What was taken from an issue-length question, for the answer's notes (None for a
+    search phrase): no part of a long question is left out without saying so."""
+    if not is_task_question(query):
+        return None
+    task = read_task(query)
+
+    def count(found: int, most: int, what: str) -> str:
+        return f"{found} {what}" + (" (the most used)" if found >= most else "")
+
+    parts = [
+        "its title" if task.title else "",
+        count(len(task.names), MAX_NAMES, "code names"),
+        count(len(task.paths), MAX_PATHS, "file paths"),
+        count(len(task.phrases), MAX_PHRASES, "quoted messages"),
+        count(len(task.terms), MAX_TERMS, "words"),
+    ]
+    return (f"read as a task ({len(query):,} characters): "
+            + ", ".join(p for p in parts if p and not p.startswith("0 "))
+            + f"; the first {len(task.meaning):,} characters of its prose embedded")
+
+
 def embedding_text(query: str) -> str:
     """What the embedding model should read of a query: an issue's prose, else all of it."""
     return read_task(query).meaning if is_task_question(query) else query

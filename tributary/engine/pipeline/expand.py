@@ -16,6 +16,8 @@ from tributary.engine.model import Hit, is_task
 
 CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
+FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
+FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
 
 
 def context_hits(
@@ -48,3 +50,48 @@ def _first_files(top: Sequence[Hit], files: int) -> list[str]:
         if hit.path and hit.start_line is not None and not is_task(hit) and hit.path not in chosen:
             chosen.append(hit.path)
     return chosen
+
+
+def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS) -> list[Hit]:
+    """For an issue-length task, ``ranked`` with each of its first ``files`` files'
+    next-best chunks (up to ``per_file`` in all) right after its best one.
+
+    A task is answered at function level: the change is in a function of one of the
+    likeliest files, not in the best chunk of the tenth. The same-file decay that spreads
+    a list over files is undone for these: each moved hit gains a ``focus`` part that puts
+    its score between its file's best chunk and the next hit, so the list stays in
+    score order."""
+    leaders: list[str] = []
+    for hit in ranked:
+        if len(leaders) == files:
+            break
+        if _is_code(hit) and hit.path not in leaders:
+            leaders.append(hit.path or "")
+    groups: dict[str, list[Hit]] = {path: [] for path in leaders}
+    for hit in ranked:
+        group = groups.get(hit.path or "") if _is_code(hit) else None
+        if group is not None and len(group) < per_file:
+            group.append(hit)
+    moved = {h.id for group in groups.values() for h in group[1:]}
+    segments: list[list[Hit]] = []
+    for hit in ranked:
+        if hit.id in moved:
+            continue
+        group = groups.pop(hit.path or "", None) if _is_code(hit) else None
+        segments.append(group if group else [hit])
+    out: list[Hit] = []
+    for number, (first, *followers) in enumerate(segments):
+        out.append(first)
+        below = segments[number + 1][0].score if number + 1 < len(segments) else 0.0
+        step = (first.score - below) / (len(followers) + 1)
+        for n, hit in enumerate(followers, 1):
+            lifted = first.score - step * n
+            if lifted > hit.score:
+                hit.parts.add("focus", lifted - hit.score)
+                hit.score = lifted
+            out.append(hit)
+    return out
+
+
+def _is_code(hit: Hit) -> bool:
+    return bool(hit.path) and hit.start_line is not None and not is_task(hit)

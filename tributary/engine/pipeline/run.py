@@ -31,7 +31,7 @@ from .assemble import assemble, nothing_found
 from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
-from .expand import context_hits
+from .expand import context_hits, focus_functions
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
 from .tokens import fill_tokens
@@ -144,6 +144,8 @@ def run_pipeline(
     ranked = fuse(result.hits, result.by_kept, strategy, FusionParams.build(request, fusion, reputation, weights))
     if not quotes_files(request.query):
         ranked = commits_first(ranked)
+    elif is_task_question(request.query):
+        ranked = focus_functions(ranked)
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")
