@@ -103,3 +103,36 @@ def test_an_index_from_before_exact_statistics_is_refilled_once(tmp_path: Path) 
     assert _keyword_scores(path, "route request") == {}
     SqliteStore(path).close()  # a writer opens it: refilled
     assert _keyword_scores(path, "route request") == before
+
+
+def _term_counts(store: SqliteStore, terms: list[str]) -> int:
+    """How many times ``_common_terms`` counts a term over the keyword index."""
+    counted: list[str] = []
+    store.conn.set_trace_callback(lambda sql: counted.append(sql) if "LIMIT" in sql and "MATCH" in sql else None)
+    try:
+        store._common_terms(terms)
+    finally:
+        store.conn.set_trace_callback(None)
+    return len(counted)
+
+
+def test_word_counts_outlive_small_writes_and_follow_large_ones(tmp_path: Path) -> None:
+    """While an indexer writes, a search must not count its words over the whole index
+    at every write; once a tenth of the index is new, the counts are taken again."""
+    repo = tmp_path / "repo"
+    _write_repo(repo, 6)
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    path = index_path_for(repo, directory=tmp_path / "idx")
+    reader = SqliteStore(path, readonly=True)
+    try:
+        assert _term_counts(reader, ["route", "compute"]) == 2
+        assert _term_counts(reader, ["route", "compute"]) == 0  # kept
+        (repo / "pkg" / "extra.py").write_text("def one_more(values):\n    return values\n", encoding="utf-8")
+        index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")  # one chunk of ~60
+        assert _term_counts(reader, ["route", "compute"]) == 0
+        _write_repo(repo, 8)  # every file written again: all of its chunks are new
+        index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+        assert _term_counts(reader, ["route", "compute"]) == 2
+        assert reader.keyword_search("route request", 10, SearchFilter())
+    finally:
+        reader.close()

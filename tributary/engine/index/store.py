@@ -123,6 +123,8 @@ FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 # score most of the index: leaving it out made hybrid search on a large repository
 # several times faster with recall and MRR unchanged (docs/benchmarks.md).
 COMMON_TERM_SHARE = 0.5
+# The share of the index written since the term counts were taken that renews them.
+COMMON_TERM_DRIFT = 0.1
 
 
 @lru_cache(maxsize=4096)
@@ -362,6 +364,7 @@ class SqliteStore:
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
         self._df_version: tuple[int, int] | None = None
         self._df_chunks = 0
+        self._df_top = -1  # the highest chunk id when the counts were taken
 
     def close(self) -> None:
         self._vector_cache.settle()
@@ -731,13 +734,18 @@ class SqliteStore:
         return [(int(cid), value) for cid, value in rows if where.path_ids is None or cid in where.path_ids]
 
     def _common_terms(self, terms: Sequence[str]) -> set[str]:
-        """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold (counts cached
-        until the file is written)."""
+        """The terms more than ``COMMON_TERM_SHARE`` of the chunks hold. The counts are
+        kept until chunks written since reach ``COMMON_TERM_DRIFT`` of the index: while
+        an indexer writes, recounting at every write would make each search count its
+        words over the whole index again, and whether a word is common barely moves."""
         version = write_stamp(self.conn)
         if version != self._df_version:
-            self._df.clear()
             self._df_version = version
-            self._df_chunks = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+            top = int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0])
+            if top < self._df_top or top - self._df_top > COMMON_TERM_DRIFT * self._df_chunks:
+                self._df.clear()
+                self._df_top = top
+                self._df_chunks = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
         limit = int(self._df_chunks * COMMON_TERM_SHARE)
         common: set[str] = set()
         for term in terms:
