@@ -42,6 +42,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
+from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES
 from tributary.engine.query.kinds import lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
@@ -73,10 +74,6 @@ PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselve
 PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
 PER_PATH = 30  # chunks taken per file the task names
-# An issue-length question is answered at function level: its likeliest files each bring
-# their next-best chunks right after their best one (``focus_files``).
-FOCUS_FILES = 3
-FOCUS_CHUNKS = 5  # chunks of each such file, its best one included
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +205,7 @@ def focus_files(
     candidates: Sequence[SearchHit],
     top_k: int,
     files: int = FOCUS_FILES,
-    per_file: int = FOCUS_CHUNKS,
+    per_file: int = CHUNKS_PER_FILE,
 ) -> list[SearchHit]:
     """``listed`` (best first, ``top_k`` at most) with its tail given to the next-best
     chunks of its first ``files`` files, up to ``per_file`` chunks of each in all.
@@ -216,7 +213,9 @@ def focus_files(
     A task is answered at function level, and the function to change is often not its
     file's best chunk, while the spread over files keeps a file's other chunks out of
     the list. They come last, scored below the rest, so the ranks of the listed files
-    stay as they were; the engine puts them after their file's best chunk."""
+    stay as they were; the engine puts them after their file's best chunk
+    (``tributary.engine.pipeline.expand.focus_functions``), and its context reads
+    ``CHUNKS_PER_FILE`` of the first files."""
     leaders = list(dict.fromkeys(hit.path for hit in listed))[:files]
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []

@@ -47,8 +47,8 @@ def _first_files(top: Sequence[Hit], files: int) -> list[str]:
     for hit in top:
         if len(chosen) >= files:
             break
-        if hit.path and hit.start_line is not None and not is_task(hit) and hit.path not in chosen:
-            chosen.append(hit.path)
+        if _is_code(hit) and hit.path not in chosen:
+            chosen.append(hit.path or "")
     return chosen
 
 
@@ -61,13 +61,7 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
     a list over files is undone for these: each moved hit gains a ``focus`` part that puts
     its score between its file's best chunk and the next hit, so the list stays in
     score order."""
-    leaders: list[str] = []
-    for hit in ranked:
-        if len(leaders) == files:
-            break
-        if _is_code(hit) and hit.path not in leaders:
-            leaders.append(hit.path or "")
-    groups: dict[str, list[Hit]] = {path: [] for path in leaders}
+    groups: dict[str, list[Hit]] = {path: [] for path in _first_files(ranked, files)}
     for hit in ranked:
         group = groups.get(hit.path or "") if _is_code(hit) else None
         if group is not None and len(group) < per_file:
