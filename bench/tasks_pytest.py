@@ -37,7 +37,6 @@ sys.path.insert(0, str(ROOT))
 
 from tributary.engine.index.embed import load_default_embedder  # noqa: E402
 from tributary.engine.tasks import import_tasks_jsonl, open_index, tasks_db_path  # noqa: E402
-from tributary.engine.tasks import store as store_module  # noqa: E402
 from tributary.engine.tasks.model import TaskHit, parse_date  # noqa: E402
 from tributary.engine.tasks.ranking import (  # noqa: E402
     DEFAULT_FILE_RANK,
@@ -119,8 +118,9 @@ def evaluate_variants(index: TaskIndex, queries: list[dict[str, Any]], corpus: P
             index.search(q["query"], top, as_of=parse_date(q["date"]), params=params)
             for q in queries
         ]
-    saved = store_module.FTS_WEIGHTS
-    store_module.FTS_WEIGHTS = (saved[0], saved[1], 0.0)  # BM25 without the path tokens
+    collection = index.store.collection
+    saved = collection.keywords
+    collection.keywords = replace(saved, weights=(saved.weights[0], saved.weights[1], 0.0))  # no path tokens
     try:
         for mode in ("hybrid", "bm25"):
             params = TaskSearchParams(mode=mode)
@@ -129,7 +129,7 @@ def evaluate_variants(index: TaskIndex, queries: list[dict[str, Any]], corpus: P
                 for q in queries
             ]
     finally:
-        store_module.FTS_WEIGHTS = saved
+        collection.keywords = saved
     snapshot = index.resolver()
     raw = PathResolver(index.store.renames(), None)
     touches = {id(snapshot): TouchCounts(index.store.file_touches(), snapshot),

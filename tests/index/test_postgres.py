@@ -509,3 +509,47 @@ def test_the_team_setup_in_the_docs_works(postgres_dsn: str, repo: Path) -> None
             for role in ("indexer_t", "desktop_t"):
                 admin.execute(f"DROP ROLE IF EXISTS {role}")
 
+
+
+def test_a_task_history_searches_alike_on_both_backends(postgres_dsn: str, tmp_path: Path) -> None:
+    """Each backend's task store searches through its collection (``PgCollection`` here,
+    ``SqliteCollection`` there): the same history gives the same neighbours, exact and
+    ties by id, and the same tasks for its words, before a cut-off too."""
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from tests.tasks.task_helpers import HashEmbedder
+    from tributary.engine.postgres.collection import PgCollection
+    from tributary.engine.tasks.model import ImportStats, Task
+    from tributary.engine.tasks.store import TaskStore
+
+    embedder = HashEmbedder()
+    words = ["login", "session", "cookie", "export", "csv", "report", "mail", "reset"]
+    rng = np.random.default_rng(5)
+    tasks = [Task(id=f"t{i}", date=datetime(2010 + i % 12, 1 + i % 9, 1, tzinfo=UTC),
+                  title=" ".join(rng.choice(words, 3)), files=(f"app/m{i % 5}.py",)) for i in range(60)]  # fmt: skip
+    pg = PgTaskStore.open(postgres_dsn, str(tmp_path / "history"))
+    assert pg is not None and isinstance(pg.collection, PgCollection)
+    local = TaskStore(tmp_path / "tasks.sqlite")
+    try:
+        for store in (pg, local):
+            store.upsert(tasks, ImportStats(source="test"), embedder=embedder)
+        local_task_of = dict(local.conn.execute("SELECT id, task_id FROM tasks").fetchall())
+        pg_task_of = dict(pg.db.read(lambda c: c.execute("SELECT id, task_id FROM tasks WHERE repo = %s",
+                                                         (pg.repo,)).fetchall()))  # fmt: skip
+        cutoff = int(datetime(2015, 6, 1, tzinfo=UTC).timestamp())
+        for query in ("login cookie", "csv export report"):
+            vector = embedder.encode([query])[0]
+            for as_of in (None, cutoff):
+                near_pg = [(round(s, 4), pg_task_of[i]) for i, s in pg.knn(vector, 100, as_of)]
+                near_local = [(round(s, 4), local_task_of[i]) for i, s in local.knn(vector, 100, as_of)]
+                # the same scores best first (float rounding may swap equal ones)
+                assert [s for s, _ in near_pg] == [s for s, _ in near_local]
+                assert sorted(near_pg) == sorted(near_local) and len(near_pg) >= 20
+                by_words_pg = {pg_task_of[i] for i, _ in pg.bm25(query, 100, as_of)}
+                by_words_local = {local_task_of[i] for i, _ in local.bm25(query, 100, as_of)}
+                assert by_words_pg == by_words_local and by_words_pg
+    finally:
+        pg.close()
+        local.close()

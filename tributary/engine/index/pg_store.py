@@ -37,6 +37,7 @@ from tributary.engine.index.store import (
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.localsearch.fts import fts_terms, split_identifiers
 from tributary.engine.pipeline.definitions import definition_signal
+from tributary.engine.postgres.collection import TS_CONFIG, PgCollection
 from tributary.engine.postgres.db import (
     Connection,
     Database,
@@ -50,15 +51,10 @@ from tributary.engine.postgres.repositories import (
     find_repository,
     list_repositories,
     lock_repository,
-    read_meta,
-    read_model,
     remove_repository,
     vector_index_name,
-    write_meta,
-    write_model,
 )
 
-TS_CONFIG = "tributary_code"
 # ts_rank's weights for {D, C, B, A}: path and symbol words (A) count 4x body words (D),
 # as FTS5's column weights do in the SQLite backend.
 RANK_WEIGHTS = "{0.25, 0.25, 0.25, 1.0}"
@@ -178,6 +174,7 @@ class PgIndexStore:
     ) -> None:
         self.db = db
         self.repo = int(repo)
+        self.collection = PgCollection(db, self.repo, table="chunks", scope=_META_SCOPE, weights=RANK_WEIGHTS)
         self.wanted_index = vector_index
         self._owns_db = owns_db
         self._kind: VectorIndex | None = None
@@ -225,7 +222,7 @@ class PgIndexStore:
             row = self.db.read(lambda c: c.execute(
                 f"SELECT {key} FROM repositories WHERE id = %s", (self.repo,)).fetchone())  # fmt: skip
             return None if row is None else str(row[0])
-        return read_meta(self.db, self.repo, _META_SCOPE, key)
+        return self.collection.get_meta(key)
 
     def set_meta(self, key: str, value: str) -> None:
         with self.db.transaction() as conn:
@@ -237,10 +234,10 @@ class PgIndexStore:
         if key == "name":
             conn.execute("UPDATE repositories SET name = %s WHERE id = %s", (value, self.repo))
             return
-        write_meta(conn, self.repo, _META_SCOPE, key, value)
+        self.collection.write_meta(conn, key, value)
 
     def model(self) -> ModelInfo | None:
-        return read_model(self.db, self.repo, _META_SCOPE)
+        return self.collection.model()
 
     def vector_index(self) -> VectorIndex:
         """The kind of vector index this repository's searches use (chosen at run time
@@ -263,7 +260,7 @@ class PgIndexStore:
                 conn.execute("DELETE FROM files WHERE repo = %s", (self.repo,))
             # Built again after the next pass (ensure_vector_index), for this model and kind.
             conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(self.repo)}")
-            write_model(conn, self.repo, _META_SCOPE, info)
+            self.collection.write_model(conn, info)
             self._set_meta(conn, "vector_index", kind)
             self._set_meta(conn, "ivfflat_rows", "0")
         return current is not None and current != info
@@ -489,30 +486,13 @@ class PgIndexStore:
         if model is None or k <= 0:
             return []
         kind = self.vector_index()
-        dim = int(model.dim)
         clauses, params = _filters(where)
-        query = np.ascontiguousarray(vector, dtype=np.float32)
-        distance = f"embedding::vector({dim}) <=> %s::vector({dim})"
-        # Exact when filtered (an approximate index filtered afterwards returns too few):
-        # "+ 0" is an ordering no index serves, so the plan, prepared or not, scans.
+        # Exact when filtered (an approximate index filtered afterwards returns too few).
         exact = bool(clauses) or kind == "exact"
-        order = f"({distance}) + 0" if exact else distance
-        sql = (
-            f"SELECT id, 1 - ({distance}), file_id FROM chunks WHERE repo = {self.repo} "
-            f"AND embedding IS NOT NULL{''.join(' AND ' + c for c in clauses)} "
-            f"ORDER BY {order} LIMIT %s"
-        )
-        setting = None if exact else self._scan_setting(kind, k)
-
-        def work(conn: Connection) -> list[tuple[Any, ...]]:
-            if setting is None:
-                return conn.execute(sql, [query, *params, query, k]).fetchall()
-            with conn.pipeline():  # the setting and the query in one round trip
-                conn.execute(setting)
-                cursor = conn.execute(sql, [query, *params, query, k])
-            return cursor.fetchall()
-
-        rows = self.db.read(work)
+        rows = self.collection.dense(
+            vector, k, dim=model.dim, columns=["file_id"], where=clauses, params=params,
+            setting=None if exact else self._scan_setting(kind, k),
+        )  # fmt: skip
         self._remember({int(cid): int(fid) for cid, _, fid in rows})
         return [(int(cid), float(score)) for cid, score, _ in rows]
 
@@ -549,12 +529,9 @@ class PgIndexStore:
         counts, total = self._term_counts(terms)
         ranked = [t for t in terms if counts.get(t, 0) <= total * COMMON_TERM_SHARE] or terms
         clauses, params = _filters(where)
-        rows = self.db.read(lambda c: c.execute(
-            f"SELECT id, ts_rank('{RANK_WEIGHTS}', terms, r) AS score, file_id "
-            f"FROM chunks, to_tsquery('{TS_CONFIG}', %s) m, to_tsquery('{TS_CONFIG}', %s) r "
-            f"WHERE repo = %s AND terms @@ m{''.join(' AND ' + x for x in clauses)} "
-            "ORDER BY score DESC, id LIMIT %s",
-            [match_query(ranked, counts, total), tsquery(ranked), self.repo, *params, k]).fetchall())  # fmt: skip
+        rows = self.collection.keyword(
+            match_query(ranked, counts, total), tsquery(ranked), k, columns=["file_id"], where=clauses, params=params
+        )
         self._remember({int(cid): int(fid) for cid, _, fid in rows})
         return [(int(cid), float(score)) for cid, score, _ in rows]
 

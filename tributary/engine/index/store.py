@@ -30,23 +30,21 @@ import numpy.typing as npt
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.index.chunking import Chunk
-from tributary.engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, shortlist_size
+from tributary.engine.localsearch.collection import KeywordIndex, SqliteCollection, rank_dense
 from tributary.engine.localsearch.db import (
     Connection,
     connect,
     migrate,
-    read_meta,
     transaction,
-    write_meta,
 )
 from tributary.engine.localsearch.embedder import ModelInfo as ModelInfo  # (re-exported)
 from tributary.engine.localsearch.embedder import Vectors
 from tributary.engine.localsearch.fts import fts_query, fts_terms, split_identifiers
 from tributary.engine.localsearch.vectors import (
-    VectorCache,
     VectorMatrix,
     VectorTable,
     blob_matrix,
+    coarse_scorer,
     mark_writer,
     read_model,
     upgrade_model_record,
@@ -116,6 +114,7 @@ FTS_TEXTS_VERSION = "1"
 
 # BM25 column weights: path, symbol, body, split identifiers.
 FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
+CHUNK_KEYWORDS = KeywordIndex("chunks_fts", FTS_WEIGHTS)
 
 # A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
 # left out of the keyword query unless every term is that common: FTS5's BM25 gives it
@@ -276,7 +275,6 @@ class _ChunkVectors(VectorMatrix):
     file_ids: dict[int, int]
     language_codes: dict[str, int]
     kind_codes: dict[str, int]
-    coarse: Int8Scorer | None = None  # large indexes: int8 first pass (knn.py)
 
 
 LOAD_BATCH = 8192  # vectors read at a time into the matrix
@@ -299,45 +297,21 @@ def _embed_and_rank(
 def _rank_dense(
     cache: _ChunkVectors | None, vector: Vectors, k: int, where: SearchFilter
 ) -> list[tuple[int, float]]:
-    """Exact KNN: the filters as masks, the top ``k`` by cosine from one float32 product,
-    or, with an int8 first pass, from the float32 scores of its shortlist."""
+    """Exact KNN among the chunks ``where``'s languages, kinds and paths keep."""
     if cache is None or not len(cache.ids):
         return []
-    vector = np.asarray(vector, dtype=np.float32)
-    mask = np.ones(len(cache.ids), dtype=bool)
-    if where.languages:
-        codes = [cache.language_codes[x] for x in where.languages if x in cache.language_codes]
-        mask &= np.isin(cache.languages, codes)
-    if where.kinds:
-        codes = [cache.kind_codes[x] for x in where.kinds if x in cache.kind_codes]
-        mask &= np.isin(cache.kinds, codes)
-    if where.path_ids is not None:
-        mask &= np.isin(cache.ids, np.fromiter(where.path_ids, dtype=np.int64))
-    candidates = np.flatnonzero(mask)
-    if not len(candidates):
-        return []
-    k = min(k, len(candidates))
-    size = shortlist_size(k, len(candidates))
-    if cache.coarse is not None and size < len(candidates):
-        # Rescore only the int8 pass's shortlist; every returned score is float32-exact.
-        approx = cache.coarse.scores(vector)[candidates]
-        candidates = candidates[np.argpartition(-approx, size - 1)[:size]]
-        local = cache.matrix[candidates] @ vector
-    else:
-        local = (cache.matrix @ vector)[candidates]
-    top = np.argpartition(-local, k - 1)[:k]
-    ids = cache.ids[candidates[top]]
-    order = np.lexsort((ids, -local[top]))  # equal scores (copied code) by id: deterministic
-    return [(int(ids[i]), float(local[top[i]])) for i in order]
-
-
-def _coarse_scorer(matrix: Vectors) -> Int8Scorer | None:
-    if len(matrix) < COARSE_MIN_ROWS:
-        return None
-    try:
-        return Int8Scorer(matrix)
-    except ImportError:  # onnxruntime missing: the float32 product alone still works
-        return None
+    mask: npt.NDArray[np.bool_] | None = None
+    if where.languages or where.kinds or where.path_ids is not None:
+        mask = np.ones(len(cache.ids), dtype=bool)
+        if where.languages:
+            codes = [cache.language_codes[x] for x in where.languages if x in cache.language_codes]
+            mask &= np.isin(cache.languages, codes)
+        if where.kinds:
+            codes = [cache.kind_codes[x] for x in where.kinds if x in cache.kind_codes]
+            mask &= np.isin(cache.kinds, codes)
+        if where.path_ids is not None:
+            mask &= np.isin(cache.ids, np.fromiter(where.path_ids, dtype=np.int64))
+    return rank_dense(cache, vector, k, mask)
 
 
 class SqliteStore:
@@ -351,23 +325,23 @@ class SqliteStore:
             path, readonly=readonly, check_same_thread=check_same_thread
         )
         self._writer = not readonly
+        self.collection = SqliteCollection(
+            self.conn, keywords=CHUNK_KEYWORDS, vectors=CHUNK_VECTORS, load=self._load_vectors,
+            reopen=lambda: connect(path, readonly=True, check_same_thread=False),
+            writing=writer_at_work,
+        )  # fmt: skip
         if not readonly:
             migrate(self.conn, MIGRATIONS)
             upgrade_model_record(self.conn)
             self._fill_keyword_index()
             mark_writer(self.conn, True)  # readers' vectors may lag while it writes
-        self._vector_cache = VectorCache(
-            self.conn, self._load_vectors,
-            reopen=lambda: connect(path, readonly=True, check_same_thread=False),
-            writing=writer_at_work,
-        )  # fmt: skip
         self._df: dict[str, int] = {}  # term -> chunks holding it (capped; see _common_terms)
         self._df_version: tuple[int, int] | None = None
         self._df_chunks = 0
         self._df_top = -1  # the highest chunk id when the counts were taken
 
     def close(self) -> None:
-        self._vector_cache.settle()
+        self.collection.settle()
         if self._writer:
             with contextlib.suppress(sqlite3.Error):  # (closing must not fail on it)
                 mark_writer(self.conn, False)
@@ -375,13 +349,13 @@ class SqliteStore:
 
     # meta ---------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        return read_meta(self.conn, key)
+        return self.collection.get_meta(key)
 
     def set_meta(self, key: str, value: str) -> None:
-        write_meta(self.conn, key, value)
+        self.collection.set_meta(key, value)
 
     def model(self) -> ModelInfo | None:
-        return read_model(self.conn)
+        return self.collection.model()
 
     def set_model(self, info: ModelInfo) -> bool:
         current = self.model()
@@ -390,7 +364,7 @@ class SqliteStore:
         if current is None:
             # A new index: its chunks (keyword tier) stay; none has a vector yet.
             with transaction(self.conn):
-                CHUNK_VECTORS.create(self.conn, info)
+                self.collection.make_vector_table(info)
             return False
         with transaction(self.conn):
             wiped = True
@@ -400,7 +374,7 @@ class SqliteStore:
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("DELETE FROM pending_embeds")
-            CHUNK_VECTORS.create(self.conn, info)
+            self.collection.make_vector_table(info)
         return wiped
 
     def _two_tier(self) -> bool:
@@ -408,7 +382,7 @@ class SqliteStore:
         return any(column[1] == "embedded" for column in columns)
 
     def _has_vec_table(self) -> bool:
-        return CHUNK_VECTORS.exists(self.conn)
+        return self.collection.has_vector_table()
 
     # writes -------------------------------------------------------------------
     def file_states(self) -> dict[str, FileRecord]:
@@ -585,7 +559,7 @@ class SqliteStore:
         self._vectors()
 
     def _vectors(self) -> _ChunkVectors | None:
-        return self._vector_cache.get()
+        return self.collection.vectors()
 
     def _load_vectors(self, conn: Connection) -> _ChunkVectors | None:
         """Every chunk's vector with its language, kind and file (None: no vector table),
@@ -623,7 +597,7 @@ class SqliteStore:
         return _ChunkVectors(
             ids=ids[:filled], matrix=matrix, languages=languages[:filled], kinds=kinds[:filled],
             file_ids=file_ids, language_codes=language_codes, kind_codes=kind_codes,
-            coarse=_coarse_scorer(matrix),
+            coarse=coarse_scorer(matrix),
         )  # fmt: skip
 
     def dense_search(self, vector: Vectors, k: int, where: SearchFilter) -> list[tuple[int, float]]:
@@ -661,17 +635,9 @@ class SqliteStore:
         if match is None:
             return []
         filters, values = _filter_sql(where)
-        clauses = ["chunks_fts MATCH ?", *filters]
-        params: list[object] = [match, *values]
         join = " JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id" if filters else ""
-        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
         limit = k if where.path_ids is None else k * 8
-        rows = self.conn.execute(
-            f"SELECT chunks_fts.rowid, bm25(chunks_fts, {weights}) AS score FROM chunks_fts{join} "
-            f"WHERE {' AND '.join(clauses)} ORDER BY score LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        hits = [(int(cid), -float(score)) for cid, score in rows]
+        hits = self.collection.keyword(match, limit, join=join, where=filters, params=values)
         if where.path_ids is not None:
             hits = [hit for hit in hits if hit[0] in where.path_ids][:k]
         return hits

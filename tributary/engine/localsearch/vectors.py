@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from tributary.engine.localsearch.db import Connection, read_meta, transaction, write_meta
 from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo, Vectors
+from tributary.engine.localsearch.knn import COARSE_MIN_ROWS, Int8Scorer
 
 LEGACY_MODEL_KEY = "embedder"  # a task history's record before the one layout
 BACKGROUND_ROWS = 50_000  # a matrix of this many vectors or more is read again on a worker
@@ -129,10 +130,23 @@ def write_stamp(conn: Connection) -> tuple[int, int]:
 
 @dataclass(frozen=True, slots=True)
 class VectorMatrix:
-    """Every vector of a store in one matrix, row ``i`` the vector of ``ids[i]``."""
+    """Every vector of a store in one matrix, row ``i`` the vector of ``ids[i]``; a
+    large matrix also has its int8 copy for a fast first pass (:func:`coarse_scorer`)."""
 
     ids: npt.NDArray[np.int64]
     matrix: Vectors
+    coarse: Int8Scorer | None = field(default=None, kw_only=True)
+
+
+def coarse_scorer(matrix: Vectors) -> Int8Scorer | None:
+    """The int8 first pass for a matrix large enough to need one (None otherwise, or
+    without ONNX Runtime: the float32 product alone still works)."""
+    if len(matrix) < COARSE_MIN_ROWS:
+        return None
+    try:
+        return Int8Scorer(matrix)
+    except ImportError:
+        return None
 
 
 Matrix = TypeVar("Matrix", bound=VectorMatrix)

@@ -7,7 +7,8 @@ servers read. Selected by ``index: {backend: postgres, dsn: ...}`` in the config
 (``tributary.engine.index.backend``). Needs the ``postgres`` extra (psycopg, pgvector).
 
 This package is the database both stores share: connections and migrations (``db``,
-``schema``) and the repositories with their meta and model record (``repositories``).
+``schema``), the repositories with their meta and model record (``repositories``), and
+the collection each store searches through (``collection``).
 The stores sit beside their SQLite twins, above it: ``tributary.engine.index.pg_store``
 and ``tributary.engine.tasks.pg_store``.
 """

@@ -16,19 +16,12 @@ from typing import Any
 import numpy as np
 
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo
+from tributary.engine.postgres.collection import TS_CONFIG, PgCollection
 from tributary.engine.postgres.db import Connection, Database, redact
-from tributary.engine.postgres.repositories import (
-    ensure_repository,
-    find_repository,
-    read_meta,
-    read_model,
-    write_meta,
-    write_model,
-)
+from tributary.engine.postgres.repositories import ensure_repository, find_repository
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
 
-TS_CONFIG = "tributary_code"
 # ts_rank's weights for {D, C, B, A}: title (A) 2, body (B) 1, path words (C) 0.5, as the
 # SQLite backend's BM25 column weights.
 RANK_WEIGHTS = "{0.1, 0.25, 0.5, 1.0}"
@@ -48,6 +41,7 @@ class PgTaskStore:
     def __init__(self, db: Database, repo: int, *, owns_db: bool = False) -> None:
         self.db = db
         self.repo = int(repo)
+        self.collection = PgCollection(db, self.repo, table="tasks", scope=_META_SCOPE, weights=RANK_WEIGHTS)
         self.path = redact(db.dsn)
         self._owns_db = owns_db
 
@@ -78,10 +72,10 @@ class PgTaskStore:
 
     # -- meta -----------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        return read_meta(self.db, self.repo, _META_SCOPE, key)
+        return self.collection.get_meta(key)
 
     def _set_meta(self, conn: Connection, key: str, value: str) -> None:
-        write_meta(conn, self.repo, _META_SCOPE, key, value)
+        self.collection.write_meta(conn, key, value)
 
     def set_meta(self, key: str, value: str) -> None:
         with self.db.transaction() as conn:
@@ -90,7 +84,7 @@ class PgTaskStore:
     # -- embeddings -----------------------------------------------------------------
     def model(self) -> ModelInfo | None:
         """The model the tasks' vectors were made by (None: no vectors)."""
-        return read_model(self.db, self.repo, _META_SCOPE)
+        return self.collection.model()
 
     def has_vectors(self) -> bool:
         return self.model() is not None
@@ -103,7 +97,7 @@ class PgTaskStore:
         if self.model() != info:
             with self.db.transaction() as conn:
                 conn.execute("UPDATE tasks SET embedding = NULL WHERE repo = %s", (self.repo,))
-                write_model(conn, self.repo, _META_SCOPE, info)
+                self.collection.write_model(conn, info)
         todo = [int(r[0]) for r in self.db.read(lambda c: c.execute(
             "SELECT id FROM tasks WHERE repo = %s AND embedding IS NULL ORDER BY id", (self.repo,)
         ).fetchall())]  # fmt: skip
@@ -220,26 +214,20 @@ class PgTaskStore:
         text = task_tsquery(query)
         if text is None:
             return []
-        cutoff = "" if as_of is None else " AND ts <= %s"
-        params: list[Any] = [text, self.repo, *([as_of] if as_of is not None else []), limit]
-        rows = self.db.read(lambda c: c.execute(
-            f"SELECT id, ts_rank('{RANK_WEIGHTS}', terms, q) AS score FROM tasks, "
-            f"to_tsquery('{TS_CONFIG}', %s) q WHERE repo = %s AND terms @@ q{cutoff} "
-            "ORDER BY score DESC, id LIMIT %s", params).fetchall())  # fmt: skip
+        cutoff = [] if as_of is None else ["ts <= %s"]
+        rows = self.collection.keyword(text, text, limit, where=cutoff, params=[] if as_of is None else [as_of])
         return [(int(r[0]), float(r[1])) for r in rows if float(r[1]) > 0]
 
     def knn(self, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
         """Task row ids by cosine similarity to ``vector`` (best first), ties by id; tasks
         whose vector is all zeros have no cosine and are left out."""
-        if limit <= 0 or not np.any(vector) or not self.has_vectors():
+        model = self.model()
+        if limit <= 0 or not np.any(vector) or model is None:
             return []
-        query = np.asarray(vector, dtype=np.float32)
-        cutoff = "" if as_of is None else " AND ts <= %s"
-        params: list[Any] = [query, self.repo, *([as_of] if as_of is not None else []), query, limit]
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT id, 1 - (embedding <=> %s) FROM tasks WHERE repo = %s AND embedding IS NOT NULL "
-            f"AND vector_norm(embedding) > 0{cutoff} ORDER BY embedding <=> %s, id LIMIT %s",
-            params).fetchall())  # fmt: skip
+        where = ["vector_norm(embedding) > 0", *([] if as_of is None else ["ts <= %s"])]
+        rows = self.collection.dense(
+            vector, limit, dim=model.dim, where=where, params=[] if as_of is None else [as_of]
+        )
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def load(self, rowids: Sequence[int]) -> dict[int, Task]:

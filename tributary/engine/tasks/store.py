@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from tributary.engine.localsearch.collection import KeywordIndex, SqliteCollection, rank_dense
 from tributary.engine.localsearch.db import (
     Connection,
     connect,
     migrate,
-    read_meta,
     transaction,
     write_meta,
 )
@@ -35,10 +35,9 @@ from tributary.engine.localsearch.embedder import Embedder, ModelInfo
 from tributary.engine.localsearch.fts import fts_query, fts_terms
 from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.localsearch.vectors import (
-    VectorCache,
     VectorMatrix,
     VectorTable,
-    read_model,
+    coarse_scorer,
     upgrade_model_record,
     vector_bytes,
 )
@@ -82,6 +81,7 @@ MIGRATIONS: tuple[str, ...] = (
 
 # FTS5 column weights for bm25(): title, body, path tokens (measured in bench/tasks_pytest.py).
 FTS_WEIGHTS = (2.0, 1.0, 0.5)
+TASK_KEYWORDS = KeywordIndex("tasks_fts", FTS_WEIGHTS)
 MAX_QUERY_TERMS = 64
 
 
@@ -120,7 +120,9 @@ class TaskStore:
         self.conn: Connection = connect(
             self.path, readonly=readonly, check_same_thread=check_same_thread
         )
-        self._vector_cache = VectorCache(self.conn, self._load_vectors)
+        self.collection = SqliteCollection(
+            self.conn, keywords=TASK_KEYWORDS, vectors=TASK_VECTORS, load=self._load_vectors
+        )
         self._author: bool | None = None
         if not readonly:
             migrate(self.conn, MIGRATIONS)
@@ -138,17 +140,17 @@ class TaskStore:
     # -- meta ---------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        return read_meta(self.conn, key)
+        return self.collection.get_meta(key)
 
     def set_meta(self, key: str, value: str) -> None:
         with transaction(self.conn):
-            write_meta(self.conn, key, value)
+            self.collection.set_meta(key, value)
 
     # -- embeddings bookkeeping ---------------------------------------------------------
 
     def model(self) -> ModelInfo | None:
         """The model the tasks' vectors were made by (None: no vectors)."""
-        return read_model(self.conn)
+        return self.collection.model()
 
     def has_vectors(self) -> bool:
         return self.model() is not None
@@ -162,7 +164,7 @@ class TaskStore:
         if self.model() == info:
             return []
         with transaction(self.conn):
-            TASK_VECTORS.create(self.conn, info)
+            self.collection.make_vector_table(info)
         return [int(row[0]) for row in self.conn.execute("SELECT id FROM tasks ORDER BY id")]
 
     def embed_missing(
@@ -323,21 +325,11 @@ class TaskStore:
         match = fts_query(query_terms(query))
         if match is None:
             return []
-        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
         if as_of is None:
-            sql = (
-                f"SELECT rowid, -bm25(tasks_fts, {weights}) FROM tasks_fts "
-                f"WHERE tasks_fts MATCH ? ORDER BY bm25(tasks_fts, {weights}) LIMIT ?"
-            )
-            params: tuple[object, ...] = (match, limit)
-        else:
-            sql = (
-                f"SELECT f.rowid, -bm25(tasks_fts, {weights}) FROM tasks_fts f "
-                f"JOIN tasks t ON t.id = f.rowid "
-                f"WHERE tasks_fts MATCH ? AND t.ts <= ? ORDER BY bm25(tasks_fts, {weights}) LIMIT ?"
-            )
-            params = (match, as_of, limit)
-        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+            return self.collection.keyword(match, limit)
+        return self.collection.keyword(
+            match, limit, join=" JOIN tasks t ON t.id = tasks_fts.rowid", where=["t.ts <= ?"], params=[as_of]
+        )
 
     def knn(
         self, vector: np.ndarray, limit: int, as_of: int | None = None
@@ -356,19 +348,10 @@ class TaskStore:
             return []
         query = np.asarray(vector, dtype=np.float32)
         query = query / np.linalg.norm(query)
-        scores = cache.matrix @ query
-        rows = np.arange(len(cache.ids)) if as_of is None else np.flatnonzero(cache.ts <= as_of)
-        if not len(rows):
-            return []
-        if as_of is not None:  # (selecting scores, not matrix rows: no copy of the matrix)
-            scores = scores[rows]
-        k = min(limit, len(rows))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((cache.ids[rows[top]], -scores[top]))]
-        return [(int(i), float(v)) for i, v in zip(cache.ids[rows[top]].tolist(), scores[top].tolist(), strict=True)]
+        return rank_dense(cache, query, limit, None if as_of is None else cache.ts <= as_of)
 
     def _vectors(self) -> _TaskVectors | None:
-        return self._vector_cache.get()
+        return self.collection.vectors()
 
     def _load_vectors(self, conn: Connection) -> _TaskVectors | None:
         """Every task's unit vector, its row id and time. Tasks whose vector is all zeros
@@ -382,9 +365,11 @@ class TaskStore:
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         norms = np.linalg.norm(matrix, axis=1)
         keep = norms > 0
+        unit = np.ascontiguousarray(matrix[keep] / norms[keep, None], dtype=np.float32)
         return _TaskVectors(
             ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))[keep],
-            matrix=np.ascontiguousarray(matrix[keep] / norms[keep, None], dtype=np.float32),
+            matrix=unit,
+            coarse=coarse_scorer(unit),
             ts=np.fromiter((r[2] if r[2] is not None else 0 for r in rows), dtype=np.int64, count=len(rows))[keep],
         )
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from tributary.engine.index.knn import COARSE_MIN_ROWS, Int8Scorer, _query_scale
 from tributary.engine.index.store import SearchFilter, _ChunkVectors, _rank_dense
+from tributary.engine.localsearch.knn import COARSE_MIN_ROWS, Int8Scorer, _query_scale
 
 
 def _cache(rows: int, seed: int = 3) -> _ChunkVectors:
