@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from tributary.engine.index.store import SearchFilter, _ChunkVectors, _rank_dense
 from tributary.engine.localsearch.knn import COARSE_MIN_ROWS, Int8Scorer, _query_scale
@@ -23,7 +24,7 @@ def _cache(rows: int, seed: int = 3) -> _ChunkVectors:
     languages = (np.arange(rows) % 3).astype(np.int32)
     return _ChunkVectors(
         ids=ids, matrix=matrix, languages=languages, kinds=np.zeros(rows, dtype=np.int32),
-        file_ids={int(i): int(i) // 30 for i in ids}, language_codes={"python": 0, "go": 1, "rst": 2},
+        files=ids // 30, by_id=np.argsort(ids), language_codes={"python": 0, "go": 1, "rst": 2},
         kind_codes={"function": 0}, coarse=Int8Scorer(matrix),
     )  # fmt: skip
 
@@ -73,3 +74,22 @@ def test_equal_scores_come_back_in_id_order() -> None:
     ranked = _rank_dense(cache, cache.matrix[99], 11, SearchFilter())
     assert [cid for cid, _ in ranked] == sorted(cid for cid, _ in ranked)
     assert {cid for cid, _ in ranked} == {int(cache.ids[i]) for i in range(99, 110)}
+
+
+def test_the_files_of_chunks_come_from_arrays_and_skip_chunks_not_held() -> None:
+    cache = _cache(300)
+    some = [int(cache.ids[5]), 1, int(cache.ids[-1]), int(cache.ids[0]), 10**9]
+    assert cache.files_of(some) == {int(cache.ids[5]): int(cache.ids[5]) // 30,
+                                    int(cache.ids[-1]): int(cache.ids[-1]) // 30,
+                                    int(cache.ids[0]): int(cache.ids[0]) // 30}  # fmt: skip
+    assert cache.files_of([]) == {}
+
+
+def test_quantising_in_blocks_gives_the_scores_of_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tributary.engine.localsearch import knn
+
+    matrix = _cache(COARSE_MIN_ROWS).matrix
+    query = matrix[3]
+    whole = Int8Scorer(matrix).scores(query)
+    monkeypatch.setattr(knn, "QUANTISE_BLOCK", 777)  # blocks that do not divide the rows
+    assert np.array_equal(Int8Scorer(matrix).scores(query), whole)

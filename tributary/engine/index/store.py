@@ -268,13 +268,26 @@ CHUNK_VECTORS = VectorTable("chunks_vec", key="chunk_id INTEGER PRIMARY KEY",
 @dataclass(frozen=True, slots=True)
 class _ChunkVectors(VectorMatrix):
     """Every vector of the index in one matrix, for exact KNN by one matrix product,
-    with each chunk's language, kind and file; 50k chunks x 384 float32 is 77 MB."""
+    with each chunk's language, kind and file (``files``, in the rows' order; ``by_id``
+    sorts the rows by chunk id); 50k chunks x 384 float32 is 77 MB."""
 
     languages: npt.NDArray[np.int32]
     kinds: npt.NDArray[np.int32]
-    file_ids: dict[int, int]
+    files: npt.NDArray[np.int64]
+    by_id: npt.NDArray[np.intp]
     language_codes: dict[str, int]
     kind_codes: dict[str, int]
+
+    def files_of(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """The file of each of ``chunk_ids`` that has a row here (chunks written since
+        the matrix was read have none). Arrays, not a dict: a million chunks' pairs as
+        Python ints would cost more than a tenth of the matrix."""
+        if not chunk_ids or not len(self.ids):
+            return {}
+        wanted = np.fromiter(chunk_ids, dtype=np.int64, count=len(chunk_ids))
+        rows = self.by_id[np.minimum(np.searchsorted(self.ids, wanted, sorter=self.by_id), len(self.ids) - 1)]
+        held = self.ids[rows] == wanted
+        return dict(zip(wanted[held].tolist(), self.files[rows[held]].tolist(), strict=True))
 
 
 LOAD_BATCH = 8192  # vectors read at a time into the matrix
@@ -574,7 +587,7 @@ class SqliteStore:
         matrix = np.empty((size, dim), dtype=np.float32)
         languages = np.empty(size, dtype=np.int32)
         kinds = np.empty(size, dtype=np.int32)
-        file_ids: dict[int, int] = {}
+        files = np.empty(size, dtype=np.int64)
         language_codes: dict[str, int] = {}
         kind_codes: dict[str, int] = {}
         cursor = conn.execute(
@@ -590,13 +603,14 @@ class SqliteStore:
             matrix[filled:end] = blob_matrix([r[1] for r in rows], dim)
             languages[filled:end] = [language_codes.setdefault(r[2], len(language_codes)) for r in rows]
             kinds[filled:end] = [kind_codes.setdefault(r[3], len(kind_codes)) for r in rows]
-            file_ids.update((int(r[0]), int(r[4])) for r in rows)
+            files[filled:end] = [r[4] for r in rows]
             filled = end
         cursor.close()  # (a statement left open would hold its snapshot of the file)
-        matrix = matrix[:filled]
+        matrix, ids = matrix[:filled], ids[:filled]
         return _ChunkVectors(
-            ids=ids[:filled], matrix=matrix, languages=languages[:filled], kinds=kinds[:filled],
-            file_ids=file_ids, language_codes=language_codes, kind_codes=kind_codes,
+            ids=ids, matrix=matrix, languages=languages[:filled], kinds=kinds[:filled],
+            files=files[:filled], by_id=np.argsort(ids, kind="stable"),
+            language_codes=language_codes, kind_codes=kind_codes,
             coarse=coarse_scorer(matrix),
         )  # fmt: skip
 
@@ -624,7 +638,7 @@ class SqliteStore:
         cache = self._vectors()
         if cache is None:
             return self._file_ids_from_db(chunk_ids)
-        found = {cid: cache.file_ids[cid] for cid in chunk_ids if cid in cache.file_ids}
+        found = cache.files_of(chunk_ids)
         missing = [cid for cid in chunk_ids if cid not in found]  # written since the matrix was read
         return {**found, **self._file_ids_from_db(missing)} if missing else found
 

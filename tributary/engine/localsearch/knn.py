@@ -24,6 +24,7 @@ COARSE_MIN_ROWS = 20_000  # below this the float32 product is already fast enoug
 _ZERO_POINT = 128  # the query is quantised to uint8 around this
 _ROW_LEVELS = 63.0  # 7-bit rows: no int16 saturation in the AVX2 kernel (module docstring)
 _QUERY_LEVELS = 127.0
+QUANTISE_BLOCK = 65_536  # rows quantised at a time
 
 
 class Int8Scorer:
@@ -34,29 +35,39 @@ class Int8Scorer:
         from onnx import TensorProto, helper, numpy_helper
 
         rows, dim = matrix.shape
-        peaks = np.abs(matrix).max(axis=1)
-        self._row_scales = np.where(peaks > 0, peaks / _ROW_LEVELS, 1.0).astype(np.float32)
-        quantized = np.round(matrix / self._row_scales[:, None]).astype(np.int8)
+        # Quantised a block of rows at a time, straight into the transposed layout the
+        # graph wants: a million-row matrix would otherwise need several float32 copies
+        # of itself at once. Each copy of the int8 matrix is dropped as soon as the next
+        # one exists (array, tensor, serialised model, the session's own).
+        self._row_scales = np.empty(rows, dtype=np.float32)
+        transposed = np.empty((dim, rows), dtype=np.int8)
+        for start in range(0, rows, QUANTISE_BLOCK):
+            block = matrix[start : start + QUANTISE_BLOCK]
+            peaks = np.abs(block).max(axis=1)
+            scales = np.where(peaks > 0, peaks / _ROW_LEVELS, 1.0).astype(np.float32)
+            self._row_scales[start : start + len(block)] = scales
+            transposed[:, start : start + len(block)] = np.round(block / scales[:, None]).astype(np.int8).T
+        weights = numpy_helper.from_array(transposed, "matrix")
+        del transposed
         graph = helper.make_graph(
             [helper.make_node("MatMulInteger", ["query", "matrix", "zero"], ["scores"])],
             "int8_scores",
             [helper.make_tensor_value_info("query", TensorProto.UINT8, [1, dim])],
             [helper.make_tensor_value_info("scores", TensorProto.INT32, [1, rows])],
-            [
-                numpy_helper.from_array(np.ascontiguousarray(quantized.T), "matrix"),
-                numpy_helper.from_array(np.array(_ZERO_POINT, dtype=np.uint8), "zero"),
-            ],
+            [weights, numpy_helper.from_array(np.array(_ZERO_POINT, dtype=np.uint8), "zero")],
         )
+        del weights
         # IR 9 / opset 17: what every onnxruntime this project accepts can load.
         model = helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9
         )
+        del graph
+        serialised = model.SerializeToString()
+        del model
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # the other core is answering the keyword query
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = ort.InferenceSession(serialised, options, providers=["CPUExecutionProvider"])
 
     def scores(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         scale = _query_scale(vector)
