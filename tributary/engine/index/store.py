@@ -773,8 +773,10 @@ class SqliteStore:
         return frozenset(
             int(row[0])
             for row in self.conn.execute(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id "
-                "WHERE f.path GLOB ? OR f.path GLOB ?",
+                # (the files first, then their chunks by index: joining from the chunks
+                # would read every chunk of a large index)
+                "SELECT c.id FROM chunks c WHERE c.file_id IN "
+                "(SELECT id FROM files WHERE path GLOB ? OR path GLOB ?)",
                 (pattern, "*/" + pattern),
             )
         )
