@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -153,3 +153,10 @@ class SqliteCollection(Generic[Matrix]):
     def dense(self, query: Vectors, k: int, mask: npt.NDArray[np.bool_] | None = None) -> Ranked:
         """The rows nearest ``query`` among those ``mask`` keeps (:func:`rank_dense`)."""
         return rank_dense(self.vectors(), query, k, mask)
+
+
+if TYPE_CHECKING:
+
+    def _the_sqlite_collection_is_a_collection(collection: SqliteCollection[VectorMatrix]) -> Collection:
+        """Never called: mypy checks here that the SQLite collection meets the protocol."""
+        return collection

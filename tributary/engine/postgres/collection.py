@@ -11,10 +11,11 @@ each keep one and define only their rows and their ranking.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tributary.engine.localsearch.collection import Collection
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.postgres.db import Connection, Database
 from tributary.engine.postgres.repositories import read_meta, read_model, write_meta, write_model
@@ -110,3 +111,10 @@ class PgCollection:
             return cursor.fetchall()
 
         return self.db.read(work)
+
+
+if TYPE_CHECKING:
+
+    def _the_postgres_collection_is_a_collection(collection: PgCollection) -> Collection:
+        """Never called: mypy checks here that the PostgreSQL collection meets the protocol."""
+        return collection
