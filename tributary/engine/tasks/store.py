@@ -335,12 +335,9 @@ class TaskStore:
         self, vector: np.ndarray, limit: int, as_of: int | None = None
     ) -> list[tuple[int, float]]:
         """Task row ids by cosine similarity to ``vector`` (best first), as (id, similarity),
-        ties by id.
-
-        Exact, by one matrix product over every task's vector held in memory
-        (``_vectors``): an order of magnitude faster than sqlite-vec's KNN scan, with the
-        same scores (docs/benchmarks.md). The matrix costs 1.5 KB a task, as the files
-        index's does per chunk."""
+        ties by id: the collection's exact KNN over every task's vector held in memory,
+        with ``as_of`` as a mask on the tasks' times (docs/benchmarks.md compares it with
+        sqlite-vec's own scan)."""
         if limit <= 0 or not np.any(vector) or not self.has_vectors():
             return []
         cache = self._vectors()
