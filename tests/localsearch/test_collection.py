@@ -70,11 +70,12 @@ def test_a_collection_is_searched_by_words_and_by_meaning(tmp_path: Path) -> Non
                          where=["n.kind = ?"], params=["bug"])  # fmt: skip
     assert [rowid for rowid, _ in bugs] == [1]
     # The vectors written since the last search are read again, and searched exactly.
-    ranked = notes.dense(np.array([1.0, 0.0, 0.0], dtype=np.float32), 2)
+    ranked = rank_dense(notes.vectors(), np.array([1.0, 0.0, 0.0], dtype=np.float32), 2)
     assert [rowid for rowid, _ in ranked] == [1, 3]
     assert ranked[1][1] == np.float32(0.6)
     keep = np.array([False, True, True])
-    assert [rowid for rowid, _ in notes.dense(np.array([1.0, 0.0, 0.0], dtype=np.float32), 5, keep)] == [3, 2]
+    kept = rank_dense(notes.vectors(), np.array([1.0, 0.0, 0.0], dtype=np.float32), 5, keep)
+    assert [rowid for rowid, _ in kept] == [3, 2]
     notes.conn.close()
 
 

@@ -6,8 +6,8 @@ model's record and the vectors in memory, searched by words and by meaning (``kn
 its int8 first pass on large matrices). ``db`` opens those files (WAL, migrations,
 transactions) and reads and writes their ``meta`` table; ``vectors`` keeps the
 embedding model's record, the sqlite-vec table made for it and the in-memory matrix
-searches multiply (reloaded after any write); ``fts`` turns a query into FTS5 terms; ``fusion`` is reciprocal rank fusion; ``embedder`` is the
-protocol every embedding model meets and its record (``ModelInfo``); ``packaged`` finds
-the default model's files. Nothing here knows about chunks or tasks, so both sides build
+searches multiply (reloaded after any write); ``fts`` turns a query into FTS5 terms;
+``fusion`` is reciprocal rank fusion; ``embedder`` is the protocol every embedding
+model meets and its record (``ModelInfo``); ``packaged`` finds the default model's files. Nothing here knows about chunks or tasks, so both sides build
 on it without importing each other.
 """

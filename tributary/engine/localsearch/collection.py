@@ -37,7 +37,8 @@ Ranked = list[tuple[int, float]]  # (row id, score), best first
 class Collection(Protocol):
     """What every collection offers, on either backend: its meta and its model record.
     How it is searched depends on the backend (SQL fragments differ), so each backend's
-    class has its own ``keyword`` and ``dense``."""
+    class has its own ``keyword``; the SQLite one ranks its vectors with :func:`rank_dense`
+on the matrix a search fetched once, the PostgreSQL one has ``dense``."""
 
     def get_meta(self, key: str) -> str | None: ...
     def model(self) -> ModelInfo | None: ...
@@ -149,10 +150,6 @@ class SqliteCollection(Generic[Matrix]):
             [match, *params, limit],
         ).fetchall()
         return [(int(rowid), -float(score)) for rowid, score in rows]
-
-    def dense(self, query: Vectors, k: int, mask: npt.NDArray[np.bool_] | None = None) -> Ranked:
-        """The rows nearest ``query`` among those ``mask`` keeps (:func:`rank_dense`)."""
-        return rank_dense(self.vectors(), query, k, mask)
 
 
 if TYPE_CHECKING:
