@@ -15,6 +15,7 @@ from tributary.engine.eval.swebench import (
     InstanceError,
     Outcome,
     Span,
+    applied_lines,
     enclosing_units,
     figures,
     function_rank,
@@ -69,6 +70,24 @@ def test_a_patch_names_its_changed_lines_and_their_functions() -> None:
     assert hunk_lines(PATCH) == {"pkg/shapes.py": [9]}
     [unit] = enclosing_units("pkg/shapes.py", SHAPES, [9])
     assert (unit.start, unit.end) == (8, 9) and unit.symbol is not None and "area" in unit.symbol
+
+
+def test_a_patch_that_applies_lower_down_names_the_lines_it_changes_there(tmp_path: Path) -> None:
+    # The fix was written against a file with four lines fewer above the class: git
+    # applies it four lines down, and the gold function is the one it changes there.
+    shifted = SHAPES.replace("import math\n", "import math\nimport os\nimport re\nimport sys\nimport io\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "shapes.py").write_text(shifted, encoding="utf-8")
+    assert applied_lines(tmp_path, PATCH) == {"pkg/shapes.py": [13]}
+    [unit] = enclosing_units("pkg/shapes.py", shifted, [13])
+    assert unit.symbol is not None and "area" in unit.symbol
+    assert (tmp_path / "pkg" / "shapes.py").read_text(encoding="utf-8") == shifted  # untouched
+
+
+def test_a_patch_that_does_not_apply_keeps_its_own_line_numbers(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "shapes.py").write_text("something else entirely\n", encoding="utf-8")
+    assert applied_lines(tmp_path, PATCH) == {"pkg/shapes.py": [9]}
 
 
 def test_a_function_is_found_when_every_gold_unit_is_overlapped() -> None:

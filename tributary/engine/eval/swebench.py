@@ -22,7 +22,9 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -501,9 +503,53 @@ async def run_repository(
     return outcomes, index_cpu
 
 
+def applied_lines(work: Path, patch: str) -> dict[str, list[int]]:
+    """``hunk_lines`` of ``patch`` as it applies to the files under ``work``: a hunk may
+    apply some lines away from where the patch says (the fix was written against a
+    later version of the file), as ``git apply`` allows. Git applies it to copies of the
+    files and diffs them against the originals; a file that cannot be compared that way
+    keeps the patch's own numbers."""
+    written = hunk_lines(patch)
+    with tempfile.TemporaryDirectory(prefix="tributary-gold-") as tmp:
+        before, after = Path(tmp, "a"), Path(tmp, "b")
+        for path in written:
+            source = work / path
+            if source.is_file():
+                for root in (before, after):
+                    (root / path).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, root / path)
+        patch_file = Path(tmp, "fix.diff")
+        patch_file.write_text(patch, encoding="utf-8")
+        applied = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", str(patch_file)],
+            cwd=after, capture_output=True, check=False, env=_git_outside_repositories(),
+        )
+        if applied.returncode != 0:
+            return written
+        found: dict[str, list[int]] = {}
+        for path, lines in written.items():
+            if not (before / path).is_file() or not (after / path).is_file():
+                found[path] = lines
+                continue
+            diff = subprocess.run(
+                ["git", "diff", "--no-index", "--no-color", "--", f"a/{path}", f"b/{path}"],
+                cwd=tmp, capture_output=True, text=True, check=False,
+                env=_git_outside_repositories(),
+            )
+            found[path] = [line for changed in hunk_lines(diff.stdout).values() for line in changed]
+        return found
+
+
+def _git_outside_repositories() -> dict[str, str]:
+    """The environment for git run on loose files: no repository above them is used."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env["GIT_CEILING_DIRECTORIES"] = tempfile.gettempdir()
+    return env
+
+
 def _gold_functions(work: Path, instance: Instance) -> list[Span]:
     spans: list[Span] = []
-    for path, lines in hunk_lines(instance.golden_patch).items():
+    for path, lines in applied_lines(work, instance.golden_patch).items():
         try:
             text = (work / path).read_text(encoding="utf-8", errors="replace")
         except OSError:
