@@ -32,7 +32,7 @@ from tributary.engine.index.priors import (
     superseded,
     task_asked_roles,
 )
-from tributary.engine.index.store import IndexStore, QueryVector, SearchFilter
+from tributary.engine.index.store import IndexStore, QueryVector, SearchFilter, symbol_parts
 from tributary.engine.localsearch.embedder import Embedder, Vectors
 from tributary.engine.localsearch.fusion import RRF_K
 from tributary.engine.localsearch.longquery import (
@@ -73,6 +73,7 @@ TASK_PHRASE_SHARE = 1.0
 PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselves
 PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
+MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
 
 
@@ -156,7 +157,7 @@ def hybrid_search(
     if task is not None:
         lists.extend(_task_lists(store, task, keyword, size, where, weights))
         used = [name for name, _ in task.names]
-        symbols = _named_definitions(store, used, where) if weights.symbol else []
+        symbols = _task_definitions(store, task, used, where) if weights.symbol else []
         if symbols:
             lists.append((weights.symbol * TASK_SYMBOL_SHARE, symbols))
     else:
@@ -469,6 +470,31 @@ def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> lis
                 add(ids)
                 break
     return found
+
+
+def _task_definitions(
+    store: IndexStore, task: TaskQuery, names: Sequence[str], where: SearchFilter
+) -> list[int]:
+    """The chunks defining what the task names: each ``Class.member`` it spells out
+    first (that member of that class, not the same name in another class), then the
+    definitions of its code names."""
+    members = _member_definitions(store, task.members, where)
+    return list(dict.fromkeys([*members, *_named_definitions(store, names, where)]))
+
+
+def _member_definitions(store: IndexStore, members: Sequence[str], where: SearchFilter) -> list[int]:
+    """The chunks whose symbol ends in ``Class.member`` for each of ``members``: the
+    member's definitions (up to ``MEMBER_POOL``), kept when their class is the one named."""
+    ranked: list[int] = []
+    for qualified in members:
+        owner, member = qualified.rsplit(".", 1)
+        found = store.symbol_search([member], MEMBER_POOL, where)
+        chunks = store.chunks_by_id(found)
+        ranked.extend(
+            cid for cid in found
+            if (chunk := chunks.get(cid)) and symbol_parts(chunk.symbol)[-2:] == [owner, member]
+        )
+    return ranked
 
 
 def _named_definitions(store: IndexStore, names: Sequence[str], where: SearchFilter) -> list[int]:

@@ -239,6 +239,13 @@ class IndexStore(Protocol):
 # ----------------------------------------------------------------- symbols and filters
 
 _SYMBOL_PARTS = re.compile(r"\.|::|#")
+
+
+def symbol_parts(symbol: str | None) -> list[str]:
+    """A chunk's symbol split at its separators: ``CallSpec2.getparam`` -> both names."""
+    return _SYMBOL_PARTS.split(symbol) if symbol else []
+
+
 _ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
 NESTED_POOL = 200  # body matches checked for a definition the chunk's symbol does not name
 NESTED_MAX_USES = 1000  # ... when the name is in at most this many chunks

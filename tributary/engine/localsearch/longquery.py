@@ -56,6 +56,7 @@ class TaskQuery:
     names: tuple[tuple[str, int], ...] = ()  # code names, most used first
     paths: tuple[str, ...] = ()  # files named (tracebacks first), as written
     modules: tuple[str, ...] = ()  # dotted names that may be modules
+    members: tuple[str, ...] = ()  # ``Class.member`` names: that member of that class
     title_terms: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # the whole text's terms, rarest-looking first
     phrases: tuple[str, ...] = ()  # runs of plain words in its output: messages, lowercased
@@ -135,6 +136,7 @@ def read_task(text: str) -> TaskQuery:
         last = dotted.rsplit(".", 1)[-1]
         if _code_like(last, False, quoted):
             names[last] += 1
+    members = [".".join(dotted.split(".")[-2:]) for dotted in modules if _class_member(dotted)]
     meaning = " ".join(" ".join(prose).split())[:MEANING_CHARS]
     return TaskQuery(
         title=title,
@@ -142,10 +144,22 @@ def read_task(text: str) -> TaskQuery:
         names=tuple(names.most_common(MAX_NAMES)),
         paths=tuple(paths[:MAX_PATHS]),
         modules=tuple(modules[: MAX_PATHS * 2]),
+        members=tuple(dict.fromkeys(members))[:MAX_NAMES],
         title_terms=tuple(fts_terms(title)),
         terms=tuple(_ranked_terms(text, names)),
         phrases=tuple(message_phrases([*code, *quoted])),
     )
+
+
+def _class_member(dotted: str) -> bool:
+    """Whether a dotted name ends in a member of a class: ``Function._eval_evalf``,
+    ``fits.Card.fromstring``, ``RST.__init__`` (a class named in CapWords, then an
+    identifier), the way an issue points at the method it means."""
+    parts = dotted.split(".")
+    owner, member = parts[-2], parts[-1]
+    bare = owner.lstrip("_")
+    class_like = len(bare) > 1 and bare[0].isupper() and (not bare.isupper() or len(bare) <= 5)
+    return class_like and member.isidentifier() and len(member.strip("_")) > 1
 
 
 _EDGE_PUNCTUATION = ",.:;!?'\"()[]{}<>`"
