@@ -13,10 +13,40 @@ ROW = 20
 LABEL_W = 110
 VALUE_W = 64
 PART_COLOURS = {
-    "rrf": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b", "reputation": "#9b59b6",
-    "length_penalty": "#e0457b", "length": "#e0457b", "source_weight": "#4caf50",
-    "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020", "defines": "#7cb342",
+    "rrf": "#3b6fe0", "weighted": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b",
+    "reputation": "#9b59b6", "length_penalty": "#e0457b", "length": "#e0457b",
+    "source_weight": "#4caf50", "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020",
+    "defines": "#7cb342", "focus": "#7e57c2", "votes": "#5c6bc0", "rank": "#3b6fe0",
+    "cascade_tier": "#8d6e63",
 }
+# One colour per source for its fused rank, so two sources' bars tell apart: the
+# built-in ones fixed, any other picked from the palette by its name.
+BUILTIN_SOURCE_COLOURS = {"files": "#3b6fe0", "tasks": "#26a69a"}
+SOURCE_COLOURS = ("#3b6fe0", "#26a69a", "#ef6c00", "#8e24aa", "#43a047", "#f9a825", "#6d4c41")
+# What each part means, in words that fit the label column; the tooltip keeps the names.
+PART_LABELS = {
+    "rrf": "fused rank", "hint": "your hint", "hints": "your hint", "defines": "defines name",
+    "focus": "file focus", "same_file": "file repeat", "agreement": "agreement",
+    "votes": "votes", "rank": "best rank", "cascade_tier": "cascade tier",
+    "freshness": "freshness", "length_penalty": "length", "source_weight": "source weight",
+}
+
+
+def part_label(name: str) -> str:
+    """``rrf:files`` -> ``files rank``; ``focus`` -> ``file focus``; unknown names as written."""
+    kind, _, source = name.partition(":")
+    if source:
+        return f"{source} {'rank' if kind == 'rrf' else 'score'}"
+    return PART_LABELS.get(name, name.replace("_", " "))
+
+
+def part_colour(name: str) -> str:
+    """The bar's colour: a source's own for its fused rank, else the part's."""
+    kind, _, source = name.partition(":")
+    if source:
+        fixed = BUILTIN_SOURCE_COLOURS.get(source)
+        return fixed or SOURCE_COLOURS[sum(map(ord, source)) % len(SOURCE_COLOURS)]
+    return PART_COLOURS.get(kind, "#3b6fe0")
 
 
 class ScoreChart(QWidget):
@@ -35,7 +65,8 @@ class ScoreChart(QWidget):
         tip = ""
         if parts:
             tip = "\n".join(
-                f"{name}: {value:+.4f}" + (f"  (raw {parts.raw[name]:.3f})" if name in parts.raw else "")
+                f"{part_label(name)} ({name}): {value:+.4f}"
+                + (f"  (raw {parts.raw[name]:.3f})" if name in parts.raw else "")
                 for name, value in parts.parts.items()
             ) + f"\ncombine: {parts.combine}, total {parts.total:.4f}"
         self.setToolTip(tip)
@@ -59,12 +90,16 @@ class ScoreChart(QWidget):
         y = 4
         for name, value in sorted(parts.parts.items(), key=lambda kv: -abs(kv[1])):
             painter.setPen(text)
-            painter.drawText(QRectF(0, y, LABEL_W - 6, ROW), Qt.AlignmentFlag.AlignVCenter, name)
+            painter.drawText(
+                QRectF(0, y, LABEL_W - 6, ROW),
+                Qt.AlignmentFlag.AlignVCenter,
+                painter.fontMetrics().elidedText(part_label(name), Qt.TextElideMode.ElideRight, LABEL_W - 6),
+            )
             track = QRectF(LABEL_W, y + 5, bar_w, ROW - 10)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(theme.colour("hover"))
             painter.drawRoundedRect(track, 4, 4)
-            colour = QColor(PART_COLOURS.get(name, "#3b6fe0"))
+            colour = QColor(part_colour(name))
             if value < 0:
                 colour = theme.colour("danger")
             painter.setBrush(colour)
