@@ -33,3 +33,6 @@ def test_the_tooltip_gives_words_and_names(qtbot: Any) -> None:
     chart.grab()  # paints every row
     tip = chart.toolTip()
     assert "files rank (rrf:files): +0.0900" in tip and "file repeat (same_file): -0.0200" in tip
+    parts.add("votes", 2.0)
+    chart.set_parts(parts)
+    assert "\nvotes: +2.0000" in chart.toolTip()  # a name that is already words, once

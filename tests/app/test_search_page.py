@@ -57,7 +57,7 @@ async def test_typing_streams_results_into_the_view(qtbot: object) -> None:
     assert page.model.index(0, SCORE, top).data() == "same text"
     # The first result is selected and shown in the detail pane.
     assert page.detail.hit is not None and page.detail.hit.id == page.model.hit_at(top).id
-    assert page.detail.chart.toolTip().startswith("rrf")
+    assert page.detail.chart.toolTip().startswith("fused rank (rrf)")
 
 
 @pytest.mark.asyncio

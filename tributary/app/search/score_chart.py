@@ -40,6 +40,11 @@ def part_label(name: str) -> str:
     return PART_LABELS.get(name, name.replace("_", " "))
 
 
+def _tip_name(name: str) -> str:
+    label = part_label(name)
+    return label if label == name else f"{label} ({name})"
+
+
 def part_colour(name: str) -> str:
     """The bar's colour: a source's own for its fused rank, else the part's."""
     kind, _, source = name.partition(":")
@@ -65,7 +70,7 @@ class ScoreChart(QWidget):
         tip = ""
         if parts:
             tip = "\n".join(
-                f"{part_label(name)} ({name}): {value:+.4f}"
+                _tip_name(name) + f": {value:+.4f}"
                 + (f"  (raw {parts.raw[name]:.3f})" if name in parts.raw else "")
                 for name, value in parts.parts.items()
             ) + f"\ncombine: {parts.combine}, total {parts.total:.4f}"
