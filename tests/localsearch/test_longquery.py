@@ -74,7 +74,7 @@ def test_written_paths_and_modules_become_repository_paths() -> None:
 
 def test_hostile_text_is_read_whole() -> None:
     """Long runs that would make a backtracking pattern quadratic are read like any text."""
-    for text in ("a" * 40_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
+    for text in ("<!--" * 10_000, "1." * 20_000 + " x", "Python 1" + "(" * 20_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
         task = read_task(text)
         assert len(task.title) <= 300
 
@@ -110,3 +110,36 @@ def test_the_answer_says_what_was_read_of_a_task() -> None:
     assert "code names" in note and "2 file paths" in note
     assert f"the first {len(read_task(ISSUE).meaning):,} characters of its prose embedded" in note
     assert task_note("where are fixtures cached") is None
+
+
+def test_what_the_reader_does_not_see_or_need_is_left_out() -> None:
+    from tributary.engine.localsearch.longquery import visible_text
+
+    issue = (
+        "Wrong result with apart\n"
+        "<!-- This comment is hidden when you submit the issue: please read CONTRIBUTING.md\n"
+        "and search the existing issues first. -->\n"
+        "The result of `apart` is wrong <!-- keep it short --> for a real symbol.\n"
+        "```\n"
+        "Python 3.6.0 |Continuum Analytics, Inc.| (default, Dec 23 2016, 12:22:00)\n"
+        'Type "copyright", "credits" or "license" for more information.\n'
+        "IPython 5.1.0 -- An enhanced Interactive Python.\n"
+        "%quickref -> Quick reference.\n"
+        ">>> html = '<!-- kept: this is code -->'\n"
+        ">>> tolerance = 1.5\n"
+        "```\n"
+        "### Versions\n"
+        "Linux-5.10.0-x86_64\n"
+        "numpy 1.22.3\n"
+        "astropy==5.0.3\n"
+        "Scipy: 1.8.0\n"
+    )
+    seen = visible_text(issue)
+    assert "CONTRIBUTING" not in seen and "existing issues" not in seen and "keep it short" not in seen
+    assert "The result of `apart` is wrong  for a real symbol." in seen
+    assert "<!-- kept: this is code -->" in seen and "tolerance = 1.5" in seen
+    for setup in ("Continuum", "credits", "Interactive Python", "quickref", "numpy", "astropy==", "Scipy"):
+        assert setup not in seen, setup
+    assert "Linux-5.10.0-x86_64" in seen and "### Versions" in seen
+    terms = read_task(issue + "Apart should keep the real symbol's sign. " * 10).terms
+    assert "copyright" not in terms and "interactive" not in terms and "apart" in terms

@@ -103,12 +103,71 @@ def _code_like(word: str, called: bool, quoted: frozenset[str]) -> bool:
             or (any(c.isupper() for c in inner[1:]) and any(c.islower() for c in inner)))
 
 
+def visible_text(text: str) -> str:
+    """The issue as its reader sees it, less the lines about the reporter's setup: HTML
+    comments outside code blocks (an issue template's instructions, hidden once
+    rendered) and the lines that only say what was installed, an interpreter's banner
+    (``Python 3.9.10 (main, …)``, ``Type "help", "copyright"…``) and versions
+    (``numpy 1.22.3``). Their words (``copyright``, ``interactive``, ``matplotlib``)
+    otherwise match the code that prints a banner or checks a version."""
+    kept: list[str] = []
+    fenced = in_comment = False
+    for line in text.splitlines():
+        if not in_comment and _FENCE.match(line):
+            fenced = not fenced
+            kept.append(line)
+            continue
+        if not fenced:
+            line, in_comment = _without_comments(line, in_comment)
+        if not _setup_line(line.strip()):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _without_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """``line`` less its ``<!-- … -->`` parts, and whether a comment is still open."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        if in_comment:
+            end = line.find("-->", pos)
+            if end < 0:
+                return "".join(out), True
+            pos, in_comment = end + 3, False
+        start = line.find("<!--", pos)
+        if start < 0:
+            out.append(line[pos:])
+            return "".join(out), False
+        out.append(line[pos:start])
+        pos, in_comment = start + 4, True
+
+
+_BANNER_STARTS = ("[GCC ", "[Clang ", "[MSC ", "%quickref ->", "help      ->", "object?   ->", "?         ->")
+
+
+def _setup_line(line: str) -> bool:
+    """Whether a (stripped) line only describes the setup: a banner line or a version."""
+    if line.startswith(_BANNER_STARTS) or "\"credits\" or \"license\"" in line or "'credits' or 'license'" in line:
+        return True
+    if line.startswith(("Python ", "IPython ")):
+        rest = line.split(" ", 1)[1]
+        return rest[:1].isdigit() and any(mark in rest for mark in ("(", "|", " -- "))
+    words = line.split("==") if "==" in line else line.replace(":", " ").split()
+    return len(words) == 2 and words[0][:1].isalpha() and _is_version(words[1].strip())
+
+
+def _is_version(word: str) -> bool:
+    parts = word.lstrip("vV").split(".")
+    return len(parts) >= 2 and parts[0].isdigit() and parts[1][:1].isdigit()
+
+
 @lru_cache(maxsize=16)
 def read_task(text: str) -> TaskQuery:
     """The parts of an issue-length question (see the module's docstring). Kept for the
     last few questions: one search reads the same issue for its keyword query, its
     embedding, each index searched and its confidence, and it is read in linear time but
     over up to the whole query."""
+    text = visible_text(text)
     prose, code = split_code(text)
     title = _title(prose)
     quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
