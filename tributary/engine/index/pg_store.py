@@ -26,13 +26,13 @@ from tributary.engine.index import store as base
 from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.store import (
     _ALNUM,
-    _SYMBOL_PARTS,
     COMMON_TERM_SHARE,
     FileRecord,
     ModelChanged,
     QueryVector,
     SearchFilter,
     StoredChunk,
+    symbol_parts,
 )
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.localsearch.fts import fts_terms, split_identifiers
@@ -90,7 +90,7 @@ def code_words(text: str) -> str:
 def symbol_key(symbol: str | None) -> str | None:
     """The name a lookup compares: the symbol's last part, case-folded
     (``CallSpec2.getparam`` -> ``getparam``)."""
-    return _SYMBOL_PARTS.split(symbol)[-1].casefold() if symbol else None
+    return symbol_parts(symbol)[-1].casefold() if symbol else None
 
 
 def as_array(value: Any) -> Vectors:
@@ -582,7 +582,7 @@ class PgIndexStore:
             # (a Markdown section's heading is its symbol, but it defines nothing)
             f"SELECT id, symbol FROM chunks WHERE repo = %s AND symbol_key = ANY(%s) AND kind <> 'text'{extra}",
             [self.repo, sorted(wanted), *params]).fetchall())  # fmt: skip
-        found = sorted((len(_SYMBOL_PARTS.split(str(s))), len(str(s)), int(cid)) for cid, s in rows)
+        found = sorted((len(symbol_parts(s)), len(str(s)), int(cid)) for cid, s in rows)
         ranked = [cid for *_, cid in found[:k]]
         if ranked:
             return ranked

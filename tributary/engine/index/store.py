@@ -685,8 +685,8 @@ class SqliteStore:
         # (a Markdown section's heading is its symbol, but it defines nothing)
         defined = "CASE WHEN c.kind = 'text' THEN NULL ELSE c.symbol END"
         for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", defined, where):
-            parts = _SYMBOL_PARTS.split(str(symbol or ""))
-            if symbol and parts[-1].casefold() in wanted:
+            parts = symbol_parts(str(symbol or ""))
+            if parts and parts[-1].casefold() in wanted:
                 found.append((len(parts), len(str(symbol)), cid))
         ranked = [cid for *_, cid in sorted(found)[:k]]
         if not ranked:  # (a body search ranks every chunk using the name: only when needed)
