@@ -13,7 +13,7 @@ ROW = 20
 LABEL_W = 110
 VALUE_W = 64
 PART_COLOURS = {
-    "rrf": "#3b6fe0", "weighted": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b",
+    "rrf": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b",
     "reputation": "#9b59b6", "length_penalty": "#e0457b", "length": "#e0457b",
     "source_weight": "#4caf50", "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020",
     "defines": "#7cb342", "focus": "#7e57c2", "votes": "#5c6bc0", "rank": "#3b6fe0",
@@ -47,11 +47,11 @@ def _tip_name(name: str) -> str:
 
 def part_colour(name: str) -> str:
     """The bar's colour: a source's own for its fused rank, else the part's."""
-    kind, _, source = name.partition(":")
+    source = name.partition(":")[2]
     if source:
         fixed = BUILTIN_SOURCE_COLOURS.get(source)
         return fixed or SOURCE_COLOURS[sum(map(ord, source)) % len(SOURCE_COLOURS)]
-    return PART_COLOURS.get(kind, "#3b6fe0")
+    return PART_COLOURS.get(name, "#3b6fe0")
 
 
 class ScoreChart(QWidget):

@@ -510,6 +510,7 @@ def applied_lines(work: Path, patch: str) -> dict[str, list[int]]:
     files and diffs them against the originals; a file that cannot be compared that way
     keeps the patch's own numbers."""
     written = hunk_lines(patch)
+    env = _git_outside_repositories()
     with tempfile.TemporaryDirectory(prefix="tributary-gold-") as tmp:
         before, after = Path(tmp, "a"), Path(tmp, "b")
         for path in written:
@@ -522,7 +523,7 @@ def applied_lines(work: Path, patch: str) -> dict[str, list[int]]:
         patch_file.write_text(patch, encoding="utf-8")
         applied = subprocess.run(
             ["git", "apply", "--whitespace=nowarn", str(patch_file)],
-            cwd=after, capture_output=True, check=False, env=_git_outside_repositories(),
+            cwd=after, capture_output=True, check=False, env=env,
         )
         if applied.returncode != 0:
             return written
@@ -533,8 +534,7 @@ def applied_lines(work: Path, patch: str) -> dict[str, list[int]]:
                 continue
             diff = subprocess.run(
                 ["git", "diff", "--no-index", "--no-color", "--", f"a/{path}", f"b/{path}"],
-                cwd=tmp, capture_output=True, text=True, check=False,
-                env=_git_outside_repositories(),
+                cwd=tmp, capture_output=True, text=True, check=False, env=env,
             )
             found[path] = [line for changed in hunk_lines(diff.stdout).values() for line in changed]
         return found
