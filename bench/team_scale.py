@@ -11,9 +11,9 @@ For each size, in one run, with the same chunks and vectors in both backends:
   p95 and max with 1, 8 and 32 searching clients at once, each its own process and
   connection (one desktop each), while one more process indexes (rewrites files): how
   many searches failed, and whether every file the indexer wrote is there afterwards;
-- the keyword list's agreement with ranking every chunk that holds a word of the query
-  (PostgreSQL ranks only those holding a rare word or two others), and the top files'
-  agreement between the backends.
+- the keyword list's agreement with reading every posting of the query's words
+  (PostgreSQL reads each word's best postings only), and the top files' agreement
+  between the backends.
 
 Queries: the pytest benchmark's 195 commit messages (a developer's question), and the
 SWE-bench issues for the issue-length ones. The text is CPython's ``Lib/`` and the
@@ -313,18 +313,18 @@ def _agreement(pg: PgIndexStore, sqlite_path: Path | None, queries: list[str], q
     where = SearchFilter()
     top100, top800, same_top = [], [], []
     sample = list(range(0, len(queries), 4))
-    saved = pg_store.MATCH_BUDGET, pg_store.SINGLE_SHARE
+    saved = pg_store.POSTINGS_PER_WORD
     try:
         for i in sample:
-            pg_store.MATCH_BUDGET, pg_store.SINGLE_SHARE = saved
+            pg_store.POSTINGS_PER_WORD = saved
             a = pg.keyword_search(queries[i], 800, where)
-            pg_store.MATCH_BUDGET, pg_store.SINGLE_SHARE = 10**9, 1.0  # every chunk holding a word
+            pg_store.POSTINGS_PER_WORD = 10**9  # every posting of every word
             b = pg.keyword_search(queries[i], 800, where)
             top100.append(_overlap(a, b, 100))
             top800.append(_overlap(a, b, 800))
     finally:
-        pg_store.MATCH_BUDGET, pg_store.SINGLE_SHARE = saved
-    print(f"PostgreSQL keyword list against ranking every chunk that holds a word: top-100 overlap "
+        pg_store.POSTINGS_PER_WORD = saved
+    print(f"PostgreSQL keyword list against reading every posting of its words: top-100 overlap "
           f"{statistics.mean(top100):.3f}, top-800 {statistics.mean(top800):.3f} ({len(sample)} queries)")
     if sqlite_path is None:
         return

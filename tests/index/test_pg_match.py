@@ -1,29 +1,21 @@
-"""Which chunks a PostgreSQL keyword search ranks, and the memory an index build asks
+"""How a PostgreSQL keyword search weighs a word, and the memory an index build asks
 for: plain functions, no server needed."""
 
 from __future__ import annotations
 
-from tributary.engine.index.pg_store import build_memory, match_query
+import math
+
+from tributary.engine.index.pg_store import build_memory, idf
 
 
-def test_rare_words_match_alone_and_common_ones_in_pairs() -> None:
-    counts = {"getfixturemarker": 3, "fixture": 500, "scope": 400, "request": 600}
-    text = match_query(list(counts), counts, total=10_000, budget=10_000)
-    assert text.split(" | ")[0] == "getfixturemarker"  # rarest first, alone
-    assert "(scope & fixture)" in text
-    assert not any(part in ("fixture", "scope", "request") for part in text.split(" | "))
+def test_a_rare_word_weighs_more_than_a_common_one() -> None:
+    assert idf(3, 10_000) > idf(500, 10_000) > idf(4_000, 10_000) > 0
+    assert idf(3, 10_000) == math.log((10_000 - 3 + 0.5) / 3.5)  # FTS5's formula
 
 
-def test_the_budget_stops_the_pairs_at_the_largest() -> None:
-    counts = {"a": 50, "b": 2_000, "c": 3_000, "d": 9_000}
-    text = match_query(list(counts), counts, total=10_000, budget=1_000)
-    parts = text.split(" | ")
-    assert parts[0] == "a" and "(b & c)" in parts  # 600 chunks expected together
-    assert "(c & d)" not in parts  # 2,700 more would pass the budget
-
-
-def test_a_lone_common_word_still_matches() -> None:
-    assert match_query(["test"], {"test": 9_000}, total=10_000) == "test"
+def test_a_word_in_most_chunks_still_weighs_a_little() -> None:
+    assert idf(9_000, 10_000) == 1e-6
+    assert idf(0, 0) == 1e-6
 
 
 def test_an_index_build_gets_memory_for_its_graph_within_bounds() -> None:

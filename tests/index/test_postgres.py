@@ -553,3 +553,108 @@ def test_a_task_history_searches_alike_on_both_backends(postgres_dsn: str, tmp_p
     finally:
         pg.close()
         local.close()
+
+
+def _write_texts(store: Any, texts: dict[str, str]) -> None:
+    """One chunk a file, each file's text as given."""
+    for round_, (path, text) in enumerate(texts.items()):
+        chunk = Chunk(path, "python", "function", 1, 1, text, path.removesuffix(".py"), embed_text=text)
+        store.write_file(FileRecord(path, f"h{round_}", 1, round_, "python"), [chunk], {})
+
+
+_TEXTS = {
+    "invoice.py": "invoice total tax invoice lines total",
+    "tax.py": "tax rate tax table country tax",
+    "cart.py": "cart items total discount",
+    "notes.py": "meeting notes about the invoice layout and colours and fonts and margins and paper",
+    "mail.py": "mail send retry queue",
+}
+
+
+def test_keyword_search_ranks_by_bm25_alike_on_both_backends(postgres_dsn: str, tmp_path: Path) -> None:
+    """The shared index ranks a question's words by BM25 from its postings, as SQLite's
+    FTS5 does: the same files in the same order, and a rewritten or deleted file's old
+    words find nothing."""
+    from tributary.engine.index.store import SqliteStore
+
+    db = Database(postgres_dsn)
+    pg = PgIndexStore(db, ensure_repository(db, "/team/bm25", "bm25"))
+    local = SqliteStore(tmp_path / "files.sqlite")
+    try:
+        for store in (pg, local):
+            _write_texts(store, _TEXTS)
+        pg.ensure_vector_index()  # (the counts of each word, as after an indexing pass)
+
+        def ranked(store: Any, query: str, where: SearchFilter | None = None) -> list[str]:
+            hits = store.keyword_search(query, 10, where or SearchFilter())
+            paths = store.chunks_by_id([cid for cid, _ in hits])
+            return [paths[cid].path for cid, _ in hits]
+
+        for query in ("invoice total", "tax invoice", "total discount", "queue"):
+            assert ranked(pg, query) == ranked(local, query), query
+        assert ranked(pg, "invoice total")[:2] == ["invoice.py", "cart.py"]
+        only = SearchFilter(path_ids=pg.chunk_ids_matching("notes.py"))
+        assert ranked(pg, "invoice total", only) == ["notes.py"]  # a filter reads every posting
+
+        _write_texts(pg, {"invoice.py": "receipt printer"})
+        assert ranked(pg, "lines") == [] and "invoice.py" not in ranked(pg, "total")
+        assert ranked(pg, "receipt") == ["invoice.py"]
+        pg.delete_files(["invoice.py"])
+        assert ranked(pg, "receipt") == []
+        left = db.read(lambda c: c.execute(
+            "SELECT COUNT(*) FROM chunk_postings p LEFT JOIN chunks c ON c.id = p.chunk WHERE c.id IS NULL"
+        ).fetchone())  # fmt: skip
+        assert left == (0,)
+    finally:
+        pg.close()
+        db.close()
+        local.close()
+
+
+def test_a_word_in_many_chunks_is_read_only_where_it_weighs_most(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a filter a search reads each word's best postings only: a chunk where the
+    rare word stands still ranks first however many chunks hold the common one."""
+    from tributary.engine.index import pg_store
+
+    db = Database(postgres_dsn)
+    pg = PgIndexStore(db, ensure_repository(db, "/team/many", "many"))
+    try:
+        texts = {f"m{i:02d}.py": ("render page " if i % 3 == 0 else "other page ") + "filler " * (i % 7)
+                 for i in range(40)}  # fmt: skip
+        texts["special.py"] = "render frobnicate"
+        _write_texts(pg, texts)
+        monkeypatch.setattr(pg_store, "POSTINGS_PER_WORD", 5)
+        hits = pg.keyword_search("render frobnicate", 3, SearchFilter())
+        paths = [pg.chunks_by_id([cid])[cid].path for cid, _ in hits]
+        assert paths[0] == "special.py" and hits[0][1] > hits[1][1]
+        assert len(hits) == 3 and paths[1] in ("m00.py", "m21.py")  # the shortest that hold "render"
+    finally:
+        pg.close()
+        db.close()
+
+
+def test_chunks_written_before_the_postings_are_found_after_the_upgrade(postgres_dsn: str) -> None:
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert migrate(conn, MIGRATIONS[:-1]) == len(MIGRATIONS) - 1
+        repo = conn.execute("INSERT INTO repositories(root, name) VALUES ('/old', 'old') RETURNING id").fetchone()
+        assert repo is not None
+        file_id = conn.execute(
+            "INSERT INTO files(repo, path, hash, size, mtime_ns, language, chunks, indexed_at) "
+            "VALUES (%s, 'ledger.py', 'h', 1, 1, 'python', 1, 0) RETURNING id", (repo[0],)
+        ).fetchone()  # fmt: skip
+        assert file_id is not None
+        conn.execute(
+            "INSERT INTO chunks(repo, file_id, language, kind, start_line, end_line, content, embed_hash, terms) "
+            "VALUES (%s, %s, 'python', 'function', 1, 1, 'def balance(): pass', 'e', "
+            "setweight(to_tsvector('tributary_code', 'ledger py'), 'A') || "
+            "setweight(to_tsvector('tributary_code', 'def balance pass'), 'D'))", (repo[0], file_id[0]),
+        )  # fmt: skip
+    db = Database(postgres_dsn)
+    try:
+        store = PgIndexStore(db, int(repo[0]))
+        [(cid, score)] = store.keyword_search("ledger balance", 10, SearchFilter())
+        assert store.chunks_by_id([cid])[cid].path == "ledger.py" and score > 0
+    finally:
+        db.close()

@@ -12,12 +12,12 @@ applies (an approximate index filtered afterwards would return too few).
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -68,11 +68,10 @@ BUILD_MEMORY_MAX_MB = 4096
 BUILD_BYTES_PER_DIM = 5  # a graph node's share per dimension (its float32 vector plus neighbours)
 MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
 DENSE_POOL = 200  # vector candidates (the keyword pool stays deeper): HNSW's cost grows with it
-# A keyword search ranks, by all of its words, only the chunks that hold a rare word of
-# the question or two of its other words (``match_query``), at most about this many.
-MATCH_BUDGET = 20_000
-SINGLE_SHARE = 0.03  # a word in at most this share of the chunks matches alone
-PAIR_TERMS = 8  # the other words match in pairs: of this many, the rarest
+# A keyword search without a filter reads at most this many of each word's best chunks
+# (by its BM25 weight, from the postings index): a word in fewer is read whole, and one
+# in more adds its weight only to the chunks where it weighs most.
+POSTINGS_PER_WORD = 1000
 FILE_OF_LIMIT = 200_000  # chunk -> file pairs kept from earlier searches
 TERM_STATS_DRIFT = 0.1  # term counts are refreshed once the chunks changed this much
 _NON_WORD = re.compile(r"[\W_]+")
@@ -100,35 +99,10 @@ def as_array(value: Any) -> Vectors:
     return result
 
 
-def tsquery(terms: Sequence[str]) -> str:
-    """Terms (letters and digits only, from ``fts_terms``) OR-ed for ``to_tsquery``."""
-    return " | ".join(terms)
-
-
-def match_query(terms: Sequence[str], counts: Mapping[str, int], total: int, budget: int | None = None) -> str:
-    """The ``to_tsquery`` text that picks the chunks a keyword search ranks: each rare
-    term (in at most ``SINGLE_SHARE`` of the ``total`` chunks) alone, and each pair of
-    the ``PAIR_TERMS`` rarest other terms together, rarest first, while the chunks they
-    pick (a pair's estimated as if its words were independent) stay within ``budget``.
-    A chunk that holds one common word of the question ranks low whatever it is, so
-    leaving those out costs little, and ranking them would read most of the index."""
-    budget = MATCH_BUDGET if budget is None else budget
-    by_rarity = sorted(dict.fromkeys(terms), key=lambda t: (counts.get(t, 0), t))
-    single_max = max(1, int(SINGLE_SHARE * total))
-    singles = [(t, counts.get(t, 0)) for t in by_rarity if counts.get(t, 0) <= single_max]
-    others = [t for t in by_rarity if counts.get(t, 0) > single_max][:PAIR_TERMS]
-    pairs = sorted(
-        ((f"({a} & {b})", counts.get(a, 0) * counts.get(b, 0) / max(total, 1)) for a, b in combinations(others, 2)),
-        key=lambda pair: pair[1],
-    )
-    chosen: list[str] = []
-    rows = 0.0
-    for part, size in [*singles, *pairs]:
-        if chosen and rows + size > budget:
-            break
-        chosen.append(part)
-        rows += size
-    return " | ".join(chosen) if chosen else by_rarity[0]
+def idf(chunks: int, total: int) -> float:
+    """A word's BM25 idf as FTS5 computes it: ``log((N - n + 0.5) / (n + 0.5))`` for a
+    word in ``chunks`` of ``total``, at least 1e-6."""
+    return max(1e-6, math.log((total - chunks + 0.5) / (chunks + 0.5)))
 
 
 def build_memory(rows: int, dim: int) -> str:
@@ -174,7 +148,9 @@ class PgIndexStore:
     ) -> None:
         self.db = db
         self.repo = int(repo)
-        self.collection = PgCollection(db, self.repo, table="chunks", scope=_META_SCOPE, weights=RANK_WEIGHTS)
+        self.collection = PgCollection(
+            db, self.repo, table="chunks", scope=_META_SCOPE, weights=RANK_WEIGHTS, postings="chunk_postings"
+        )
         self.wanted_index = vector_index
         self._owns_db = owns_db
         self._kind: VectorIndex | None = None
@@ -318,8 +294,8 @@ class PgIndexStore:
             lock_repository(conn, self.repo)
             conn.execute("DELETE FROM term_stats WHERE repo = %s", (self.repo,))
             conn.execute(
-                f"INSERT INTO term_stats(repo, lexeme, chunks) SELECT {self.repo}, word, ndoc "
-                f"FROM ts_stat('SELECT terms FROM chunks WHERE repo = {self.repo}')"
+                "INSERT INTO term_stats(repo, lexeme, chunks) SELECT repo, lexeme, COUNT(*) "
+                "FROM chunk_postings WHERE repo = %s GROUP BY repo, lexeme", (self.repo,)
             )
             self._set_meta(conn, "term_stats_chunks", str(total))
         return True
@@ -416,6 +392,11 @@ class PgIndexStore:
                         f"setweight(to_tsvector('{TS_CONFIG}', %s), 'D'), %s)",
                         rows,
                     )
+                conn.execute(
+                    "INSERT INTO chunk_postings(chunk, repo, lexeme, impact) SELECT c.id, c.repo, i.lexeme, "
+                    "i.impact FROM chunks c, tributary_impacts(c.terms) i WHERE c.file_id = %s",
+                    (file_id,),
+                )
             if pending:
                 with conn.cursor() as cursor:
                     cursor.executemany(
@@ -520,36 +501,41 @@ class PgIndexStore:
         return dense, words
 
     def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
-        """Chunks ranked by ``ts_rank`` over the query's words, leaving out those in more
-        than ``COMMON_TERM_SHARE`` of the chunks; only the chunks that hold a rare word
-        of it, or two of its other words, are ranked (``match_query``)."""
+        """Chunks ranked by BM25 over the query's words, as on SQLite (words in more than
+        ``COMMON_TERM_SHARE`` of the chunks left out), read from the postings: without a
+        filter only each word's ``POSTINGS_PER_WORD`` best chunks, which bounds the work
+        whatever the index's size; with one, every chunk holding a word."""
         terms = list(dict.fromkeys(fts_terms(query)))
         if not terms:
             return []
-        counts, total = self._term_counts(terms)
-        ranked = [t for t in terms if counts.get(t, 0) <= total * COMMON_TERM_SHARE] or terms
+        found, total = self._word_counts(terms)
+        kept = [(w, n) for w, n in found if n <= total * COMMON_TERM_SHARE] or found
         clauses, params = _filters(where)
-        rows = self.collection.keyword(
-            match_query(ranked, counts, total), tsquery(ranked), k, columns=["file_id"], where=clauses, params=params
-        )
+        rows = self.collection.postings(
+            [(word, idf(n, total)) for word, n in kept], k, per_word=None if clauses else max(k, POSTINGS_PER_WORD),
+            columns=["file_id"], where=clauses, params=params,
+        )  # fmt: skip
         self._remember({int(cid): int(fid) for cid, _, fid in rows})
         return [(int(cid), float(score)) for cid, score, _ in rows]
 
-    def _term_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
-        """How many chunks hold each term, and the chunks counted: from ``term_stats``
-        (one query), or, before an indexing pass has counted them, by asking the index
-        term by term (capped; cached until the repository is written to)."""
+    def _word_counts(self, terms: Sequence[str]) -> tuple[list[tuple[str, int]], int]:
+        """Each term's lexemes (in the terms' order) with the chunks holding each, and the
+        chunks counted: from ``term_stats`` (one query), or, before an indexing pass has
+        counted them, from the postings (capped; cached until the repository is written to)."""
         rows = self.db.read(lambda c: c.execute(
-            "SELECT t.term, COALESCE(MAX(s.chunks), 0), (SELECT value FROM repo_meta WHERE repo = %s "
-            f"AND scope = '{_META_SCOPE}' AND key = 'term_stats_chunks') FROM unnest(%s::text[]) AS t(term) "
-            f"LEFT JOIN LATERAL unnest(to_tsvector('{TS_CONFIG}', t.term)) AS l ON true "
-            "LEFT JOIN term_stats s ON s.repo = %s AND s.lexeme = l.lexeme GROUP BY t.term",
+            "SELECT l.lexeme, COALESCE(s.chunks, 0), (SELECT value FROM repo_meta WHERE repo = %s "
+            f"AND scope = '{_META_SCOPE}' AND key = 'term_stats_chunks') "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n) "
+            f"CROSS JOIN LATERAL unnest(to_tsvector('{TS_CONFIG}', t.term)) AS l "
+            "LEFT JOIN term_stats s ON s.repo = %s AND s.lexeme = l.lexeme ORDER BY t.n",
             (self.repo, list(terms), self.repo)).fetchall())  # fmt: skip
-        if rows and rows[0][2] is not None:
-            return {str(term): int(count) for term, count, _ in rows}, int(rows[0][2])
-        return self._counted(terms)
+        if not rows:
+            return [], 0
+        if rows[0][2] is not None:
+            return [(str(word), int(n)) for word, n, _ in rows], int(rows[0][2])
+        return self._counted([str(word) for word, _, _ in rows])
 
-    def _counted(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+    def _counted(self, words: Sequence[str]) -> tuple[list[tuple[str, int]], int]:
         version, total = self.db.read(lambda c: c.execute(
             "SELECT version, (SELECT COALESCE(SUM(chunks), 0) FROM files WHERE repo = %s) "
             "FROM repositories WHERE id = %s", (self.repo, self.repo)).fetchone() or (None, 0))  # fmt: skip
@@ -557,10 +543,14 @@ class PgIndexStore:
             self._df.clear()
             self._df_version = version
         cap = int(int(total) * COMMON_TERM_SHARE) + 1
-        for term in terms:
-            if term not in self._df:
-                self._df[term] = self._count_matching(term, max(cap, MATCH_BUDGET + 1))
-        return {term: self._df[term] for term in terms}, int(total)
+        missing = [word for word in dict.fromkeys(words) if word not in self._df]
+        if missing:
+            rows = self.db.read(lambda c: c.execute(
+                "SELECT w.word, (SELECT COUNT(*) FROM (SELECT 1 FROM chunk_postings WHERE repo = %s "
+                "AND lexeme = w.word LIMIT %s) s) FROM unnest(%s::text[]) AS w(word)",
+                (self.repo, cap, missing)).fetchall())  # fmt: skip
+            self._df.update((str(word), int(n)) for word, n in rows)
+        return [(word, self._df[word]) for word in words], int(total)
 
     def _count_matching(self, text: str, limit: int) -> int:
         """How many chunks ``to_tsquery(text)`` matches, counting up to ``limit``."""

@@ -1,5 +1,6 @@
 """A collection in the shared database: one repository's rows of one table, found by
-their words (``terms``, a ``tsvector`` ranked by ``ts_rank``) and by their meaning
+their words (``terms``, a ``tsvector`` ranked by ``ts_rank``, or BM25 from a postings
+table of each row's lexemes and their weights) and by their meaning
 (``embedding``, a pgvector column), with the model's record and the meta kept under the
 collection's scope in ``repo_meta``.
 
@@ -26,10 +27,14 @@ TS_CONFIG = "tributary_code"  # the text-search configuration every collection's
 class PgCollection:
     """One repository's rows of ``table`` (with ``repo``, ``id``, ``terms`` and
     ``embedding`` columns); ``weights`` is ``ts_rank``'s weight array ``{D, C, B, A}``,
-    ``scope`` the collection's part of the repository's meta."""
+    ``scope`` the collection's part of the repository's meta; ``postings`` the table of
+    its rows' BM25 term weights (``repo``, ``lexeme``, ``impact``, ``chunk``), if any."""
 
-    def __init__(self, db: Database, repo: int, *, table: str, scope: str, weights: str) -> None:
+    def __init__(
+        self, db: Database, repo: int, *, table: str, scope: str, weights: str, postings: str | None = None
+    ) -> None:
         self.db = db
+        self.postings_table = postings
         self.repo = int(repo)
         self.table = table
         self.scope = scope
@@ -72,6 +77,48 @@ class PgCollection:
             "ORDER BY score DESC, id LIMIT %s"
         )
         values = [match, rank, self.repo, *params, limit]
+        return self.db.read(lambda c: c.execute(sql, values).fetchall())
+
+    def postings(
+        self,
+        words: Sequence[tuple[str, float]],
+        limit: int,
+        *,
+        per_word: int | None,
+        columns: Sequence[str] = (),
+        where: Sequence[str] = (),
+        params: Sequence[Any] = (),
+    ) -> list[tuple[Any, ...]]:
+        """``(id, score, *columns)`` of the ``limit`` rows with the highest BM25 for the
+        lexemes ``words`` (each with its idf; a lexeme twice counts twice), from the collection's postings table (best
+        first, ties by id). ``per_word`` reads only each lexeme's that many best rows,
+        from its index; None reads all of them, as a search that ``where`` narrows must
+        (a word's best rows may all be filtered out)."""
+        if not words or self.postings_table is None:
+            return []
+        best = (
+            f"CROSS JOIN LATERAL (SELECT chunk, impact FROM {self.postings_table} "
+            "WHERE repo = %s AND lexeme = q.lexeme ORDER BY impact DESC, chunk LIMIT %s) p"
+            if per_word is not None
+            else f"JOIN {self.postings_table} p ON p.repo = %s AND p.lexeme = q.lexeme"
+        )
+        scored = (
+            "SELECT p.chunk, SUM(q.idf * p.impact) AS score "
+            f"FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) {best} GROUP BY p.chunk"
+        )
+        extra = "".join(f", t.{column}" for column in columns)
+        if where:  # narrowed before the best are taken
+            sql = (
+                f"SELECT t.id, s.score{extra} FROM ({scored}) s JOIN {self.table} t ON t.id = s.chunk"
+                f"{''.join(' AND ' + c for c in where)} ORDER BY s.score DESC, t.id LIMIT %s"
+            )
+        else:  # the best first, then their columns
+            sql = (
+                f"SELECT t.id, s.score{extra} FROM ({scored} ORDER BY score DESC, p.chunk LIMIT %s) s "
+                f"JOIN {self.table} t ON t.id = s.chunk ORDER BY s.score DESC, t.id"
+            )
+        limits = [] if per_word is None else [per_word]
+        values = [[w for w, _ in words], [idf for _, idf in words], self.repo, *limits, *params, limit]
         return self.db.read(lambda c: c.execute(sql, values).fetchall())
 
     def dense(

@@ -7,6 +7,8 @@ configuration: PostgreSQL's ``simple`` parser with an English Snowball stemmer a
 stopwords, like FTS5's ``porter unicode61``; the text is split into identifier parts
 before it gets there (``tributary.engine.postgres.text``). ``embedding`` has no fixed dimension:
 each repository gets its own partial vector index, cast to its model's dimension.
+``chunk_postings`` holds each chunk's lexemes with their BM25 weight, best first per
+lexeme in its index: what a keyword search reads.
 """
 
 from __future__ import annotations
@@ -136,5 +138,33 @@ MIGRATIONS: tuple[str, ...] = (
         chunks INTEGER NOT NULL,
         PRIMARY KEY (repo, lexeme)
     );
+    """,
+    # BM25 from an impact-ordered postings table: each (chunk, lexeme) pair with the
+    # lexeme's BM25 term weight in the chunk (idf apart), so that a search reads each
+    # word's best chunks from an index instead of ranking every row that holds it. The
+    # weight counts a path or symbol word 4 times a body word, as FTS5's column weights
+    # do, with k1 1.2 and b 0.75 over a fixed average length (chunks are cut to a bounded
+    # size, so a weight is final when written).
+    """
+    CREATE FUNCTION tributary_impacts(terms tsvector) RETURNS TABLE (lexeme text, impact real)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        WITH words AS (
+            SELECT x.lexeme, array_length(x.positions, 1) AS n,
+                   (SELECT SUM(CASE w WHEN 'A' THEN 4 ELSE 1 END) FROM unnest(x.weights) w) AS f
+            FROM unnest(terms) x
+        ), size AS (SELECT SUM(n) AS dl FROM words)
+        SELECT words.lexeme, (words.f * 2.2 / (words.f + 1.2 * (0.25 + 0.75 * size.dl / 75.0)))::real
+        FROM words, size
+    $$;
+    CREATE TABLE chunk_postings (
+        chunk BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        repo BIGINT NOT NULL,
+        lexeme TEXT NOT NULL,
+        impact REAL NOT NULL
+    );
+    INSERT INTO chunk_postings(chunk, repo, lexeme, impact)
+    SELECT c.id, c.repo, i.lexeme, i.impact FROM chunks c, tributary_impacts(c.terms) i;
+    CREATE INDEX chunk_postings_best ON chunk_postings(repo, lexeme, impact DESC, chunk);
+    CREATE INDEX chunk_postings_chunk ON chunk_postings(chunk);
     """,
 )
