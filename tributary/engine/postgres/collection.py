@@ -90,10 +90,10 @@ class PgCollection:
         params: Sequence[Any] = (),
     ) -> list[tuple[Any, ...]]:
         """``(id, score, *columns)`` of the ``limit`` rows with the highest BM25 for the
-        lexemes ``words`` (each with its idf; a lexeme twice counts twice), from the collection's postings table (best
-        first, ties by id). ``per_word`` reads only each lexeme's that many best rows,
-        from its index; None reads all of them, as a search that ``where`` narrows must
-        (a word's best rows may all be filtered out)."""
+        lexemes ``words`` (each with its idf; a lexeme given twice counts twice), from the
+        collection's postings table, best first, ties by id. ``per_word`` reads only each
+        lexeme's that many best rows, from its index; None reads all of them, as a search
+        that ``where`` narrows must (a word's best rows may all be filtered out)."""
         if not words or self.postings_table is None:
             return []
         best = (
