@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from tributary.app import theme
 from tributary.app.search.score_chart import ScoreChart, part_colour, part_label
 from tributary.engine.model import ScoreParts
 
@@ -19,6 +22,21 @@ def test_each_source_and_part_has_a_colour_of_its_own() -> None:
     assert part_colour("rrf:files") != part_colour("rrf:tasks")
     assert part_colour("focus") != part_colour("rrf:files")
     assert part_colour("hint") == part_colour("hints")
+
+
+def test_a_source_has_one_colour_everywhere_and_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart's bar for a source's rank has the source's badge colour, and the
+    configured sources have distinct colours, in the config's order, whatever their
+    names (two names that hashed alike used to share one)."""
+    monkeypatch.setattr(theme, "_source_colours", {})
+    names = ["files", "tasks", "github", "slack", "docs-search", "fetch", "brave", "arxiv", "jira", "wiki"]
+    theme.set_source_order(names)
+    assert len({theme.source_colour_hex(n) for n in names}) == len(names)
+    assert part_colour("rrf:slack") == theme.source_colour_hex("slack") == theme.source_colour("slack").name()
+    assert theme.source_colour_hex("files") == theme.BUILTIN_SOURCE_COLOURS["files"]
+    assert theme.source_colour_hex("unlisted") == theme.source_colour_hex("unlisted")  # stable once given
+    theme.set_source_order(["slack", "github"])  # the config changed: its order decides
+    assert theme.source_colour_hex("slack") == theme.SOURCE_COLOURS[0]
 
 
 def test_the_tooltip_gives_words_and_names(qtbot: Any) -> None:

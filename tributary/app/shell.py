@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from tributary.app import theme
 from tributary.app.background import run_async, runner
 from tributary.app.engine_host import open_engine
 from tributary.app.instance import InstanceServer
@@ -176,6 +177,7 @@ class Shell(QObject):
             await engine.aclose()
             return
         self.engine = engine
+        theme.set_source_order(engine.effective_config.servers)
         self.window.set_engine_state("Engine ready")
         self.window.search.refresh_empty_state()
         watch = getattr(engine, "watch_config", None)
@@ -201,6 +203,8 @@ class Shell(QObject):
             self._editor.set_file_problem(self._file_problem)
         if ok:  # servers may have come or gone: the search page's first steps follow
             self.window.show_message(first, 15000)
+            if self.engine is not None:
+                theme.set_source_order(self.engine.effective_config.servers)
             self.window.search.refresh_empty_state()
         else:
             self.window.show_message(f"{first} — the details are on Sources & routing", 15000)

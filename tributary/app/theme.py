@@ -54,8 +54,13 @@ DARK: dict[str, str] = {
     "danger": "#ff6b6b", "danger_soft": "#3a2226", "ok": "#4cc38a", "warn": "#e0b24a", "warn_soft": "#3a3222",
 }
 
-# Badge colours for sources: stable per name, readable on both schemes.
-SOURCE_COLOURS = ["#3b6fe0", "#2bb3a3", "#d9822b", "#9b59b6", "#e0457b", "#4caf50", "#607d8b", "#c0a020"]
+# Source colours (badges, charts), readable on both schemes: the built-in sources' own,
+# then one each for the other sources in the config's order (``set_source_order``), so
+# that no two of the first eight share one; a name the config does not list takes the
+# next in turn.
+BUILTIN_SOURCE_COLOURS = {"files": "#3b6fe0", "tasks": "#26a69a"}
+SOURCE_COLOURS = ("#ef6c00", "#8e24aa", "#e0457b", "#43a047", "#c0a020", "#6d4c41", "#607d8b", "#d9822b")
+_source_colours: dict[str, str] = {}
 
 STATUS_COLOURS = {
     "ok": "#2e9e6a", "cached": "#2bb3a3", "pending": "#9aa3b2", "timeout": "#d99a1e",
@@ -82,10 +87,23 @@ def colour(name: str) -> QColor:
     return QColor(_current[name])
 
 
+def set_source_order(names: Iterable[str]) -> None:
+    """Give the configured sources their colours, in the config's order."""
+    others = [name for name in dict.fromkeys(names) if name not in BUILTIN_SOURCE_COLOURS]
+    _source_colours.clear()
+    _source_colours.update((name, SOURCE_COLOURS[i % len(SOURCE_COLOURS)]) for i, name in enumerate(others))
+
+
+def source_colour_hex(name: str) -> str:
+    """The colour of source ``name`` as ``#rrggbb``: the same in every view."""
+    colour = BUILTIN_SOURCE_COLOURS.get(name) or _source_colours.get(name)
+    if colour is None:
+        colour = _source_colours[name] = SOURCE_COLOURS[len(_source_colours) % len(SOURCE_COLOURS)]
+    return colour
+
+
 def source_colour(name: str) -> QColor:
-    # A stable hash (not hash(): it is salted per process) so badges keep their colour.
-    index = sum(name.encode("utf-8")) % len(SOURCE_COLOURS)
-    return QColor(SOURCE_COLOURS[index])
+    return QColor(source_colour_hex(name))
 
 
 def style_sheet(palette: dict[str, str]) -> str:

@@ -55,7 +55,8 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
     The pixmap is as wide as the badges drawn (never wider than ``width``) and as
     high as one badge; the view centres it in the cell."""
     ratio = _device_ratio()
-    key = (sources, base.key(), width, ratio, theme.colours()["text"])
+    colours = tuple(theme.source_colour_hex(name) for name in sources)
+    key = (sources, colours, base.key(), width, ratio, theme.colours()["text"])
     cached = _PIXMAPS.get(key)
     if cached is not None:
         return cached

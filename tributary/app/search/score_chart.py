@@ -19,10 +19,6 @@ PART_COLOURS = {
     "defines": "#7cb342", "focus": "#7e57c2", "votes": "#5c6bc0", "rank": "#3b6fe0",
     "cascade_tier": "#8d6e63",
 }
-# One colour per source for its fused rank, so two sources' bars tell apart: the
-# built-in ones fixed, any other picked from the palette by its name.
-BUILTIN_SOURCE_COLOURS = {"files": "#3b6fe0", "tasks": "#26a69a"}
-SOURCE_COLOURS = ("#3b6fe0", "#26a69a", "#ef6c00", "#8e24aa", "#43a047", "#f9a825", "#6d4c41")
 # What each part means, in words that fit the label column; the tooltip keeps the names.
 PART_LABELS = {
     "rrf": "fused rank", "hint": "your hint", "hints": "your hint", "defines": "defines name",
@@ -46,11 +42,11 @@ def _tip_name(name: str) -> str:
 
 
 def part_colour(name: str) -> str:
-    """The bar's colour: a source's own for its fused rank, else the part's."""
+    """The bar's colour: for a source's fused rank, the source's own (its badges'
+    colour), so two sources' bars tell apart; else the part's."""
     source = name.partition(":")[2]
     if source:
-        fixed = BUILTIN_SOURCE_COLOURS.get(source)
-        return fixed or SOURCE_COLOURS[sum(map(ord, source)) % len(SOURCE_COLOURS)]
+        return theme.source_colour_hex(source)
     return PART_COLOURS.get(name, "#3b6fe0")
 
 
