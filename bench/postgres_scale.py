@@ -10,11 +10,13 @@ prints, with the machine's CPU:
   PostgreSQL with the vector index the server gives (HNSW here) and an exact scan;
   with the HNSW's recall@10 against the exact answer.
 - ``retrieval``: files recall@10 / MRR on the pytest benchmark's 195 queries with the
-  real embedding model, hybrid search on each backend, with 95 % intervals.
+  real embedding model, hybrid search on each backend, with 95 % intervals; with
+  ``--per-word N ...``, PostgreSQL again reading only each word's N best postings, the
+  share of a word's chunks that a million-chunk index reads.
 
     .venv/bin/python bench/postgres_scale.py index
     .venv/bin/python bench/postgres_scale.py scale --sizes 10000 100000
-    .venv/bin/python bench/postgres_scale.py retrieval
+    .venv/bin/python bench/postgres_scale.py retrieval --per-word 7 70
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench._machine import machine  # noqa: E402
 from bench.index_pytest import BENCH, fetch_corpus, ranked_files  # noqa: E402
 from tests.postgres_server import fresh_database, running_server  # noqa: E402
+from tributary.engine.index import pg_store  # noqa: E402
 from tributary.engine.index.backend import IndexBackend  # noqa: E402
 from tributary.engine.index.chunking import Chunk  # noqa: E402
 from tributary.engine.index.manager import index_repository, open_index_store  # noqa: E402
@@ -247,7 +250,7 @@ def interval(values: list[float]) -> str:
     return f"{mean:.3f} ± {half:.3f}"
 
 
-def bench_retrieval(corpus: Path) -> None:
+def bench_retrieval(corpus: Path, per_word: Sequence[int] = ()) -> None:
     from tributary.engine.index.embed import load_code_embedder
 
     queries = [json.loads(line) for line in (BENCH / "queries.jsonl").read_text().splitlines()]
@@ -261,20 +264,25 @@ def bench_retrieval(corpus: Path) -> None:
             index_repository(corpus, embedder=embedder, **kw)  # type: ignore[arg-type]
             print(f"{name}: indexed in {time.perf_counter() - started:.0f} s")
             store = open_index_store(corpus, **kw)  # type: ignore[arg-type]
-            recalls, rrs, times = [], [], []
-            for query, vector in zip(queries, vectors, strict=True):
-                started = time.perf_counter()
-                hits = hybrid_search(store, query["query"], vector, repo="pytest", top_k=50)
-                times.append((time.perf_counter() - started) * 1000)
-                files = ranked_files([h.path for h in hits])
-                relevant = set(query["relevant"])
-                recalls.append(len(relevant & set(files[:10])) / len(relevant))
-                rrs.append(next((1 / r for r, p in enumerate(files, 1) if p in relevant), 0.0))
+            budgets = [pg_store.POSTINGS_PER_WORD, *per_word] if name == "postgres" else [0]
+            for budget in budgets:
+                pg_store.POSTINGS_PER_WORD = budget
+                recalls, rrs, times = [], [], []
+                for query, vector in zip(queries, vectors, strict=True):
+                    started = time.perf_counter()
+                    hits = hybrid_search(store, query["query"], vector, repo="pytest", top_k=50)
+                    times.append((time.perf_counter() - started) * 1000)
+                    files = ranked_files([h.path for h in hits])
+                    relevant = set(query["relevant"])
+                    recalls.append(len(relevant & set(files[:10])) / len(relevant))
+                    rrs.append(next((1 / r for r, p in enumerate(files, 1) if p in relevant), 0.0))
+                label = name if budget == budgets[0] else f"{name}, {budget} postings a word"
+                per_query.setdefault(name, (recalls, rrs))
+                p50, p95 = percentiles(times)
+                print(f"{label:9s} recall@10 {interval(recalls)}  MRR {interval(rrs)}  "
+                      f"hybrid search p50 {p50:.0f} ms p95 {p95:.0f} ms")
+            pg_store.POSTINGS_PER_WORD = budgets[0]
             store.close()
-            per_query[name] = (recalls, rrs)
-            p50, p95 = percentiles(times)
-            print(f"{name:9s} recall@10 {interval(recalls)}  MRR {interval(rrs)}  "
-                  f"hybrid search p50 {p50:.0f} ms p95 {p95:.0f} ms")
         for label, index in (("recall@10", 0), ("MRR", 1)):
             diff = [a - b for a, b in zip(per_query["postgres"][index], per_query["sqlite"][index], strict=True)]
             print(f"postgres - sqlite {label}: {interval(diff)} (paired)")
@@ -286,6 +294,9 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--uniform", action="store_true", help="scale: uniform random vectors, not clustered")
     parser.add_argument("--corpus", type=Path, help="a folder to index (default: the pytest 8.0.0 sdist)")
+    parser.add_argument("--per-word", type=int, nargs="*", default=[],
+                        help="retrieval: PostgreSQL again reading only this many postings a word, "
+                             "as a large index does")  # fmt: skip
     args = parser.parse_args()
     print(f"machine: {machine()}")
     if args.what == "scale":
@@ -293,7 +304,7 @@ def main() -> int:
     elif args.what == "index":
         bench_index(args.corpus or fetch_corpus())
     else:
-        bench_retrieval(args.corpus or fetch_corpus())
+        bench_retrieval(args.corpus or fetch_corpus(), args.per_word)
     return 0
 
 

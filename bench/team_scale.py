@@ -311,7 +311,7 @@ def run(size: int, clients: Sequence[int], sqlite_clients: Sequence[int], second
 def _agreement(pg: PgIndexStore, sqlite_path: Path | None, queries: list[str], qvec: np.ndarray) -> None:
     """How much the keyword budget and the backend change what is found."""
     where = SearchFilter()
-    top100, top800, same_top = [], [], []
+    top10, top100, top800, same_top = [], [], [], []
     sample = list(range(0, len(queries), 4))
     saved = pg_store.POSTINGS_PER_WORD
     try:
@@ -320,12 +320,13 @@ def _agreement(pg: PgIndexStore, sqlite_path: Path | None, queries: list[str], q
             a = pg.keyword_search(queries[i], 800, where)
             pg_store.POSTINGS_PER_WORD = 10**9  # every posting of every word
             b = pg.keyword_search(queries[i], 800, where)
+            top10.append(_overlap(a, b, 10))
             top100.append(_overlap(a, b, 100))
             top800.append(_overlap(a, b, 800))
     finally:
         pg_store.POSTINGS_PER_WORD = saved
-    print(f"PostgreSQL keyword list against reading every posting of its words: top-100 overlap "
-          f"{statistics.mean(top100):.3f}, top-800 {statistics.mean(top800):.3f} ({len(sample)} queries)")
+    print(f"PostgreSQL keyword list against reading every posting of its words: top-10 overlap "
+          f"{statistics.mean(top10):.3f}, top-100 {statistics.mean(top100):.3f}, top-800 {statistics.mean(top800):.3f} ({len(sample)} queries)")
     if sqlite_path is None:
         return
     sqlite = SqliteStore(sqlite_path, readonly=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from tributary.engine.index.pg_store import build_memory, idf
+from tributary.engine.index.pg_store import build_memory
+from tributary.engine.postgres.collection import idf
 
 
 def test_a_rare_word_weighs_more_than_a_common_one() -> None:

@@ -555,6 +555,57 @@ def test_a_task_history_searches_alike_on_both_backends(postgres_dsn: str, tmp_p
         local.close()
 
 
+def test_a_task_history_ranks_its_words_by_bm25_alike_on_both_backends(postgres_dsn: str, tmp_path: Path) -> None:
+    """The shared history ranks a question's words by BM25 from its postings, with the
+    SQLite history's column weights and its average length: the same tasks in the same
+    order, before a cut-off too; a rewritten task's old words find nothing, and a
+    history that grows longer gets its weights made again."""
+    from datetime import UTC, datetime
+
+    from tributary.engine.tasks.model import ImportStats, Task
+    from tributary.engine.tasks.store import TaskStore
+
+    def task(i: int, title: str, body: str = "", files: tuple[str, ...] = ()) -> Task:
+        return Task(id=f"t{i}", date=datetime(2012 + i, 1, 1, tzinfo=UTC), title=title, body=body, files=files)
+
+    tasks = [
+        task(0, "fix login cookie expiry", "the session cookie expired early", ("app/auth.py",)),
+        task(1, "export report as csv", "csv export of the monthly report", ("app/report.py",)),
+        task(2, "login page layout", "", ("app/templates/login.html",)),
+        task(3, "cookie banner text", "legal asked for a new cookie banner text on every page of the site"),
+        task(4, "mail reset link", "password reset mail had a broken link", ("app/mail.py", "app/auth.py")),
+        task(5, "speed up csv parsing", "", ("app/csv_reader.py",)),
+    ]
+    pg = PgTaskStore.open(postgres_dsn, str(tmp_path / "ranked-history"))
+    assert pg is not None
+    local = TaskStore(tmp_path / "ranked.sqlite")
+    try:
+        for store in (pg, local):
+            store.upsert(tasks, ImportStats(source="test"))
+        local_task_of = dict(local.conn.execute("SELECT id, task_id FROM tasks").fetchall())
+        pg_task_of = dict(pg.db.read(lambda c: c.execute("SELECT id, task_id FROM tasks WHERE repo = %s",
+                                                         (pg.repo,)).fetchall()))  # fmt: skip
+
+        def ranked(store: Any, task_of: dict[Any, Any], query: str, as_of: int | None = None) -> list[str]:
+            return [task_of[i] for i, _ in store.bm25(query, 10, as_of)]
+
+        cutoff = int(datetime(2015, 6, 1, tzinfo=UTC).timestamp())
+        for query in ("login cookie", "csv export report", "auth mail", "cookie"):
+            for as_of in (None, cutoff):
+                assert ranked(pg, pg_task_of, query, as_of) == ranked(local, local_task_of, query, as_of), query
+        assert ranked(pg, pg_task_of, "login cookie")[0] == "t0"
+
+        pg.upsert([task(0, "receipt printer driver")], ImportStats(source="test"))
+        assert "t0" not in ranked(pg, pg_task_of, "expiry session") and ranked(pg, pg_task_of, "receipt") == ["t0"]
+        before = pg.get_meta("postings_length")
+        long_body = " ".join(f"word{n}" for n in range(200))
+        pg.upsert([task(10 + i, f"long task {i}", long_body) for i in range(6)], ImportStats(source="test"))
+        assert before is not None and float(pg.get_meta("postings_length") or 0) > 2 * float(before)
+    finally:
+        pg.close()
+        local.close()
+
+
 def _write_texts(store: Any, texts: dict[str, str]) -> None:
     """One chunk a file, each file's text as given."""
     for round_, (path, text) in enumerate(texts.items()):
@@ -635,9 +686,43 @@ def test_a_word_in_many_chunks_is_read_only_where_it_weighs_most(
         db.close()
 
 
+def test_the_best_chunks_found_get_the_weight_of_every_word(postgres_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk found through its rare word, where the common word does not weigh enough
+    to be among that word's best postings, still gets the common word's share of its
+    score: the best chunks found are scored by every word, as a full read would."""
+    from tributary.engine.index import pg_store
+
+    db = Database(postgres_dsn)
+    pg = PgIndexStore(db, ensure_repository(db, "/team/complete", "complete"))
+    try:
+        texts = {f"p{i:02d}.py": "page " * (1 + i % 4) for i in range(30)}
+        texts |= {f"q{i:02d}.py": "misc" for i in range(40)}  # ("page" is in under half)
+        texts["special.py"] = "frobnicate page " + "filler " * 60  # its "page" weighs little
+        texts["other.py"] = "frobnicate " + "filler " * 61
+        _write_texts(pg, texts)
+        pg.ensure_vector_index()
+
+        def scored(per_word: int, completed: int) -> dict[str, float]:
+            monkeypatch.setattr(pg_store, "POSTINGS_PER_WORD", per_word)
+            monkeypatch.setattr(pg_store, "COMPLETED_PER_SEARCH", completed)
+            hits = pg.keyword_search("frobnicate page", 2, SearchFilter())
+            return {pg.chunks_by_id([cid])[cid].path: score for cid, score in hits}
+
+        full = scored(10**6, 0)
+        assert next(iter(full)) == "special.py" and full["special.py"] > full.get("other.py", 0)
+        assert scored(2, 0).get("special.py", 0) < full["special.py"]  # "page" not read for it
+        completed = scored(2, 10)
+        assert completed["special.py"] == pytest.approx(full["special.py"])
+        assert next(iter(completed)) == "special.py"
+    finally:
+        pg.close()
+        db.close()
+
+
 def test_chunks_written_before_the_postings_are_found_after_the_upgrade(postgres_dsn: str) -> None:
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        assert migrate(conn, MIGRATIONS[:-1]) == len(MIGRATIONS) - 1
+        before = next(n for n, sql in enumerate(MIGRATIONS) if "CREATE TABLE chunk_postings" in sql)
+        assert migrate(conn, MIGRATIONS[:before]) == before
         repo = conn.execute("INSERT INTO repositories(root, name) VALUES ('/old', 'old') RETURNING id").fetchone()
         assert repo is not None
         file_id = conn.execute(

@@ -12,7 +12,6 @@ applies (an approximate index filtered afterwards would return too few).
 from __future__ import annotations
 
 import fnmatch
-import math
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,7 +36,13 @@ from tributary.engine.index.store import (
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
 from tributary.engine.localsearch.fts import fts_terms, split_identifiers
 from tributary.engine.pipeline.definitions import definition_signal
-from tributary.engine.postgres.collection import TS_CONFIG, PgCollection
+from tributary.engine.postgres.collection import (
+    COMPLETED_PER_SEARCH,
+    POSTINGS_PER_WORD,
+    TS_CONFIG,
+    PgCollection,
+    idf,
+)
 from tributary.engine.postgres.db import (
     Connection,
     Database,
@@ -68,10 +73,6 @@ BUILD_MEMORY_MAX_MB = 4096
 BUILD_BYTES_PER_DIM = 5  # a graph node's share per dimension (its float32 vector plus neighbours)
 MIN_EF_SEARCH = 100  # HNSW candidates for small k (pgvector's default 40 misses too many)
 DENSE_POOL = 200  # vector candidates (the keyword pool stays deeper): HNSW's cost grows with it
-# A keyword search without a filter reads at most this many of each word's best chunks
-# (by its BM25 weight, from the postings index): a word in fewer is read whole, and one
-# in more adds its weight only to the chunks where it weighs most.
-POSTINGS_PER_WORD = 1000
 FILE_OF_LIMIT = 200_000  # chunk -> file pairs kept from earlier searches
 TERM_STATS_DRIFT = 0.1  # term counts are refreshed once the chunks changed this much
 _NON_WORD = re.compile(r"[\W_]+")
@@ -97,12 +98,6 @@ def as_array(value: Any) -> Vectors:
     array = value.to_numpy() if hasattr(value, "to_numpy") else value
     result: Vectors = np.asarray(array, dtype=np.float32)
     return result
-
-
-def idf(chunks: int, total: int) -> float:
-    """A word's BM25 idf as FTS5 computes it: ``log((N - n + 0.5) / (n + 0.5))`` for a
-    word in ``chunks`` of ``total``, at least 1e-6."""
-    return max(1e-6, math.log((total - chunks + 0.5) / (chunks + 0.5)))
 
 
 def build_memory(rows: int, dim: int) -> str:
@@ -149,7 +144,7 @@ class PgIndexStore:
         self.db = db
         self.repo = int(repo)
         self.collection = PgCollection(
-            db, self.repo, table="chunks", scope=_META_SCOPE, weights=RANK_WEIGHTS, postings="chunk_postings"
+            db, self.repo, table="chunks", scope=_META_SCOPE, postings="chunk_postings"
         )
         self.wanted_index = vector_index
         self._owns_db = owns_db
@@ -504,7 +499,8 @@ class PgIndexStore:
         """Chunks ranked by BM25 over the query's words, as on SQLite (words in more than
         ``COMMON_TERM_SHARE`` of the chunks left out), read from the postings: without a
         filter only each word's ``POSTINGS_PER_WORD`` best chunks, which bounds the work
-        whatever the index's size; with one, every chunk holding a word."""
+        whatever the index's size, the ``COMPLETED_PER_SEARCH`` best of them then scored
+        by every word; with one, every chunk holding a word."""
         terms = list(dict.fromkeys(fts_terms(query)))
         if not terms:
             return []
@@ -512,8 +508,8 @@ class PgIndexStore:
         kept = [(w, n) for w, n in found if n <= total * COMMON_TERM_SHARE] or found
         clauses, params = _filters(where)
         rows = self.collection.postings(
-            [(word, idf(n, total)) for word, n in kept], k, per_word=None if clauses else max(k, POSTINGS_PER_WORD),
-            columns=["file_id"], where=clauses, params=params,
+            [(word, idf(n, total)) for word, n in kept], k, per_word=None if clauses else POSTINGS_PER_WORD,
+            complete=COMPLETED_PER_SEARCH, columns=["file_id"], where=clauses, params=params,
         )  # fmt: skip
         self._remember({int(cid): int(fid) for cid, _, fid in rows})
         return [(int(cid), float(score)) for cid, score, _ in rows]

@@ -1,8 +1,8 @@
 """A collection in the shared database: one repository's rows of one table, found by
-their words (``terms``, a ``tsvector`` ranked by ``ts_rank``, or BM25 from a postings
-table of each row's lexemes and their weights) and by their meaning
-(``embedding``, a pgvector column), with the model's record and the meta kept under the
-collection's scope in ``repo_meta``.
+their words (BM25 from a postings table of each row's lexemes and their weights, made
+from its ``terms`` ``tsvector``) and by their meaning (``embedding``, a pgvector
+column), with the model's record and the meta kept under the collection's scope in
+``repo_meta``.
 
 The PostgreSQL twin of ``tributary.engine.localsearch.collection``: code chunks
 (``tributary.engine.index.pg_store``) and task history (``tributary.engine.tasks.pg_store``)
@@ -11,6 +11,7 @@ each keep one and define only their rows and their ranking.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,23 +23,36 @@ from tributary.engine.postgres.db import Connection, Database
 from tributary.engine.postgres.repositories import read_meta, read_model, write_meta, write_model
 
 TS_CONFIG = "tributary_code"  # the text-search configuration every collection's words use
+# A keyword search without a filter reads at most this many of each word's best rows
+# (by its BM25 weight, from the postings index): a word in fewer is read whole, and one
+# in more adds its weight only to the rows where it weighs most.
+POSTINGS_PER_WORD = 1000
+# The best rows so found get every word's weight, looked up row by row.
+COMPLETED_PER_SEARCH = 100
+
+
+def idf(rows: int, total: int) -> float:
+    """A word's BM25 idf as FTS5 computes it: ``log((N - n + 0.5) / (n + 0.5))`` for a
+    word in ``rows`` of ``total``, at least 1e-6."""
+    return max(1e-6, math.log((total - rows + 0.5) / (rows + 0.5)))
 
 
 class PgCollection:
     """One repository's rows of ``table`` (with ``repo``, ``id``, ``terms`` and
-    ``embedding`` columns); ``weights`` is ``ts_rank``'s weight array ``{D, C, B, A}``,
-    ``scope`` the collection's part of the repository's meta; ``postings`` the table of
-    its rows' BM25 term weights (``repo``, ``lexeme``, ``impact``, ``chunk``), if any."""
+    ``embedding`` columns); ``scope`` the collection's part of the repository's meta;
+    ``postings`` the table of its rows' BM25 term weights (``repo``, ``lexeme``,
+    ``impact`` and the row's id as ``postings_key``), if any."""
 
     def __init__(
-        self, db: Database, repo: int, *, table: str, scope: str, weights: str, postings: str | None = None
-    ) -> None:
+        self, db: Database, repo: int, *, table: str, scope: str, postings: str | None = None,
+        postings_key: str = "chunk",
+    ) -> None:  # fmt: skip
         self.db = db
         self.postings_table = postings
+        self.postings_key = postings_key
         self.repo = int(repo)
         self.table = table
         self.scope = scope
-        self.weights = weights
 
     # meta and the model record ---------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -56,35 +70,13 @@ class PgCollection:
         write_model(conn, self.repo, self.scope, info)
 
     # searching ---------------------------------------------------------------------
-    def keyword(
-        self,
-        match: str,
-        rank: str,
-        limit: int,
-        *,
-        columns: Sequence[str] = (),
-        where: Sequence[str] = (),
-        params: Sequence[Any] = (),
-    ) -> list[tuple[Any, ...]]:
-        """``(id, score, *columns)`` of the rows whose words match the ``to_tsquery``
-        text ``match``, ranked by ``ts_rank`` on ``rank`` (best first, ties by id);
-        ``where``'s conditions (with ``params``) narrow them."""
-        extra = "".join(f", {column}" for column in columns)
-        sql = (
-            f"SELECT id, ts_rank('{self.weights}', terms, r) AS score{extra} "
-            f"FROM {self.table}, to_tsquery('{TS_CONFIG}', %s) m, to_tsquery('{TS_CONFIG}', %s) r "
-            f"WHERE repo = %s AND terms @@ m{''.join(' AND ' + c for c in where)} "
-            "ORDER BY score DESC, id LIMIT %s"
-        )
-        values = [match, rank, self.repo, *params, limit]
-        return self.db.read(lambda c: c.execute(sql, values).fetchall())
-
     def postings(
         self,
         words: Sequence[tuple[str, float]],
         limit: int,
         *,
         per_word: int | None,
+        complete: int = 0,
         columns: Sequence[str] = (),
         where: Sequence[str] = (),
         params: Sequence[Any] = (),
@@ -93,32 +85,43 @@ class PgCollection:
         lexemes ``words`` (each with its idf; a lexeme given twice counts twice), from the
         collection's postings table, best first, ties by id. ``per_word`` reads only each
         lexeme's that many best rows, from its index; None reads all of them, as a search
-        that ``where`` narrows must (a word's best rows may all be filtered out)."""
+        that ``where`` narrows must (a word's best rows may all be filtered out).
+
+        A row found through only some of its words' best rows has only their part of its
+        score; the ``complete`` best rows found get every word's part, looked up by row,
+        so that the order at the top is BM25's over the rows read."""
         if not words or self.postings_table is None:
             return []
-        best = (
-            f"CROSS JOIN LATERAL (SELECT chunk, impact FROM {self.postings_table} "
-            "WHERE repo = %s AND lexeme = q.lexeme ORDER BY impact DESC, chunk LIMIT %s) p"
-            if per_word is not None
-            else f"JOIN {self.postings_table} p ON p.repo = %s AND p.lexeme = q.lexeme"
-        )
-        scored = (
-            "SELECT p.chunk, SUM(q.idf * p.impact) AS score "
-            f"FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) {best} GROUP BY p.chunk"
-        )
+        merged: dict[str, float] = {}
+        for word, weight in words:
+            merged[word] = merged.get(word, 0.0) + weight
+        lexemes, idfs = list(merged), list(merged.values())
+        query = "SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)"
+        values: list[Any] = [lexemes, idfs]
         extra = "".join(f", t.{column}" for column in columns)
-        if where:  # narrowed before the best are taken
+        key, table = self.postings_key, self.postings_table
+        if per_word is None:  # narrowed before the best are taken
             sql = (
-                f"SELECT t.id, s.score{extra} FROM ({scored}) s JOIN {self.table} t ON t.id = s.chunk"
+                f"WITH q AS ({query}), s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score FROM q "
+                f"JOIN {table} p ON p.repo = %s AND p.lexeme = q.lexeme GROUP BY p.{key}) "
+                f"SELECT t.id, s.score{extra} FROM s JOIN {self.table} t ON t.id = s.found_id"
                 f"{''.join(' AND ' + c for c in where)} ORDER BY s.score DESC, t.id LIMIT %s"
             )
-        else:  # the best first, then their columns
+            values += [self.repo, *params, limit]
+        else:  # each word's best rows, the best found completed (a subquery each), then their columns
             sql = (
-                f"SELECT t.id, s.score{extra} FROM ({scored} ORDER BY score DESC, p.chunk LIMIT %s) s "
-                f"JOIN {self.table} t ON t.id = s.chunk ORDER BY s.score DESC, t.id"
+                f"WITH q AS ({query}), s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score, "
+                f"row_number() OVER (ORDER BY SUM(q.idf * p.impact) DESC, p.{key}) AS n FROM q "
+                f"CROSS JOIN LATERAL (SELECT {key}, impact FROM {table} "
+                f"WHERE repo = %s AND lexeme = q.lexeme ORDER BY impact DESC, {key} LIMIT %s) p "
+                f"GROUP BY p.{key} ORDER BY score DESC, p.{key} LIMIT %s) "
+                "SELECT t.id, CASE WHEN s.n <= %s THEN (SELECT SUM(p.impact * (%s::float8[])"
+                f"[array_position(%s::text[], p.lexeme)]) FROM {table} p "
+                f"WHERE p.{key} = s.found_id AND p.lexeme = ANY(%s::text[])) "
+                f"ELSE s.score END AS score{extra} FROM s JOIN {self.table} t ON t.id = s.found_id"
+                f"{''.join(' AND ' + c for c in where)} ORDER BY score DESC, t.id"
             )
-        limits = [] if per_word is None else [per_word]
-        values = [[w for w, _ in words], [idf for _, idf in words], self.repo, *limits, *params, limit]
+            values += [self.repo, per_word, limit, complete, idfs, lexemes, lexemes, *params]
         return self.db.read(lambda c: c.execute(sql, values).fetchall())
 
     def dense(

@@ -8,7 +8,8 @@ stopwords, like FTS5's ``porter unicode61``; the text is split into identifier p
 before it gets there (``tributary.engine.postgres.text``). ``embedding`` has no fixed dimension:
 each repository gets its own partial vector index, cast to its model's dimension.
 ``chunk_postings`` holds each chunk's lexemes with their BM25 weight, best first per
-lexeme in its index: what a keyword search reads.
+lexeme in its index: what a keyword search reads; ``task_postings`` the same for the
+task history.
 """
 
 from __future__ import annotations
@@ -166,5 +167,51 @@ MIGRATIONS: tuple[str, ...] = (
     SELECT c.id, c.repo, i.lexeme, i.impact FROM chunks c, tributary_impacts(c.terms) i;
     CREATE INDEX chunk_postings_best ON chunk_postings(repo, lexeme, impact DESC, chunk);
     CREATE INDEX chunk_postings_chunk ON chunk_postings(chunk);
+    """,
+    # A search completes its best chunks' scores with the words they were not found by:
+    # the postings of a chunk and a word, read from the index alone.
+    """
+    DROP INDEX chunk_postings_chunk;
+    CREATE INDEX chunk_postings_chunk ON chunk_postings(chunk, lexeme) INCLUDE (impact);
+    """,
+    # The task history's BM25 from postings too, weighted as the SQLite history's columns
+    # (title 2, body 1, changed paths' words 0.5) over the history's own average length,
+    # which the writer keeps current (a task's length varies more than a chunk's).
+    """
+    CREATE FUNCTION tributary_task_impacts(terms tsvector, average real)
+    RETURNS TABLE (lexeme text, impact real)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        WITH words AS (
+            SELECT x.lexeme, array_length(x.positions, 1) AS n,
+                   (SELECT SUM(CASE w WHEN 'A' THEN 2 WHEN 'C' THEN 0.5 ELSE 1 END)
+                    FROM unnest(x.weights) w) AS f
+            FROM unnest(terms) x
+        ), size AS (SELECT SUM(n) AS dl FROM words)
+        SELECT words.lexeme,
+               (words.f * 2.2 / (words.f + 1.2 * (0.25 + 0.75 * size.dl / GREATEST(average, 1))))::real
+        FROM words, size
+    $$;
+    CREATE FUNCTION tributary_length(terms tsvector) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT COALESCE(SUM(array_length(x.positions, 1)), 0)::integer FROM unnest(terms) x
+    $$;
+    CREATE TABLE task_postings (
+        task BIGINT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        repo BIGINT NOT NULL,
+        lexeme TEXT NOT NULL,
+        impact REAL NOT NULL
+    );
+    WITH lengths AS (
+        SELECT repo, AVG(tributary_length(terms))::real AS average FROM tasks GROUP BY repo
+    ), meta AS (
+        INSERT INTO repo_meta(repo, scope, key, value)
+        SELECT repo, 'tasks', 'postings_length', average::text FROM lengths
+    )
+    INSERT INTO task_postings(task, repo, lexeme, impact)
+    SELECT t.id, t.repo, i.lexeme, i.impact
+    FROM tasks t JOIN lengths l ON l.repo = t.repo, tributary_task_impacts(t.terms, l.average) i;
+    CREATE INDEX task_postings_best ON task_postings(repo, lexeme, impact DESC, task);
+    CREATE INDEX task_postings_task ON task_postings(task, lexeme) INCLUDE (impact);
+    DROP INDEX tasks_terms;
     """,
 )

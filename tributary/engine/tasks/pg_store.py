@@ -16,23 +16,25 @@ from typing import Any
 import numpy as np
 
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo
-from tributary.engine.postgres.collection import TS_CONFIG, PgCollection
+from tributary.engine.postgres.collection import (
+    COMPLETED_PER_SEARCH,
+    POSTINGS_PER_WORD,
+    TS_CONFIG,
+    PgCollection,
+    idf,
+)
 from tributary.engine.postgres.db import Connection, Database, redact
 from tributary.engine.postgres.repositories import ensure_repository, find_repository
 from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
 from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
 
-# ts_rank's weights for {D, C, B, A}: title (A) 2, body (B) 1, path words (C) 0.5, as the
-# SQLite backend's BM25 column weights.
-RANK_WEIGHTS = "{0.1, 0.25, 0.5, 1.0}"
+# The postings' weights are made over the history's average length in words; they are
+# made again once that average has moved by this share (as a history grows).
+LENGTH_DRIFT = 0.1
+FIRST_LENGTH = 30.0  # the average assumed until a history's own is known
 _META_SCOPE = "tasks"
+_LENGTH_KEY = "postings_length"
 _NON_WORD = re.compile(r"[\W_]+")
-
-
-def task_tsquery(text: str) -> str | None:
-    """The query's terms (the SQLite task store's: letters and digits only, so no
-    text-search operator in the query has any effect) OR-ed for ``to_tsquery``."""
-    return " | ".join(terms) if (terms := query_terms(text)) else None
 
 
 class PgTaskStore:
@@ -41,7 +43,9 @@ class PgTaskStore:
     def __init__(self, db: Database, repo: int, *, owns_db: bool = False) -> None:
         self.db = db
         self.repo = int(repo)
-        self.collection = PgCollection(db, self.repo, table="tasks", scope=_META_SCOPE, weights=RANK_WEIGHTS)
+        self.collection = PgCollection(
+            db, self.repo, table="tasks", scope=_META_SCOPE, postings="task_postings", postings_key="task"
+        )
         self.path = redact(db.dsn)
         self._owns_db = owns_db
 
@@ -147,12 +151,13 @@ class PgTaskStore:
                 continue
             changed[task.id] = task
         pending = list(changed.values())
+        length = self._postings_length() or FIRST_LENGTH
         for start in range(0, max(len(pending), 1), BATCH):
             batch = pending[start : start + BATCH]
             vectors = embedder.encode([t.text for t in batch]) if embedder and batch else None
             with self.db.transaction() as conn:
                 for i, task in enumerate(batch):
-                    self._write_task(conn, task, None if vectors is None else vectors[i], stats)
+                    self._write_task(conn, task, None if vectors is None else vectors[i], stats, length)
                 if vectors is not None:
                     stats.embedded += len(batch)
                 if start + BATCH >= len(pending):
@@ -165,10 +170,33 @@ class PgTaskStore:
                     for key, value in (meta or {}).items():
                         self._set_meta(conn, key, value)
                     self._set_meta(conn, "updated_at", datetime.now(UTC).isoformat())
+                    if pending:
+                        self._reweigh(conn)
             if on_progress:
                 on_progress(min(start + BATCH, len(pending)), len(pending))
 
-    def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats) -> None:
+    def _postings_length(self) -> float | None:
+        value = self.get_meta(_LENGTH_KEY)
+        return float(value) if value else None
+
+    def _reweigh(self, conn: Connection) -> None:
+        """Make the postings' weights again over the history's average length, once it
+        has moved by ``LENGTH_DRIFT`` from the one they were made with (or was not known)."""
+        row = conn.execute(
+            "SELECT AVG(tributary_length(terms)) FROM tasks WHERE repo = %s", (self.repo,)
+        ).fetchone()
+        average = float(row[0]) if row and row[0] is not None else None
+        known = self._postings_length()
+        if average is None or (known is not None and abs(average - known) <= LENGTH_DRIFT * known):
+            return
+        conn.execute("DELETE FROM task_postings WHERE repo = %s", (self.repo,))
+        conn.execute(
+            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
+            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.repo = %s", (average, self.repo),
+        )  # fmt: skip
+        self._set_meta(conn, _LENGTH_KEY, repr(average))
+
+    def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats, length: float) -> None:
         files = tuple(dict.fromkeys(task.files))
         row = conn.execute(
             "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, author, terms, embedding) "
@@ -191,6 +219,11 @@ class PgTaskStore:
         else:
             stats.updated += 1
             conn.execute("DELETE FROM task_files WHERE task = %s", (task_row,))
+            conn.execute("DELETE FROM task_postings WHERE task = %s", (task_row,))
+        conn.execute(
+            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
+            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.id = %s", (length, task_row),
+        )  # fmt: skip
         if files:
             with conn.cursor() as cursor:
                 cursor.executemany(
@@ -210,13 +243,25 @@ class PgTaskStore:
 
     # -- reading --------------------------------------------------------------------
     def bm25(self, query: str, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
-        """Task row ids by text rank (best first), with a positive score."""
-        text = task_tsquery(query)
-        if text is None:
+        """Task row ids by BM25 (best first), with a positive score: the SQLite task
+        store's terms and weights, read from the postings (every posting of a word when
+        ``as_of`` narrows the tasks, since a word's best may all be later)."""
+        terms = query_terms(query)
+        if not terms:
             return []
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT l.lexeme, (SELECT COUNT(*) FROM task_postings p WHERE p.repo = %s AND p.lexeme = l.lexeme), "
+            "(SELECT COUNT(*) FROM tasks WHERE repo = %s) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n) "
+            f"CROSS JOIN LATERAL unnest(to_tsvector('{TS_CONFIG}', t.term)) AS l ORDER BY t.n",
+            (self.repo, self.repo, terms)).fetchall())  # fmt: skip
+        words = [(str(word), idf(int(n), int(total))) for word, n, total in rows if n]
         cutoff = [] if as_of is None else ["ts <= %s"]
-        rows = self.collection.keyword(text, text, limit, where=cutoff, params=[] if as_of is None else [as_of])
-        return [(int(r[0]), float(r[1])) for r in rows if float(r[1]) > 0]
+        found = self.collection.postings(
+            words, limit, per_word=None if as_of is not None else POSTINGS_PER_WORD,
+            complete=COMPLETED_PER_SEARCH, where=cutoff, params=[] if as_of is None else [as_of],
+        )  # fmt: skip
+        return [(int(r[0]), float(r[1])) for r in found if float(r[1]) > 0]
 
     def knn(self, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
         """Task row ids by cosine similarity to ``vector`` (best first), ties by id; tasks
