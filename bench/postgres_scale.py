@@ -264,7 +264,8 @@ def bench_retrieval(corpus: Path, per_word: Sequence[int] = ()) -> None:
             index_repository(corpus, embedder=embedder, **kw)  # type: ignore[arg-type]
             print(f"{name}: indexed in {time.perf_counter() - started:.0f} s")
             store = open_index_store(corpus, **kw)  # type: ignore[arg-type]
-            budgets = [pg_store.POSTINGS_PER_WORD, *per_word] if name == "postgres" else [0]
+            default = pg_store.POSTINGS_PER_WORD
+            budgets = [default, *per_word] if name == "postgres" else [default]
             for budget in budgets:
                 pg_store.POSTINGS_PER_WORD = budget
                 recalls, rrs, times = [], [], []
@@ -281,7 +282,7 @@ def bench_retrieval(corpus: Path, per_word: Sequence[int] = ()) -> None:
                 p50, p95 = percentiles(times)
                 print(f"{label:9s} recall@10 {interval(recalls)}  MRR {interval(rrs)}  "
                       f"hybrid search p50 {p50:.0f} ms p95 {p95:.0f} ms")
-            pg_store.POSTINGS_PER_WORD = budgets[0]
+            pg_store.POSTINGS_PER_WORD = default
             store.close()
         for label, index in (("recall@10", 0), ("MRR", 1)):
             diff = [a - b for a, b in zip(per_query["postgres"][index], per_query["sqlite"][index], strict=True)]

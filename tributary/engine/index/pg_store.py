@@ -508,7 +508,7 @@ class PgIndexStore:
         kept = [(w, n) for w, n in found if n <= total * COMMON_TERM_SHARE] or found
         clauses, params = _filters(where)
         rows = self.collection.postings(
-            [(word, idf(n, total)) for word, n in kept], k, per_word=None if clauses else POSTINGS_PER_WORD,
+            [(word, idf(n, total), n) for word, n in kept], k, per_word=None if clauses else POSTINGS_PER_WORD,
             complete=COMPLETED_PER_SEARCH, columns=["file_id"], where=clauses, params=params,
         )  # fmt: skip
         self._remember({int(cid): int(fid) for cid, _, fid in rows})

@@ -28,7 +28,7 @@ TS_CONFIG = "tributary_code"  # the text-search configuration every collection's
 # in more adds its weight only to the rows where it weighs most.
 POSTINGS_PER_WORD = 1000
 # The best rows so found get every word's weight, looked up row by row.
-COMPLETED_PER_SEARCH = 100
+COMPLETED_PER_SEARCH = 50
 
 
 def idf(rows: int, total: int) -> float:
@@ -72,7 +72,7 @@ class PgCollection:
     # searching ---------------------------------------------------------------------
     def postings(
         self,
-        words: Sequence[tuple[str, float]],
+        words: Sequence[tuple[str, float, int]],
         limit: int,
         *,
         per_word: int | None,
@@ -82,46 +82,54 @@ class PgCollection:
         params: Sequence[Any] = (),
     ) -> list[tuple[Any, ...]]:
         """``(id, score, *columns)`` of the ``limit`` rows with the highest BM25 for the
-        lexemes ``words`` (each with its idf; a lexeme given twice counts twice), from the
-        collection's postings table, best first, ties by id. ``per_word`` reads only each
-        lexeme's that many best rows, from its index; None reads all of them, as a search
-        that ``where`` narrows must (a word's best rows may all be filtered out).
+        lexemes ``words`` (each with its idf and the number of rows holding it; a lexeme
+        given twice counts twice), from the collection's postings table, best first, ties
+        by id. ``per_word`` reads only each lexeme's that many best rows, from its index;
+        None reads all of them, as a search that ``where`` narrows must (a word's best
+        rows may all be filtered out).
 
-        A row found through only some of its words' best rows has only their part of its
-        score; the ``complete`` best rows found get every word's part, looked up by row,
-        so that the order at the top is BM25's over the rows read."""
+        A row found through only some of its words has only their part of its score: the
+        ``complete`` best rows found get the part of each word held by more rows than were
+        read, looked up by row, so that the order at the top is BM25's."""
         if not words or self.postings_table is None:
             return []
         merged: dict[str, float] = {}
-        for word, weight in words:
+        held: dict[str, int] = {}
+        for word, weight, rows in words:
             merged[word] = merged.get(word, 0.0) + weight
+            held[word] = rows
         lexemes, idfs = list(merged), list(merged.values())
-        query = "SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)"
-        values: list[Any] = [lexemes, idfs]
         extra = "".join(f", t.{column}" for column in columns)
         key, table = self.postings_key, self.postings_table
         if per_word is None:  # narrowed before the best are taken
             sql = (
-                f"WITH q AS ({query}), s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score FROM q "
+                "WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)), "
+                f"s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score FROM q "
                 f"JOIN {table} p ON p.repo = %s AND p.lexeme = q.lexeme GROUP BY p.{key}) "
                 f"SELECT t.id, s.score{extra} FROM s JOIN {self.table} t ON t.id = s.found_id"
                 f"{''.join(' AND ' + c for c in where)} ORDER BY s.score DESC, t.id LIMIT %s"
             )
-            values += [self.repo, *params, limit]
-        else:  # each word's best rows, the best found completed (a subquery each), then their columns
-            sql = (
-                f"WITH q AS ({query}), s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score, "
-                f"row_number() OVER (ORDER BY SUM(q.idf * p.impact) DESC, p.{key}) AS n FROM q "
-                f"CROSS JOIN LATERAL (SELECT {key}, impact FROM {table} "
-                f"WHERE repo = %s AND lexeme = q.lexeme ORDER BY impact DESC, {key} LIMIT %s) p "
-                f"GROUP BY p.{key} ORDER BY score DESC, p.{key} LIMIT %s) "
-                "SELECT t.id, CASE WHEN s.n <= %s THEN (SELECT SUM(p.impact * (%s::float8[])"
-                f"[array_position(%s::text[], p.lexeme)]) FROM {table} p "
-                f"WHERE p.{key} = s.found_id AND p.lexeme = ANY(%s::text[])) "
-                f"ELSE s.score END AS score{extra} FROM s JOIN {self.table} t ON t.id = s.found_id"
-                f"{''.join(' AND ' + c for c in where)} ORDER BY score DESC, t.id"
-            )
-            values += [self.repo, per_word, limit, complete, idfs, lexemes, lexemes, *params]
+            values: list[Any] = [lexemes, idfs, self.repo, *params, limit]
+            return self.db.read(lambda c: c.execute(sql, values).fetchall())
+        partial = [word for word in lexemes if held[word] > per_word]
+        sql = (  # each word's best rows; the best found completed (a subquery each); their columns
+            "WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::bool[]) AS q(lexeme, idf, partial)), "
+            f"s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score, "
+            "SUM(CASE WHEN q.partial THEN 0 ELSE q.idf * p.impact END) AS whole, "
+            f"row_number() OVER (ORDER BY SUM(q.idf * p.impact) DESC, p.{key}) AS n FROM q "
+            f"CROSS JOIN LATERAL (SELECT {key}, impact FROM {table} "
+            f"WHERE repo = %s AND lexeme = q.lexeme ORDER BY impact DESC, {key} LIMIT %s) p "
+            f"GROUP BY p.{key} ORDER BY score DESC, p.{key} LIMIT %s) "
+            "SELECT t.id, CASE WHEN s.n <= %s THEN s.whole + COALESCE((SELECT SUM(p.impact * "
+            f"(%s::float8[])[array_position(%s::text[], p.lexeme)]) FROM {table} p "
+            f"WHERE p.{key} = s.found_id AND p.lexeme = ANY(%s::text[])), 0) "
+            f"ELSE s.score END AS score{extra} FROM s JOIN {self.table} t ON t.id = s.found_id"
+            f"{''.join(' AND ' + c for c in where)} ORDER BY score DESC, t.id"
+        )
+        values = [
+            lexemes, idfs, [word in partial for word in lexemes], self.repo, per_word, limit,
+            complete if partial else 0, [merged[word] for word in partial], partial, partial, *params,
+        ]  # fmt: skip
         return self.db.read(lambda c: c.execute(sql, values).fetchall())
 
     def dense(

@@ -255,7 +255,7 @@ class PgTaskStore:
             "FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n) "
             f"CROSS JOIN LATERAL unnest(to_tsvector('{TS_CONFIG}', t.term)) AS l ORDER BY t.n",
             (self.repo, self.repo, terms)).fetchall())  # fmt: skip
-        words = [(str(word), idf(int(n), int(total))) for word, n, total in rows if n]
+        words = [(str(word), idf(int(n), int(total)), int(n)) for word, n, total in rows if n]
         cutoff = [] if as_of is None else ["ts <= %s"]
         found = self.collection.postings(
             words, limit, per_word=None if as_of is not None else POSTINGS_PER_WORD,
