@@ -102,3 +102,27 @@ async def test_failed_sources_are_reported_not_raised(qtbot: object) -> None:
     report = {r.name: r for r in controller.response.sources}
     assert report["b"].status == "error" and report["b"].error == "boom"
     assert report["a"].status == "ok"
+
+
+@pytest.mark.asyncio
+async def test_a_query_asked_before_the_engine_opens_runs_once_it_has(qtbot: object) -> None:
+    """Enter pressed while the engine is still starting (a busy machine) is not lost:
+    the page says the search waits, and it runs when the engine is there; clearing the
+    box meanwhile forgets it."""
+    engine = FakeEngine(delay=fixed(0.0))
+    opened: list[FakeEngine] = []
+    controller = SearchController(lambda: opened[0] if opened else None)
+    said: list[str] = []
+    controller.waiting.connect(said.append)
+    controller.submit("fixture")
+    assert said and "runs as soon as it is ready" in said[0] and engine.started == []
+    opened.append(engine)
+    await until(lambda: controller.final)
+    assert engine.started == ["fixture"] and controller.query == "fixture"
+
+    forgotten = SearchController(lambda: opened[1] if len(opened) > 1 else None)
+    forgotten.submit("cache")
+    forgotten.schedule("")  # the box cleared
+    opened.append(FakeEngine(delay=fixed(0.0)))
+    await asyncio.sleep(0.5)
+    assert opened[1].started == [] and forgotten.query == ""

@@ -112,6 +112,7 @@ class QuickPopup(QWidget):
         self.controller.updated.connect(self._updated)
         self.controller.finished.connect(self._finished)
         self.controller.failed.connect(self.status.setText)
+        self.controller.waiting.connect(self.status.setText)
         self.controller.cleared.connect(self._clear)
 
     def popup(self) -> None:

@@ -28,6 +28,7 @@ from tributary.engine.model import (
 )
 
 DEBOUNCE_MS = 100
+ENGINE_WAIT_MS = 200  # how often a query asked before the engine opened looks for it
 
 
 @dataclass(slots=True, frozen=True)
@@ -64,6 +65,7 @@ class SearchController(QObject):
     updated = Signal(object)  # SearchUpdate for the current query
     finished = Signal(object)  # final SearchResponse for the current query
     failed = Signal(str)
+    waiting = Signal(str)  # the query waits for the engine to open, then runs
     cleared = Signal()
 
     def __init__(
@@ -85,6 +87,9 @@ class SearchController(QObject):
         self._pending = ""
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(lambda: self.submit(self._pending))
+        self._waiting = ""  # asked before the engine opened: runs once it has
+        self._engine_wait = QTimer(self, interval=ENGINE_WAIT_MS)
+        self._engine_wait.timeout.connect(self._engine_opened)
 
     def schedule(self, text: str) -> None:
         """Typing: (re)start the debounce; an empty box cancels and clears."""
@@ -110,8 +115,12 @@ class SearchController(QObject):
             return
         engine = self._engine()
         if engine is None:
-            self.failed.emit("The engine is still starting — try again in a moment.")
+            self._waiting = query
+            self._engine_wait.start()
+            self.waiting.emit("The engine is starting — the search runs as soon as it is ready.")
             return
+        self._waiting = ""
+        self._engine_wait.stop()
         self.generation += 1
         self.query = query
         self.response = None
@@ -125,8 +134,17 @@ class SearchController(QObject):
             on_error=functools.partial(self._failed, self.generation),
         )
 
+    def _engine_opened(self) -> None:
+        if self._engine() is not None:
+            self._engine_wait.stop()
+            if self._waiting:
+                self.submit(self._waiting)
+
     def cancel(self) -> None:
-        """Forget the current query; a running stream is cancelled, late answers dropped."""
+        """Forget the current query (and one waiting for the engine); a running stream
+        is cancelled, late answers dropped."""
+        self._waiting = ""
+        self._engine_wait.stop()
         self.generation += 1
         self.query = ""
         self.response = None

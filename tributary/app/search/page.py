@@ -280,6 +280,7 @@ class SearchPage(QWidget):
         self.controller.updated.connect(self._queue)
         self.controller.finished.connect(self._finished)
         self.controller.failed.connect(self.message.emit)
+        self.controller.waiting.connect(self.message.emit)
         self.controller.cleared.connect(self._clear)
         self.detail.open_button.clicked.disconnect()
         self.detail.open_button.clicked.connect(self.open_current)
