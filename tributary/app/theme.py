@@ -59,7 +59,7 @@ DARK: dict[str, str] = {
 # that no two of the first eight share one; a name the config does not list takes the
 # next in turn.
 BUILTIN_SOURCE_COLOURS = {"files": "#3b6fe0", "tasks": "#26a69a"}
-SOURCE_COLOURS = ("#ef6c00", "#8e24aa", "#e0457b", "#43a047", "#c0a020", "#6d4c41", "#607d8b", "#d9822b")
+SOURCE_COLOURS = ("#ef6c00", "#8e24aa", "#e0457b", "#43a047", "#c0a020", "#6d4c41", "#607d8b", "#c62828")
 _source_colours: dict[str, str] = {}
 
 STATUS_COLOURS = {
