@@ -117,7 +117,7 @@ async def test_a_query_asked_before_the_engine_opens_runs_once_it_has(qtbot: obj
     controller.submit("fixture")
     assert said and "runs as soon as it is ready" in said[0] and engine.started == []
     opened.append(engine)
-    await until(lambda: controller.final)
+    await until(lambda: controller.final, timeout=120)  # (a deadline only for a failing run)
     assert engine.started == ["fixture"] and controller.query == "fixture"
 
     forgotten = SearchController(lambda: opened[1] if len(opened) > 1 else None)
