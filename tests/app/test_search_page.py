@@ -239,3 +239,17 @@ async def test_paths_stay_listed_in_a_1024_by_640_window(qtbot: object) -> None:
     window.resize(1366, 740)
     await asyncio.sleep(0.05)
     assert not header.isSectionHidden(LOCATION) and not header.isSectionHidden(SOURCES)
+
+
+@pytest.mark.asyncio
+async def test_a_search_in_flight_says_it_is_asking(qtbot: object) -> None:
+    """Before the first source answers, the results area says what is being asked, not
+    "type a question"; the results replace it as they come."""
+    engine = FakeEngine(sources=["files", "tasks"], delay=fixed(0.5))
+    page = make_page(qtbot, engine)
+    page.search("fixture")
+    assert page.empty.state == "asking" and "fixture" in page.empty.title.text()
+    assert page.results.currentWidget() is page.empty
+    await until(lambda: page.model.rowCount() > 0, timeout=120)  # (a deadline only for a failing run)
+    await asyncio.sleep(0.05)
+    assert page.results.currentWidget() is page.tree

@@ -144,6 +144,11 @@ class EmptyState(QWidget):
                 "folded and ranked, is ready to copy as context.")
         self._show("ready", title, body, keys=f"{KEYS}\n{SYNTAX}")
 
+    def show_asking(self, query: str) -> None:
+        """A search is out and nothing has come back yet: say so, not "type a question"."""
+        body = "Results appear here as each source answers; the chips above say which are still working."
+        self._show("asking", f"Asking for “{query}”…", body, keys=SYNTAX)
+
     def show_no_results(self, query: str, filtered: bool) -> None:
         tips = "Try fewer or other words"
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."

@@ -377,6 +377,8 @@ class SearchPage(QWidget):
             self.empty.show_no_results(response.request.query, not response.request.filters.is_empty())
         elif reason:
             self.empty.show_problem(reason)
+        elif engine is not None and self.controller.query and not self.controller.final:
+            self.empty.show_asking(self.controller.query)
         else:
             self.empty.show_ready(starting=engine is None)
         self.results.setCurrentWidget(self.empty)
@@ -589,6 +591,7 @@ class SearchPage(QWidget):
             except Exception:  # routing preview only; the search reports the real error
                 pending = []
         self.strip.set_reports(pending, "asking…")
+        self.refresh_empty_state()
 
     def _queue(self, update: SearchUpdate) -> None:
         self._pending = update
