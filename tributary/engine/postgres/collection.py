@@ -111,7 +111,8 @@ class PgCollection:
             )
             values: list[Any] = [lexemes, idfs, self.repo, *params, limit]
             return self.db.read(lambda c: c.execute(sql, values).fetchall())
-        partial = [word for word in lexemes if held[word] > per_word]
+        in_part = [held[word] > per_word for word in lexemes]
+        partial = [word for word, part in zip(lexemes, in_part, strict=True) if part]
         sql = (  # each word's best rows; the best found completed (a subquery each); their columns
             "WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[], %s::bool[]) AS q(lexeme, idf, partial)), "
             f"s AS (SELECT p.{key} AS found_id, SUM(q.idf * p.impact) AS score, "
@@ -127,7 +128,7 @@ class PgCollection:
             f"{''.join(' AND ' + c for c in where)} ORDER BY score DESC, t.id"
         )
         values = [
-            lexemes, idfs, [word in partial for word in lexemes], self.repo, per_word, limit,
+            lexemes, idfs, in_part, self.repo, per_word, limit,
             complete if partial else 0, [merged[word] for word in partial], partial, partial, *params,
         ]  # fmt: skip
         return self.db.read(lambda c: c.execute(sql, values).fetchall())

@@ -31,7 +31,6 @@ from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
 # The postings' weights are made over the history's average length in words; they are
 # made again once that average has moved by this share (as a history grows).
 LENGTH_DRIFT = 0.1
-FIRST_LENGTH = 30.0  # the average assumed until a history's own is known
 _META_SCOPE = "tasks"
 _LENGTH_KEY = "postings_length"
 _NON_WORD = re.compile(r"[\W_]+")
@@ -151,13 +150,18 @@ class PgTaskStore:
                 continue
             changed[task.id] = task
         pending = list(changed.values())
-        length = self._postings_length() or FIRST_LENGTH
+        length = self._postings_length()
         for start in range(0, max(len(pending), 1), BATCH):
             batch = pending[start : start + BATCH]
             vectors = embedder.encode([t.text for t in batch]) if embedder and batch else None
             with self.db.transaction() as conn:
-                for i, task in enumerate(batch):
-                    self._write_task(conn, task, None if vectors is None else vectors[i], stats, length)
+                rows = [self._write_task(conn, task, None if vectors is None else vectors[i], stats)
+                        for i, task in enumerate(batch)]  # fmt: skip
+                if rows:
+                    if length is None:  # a new history: weighed by its first tasks
+                        length = self._average_length(conn)
+                        self._set_meta(conn, _LENGTH_KEY, repr(length))
+                    self._write_postings(conn, rows, length)
                 if vectors is not None:
                     stats.embedded += len(batch)
                 if start + BATCH >= len(pending):
@@ -170,8 +174,8 @@ class PgTaskStore:
                     for key, value in (meta or {}).items():
                         self._set_meta(conn, key, value)
                     self._set_meta(conn, "updated_at", datetime.now(UTC).isoformat())
-                    if pending:
-                        self._reweigh(conn)
+                    if pending and length is not None:
+                        self._reweigh(conn, length)
             if on_progress:
                 on_progress(min(start + BATCH, len(pending)), len(pending))
 
@@ -179,15 +183,26 @@ class PgTaskStore:
         value = self.get_meta(_LENGTH_KEY)
         return float(value) if value else None
 
-    def _reweigh(self, conn: Connection) -> None:
-        """Make the postings' weights again over the history's average length, once it
-        has moved by ``LENGTH_DRIFT`` from the one they were made with (or was not known)."""
+    def _average_length(self, conn: Connection) -> float:
+        """The history's average task length in words, as its postings weigh it."""
         row = conn.execute(
             "SELECT AVG(tributary_length(terms)) FROM tasks WHERE repo = %s", (self.repo,)
         ).fetchone()
-        average = float(row[0]) if row and row[0] is not None else None
-        known = self._postings_length()
-        if average is None or (known is not None and abs(average - known) <= LENGTH_DRIFT * known):
+        return float(row[0]) if row and row[0] is not None else 1.0
+
+    def _write_postings(self, conn: Connection, rows: Sequence[int], length: float) -> None:
+        """The postings of the task rows ``rows`` (old ones deleted first), weighted over ``length``."""
+        conn.execute("DELETE FROM task_postings WHERE task = ANY(%s)", (list(rows),))
+        conn.execute(
+            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
+            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.id = ANY(%s)", (length, list(rows)),
+        )  # fmt: skip
+
+    def _reweigh(self, conn: Connection, known: float) -> None:
+        """Make the postings' weights again over the history's average length, once it
+        has moved by ``LENGTH_DRIFT`` from ``known``, the one they were made with."""
+        average = self._average_length(conn)
+        if abs(average - known) <= LENGTH_DRIFT * known:
             return
         conn.execute("DELETE FROM task_postings WHERE repo = %s", (self.repo,))
         conn.execute(
@@ -196,7 +211,8 @@ class PgTaskStore:
         )  # fmt: skip
         self._set_meta(conn, _LENGTH_KEY, repr(average))
 
-    def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats, length: float) -> None:
+    def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats) -> int:
+        """Write ``task``'s row and files; its row id (its postings are the caller's)."""
         files = tuple(dict.fromkeys(task.files))
         row = conn.execute(
             "INSERT INTO tasks(repo, task_id, ts, date, title, body, source, hash, author, terms, embedding) "
@@ -219,16 +235,12 @@ class PgTaskStore:
         else:
             stats.updated += 1
             conn.execute("DELETE FROM task_files WHERE task = %s", (task_row,))
-            conn.execute("DELETE FROM task_postings WHERE task = %s", (task_row,))
-        conn.execute(
-            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
-            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.id = %s", (length, task_row),
-        )  # fmt: skip
         if files:
             with conn.cursor() as cursor:
                 cursor.executemany(
                     "INSERT INTO task_files(task, path) VALUES (%s, %s)", [(task_row, p) for p in files]
                 )
+        return task_row
 
     def set_snapshot_files(self, paths: Iterable[str]) -> None:
         """Record which files exist in the repository now (replacing the previous set)."""
