@@ -99,6 +99,16 @@ def test_a_source_with_no_search_tool_says_so_on_its_chip() -> None:
     assert chip_text(routed) == "wiki · not asked"
 
 
+def test_a_source_found_to_take_no_query_once_started_says_so_without_its_start_time() -> None:
+    from tributary.engine.sources.tools import TAKES_NO_QUERY
+
+    started = SourceReport(name="git", status=SourceStatus.SKIPPED, latency_ms=4022.0,
+                           error=f"{TAKES_NO_QUERY}, so it is not asked for searches (tools seen: git_status)")
+    assert chip_text(started) == "git · no search tool"
+    waited = SourceReport(name="wiki", status=SourceStatus.SKIPPED, latency_ms=3100.0, detail="not routed")
+    assert chip_text(waited) == "wiki · not asked"
+
+
 def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> None:
     sources = [SourceReport(name="files", status=SourceStatus.OK, hits=3),
                SourceReport(name="git", status=SourceStatus.PENDING),

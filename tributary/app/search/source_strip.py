@@ -45,6 +45,7 @@ _DOTS: dict[str, QIcon] = {}
 RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
 SUMMARY_SHARE = 0.25  # of the strip's width, at most, for the query's figures
 NO_TOOL = "no search-like tool"  # how the engine's reason for a source with no search tool begins
+TAKES_NO_QUERY = "its tool takes no query"  # ... and for one whose only tool ignores the question
 
 StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
 
@@ -119,8 +120,10 @@ def waiting_text(reports: list[SourceReport]) -> str:
 
 
 def has_no_search_tool(report: SourceReport) -> bool:
-    """Not asked because its tools offer nothing to search with (the engine's reason)."""
-    return report.status == SourceStatus.SKIPPED and (report.detail or "").startswith(NO_TOOL)
+    """Not asked because its tools offer nothing to search with (the engine's reason,
+    given as the report's detail before the server is started, as its error after)."""
+    reason = report.detail or report.error or ""
+    return report.status == SourceStatus.SKIPPED and reason.startswith((NO_TOOL, TAKES_NO_QUERY))
 
 
 def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
@@ -138,6 +141,8 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     if has_no_search_tool(report):
         return f"{report.name} · no search tool"
     label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
+    if status == SourceStatus.SKIPPED:  # the time a source not asked took is its start's, not an answer's
+        latency = ""
     return f"{report.name} · {label}{latency}{restarted}"
 
 
