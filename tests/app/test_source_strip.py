@@ -107,6 +107,8 @@ def test_a_source_found_to_take_no_query_once_started_says_so_without_its_start_
     assert chip_text(started) == "git · no search tool"
     waited = SourceReport(name="wiki", status=SourceStatus.SKIPPED, latency_ms=3100.0, detail="not routed")
     assert chip_text(waited) == "wiki · not asked"
+    tripped = SourceReport(name="dead", status=SourceStatus.CIRCUIT_OPEN, latency_ms=0.0)
+    assert chip_text(tripped) == "dead · circuit open"
 
 
 def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> None:

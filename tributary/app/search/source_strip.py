@@ -141,7 +141,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     if has_no_search_tool(report):
         return f"{report.name} · no search tool"
     label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
-    if status == SourceStatus.SKIPPED:  # the time a source not asked took is its start's, not an answer's
+    if status in (SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN):  # not asked: no answer was timed
         latency = ""
     return f"{report.name} · {label}{latency}{restarted}"
 

@@ -68,7 +68,7 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str], width: int) -> 
 
 def source_line(report: SourceReport) -> str:
     parts = [f"{report.name}: {_STATUS_MARK.get(report.status, str(report.status))}"]
-    if report.latency_ms is not None and report.status is not SourceStatus.SKIPPED:
+    if report.latency_ms is not None and report.status not in (SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN):
         parts.append(f"{report.latency_ms:.0f} ms")
     if report.status in (SourceStatus.OK, SourceStatus.CACHED):
         parts.append(f"{report.hits} hits")
