@@ -24,6 +24,11 @@ from tributary.engine.index.store import SqliteStore
         ("core/src/test/kotlin/RouterTest.kt", priors.TEST),
         ("lib/router_spec.rb", priors.TEST),
         ("conftest.py", priors.TEST),
+        ("testing/example_scripts/collect/pkg/test_foo.py", priors.TEST_DATA),
+        ("astropy/io/ascii/tests/data/cds.dat", priors.TEST_DATA),
+        ("pkg/parser/testdata/input.go", priors.TEST_DATA),
+        ("cypress/fixtures/user.json", priors.TEST_DATA),
+        ("src/data/loader.py", priors.CODE),  # a data folder outside the tests is code
         ("docs/routing.md", priors.DOC),
         ("README.md", priors.DOC),
         ("docs_src/tutorial/app.py", priors.EXAMPLE),
@@ -56,12 +61,21 @@ def test_a_question_that_names_a_role_keeps_it_whole() -> None:
     assert priors.factor(priors.CODE, code_question) == 1.0
     test_question = priors.asked_roles("which tests cover route registration")
     assert priors.factor(priors.TEST, test_question) == 1.0
+    assert priors.factor(priors.TEST_DATA, test_question) == 1.0
+    assert priors.factor(priors.TEST_DATA, code_question) == priors.factor(priors.TEST, code_question)
     assert priors.factor(priors.DOC, priors.asked_roles("docs for the router")) == 1.0
     assert priors.factor(priors.RECORD, priors.asked_roles("changelog of the router")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("how middleware is applied to route groups")) < 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("which CI workflow runs the linter")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("how is a release built")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("which dependencies does the package pin")) == 1.0
+
+
+def test_a_task_ranks_what_tests_run_on_below_the_tests() -> None:
+    asked = priors.task_asked_roles("Collection fails for a package given as an argument")
+    assert priors.factor(priors.TEST_DATA, asked, task=True) < priors.factor(priors.TEST, asked, task=True) < 1.0
+    failing = priors.task_asked_roles("test_foo fails with fixtures in a package")
+    assert priors.factor(priors.TEST_DATA, failing, task=True) < 1.0  # still about the code under them
 
 
 def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: Path) -> None:

@@ -257,7 +257,7 @@ def _group_text(hit: Hit, group: DedupGroup | None, member: GroupMember | None) 
 
 
 _ROLE_WORDS = {
-    "test": "a test", "doc": "documentation", "example": "an example", "vendored": "a vendored copy",
+    "test": "a test", "test data": "what a test runs on", "doc": "documentation", "example": "an example", "vendored": "a vendored copy",
     "generated": "generated code", "record": "a changelog or package record",
     "superseded": "an older copy of newer code", "tooling": "build, CI or editor configuration",
 }

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 CODE = "code"
 TEST = "test"
+TEST_DATA = "test data"  # what tests read: scripts, inputs and expected outputs they run on
 DOC = "doc"
 EXAMPLE = "example"
 VENDORED = "vendored"
@@ -29,6 +30,7 @@ TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
     TEST: 0.7,
+    TEST_DATA: 0.7,
     DOC: 0.75,
     EXAMPLE: 0.8,
     VENDORED: 0.5,
@@ -39,6 +41,9 @@ FACTORS: Mapping[str, float] = {
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures", "__mocks__", "e2e"})
+# Folders of what tests run on: data wherever they lie, or inside a test folder.
+_TEST_DATA_DIRS = frozenset({"testdata", "test_data", "fixtures", "__fixtures__", "__mocks__", "__snapshots__"})
+_DATA_IN_TESTS = frozenset({"data", "example_scripts", "examples", "samples", "resources", "snapshots", "golden", "mocks", "cases"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "docs_src", "site"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial", "tutorials"})
 _VENDORED_DIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "third-party", "node_modules", "external", "extern", "_vendor"})
@@ -102,6 +107,8 @@ def role_of(path: str, language: str | None = None) -> str:
         pure.name.startswith(".") and pure.name not in _NOT_TOOLING
     ):
         return TOOLING
+    if folders & _TEST_DATA_DIRS or (folders & _TEST_DIRS and folders & _DATA_IN_TESTS):
+        return TEST_DATA
     if folders & _TEST_DIRS or _TEST_NAME.match(stem):
         return TEST
     if folders & _EXAMPLE_DIRS:
@@ -112,14 +119,17 @@ def role_of(path: str, language: str | None = None) -> str:
 
 
 def asked_roles(query: str) -> frozenset[str]:
-    """The roles ``query`` asks for by name ("the tests of …", "docs on …")."""
-    return frozenset(role for role, words in _ASKS.items() if words.search(query))
+    """The roles ``query`` asks for by name ("the tests of …", "docs on …"); asking for
+    tests asks for what they run on too."""
+    roles = frozenset(role for role, words in _ASKS.items() if words.search(query))
+    return roles | {TEST_DATA} if TEST in roles else roles
 
 
 # For an issue-length task the answer is the code that must change: the tests that repeat
 # its names, the docs and changelog that describe it, rank well below it.
 TASK_FACTORS: Mapping[str, float] = {
     TEST: 0.7,
+    TEST_DATA: 0.4,
     DOC: 0.4,
     EXAMPLE: 0.4,
     VENDORED: 0.3,
@@ -142,7 +152,7 @@ def task_asked_roles(title: str) -> frozenset[str]:
     """The roles an issue asks for, read from its title alone (its body quotes tests,
     docs and changelogs on the way). Tests are never what a task asks to change: an
     issue about a failing test is about the code under it."""
-    return asked_roles(title) - {TEST}
+    return asked_roles(title) - {TEST, TEST_DATA}
 
 
 def superseded(paths: Iterable[str], exists: Callable[[str], bool] | None = None) -> frozenset[str]:
