@@ -26,6 +26,10 @@ class SourceStatus(StrEnum):
     CIRCUIT_OPEN = "circuit_open"
 
 
+# Sources that were not asked this time, so no answer of theirs was timed.
+NOT_ASKED: frozenset[SourceStatus] = frozenset({SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN})
+
+
 class TaskType(StrEnum):
     """The kind of work the context is for; selects the budget's priorities by source role."""
 

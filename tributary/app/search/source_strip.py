@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.elided import FittingLabel
-from tributary.engine.model import SourceReport, SourceStatus
+from tributary.engine.model import NOT_ASKED, SourceReport, SourceStatus
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState
@@ -141,7 +141,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     if has_no_search_tool(report):
         return f"{report.name} · no search tool"
     label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
-    if status in (SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN):  # not asked: no answer was timed
+    if status in NOT_ASKED:
         latency = ""
     return f"{report.name} · {label}{latency}{restarted}"
 

@@ -40,7 +40,7 @@ FACTORS: Mapping[str, float] = {
     TOOLING: 0.5,
 }
 
-_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures", "__mocks__", "e2e"})
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
 # Folders of what tests run on: data wherever they lie, or inside a test folder.
 _TEST_DATA_DIRS = frozenset({"testdata", "test_data", "fixtures", "__fixtures__", "__mocks__", "__snapshots__"})
 _DATA_IN_TESTS = frozenset({"data", "example_scripts", "examples", "samples", "resources", "snapshots", "golden", "mocks", "cases"})

@@ -33,6 +33,12 @@ from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
 LENGTH_DRIFT = 0.1
 _META_SCOPE = "tasks"
 _LENGTH_KEY = "postings_length"
+# Task postings made from the tasks' weighted terms over an average length; the caller
+# adds which tasks (a condition on ``t``) and gives the length, then that condition's value.
+_POSTINGS_OF_TASKS = (
+    "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
+    "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE "
+)
 _NON_WORD = re.compile(r"[\W_]+")
 
 
@@ -193,10 +199,7 @@ class PgTaskStore:
     def _write_postings(self, conn: Connection, rows: Sequence[int], length: float) -> None:
         """The postings of the task rows ``rows`` (old ones deleted first), weighted over ``length``."""
         conn.execute("DELETE FROM task_postings WHERE task = ANY(%s)", (list(rows),))
-        conn.execute(
-            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
-            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.id = ANY(%s)", (length, list(rows)),
-        )  # fmt: skip
+        conn.execute(_POSTINGS_OF_TASKS + "t.id = ANY(%s)", (length, list(rows)))
 
     def _reweigh(self, conn: Connection, known: float) -> None:
         """Make the postings' weights again over the history's average length, once it
@@ -205,10 +208,7 @@ class PgTaskStore:
         if abs(average - known) <= LENGTH_DRIFT * known:
             return
         conn.execute("DELETE FROM task_postings WHERE repo = %s", (self.repo,))
-        conn.execute(
-            "INSERT INTO task_postings(task, repo, lexeme, impact) SELECT t.id, t.repo, i.lexeme, i.impact "
-            "FROM tasks t, tributary_task_impacts(t.terms, %s::real) i WHERE t.repo = %s", (average, self.repo),
-        )  # fmt: skip
+        conn.execute(_POSTINGS_OF_TASKS + "t.repo = %s", (average, self.repo))
         self._set_meta(conn, _LENGTH_KEY, repr(average))
 
     def _write_task(self, conn: Connection, task: Task, vector: Any, stats: ImportStats) -> int:
