@@ -270,6 +270,8 @@ class _DroppingEmbedder(HashingEmbedder):
         if self.drop:
             if self.block:
                 _allow_connections(self.dsn, False)
+            else:
+                self.drop = False  # once: a retry's new connection is not cut again
             self.dropped += _terminate(self.dsn, "tributary-files")
         return super().encode(texts)
 
@@ -290,7 +292,7 @@ async def test_a_connection_dropped_mid_search_is_an_error_of_that_source_only(
             dropped = await client.call_tool("search_code", args)
             assert embedder.dropped >= 1
             assert not dropped.is_error and dropped.structured_content["hits"]
-            embedder.block = True  # dropped, and the database refuses new connections
+            embedder.drop = embedder.block = True  # dropped, and no new connection allowed
             failed = await client.call_tool("search_code", args)
             assert failed.is_error
             _allow_connections(postgres_dsn, True)

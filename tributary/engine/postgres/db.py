@@ -41,6 +41,7 @@ VECTOR_INDEXES: tuple[str, ...] = ("auto", "hnsw", "ivfflat", "exact")
 CONNECT_TIMEOUT_S = 5
 POOL_SIZE = 3  # a search's keyword and vector queries at once, and one more
 POOL_WAIT_S = 30.0  # a caller waits this long for a free connection before failing
+READ_ATTEMPTS = 3  # a read on a dead connection is tried this often in all
 PREPARE_THRESHOLD = 2  # executions of one statement text before it is prepared
 _MIGRATION_LOCK = 0x7472_6962  # pg_advisory_xact_lock key: "trib"
 
@@ -115,22 +116,24 @@ class Database:
             yield conn
 
     def read(self, work: Callable[[Connection], T]) -> T:
-        """``work(connection)``; run again on a fresh connection if the first one was dead
-        (reads only: they are safe to repeat)."""
-        dead = False
-        try:
-            with self.session() as conn:
-                try:
-                    return work(conn)
-                except psycopg.OperationalError:
-                    if not (conn.closed or conn.broken):
-                        raise
-                    dead = True
-        except psycopg.OperationalError:
-            if not dead:
-                raise
-        log.info("connection to %s lost; reconnecting", redact(self.dsn))
-        self._pool.check()  # the other idle connections died with it: drop them too
+        """``work(connection)``; run again on a fresh connection while the one it had was
+        dead, a few times at most (reads only: they are safe to repeat). One outage can
+        cut several connections, the first replacement among them."""
+        for _ in range(READ_ATTEMPTS - 1):
+            dead = False
+            try:
+                with self.session() as conn:
+                    try:
+                        return work(conn)
+                    except psycopg.OperationalError:
+                        if not (conn.closed or conn.broken):
+                            raise
+                        dead = True
+            except psycopg.OperationalError:
+                if not dead:
+                    raise
+            log.info("connection to %s lost; reconnecting", redact(self.dsn))
+            self._pool.check()  # the other idle connections died with it: drop them too
         with self.session() as conn:
             return work(conn)
 
