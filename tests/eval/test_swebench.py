@@ -16,6 +16,7 @@ from tributary.engine.eval.swebench import (
     Outcome,
     Span,
     applied_lines,
+    context_holds,
     enclosing_units,
     figures,
     function_rank,
@@ -23,6 +24,7 @@ from tributary.engine.eval.swebench import (
     load_instances,
     render,
     run_instances,
+    span_of,
 )
 
 PATCH = """diff --git a/pkg/shapes.py b/pkg/shapes.py
@@ -95,6 +97,29 @@ def test_a_function_is_found_when_every_gold_unit_is_overlapped() -> None:
     hits: list[tuple[str, int | None, int | None]] = [("a.py", 30, 40), ("a.py", 15, 16), ("c.py", 1, 2), ("b.py", 5, 9)]
     assert function_rank(hits, gold) == 4
     assert function_rank(hits[:3], gold) is None
+
+
+def test_the_context_is_read_by_its_pieces_locations() -> None:
+    """A piece the context read from below the listed hits counts: no hit stands for it."""
+    from tributary.engine.model import (
+        AssembledContext,
+        ContextChunk,
+        ContextFormat,
+        SearchRequest,
+        SearchResponse,
+    )
+
+    pieces = [ContextChunk("h1", "files", "/w/a.py:1-9", 1.0, "x", 3),
+              ContextChunk("h9", "files", "/w/a.py:40-60", 0.5, "x", 3),  # not among the hits
+              ContextChunk("t1", "tasks", "Fix the parser (abc123)", 0.4, "x", 3)]
+    response = SearchResponse(SearchRequest("q"), context=AssembledContext("x", pieces, 9, ContextFormat.MARKDOWN, 100))
+    def mapper(path: str) -> str | None:
+        return path.removeprefix("/w/") if path.startswith("/w/") else None
+    assert context_holds(response, mapper, [Span("a.py", 50, 55), Span("a.py", 2, 3)]) is True
+    assert context_holds(response, mapper, [Span("a.py", 20, 30)]) is False
+    assert context_holds(response, mapper, []) is None
+    assert span_of("src/a:b.py:3-7") == ("src/a:b.py", 3, 7)
+    assert span_of("Fix the parser (abc123)") is None and span_of("a.py") is None
 
 
 def _outcome(files: list[str], gold: tuple[str, ...], bm25: list[str]) -> Outcome:

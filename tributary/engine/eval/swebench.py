@@ -408,17 +408,27 @@ def located_hits(response: SearchResponse, mapper: Callable[[str], str | None]) 
 
 
 def context_holds(response: SearchResponse, mapper: Callable[[str], str | None], gold: Sequence[Span]) -> bool | None:
-    """Whether every gold unit is overlapped by a piece of the assembled context."""
+    """Whether every gold unit is overlapped by a piece of the assembled context. Pieces
+    are read from their locations: the context also reads chunks of the best files from
+    below the listed hits."""
     if not gold or response.context is None:
         return None if not gold else False
-    by_id = {hit.id: hit for group in response.groups for hit in [group.kept, *(m.hit for m in group.members)]}
-    by_id.update({hit.id: hit for hit in response.hits})
     pieces: list[tuple[str, int | None, int | None]] = []
     for chunk in response.context.chunks:
-        hit = by_id.get(chunk.hit_id)
-        if hit is not None and hit.path and (path := mapper(hit.path)) is not None:
-            pieces.append((path, hit.start_line, hit.end_line))
+        place = span_of(chunk.location)
+        if place is not None and (path := mapper(place[0])) is not None:
+            pieces.append((path, place[1], place[2]))
     return all(any(span.overlaps(*piece) for piece in pieces) for span in gold)
+
+
+_SPAN = re.compile(r"(\d{1,9})-(\d{1,9})")
+
+
+def span_of(location: str) -> tuple[str, int, int] | None:
+    """``(path, start, end)`` of a ``path:start-end`` location (None for any other)."""
+    path, colon, lines = location.rpartition(":")
+    found = _SPAN.fullmatch(lines) if colon and path else None
+    return (path, int(found[1]), int(found[2])) if found else None
 
 
 def _children_cpu(pids: Iterable[int | None]) -> float:
