@@ -34,6 +34,8 @@ from tributary.engine.index.store import SqliteStore
         ("docs_src/tutorial/app.py", priors.EXAMPLE),
         ("examples/basic/main.go", priors.EXAMPLE),
         ("vendor/github.com/x/y.go", priors.VENDORED),
+        ("cextern/wcslib/C/wcs.c", priors.VENDORED),  # a C library kept beside the package
+        ("3rdparty/zlib/inflate.c", priors.VENDORED),
         ("api/v1/service_pb2.py", priors.GENERATED),
         ("CHANGES.md", priors.RECORD),
         ("CHANGELOG", priors.RECORD),

@@ -46,7 +46,10 @@ _TEST_DATA_DIRS = frozenset({"testdata", "test_data", "fixtures", "__fixtures__"
 _DATA_IN_TESTS = frozenset({"data", "example_scripts", "examples", "samples", "resources", "snapshots", "golden", "mocks", "cases"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "docs_src", "site"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "tutorial", "tutorials"})
-_VENDORED_DIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "third-party", "node_modules", "external", "extern", "_vendor"})
+_VENDORED_DIRS = frozenset({
+    "vendor", "vendored", "third_party", "thirdparty", "third-party", "3rdparty", "node_modules", "external",
+    "extern", "cextern", "_vendor",
+})
 _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
 # Folders of CI and editor tooling. A file whose name starts with a dot (.travis.yml,
 # .golangci.yml, .pre-commit-config.yaml) is tooling wherever it lies.
