@@ -15,6 +15,7 @@ glob) apply inside both retrievers, before ranking.
 from __future__ import annotations
 
 import functools
+import glob
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -32,8 +33,15 @@ from tributary.engine.index.priors import (
     superseded,
     task_asked_roles,
 )
-from tributary.engine.index.store import IndexStore, QueryVector, SearchFilter, symbol_parts
+from tributary.engine.index.store import (
+    IndexStore,
+    QueryVector,
+    SearchFilter,
+    StoredChunk,
+    symbol_parts,
+)
 from tributary.engine.localsearch.embedder import Embedder, Vectors
+from tributary.engine.localsearch.fts import keyword_order
 from tributary.engine.localsearch.fusion import RRF_K
 from tributary.engine.localsearch.longquery import (
     TaskQuery,
@@ -75,6 +83,7 @@ PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
+IN_FILE_K = 5  # RRF's k where a focused file's chunks are ranked among themselves
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +207,10 @@ def hybrid_search(
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
     listed = cover_files(spread_files(hits), top_k)
-    return focus_files(listed, hits, top_k) if task is not None else listed
+    if task is None:
+        return listed
+    leaders = list(dict.fromkeys(hit.path for hit in listed))[:FOCUS_FILES]
+    return focus_files(listed, _in_file_order(store, leaders, task.terms, hits, repo, where), top_k)
 
 
 def focus_files(
@@ -228,8 +240,60 @@ def focus_files(
         return list(listed[:top_k])
     kept = list(listed[: max(len(leaders), top_k - len(followers))])
     floor = kept[-1].score
-    tail = [replace(h, score=round(min(h.score, floor) * (1 - 0.001 * n), 6)) for n, h in enumerate(followers, 1)]
+    tail = [replace(h, score=round(floor * (1 - 0.001 * n), 6)) for n, h in enumerate(followers, 1)]
     return (kept + tail)[:top_k]
+
+
+def _in_file_order(
+    store: IndexStore,
+    paths: Sequence[str],
+    terms: Sequence[str],
+    candidates: Sequence[SearchHit],
+    repo: str,
+    where: SearchFilter,
+) -> list[SearchHit]:
+    """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
+    ``candidates`` (best first) and their keyword order among the file's own chunks
+    (``keyword_order``), fused by reciprocal rank. A chunk no retriever pooled joins
+    with no score of its own: the function a task changes often shares its words with
+    much of the repository, and stands out only among its file's functions."""
+    ordered: list[SearchHit] = []
+    for path in paths:
+        pooled = {_place(hit): hit for hit in candidates if hit.path == path}
+        chunks = _file_chunks(store, path, where)
+        if not pooled or not chunks:
+            ordered.extend(pooled.values())
+            continue
+        by_words = keyword_order([(chunk.symbol, chunk.content) for chunk in chunks], terms)
+        fused = {n: 1 / (IN_FILE_K + rank) for rank, n in enumerate(by_words, 1)}
+        position = {(chunk.path, chunk.start_line, chunk.end_line): n for n, chunk in enumerate(chunks)}
+        for rank, place in enumerate(pooled, 1):
+            if place in position:
+                fused[position[place]] += 1 / (IN_FILE_K + rank)
+        sibling = next(iter(pooled.values()))
+        for n in sorted(fused, key=lambda n: (-fused[n], n)):
+            chunk = chunks[n]
+            hit = pooled.get((chunk.path, chunk.start_line, chunk.end_line))
+            ordered.append(hit if hit is not None else _unpooled(chunk, repo, sibling))
+    return ordered
+
+
+def _file_chunks(store: IndexStore, path: str, where: SearchFilter) -> list[StoredChunk]:
+    """The chunks of the file at ``path`` (of ``where``'s kinds), in line order."""
+    ids = store.chunk_ids_matching(glob.escape(path))
+    chunks = [chunk for chunk in store.chunks_by_id(sorted(ids)).values() if chunk.path == path]
+    if where.kinds is not None:
+        chunks = [chunk for chunk in chunks if chunk.kind in where.kinds]
+    return sorted(chunks, key=lambda chunk: (chunk.start_line, chunk.id))
+
+
+def _unpooled(chunk: StoredChunk, repo: str, sibling: SearchHit) -> SearchHit:
+    """A hit for a chunk no retriever pooled, with its file's role (from ``sibling``)."""
+    return SearchHit(
+        chunk.path, repo, chunk.start_line, chunk.end_line, chunk.symbol, chunk.kind,
+        chunk.language, 0.0, chunk.content, chunk.signature, role=sibling.role, fused=0.0,
+        name_match=sibling.name_match,
+    )  # fmt: skip
 
 
 def _place(hit: SearchHit) -> tuple[str, int, int]:

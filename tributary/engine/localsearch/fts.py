@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextlib import closing
+
+from tributary.engine.sqlite import connect
 
 MAX_QUERY_TERMS = 48
 
@@ -71,3 +74,34 @@ def fts_query(text: str | Sequence[str]) -> str | None:
     there are none."""
     terms = fts_terms(text) if isinstance(text, str) else list(text)
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
+
+
+# BM25 column weights of ``keyword_order``: a unit's name, its code, its identifiers' parts
+# (the code index's weights, without its path column).
+UNIT_WEIGHTS = (4.0, 1.0, 1.0)
+
+
+def keyword_order(units: Sequence[tuple[str | None, str]], terms: Sequence[str]) -> list[int]:
+    """The positions of ``units`` (``(symbol, code)`` pairs), those matching ``terms``
+    first by FTS5's BM25 among these units alone, then the rest in their order.
+
+    Within one file a word the whole file uses says nothing about which of its functions
+    is meant; scored against the file's own units it weighs little, and the words that
+    set one function apart weigh most. The columns are the code index's."""
+    match = fts_query(terms)
+    if match is None or not units:
+        return list(range(len(units)))
+    with closing(connect(":memory:")) as conn:
+        conn.execute(
+            "CREATE VIRTUAL TABLE units USING fts5(symbol, body, terms, tokenize='porter unicode61')"
+        )
+        conn.executemany(
+            "INSERT INTO units(rowid, symbol, body, terms) VALUES (?, ?, ?, ?)",
+            [(n, f"{symbol or ''} {split_identifiers(symbol or '')}", code, split_identifiers(code))
+             for n, (symbol, code) in enumerate(units)],
+        )  # fmt: skip
+        weights = ", ".join(str(w) for w in UNIT_WEIGHTS)
+        found = [int(row[0]) for row in conn.execute(
+            f"SELECT rowid FROM units WHERE units MATCH ? ORDER BY bm25(units, {weights}), rowid", (match,))]  # fmt: skip
+    matched = set(found)
+    return found + [n for n in range(len(units)) if n not in matched]

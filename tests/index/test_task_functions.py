@@ -1,0 +1,64 @@
+"""A task question ranks its likeliest files' functions among themselves: the words that
+set one function of the file apart count, the words the whole file uses do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tributary.engine.localsearch.fts import keyword_order
+
+
+def test_a_word_the_whole_file_uses_weighs_less_than_one_unit_alone_has() -> None:
+    units = [
+        ("CaptureIO.read", "def read(self):\n    return self.capture.read()  # capture capture"),
+        ("CaptureIO.write", "def write(self, data):\n    self.capture.write(data)"),
+        ("FDCapture.__init__", "def __init__(self, fd):\n    self.tmpfile = open(fd, newline='')"),
+        ("unrelated", "def unrelated():\n    return 1"),
+    ]
+    order = keyword_order(units, ["capture", "newline", "converted"])
+    assert order[0] == 2  # the only unit with "newline"
+    assert order[-1] == 3  # no word of the task: last, in its own place
+    assert sorted(order) == [0, 1, 2, 3]
+
+
+def test_no_terms_or_no_units_keep_the_order() -> None:
+    units = [("a", "def a(): pass"), ("b", "def b(): pass")]
+    assert keyword_order(units, []) == [0, 1]
+    assert keyword_order([], ["word"]) == []
+
+
+def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) -> None:
+    """Every chunk of a likely file is ranked among the file's own: of the chunks the
+    repository's pools missed, the one function holding the task's rarest words in that
+    file comes first, and the pooled chunks keep their hits."""
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.index.manager import index_path_for, index_repository
+    from tributary.engine.index.search import _in_file_order, hybrid_search
+    from tributary.engine.index.store import SearchFilter, SqliteStore
+    from tributary.engine.localsearch.longquery import read_task
+
+    repo = tmp_path / "app"
+    (repo / "app").mkdir(parents=True)
+    capture = ['"""Capturing of output."""\n']
+    for n in range(8):  # the file's own words, in every function
+        capture.append(f"def capture_stream_{n}(stream):\n    \"\"\"Capture the stream {n}.\"\"\"\n"
+                       f"    return stream.capture({n})  # capture output\n")
+    capture.append("def open_temporary(fd):\n    return open(fd, mode='wb+', newline='')\n")
+    (repo / "app" / "capture.py").write_text("\n\n".join(capture), encoding="utf-8")
+    issue = ("capfd capture converts carriage returns to newlines\n\nSince 6.0 the captured output of "
+             "capfd has \\n where the program wrote \\r:\n\n```python\ndef test_cr(capfd):\n"
+             "    print('Greetings', end='\\r')\n    out, err = capfd.readouterr()\n"
+             "    assert out.endswith('\\r')\n```\n\n" + "The capture of the output changes the newline. " * 8)
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        hits = hybrid_search(store, issue, None, repo="app", top_k=10)
+        pooled = [hit for hit in hits if hit.symbol != "open_temporary"][:3]  # a pool that missed it
+        order = _in_file_order(store, ["app/capture.py"], read_task(issue).terms, pooled, "app", SearchFilter())
+    finally:
+        store.close()
+    assert len(order) == 9  # every chunk of the file
+    assert order[: len(pooled)] == pooled  # the pool's best stay first, as they were
+    unpooled = order[len(pooled) :]
+    assert unpooled[0].symbol == "open_temporary"  # before the file's other functions
+    assert unpooled[0].score == 0.0 and unpooled[0].keyword_rank is None  # no retriever's score
