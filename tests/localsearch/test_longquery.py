@@ -41,6 +41,19 @@ def test_short_questions_stay_phrases_and_issues_are_tasks() -> None:
     assert embedding_text("where are fixtures cached") == "where are fixtures cached"
 
 
+def test_a_short_bug_report_with_code_is_a_task() -> None:
+    """A title and a repro: a fenced block, an interactive session or a traceback."""
+    for repro in ("```python\n>>> Point(2, 0).distance(Point(1, 0, 2))\n1\n```",
+                  ">>> Point(2, 0).distance(Point(1, 0, 2))\n1",
+                  "In [1]: Point(2, 0).distance(Point(1, 0, 2))\nOut[1]: 1",
+                  "Traceback (most recent call last):\n  File \"point.py\", line 3, in distance"):
+        report = f"distance calculation wrong\nThe third dimension of the second point is ignored:\n{repro}\n"
+        assert is_task_question(report), repro
+    # code words in a commit message, or a fence too short to be a report, are not enough
+    assert not is_task_question("Use >>> in the docs\n\nThe prompts were missing from the examples of the guide.")
+    assert not is_task_question("Fix it\n```x```")
+
+
 def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     task = read_task(ISSUE)
     assert task.title.startswith("Modeling's `separability_matrix` does not compute")

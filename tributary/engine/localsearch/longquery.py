@@ -27,6 +27,10 @@ from tributary.engine.localsearch.fts import fts_terms
 TASK_MIN_CHARS = 600
 TASK_MIN_CHARS_MULTILINE = 300
 TASK_MIN_LINES = 4
+# ... and so is a shorter one of several lines holding code a reader would run: a fenced
+# block, an interactive session or a traceback (a short bug report: a title and a repro).
+TASK_MIN_CHARS_WITH_CODE = 120
+_HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most recent call last\)", re.M)
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
 MAX_NAMES = 24
 MAX_PATHS = 12
@@ -66,7 +70,10 @@ def is_task_question(query: str) -> bool:
     """Whether ``query`` is an issue-length task rather than a search phrase."""
     if len(query) >= TASK_MIN_CHARS:
         return True
-    return len(query) >= TASK_MIN_CHARS_MULTILINE and query.count("\n") + 1 >= TASK_MIN_LINES
+    lines = query.count("\n") + 1
+    if len(query) >= TASK_MIN_CHARS_MULTILINE and lines >= TASK_MIN_LINES:
+        return True
+    return len(query) >= TASK_MIN_CHARS_WITH_CODE and lines >= 2 and _HOLDS_CODE.search(query) is not None
 
 
 def split_code(text: str) -> tuple[list[str], list[str]]:
