@@ -64,3 +64,38 @@ def test_first_answer_waits_only_for_the_keyword_tier(tmp_path: Path, monkeypatc
     later.clear()
     assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert later == []  # nothing waits: no background pass
+
+
+def test_the_history_is_searchable_at_once_and_embedded_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first ``--repo`` imports the commits' words only (a large history's vectors took
+    minutes); the background `index embed` gives every past task its vector."""
+    import tributary.engine.index.embed as embed
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.cli.main import main
+    from tributary.engine.tasks.store import TaskStore
+
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(3):
+        (repo / f"mod_{n}.py").write_text(f"def f{n}():\n    return {n}\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True, capture_output=True)
+    for args in (["add", "."], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the modules"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    def no_model() -> None:
+        raise AssertionError("the first answer waited for the model")
+
+    monkeypatch.setattr(embed, "load_default_embedder", no_model)
+    monkeypatch.setattr("tributary.engine.index.manager.load_code_embedder", no_model)
+    later: list[Path] = []
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+    assert later == [repo.resolve()]
+    with TaskStore(tasks_db_path(repo), readonly=True) as store:
+        assert store.stats().tasks == 1 and not store.has_vectors()
+        assert store.bm25("modules", 5)  # its words are searchable already
+    monkeypatch.setattr(embed, "load_default_embedder", HashingEmbedder)
+    monkeypatch.setattr("tributary.engine.index.manager.load_code_embedder", HashingEmbedder)
+    assert main(["index", "embed", "--quiet", str(repo)]) == 0
+    with TaskStore(tasks_db_path(repo), readonly=True) as store:
+        assert store.has_vectors()

@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add.set_defaults(func=_add)
 
     embed = commands.add_parser(
-        "embed", help="give the chunks of an index that wait for a vector their vector"
+        "embed", help="give the chunks and past tasks of an index that wait for a vector their vector"
     )
     embed.add_argument("path", type=Path)
     embed.add_argument("--quiet", action="store_true", help="no progress bar (a background run)")
@@ -148,6 +148,7 @@ def _root(path: Path) -> Path | None:
 
 def _embed(args: argparse.Namespace) -> int:
     from tributary.engine.index.manager import embed_repository
+    from tributary.engine.tasks.api import embed_history
 
     root = _root(args.path)
     if root is None:
@@ -160,10 +161,14 @@ def _embed(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(f"tributary: {exc}", file=sys.stderr)
         return 2
-    if stats.chunks_embedded:
+    tasks = embed_history(root, backend=_backend(args))
+    if stats.chunks_embedded or tasks:
         forget_cached_answers(root, config_path(args))
     if not args.quiet:
-        print(f"{root.name}: {stats.chunks_embedded} chunks embedded in {stats.seconds:.1f}s", file=sys.stderr)
+        print(
+            f"{root.name}: {stats.chunks_embedded} chunks and {tasks} past tasks embedded "
+            f"in {stats.seconds:.1f}s", file=sys.stderr,
+        )  # fmt: skip
     return 0
 
 

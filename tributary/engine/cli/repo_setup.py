@@ -2,9 +2,10 @@
 
 The code index is brought up to date on every call (cheap when nothing changed:
 only changed files are re-read), with a progress bar on stderr; the git history is
-imported incrementally (only new commits). Only the keyword tier is waited for: the
-chunks that need vectors are embedded by a background ``tributary index embed``, so
-the first answer comes in seconds and dense matches fill in as vectors arrive.
+imported incrementally (only new commits). Only the keyword tiers are waited for: the
+chunks and past tasks that need vectors are embedded by a background ``tributary index
+embed``, so the first answer comes in seconds and dense matches fill in as vectors
+arrive.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ def ensure_repo_indexed(
             "background (meaning-based matches fill in as it goes)",
             file=sys.stderr,
         )
+    new_history = history and _import_history(root)
+    if embedded < total or new_history:
         embed_later(root)
-    if (history and _import_history(root)) or stats.files_indexed or stats.files_deleted:
+    if new_history or stats.files_indexed or stats.files_deleted:
         forget_cached_answers(root, config_file)
     return 0
 
@@ -83,10 +86,11 @@ def wants_history(args: object) -> bool:
 
 
 def _import_history(root: Path) -> bool:
-    """Bring the task history up to date; whether it changed."""
+    """Bring the task history's keywords up to date (its vectors are the background
+    embedder's); whether it changed."""
     from tributary.engine.repos.manage import update_history
 
-    update = update_history(root)
+    update = update_history(root, embed=False)
     changed = update.stats is not None and update.stats.changed > 0
     if update.failed or changed:
         print(f"{root.name}: {update.summary()}", file=sys.stderr)

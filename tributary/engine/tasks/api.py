@@ -130,6 +130,24 @@ def import_git_history(
     return stats
 
 
+def embed_history(
+    repo_path: Path | str,
+    *,
+    indexes_dir: Path | str | None = None,
+    embedder: Embedder | None = None,
+    backend: IndexBackend | None = None,
+) -> int:
+    """Give every task of the repository's history that has no vector its vector (one
+    imported with ``embed=False``, so its keywords were searchable at once); how many."""
+    store = open_history(repo_path, indexes_dir, backend, create=False)
+    if store is None:
+        return 0
+    with closing(store):
+        model = _embedder_for(True, embedder)
+        assert model is not None
+        return store.embed_missing(model)
+
+
 def import_tasks_jsonl(
     repo_path: Path | str,
     jsonl_path: Path | str,
