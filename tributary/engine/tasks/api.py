@@ -142,10 +142,10 @@ def embed_history(
     store = open_history(repo_path, indexes_dir, backend, create=False)
     if store is None:
         return 0
+    from tributary.engine.index.embed import load_default_embedder
+
     with closing(store):
-        model = _embedder_for(True, embedder)
-        assert model is not None
-        return store.embed_missing(model)
+        return store.embed_missing(embedder or load_default_embedder())
 
 
 def import_tasks_jsonl(
