@@ -220,8 +220,9 @@ def focus_files(
     files: int = FOCUS_FILES,
     per_file: int = CHUNKS_PER_FILE,
 ) -> list[SearchHit]:
-    """``listed`` (best first, ``top_k`` at most) with its tail given to the next-best
-    chunks of its first ``files`` files, up to ``per_file`` chunks of each in all.
+    """``listed`` (best first, ``top_k`` at most) with its tail given to the next chunks
+    of its first ``files`` files in ``candidates``' order (for a task, each file's own:
+    ``_in_file_order``), up to ``per_file`` chunks of each in all.
 
     A task is answered at function level, and the function to change is often not its
     file's best chunk, while the spread over files keeps a file's other chunks out of
