@@ -1,4 +1,5 @@
-"""The search page's empty state: its buttons never cut their own labels."""
+"""The search page's empty state: its buttons never cut their own labels, and a pasted
+issue is quoted in one line."""
 
 from __future__ import annotations
 
@@ -22,3 +23,14 @@ def test_the_buttons_stack_when_side_by_side_they_would_not_fit(qtbot: Any) -> N
         assert empty._buttons.direction() == direction
         for button in shown:
             assert button.width() >= button.sizeHint().width(), f"{button.text()} cut at {width} px"
+
+
+def test_a_pasted_issue_is_quoted_in_one_short_line(qtbot: Any) -> None:
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    issue = "caplog fixture doesn't restore log level after test\n\n```python\ndef test_foo(caplog):\n" + "x" * 3000
+    for show in (empty.show_asking, lambda q: empty.show_no_results(q, False)):
+        show(issue)
+        title = empty.title.text()
+        assert "\n" not in title and len(title) < 120
+        assert title.count("caplog fixture doesn't restore log level") == 1 and "…" in title

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from tributary.app import safe_text
 from tributary.app.background import run_async
 from tributary.engine.api import EngineLike
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
@@ -129,7 +130,7 @@ class SearchController(QObject):
         request = self.options.request(query)
         run_async(
             self._stream(engine, request, self.generation),
-            label=f"Searching “{query}”",
+            label=f"Searching “{safe_text.one_line(query, 80)}”",
             key=self._key,
             on_error=functools.partial(self._failed, self.generation),
         )

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from tributary.app import theme
+from tributary.app import safe_text, theme
 
 EXAMPLE = "where is the retry logic"
 KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
@@ -147,12 +147,12 @@ class EmptyState(QWidget):
     def show_asking(self, query: str) -> None:
         """A search is out and nothing has come back yet: say so, not "type a question"."""
         body = "Results appear here as each source answers; the chips above say which are still working."
-        self._show("asking", f"Asking for “{query}”…", body, keys=SYNTAX)
+        self._show("asking", f"Asking for “{_quoted(query)}”…", body, keys=SYNTAX)
 
     def show_no_results(self, query: str, filtered: bool) -> None:
         tips = "Try fewer or other words"
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
-        self._show("no-results", f"No results for “{query}”", tips, keys=SYNTAX)
+        self._show("no-results", f"No results for “{_quoted(query)}”", tips, keys=SYNTAX)
 
     def show_not_confident(self, query: str, count: int, partial: list[str] | None = None) -> None:
         """The sources answered, but nothing clears the confidence bar: say so rather than
@@ -164,8 +164,17 @@ class EmptyState(QWidget):
             body += ("\n\nMeaning-based matches are not all in yet, so this answer rests on keywords: "
                      + "; ".join(partial) + ".")
         self.weak_button.setText(f"Show the {count} weak matches")
-        self._show("not-confident", f"No confident results for “{query}”", body,
+        self._show("not-confident", f"No confident results for “{_quoted(query)}”", body,
                    buttons=(self.weak_button,), keys=SYNTAX)
 
     def show_problem(self, reason: str) -> None:
         self._show("problem", "No source answered", reason, buttons=(self.server_button,))
+
+
+QUOTE_LIMIT = 80  # characters of the question a heading quotes
+
+
+def _quoted(query: str) -> str:
+    """The question as a heading quotes it: one line, cut (an issue pasted whole is
+    thousands of characters over many lines)."""
+    return safe_text.one_line(query, QUOTE_LIMIT)
