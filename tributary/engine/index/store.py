@@ -39,7 +39,7 @@ from tributary.engine.localsearch.db import (
 )
 from tributary.engine.localsearch.embedder import ModelInfo as ModelInfo  # (re-exported)
 from tributary.engine.localsearch.embedder import Vectors
-from tributary.engine.localsearch.fts import fts_query, fts_terms, split_identifiers
+from tributary.engine.localsearch.fts import CODE_WEIGHTS, fts_query, fts_terms, split_identifiers
 from tributary.engine.localsearch.vectors import (
     VectorMatrix,
     VectorTable,
@@ -112,9 +112,7 @@ MIGRATIONS: tuple[str, ...] = (
 # was indexed with.
 FTS_TEXTS_VERSION = "1"
 
-# BM25 column weights: path, symbol, body, split identifiers.
-FTS_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
-CHUNK_KEYWORDS = KeywordIndex("chunks_fts", FTS_WEIGHTS)
+CHUNK_KEYWORDS = KeywordIndex("chunks_fts", CODE_WEIGHTS)
 
 # A term in more than half of the chunks (``def``, ``self`` in a Python repository) is
 # left out of the keyword query unless every term is that common: FTS5's BM25 gives it

@@ -76,9 +76,10 @@ def fts_query(text: str | Sequence[str]) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
 
-# BM25 column weights of ``keyword_order``: a unit's name, its code, its identifiers' parts
-# (the code index's weights, without its path column).
-UNIT_WEIGHTS = (4.0, 1.0, 1.0)
+# BM25 column weights of the code index: path, symbol, body, split identifiers.
+CODE_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
+# ... and of ``keyword_order``, whose units share one path: symbol, body, split identifiers.
+UNIT_WEIGHTS = CODE_WEIGHTS[1:]
 
 
 def keyword_order(units: Sequence[tuple[str | None, str]], terms: Sequence[str]) -> list[int]:
