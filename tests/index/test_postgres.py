@@ -745,3 +745,16 @@ def test_chunks_written_before_the_postings_are_found_after_the_upgrade(postgres
         assert store.chunks_by_id([cid])[cid].path == "ledger.py" and score > 0
     finally:
         db.close()
+
+
+def test_a_task_ranks_a_likely_files_functions_among_its_own(postgres_dsn: str, tmp_path: Path) -> None:
+    from tests.index.test_task_functions import capture_repo, check_in_file_order
+
+    repo, issue = capture_repo(tmp_path)
+    backend = IndexBackend(postgres_dsn)
+    index_repository(repo, embedder=HashingEmbedder(), backend=backend)
+    store = open_index_store(repo, backend=backend)
+    try:
+        check_in_file_order(store, issue)
+    finally:
+        store.close()

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tributary.engine.index.search import _in_file_order, hybrid_search
+from tributary.engine.index.store import IndexStore, SearchFilter
 from tributary.engine.localsearch.fts import keyword_order
+from tributary.engine.localsearch.longquery import read_task
 
 
 def test_a_word_the_whole_file_uses_weighs_less_than_one_unit_alone_has() -> None:
@@ -27,16 +30,9 @@ def test_no_terms_or_no_units_keep_the_order() -> None:
     assert keyword_order([], ["word"]) == []
 
 
-def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) -> None:
-    """Every chunk of a likely file is ranked among the file's own: of the chunks the
-    repository's pools missed, the one function holding the task's rarest words in that
-    file comes first, and the pooled chunks keep their hits."""
-    from tests.index.index_helpers import HashingEmbedder
-    from tributary.engine.index.manager import index_path_for, index_repository
-    from tributary.engine.index.search import _in_file_order, hybrid_search
-    from tributary.engine.index.store import SearchFilter, SqliteStore
-    from tributary.engine.localsearch.longquery import read_task
-
+def capture_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A file whose every function says "capture", one of them alone "newline"; an issue
+    about both."""
     repo = tmp_path / "app"
     (repo / "app").mkdir(parents=True)
     capture = ['"""Capturing of output."""\n']
@@ -49,16 +45,34 @@ def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) 
              "capfd has \\n where the program wrote \\r:\n\n```python\ndef test_cr(capfd):\n"
              "    print('Greetings', end='\\r')\n    out, err = capfd.readouterr()\n"
              "    assert out.endswith('\\r')\n```\n\n" + "The capture of the output changes the newline. " * 8)
-    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
-    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
-    try:
-        hits = hybrid_search(store, issue, None, repo="app", top_k=10)
-        pooled = [hit for hit in hits if hit.symbol != "open_temporary"][:3]  # a pool that missed it
-        order = _in_file_order(store, ["app/capture.py"], read_task(issue).terms, pooled, "app", SearchFilter())
-    finally:
-        store.close()
+    return repo, issue
+
+
+def check_in_file_order(store: IndexStore, issue: str) -> None:
+    """Every chunk of the file comes back; of those the pool missed, ``open_temporary``
+    first, with no retriever's score; the pooled ones keep their hits and places."""
+    hits = hybrid_search(store, issue, None, repo="app", top_k=10)
+    pooled = [hit for hit in hits if hit.symbol != "open_temporary"][:3]  # a pool that missed it
+    order = _in_file_order(store, ["app/capture.py"], read_task(issue).terms, pooled, "app", SearchFilter())
     assert len(order) == 9  # every chunk of the file
     assert order[: len(pooled)] == pooled  # the pool's best stay first, as they were
     unpooled = order[len(pooled) :]
     assert unpooled[0].symbol == "open_temporary"  # before the file's other functions
-    assert unpooled[0].score == 0.0 and unpooled[0].keyword_rank is None  # no retriever's score
+    assert unpooled[0].score == 0.0 and unpooled[0].keyword_rank is None
+
+
+def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) -> None:
+    """Every chunk of a likely file is ranked among the file's own: of the chunks the
+    repository's pools missed, the one function holding the task's rarest words in that
+    file comes first (the shared PostgreSQL index: ``tests/index/test_postgres.py``)."""
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.index.manager import index_path_for, index_repository
+    from tributary.engine.index.store import SqliteStore
+
+    repo, issue = capture_repo(tmp_path)
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        check_in_file_order(store, issue)
+    finally:
+        store.close()
