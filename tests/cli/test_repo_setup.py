@@ -92,10 +92,16 @@ def test_the_history_is_searchable_at_once_and_embedded_later(tmp_path: Path, mo
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]
     with TaskStore(tasks_db_path(repo), readonly=True) as store:
-        assert store.stats().tasks == 1 and not store.has_vectors()
+        assert store.stats().tasks == 1 and store.vector_counts() == (0, 1)
         assert store.bm25("modules", 5)  # its words are searchable already
+    later.clear()  # the background pass was stopped: the next --repo starts another
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+    assert later == [repo.resolve()]
     monkeypatch.setattr(embed, "load_default_embedder", HashingEmbedder)
     monkeypatch.setattr("tributary.engine.index.manager.load_code_embedder", HashingEmbedder)
     assert main(["index", "embed", "--quiet", str(repo)]) == 0
     with TaskStore(tasks_db_path(repo), readonly=True) as store:
-        assert store.has_vectors()
+        assert store.vector_counts() == (1, 1)
+    later.clear()
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+    assert later == []  # nothing waits

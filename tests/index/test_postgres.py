@@ -758,3 +758,28 @@ def test_a_task_ranks_a_likely_files_functions_among_its_own(postgres_dsn: str, 
         check_in_file_order(store, issue)
     finally:
         store.close()
+
+
+def test_a_history_imported_without_vectors_gets_them_later(postgres_dsn: str, tmp_path: Path) -> None:
+    """``--repo`` imports the commits' words at once; the background pass embeds them."""
+    from tests.tasks.task_helpers import HashEmbedder, git
+    from tributary.engine.tasks.api import embed_history, import_git_history, open_history
+
+    checkout = make_repo(tmp_path / "checkout")
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    backend = IndexBackend(postgres_dsn)
+    import_git_history(checkout, embed=False, backend=backend)
+
+    def counts() -> tuple[int, int]:
+        store = open_history(checkout, backend=backend, create=False)
+        assert store is not None
+        try:
+            return store.vector_counts()
+        finally:
+            store.close()
+
+    assert counts() == (0, 1)
+    assert embed_history(checkout, embedder=HashEmbedder(), backend=backend) == 1
+    assert counts() == (1, 1)

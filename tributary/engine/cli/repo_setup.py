@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 from tributary.engine.cli.common import forget_cached_answers
@@ -72,7 +73,7 @@ def ensure_repo_indexed(
             file=sys.stderr,
         )
     new_history = history and _import_history(root)
-    if embedded < total or new_history:
+    if embedded < total or (history and _history_waits(root)):
         embed_later(root)
     if new_history or stats.files_indexed or stats.files_deleted:
         forget_cached_answers(root, config_file)
@@ -83,6 +84,19 @@ def wants_history(args: object) -> bool:
     """Whether a command's ``--sources`` (none: every source) asks the tasks source."""
     chosen = getattr(args, "sources", None)
     return not chosen or "tasks" in {s.strip() for s in str(chosen).split(",")}
+
+
+def _history_waits(root: Path) -> bool:
+    """Whether past tasks of the history wait for their vectors (imported just now, or
+    left by a background pass that was stopped)."""
+    from tributary.engine.tasks.api import open_history
+
+    store = open_history(root, create=False)
+    if store is None:
+        return False
+    with closing(store):
+        embedded, total = store.vector_counts()
+    return embedded < total
 
 
 def _import_history(root: Path) -> bool:

@@ -98,6 +98,12 @@ class PgTaskStore:
     def has_vectors(self) -> bool:
         return self.model() is not None
 
+    def vector_counts(self) -> tuple[int, int]:
+        """(tasks with a vector, all tasks)."""
+        row = self.db.read(lambda c: c.execute(
+            "SELECT COUNT(embedding), COUNT(*) FROM tasks WHERE repo = %s", (self.repo,)).fetchone())  # fmt: skip
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
     def embed_missing(
         self, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None
     ) -> int:

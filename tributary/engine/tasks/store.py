@@ -155,6 +155,13 @@ class TaskStore:
     def has_vectors(self) -> bool:
         return self.model() is not None
 
+    def vector_counts(self) -> tuple[int, int]:
+        """(tasks with a vector, all tasks)."""
+        total = int(self.conn.execute("SELECT COUNT(*) FROM tasks").fetchone()[0])
+        if not self.has_vectors():
+            return 0, total
+        return int(self.conn.execute("SELECT COUNT(*) FROM tasks_vec").fetchone()[0]), total
+
     def _ensure_vector_table(self, embedder: Embedder) -> list[int]:
         """Create the vector table for ``embedder``; on a model change drop the old vectors.
 
