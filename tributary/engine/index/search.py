@@ -209,7 +209,7 @@ def hybrid_search(
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return listed
-    leaders = list(dict.fromkeys(hit.path for hit in listed))[:FOCUS_FILES]
+    leaders = _first_paths(listed, FOCUS_FILES)
     return focus_files(listed, _in_file_order(store, leaders, task.terms, hits, repo, where), top_k)
 
 
@@ -230,7 +230,7 @@ def focus_files(
     stay as they were; the engine puts them after their file's best chunk
     (``tributary.engine.pipeline.expand.focus_functions``), and its context reads
     ``CHUNKS_PER_FILE`` of the first files."""
-    leaders = list(dict.fromkeys(hit.path for hit in listed))[:files]
+    leaders = _first_paths(listed, files)
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []
     for path in leaders:
@@ -267,15 +267,14 @@ def _in_file_order(
             continue
         by_words = keyword_order([(chunk.symbol, chunk.content) for chunk in chunks], terms)
         fused = {n: 1 / (IN_FILE_K + rank) for rank, n in enumerate(by_words, 1)}
-        position = {(chunk.path, chunk.start_line, chunk.end_line): n for n, chunk in enumerate(chunks)}
+        position = {_place(chunk): n for n, chunk in enumerate(chunks)}
         for rank, place in enumerate(pooled, 1):
             if place in position:
                 fused[position[place]] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         for n in sorted(fused, key=lambda n: (-fused[n], n)):
-            chunk = chunks[n]
-            hit = pooled.get((chunk.path, chunk.start_line, chunk.end_line))
-            ordered.append(hit if hit is not None else _unpooled(chunk, repo, sibling))
+            hit = pooled.get(_place(chunks[n]))
+            ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
 
 
@@ -297,8 +296,13 @@ def _unpooled(chunk: StoredChunk, repo: str, sibling: SearchHit) -> SearchHit:
     )  # fmt: skip
 
 
-def _place(hit: SearchHit) -> tuple[str, int, int]:
-    return hit.path, hit.start_line, hit.end_line
+def _first_paths(hits: Sequence[SearchHit], files: int) -> list[str]:
+    """The paths of the first ``files`` distinct files of ``hits``."""
+    return list(dict.fromkeys(hit.path for hit in hits))[:files]
+
+
+def _place(chunk: SearchHit | StoredChunk) -> tuple[str, int, int]:
+    return chunk.path, chunk.start_line, chunk.end_line
 
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:

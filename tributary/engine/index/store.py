@@ -39,7 +39,13 @@ from tributary.engine.localsearch.db import (
 )
 from tributary.engine.localsearch.embedder import ModelInfo as ModelInfo  # (re-exported)
 from tributary.engine.localsearch.embedder import Vectors
-from tributary.engine.localsearch.fts import CODE_WEIGHTS, fts_query, fts_terms, split_identifiers
+from tributary.engine.localsearch.fts import (
+    CODE_WEIGHTS,
+    fts_query,
+    fts_terms,
+    split_identifiers,
+    symbol_text,
+)
 from tributary.engine.localsearch.vectors import (
     VectorMatrix,
     VectorTable,
@@ -132,8 +138,7 @@ def _path_terms(path: str) -> str:
 def _fts_texts(path: str, symbol: str | None, content: str) -> tuple[str, str, str, str]:
     """A chunk's keyword-index columns: its path, its symbol with the symbol's parts, its
     code, and the parts of the identifiers in its path and code (``FTS_TEXTS_VERSION``)."""
-    name = symbol or ""
-    return (path, f"{name} {split_identifiers(name)}", content,
+    return (path, symbol_text(symbol), content,
             f"{_path_terms(path)} {split_identifiers(content)}")  # fmt: skip
 
 

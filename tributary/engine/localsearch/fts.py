@@ -76,6 +76,13 @@ def fts_query(text: str | Sequence[str]) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
 
+def symbol_text(symbol: str | None) -> str:
+    """A chunk's symbol as the code index's symbol column holds it: the name, then its
+    parts (``LogXML.add_stats`` -> ``LogXML.add_stats Log XML``)."""
+    name = symbol or ""
+    return f"{name} {split_identifiers(name)}"
+
+
 # BM25 column weights of the code index: path, symbol, body, split identifiers.
 CODE_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 # ... and of ``keyword_order``, whose units share one path: symbol, body, split identifiers.
@@ -98,8 +105,7 @@ def keyword_order(units: Sequence[tuple[str | None, str]], terms: Sequence[str])
         )
         conn.executemany(
             "INSERT INTO units(rowid, symbol, body, terms) VALUES (?, ?, ?, ?)",
-            [(n, f"{symbol or ''} {split_identifiers(symbol or '')}", code, split_identifiers(code))
-             for n, (symbol, code) in enumerate(units)],
+            [(n, symbol_text(symbol), code, split_identifiers(code)) for n, (symbol, code) in enumerate(units)],
         )  # fmt: skip
         weights = ", ".join(str(w) for w in UNIT_WEIGHTS)
         found = [int(row[0]) for row in conn.execute(
