@@ -72,6 +72,47 @@ def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     assert embedding_text(ISSUE) == task.meaning
 
 
+PYTEST_REPORT = """Collection fails with an array patch
+
+Since the upgrade collecting this module fails:
+
+```
+ /usr/local/lib/python3.6/dist-packages/_pytest/python.py:197: in pytest_pycollect_makeitem
+     res = list(collector._genfunctions(name, obj))
+ /usr/local/lib/python3.6/dist-packages/_pytest/compat.py:134: in getfuncargnames
+     arg_names = arg_names[num_mock_patch_args(function):]
+**/usr/local/lib/python3.6/dist-packages/_pytest/compat.py:94: in <listcomp>
+     if not p.attribute_name and p.new in sentinels]
+E   ValueError: The truth value of an array with more than one element is ambiguous.
+C:\\venv\\lib\\site-packages\\_pytest\\outcomes.py:71: ValueError
+```
+
+It worked with the release before, see /home/me/project/conftest.py for the setup.
+"""
+
+
+def test_frames_as_pytest_reports_them_are_frames() -> None:
+    """``path:line: in name`` lines, and the ``path:line: Error`` where it raised,
+    innermost first like Python's own frames; absolute paths in prose are paths too."""
+    task = read_task(PYTEST_REPORT)
+    assert task.paths[:3] == (
+        "C:\\venv\\lib\\site-packages\\_pytest\\outcomes.py",
+        "/usr/local/lib/python3.6/dist-packages/_pytest/compat.py",
+        "/usr/local/lib/python3.6/dist-packages/_pytest/python.py",
+    )
+    assert "/home/me/project/conftest.py" in task.paths
+    names = dict(task.names)
+    assert names["getfuncargnames"] >= 2 and names["pytest_pycollect_makeitem"] >= 2
+    assert "<listcomp>" not in names
+
+
+def test_a_reported_frame_is_read_in_linear_time() -> None:
+    """A long line that almost looks like a frame does not make the reading slow."""
+    line = " " + "a/" * 5000 + "b.py:1 in x\n"
+    task = read_task("Title of a long report\n\n" + line * 20)
+    assert task.title == "Title of a long report"
+
+
 def test_written_paths_and_modules_become_repository_paths() -> None:
     assert path_suffixes("/venv/site-packages/astropy/modeling/separable.py") == [
         "venv/site-packages/astropy/modeling/separable.py",

@@ -523,10 +523,13 @@ def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> lis
         for number, tail in enumerate(tails):
             if any(c in tail for c in "*?[") or tail.startswith("."):
                 break
+            bare = number == len(tails) - 1
+            if bare and _absolute(written):
+                break  # a file outside the checkout: its name alone is someone else's file
             ids = store.chunk_ids_matching(tail)
             if not ids:
                 continue
-            if number == len(tails) - 1 and len(set(store.file_ids(list(ids)).values())) > 2:
+            if bare and len(set(store.file_ids(list(ids)).values())) > 2:
                 break  # a bare file name many files bear
             add(ids)
             break
@@ -539,6 +542,11 @@ def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> lis
                 add(ids)
                 break
     return found
+
+
+def _absolute(written: str) -> bool:
+    """Whether a path an issue writes is absolute (``/home/u/…``, ``~/…``, ``C:\\…``)."""
+    return written.startswith(("/", "~", "\\")) or (len(written) > 2 and written[1] == ":" and written[0].isalpha())
 
 
 def _task_definitions(

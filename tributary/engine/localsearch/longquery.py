@@ -41,7 +41,14 @@ PHRASE_MIN_WORDS = 3  # a run of plain words this long in output is likely a mes
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
 _FRAME = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7}), in ([\w<>.]{1,200})')
-_PATH = re.compile(r"(?<![\w./-])((?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh))\b")
+# A frame as pytest reports it: ``src/pkg/mod.py:69: in show``, and where it raised,
+# ``src/pkg/mod.py:71: ValueError`` (a drive letter allowed: ``C:\\venv\\pkg\\mod.py``).
+_REPORTED_FRAME = re.compile(
+    r"^[ \t>*]{0,8}((?:[A-Za-z]:)?[^\s:\"'()*]{1,400}\.py):(\d{1,7}): "
+    r"(?:in ([\w<>.]{1,200})|[A-Z]\w{0,80}(?:Error|Exception|Warning)\b)",
+    re.M,
+)
+_PATH = re.compile(r"(?<![\w./-])((?:/|~/)?(?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh))\b")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,8})")
 _IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w{2,80})(\()?")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:)")
@@ -178,7 +185,7 @@ def read_task(text: str) -> TaskQuery:
     prose, code = split_code(text)
     title = _title(prose)
     quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
-    frames = _FRAME.findall(text)
+    frames = _frames(text)
     paths: list[str] = []
     for path, _line, _name in reversed(frames):  # the innermost frame is the last one
         if path not in paths:
@@ -215,6 +222,14 @@ def read_task(text: str) -> TaskQuery:
         terms=tuple(_ranked_terms(text, names)),
         phrases=tuple(message_phrases([*code, *quoted])),
     )
+
+
+def _frames(text: str) -> list[tuple[str, str, str]]:
+    """The traceback frames ``text`` shows as ``(path, line, function)``, outermost
+    first, whether Python printed them or pytest did (a raising line has no function)."""
+    found = [(m.start(), m.group(1), m.group(2), m.group(3)) for m in _FRAME.finditer(text)]
+    found += [(m.start(), m.group(1), m.group(2), m.group(3) or "") for m in _REPORTED_FRAME.finditer(text)]
+    return [(path, line, name) for _, path, line, name in sorted(found)]
 
 
 def _class_member(dotted: str) -> bool:
