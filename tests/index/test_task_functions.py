@@ -76,3 +76,24 @@ def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) 
         check_in_file_order(store, issue)
     finally:
         store.close()
+
+
+def test_the_names_an_issue_calls_weigh_double_among_a_files_functions() -> None:
+    """Among one file's functions, the one named by the code an issue runs comes before
+    one that shares more of its prose."""
+    from tributary.engine.index.search import _in_file_terms
+
+    units = [
+        ("Printer._print_Mul", "def _print_Mul(self, expr):\n    # brackets around the output\n"
+                               "    return self.parenthesize(expr, 'brackets')"),
+        ("Printer._print_Subs", "def _print_Subs(self, subs):\n    expr, old, new = subs.args\n"
+                                "    return self._print(expr)"),
+        ("Printer._print_Add", "def _print_Add(self, expr):\n    return ' + '.join(expr.args)"),
+    ]
+    issue = ("Wrong brackets in the output of Subs\n\nThe output puts wrong brackets around terms, "
+             "the brackets are wrong in the output:\n\n```python\n>>> print_latex(3*Subs(-x + y, (x,), (1,)))\n"
+             "3 \\left. - x + y \\right|_{x=1}\n```\n\n" + "The output brackets are wrong. " * 6)
+    task = read_task(issue)
+    assert "Subs" in [name for name, _ in task.names]
+    assert keyword_order(units, list(task.terms))[0] == 0  # by the prose alone: the wrong one
+    assert keyword_order(units, _in_file_terms(task))[0] == 1

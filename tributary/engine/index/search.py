@@ -210,7 +210,7 @@ def hybrid_search(
     if task is None:
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
-    return focus_files(listed, _in_file_order(store, leaders, task.terms, hits, repo, where), top_k)
+    return focus_files(listed, _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where), top_k)
 
 
 def focus_files(
@@ -276,6 +276,15 @@ def _in_file_order(
             hit = pooled.get(_place(chunks[n]))
             ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
+
+
+def _in_file_terms(task: TaskQuery) -> list[str]:
+    """The terms a likely file's chunks are ranked by: the code names the issue uses,
+    twice (BM25 sums over the query's terms, so a name listed twice weighs double), then
+    the rest of its terms. Among one file's functions the names its example calls and
+    its traceback shows tell them apart better than its prose."""
+    names = [name for name, _ in task.names]
+    return names + names + list(task.terms)
 
 
 def _file_chunks(store: IndexStore, path: str, where: SearchFilter) -> list[StoredChunk]:
