@@ -97,3 +97,34 @@ def test_the_names_an_issue_calls_weigh_double_among_a_files_functions() -> None
     assert "Subs" in [name for name, _ in task.names]
     assert keyword_order(units, list(task.terms))[0] == 0  # by the prose alone: the wrong one
     assert keyword_order(units, _in_file_terms(task))[0] == 1
+
+
+def test_a_files_import_block_follows_its_definitions() -> None:
+    """The import block names everything the file uses, so it matches an issue's names;
+    the file's functions come first, each kind keeping its keyword order."""
+    from tributary.engine.index.search import _definitions_first
+    from tributary.engine.index.store import StoredChunk
+
+    def chunk(n: int, kind: str, symbol: str | None, content: str) -> StoredChunk:
+        return StoredChunk(n, "pkg/convert.py", "python", kind, symbol, None, None, n * 10 + 1, n * 10 + 9, content)
+
+    chunks = [
+        chunk(0, "block", None, "from pkg.units import Quantity, Unit, to_value, from_value"),
+        chunk(1, "function", "to_value", "def to_value(quantity):\n    return quantity.value"),
+        chunk(2, "function", "from_value", "def from_value(value, unit):\n    return Quantity(value, unit)"),
+        chunk(3, "block", None, "REGISTRY = {}"),
+    ]
+    issue = ("to_value of a Quantity in another Unit is wrong\n\n```python\n>>> to_value(Quantity(1, Unit('km')))\n"
+             "1\n```\n\nIt should be 1000. " + "Converting a Quantity with to_value ignores its Unit. " * 6)
+    by_words = keyword_order([(c.symbol, c.content) for c in chunks], _in_file_terms_of(issue))
+    assert by_words[0] == 0  # the import block holds every name the issue uses
+    assert _definitions_first(chunks, by_words) == [n for n in by_words if n in (1, 2)] + [
+        n for n in by_words if n in (0, 3)
+    ]
+    assert _definitions_first(chunks, by_words)[0] == 1
+
+
+def _in_file_terms_of(issue: str) -> list[str]:
+    from tributary.engine.index.search import _in_file_terms
+
+    return _in_file_terms(read_task(issue))

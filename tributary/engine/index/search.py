@@ -265,7 +265,7 @@ def _in_file_order(
         if not pooled or not chunks:
             ordered.extend(pooled.values())
             continue
-        by_words = keyword_order([(chunk.symbol, chunk.content) for chunk in chunks], terms)
+        by_words = _definitions_first(chunks, keyword_order([(c.symbol, c.content) for c in chunks], terms))
         fused = {n: 1 / (IN_FILE_K + rank) for rank, n in enumerate(by_words, 1)}
         position = {_place(chunk): n for n, chunk in enumerate(chunks)}
         for rank, place in enumerate(pooled, 1):
@@ -276,6 +276,13 @@ def _in_file_order(
             hit = pooled.get(_place(chunks[n]))
             ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
+
+
+def _definitions_first(chunks: Sequence[StoredChunk], order: Sequence[int]) -> list[int]:
+    """``order`` with the file's module-level blocks after its definitions: an import
+    block holds every name the file uses, so it matches an issue's names without being
+    where anything is done."""
+    return [n for n in order if chunks[n].kind != "block"] + [n for n in order if chunks[n].kind == "block"]
 
 
 def _in_file_terms(task: TaskQuery) -> list[str]:
@@ -516,7 +523,7 @@ _PLACEHOLDER = re.compile(r"%(?:\([\w]{0,40}\))?[-#0 +]{0,4}\d{0,3}(?:\.\d{1,3})
 def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> list[frozenset[int]]:
     """The chunks of each file the task names, in the order it names them: a written
     path by its longest tail that is a file here (a file name alone only when at most
-    two files bear it), then dotted module names."""
+    two files bear it, and never for an absolute path), then dotted module names."""
     found: list[frozenset[int]] = []
     seen: set[frozenset[int]] = set()
 
