@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tributary.engine.index.search import _in_file_order, hybrid_search
-from tributary.engine.index.store import IndexStore, SearchFilter
+from tributary.engine.index.search import (
+    _definitions_first,
+    _in_file_order,
+    _in_file_terms,
+    hybrid_search,
+)
+from tributary.engine.index.store import IndexStore, SearchFilter, StoredChunk
 from tributary.engine.localsearch.fts import keyword_order
 from tributary.engine.localsearch.longquery import read_task
 
@@ -81,8 +86,6 @@ def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) 
 def test_the_names_an_issue_calls_weigh_double_among_a_files_functions() -> None:
     """Among one file's functions, the one named by the code an issue runs comes before
     one that shares more of its prose."""
-    from tributary.engine.index.search import _in_file_terms
-
     units = [
         ("Printer._print_Mul", "def _print_Mul(self, expr):\n    # brackets around the output\n"
                                "    return self.parenthesize(expr, 'brackets')"),
@@ -102,9 +105,6 @@ def test_the_names_an_issue_calls_weigh_double_among_a_files_functions() -> None
 def test_a_files_import_block_follows_its_definitions() -> None:
     """The import block names everything the file uses, so it matches an issue's names;
     the file's functions come first, each kind keeping its keyword order."""
-    from tributary.engine.index.search import _definitions_first
-    from tributary.engine.index.store import StoredChunk
-
     def chunk(n: int, kind: str, symbol: str | None, content: str) -> StoredChunk:
         return StoredChunk(n, "pkg/convert.py", "python", kind, symbol, None, None, n * 10 + 1, n * 10 + 9, content)
 
@@ -116,15 +116,10 @@ def test_a_files_import_block_follows_its_definitions() -> None:
     ]
     issue = ("to_value of a Quantity in another Unit is wrong\n\n```python\n>>> to_value(Quantity(1, Unit('km')))\n"
              "1\n```\n\nIt should be 1000. " + "Converting a Quantity with to_value ignores its Unit. " * 6)
-    by_words = keyword_order([(c.symbol, c.content) for c in chunks], _in_file_terms_of(issue))
+    by_words = keyword_order([(c.symbol, c.content) for c in chunks], _in_file_terms(read_task(issue)))
     assert by_words[0] == 0  # the import block holds every name the issue uses
     assert _definitions_first(chunks, by_words) == [n for n in by_words if n in (1, 2)] + [
         n for n in by_words if n in (0, 3)
     ]
     assert _definitions_first(chunks, by_words)[0] == 1
 
-
-def _in_file_terms_of(issue: str) -> list[str]:
-    from tributary.engine.index.search import _in_file_terms
-
-    return _in_file_terms(read_task(issue))
