@@ -11,6 +11,7 @@ from tributary.engine.config.schema import DedupConfig
 from tributary.engine.model import ContextFormat, Hit, SearchRequest, is_task
 from tributary.engine.pipeline.dedup import deduplicate
 from tributary.engine.pipeline.run import run_pipeline
+from tributary.engine.query.kinds import asks_history
 from tributary.engine.sources.normalize import normalize_result
 
 MESSAGE = "Validate every server entry when reading the config\n\nStrict mode rejects unknown keys."
@@ -74,3 +75,15 @@ def test_a_question_about_the_past_is_answered_by_commits_first() -> None:
     assert is_task(history.hits[0])
     other = run_pipeline(hits, SearchRequest(query="validate server entries of the config", assemble=False))
     assert other.hits[0].id == chunk.id
+
+
+def test_an_issue_saying_what_happened_is_answered_by_code() -> None:
+    """A bug report's "What happened:" is its prose, not a question about the past: its
+    answer is the code, as for any task."""
+    chunk = hit("files", 1, FUNC_A, path="engine/config.py", lines=(1, 8))
+    why = hit("tasks", 1, "Validate every server entry (2024-03-05)", path="engine/config.py")
+    issue = ("Config validation drops server entries\nWhat happened:\n```\nIn [1]: load_config('servers.toml')\n"
+             "Out[1]: {}\n```\nWhat I expected to happen: every server entry kept. " + "The entries vanish. " * 30)
+    assert not asks_history(issue) and asks_history("what happened to the config loader")
+    answer = run_pipeline({"files": [chunk], "tasks": [why, _task(6)]}, SearchRequest(query=issue, assemble=False))
+    assert answer.hits[0].id == chunk.id

@@ -29,6 +29,8 @@ import re
 from functools import lru_cache
 from typing import Final
 
+from tributary.engine.localsearch.longquery import is_task_question
+
 SYMBOL: Final = "symbol"
 HOWTO: Final = "howto"
 CONCEPTUAL: Final = "conceptual"
@@ -202,5 +204,6 @@ _HISTORY = re.compile(
 
 def asks_history(query: str) -> bool:
     """Whether ``query`` asks about the project's past (when, who, which commit), so the
-    answer is commits; for every other query a file is represented by its code."""
-    return bool(_HISTORY.search(query[:_MAX_CHARS]))
+    answer is commits; for every other query a file is represented by its code. An
+    issue-length task never does, whatever its prose says ("What happened: ...")."""
+    return not is_task_question(query) and bool(_HISTORY.search(query[:_MAX_CHARS]))
