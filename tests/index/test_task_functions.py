@@ -7,13 +7,15 @@ from pathlib import Path
 
 from tributary.engine.index.search import (
     _definitions_first,
+    _framed,
     _in_file_order,
     _in_file_terms,
+    _same_file,
     hybrid_search,
 )
 from tributary.engine.index.store import IndexStore, SearchFilter, StoredChunk
 from tributary.engine.localsearch.fts import keyword_order
-from tributary.engine.localsearch.longquery import read_task
+from tributary.engine.localsearch.longquery import Frame, read_task
 
 
 def test_a_word_the_whole_file_uses_weighs_less_than_one_unit_alone_has() -> None:
@@ -123,3 +125,50 @@ def test_a_files_import_block_follows_its_definitions() -> None:
     ]
     assert _definitions_first(chunks, by_words)[0] == 1
 
+
+
+def test_the_function_a_traceback_ran_in_leads_its_file() -> None:
+    """Of a likely file's functions, the one its traceback ran in comes first; of several
+    by that name (each option's ``preprocess``), the one holding the frame's line."""
+    def chunk(n: int, symbol: str, start: int, end: int, content: str) -> StoredChunk:
+        return StoredChunk(n, "pkg/options.py", "python", "function", symbol, None, None, start, end, content)
+
+    chunks = [
+        chunk(0, "Options.__init__", 10, 40, "def __init__(self, gens, args):\n    self.gens = gens  # domain options"),
+        chunk(1, "Gens.preprocess", 50, 60, "def preprocess(cls, gens):\n    return tuple(gens)"),
+        chunk(2, "Domain.preprocess", 70, 90, "def preprocess(cls, domain):\n    raise OptionError(domain)"),
+        chunk(3, "Order.preprocess", 95, 99, "def preprocess(cls, order):\n    return order"),
+    ]
+    frames = [Frame("/home/me/site-packages/pkg/options.py", 88, "preprocess"),
+              Frame("/home/me/site-packages/pkg/options.py", 20, "__init__"),
+              Frame("/home/me/site-packages/other/options.py", 5, "other")]
+    assert _framed(chunks, [f for f in frames if _same_file(f.path, "src/pkg/options.py")]) == [2, 3, 1, 0]
+    no_lines = [Frame("options.py", 0, "preprocess")]
+    assert _framed(chunks, no_lines) == [1, 2, 3]  # in the file's order
+    assert not _same_file("/home/me/site-packages/other/options.py", "src/pkg/options.py")
+    assert _same_file("C:\\venv\\pkg\\options.py", "pkg/options.py")
+
+
+def test_a_likely_files_traceback_function_comes_before_its_keyword_best(tmp_path: Path) -> None:
+    """Indexed and asked: the pool and the issue's words favour another function of the
+    file; its traceback ran in ``capture_stream_5``, which then leads the file's chunks."""
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.index.manager import index_path_for, index_repository
+    from tributary.engine.index.store import SqliteStore
+
+    repo, issue = capture_repo(tmp_path)
+    issue += ('\n\nTraceback (most recent call last):\n  File "/venv/lib/site-packages/app/capture.py", '
+              'line 30, in capture_stream_5\n    return stream.capture(5)\nValueError: bad stream\n')
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        task = read_task(issue)
+        assert [f.function for f in task.frames] == ["capture_stream_5"]
+        pooled = [h for h in hybrid_search(store, issue, None, repo="app", top_k=10) if h.symbol == "open_temporary"]
+        terms = _in_file_terms(task)
+        order = _in_file_order(store, ["app/capture.py"], terms, pooled, "app", SearchFilter())
+        framed = _in_file_order(store, ["app/capture.py"], terms, pooled, "app", SearchFilter(), task.frames)
+        assert [h.symbol for h in order[:2]] == ["open_temporary", "capture_stream_5"]
+        assert [h.symbol for h in framed[:2]] == ["capture_stream_5", "open_temporary"]
+    finally:
+        store.close()

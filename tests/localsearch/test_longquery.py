@@ -106,6 +106,53 @@ def test_frames_as_pytest_reports_them_are_frames() -> None:
     assert "<listcomp>" not in names
 
 
+IPYTHON_REPORT = """Poly(domain='RR[y,z]') doesn't work
+
+```
+OptionError                               Traceback (most recent call last)
+<ipython-input-15-d83389519ae1> in <module>()
+----> 1 Poly(1.2*x*y*z, x, domain='RR[y,z]')
+
+/Users/me/sympy/sympy/polys/polytools.py in __new__(cls, rep, *gens, **args)
+     70         \"\"\"Create a new polynomial instance out of something useful. \"\"\"
+---> 71         opt = options.build_options(gens, args)
+
+/Users/me/sympy/sympy/polys/polyoptions.py in preprocess(cls, domain)
+    481
+--> 482         raise OptionError('expected a valid domain specification, got %s' % domain)
+
+OptionError: expected a valid domain specification, got RR[y,z]
+```
+
+Since IPython 8 the same frame reads:
+
+```
+File ~/envs/py310/lib/python3.10/site-packages/astropy/io/fits/connect.py:72, in is_fits(origin, filepath, fileobj, *args, **kwargs)
+File ~/envs/py310/lib/python3.10/site-packages/astropy/io/registry/base.py:313, in _UnifiedIORegistryBase.identify_format(self, origin)
+```
+"""
+
+
+def test_frames_as_ipython_prints_them_are_frames() -> None:
+    """IPython's ``path in function(args)`` frames take the line their arrow marks, and
+    its newer ``File path:line, in Class.function`` frames their own; every frame's
+    function is its own name, innermost first within each traceback."""
+    frames = read_task(IPYTHON_REPORT).frames
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.function) for f in frames] == [
+        ("base.py", 313, "identify_format"),
+        ("connect.py", 72, "is_fits"),
+        ("polyoptions.py", 482, "preprocess"),
+        ("polytools.py", 71, "__new__"),
+    ]
+    names = dict(read_task(IPYTHON_REPORT).names)
+    assert names["preprocess"] >= 2 and names["identify_format"] >= 2
+
+
+def test_an_ipython_frame_without_an_arrow_has_no_line() -> None:
+    task = read_task("Plotting fails\n\n```\n/usr/lib/python3/site-packages/pkg/plot.py in draw(self)\n```\n" + "It fails. " * 70)
+    assert [(f.line, f.function) for f in task.frames] == [(0, "draw")]
+
+
 def test_a_reported_frame_is_read_in_linear_time() -> None:
     """A long line that almost looks like a frame does not make the reading slow."""
     line = " " + "a/" * 5000 + "b.py:1 in x\n"
@@ -128,7 +175,7 @@ def test_written_paths_and_modules_become_repository_paths() -> None:
 
 def test_hostile_text_is_read_whole() -> None:
     """Long runs that would make a backtracking pattern quadratic are read like any text."""
-    for text in ("<!--" * 10_000, "1." * 20_000 + " x", "Python 1" + "(" * 20_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
+    for text in ("-" * 20_000 + ">", " " * 8 + "File " + "~" * 20_000, "a.py in " * 5_000, "\n" * 20_000 + "x.py in f(", "<!--" * 10_000, "1." * 20_000 + " x", "Python 1" + "(" * 20_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
         task = read_task(text)
         assert len(task.title) <= 300
 

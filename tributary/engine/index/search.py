@@ -44,6 +44,7 @@ from tributary.engine.localsearch.embedder import Embedder, Vectors
 from tributary.engine.localsearch.fts import keyword_order
 from tributary.engine.localsearch.fusion import RRF_K
 from tributary.engine.localsearch.longquery import (
+    Frame,
     TaskQuery,
     is_task_question,
     module_paths,
@@ -210,7 +211,8 @@ def hybrid_search(
     if task is None:
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
-    return focus_files(listed, _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where), top_k)
+    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames)
+    return focus_files(listed, ordered, top_k)
 
 
 def focus_files(
@@ -252,12 +254,14 @@ def _in_file_order(
     candidates: Sequence[SearchHit],
     repo: str,
     where: SearchFilter,
+    frames: Sequence[Frame] = (),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
-    ``candidates`` (best first) and their keyword order among the file's own chunks
-    (``keyword_order``), fused by reciprocal rank. A chunk no retriever pooled joins
-    with no score of its own: the function a task changes often shares its words with
-    much of the repository, and stands out only among its file's functions."""
+    ``candidates`` (best first), their keyword order among the file's own chunks
+    (``keyword_order``) and the functions the task's tracebacks ran in this file
+    (``_framed``), fused by reciprocal rank. A chunk no retriever pooled joins with no
+    score of its own: the function a task changes often shares its words with much of
+    the repository, and stands out only among its file's functions."""
     ordered: list[SearchHit] = []
     for path in paths:
         pooled = {_place(hit): hit for hit in candidates if hit.path == path}
@@ -271,11 +275,34 @@ def _in_file_order(
         for rank, place in enumerate(pooled, 1):
             if place in position:
                 fused[position[place]] += 1 / (IN_FILE_K + rank)
+        for rank, n in enumerate(_framed(chunks, [f for f in frames if _same_file(f.path, path)]), 1):
+            fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         for n in sorted(fused, key=lambda n: (-fused[n], n)):
             hit = pooled.get(_place(chunks[n]))
             ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
+
+
+def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]:
+    """The chunks (by position) of the functions ``frames`` ran in, innermost frame
+    first; of several functions by a frame's name (``preprocess`` of each class), the
+    one whose lines hold or are nearest the frame's line first."""
+    found: dict[int, None] = {}
+    for frame in frames:
+        named = [n for n, c in enumerate(chunks) if c.symbol and symbol_parts(c.symbol)[-1] == frame.function]
+        if frame.line:
+            named.sort(key=lambda n: max(chunks[n].start_line - frame.line, frame.line - chunks[n].end_line, 0))
+        found.update(dict.fromkeys(named))
+    return list(found)
+
+
+def _same_file(written: str, path: str) -> bool:
+    """Whether a traceback's file (as written, often an installed copy such as
+    ``/usr/lib/python3/site-packages/pkg/mod.py``) is the repository's ``path``: the
+    same name in the same directory name."""
+    tail = written.replace("\\", "/").split("/")[-2:]
+    return path.split("/")[-len(tail):] == tail
 
 
 def _definitions_first(chunks: Sequence[StoredChunk], order: Sequence[int]) -> list[int]:

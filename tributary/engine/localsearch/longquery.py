@@ -14,6 +14,7 @@ text is bounded by the engine before it gets here.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import keyword
 import re
@@ -48,6 +49,14 @@ _REPORTED_FRAME = re.compile(
     r"(?:in ([\w<>.]{1,200})|[A-Z]\w{0,80}(?:Error|Exception|Warning)\b)",
     re.M,
 )
+# A frame as IPython prints it: ``/site-packages/pkg/mod.py in show(self, x)`` with the
+# line it ran marked below (``--> 482``), or since IPython 8 ``File ~/pkg/mod.py:482, in
+# Class.show(self)``.
+_IPYTHON_FRAME = re.compile(r"^[ \t]{0,8}((?:[A-Za-z]:)?[^\s:\"'()*]{1,400}\.py) in ([\w<>.]{1,200})\(", re.M)
+_IPYTHON_FILE = re.compile(
+    r"^[ \t]{0,8}File [ \t]{0,4}((?:[A-Za-z]:)?[^\s:\"'()*,]{1,400}\.py):(\d{1,7}),? in ([\w<>.]{1,200})", re.M
+)
+_IPYTHON_ARROW = re.compile(r"^-{1,8}> ?(\d{1,7})", re.M)
 _PATH = re.compile(r"(?<![\w./-])((?:/|~/)?(?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh))\b")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,8})")
 _IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w{2,80})(\()?")
@@ -56,6 +65,16 @@ _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:)")
 _COMMON_CODE = frozenset(["self", "cls", "def", "class", "return", "import", "from", "none", "true", "false", "print", "assert", "raise", "lambda", "yield", "pass", "elif", "else", "while", "with", "for", "try", "except", "finally", "async", "await", "global", "nonlocal", "and", "not", "str", "int", "float", "bool", "list", "dict", "set", "tuple", "object", "type", "len", "range", "isinstance", "getattr", "setattr", "hasattr", "super", "open", "repr", "format", "sorted", "enumerate", "zip", "map", "filter", "min", "max", "sum", "abs", "any", "all", "append", "extend", "items", "keys", "values", "get", "kwargs", "args", "np", "numpy", "pd", "os", "sys", "re", "json", "path", "value", "result", "error", "exception", "traceback", "warning", "warnings", "most", "recent", "call", "last", "line"]) | frozenset(
     w.lower() for w in [*keyword.kwlist, *dir(builtins)] if not w.startswith("_")
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One traceback frame: the file as written, the line it ran (0 when not shown) and
+    the function's own name (``show`` for ``Class.show``)."""
+
+    path: str
+    line: int
+    function: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +90,7 @@ class TaskQuery:
     title_terms: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # the whole text's terms, rarest-looking first
     phrases: tuple[str, ...] = ()  # runs of plain words in its output: messages, lowercased
+    frames: tuple[Frame, ...] = ()  # its tracebacks' frames that name a function, innermost first
 
 
 def is_task_question(query: str) -> bool:
@@ -221,15 +241,37 @@ def read_task(text: str) -> TaskQuery:
         title_terms=tuple(fts_terms(title)),
         terms=tuple(_ranked_terms(text, names)),
         phrases=tuple(message_phrases([*code, *quoted])),
+        frames=tuple(
+            Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if name.isidentifier()
+        ),
     )
 
 
 def _frames(text: str) -> list[tuple[str, str, str]]:
     """The traceback frames ``text`` shows as ``(path, line, function)``, outermost
-    first, whether Python printed them or pytest did (a raising line has no function)."""
+    first, whether Python, pytest or IPython printed them (a raising line pytest reports
+    has no function; a method's frame keeps its own name)."""
     found = [(m.start(), m.group(1), m.group(2), m.group(3)) for m in _FRAME.finditer(text)]
     found += [(m.start(), m.group(1), m.group(2), m.group(3) or "") for m in _REPORTED_FRAME.finditer(text)]
-    return [(path, line, name) for _, path, line, name in sorted(found)]
+    found += [(m.start(), m.group(1), m.group(2), m.group(3)) for m in _IPYTHON_FILE.finditer(text)]
+    found += _ipython_frames(text)
+    return [(path, line, name.rsplit(".", 1)[-1]) for _, path, line, name in sorted(found)]
+
+
+def _ipython_frames(text: str) -> list[tuple[int, str, str, str]]:
+    """IPython's older frames, each with the line its arrow marks before the next frame
+    (``""`` when none does), as ``(offset, path, line, function)``."""
+    frames = [(m.start(), m.group(1), m.group(2)) for m in _IPYTHON_FRAME.finditer(text)]
+    if not frames:
+        return []
+    arrows = [(m.start(), m.group(1)) for m in _IPYTHON_ARROW.finditer(text)]
+    found: list[tuple[int, str, str, str]] = []
+    for number, (start, path, name) in enumerate(frames):
+        end = frames[number + 1][0] if number + 1 < len(frames) else len(text)
+        at = bisect.bisect_left(arrows, (start, ""))
+        line = arrows[at][1] if at < len(arrows) and arrows[at][0] < end else ""
+        found.append((start, path, line, name))
+    return found
 
 
 def _class_member(dotted: str) -> bool:
