@@ -13,7 +13,9 @@ from tributary.engine.model import (
 from tributary.engine.pipeline.assemble import NOTHING_FOUND
 from tributary.engine.pipeline.confidence import (
     CONFIDENCE_MODEL,
+    KEYWORD_ONLY_MODEL,
     hit_signals,
+    model_for,
     query_words,
     score_confidence,
     source_views,
@@ -23,7 +25,7 @@ from tributary.engine.pipeline.run import run_pipeline
 QUERY = "validate the server entries of a config file"
 
 
-def _code(rank: int, cosine: float, keyword_rank: int | None, content: str = FUNC_A):
+def _code(rank: int, cosine: float | None, keyword_rank: int | None, content: str = FUNC_A):
     return hit("files", rank, content, path=f"engine/c{rank}.py", lines=(1, 8),
                metadata={"cosine": cosine, "keyword_rank": keyword_rank, "bm25": 7.5 if keyword_rank else None})
 
@@ -44,7 +46,9 @@ def test_a_matching_chunk_is_confident_and_noise_is_not() -> None:
     assert not score_confidence([alone], {}, "qwzxv frobnicator zzyzx").confident
 
 
-def test_agreement_and_a_defined_name_raise_confidence() -> None:
+def test_a_folded_members_evidence_and_a_defined_name_raise_confidence() -> None:
+    """The history's hit folded into a chunk brings its own cosine and words (how many
+    sources agree is counted, though the fit gives it no weight of its own)."""
     kept = _code(1, cosine=0.35, keyword_rank=4)
     history = hit("tasks", 2, "Validate server entries (2024-01-02)", path="engine/c1.py",
                   metadata={"cosine": 0.4})
@@ -63,6 +67,28 @@ def test_a_source_without_raw_scores_is_judged_on_the_words_it_holds() -> None:
     lacks = hit("web", 2, "Release notes for version 2.")
     score_confidence([holds, lacks], {}, QUERY)
     assert holds.confidence > CONFIDENCE_MODEL.bar > lacks.confidence
+
+
+def test_a_keyword_only_answer_is_judged_without_the_cosine_it_lacks() -> None:
+    """While the model loads (or the index has no vectors) no hit has a cosine: the
+    matching chunk is still confident, a chunk holding few of the words is not."""
+    good = _code(1, cosine=None, keyword_rank=1)
+    weak = _code(2, cosine=None, keyword_rank=2, content="def entries():\n    return []\n")
+    assert model_for([good, weak], {}) is KEYWORD_ONLY_MODEL
+    assert score_confidence([good, weak], {}, QUERY).confident
+    assert not score_confidence([weak], {}, QUERY).confident
+    assert not CONFIDENCE_MODEL.probability(hit_signals(good, None, query_words(QUERY))) >= CONFIDENCE_MODEL.bar
+    with_meaning = _code(3, cosine=0.2, keyword_rank=None)
+    assert model_for([good, with_meaning], {}) is CONFIDENCE_MODEL
+    assert model_for([hit("web", 1, "Validate server entries.")], {}) is CONFIDENCE_MODEL  # no raw scores at all
+
+
+def test_a_keyword_only_answer_keeps_its_context() -> None:
+    """``get_context`` over a keyword-only answer that matches gives the code, not
+    "nothing relevant found"."""
+    done = run_pipeline({"files": [_code(1, cosine=None, keyword_rank=1)]},
+                        SearchRequest(query=QUERY, format=ContextFormat.MARKDOWN))
+    assert done.confident and done.context is not None and NOTHING_FOUND not in done.context.text
 
 
 def test_punctuation_only_is_never_confident() -> None:

@@ -16,9 +16,11 @@ A source that reports none of these raw scores is judged on its words alone
 (``UNSCORED_COSINE``).
 
 A logistic model over them (``CONFIDENCE_MODEL``, fit by ``bench/confidence.py`` on
-the pytest benchmark's tune half: relevant hits of real queries against every other
-hit, nonsense queries' included) gives each hit a probability in [0, 1]; the answer's
-confidence is its best hit's, and it is *confident* when that clears ``bar``.
+real questions of two kinds: relevant hits against every other hit, nonsense
+queries' included) gives each hit a probability in [0, 1]; the answer's
+confidence is its best hit's, and it is *confident* when that clears ``bar``. An answer
+the built-in sources gave on keywords alone has no cosine to weigh, which is not a low
+one: ``KEYWORD_ONLY_MODEL`` judges it (``model_for``).
 """
 
 from __future__ import annotations
@@ -60,13 +62,26 @@ class ConfidenceModel:
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
-# Fit by ``bench/confidence.py --fit`` (pytest benchmark, tune half; ``symbol`` set by
-# hand, the benchmark having no lookups). A hit's value is the chance that its file is
-# relevant; the bar flags 2 % of the tune half's real queries.
+# Fit by ``bench/confidence.py --fit`` on the tune halves of two kinds of question: the
+# pytest benchmark's commit messages (files and history) and semble's code-search
+# questions (files alone, as a repository indexed without its history is asked). A hit's
+# value is the chance that its file is relevant; the bar flags 2 % of the real questions.
+# Agreement between sources fit below zero (the questions without history have none)
+# and is left out.
 CONFIDENCE_MODEL = ConfidenceModel(
-    weights={"cosine": 3.685, "coverage": 1.592, "keyword": 2.072, "symbol": 2.0, "agreement": 0.753},
-    intercept=-7.305,
-    bar=0.1131,
+    weights={"cosine": 3.427, "coverage": 1.516, "keyword": 3.226, "symbol": 1.303},
+    intercept=-7.236,
+    bar=0.0973,
+)
+# For answers that hold no meaning-based evidence (keyword search alone: the model is
+# loading, the vectors are not made yet, or the index has none) a missing cosine is not
+# a low one: the same weights without it, the intercept moved so that the same bar flags
+# as few real questions, judged on their keyword hits
+# (``bench/confidence.py --keyword-only --fit``).
+KEYWORD_ONLY_MODEL = ConfidenceModel(
+    weights={"coverage": 1.516, "keyword": 3.226, "symbol": 1.303},
+    intercept=-5.935,
+    bar=0.0973,
 )
 
 
@@ -159,14 +174,31 @@ def score_confidence(
     hits: Sequence[Hit],
     groups: Mapping[str, DedupGroup],
     query: str,
-    model: ConfidenceModel = CONFIDENCE_MODEL,
+    model: ConfidenceModel | None = None,
 ) -> Confidence:
-    """Set ``Hit.confidence`` on ``hits`` (best first) and return the answer's."""
+    """Set ``Hit.confidence`` on ``hits`` (best first) and return the answer's; judged by
+    ``model``, else by ``model_for(hits)``."""
+    model = model or model_for(hits, groups)
     words = query_words(query)
     for hit in hits:
         hit.confidence = round(model.probability(hit_signals(hit, groups.get(hit.id), words)), 4)
     overall = max((h.confidence for h in hits[:TOP_HITS]), default=0.0)
     return Confidence(overall=overall, confident=bool(words) and overall >= model.bar)
+
+
+def model_for(hits: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> ConfidenceModel:
+    """``KEYWORD_ONLY_MODEL`` when sources that report their raw evidence gave no cosine
+    for any of the first hits (they searched by keywords alone), else ``CONFIDENCE_MODEL``."""
+    members = [m for hit in hits[:TOP_HITS] for m in _members(hit, groups.get(hit.id))]
+    scored = [m for m in members if _scored(m)]
+    if scored and not any(_reports_cosine(m) for m in scored):
+        return KEYWORD_ONLY_MODEL
+    return CONFIDENCE_MODEL
+
+
+def _reports_cosine(hit: Hit) -> bool:
+    value = hit.metadata.get("cosine")
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def signal_rows(
