@@ -121,11 +121,13 @@ def _members(hit: Hit, group: DedupGroup | None) -> list[Hit]:
 
 
 def _cosine(hit: Hit) -> float:
-    meta = hit.metadata
-    value = meta.get("cosine")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return max(0.0, min(1.0, float(value)))
-    return 0.0
+    return max(0.0, min(1.0, float(hit.metadata["cosine"]))) if _reports_cosine(hit) else 0.0
+
+
+def _reports_cosine(hit: Hit) -> bool:
+    """Whether the hit's source gave a cosine for it (a number, not ``None``)."""
+    value = hit.metadata.get("cosine")
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _keyword(hit: Hit) -> bool:
@@ -194,11 +196,6 @@ def model_for(hits: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> Confiden
     if scored and not any(_reports_cosine(m) for m in scored):
         return KEYWORD_ONLY_MODEL
     return CONFIDENCE_MODEL
-
-
-def _reports_cosine(hit: Hit) -> bool:
-    value = hit.metadata.get("cosine")
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def signal_rows(
