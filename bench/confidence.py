@@ -26,8 +26,9 @@ signals of every query are kept in the work dir, so a second run costs no querie
 meaning-based evidence (the model is loading, the vectors are not made yet, or the index
 was built without them), on each answer's keyword hits with their cosine left out. With
 ``--fit`` it moves that model's intercept so that ``CONFIDENCE_MODEL``'s bar flags as
-few real questions as it does there, and keeps the other weights: refitting them per hit without the cosine tells real questions from nonsense
-worse (AUC 0.88 against 0.98 on the held-out half).
+few real questions as it does there, and keeps the other weights: refitting them per
+hit without the cosine tells real questions from nonsense worse (AUC 0.88 against 0.98
+on the held-out half).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import random
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.semble import ANNOTATIONS, REPOS
 from tributary.engine.config.schema import Config
 from tributary.engine.engine import Engine
-from tributary.engine.eval.codesearch import load_annotations
+from tributary.engine.eval.codesearch import hits_located, load_annotations
 from tributary.engine.eval.datasets import load_dataset
 from tributary.engine.eval.experiment import FILES, tune_ids
 from tributary.engine.eval.retrieval import (
@@ -60,7 +62,7 @@ from tributary.engine.eval.retrieval import (
     prepare,
 )
 from tributary.engine.index.manager import index_repository
-from tributary.engine.model import SearchRequest
+from tributary.engine.model import Hit, SearchRequest, SearchResponse
 from tributary.engine.pipeline.confidence import (
     CONFIDENCE_MODEL,
     KEYWORD_ONLY_MODEL,
@@ -103,13 +105,8 @@ async def collect(bench: Path, work_dir: Path | None, nonsense: list[str]) -> li
         await engine.start_sources(prepared.sources)
         for n, (qid, text, relevant, in_tune) in enumerate(asked, 1):
             response = await engine.search(SearchRequest(query=text, assemble=False, use_cache=False))
-            by_kept = {g.kept.id: g for g in response.groups}
-            hits = response.hits[:TOP_HITS]
-            rows.append({
-                "id": qid, "real": bool(relevant), "tune": in_tune, "words": len(query_words(text)),
-                "signals": signal_rows(hits, by_kept, text),
-                "relevant": [bool(h.path) and mapper(h.path) in relevant for h in hits],
-            })
+            rows.append(_row(qid, text, response, in_tune, relevant,
+                             lambda hit: mapper(hit.path) if hit.path else None))
             if n % 50 == 0:
                 print(f"  {n}/{len(asked)} queries", file=sys.stderr)
     finally:
@@ -129,8 +126,7 @@ async def collect_semble(checkouts: Path, work_dir: Path, nonsense: list[str]) -
             continue
         index_dir = work_dir / "semble" / repo.name
         index_repository(root, index_dir=index_dir)
-        mapper = PathMapper(root, corpus_files(root))
-        prefix = "" if repo.folder in ("", ".") else repo.folder.strip("/") + "/"
+        path_of = _checkout_path(root, corpus_files(root), repo.folder)
         own = nonsense[number * SEMBLE_NONSENSE : (number + 1) * SEMBLE_NONSENSE]
         asked = [(f"{repo.name}-{n}", q.query, {t.path for t in q.targets})
                  for n, q in enumerate(load_annotations(annotations))]
@@ -141,17 +137,31 @@ async def collect_semble(checkouts: Path, work_dir: Path, nonsense: list[str]) -
             for n, (qid, text, relevant) in enumerate(asked):
                 response = await engine.search(
                     SearchRequest(query=text, sources=[FILES], assemble=False, use_cache=False))
-                by_kept = {g.kept.id: g for g in response.groups}
-                hits = response.hits[:TOP_HITS]
-                rows.append({
-                    "id": qid, "real": bool(relevant), "tune": n % 2 == 0, "words": len(query_words(text)),
-                    "signals": signal_rows(hits, by_kept, text),
-                    "relevant": [bool(h.path) and prefix + (mapper(h.path) or "") in relevant for h in hits],
-                })
+                rows.append(_row(qid, text, response, n % 2 == 0, relevant, path_of))
         finally:
             await engine.aclose()
         print(f"  semble {repo.name}: {len(asked)} queries", file=sys.stderr)
     return rows
+
+
+def _checkout_path(root: Path, files: frozenset[str], folder: str) -> Callable[[Hit], str | None]:
+    """A hit's path relative to the checkout, as semble's annotations name files."""
+    def path_of(hit: Hit) -> str | None:
+        return next((located.path for located in hits_located([hit], root, files, folder)), None)
+    return path_of
+
+
+def _row(qid: str, text: str, response: SearchResponse, tune: bool, relevant: set[str],
+         path_of: Callable[[Hit], str | None]) -> dict[str, Any]:
+    """One query's kept record: its first hits' signals and which of them are relevant
+    (``path_of`` gives a hit's path as ``relevant`` names files)."""
+    by_kept = {g.kept.id: g for g in response.groups}
+    hits = response.hits[:TOP_HITS]
+    return {
+        "id": qid, "real": bool(relevant), "tune": tune, "words": len(query_words(text)),
+        "signals": signal_rows(hits, by_kept, text),
+        "relevant": [path_of(hit) in relevant for hit in hits],
+    }
 
 
 def overall(row: dict[str, Any], model: ConfidenceModel) -> float:
@@ -265,7 +275,8 @@ def main() -> int:
     rows = [row for chosen in sets.values() for row in chosen]
     if args.keyword_only:
         sets = {name: [keyword_hits(row) for row in chosen] for name, chosen in sets.items()}
-        model = fit_bar([keyword_hits(row) for row in rows], fit(rows)) if args.fit else KEYWORD_ONLY_MODEL
+        keyword_rows = [row for chosen in sets.values() for row in chosen]
+        model = fit_bar(keyword_rows, fit(rows)) if args.fit else KEYWORD_ONLY_MODEL
     else:
         model = fit(rows) if args.fit else CONFIDENCE_MODEL
     report(sets, model)
