@@ -92,3 +92,18 @@ def test_a_task_gives_the_tail_to_the_first_files_next_chunks() -> None:
     # a file already listed twice has no room left; nothing to add gives the list back
     assert focus_files([candidates[0], candidates[2]], candidates[:3], top_k=5, files=1, per_file=2) == [
         candidates[0], candidates[2]]
+
+
+def test_a_task_reads_further_into_its_first_file_after_the_others() -> None:
+    a = [_at("a.py", 10 * n + 1, 0.9 - n / 100) for n in range(6)]
+    b = [_at("b.py", 1, 0.8), _at("b.py", 11, 0.79)]
+    others = [_at(f"f{n}.py", 1, 0.5 - n / 100) for n in range(6)]
+    a[1] = _at("a.py", 11, 0.3)  # a.py's second chunk, spread to the end of the list
+    listed = [a[0], b[0], *others[:5], a[1]]
+    out = focus_files(listed, [*a, *b, *others], top_k=10, files=2, per_file=2, lead=5)
+    places = [(h.path, h.start_line) for h in out]
+    # b.py's next chunk comes first, then a.py's next three up to five in all; the room is
+    # made at the end of the list, but a.py's own listed chunk stays
+    assert places[-4:] == [("b.py", 11), ("a.py", 21), ("a.py", 31), ("a.py", 41)]
+    assert ("a.py", 11) in places and ("f4.py", 1) not in places
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)

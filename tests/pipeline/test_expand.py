@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from tests.pipeline.helpers import hit
 from tributary.engine.model import Hit, SearchRequest
-from tributary.engine.pipeline.expand import context_hits, focus_functions
+from tributary.engine.pipeline.expand import (
+    CHUNKS_PER_FILE,
+    FOCUS_CHUNKS,
+    LEAD_CHUNKS,
+    context_hits,
+    focus_functions,
+)
 from tributary.engine.pipeline.run import run_pipeline
 
 
@@ -56,3 +62,29 @@ def test_only_a_task_question_is_answered_by_function() -> None:
     issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
     task = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=10))
     assert [h.path for h in task.hits][:3] == ["a.py"] * 3
+
+
+def test_a_task_reads_more_of_its_first_file_after_the_next_files_chunks() -> None:
+    a = [_chunk("a.py", n + 1 if n == 0 else 40 + n, 20 * n + 1) for n in range(8)]
+    b1, b2 = _chunk("b.py", 2, 1), _chunk("b.py", 30, 20)
+    tail = [_chunk(f"f{n}.py", n + 3, 1) for n in range(10)]
+    top = [a[0], b1, *tail]
+    ranked = [*top, b2, *a[1:]]
+    out = context_hits(top, ranked, files=2, per_file=2, lead=5)
+    # a.py's next one and b.py's next one as before, then a.py's next three: the tail gives way
+    assert [h.id for h in out] == [a[0].id, a[1].id, b1.id, b2.id, a[2].id, a[3].id, a[4].id, *[h.id for h in tail[:5]]]
+    assert context_hits(top, ranked, files=2, per_file=2) == [a[0], a[1], b1, b2, *tail[:8]]
+
+
+def test_a_task_context_reads_further_into_its_first_file() -> None:
+    hits = [_chunk("a.py", 1, 1), *(_chunk(f"f{i}.py", i + 1, 1) for i in range(1, 40)),
+            *(_chunk("a.py", 41 + i, 10 * (i + 1)) for i in range(12))]
+    issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
+    done = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=20))
+    assert done.context is not None
+    in_context = [c.location.split(":")[0] for c in done.context.chunks]
+    # its best chunks moved to the top of the list, then the next ones up to LEAD_CHUNKS
+    assert in_context.count("a.py") == FOCUS_CHUNKS + LEAD_CHUNKS - 1
+    short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=20))
+    assert short.context is not None
+    assert [c.location.split(":")[0] for c in short.context.chunks].count("a.py") == CHUNKS_PER_FILE

@@ -51,7 +51,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
-from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES
+from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, LEAD_CHUNKS
 from tributary.engine.query.kinds import lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
@@ -212,7 +212,7 @@ def hybrid_search(
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames)
-    return focus_files(listed, ordered, top_k)
+    return focus_files(listed, ordered, top_k, lead=LEAD_CHUNKS)
 
 
 def focus_files(
@@ -221,30 +221,54 @@ def focus_files(
     top_k: int,
     files: int = FOCUS_FILES,
     per_file: int = CHUNKS_PER_FILE,
+    lead: int | None = None,
 ) -> list[SearchHit]:
     """``listed`` (best first, ``top_k`` at most) with its tail given to the next chunks
     of its first ``files`` files in ``candidates``' order (for a task, each file's own:
-    ``_in_file_order``), up to ``per_file`` chunks of each in all.
+    ``_in_file_order``), up to ``per_file`` chunks of each in all, and then the first
+    file's next ones up to ``lead`` in all.
 
     A task is answered at function level, and the function to change is often not its
     file's best chunk, while the spread over files keeps a file's other chunks out of
     the list. They come last, scored below the rest, so the ranks of the listed files
     stay as they were; the engine puts them after their file's best chunk
     (``tributary.engine.pipeline.expand.focus_functions``), and its context reads
-    ``CHUNKS_PER_FILE`` of the first files."""
+    ``CHUNKS_PER_FILE`` of the first files and ``LEAD_CHUNKS`` of the first. The room
+    the first file's further chunks need comes from the end of the list, never from
+    these files' own chunks."""
     leaders = _first_paths(listed, files)
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []
-    for path in leaders:
-        room = per_file - sum(1 for hit in listed if hit.path == path)
+    extra: list[SearchHit] = []
+    for number, path in enumerate(leaders):
+        had = sum(1 for hit in listed if hit.path == path)
         more = [h for h in candidates if h.path == path and _place(h) not in shown]
-        followers.extend(more[: max(0, room)])
-    if not followers:
+        room = max(0, per_file - had)
+        followers.extend(more[:room])
+        if number == 0 and lead is not None:
+            extra = more[room : room + max(0, lead - max(had, per_file))]
+    if not followers and not extra:
         return list(listed[:top_k])
     kept = list(listed[: max(len(leaders), top_k - len(followers))])
+    kept = _make_room(kept, max(len(leaders), top_k - len(followers) - len(extra)), set(leaders))
     floor = kept[-1].score
-    tail = [replace(h, score=round(floor * (1 - 0.001 * n), 6)) for n, h in enumerate(followers, 1)]
+    tail = [replace(h, score=round(floor * (1 - 0.001 * n), 6)) for n, h in enumerate(followers + extra, 1)]
     return (kept + tail)[:top_k]
+
+
+def _make_room(listed: Sequence[SearchHit], size: int, keep: set[str]) -> list[SearchHit]:
+    """``listed`` cut to ``size`` hits (where it can), its last hits of other files than
+    ``keep``'s going first."""
+    excess = len(listed) - size
+    if excess <= 0:
+        return list(listed)
+    dropped: set[int] = set()
+    for position in range(len(listed) - 1, -1, -1):
+        if len(dropped) == excess:
+            break
+        if listed[position].path not in keep:
+            dropped.add(position)
+    return [hit for position, hit in enumerate(listed) if position not in dropped]
 
 
 def _in_file_order(

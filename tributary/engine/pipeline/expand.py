@@ -18,27 +18,45 @@ CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
 FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
+LEAD_CHUNKS = 10  # an issue-length task: chunks of its first file in the context
 
 
 def context_hits(
-    top: Sequence[Hit], ranked: Sequence[Hit], *, files: int = CONTEXT_FILES, per_file: int = CHUNKS_PER_FILE
+    top: Sequence[Hit],
+    ranked: Sequence[Hit],
+    *,
+    files: int = CONTEXT_FILES,
+    per_file: int = CHUNKS_PER_FILE,
+    lead: int | None = None,
 ) -> list[Hit]:
     """``top`` with each of its first ``files`` files followed by that file's next-best
-    chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits."""
+    chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits.
+
+    With ``lead`` (an issue-length task), the first file's next chunks up to ``lead`` in
+    all follow those files' groups: the function a task changes is often further down
+    its file than ``per_file``, and reading more of the likeliest file gives way only to
+    the tail of the list, not to the next files' chunks."""
     chosen = _first_files(top, files)
     if not chosen or per_file <= 1:
         return list(top)
     more: dict[str, list[Hit]] = {path: [] for path in chosen}
+    room = {path: per_file - 1 for path in chosen}
+    if lead is not None:
+        room[chosen[0]] = max(room[chosen[0]], lead - 1)
     shown = {h.id for h in top}
     for hit in ranked:
         wanted = hit.path in more and hit.id not in shown and hit.start_line is not None and not is_task(hit)
-        if wanted and len(more[hit.path or ""]) < per_file - 1:
+        if wanted and len(more[hit.path or ""]) < room[hit.path or ""]:
             more[hit.path or ""].append(hit)
+    extra = more[chosen[0]][per_file - 1 :]
+    del more[chosen[0]][per_file - 1 :]
     out: list[Hit] = []
     for hit in top:
         out.append(hit)
         if hit.path in more and hit.start_line is not None:
             out.extend(more.pop(hit.path))
+            if not more:  # the chosen files' groups are all in: the lead file's next chunks
+                out.extend(extra)
     return out[: len(top)]
 
 

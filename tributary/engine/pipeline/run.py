@@ -31,7 +31,7 @@ from .assemble import assemble, nothing_found
 from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
-from .expand import context_hits, focus_functions
+from .expand import LEAD_CHUNKS, context_hits, focus_functions
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
 from .tokens import fill_tokens
@@ -159,7 +159,11 @@ def run_pipeline(
     clock.lap("confidence")
 
     # The context reads more of the best files' code (expand.py); a history question reads commits.
-    readable = context_hits(top, ranked) if request.assemble and quotes_files(request.query) else top
+    readable = (
+        context_hits(top, ranked, lead=LEAD_CHUNKS if is_task_question(request.query) else None)
+        if request.assemble and quotes_files(request.query)
+        else top
+    )
     fill_tokens(readable)
     clock.lap("tokens")
 
