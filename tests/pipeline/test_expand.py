@@ -78,13 +78,13 @@ def test_a_task_reads_more_of_its_first_file_after_the_next_files_chunks() -> No
 
 def test_a_task_context_reads_further_into_its_first_file() -> None:
     hits = [_chunk("a.py", 1, 1), *(_chunk(f"f{i}.py", i + 1, 1) for i in range(1, 40)),
-            *(_chunk("a.py", 41 + i, 10 * (i + 1)) for i in range(12))]
+            *(_chunk("a.py", 41 + i, 10 * (i + 1)) for i in range(LEAD_CHUNKS + 5))]
     issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
-    done = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=20))
+    done = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=30))
     assert done.context is not None
     in_context = [c.location.split(":")[0] for c in done.context.chunks]
     # its best chunks moved to the top of the list, then the next ones up to LEAD_CHUNKS
     assert in_context.count("a.py") == FOCUS_CHUNKS + LEAD_CHUNKS - 1
-    short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=20))
+    short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=30))
     assert short.context is not None
     assert [c.location.split(":")[0] for c in short.context.chunks].count("a.py") == CHUNKS_PER_FILE

@@ -18,7 +18,7 @@ CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
 FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
-LEAD_CHUNKS = 10  # an issue-length task: chunks of its first file in the context
+LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file in the context, at most
 
 
 def context_hits(
