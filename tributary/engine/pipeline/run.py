@@ -131,10 +131,12 @@ def run_pipeline(
     budget = budget or BudgetConfig()
     clock = _Clock()
     hits = flatten(hits_by_source)
+    quote_files = quotes_files(request.query)
+    task = is_task_question(request.query)
     clock.lap("normalise")
 
     result = (
-        deduplicate(hits, dedup, embed, merge_spans=False, quote_files=quotes_files(request.query))
+        deduplicate(hits, dedup, embed, merge_spans=False, quote_files=quote_files)
         if request.dedup
         else DedupResult(hits=list(hits), groups=[])
     )
@@ -142,9 +144,9 @@ def run_pipeline(
 
     strategy = request.strategy or fusion.strategy
     ranked = fuse(result.hits, result.by_kept, strategy, FusionParams.build(request, fusion, reputation, weights))
-    if not quotes_files(request.query):
+    if not quote_files:
         ranked = commits_first(ranked)
-    elif is_task_question(request.query):
+    elif task:
         ranked = focus_functions(ranked)
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
@@ -159,11 +161,7 @@ def run_pipeline(
     clock.lap("confidence")
 
     # The context reads more of the best files' code (expand.py); a history question reads commits.
-    readable = (
-        context_hits(top, ranked, lead=LEAD_CHUNKS if is_task_question(request.query) else None)
-        if request.assemble and quotes_files(request.query)
-        else top
-    )
+    readable = context_hits(top, ranked, lead=LEAD_CHUNKS if task else None) if request.assemble and quote_files else top
     fill_tokens(readable)
     clock.lap("tokens")
 
@@ -186,7 +184,7 @@ def run_pipeline(
         # An issue-length task always gets its best candidates: no hit holds the words
         # of a whole issue, and an agent acting on it is better served by the likeliest
         # code than by nothing (the answer's confidence still says how sure it is).
-        if judged.confident or is_task_question(request.query):
+        if judged.confident or task:
             context = assemble(plan, fmt, request.query)
         else:  # no hit is likely relevant: say so rather than fill the budget with noise
             context = nothing_found(fmt, request.effective_budget, request.query, judged.overall)
