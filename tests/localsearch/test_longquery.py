@@ -54,6 +54,18 @@ def test_a_short_bug_report_with_code_is_a_task() -> None:
     assert not is_task_question("Fix it\n```x```")
 
 
+def test_a_short_bug_report_naming_code_below_its_title_is_a_task() -> None:
+    """A title and a few lines that call or quote code, as a short report is written."""
+    for body in ("when calc Rational('0.5', '100') the value is 1/100100, but Rational(0.5, 100) is 1/200, as in 1.8",
+                 "Right now `Min()` and `Max()` with no arguments raise a ValueError; oo and -oo would be nicer",
+                 "Inside the InheritDocstrings metaclass it uses `inspect.isfunction`, which is False for properties"):
+        assert is_task_question(f"Rational calc value error\n{body}\n"), body
+    # code in the title alone, a one-line question, or a body too short to be a report
+    assert not is_task_question("Fix `Rational('0.5', '100')` giving 1/100100 instead of 1/200 in sympy 1.11")
+    assert not is_task_question("Rational('0.5', '100') gives 1/100100 but Rational(0.5, 100) gives 1/200 there")
+    assert not is_task_question("Fix `Rational`\nSee `numbers`.")
+
+
 def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     task = read_task(ISSUE)
     assert task.title.startswith("Modeling's `separability_matrix` does not compute")
