@@ -143,6 +143,21 @@ def test_the_summary_says_when_nothing_is_confident() -> None:
     assert "no confident" not in text and "only its first 7,990 were searched" in text
 
 
+def test_the_summary_calls_a_pasted_issue_a_task() -> None:
+    """A whole issue is routed by its query class, but the summary says what it was
+    read as: a task (its note says how)."""
+    from tributary.app.search.page import _summary
+    from tributary.engine.model import RouteDecision, SearchRequest, SearchResponse
+
+    issue = ("Rational calc value error\nwhen calc Rational('0.5', '100') the value is 1/100100, "
+             "but Rational(0.5, 100) is 1/200, as it was in 1.8\n")
+    route = RouteDecision(query_class="howto")
+    text = _summary(SearchResponse(request=SearchRequest(query=issue), route=route), final=True)
+    assert " · task" in text and "howto" not in text
+    short = SearchResponse(request=SearchRequest(query="how are rationals parsed"), route=route)
+    assert "howto query" in _summary(short, final=True)
+
+
 def test_a_list_not_in_score_order_says_why(qtbot: Any) -> None:
     """A question about the past lists its commits first whatever their scores: the
     detail of either kind of hit, and the summary, say so."""

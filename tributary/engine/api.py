@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from tributary.engine.engine import Engine
     from tributary.engine.index.manager import index_repository, list_indexes, watch_repository
     from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary
+    from tributary.engine.localsearch.longquery import is_task_question
     from tributary.engine.paths import (
         config_dir,
         data_dir,
@@ -140,6 +141,7 @@ _HOMES: dict[str, str] = {
     "QueryLog": "tributary.engine.insights.store",
     "QueryLogEntry": "tributary.engine.insights.store",
     "QueryLogSummary": "tributary.engine.insights.store",
+    "is_task_question": "tributary.engine.localsearch.longquery",
     "config_dir": "tributary.engine.paths",
     "data_dir": "tributary.engine.paths",
     "default_config_path": "tributary.engine.paths",
@@ -198,6 +200,7 @@ __all__ = [
     "index_repository",
     "indexes_dir",
     "is_secret_name",
+    "is_task_question",
     "list_indexes",
     "list_repositories",
     "merge_imported",

@@ -74,7 +74,7 @@ from tributary.app.search.results_model import (
     RowToolTips,
 )
 from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_text
-from tributary.engine.api import EngineLike, format_filters, parse_query
+from tributary.engine.api import EngineLike, format_filters, is_task_question, parse_query
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
     FUSION_STRATEGIES,
@@ -739,7 +739,9 @@ def _summary(response: SearchResponse, final: bool) -> str:
     text = f"{len(response.hits)} results · {answered}/{asked} sources"
     if commits_listed_first(response):  # the list is not in score order: say so where it shows
         text = f"{len(response.hits)} results, commits first · {answered}/{asked} sources"
-    if response.route.query_class:
+    if is_task_question(response.request.query):  # routed by its class, but read as a task
+        text += " · task"
+    elif response.route.query_class:
         text += f" · {response.route.query_class} query"
     if m.raw_hits:
         text += f" · dedup {100 * m.dedup_rate:.0f} %"
