@@ -32,9 +32,9 @@ TASK_MIN_LINES = 4
 # block, an interactive session or a traceback (a short bug report: a title and a repro).
 TASK_MIN_CHARS_WITH_CODE = 120
 _HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most recent call last\)", re.M)
-# ... or whose body, below its title, names code: inline code or a call
-# (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
-_NAMES_CODE = re.compile(r"`[^`\n]{1,200}`|(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
+# ... or whose body, below its title, names code: inline code (``_INLINE_CODE``) or a
+# call (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
+_CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
 MAX_NAMES = 24
 MAX_PATHS = 12
@@ -108,7 +108,7 @@ def is_task_question(query: str) -> bool:
     if _HOLDS_CODE.search(query) is not None:
         return True
     body = query.partition("\n")[2]
-    return _NAMES_CODE.search(body) is not None
+    return _INLINE_CODE.search(body) is not None or _CALL.search(body) is not None
 
 
 def split_code(text: str) -> tuple[list[str], list[str]]:
