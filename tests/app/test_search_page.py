@@ -84,7 +84,7 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
     page = make_page(qtbot, engine)
     page.search("tmp_path")
     await until(lambda: page.controller.final)
-    page.tabs.setCurrentWidget(page.context)
+    page.tabs.setCurrentWidget(page.context_scroll)
     response = page.controller.response
     assert response is not None and response.context is not None
     assert page.context.text.toPlainText() == response.context.text

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -111,6 +111,9 @@ class SourceChart(QWidget):
             y += self.ROW
 
 
+CARD_ROW_MARGINS = 48  # px: the page's margins and the scroll bar beside the cards' row
+
+
 def _card(title: str) -> tuple[QFrame, QLabel]:
     frame = QFrame()
     frame.setObjectName("Card")
@@ -143,15 +146,18 @@ class InsightsPage(QWidget):
         head.addWidget(title)
         head.addStretch()
         head.addWidget(refresh)
-        cards = QGridLayout()
+        cards = self._cards = QGridLayout()
         self.values: dict[str, QLabel] = {}
-        for column, (key, caption) in enumerate((
+        self._card_frames: list[QFrame] = []
+        self._card_columns = 0
+        for key, caption in (
             ("queries", "Queries"), ("latency", "Latency p50 / p95"), ("cache", "Cache hit rate"),
             ("dedup", "Duplicates folded"), ("budget", "Budget used"),
-        )):
+        ):
             frame, value = _card(caption)
             self.values[key] = value
-            cards.addWidget(frame, 0, column)
+            self._card_frames.append(frame)
+        self._arrange_cards(len(self._card_frames))
         chart_title = QLabel("Sources — latency p50 (solid) and p95 (light)")
         chart_title.setObjectName("Muted")
         self.chart = SourceChart()
@@ -190,6 +196,21 @@ class InsightsPage(QWidget):
         recent.setObjectName("SectionTitle")
         layout.addWidget(recent)
         layout.addWidget(self.table, 1)
+
+    def _arrange_cards(self, columns: int) -> None:
+        """The figures' cards in one row, or in rows of three where one row does not fit."""
+        if columns == self._card_columns:
+            return
+        self._card_columns = columns
+        for index, frame in enumerate(self._card_frames):
+            self._cards.removeWidget(frame)
+            self._cards.addWidget(frame, index // columns, index % columns)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        spacing = max(self._cards.spacing(), 0)
+        needed = sum(f.minimumSizeHint().width() + spacing for f in self._card_frames) + CARD_ROW_MARGINS
+        self._arrange_cards(len(self._card_frames) if event.size().width() >= needed else 3)
 
     def refresh(self) -> asyncio.Task[Any]:
         self.reputation.refresh()

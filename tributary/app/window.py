@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,6 +24,10 @@ from tributary.app.recent_queries import RecentQueries
 from tributary.app.search.page import SearchPage
 from tributary.engine.api import EngineLike
 
+SIDEBAR_WIDTH = 196
+# Icons only: an entry's icon between its style-sheet margins and padding.
+COMPACT_SIDEBAR_WIDTH = 60
+
 
 class MainWindow(QMainWindow):
     close_requested = Signal()  # the shell decides: hide to tray or quit
@@ -34,13 +38,14 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("Tributary")
         self.setWindowIcon(theme.app_icon())
-        self._fit_to_screen()
         self._engine = engine
         self.pages = QStackedWidget()
         self.sidebar = QListWidget()
         self.sidebar.setObjectName("Sidebar")
         self.sidebar.setIconSize(QSize(18, 18))
-        self.sidebar.setFixedWidth(196)
+        self.sidebar.setMinimumWidth(COMPACT_SIDEBAR_WIDTH)
+        self._titles: list[str] = []
+        self.compact = False  # the sidebar shows icons only (a narrow window: tiled, or scaled up)
         self._builders: dict[QWidget, Callable[[], QWidget]] = {}
         self.sidebar.currentRowChanged.connect(self._page_changed)
         # A click (or Enter) on a page's entry hands the keyboard to that page.
@@ -51,9 +56,9 @@ class MainWindow(QMainWindow):
         self.search.message.connect(self.show_message)
         self.add_page("Search", "search", self.search)
 
-        brand = QLabel("  Tributary")
+        self.brand = brand = QLabel("  Tributary")
         brand.setObjectName("Brand")
-        side = QWidget()
+        self.side = side = QWidget()
         side.setObjectName("Sidebar")
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 8)
@@ -71,7 +76,9 @@ class MainWindow(QMainWindow):
         self.tray_note.setWordWrap(True)
         self.tray_note.setVisible(False)
         side_layout.addWidget(self.tray_note)
-        side.setFixedWidth(196)
+        # The sidebar gives way first when the window is narrow: down to its icons.
+        side.setMinimumWidth(COMPACT_SIDEBAR_WIDTH)
+        side.setMaximumWidth(SIDEBAR_WIDTH)
 
         central = QWidget()
         layout = QHBoxLayout(central)
@@ -86,6 +93,11 @@ class MainWindow(QMainWindow):
         # bar's own message is drawn across the whole bar, over the indicator).
         self.status_text = ElidedLabel()
         self.statusBar().addWidget(self.status_text, 1)
+        # The engine's state, where it stays visible while the sidebar shows icons only.
+        self.engine_state_compact = QLabel()
+        self.engine_state_compact.setObjectName("Hint")
+        self.engine_state_compact.setVisible(False)
+        self.statusBar().addPermanentWidget(self.engine_state_compact)
         self.statusBar().addPermanentWidget(self.indicator)
         self._status_timer = QTimer(self, singleShot=True)
         self._status_timer.timeout.connect(lambda: self._set_status(""))
@@ -95,10 +107,14 @@ class MainWindow(QMainWindow):
             QShortcut(QKeySequence(keys), self, self.focus_search)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.close_requested.emit)
         QShortcut(QKeySequence("Ctrl+Shift+Space"), self, self.quick_query_requested.emit)
+        self._fit_to_screen()
 
     def add_page(self, title: str, icon_name: str, page: QWidget) -> None:
-        item = QListWidgetItem(theme.icon(icon_name), title)
+        item = QListWidgetItem(theme.icon(icon_name), "" if self.compact else title)
         item.setSizeHint(QSize(0, 38))
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, title)
+        item.setToolTip(title if self.compact else "")
+        self._titles.append(title)
         self.sidebar.addItem(item)
         self.pages.addWidget(page)
 
@@ -133,14 +149,37 @@ class MainWindow(QMainWindow):
             index = self.pages.indexOf(parent)
         self.sidebar.setCurrentRow(index)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        pages = self.pages.minimumSizeHint().width()
+        self.set_compact(event.size().width() < SIDEBAR_WIDTH + pages)
+
+    def set_compact(self, compact: bool) -> None:
+        """Icons only in the sidebar (names as tooltips, the engine's state in the status
+        bar), so a narrow window keeps its room for the page."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        self.side.setMaximumWidth(COMPACT_SIDEBAR_WIDTH if compact else SIDEBAR_WIDTH)
+        for row, title in enumerate(self._titles):
+            item = self.sidebar.item(row)
+            item.setText("" if compact else title)
+            item.setToolTip(title if compact else "")
+        self.brand.setVisible(not compact)
+        self.engine_state.setVisible(not compact)
+        self.tray_note.setVisible(not compact and bool(self.tray_note.text()))
+        self.engine_state_compact.setText(self.engine_state.text())
+        self.engine_state_compact.setVisible(compact)
+
     def _fit_to_screen(self) -> None:
         """A first size that fits the screen it opens on (never larger than it)."""
         screen = self.screen() or QGuiApplication.primaryScreen()
         area = screen.availableGeometry() if screen is not None else None
         width, height = 1200, 760
         if area is not None:
-            width = min(width, max(640, area.width() - 40))
-            height = min(height, max(480, area.height() - 40))
+            least = self.minimumSizeHint()
+            width = min(width, max(least.width(), area.width() - 40), area.width())
+            height = min(height, max(least.height(), area.height() - 40), area.height())
         self.resize(width, height)
 
     def focus_page(self) -> None:
@@ -170,10 +209,12 @@ class MainWindow(QMainWindow):
     def set_tray_note(self, text: str) -> None:
         """Say once, where it stays visible, that there is no tray (and what to use)."""
         self.tray_note.setText(text)
-        self.tray_note.setVisible(True)
+        self.tray_note.setVisible(not self.compact)
+        self.engine_state_compact.setToolTip(text)
 
     def set_engine_state(self, text: str) -> None:
         self.engine_state.setText(text)
+        self.engine_state_compact.setText(text)
 
     def bring_to_front(self) -> None:
         self.show()

@@ -79,7 +79,7 @@ async def test_the_context_controls_are_whole_in_the_styled_app(
         qtbot: Any, engine12: Any, size: tuple[int, int], tmp_path: Path, styled: None) -> None:
     async with running_shell(engine12, size, tmp_path) as shell:
         page = shell.window.search
-        page.tabs.setCurrentWidget(page.context)
+        page.tabs.setCurrentWidget(page.context_scroll)
         await asyncio.sleep(0.05)  # a layout pass
         fmt, budget = page.context.format, page.context.budget
         # the format's name is not cut ("markdc"), the budget box ends inside the pane
@@ -115,3 +115,47 @@ async def test_every_page_fits_with_twelve_sources(
             hint = window.minimumSizeHint()
             assert hint.width() <= size[0] and hint.height() <= size[1], f"{type(other).__name__}: {hint}"
             assert (window.width(), window.height()) == size, type(other).__name__
+
+
+HALF_SCREEN = (683, 400)  # half of a 1,366 px screen, or a 1,024 x 640 one at scale 1.5
+
+
+@pytest.mark.asyncio
+async def test_a_half_screen_window_keeps_every_page_whole(
+        qtbot: Any, engine12: Any, tmp_path: Path, styled: None) -> None:
+    """Tiled to half a laptop screen: the sidebar shows icons only, the pages rearrange
+    instead of running off the window's edge, and a wide window gets the names back."""
+    async with running_shell(engine12, HALF_SCREEN, tmp_path) as shell:
+        window = shell.window
+        await until(lambda: window.compact, what="icons-only sidebar")
+        assert [window.sidebar.item(row).text() for row in range(window.sidebar.count())] == ["", "", "", ""]
+        assert window.sidebar.item(1).toolTip() == "Sources & routing"
+        assert window.engine_state_compact.isVisible() and not window.engine_state.isVisible()
+        page = window.search
+        QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+        QTest.keyClicks(page.query, "cache key retry")
+        QTest.keyClick(page.query, Qt.Key.Key_Return)
+        await until(lambda: page.controller.final, what="search finished")
+        page.hints.toggle.setChecked(True)  # the tallest and widest the search page gets
+        for other in (shell.editor, shell.indexes, shell.insights, page):
+            window.show_page(other)
+            await asyncio.sleep(0.05)  # a layout pass
+            hint = window.minimumSizeHint()
+            assert hint.width() <= HALF_SCREEN[0] and hint.height() <= HALF_SCREEN[1], f"{type(other).__name__}: {hint}"
+            assert (window.width(), window.height()) == HALF_SCREEN, type(other).__name__
+        # Every control of the search page ends inside the window.
+        for widget in (page.filters.paths, page.hints.toggle, page.hints.clear_button, page.task_type,
+                       page.detail.open_button):
+            corner = widget.mapTo(window, widget.rect().bottomRight())
+            assert corner.x() <= window.width(), widget
+        # The figures' cards wrap; the ranking groups stand in one column.
+        window.show_page(shell.insights)
+        await until(lambda: shell.insights._card_columns == 3, what="cards in rows of three")
+        window.show_page(shell.editor)
+        shell.editor.tabs.setCurrentIndex(2)
+        await until(lambda: shell.editor.ranking._columns == 1, what="ranking groups in one column")
+        # Wide again: names and the engine's state back in the sidebar, groups side by side.
+        window.resize(1200, 700)
+        await until(lambda: not window.compact and window.sidebar.item(0).text() == "Search", what="names back")
+        assert window.engine_state.isVisible() and not window.engine_state_compact.isVisible()
+        await until(lambda: shell.editor.ranking._columns == 2, what="ranking groups side by side")

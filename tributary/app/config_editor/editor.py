@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
@@ -62,7 +62,9 @@ class ConfigEditor(QWidget):
         self.tabs.addTab(self.servers, theme.icon("servers"), "Servers")
         # Scrolled, so a short screen scrolls the form instead of growing the window.
         self.tabs.addTab(_scrolled(self.rules), theme.icon("routing"), "Routing rules")
-        self.tabs.addTab(_scrolled(self.ranking), theme.icon("settings"), "Ranking && budget")
+        ranking_area = _scrolled(self.ranking)
+        self._ranking_width = _WidthWatcher(ranking_area.viewport(), self.ranking.fit_width)
+        self.tabs.addTab(ranking_area, theme.icon("settings"), "Ranking && budget")
         self.desktop = DesktopPage()
         self.desktop.message.connect(self.message.emit)
         self.tabs.addTab(self.desktop, theme.icon("open"), "Desktop")
@@ -344,6 +346,21 @@ def _scrolled(page: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
     return area
+
+
+class _WidthWatcher(QObject):
+    """Tells ``follow`` the width of a scroll area's viewport whenever it changes (the
+    page inside never gets narrower than its minimum, so it cannot see that itself)."""
+
+    def __init__(self, viewport: QWidget, follow: Callable[[int], None]) -> None:
+        super().__init__(viewport)
+        self._follow = follow
+        viewport.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
+            self._follow(watched.width())
+        return False
 
 
 class AppliedLater(Exception):

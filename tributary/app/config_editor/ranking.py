@@ -99,13 +99,14 @@ class RankingPage(QWidget):
         cache.addRow("Redis URL", self.redis_url)
         cache.addRow("Max entries", self.max_entries)
 
-        grid = QGridLayout()
-        for position, (title, form) in enumerate(
-            (("Fusion", fusion), ("Duplicates", dedup), ("Token budget", budget), ("Cache", cache))
-        ):
+        grid = self._grid = QGridLayout()
+        self._boxes: list[QGroupBox] = []
+        for title, form in (("Fusion", fusion), ("Duplicates", dedup), ("Token budget", budget), ("Cache", cache)):
             box = QGroupBox(title)
             box.setLayout(form)
-            grid.addWidget(box, position // 2, position % 2)
+            self._boxes.append(box)
+        self._columns = 0
+        self._arrange(2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(grid)
@@ -121,6 +122,20 @@ class RankingPage(QWidget):
         for check in (self.dedup, self.semantic, self.overlaps):
             check.toggled.connect(self._edited)
         self.redis_url.textEdited.connect(self._edited)
+
+    def _arrange(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for position, box in enumerate(self._boxes):
+            self._grid.removeWidget(box)
+            self._grid.addWidget(box, position // columns, position % columns)
+
+    def fit_width(self, width: int) -> None:
+        """The groups two by two where they fit side by side in ``width``, else in one column."""
+        margins = self.contentsMargins().left() + self.contentsMargins().right() + 16
+        widest = max(box.minimumSizeHint().width() for box in self._boxes)
+        self._arrange(2 if width >= 2 * widest + self._grid.horizontalSpacing() + margins else 1)
 
     def load(self, config: Config) -> None:
         self.config = config

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QHelpEvent, QHideEvent, QPainter, QShowEvent
+from PySide6.QtGui import QHelpEvent, QHideEvent, QPainter, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDoubleSpinBox,
@@ -70,6 +70,10 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
 NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
 STATE_REFRESH_MS = 2000
+# Narrower than this (a tiled or scaled-up window), the list gives the form room:
+# at most this share of the width, its names eliding in the middle.
+NARROW_WIDTH = 700
+NARROW_LIST_SHARE = 0.35
 # A server's lifecycle (ServerState.status) in the colours of the source chips.
 _STATUS_DOT = {"ready": "ok", "starting": "pending", "idle": "pending",
                "backoff": "error", "stopped": "skipped", "disabled": "skipped"}
@@ -350,7 +354,7 @@ class ServersPage(QWidget):
         self.form_scroll = scroll
         self.form_widget = form_widget
 
-        splitter = QSplitter()
+        splitter = self._splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(scroll)
         splitter.setSizes([220, 600])
@@ -468,9 +472,25 @@ class ServersPage(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.list.ensurePolished()  # the style sheet's font, which the width is measured in
-        self.list.setMinimumWidth(server_list_width(self.list))
+        self._fit_list()
         self.refresh_states()
         self._state_timer.start()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_list()
+
+    def _fit_list(self) -> None:
+        """The list wide enough for common names, but never most of a narrow page."""
+        least = server_list_width(self.list)
+        if self.width() < NARROW_WIDTH:
+            least = min(least, int(self.width() * NARROW_LIST_SHARE))
+        if least == self.list.minimumWidth():
+            return
+        self.list.setMinimumWidth(least)
+        sizes = self._splitter.sizes()
+        if len(sizes) == 2 and sizes[0] > least and self.width() < NARROW_WIDTH:
+            self._splitter.setSizes([least, sum(sizes) - least])
 
     def hideEvent(self, event: QHideEvent) -> None:
         super().hideEvent(event)

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFrame,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tributary.app import safe_text, theme
 
@@ -67,7 +76,20 @@ class EmptyState(QWidget):
         self.keys.setObjectName("Hint")
         self.keys.setWordWrap(True)
         self.keys.setTextFormat(Qt.TextFormat.PlainText)
-        layout = QVBoxLayout(self)
+        # The text in a scroll area: in a short window it scrolls instead of being cut.
+        content = QWidget()
+        content.setObjectName("EmptyState")
+        scroll = QScrollArea()
+        scroll.setObjectName("EmptyState")
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.viewport().setObjectName("EmptyState")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
         layout.setSpacing(10)
         layout.addWidget(self.title)

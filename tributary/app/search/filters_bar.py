@@ -58,8 +58,8 @@ class FiltersBar(QWidget):
             label.setBuddy(widget)
             layout.addWidget(label)
             layout.addWidget(widget, stretch)
-        self.languages.setMinimumWidth(80)
-        self.paths.setMinimumWidth(120)
+        self.languages.setMinimumWidth(70)
+        self.paths.setMinimumWidth(100)
 
     def filters(self) -> SearchFilters:
         return self._filters

@@ -133,12 +133,11 @@ class HintsBar(QWidget):
         ):
             label = QLabel(caption)
             label.setObjectName("Muted")
-            layout.addSpacing(4)
             layout.addWidget(label)
             for i, widget in enumerate(widgets):
                 layout.addWidget(widget, stretch if i == 0 else 0)
         layout.addWidget(self.clear_button)
-        self.language.setMinimumWidth(110)
+        self.language.setMinimumWidth(90)
         self.language.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         self._last = Hints()

@@ -95,6 +95,8 @@ RENDER_MS = 40
 SOURCES_MIN = 100  # px: the Sources column shows at least one whole badge
 TITLE_MIN = 160  # px: the result's name keeps at least this
 LOCATION_MIN = 110  # px: a narrower location column is hidden rather than shown as "src…-39"
+LIST_MIN_WIDTH = 260  # px: the results' list beside the detail pane
+DETAIL_MIN_WIDTH = 300  # px: the detail and context tabs
 BADGE_ICON_SPAN = 4096  # px: wider than any Sources column
 BADGE_RELAYOUT_MS = 60
 STRATEGIES: list[tuple[str, str | None]] = [
@@ -162,11 +164,15 @@ class SearchPage(QWidget):
         self.hints = HintsBar()
         self.hints.changed.connect(self._hints_changed)
         self._hints_for = ""  # the question the hints were given for
-        controls.addWidget(self.hints.toggle)
+        controls.addStretch()
 
         self.filters = FiltersBar(self._source_names)
         self.filters.changed.connect(self._filters_changed)
-        controls.addStretch()
+        # The hints' toggle ends the filters' row: each row then fits half a laptop screen.
+        filter_row = QHBoxLayout()
+        filter_row.setSpacing(6)
+        filter_row.addWidget(self.filters, 1)
+        filter_row.addWidget(self.hints.toggle)
 
         self.strip = SourceStrip(states=self._server_states)
         self.strip.log_requested.connect(self.show_log)
@@ -225,7 +231,13 @@ class SearchPage(QWidget):
         self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.detail_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tabs.addTab(self.detail_scroll, "Detail")
-        self.tabs.addTab(self.context, "Context")
+        # Scrolled too when the window is short, rather than setting the window's height.
+        self.context_scroll = QScrollArea()
+        self.context_scroll.setWidget(self.context)
+        self.context_scroll.setWidgetResizable(True)
+        self.context_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.context_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.tabs.addTab(self.context_scroll, "Context")
 
         self.empty = EmptyState()
         self.empty.add_repository.connect(self.add_repository_requested.emit)
@@ -247,9 +259,10 @@ class SearchPage(QWidget):
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        # Small enough minimums that the window fits a 1,024 px screen with the sidebar.
-        left.setMinimumWidth(300)
-        self.tabs.setMinimumWidth(340)  # the detail pane's buttons in one row
+        # Small enough minimums that the window fits half a 1,366 px screen (or a 1,024 px
+        # one scaled by 1.5) beside the sidebar's icons.
+        left.setMinimumWidth(LIST_MIN_WIDTH)
+        self.tabs.setMinimumWidth(DETAIL_MIN_WIDTH)  # the detail pane's buttons in one row
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([660, 430])
 
@@ -258,7 +271,7 @@ class SearchPage(QWidget):
         layout.setSpacing(10)
         layout.addWidget(self.query)
         layout.addLayout(controls)
-        layout.addWidget(self.filters)  # a row of its own: the window stays narrow
+        layout.addLayout(filter_row)  # a row of its own: the window stays narrow
         layout.addWidget(self.hints)
         layout.addWidget(self.strip)
         layout.addWidget(splitter, 1)
@@ -610,7 +623,7 @@ class SearchPage(QWidget):
         """The context text is set only while its tab shows (it can be long)."""
         response = self.model.response
         context = response.context if response else None
-        if self.tabs.currentWidget() is self.context and self.context.context is not context:
+        if self.tabs.currentWidget() is self.context_scroll and self.context.context is not context:
             self.context.set_context(context)
 
     def _updated(self, update: SearchUpdate) -> None:
