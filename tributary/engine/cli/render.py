@@ -93,6 +93,12 @@ def results_table(response: SearchResponse, width: int) -> str:
     return table(rows, ["#", "score", "conf", "sources", "location", "summary"], width)
 
 
+def _is_task(query: str) -> bool:
+    from tributary.engine.localsearch.longquery import is_task_question  # only when printing one
+
+    return is_task_question(query)
+
+
 def response_text(response: SearchResponse, width: int) -> str:
     lines: list[str] = [f"note: {safe(note)}" for note in response.notes]
     if response.hits:
@@ -105,7 +111,10 @@ def response_text(response: SearchResponse, width: int) -> str:
     lines.append("")
     route = response.route
     rule = ", ".join(route.matched_rules) if route.matched_rules else "fallback (no rule matched)"
-    lines.append(f"route: {rule}; class: {route.query_class or '-'}; strategy: {response.strategy}")
+    query_class = route.query_class or "-"
+    if _is_task(response.request.query):  # routed by its class, but read as a task
+        query_class += " (read as a task)"
+    lines.append(f"route: {rule}; class: {query_class}; strategy: {response.strategy}")
     for report in response.sources:
         lines.append("  " + source_line(report))
     m = response.metrics
