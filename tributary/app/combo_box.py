@@ -2,12 +2,16 @@
 
 Qt sizes a combo's list from the combo's own width and ten rows, so a narrow combo
 (a filter or hint beside others) cut its longest items and hid most of a longer
-list behind a scroll bar. Every combo box the app creates is a :class:`ComboBox`.
+list behind a scroll bar. Every combo box the app creates is a :class:`ComboBox`; like
+the app's spin boxes it takes the mouse wheel only once it has the focus.
 """
 
 from __future__ import annotations
 
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QComboBox, QStyle, QWidget
+
+from tributary.app.spin_box import passes_wheel, wheel_only_when_focused
 
 POPUP_ROWS = 20  # rows a drop-down list shows before it scrolls
 ITEM_MARGINS = 16  # px: an item's text margins and the view's padding, both sides
@@ -21,6 +25,11 @@ class ComboBox(QComboBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMaxVisibleItems(POPUP_ROWS)
+        wheel_only_when_focused(self)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if not passes_wheel(self, event):
+            super().wheelEvent(event)
 
     def showPopup(self) -> None:
         fit_popup(self)

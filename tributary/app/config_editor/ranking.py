@@ -19,12 +19,13 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app.combo_box import ComboBox
+from tributary.app.spin_box import DoubleSpinBox, SpinBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 
 
 def _spin(low: int, high: int, step: int = 1, suffix: str = "") -> QSpinBox:
-    box = QSpinBox()
+    box = SpinBox()
     box.setRange(low, high)
     box.setSingleStep(step)
     box.setSuffix(suffix)
@@ -32,7 +33,7 @@ def _spin(low: int, high: int, step: int = 1, suffix: str = "") -> QSpinBox:
 
 
 def _dspin(low: float, high: float, step: float, decimals: int = 2, suffix: str = "") -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
+    box = DoubleSpinBox()
     box.setRange(low, high)
     box.setSingleStep(step)
     box.setDecimals(decimals)

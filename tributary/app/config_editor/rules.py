@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -25,6 +24,7 @@ from tributary.app import theme
 from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
+from tributary.app.spin_box import SpinBox
 from tributary.engine.config.schema import Config, RoutingRule
 from tributary.engine.model import FUSION_STRATEGIES
 
@@ -80,7 +80,7 @@ class RulesPage(QWidget):
         self.pattern.setPlaceholderText(r"case-insensitive regex, e.g. \b(def|class)\b")
         self.pattern_error = error_label()
         self.servers = CheckList()
-        self.priority = QSpinBox()
+        self.priority = SpinBox()
         self.priority.setRange(-100, 100)
         self.strategy = ComboBox()
         for s in STRATEGIES:

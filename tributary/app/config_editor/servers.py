@@ -28,7 +28,6 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QHelpEvent, QHideEvent, QPainter, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -55,6 +54,7 @@ from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
 from tributary.app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
+from tributary.app.spin_box import DoubleSpinBox
 from tributary.engine.api import (
     ClientConfig,
     EngineLike,
@@ -262,11 +262,11 @@ class ServersPage(QWidget):
         self.url.setPlaceholderText("https://…/mcp")
         self.env = KeyValueEditor(secret=True)
         self.headers = KeyValueEditor(secret=True, noun="header")
-        self.timeout = QDoubleSpinBox()
+        self.timeout = DoubleSpinBox()
         self.timeout.setRange(0.1, 300.0)
         self.timeout.setSuffix(" s")
         self.timeout.setDecimals(1)
-        self.weight = QDoubleSpinBox()
+        self.weight = DoubleSpinBox()
         self.weight.setRange(0.0, 10.0)
         self.weight.setSingleStep(0.1)
         self.tool = QLineEdit()

@@ -15,13 +15,13 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from tributary.app import safe_text, theme
 from tributary.app.combo_box import ComboBox
+from tributary.app.spin_box import SpinBox
 from tributary.engine.model import AssembledContext, ContextFormat
 
 
@@ -42,7 +42,7 @@ class ContextPreview(QWidget):
             self.format.addItem(fmt.value, fmt)
         self.format.setCurrentIndex(self.format.findData(ContextFormat.MARKDOWN))
         self.format.currentIndexChanged.connect(lambda _: self.format_changed.emit(self.format.currentData()))
-        self.budget = QSpinBox()
+        self.budget = SpinBox()
         self.budget.setRange(500, 200_000)
         self.budget.setSingleStep(500)
         self.budget.setValue(8000)

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QScrollArea,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QStyledItemDelegate,
@@ -74,6 +73,7 @@ from tributary.app.search.results_model import (
     RowToolTips,
 )
 from tributary.app.search.source_strip import LogWindow, SourceStrip, waiting_text
+from tributary.app.spin_box import SpinBox
 from tributary.engine.api import EngineLike, format_filters, is_task_question, parse_query
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
@@ -134,7 +134,7 @@ class SearchPage(QWidget):
             self.strategy.addItem(label, value)
         self.strategy.currentIndexChanged.connect(
             lambda _: self.controller.set_options(strategy=self.strategy.currentData()))
-        self.limit = QSpinBox()
+        self.limit = SpinBox()
         self.limit.setRange(TOP_K_MIN, TOP_K_MAX)
         self.limit.setValue(30)
         self.limit.setKeyboardTracking(False)
