@@ -211,6 +211,32 @@ def test_bad_arguments_and_duplicate_names_are_inline_errors(qtbot: Any, tmp_pat
     assert editor.draft.routing.rules[1].servers == ["history"]
 
 
+def test_fixed_tool_arguments_are_typed_as_a_mapping_in_the_form(qtbot: Any, tmp_path: Path) -> None:
+    """A tool that needs more than the question (server-filesystem's ``search_files``
+    wants a ``path``) gets it from the form, not only from the YAML file."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    assert servers.current is not None and servers.tool_arguments.text() == ""
+    retype(servers.tool_arguments, "{path: /srv/docs, limit: 5}")
+    assert servers.current.arguments == {"path": "/srv/docs", "limit": 5}
+    assert servers.tool_arguments.property("invalid") is False
+    retype(servers.tool_arguments, "{path: /srv/docs, limit: [5}")
+    assert servers.tool_arguments.property("invalid") is True
+    assert servers.tool_arguments_error.text().startswith("Tool arguments: ")
+    assert servers.tool_arguments.text() == "{path: /srv/docs, limit: [5}"  # kept as typed
+    assert servers.current.arguments == {"path": "/srv/docs", "limit": 5}  # the last that parsed
+    assert editor.errors()  # the form blocks saving
+    retype(servers.tool_arguments, "{since: 2024-01-31}")
+    assert "quote a date" in servers.tool_arguments_error.text()
+    retype(servers.tool_arguments, "project: tributary")  # the braces are optional
+    assert servers.current.arguments == {"project": "tributary"}
+    assert not editor.errors()
+    servers.list.setCurrentRow(0)
+    servers.list.setCurrentRow(1)
+    assert servers.tool_arguments.text() == "{project: tributary}"
+
+
 def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
@@ -203,6 +205,38 @@ def server_list_width(view: QListWidget) -> int:
     return check + icon + name + note + scroll_bar + 2 * view.frameWidth() + 24  # item spacing and padding
 
 
+def format_tool_arguments(arguments: Mapping[str, Any]) -> str:
+    """A server's fixed tool arguments on one line, as YAML's flow style writes them."""
+    if not arguments:
+        return ""
+    return str(yaml.safe_dump(dict(arguments), default_flow_style=True, sort_keys=False, width=10**6)).strip()
+
+
+def parse_tool_arguments(text: str) -> dict[str, Any]:
+    """The mapping typed as a server's fixed tool arguments (``{path: /srv/docs}``, the
+    braces optional); ValueError says what is wrong with it."""
+    text = text.strip()
+    if not text:
+        return {}
+    if not text.startswith(("{", "[")):
+        text = "{" + text + "}"
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or "not YAML"
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at character {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"{problem}{where}") from None
+    if not isinstance(value, dict) or not all(isinstance(key, str) and key for key in value):
+        raise ValueError("write a mapping of names to values, such as {path: /srv/docs}")
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):  # a date, say, which YAML reads as one: a tool gets JSON
+        raise ValueError("values must be text, numbers, true/false, lists or mappings "
+                         "(quote a date: '2024-01-31')") from None
+    return value
+
+
 def unique_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
@@ -273,6 +307,12 @@ class ServersPage(QWidget):
         self.tool.setPlaceholderText("auto-detect (a read-only search/query/find tool)")
         self.query_argument = QLineEdit()
         self.query_argument.setPlaceholderText("auto-detect")
+        self.tool_arguments = QLineEdit()
+        self.tool_arguments.setPlaceholderText("fixed arguments, e.g. {path: /srv/docs}")
+        self.tool_arguments.setToolTip(
+            "Arguments sent with every search besides the query, as a YAML mapping: what a "
+            "tool requires that is not the question (a folder, a project, a limit)")
+        self.tool_arguments_error = error_label()
         self.description = QLineEdit()
 
         form = QFormLayout()
@@ -312,6 +352,7 @@ class ServersPage(QWidget):
         form.addRow("Weight", self.weight)
         form.addRow("Tool", self.tool)
         form.addRow("Query argument", self.query_argument)
+        form.addRow("Tool arguments", with_error(self.tool_arguments, self.tool_arguments_error))
         form.addRow("Description", self.description)
         self._form = form
 
@@ -365,7 +406,8 @@ class ServersPage(QWidget):
         self.name.textEdited.connect(self._rename)
         self.transport.currentTextChanged.connect(self._edited)
         self.args.textEdited.connect(self._edited)
-        for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.description):
+        for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.tool_arguments,
+                     self.description):
             edit.textEdited.connect(self._edited)
         self.env.changed.connect(self._edited)
         self.headers.changed.connect(self._edited)
@@ -421,6 +463,8 @@ class ServersPage(QWidget):
         self.weight.setValue(server.weight)
         self.tool.setText(server.tool or "")
         self.query_argument.setText(server.query_argument or "")
+        self.tool_arguments.setText(format_tool_arguments(server.arguments))
+        set_invalid(self.tool_arguments, None, self.tool_arguments_error)
         self.description.setText(server.description)
         self._loading = False
         self._transport_rows(server.transport)
@@ -527,11 +571,17 @@ class ServersPage(QWidget):
         server.weight = self.weight.value()
         server.tool = self.tool.text().strip() or None
         server.query_argument = self.query_argument.text().strip() or None
+        try:
+            server.arguments = parse_tool_arguments(self.tool_arguments.text())
+            set_invalid(self.tool_arguments, None, self.tool_arguments_error)
+        except ValueError as exc:  # kept as typed; the last valid mapping stays meanwhile
+            set_invalid(self.tool_arguments, f"Tool arguments: {exc}", self.tool_arguments_error)
         server.description = self.description.text()
         self.changed.emit()
 
     def has_field_errors(self) -> bool:
-        return bool(self.name.property("invalid") or self.args.property("invalid"))
+        return bool(self.name.property("invalid") or self.args.property("invalid")
+                    or self.tool_arguments.property("invalid"))
 
     def _rename(self, text: str) -> None:
         if self._loading or self.current is None or self.config is None:
