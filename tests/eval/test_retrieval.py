@@ -124,3 +124,18 @@ def test_each_query_sees_only_the_tasks_dated_before_it(tmp_path: Path) -> None:
     assert query_scope(early) == {"before": day(5).isoformat()}
     assert query_scope(late) == {"before": day(10).isoformat()}
     assert query_scope(EvalQuery(id="q3", query="z", relevant={})) == {}
+
+
+def test_raw_hits_kept_by_another_version_of_the_engine_are_not_reused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers' answers are the engine's code: a change to how a server ranks must be
+    measured, not read back from an earlier run's raw hits."""
+    from tributary.engine.eval import retrieval
+
+    prepared = retrieval.Prepared(corpus=tmp_path, index_dir=tmp_path / "index", sources=["files"])
+    config = eval_config(Config(), tmp_path, ["files"])
+    queries = [EvalQuery(id="q1", query="where is the cache", relevant={"a.py": 1.0})]
+    key = retrieval.raw_cache_key(prepared, config, queries, 30)
+    assert retrieval.raw_cache_key(prepared, config, queries, 30) == key
+    monkeypatch.setattr(retrieval, "engine_code_digest", lambda: "another version")
+    assert retrieval.raw_cache_key(prepared, config, queries, 30) != key

@@ -12,6 +12,7 @@ weights) for the query. Variants are fused later, in-process, from these hits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -330,10 +331,23 @@ def _hit_from(row: Mapping[str, Any]) -> Hit:
     )
 
 
-def raw_cache_key(prepared: Prepared, config: Config, queries: Sequence[EvalQuery], top_k: int) -> str:
-    """Changes with the indexes (their generation), the servers and the queries."""
+@functools.cache
+def engine_code_digest() -> str:
+    """A digest of the engine's own source: the servers that answered are this code, so
+    raw hits kept from another version of it are not this version's answers."""
     digest = hashlib.blake2b(digest_size=10)
-    digest.update(f"{prepared.index_dir}:{prepared.generation}".encode())
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def raw_cache_key(prepared: Prepared, config: Config, queries: Sequence[EvalQuery], top_k: int) -> str:
+    """Changes with the indexes (their generation), the servers, the queries and the
+    engine's code."""
+    digest = hashlib.blake2b(digest_size=10)
+    digest.update(f"{prepared.index_dir}:{prepared.generation}:{engine_code_digest()}".encode())
     for name in sorted(config.servers):
         server = config.servers[name]
         digest.update(f"{name}:{server.tool}:{server.weight}:{server.args}".encode())
