@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tributary.engine.localsearch.longquery import (
+    code_embedding_text,
     embedding_text,
     is_task_question,
     module_paths,
@@ -39,6 +40,7 @@ def test_short_questions_stay_phrases_and_issues_are_tasks() -> None:
     assert not is_task_question("Fix the routing of fallback servers\n\nSee #12.")
     assert is_task_question(ISSUE)
     assert embedding_text("where are fixtures cached") == "where are fixtures cached"
+    assert code_embedding_text("where are fixtures cached") == "where are fixtures cached"
 
 
 def test_a_short_bug_report_with_code_is_a_task() -> None:
@@ -82,6 +84,16 @@ def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     assert "separability" in task.terms and "matrix" in task.terms
     assert "Traceback" not in task.meaning and "import" not in task.meaning
     assert embedding_text(ISSUE) == task.meaning
+
+
+def test_code_is_searched_by_an_issues_title_and_past_tasks_by_its_prose() -> None:
+    """The title says what is wrong in a few words; the prose around it (steps, versions,
+    what was expected) is what past reports share with it."""
+    assert code_embedding_text(ISSUE) == read_task(ISSUE).title
+    assert embedding_text(ISSUE) == read_task(ISSUE).meaning
+    # a title of one or two words says too little: the prose then
+    terse = "Crash\n\n" + ISSUE.split("\n", 1)[1]
+    assert is_task_question(terse) and code_embedding_text(terse) == read_task(terse).meaning
 
 
 PYTEST_REPORT = """Collection fails with an array patch
@@ -221,7 +233,8 @@ def test_the_answer_says_what_was_read_of_a_task() -> None:
     note = task_note(ISSUE)
     assert note is not None and note.startswith(f"read as a task ({len(ISSUE):,} characters): its title")
     assert "code names" in note and "2 file paths" in note
-    assert f"the first {len(read_task(ISSUE).meaning):,} characters of its prose embedded" in note
+    assert (f"its title embedded to search code and the first {len(read_task(ISSUE).meaning):,} "
+            "characters of its prose to search past tasks") in note
     assert task_note("where are fixtures cached") is None
 
 

@@ -36,6 +36,7 @@ _HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most
 # call (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
+TITLE_MIN_WORDS = 3  # a shorter title says too little to embed alone
 MAX_NAMES = 24
 MAX_PATHS = 12
 MAX_TERMS = 48
@@ -362,12 +363,29 @@ def task_note(query: str) -> str | None:
     ]
     return (f"read as a task ({len(query):,} characters): "
             + ", ".join(p for p in parts if p and not p.startswith("0 "))
-            + f"; the first {len(task.meaning):,} characters of its prose embedded")
+            + ("; its title embedded to search code and the first "
+               f"{len(task.meaning):,} characters of its prose to search past tasks"
+               if _title_embedded(task) else f"; the first {len(task.meaning):,} characters of its prose embedded"))
 
 
 def embedding_text(query: str) -> str:
-    """What the embedding model should read of a query: an issue's prose, else all of it."""
+    """What the embedding model should read of a query asked of past tasks: an issue's
+    prose (they are prose too), else all of it."""
     return read_task(query).meaning if is_task_question(query) else query
+
+
+def code_embedding_text(query: str) -> str:
+    """What the embedding model should read of a query asked of code: an issue's title,
+    its author's summary of what is wrong, where the prose around it (versions, steps,
+    what was expected) draws the vector away from the code that must change."""
+    if not is_task_question(query):
+        return query
+    task = read_task(query)
+    return task.title if _title_embedded(task) else task.meaning
+
+
+def _title_embedded(task: TaskQuery) -> bool:
+    return len(task.title.split()) >= TITLE_MIN_WORDS
 
 
 def path_suffixes(written: str) -> list[str]:

@@ -43,7 +43,7 @@ from tributary.engine.index.naming import in_scope
 from tributary.engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from tributary.engine.index.store import QueryVector, SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
-from tributary.engine.localsearch.longquery import embedding_text
+from tributary.engine.localsearch.longquery import code_embedding_text
 from tributary.engine.paths import indexes_dir
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
@@ -275,7 +275,7 @@ class FilesService:
         # Embedded once, on the search's worker thread, while the first index answers the
         # keyword query; later indexes reuse it.
         vector: QueryVector = (
-            functools.cache(functools.partial(encode_query, embedder, embedding_text(query)))
+            functools.cache(functools.partial(encode_query, embedder, code_embedding_text(query)))
             if embedder is not None else None
         )
         degraded = embedder is None and bool(indexes)
