@@ -87,7 +87,8 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.top_k_argument": "The tool's argument that receives the result count, if any.",
     "ServerConfig.arguments": ("Fixed extra arguments sent with every call; they win over the "
                                "automatic result count (which stays within the tool's "
-                               "minimum and maximum)."),
+                               "minimum and maximum). The server form's *Tool arguments* field "
+                               "takes them on one line: `{path: /srv/docs, limit: 20}`."),
     "ServerConfig.query_mode": (
         "`full` sends the whole question; `keywords` sends its content words (stopwords "
         "dropped) joined by spaces, for a tool that matches its query as one substring, "
