@@ -8,10 +8,9 @@ the app's spin boxes it takes the mouse wheel only once it has the focus.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QComboBox, QStyle, QWidget
 
-from tributary.app.spin_box import passes_wheel, wheel_only_when_focused
+from tributary.app.spin_box import wheel_only_when_focused
 
 POPUP_ROWS = 20  # rows a drop-down list shows before it scrolls
 ITEM_MARGINS = 16  # px: an item's text margins and the view's padding, both sides
@@ -26,10 +25,6 @@ class ComboBox(QComboBox):
         super().__init__(parent)
         self.setMaxVisibleItems(POPUP_ROWS)
         wheel_only_when_focused(self)
-
-    def wheelEvent(self, event: QWheelEvent) -> None:
-        if not passes_wheel(self, event):
-            super().wheelEvent(event)
 
     def showPopup(self) -> None:
         fit_popup(self)

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
@@ -33,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, off_the_gui, run_async
+from tributary.app.layouts import regrid, scrolled_down
 from tributary.app.reputation import ReputationPanel
 from tributary.engine.api import EngineLike
 
@@ -174,11 +174,7 @@ class InsightsPage(QWidget):
         # The page scrolls rather than asking for its full height: with many sources the
         # chart and the reputation table alone are taller than a laptop screen.
         content = QWidget()
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(content)
+        scroll = scrolled_down(content)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
@@ -202,9 +198,7 @@ class InsightsPage(QWidget):
         if columns == self._card_columns:
             return
         self._card_columns = columns
-        for index, frame in enumerate(self._card_frames):
-            self._cards.removeWidget(frame)
-            self._cards.addWidget(frame, index // columns, index % columns)
+        regrid(self._cards, self._card_frames, columns)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -2,29 +2,38 @@
 
 Qt gives a spin box (and a combo box) every wheel event over it, and the focus with
 it, so scrolling a long form changed whichever field passed under the pointer: a
-server's timeout fell from 10 s to 0.1 s on the way down. These take the wheel only
+server's timeout fell from 3 s to 0.1 s on the way down. These take the wheel only
 once they have the keyboard focus (a click or Tab), and pass it to the form before.
 Every spin box the app creates is a :class:`SpinBox` or :class:`DoubleSpinBox`.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox, QWidget
 
 
-def wheel_only_when_focused(widget: QWidget) -> None:
-    """No focus from the wheel (a click or Tab gives it)."""
-    widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+class _WheelWhenFocused(QObject):
+    """Leaves a wheel event over an unfocused field to its parent: ignored and not
+    delivered, Qt hands it on up to the scroll area, which scrolls."""
 
-
-def passes_wheel(widget: QWidget, event: QWheelEvent) -> bool:
-    """Whether ``event`` is left to the widget's parent (it then scrolls the form)."""
-    if widget.hasFocus():
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) and not watched.hasFocus():
+            event.ignore()
+            return True
         return False
-    event.ignore()
-    return True
+
+
+_FILTER: _WheelWhenFocused | None = None
+
+
+def wheel_only_when_focused(widget: QWidget) -> None:
+    """``widget`` takes the wheel once it has the focus, and never takes the focus from it."""
+    global _FILTER
+    if _FILTER is None:
+        _FILTER = _WheelWhenFocused()
+    widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    widget.installEventFilter(_FILTER)
 
 
 class SpinBox(QSpinBox):
@@ -32,16 +41,8 @@ class SpinBox(QSpinBox):
         super().__init__(parent)
         wheel_only_when_focused(self)
 
-    def wheelEvent(self, event: QWheelEvent) -> None:
-        if not passes_wheel(self, event):
-            super().wheelEvent(event)
-
 
 class DoubleSpinBox(QDoubleSpinBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         wheel_only_when_focused(self)
-
-    def wheelEvent(self, event: QWheelEvent) -> None:
-        if not passes_wheel(self, event):
-            super().wheelEvent(event)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app.combo_box import ComboBox
+from tributary.app.layouts import regrid
 from tributary.app.spin_box import DoubleSpinBox, SpinBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
@@ -128,9 +129,7 @@ class RankingPage(QWidget):
         if columns == self._columns:
             return
         self._columns = columns
-        for position, box in enumerate(self._boxes):
-            self._grid.removeWidget(box)
-            self._grid.addWidget(box, position // columns, position % columns)
+        regrid(self._grid, self._boxes, columns)
 
     def fit_width(self, width: int) -> None:
         """The groups two by two where they fit side by side in ``width``, else in one column."""

@@ -12,16 +12,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
-    QFrame,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from tributary.app import safe_text, theme
+from tributary.app.layouts import scrolled_down
 
 EXAMPLE = "where is the retry logic"
 KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
@@ -79,12 +78,8 @@ class EmptyState(QWidget):
         # The text in a scroll area: in a short window it scrolls instead of being cut.
         content = QWidget()
         content.setObjectName("EmptyState")
-        scroll = QScrollArea()
+        scroll = scrolled_down(content)
         scroll.setObjectName("EmptyState")
-        scroll.setWidget(content)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.viewport().setObjectName("EmptyState")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)

@@ -24,12 +24,10 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QStyledItemDelegate,
@@ -44,6 +42,7 @@ from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
 from tributary.app.combo_box import ComboBox
 from tributary.app.elided import elide_path
+from tributary.app.layouts import scrolled_down
 from tributary.app.open_file import local_file, open_in_editor, reveal
 from tributary.app.recent_queries import RecentQueries
 from tributary.app.search.badges import badges_height
@@ -225,18 +224,10 @@ class SearchPage(QWidget):
         self.tabs = QTabWidget()
         # In a scroll area: however tall an answer's detail is (a long breakdown, many
         # folded duplicates), it scrolls inside the pane instead of growing the window.
-        self.detail_scroll = QScrollArea()
-        self.detail_scroll.setWidget(self.detail)
-        self.detail_scroll.setWidgetResizable(True)
-        self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.detail_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.detail_scroll = scrolled_down(self.detail)
         self.tabs.addTab(self.detail_scroll, "Detail")
         # Scrolled too when the window is short, rather than setting the window's height.
-        self.context_scroll = QScrollArea()
-        self.context_scroll.setWidget(self.context)
-        self.context_scroll.setWidgetResizable(True)
-        self.context_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.context_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.context_scroll = scrolled_down(self.context)
         self.tabs.addTab(self.context_scroll, "Context")
 
         self.empty = EmptyState()
