@@ -25,6 +25,9 @@ from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 
 
+PAGE_MARGIN = 8  # px around the groups
+
+
 def _spin(low: int, high: int, step: int = 1, suffix: str = "") -> QSpinBox:
     box = SpinBox()
     box.setRange(low, high)
@@ -110,7 +113,7 @@ class RankingPage(QWidget):
         self._columns = 0
         self._arrange(2)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setContentsMargins(PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN)
         layout.addLayout(grid)
         layout.addStretch()
 
@@ -133,9 +136,8 @@ class RankingPage(QWidget):
 
     def fit_width(self, width: int) -> None:
         """The groups two by two where they fit side by side in ``width``, else in one column."""
-        margins = self.contentsMargins().left() + self.contentsMargins().right() + 16
         widest = max(box.minimumSizeHint().width() for box in self._boxes)
-        self._arrange(2 if width >= 2 * widest + self._grid.horizontalSpacing() + margins else 1)
+        self._arrange(2 if width >= 2 * widest + self._grid.horizontalSpacing() + 2 * PAGE_MARGIN else 1)
 
     def load(self, config: Config) -> None:
         self.config = config
