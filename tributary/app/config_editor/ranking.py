@@ -24,7 +24,6 @@ from tributary.app.spin_box import DoubleSpinBox, SpinBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
 
-
 PAGE_MARGIN = 8  # px around the groups
 
 
