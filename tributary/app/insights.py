@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, off_the_gui, run_async
-from tributary.app.layouts import regrid, scrolled_down
+from tributary.app.layouts import Reflow, scrolled_down
 from tributary.app.reputation import ReputationPanel
 from tributary.engine.api import EngineLike
 
@@ -146,18 +146,17 @@ class InsightsPage(QWidget):
         head.addWidget(title)
         head.addStretch()
         head.addWidget(refresh)
-        cards = self._cards = QGridLayout()
+        cards = QGridLayout()
         self.values: dict[str, QLabel] = {}
-        self._card_frames: list[QFrame] = []
-        self._card_columns = 0
+        frames: list[QFrame] = []
         for key, caption in (
             ("queries", "Queries"), ("latency", "Latency p50 / p95"), ("cache", "Cache hit rate"),
             ("dedup", "Duplicates folded"), ("budget", "Budget used"),
         ):
             frame, value = _card(caption)
             self.values[key] = value
-            self._card_frames.append(frame)
-        self._arrange_cards(len(self._card_frames))
+            frames.append(frame)
+        self.cards = Reflow(cards, frames, len(frames))  # one row, or rows of three when narrow
         chart_title = QLabel("Sources — latency p50 (solid) and p95 (light)")
         chart_title.setObjectName("Muted")
         self.chart = SourceChart()
@@ -193,18 +192,12 @@ class InsightsPage(QWidget):
         layout.addWidget(recent)
         layout.addWidget(self.table, 1)
 
-    def _arrange_cards(self, columns: int) -> None:
-        """The figures' cards in one row, or in rows of three where one row does not fit."""
-        if columns == self._card_columns:
-            return
-        self._card_columns = columns
-        regrid(self._cards, self._card_frames, columns)
-
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        spacing = max(self._cards.spacing(), 0)
-        needed = sum(f.minimumSizeHint().width() + spacing for f in self._card_frames) + CARD_ROW_MARGINS
-        self._arrange_cards(len(self._card_frames) if event.size().width() >= needed else 3)
+        frames = self.cards.widgets
+        spacing = max(self.cards.grid.spacing(), 0)
+        needed = sum(f.minimumSizeHint().width() + spacing for f in frames) + CARD_ROW_MARGINS
+        self.cards.arrange(len(frames) if event.size().width() >= needed else 3)
 
     def refresh(self) -> asyncio.Task[Any]:
         self.reputation.refresh()

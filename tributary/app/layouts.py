@@ -20,8 +20,20 @@ def scrolled_down(widget: QWidget) -> QScrollArea:
     return area
 
 
-def regrid(grid: QGridLayout, widgets: Sequence[QWidget], columns: int) -> None:
-    """``widgets`` in ``grid`` row by row, ``columns`` to a row."""
-    for index, widget in enumerate(widgets):
-        grid.removeWidget(widget)
-        grid.addWidget(widget, index // columns, index % columns)
+class Reflow:
+    """``widgets`` in ``grid`` row by row, laid out again when the number of columns
+    changes (a page narrower than one row of them)."""
+
+    def __init__(self, grid: QGridLayout, widgets: Sequence[QWidget], columns: int) -> None:
+        self.grid = grid
+        self.widgets = list(widgets)
+        self.columns = 0
+        self.arrange(columns)
+
+    def arrange(self, columns: int) -> None:
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for index, widget in enumerate(self.widgets):
+            self.grid.removeWidget(widget)
+            self.grid.addWidget(widget, index // columns, index % columns)

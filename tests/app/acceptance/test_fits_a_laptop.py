@@ -150,12 +150,12 @@ async def test_a_half_screen_window_keeps_every_page_whole(
             assert corner.x() <= window.width(), widget
         # The figures' cards wrap; the ranking groups stand in one column.
         window.show_page(shell.insights)
-        await until(lambda: shell.insights._card_columns == 3, what="cards in rows of three")
+        await until(lambda: shell.insights.cards.columns == 3, what="cards in rows of three")
         window.show_page(shell.editor)
         shell.editor.tabs.setCurrentIndex(2)
-        await until(lambda: shell.editor.ranking._columns == 1, what="ranking groups in one column")
+        await until(lambda: shell.editor.ranking.groups.columns == 1, what="ranking groups in one column")
         # Wide again: names and the engine's state back in the sidebar, groups side by side.
         window.resize(1200, 700)
         await until(lambda: not window.compact and window.sidebar.item(0).text() == "Search", what="names back")
         assert window.engine_state.isVisible() and not window.engine_state_compact.isVisible()
-        await until(lambda: shell.editor.ranking._columns == 2, what="ranking groups side by side")
+        await until(lambda: shell.editor.ranking.groups.columns == 2, what="ranking groups side by side")

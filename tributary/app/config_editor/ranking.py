@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app.combo_box import ComboBox
-from tributary.app.layouts import regrid
+from tributary.app.layouts import Reflow
 from tributary.app.spin_box import DoubleSpinBox, SpinBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
@@ -103,14 +103,13 @@ class RankingPage(QWidget):
         cache.addRow("Redis URL", self.redis_url)
         cache.addRow("Max entries", self.max_entries)
 
-        grid = self._grid = QGridLayout()
-        self._boxes: list[QGroupBox] = []
+        grid = QGridLayout()
+        boxes: list[QGroupBox] = []
         for title, form in (("Fusion", fusion), ("Duplicates", dedup), ("Token budget", budget), ("Cache", cache)):
             box = QGroupBox(title)
             box.setLayout(form)
-            self._boxes.append(box)
-        self._columns = 0
-        self._arrange(2)
+            boxes.append(box)
+        self.groups = Reflow(grid, boxes, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN, PAGE_MARGIN)
         layout.addLayout(grid)
@@ -127,16 +126,11 @@ class RankingPage(QWidget):
             check.toggled.connect(self._edited)
         self.redis_url.textEdited.connect(self._edited)
 
-    def _arrange(self, columns: int) -> None:
-        if columns == self._columns:
-            return
-        self._columns = columns
-        regrid(self._grid, self._boxes, columns)
-
     def fit_width(self, width: int) -> None:
         """The groups two by two where they fit side by side in ``width``, else in one column."""
-        widest = max(box.minimumSizeHint().width() for box in self._boxes)
-        self._arrange(2 if width >= 2 * widest + self._grid.horizontalSpacing() + 2 * PAGE_MARGIN else 1)
+        widest = max(box.minimumSizeHint().width() for box in self.groups.widgets)
+        spacing = self.groups.grid.horizontalSpacing()
+        self.groups.arrange(2 if width >= 2 * widest + spacing + 2 * PAGE_MARGIN else 1)
 
     def load(self, config: Config) -> None:
         self.config = config
