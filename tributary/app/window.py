@@ -44,7 +44,6 @@ class MainWindow(QMainWindow):
         self.sidebar.setObjectName("Sidebar")
         self.sidebar.setIconSize(QSize(18, 18))
         self.sidebar.setMinimumWidth(COMPACT_SIDEBAR_WIDTH)
-        self._titles: list[str] = []
         self.compact = False  # the sidebar shows icons only (a narrow window: tiled, or scaled up)
         self._builders: dict[QWidget, Callable[[], QWidget]] = {}
         self.sidebar.currentRowChanged.connect(self._page_changed)
@@ -114,7 +113,6 @@ class MainWindow(QMainWindow):
         item.setSizeHint(QSize(0, 38))
         item.setData(Qt.ItemDataRole.AccessibleTextRole, title)
         item.setToolTip(title if self.compact else "")
-        self._titles.append(title)
         self.sidebar.addItem(item)
         self.pages.addWidget(page)
 
@@ -161,15 +159,15 @@ class MainWindow(QMainWindow):
             return
         self.compact = compact
         self.side.setMaximumWidth(COMPACT_SIDEBAR_WIDTH if compact else SIDEBAR_WIDTH)
-        for row, title in enumerate(self._titles):
+        for row in range(self.sidebar.count()):
             item = self.sidebar.item(row)
+            title = item.data(Qt.ItemDataRole.AccessibleTextRole)  # the page's name, always kept
             item.setText("" if compact else title)
             item.setToolTip(title if compact else "")
         self.brand.setVisible(not compact)
         self.engine_state.setVisible(not compact)
         self.tray_note.setVisible(not compact and bool(self.tray_note.text()))
-        self.engine_state_compact.setText(self.engine_state.text())
-        self.engine_state_compact.setVisible(compact)
+        self.engine_state_compact.setVisible(compact)  # its text kept by set_engine_state
 
     def _fit_to_screen(self) -> None:
         """A first size that fits the screen it opens on (never larger than it)."""
