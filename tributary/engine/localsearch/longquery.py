@@ -361,11 +361,11 @@ def task_note(query: str) -> str | None:
         count(len(task.phrases), MAX_PHRASES, "quoted messages"),
         count(len(task.terms), MAX_TERMS, "words"),
     ]
+    prose = f"the first {len(task.meaning):,} characters of its prose"
+    embedded = (f"its title embedded to search code and {prose} to search past tasks"
+                if _title_embedded(task) else f"{prose} embedded")
     return (f"read as a task ({len(query):,} characters): "
-            + ", ".join(p for p in parts if p and not p.startswith("0 "))
-            + ("; its title embedded to search code and the first "
-               f"{len(task.meaning):,} characters of its prose to search past tasks"
-               if _title_embedded(task) else f"; the first {len(task.meaning):,} characters of its prose embedded"))
+            + ", ".join(p for p in parts if p and not p.startswith("0 ")) + f"; {embedded}")
 
 
 def embedding_text(query: str) -> str:
