@@ -55,13 +55,16 @@ def test_the_plan_is_seeded_and_covers_every_fault_kind() -> None:
 
 def test_the_orphan_check_sees_a_process_left_behind() -> None:
     token = uuid.uuid4().hex
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                            env={**os.environ, SOAK_TOKEN_VAR: token})
-    try:
-        assert any(line.startswith(f"{proc.pid} ") for line in leftover_processes(token, {}))
-    finally:
-        proc.kill()
-        proc.wait()
+    # Popen returns once the child's exec has begun, before the kernel has laid out its new
+    # environment; the child's first line says the exec is over and its environment readable.
+    script = "import time; print('up', flush=True); time.sleep(60)"
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                          env={**os.environ, SOAK_TOKEN_VAR: token}) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+            assert any(line.startswith(f"{proc.pid} ") for line in leftover_processes(token, {}))
+        finally:
+            proc.kill()
     assert leftover_processes(token, {}) == []
 
 
