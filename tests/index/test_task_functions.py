@@ -145,6 +145,8 @@ def test_the_function_a_traceback_ran_in_leads_its_file() -> None:
     assert _framed(chunks, [f for f in frames if _same_file(f.path, "src/pkg/options.py")]) == [2, 3, 1, 0]
     no_lines = [Frame("options.py", 0, "preprocess")]
     assert _framed(chunks, no_lines) == [1, 2, 3]  # in the file's order
+    linked = [Frame("pkg/options.py", 75, ""), Frame("pkg/options.py", 300, "")]
+    assert _framed(chunks, linked) == [2]  # the chunk holding the linked line; none past the end
     assert not _same_file("/home/me/site-packages/other/options.py", "src/pkg/options.py")
     assert _same_file("C:\\venv\\pkg\\options.py", "pkg/options.py")
 

@@ -184,6 +184,40 @@ def test_a_reported_frame_is_read_in_linear_time() -> None:
     assert task.title == "Title of a long report"
 
 
+def test_a_link_to_a_file_on_a_code_host_names_the_file_and_its_line() -> None:
+    """The reporter pointing at the code: GitHub's, GitLab's and Bitbucket's file links
+    name a repository path (a ref with a slash leaves a tail ``path_suffixes`` drops)
+    and, where the link marks one, the line, as a frame with no function."""
+    task = read_task(
+        "Lexer in the pastebin feature causes HTTP errors\n\n"
+        "The option submits the output using `lexer=python3`: "
+        "https://github.com/o/r/blob/d47b9d04/src/pkg/pastebin.py#L68-L73\n"
+        "Same here (https://gitlab.com/g/sub/r/-/blob/release/1.0/pkg/mod.py#L12) and "
+        "https://bitbucket.org/o/r/src/abc123/lib/x.rb#lines-7, see also "
+        "https://github.com/o/r/blob/main/pkg/util.py and https://github.com/o/r/blob/main/README.md\n"
+        + "It fails for some contents. " * 30
+    )
+    assert task.paths == ("src/pkg/pastebin.py", "1.0/pkg/mod.py", "lib/x.rb", "pkg/util.py")
+    assert [(f.path, f.line, f.function) for f in task.frames] == [
+        ("src/pkg/pastebin.py", 68, ""), ("1.0/pkg/mod.py", 12, ""), ("lib/x.rb", 7, ""),
+    ]
+    assert "pkg/mod.py" in path_suffixes(task.paths[1])
+    assert "4 file paths" in (task_note("Lexer in the pastebin feature causes HTTP errors\n\n"
+                                        "https://github.com/o/r/blob/main/src/pkg/pastebin.py#L68 "
+                                        "https://github.com/o/r/blob/main/pkg/a.py https://github.com/o/r/blob/main/pkg/b.py "
+                                        "https://github.com/o/r/blob/main/pkg/c.py " + "It fails. " * 70) or "")
+
+
+def test_a_traceback_frame_comes_before_a_linked_line() -> None:
+    task = read_task(
+        "Plotting fails on a log axis\n\n```\nTraceback (most recent call last):\n"
+        '  File "/venv/site-packages/pkg/plot.py", line 9, in draw\n    boom()\nValueError: x\n```\n'
+        "It goes wrong here: https://github.com/o/r/blob/main/pkg/axis.py#L40\n" + "It fails. " * 70
+    )
+    assert task.paths == ("/venv/site-packages/pkg/plot.py", "pkg/axis.py")
+    assert [(f.line, f.function) for f in task.frames] == [(9, "draw"), (40, "")]
+
+
 def test_written_paths_and_modules_become_repository_paths() -> None:
     assert path_suffixes("/venv/site-packages/astropy/modeling/separable.py") == [
         "venv/site-packages/astropy/modeling/separable.py",
@@ -199,7 +233,8 @@ def test_written_paths_and_modules_become_repository_paths() -> None:
 
 def test_hostile_text_is_read_whole() -> None:
     """Long runs that would make a backtracking pattern quadratic are read like any text."""
-    for text in ("-" * 20_000 + ">", " " * 8 + "File " + "~" * 20_000, "a.py in " * 5_000, "\n" * 20_000 + "x.py in f(", "<!--" * 10_000, "1." * 20_000 + " x", "Python 1" + "(" * 20_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000):
+    for text in ("-" * 20_000 + ">", " " * 8 + "File " + "~" * 20_000, "a.py in " * 5_000, "\n" * 20_000 + "x.py in f(", "<!--" * 10_000, "1." * 20_000 + " x", "Python 1" + "(" * 20_000, "a." * 20_000, 'File "' * 5_000, "`" * 30_000, "x/" * 20_000 + ".py", "_(" * 20_000,
+                 "https://h/" + "a/" * 20_000 + "blob/x/y.py", "https://h/a/blob/" + "b/" * 20_000 + "#L1"):
         task = read_task(text)
         assert len(task.title) <= 300
 

@@ -311,9 +311,14 @@ def _in_file_order(
 def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]:
     """The chunks (by position) of the functions ``frames`` ran in, innermost frame
     first; of several functions by a frame's name (``preprocess`` of each class), the
-    one whose lines hold or are nearest the frame's line first."""
+    one whose lines hold or are nearest the frame's line first. A frame with no function
+    (a line the issue links to) stands for the chunks holding its line, narrowest first."""
     found: dict[int, None] = {}
     for frame in frames:
+        if not frame.function:
+            holding = [n for n, c in enumerate(chunks) if c.start_line <= frame.line <= c.end_line]
+            found.update(dict.fromkeys(sorted(holding, key=lambda n: chunks[n].end_line - chunks[n].start_line)))
+            continue
         named = [n for n, c in enumerate(chunks) if c.symbol and symbol_parts(c.symbol)[-1] == frame.function]
         if frame.line:
             named.sort(key=lambda n: max(chunks[n].start_line - frame.line, frame.line - chunks[n].end_line, 0))
@@ -509,8 +514,8 @@ def _task_lists(
     where: SearchFilter,
     weights: Weights,
 ) -> list[tuple[float, Sequence[int]]]:
-    """The extra ranked lists of an issue-length question: its title's words, and the
-    files it names (their chunks in keyword order)."""
+    """The extra ranked lists of an issue-length question: its title's words, its
+    messages and the files it names (their chunks in keyword order)."""
     lists: list[tuple[float, Sequence[int]]] = []
     if task.title_terms and weights.keyword:
         title = store.keyword_search(" ".join(task.title_terms), size, where)
@@ -519,14 +524,19 @@ def _task_lists(
         found = _phrase_chunks(store, task.phrases, where)
         if found:
             lists.append((weights.keyword * TASK_PHRASE_SHARE, found))
-    named = _named_files(store, task, where)
+    named = _named_files(store, task.paths, task.modules, where)
     if named and weights.keyword:
         order = {cid: rank for rank, (cid, _) in enumerate(keyword)}
-        ranked: list[int] = []
-        for ids in named:
-            ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
-        lists.append((weights.keyword * TASK_PATH_SHARE, list(dict.fromkeys(ranked))))
+        lists.append((weights.keyword * TASK_PATH_SHARE, _path_chunks(named, order)))
     return lists
+
+
+def _path_chunks(named: Sequence[frozenset[int]], order: dict[int, int]) -> list[int]:
+    """The chunks of each named file in turn, up to ``PER_PATH`` of each in keyword order."""
+    ranked: list[int] = []
+    for ids in named:
+        ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
+    return list(dict.fromkeys(ranked))
 
 
 def _phrase_chunks(store: IndexStore, phrases: Sequence[str], where: SearchFilter) -> list[int]:
@@ -571,7 +581,9 @@ _LETTERS = re.compile(r"[a-z]+")
 _PLACEHOLDER = re.compile(r"%(?:\([\w]{0,40}\))?[-#0 +]{0,4}\d{0,3}(?:\.\d{1,3})?[a-zA-Z]|\{[^{}\n]{0,60}\}")
 
 
-def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> list[frozenset[int]]:
+def _named_files(
+    store: IndexStore, paths: Sequence[str], modules: Sequence[str], where: SearchFilter
+) -> list[frozenset[int]]:
     """The chunks of each file the task names, in the order it names them: a written
     path by its longest tail that is a file here (a file name alone only when at most
     two files bear it, and never for an absolute path), then dotted module names."""
@@ -585,7 +597,7 @@ def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> lis
             seen.add(ids)
             found.append(ids)
 
-    for written in task.paths:
+    for written in paths:
         tails = path_suffixes(written)
         for number, tail in enumerate(tails):
             if any(c in tail for c in "*?[") or tail.startswith("."):
@@ -600,7 +612,7 @@ def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> lis
                 break  # a bare file name many files bear
             add(ids)
             break
-    for dotted in task.modules:
+    for dotted in modules:
         for candidate in module_paths(dotted):
             if any(c in candidate for c in "*?["):
                 continue

@@ -61,7 +61,16 @@ _IPYTHON_FILE = re.compile(
     r"^[ \t]{0,8}File [ \t]{0,4}((?:[A-Za-z]:)?[^\s:\"'()*,]{1,400}\.py):(\d{1,7}),? in ([\w<>.]{1,200})", re.M
 )
 _IPYTHON_ARROW = re.compile(r"^-{1,8}> ?(\d{1,7})", re.M)
-_PATH = re.compile(r"(?<![\w./-])((?:/|~/)?(?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh))\b")
+_CODE_FILE = r"(?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh)"
+_PATH = re.compile(rf"(?<![\w./-])((?:/|~/)?{_CODE_FILE})\b")
+# A link to a file in a code host's view of a repository, and the line it marks:
+# ``https://github.com/o/r/blob/<ref>/src/pkg/mod.py#L68-L73``, GitLab's ``…/-/blob/<ref>/…#L68``,
+# Bitbucket's ``…/src/<ref>/…#lines-68``. A branch name with a slash leaves its tail in
+# the path, which ``path_suffixes`` drops.
+_LINKED_FILE = re.compile(
+    rf"https?://[\w.-]{{1,100}}/(?:[\w.-]{{1,100}}/){{1,6}}?(?:-/)?(?:blob|raw|edit|src)/[\w.-]{{1,100}}/"
+    rf"({_CODE_FILE})\b(?:(?:#L|#lines-)(\d{{1,7}}))?"
+)
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,8})")
 _IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w{2,80})(\()?")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:)")
@@ -74,7 +83,8 @@ _COMMON_CODE = frozenset(["self", "cls", "def", "class", "return", "import", "fr
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One traceback frame: the file as written, the line it ran (0 when not shown) and
-    the function's own name (``show`` for ``Class.show``)."""
+    the function's own name (``show`` for ``Class.show``); or a line the issue links to,
+    with no function ("")."""
 
     path: str
     line: int
@@ -94,7 +104,9 @@ class TaskQuery:
     title_terms: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # the whole text's terms, rarest-looking first
     phrases: tuple[str, ...] = ()  # runs of plain words in its output: messages, lowercased
-    frames: tuple[Frame, ...] = ()  # its tracebacks' frames that name a function, innermost first
+    # its tracebacks' frames that name a function, innermost first, then the lines it links
+    # to (``_linked_lines``: no function)
+    frames: tuple[Frame, ...] = ()
 
 
 def is_task_question(query: str) -> bool:
@@ -219,6 +231,10 @@ def read_task(text: str) -> TaskQuery:
     for path, _line, _name in reversed(frames):  # the innermost frame is the last one
         if path not in paths:
             paths.append(path)
+    linked = _linked_lines(text)
+    for path in dict.fromkeys(path for path, _ in linked):
+        if path not in paths:
+            paths.append(path)
     for match in _PATH.finditer(text):
         if match.group(1) not in paths:
             paths.append(match.group(1))
@@ -250,10 +266,18 @@ def read_task(text: str) -> TaskQuery:
         title_terms=tuple(fts_terms(title)),
         terms=tuple(_ranked_terms(text, names)),
         phrases=tuple(message_phrases([*code, *quoted])),
-        frames=tuple(
-            Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if name.isidentifier()
+        frames=(
+            *(Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if name.isidentifier()),
+            *(Frame(path, line, "") for path, line in linked if line),
         ),
     )
+
+
+def _linked_lines(text: str) -> list[tuple[str, int]]:
+    """The files ``text`` links to in a code host's view of the repository, as
+    ``(path, line)`` in the order linked (line 0 where the link marks none): the
+    reporter pointing at the code, often at the lines that misbehave."""
+    return list(dict.fromkeys((m.group(1), int(m.group(2) or 0)) for m in _LINKED_FILE.finditer(text)))
 
 
 def _frames(text: str) -> list[tuple[str, str, str]]:
