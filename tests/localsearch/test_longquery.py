@@ -271,6 +271,9 @@ def test_the_answer_says_what_was_read_of_a_task() -> None:
     assert (f"its title embedded to search code and the first {len(read_task(ISSUE).meaning):,} "
             "characters of its prose to search past tasks") in note
     assert task_note("where are fixtures cached") is None
+    one = task_note("Pasting fails for some contents\n\nSee https://github.com/o/r/blob/main/pkg/paste.py#L3. "
+                    + "The upload fails with an HTTP error for some contents. " * 12)
+    assert one is not None and "1 file path," in one  # one of a kind is said in the singular
 
 
 def test_what_the_reader_does_not_see_or_need_is_left_out() -> None:

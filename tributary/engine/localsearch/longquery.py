@@ -376,14 +376,14 @@ def task_note(query: str) -> str | None:
     task = read_task(query)
 
     def count(found: int, most: int, what: str) -> str:
-        return f"{found} {what}" + (" (the most used)" if found >= most else "")
+        return f"{found} {what}{'' if found == 1 else 's'}" + (" (the most used)" if found >= most else "")
 
     parts = [
         "its title" if task.title else "",
-        count(len(task.names), MAX_NAMES, "code names"),
-        count(len(task.paths), MAX_PATHS, "file paths"),
-        count(len(task.phrases), MAX_PHRASES, "quoted messages"),
-        count(len(task.terms), MAX_TERMS, "words"),
+        count(len(task.names), MAX_NAMES, "code name"),
+        count(len(task.paths), MAX_PATHS, "file path"),
+        count(len(task.phrases), MAX_PHRASES, "quoted message"),
+        count(len(task.terms), MAX_TERMS, "word"),
     ]
     prose = f"the first {len(task.meaning):,} characters of its prose"
     embedded = (f"its title embedded to search code and {prose} to search past tasks"
