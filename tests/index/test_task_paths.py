@@ -30,8 +30,7 @@ def test_a_path_outside_the_checkout_names_a_file_only_by_more_than_its_name(tmp
     index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
     store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
     try:
-        task = read_task(issue)
-        named = _named_files(store, task.paths, task.modules, SearchFilter())
+        named = _named_files(store, read_task(issue), SearchFilter())
         paths = [{chunk.path for chunk in store.chunks_by_id(sorted(ids)).values()} for ids in named]
         assert paths == [{"pkg/runner.py"}, {"pkg/helpers.py"}]  # the innermost frame first
     finally:

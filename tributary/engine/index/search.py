@@ -524,19 +524,14 @@ def _task_lists(
         found = _phrase_chunks(store, task.phrases, where)
         if found:
             lists.append((weights.keyword * TASK_PHRASE_SHARE, found))
-    named = _named_files(store, task.paths, task.modules, where)
+    named = _named_files(store, task, where)
     if named and weights.keyword:
         order = {cid: rank for rank, (cid, _) in enumerate(keyword)}
-        lists.append((weights.keyword * TASK_PATH_SHARE, _path_chunks(named, order)))
+        ranked: list[int] = []
+        for ids in named:
+            ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
+        lists.append((weights.keyword * TASK_PATH_SHARE, list(dict.fromkeys(ranked))))
     return lists
-
-
-def _path_chunks(named: Sequence[frozenset[int]], order: dict[int, int]) -> list[int]:
-    """The chunks of each named file in turn, up to ``PER_PATH`` of each in keyword order."""
-    ranked: list[int] = []
-    for ids in named:
-        ranked.extend(sorted(ids, key=lambda cid: (order.get(cid, len(order)), cid))[:PER_PATH])
-    return list(dict.fromkeys(ranked))
 
 
 def _phrase_chunks(store: IndexStore, phrases: Sequence[str], where: SearchFilter) -> list[int]:
@@ -581,9 +576,7 @@ _LETTERS = re.compile(r"[a-z]+")
 _PLACEHOLDER = re.compile(r"%(?:\([\w]{0,40}\))?[-#0 +]{0,4}\d{0,3}(?:\.\d{1,3})?[a-zA-Z]|\{[^{}\n]{0,60}\}")
 
 
-def _named_files(
-    store: IndexStore, paths: Sequence[str], modules: Sequence[str], where: SearchFilter
-) -> list[frozenset[int]]:
+def _named_files(store: IndexStore, task: TaskQuery, where: SearchFilter) -> list[frozenset[int]]:
     """The chunks of each file the task names, in the order it names them: a written
     path by its longest tail that is a file here (a file name alone only when at most
     two files bear it, and never for an absolute path), then dotted module names."""
@@ -597,7 +590,7 @@ def _named_files(
             seen.add(ids)
             found.append(ids)
 
-    for written in paths:
+    for written in task.paths:
         tails = path_suffixes(written)
         for number, tail in enumerate(tails):
             if any(c in tail for c in "*?[") or tail.startswith("."):
@@ -612,7 +605,7 @@ def _named_files(
                 break  # a bare file name many files bear
             add(ids)
             break
-    for dotted in modules:
+    for dotted in task.modules:
         for candidate in module_paths(dotted):
             if any(c in candidate for c in "*?["):
                 continue

@@ -227,17 +227,12 @@ def read_task(text: str) -> TaskQuery:
     title = _title(prose)
     quoted = frozenset(m.group(1).strip() for m in _INLINE_CODE.finditer(text))
     frames = _frames(text)
-    paths: list[str] = []
-    for path, _line, _name in reversed(frames):  # the innermost frame is the last one
-        if path not in paths:
-            paths.append(path)
     linked = _linked_lines(text)
-    for path in dict.fromkeys(path for path, _ in linked):
-        if path not in paths:
-            paths.append(path)
-    for match in _PATH.finditer(text):
-        if match.group(1) not in paths:
-            paths.append(match.group(1))
+    paths = list(dict.fromkeys([
+        *(path for path, _line, _name in reversed(frames)),  # the innermost frame is the last one
+        *(path for path, _at in linked),
+        *(match.group(1) for match in _PATH.finditer(text)),
+    ]))
     names: Counter[str] = Counter()
     for _path, _line, name in frames:
         if name.isidentifier() and name.lower() not in _COMMON_CODE:
