@@ -10,6 +10,7 @@ from tributary.engine.index.search import (
     _framed,
     _in_file_order,
     _in_file_terms,
+    _parts_last,
     _same_file,
     hybrid_search,
 )
@@ -174,3 +175,14 @@ def test_a_likely_files_traceback_function_comes_before_its_keyword_best(tmp_pat
         assert [h.symbol for h in framed[:2]] == ["capture_stream_5", "open_temporary"]
     finally:
         store.close()
+
+
+def test_a_long_functions_further_parts_follow_the_files_other_functions() -> None:
+    """A function cut into several chunks answers a task once: its best part keeps its
+    place, its other parts go after the best part of every other function."""
+    def chunk(n: int, symbol: str | None, kind: str = "function") -> StoredChunk:
+        return StoredChunk(n, "pkg/lambdify.py", "python", kind, symbol, None, None, 10 * n, 10 * n + 9, "x")
+
+    chunks = [chunk(0, "lambdify"), chunk(1, "lambdify"), chunk(2, "_recursive_to_string"),
+              chunk(3, "lambdify"), chunk(4, None, "block"), chunk(5, None, "block")]
+    assert _parts_last([0, 1, 3, 2, 4, 5], chunks) == [0, 2, 4, 5, 1, 3]

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from tests.pipeline.helpers import hit
 from tributary.engine.model import Hit, SearchRequest
+from tributary.engine.pipeline.budget import plan_budget
 from tributary.engine.pipeline.expand import (
     CHUNKS_PER_FILE,
+    FILL_SLACK,
     FOCUS_CHUNKS,
     LEAD_CHUNKS,
     context_hits,
     focus_functions,
+    further_reading,
 )
 from tributary.engine.pipeline.run import run_pipeline
+from tributary.engine.pipeline.tokens import fill_tokens
 
 
 def _chunk(path: str, rank: int, start: int) -> Hit:
@@ -83,8 +87,54 @@ def test_a_task_context_reads_further_into_its_first_file() -> None:
     done = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=30))
     assert done.context is not None
     in_context = [c.location.split(":")[0] for c in done.context.chunks]
-    # its best chunks moved to the top of the list, then the next ones up to LEAD_CHUNKS
-    assert in_context.count("a.py") == FOCUS_CHUNKS + LEAD_CHUNKS - 1
+    # its best chunks moved to the top of the list, then the next ones up to LEAD_CHUNKS,
+    # and with room left in the budget the rest of its chunks, before the other files'
+    assert in_context[:30].count("a.py") == FOCUS_CHUNKS + LEAD_CHUNKS - 1
+    assert in_context[30:34] == ["a.py"] * 4  # all its 21 chunks, then the other files'
+    assert in_context.count("a.py") == LEAD_CHUNKS + 6
     short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=30))
     assert short.context is not None
     assert [c.location.split(":")[0] for c in short.context.chunks].count("a.py") == CHUNKS_PER_FILE
+
+
+def test_a_task_context_reads_its_first_files_further_chunks_first() -> None:
+    a1, b1, c1 = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1)
+    c2, a2, b2, a3 = _chunk("c.py", 4, 20), _chunk("a.py", 5, 20), _chunk("b.py", 6, 20), _chunk("a.py", 7, 40)
+    ranked = [a1, b1, c1, c2, a2, b2, a3]
+    more = further_reading([a1, b1], ranked, budget=10_000, files=2)
+    # the first two files' further chunks come before the third file's
+    assert [h.id for h in more] == [a2.id, b2.id, a3.id, c1.id, c2.id]
+    each = a1.tokens
+    assert each > 0 and all(h.tokens == each for h in more)
+    assert FILL_SLACK < 2
+    short = further_reading([a1], ranked, budget=each, files=1)
+    assert [h.id for h in short] == [a2.id]  # until the hits' tokens pass the budget with slack
+
+
+def test_further_reading_takes_only_the_room_the_list_leaves() -> None:
+    big, small = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1)
+    big.content = "def big(cache):\n" + "    cache.append(1)\n" * 40
+    extra = [_chunk(f"e{n}.py", n + 3, 1) for n in range(20)]
+    for one in (big, small, *extra):
+        one.tokens = 0
+    fill_tokens([big, small, *extra])
+    alone = plan_budget([big, small], budget=100_000)
+    room = alone.used + 150
+    plan = plan_budget([big, small], budget=room, then=extra)
+    chosen = [item.hit.id for item in plan.selected]
+    assert chosen[:2] == [big.id, small.id]  # the list first, whole, as without further reading
+    assert 2 < len(chosen) < 22 and chosen[2] == extra[0].id  # then what the rest of the room holds
+    assert plan.used <= room
+    assert [h.id for h in plan.dropped] == []  # further reading left out is not dropped
+
+
+def test_a_task_lifts_a_files_other_functions_before_a_long_functions_parts() -> None:
+    a1, b1, c1 = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1)
+    part2, part3 = _chunk("a.py", 4, 20), _chunk("a.py", 5, 40)
+    other = _chunk("a.py", 6, 60)
+    a1.title, part2.title, part3.title = "lambdify (part 1 of 3)", "lambdify (part 2 of 3)", "lambdify (part 3 of 3)"
+    ranked = [a1, b1, c1, part2, part3, other]
+    for position, one in enumerate(ranked):
+        one.score = 1.0 - position / 10
+    out = focus_functions(ranked, files=1, per_file=2)
+    assert [h.id for h in out][:2] == [a1.id, other.id]  # one function, then the next function

@@ -51,7 +51,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
-from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, LEAD_CHUNKS
+from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES
 from tributary.engine.query.kinds import lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
@@ -82,6 +82,7 @@ TASK_PHRASE_SHARE = 1.0
 PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselves
 PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
+TASK_LEAD_CHUNKS = 40  # a task: chunks of its first file returned, for the context to read
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
 IN_FILE_K = 5  # RRF's k where a focused file's chunks are ranked among themselves
@@ -212,7 +213,7 @@ def hybrid_search(
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames)
-    return focus_files(listed, ordered, top_k, lead=LEAD_CHUNKS)
+    return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
 
 def focus_files(
@@ -233,9 +234,9 @@ def focus_files(
     the list. They come last, scored below the rest, so the ranks of the listed files
     stay as they were; the engine puts them after their file's best chunk
     (``tributary.engine.pipeline.expand.focus_functions``), and its context reads
-    ``CHUNKS_PER_FILE`` of the first files and ``LEAD_CHUNKS`` of the first. The room
-    the first file's further chunks need comes from the end of the list, never from
-    these files' own chunks."""
+    ``CHUNKS_PER_FILE`` of the first files, then as much more of them as its budget
+    holds. The room the first file's further chunks need comes from the end of the
+    list, never from these files' own chunks."""
     leaders = _first_paths(listed, files)
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []
@@ -302,10 +303,28 @@ def _in_file_order(
         for rank, n in enumerate(_framed(chunks, [f for f in frames if _same_file(f.path, path)]), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
-        for n in sorted(fused, key=lambda n: (-fused[n], n)):
+        for n in _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks):
             hit = pooled.get(_place(chunks[n]))
             ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
+
+
+def _parts_last(order: Sequence[int], chunks: Sequence[StoredChunk]) -> list[int]:
+    """``order`` with each function's best chunk first and its further parts (a long
+    function is cut into several chunks) after every other function's best: a task is
+    answered by function, and three parts of one long docstring are one answer."""
+    firsts: list[int] = []
+    parts: list[int] = []
+    seen: set[tuple[str, str]] = set()
+    for n in order:
+        chunk = chunks[n]
+        key = (chunk.kind, chunk.symbol or "")
+        if chunk.symbol and key in seen:
+            parts.append(n)
+        else:
+            seen.add(key)
+            firsts.append(n)
+    return firsts + parts
 
 
 def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]:

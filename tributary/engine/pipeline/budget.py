@@ -158,8 +158,11 @@ def plan_budget(
     fmt: ContextFormat = ContextFormat.MARKDOWN,
     query: str = "",
     roles: Mapping[str, str] | None = None,
+    then: Sequence[Hit] = (),
 ) -> BudgetResult:
-    """Choose and shrink ``ranked`` (best first, ``Hit.tokens`` filled) to fit ``budget``."""
+    """Choose and shrink ``ranked`` (best first, ``Hit.tokens`` filled) to fit ``budget``;
+    then, in order, each of ``then`` that fits whole in what is left (further reading,
+    which never takes room from ``ranked``)."""
     if overflow not in OVERFLOW_STRATEGIES:
         raise ValueError(f"unknown overflow strategy {overflow!r}; known: {', '.join(OVERFLOW_STRATEGIES)}")
     head, tail = wrapper(fmt, query)
@@ -190,6 +193,11 @@ def plan_budget(
         if fitted is not None and fitted.tokens <= spare:
             chosen[pos] = fitted
             spare -= fitted.tokens
+    if then and spare >= MIN_CHUNK_TOKENS:
+        for pos, item in enumerate(_priced_whole(then, fmt), len(ranked)):
+            if item.tokens <= spare:
+                chosen[pos] = item
+                spare -= item.tokens
     selected = [chosen[pos] for pos in sorted(chosen)]
     per_source: dict[str, int] = {}
     for item in selected:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from tributary.engine.model import Hit, is_task
 
+from .tokens import fill_tokens
+
 CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
@@ -60,6 +62,41 @@ def context_hits(
     return out[: len(top)]
 
 
+def further_reading(readable: Sequence[Hit], ranked: Sequence[Hit], budget: int, files: int = FOCUS_FILES) -> list[Hit]:
+    """The hits of ``ranked`` an issue-length task's context reads after ``readable``,
+    until all their tokens pass ``budget`` (by ``FILL_SLACK``, for the frames and for
+    hits that will not fit): first the further chunks of its first ``files`` files, then
+    the rest in order. ``Hit.tokens`` is filled on all of them.
+
+    A task's context is read to change code; the likeliest files' other functions are
+    worth the room a list of ``top_k`` hits would leave empty, more than the tail of the
+    list is. The budget places them after ``readable`` (``plan_budget``'s ``then``)."""
+    fill_tokens(readable)
+    used = sum(h.tokens for h in readable)
+    seen = {h.id for h in readable}
+    first = set(_first_files(readable, files))
+    rest = [h for h in ranked if h.id not in seen]
+    leading = [h for h in rest if _is_code(h) and h.path in first]
+    rest = leading + [h for h in rest if not (_is_code(h) and h.path in first)]
+    goal = budget * FILL_SLACK
+    out: list[Hit] = []
+    for start in range(0, len(rest), _FILL_BATCH):
+        if used >= goal:
+            break
+        batch = rest[start : start + _FILL_BATCH]
+        fill_tokens(batch)
+        for hit in batch:
+            if used >= goal:
+                break
+            out.append(hit)
+            used += hit.tokens
+    return out
+
+
+FILL_SLACK = 1.5  # hit tokens read per budget token when filling a task's context
+_FILL_BATCH = 16
+
+
 def _first_files(top: Sequence[Hit], files: int) -> list[str]:
     chosen: list[str] = []
     for hit in top:
@@ -82,8 +119,10 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
     groups: dict[str, list[Hit]] = {path: [] for path in _first_files(ranked, files)}
     for hit in ranked:
         group = groups.get(hit.path or "") if _is_code(hit) else None
-        if group is not None and len(group) < per_file:
+        if group is not None:
             group.append(hit)
+    for path, group in groups.items():
+        groups[path] = group[:1] + _repeats_last(group[1:], {_function_of(group[0])})[: per_file - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
     for hit in ranked:
@@ -103,6 +142,30 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
                 hit.score = lifted
             out.append(hit)
     return out
+
+
+def _repeats_last(hits: Sequence[Hit], seen: set[str]) -> list[Hit]:
+    """``hits`` with the further parts of a function already ``seen`` (or seen earlier in
+    ``hits``) after the rest: a long function comes in several chunks, and a task is
+    answered by function."""
+    firsts: list[Hit] = []
+    repeats: list[Hit] = []
+    for hit in hits:
+        name = _function_of(hit)
+        (repeats if name in seen else firsts).append(hit)
+        seen.add(name)
+    return firsts + repeats
+
+
+def _function_of(hit: Hit) -> str:
+    """The function a code hit is (or is a part of): its title without a part number. A
+    chunk of module-level code, titled by its path, is one of its own."""
+    title = hit.title
+    if not title or title == hit.path:
+        return hit.id
+    if title.endswith(")") and " (part " in title:
+        title = title[: title.rindex(" (part ")]
+    return title
 
 
 def _is_code(hit: Hit) -> bool:

@@ -31,7 +31,7 @@ from .assemble import assemble, nothing_found
 from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
-from .expand import LEAD_CHUNKS, context_hits, focus_functions
+from .expand import LEAD_CHUNKS, context_hits, focus_functions, further_reading
 from .fusion import FusionParams, fuse
 from .limits import clamp_top_k
 from .tokens import fill_tokens
@@ -163,6 +163,7 @@ def run_pipeline(
     # The context reads more of the best files' code (expand.py); a history question reads commits.
     readable = context_hits(top, ranked, lead=LEAD_CHUNKS if task else None) if request.assemble and quote_files else top
     fill_tokens(readable)
+    more = further_reading(readable, ranked, request.effective_budget) if task and request.assemble and quote_files else []
     clock.lap("tokens")
 
     context: AssembledContext | None = None
@@ -178,6 +179,7 @@ def run_pipeline(
             fmt=fmt,
             query=request.query,
             roles=roles,
+            then=more,
         )
         tokens_per_source, allocation = plan.tokens_per_source, plan.allocation
         clock.lap("budget")
