@@ -121,12 +121,14 @@ class ReputationPanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setItemDelegateForColumn(REPUTATION, ReputationBar(self.table))
         header = self.table.horizontalHeader()
+        # The name and the bar share the width; the counts and the date take what they
+        # need, so a narrow window shrinks the bar rather than scrolling sideways.
         header.setSectionResizeMode(SOURCE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(REPUTATION, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(REPUTATION, 240)
-        for column, width in ((USEFUL, 80), (NOT_USEFUL, 96), (LAST, 130), (RESET, 84)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(column, width)
+        header.setSectionResizeMode(REPUTATION, QHeaderView.ResizeMode.Stretch)
+        for column in (USEFUL, NOT_USEFUL, LAST):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(RESET, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(RESET, 84)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)

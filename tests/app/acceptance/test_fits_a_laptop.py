@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox
 from tests.app.acceptance.conftest import SIZES, running_shell, until
 from tributary.app import theme
 from tributary.app.search.results_model import LOCATION, SCORE, SOURCES, TITLE
+from tributary.engine.model import ReputationRow
 
 
 @pytest.mark.asyncio
@@ -151,6 +153,14 @@ async def test_a_half_screen_window_keeps_every_page_whole(
         # The figures' cards wrap; the ranking groups stand in one column.
         window.show_page(shell.insights)
         await until(lambda: shell.insights.cards.columns == 3, what="cards in rows of three")
+        # The reputations: the bar narrows, every column stays in view.
+        rated = datetime(2026, 11, 30, 14, 5, tzinfo=UTC)
+        shell.insights.reputation.show_rows(
+            [ReputationRow(f"a-source-with-a-long-name-{n}", 0.5 + n / 40, 120 + n, 1030 + n, rated) for n in range(12)])
+        table = shell.insights.reputation.table
+        await asyncio.sleep(0.05)  # a layout pass
+        assert table.rowCount() == 12
+        assert table.horizontalHeader().length() <= table.viewport().width(), "the reputations scroll sideways"
         window.show_page(shell.editor)
         shell.editor.tabs.setCurrentIndex(2)
         await until(lambda: shell.editor.ranking.groups.columns == 1, what="ranking groups in one column")
