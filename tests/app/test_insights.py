@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.app.fakes import build_response
-from tributary.app.insights import InsightsPage, read_insights
+from tributary.app.insights import InsightsPage, figures_text, read_insights
 from tributary.engine.insights.store import QueryLog
 from tributary.engine.model import SearchRequest, SourceReport, SourceStatus
 
@@ -39,3 +39,8 @@ async def test_empty_history(qtbot: Any, tmp_path: Path) -> None:
     qtbot.addWidget(page)
     await page.refresh()
     assert page.values["queries"].text() == "0" and page.table.rowCount() == 0
+
+
+def test_a_sources_figures_count_one_call_in_the_singular() -> None:
+    assert figures_text(635.4, 640.0, 6085, 1) == "635 / 640 ms · 6,085 tok · 1 call"
+    assert figures_text(12.0, 40.0, 900, 5).endswith("· 5 calls")
