@@ -5,7 +5,8 @@ pushes a file's further chunks down), which is right for choosing *files*. The
 context is read to answer the question, and there the best files' other chunks are
 worth more than the tail of the list: they hold the code that changes with the
 question more often (the content figures of ``bench/eval_benchmarks.py``).
-The context keeps as many hits as the list; the list is untouched.
+The context keeps as many hits as the list, and for an issue-length task reads on
+while its budget has room (``further_reading``); the list is untouched.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
 FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
-LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file in the context, at most
+LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file read in place of the list's tail
 
 
 def context_hits(
