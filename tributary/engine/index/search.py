@@ -51,7 +51,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
-from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES
+from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, repeats_last
 from tributary.engine.query.kinds import lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
@@ -313,18 +313,7 @@ def _parts_last(order: Sequence[int], chunks: Sequence[StoredChunk]) -> list[int
     """``order`` with each function's best chunk first and its further parts (a long
     function is cut into several chunks) after every other function's best: a task is
     answered by function, and three parts of one long docstring are one answer."""
-    firsts: list[int] = []
-    parts: list[int] = []
-    seen: set[tuple[str, str]] = set()
-    for n in order:
-        chunk = chunks[n]
-        key = (chunk.kind, chunk.symbol or "")
-        if chunk.symbol and key in seen:
-            parts.append(n)
-        else:
-            seen.add(key)
-            firsts.append(n)
-    return firsts + parts
+    return repeats_last(order, lambda n: f"{chunks[n].kind} {chunks[n].symbol}" if chunks[n].symbol else None)
 
 
 def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]:

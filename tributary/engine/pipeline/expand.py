@@ -11,11 +11,14 @@ while its budget has room (``further_reading``); the list is untouched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from tributary.engine.model import Hit, is_task
 
 from .tokens import fill_tokens
+
+T = TypeVar("T")
 
 CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
@@ -123,7 +126,7 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
         if group is not None:
             group.append(hit)
     for path, group in groups.items():
-        groups[path] = group[:1] + _repeats_last(group[1:], {_function_of(group[0])})[: per_file - 1]
+        groups[path] = group[:1] + repeats_last(group[1:], _function_of, {_function_of(group[0])})[: per_file - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
     for hit in ranked:
@@ -145,16 +148,18 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
     return out
 
 
-def _repeats_last(hits: Sequence[Hit], seen: set[str]) -> list[Hit]:
-    """``hits`` with the further parts of a function already ``seen`` (or seen earlier in
-    ``hits``) after the rest: a long function comes in several chunks, and a task is
-    answered by function."""
-    firsts: list[Hit] = []
-    repeats: list[Hit] = []
-    for hit in hits:
-        name = _function_of(hit)
-        (repeats if name in seen else firsts).append(hit)
-        seen.add(name)
+def repeats_last(items: Sequence[T], key: Callable[[T], str | None], seen: set[str] | None = None) -> list[T]:
+    """``items`` with each one whose key came before (earlier in ``items``, or in
+    ``seen``) after the rest, both in order; an item keyed None is never a repeat. A long
+    function comes in several chunks, and a task is answered by function."""
+    known = set(seen or ())
+    firsts: list[T] = []
+    repeats: list[T] = []
+    for item in items:
+        name = key(item)
+        (repeats if name is not None and name in known else firsts).append(item)
+        if name is not None:
+            known.add(name)
     return firsts + repeats
 
 
