@@ -114,6 +114,14 @@ def test_big_tasks_count_less_per_file() -> None:
     assert flat[0].path != "a.py"
 
 
+def test_build_output_a_task_touched_is_no_evidence() -> None:
+    files = ("pkg/core.py", "pkg/__pycache__/core.cpython-311.pyc", "lib/_speed.so", ".venv/x.py")
+    hits = [_hit("fix", files, 1), _hit("other", ("pkg/util.py", "pkg/more.py"), 2)]
+    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    ranked = rank_files(hits, query_time=now, params=FileRankParams(alpha=0.5))
+    assert {f.path for f in ranked} == {"pkg/core.py", "pkg/util.py", "pkg/more.py"}
+
+
 def test_recency_prefers_recent_tasks() -> None:
     hits = [_hit("old", ("old.py",), 1, year=2010), _hit("new", ("new.py",), 2, year=2023)]
     now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()

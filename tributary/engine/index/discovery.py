@@ -43,9 +43,22 @@ SKIPPED_DIRS = frozenset(
 ROOT_SKIPPED_DIRS = frozenset({"dist", "build", "target", "vendor", "third_party", "coverage"})
 
 
+# Compiled output that some repositories commit by mistake: never text worth reading.
+BUILD_OUTPUT_SUFFIXES = (
+    ".pyc", ".pyo", ".pyd", ".so", ".dylib", ".dll", ".exe", ".o", ".obj", ".a", ".lib",
+    ".class", ".jar", ".whl", ".egg",
+)  # fmt: skip
+
+
 def _skipped(parts: list[str]) -> bool:
     """Whether a path whose folders are ``parts`` lies in a skipped folder."""
     return any(part in SKIPPED_DIRS for part in parts) or bool(parts and parts[0] in ROOT_SKIPPED_DIRS)
+
+
+def never_indexed(path: str) -> bool:
+    """Whether a repo-relative path is tools' state or build output, which the index
+    never reads whatever the ignore files say; history that touched it is no evidence."""
+    return _skipped(path.split("/")[:-1]) or path.lower().endswith(BUILD_OUTPUT_SUFFIXES)
 LOCK_FILES = frozenset(
     {
         "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",

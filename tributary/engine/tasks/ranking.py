@@ -14,7 +14,8 @@ IDF-like prior: files that every change touches are weak evidence for any one).
 Paths are first followed through recorded renames and, when the caller knows which
 files exist now, mapped by unique path suffix (``_pytest/main.py`` →
 ``src/_pytest/main.py`` after a move to a ``src`` layout); files that still do not
-exist are dropped or flagged.
+exist are dropped or flagged. Tools' state and build output a commit recorded
+(``__pycache__/*.pyc`` committed by mistake) never count: the index never reads them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from tributary.engine.index.discovery import never_indexed
 from tributary.engine.tasks.model import FileScore, Rename, TaskHit
 
 SECONDS_PER_YEAR = 365.25 * 86400
@@ -232,6 +234,8 @@ def _files_of(
     """The task's files as (path today, recorded path, exists), missing ones per policy."""
     out: dict[str, tuple[str, str, bool | None]] = {}
     for recorded in hit.task.files:
+        if never_indexed(recorded):
+            continue
         path, exists = resolver.resolve(recorded)
         if exists is False and params.missing == "drop":
             continue
