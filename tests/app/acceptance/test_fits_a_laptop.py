@@ -145,6 +145,10 @@ async def test_a_half_screen_window_keeps_every_page_whole(
             hint = window.minimumSizeHint()
             assert hint.width() <= HALF_SCREEN[0] and hint.height() <= HALF_SCREEN[1], f"{type(other).__name__}: {hint}"
             assert (window.width(), window.height()) == HALF_SCREEN, type(other).__name__
+        # The hints wrap into two rows, each field wide enough to read what it holds.
+        await until(lambda: page.hints.rows == 2, what="hints in two rows")
+        for field in (page.hints.files, page.hints.issues, page.hints.framework):
+            assert field.width() >= 150, (field.placeholderText(), field.width())
         # Every control of the search page ends inside the window.
         for widget in (page.filters.paths, page.hints.toggle, page.hints.clear_button, page.task_type,
                        page.detail.open_button):
@@ -168,4 +172,6 @@ async def test_a_half_screen_window_keeps_every_page_whole(
         window.resize(1200, 700)
         await until(lambda: not window.compact and window.sidebar.item(0).text() == "Search", what="names back")
         assert window.engine_state.isVisible() and not window.engine_state_compact.isVisible()
+        window.show_page(page)
+        await until(lambda: page.hints.rows == 1, what="hints in one row")
         await until(lambda: shell.editor.ranking.groups.columns == 2, what="ranking groups side by side")

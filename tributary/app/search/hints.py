@@ -1,7 +1,7 @@
 """Request hints on the search page: what the user already knows.
 
 A toggle in the controls row ("Hints", "Hints (2)" when two are set) shows or hides
-one compact row of fields: related files (comma-separated, or picked with "…"),
+one compact row of fields (two in a narrow window): related files (comma-separated, or picked with "…"),
 related issues, language and framework. The engine boosts hits that match them and
 shows the boost as the "hints" part of a hit's score breakdown.
 
@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -31,6 +33,7 @@ from tributary.app import theme
 from tributary.app.combo_box import ComboBox
 from tributary.engine.model import Hints
 
+ONE_ROW_WIDTH = 880  # narrower, and the fields wrap into two rows
 DEBOUNCE_MS = 300  # hints are typed in full words; don't re-run on every keystroke
 LANGUAGES = ["python", "javascript", "typescript", "go", "rust", "java", "kotlin", "c", "cpp",
              "csharp", "ruby", "php", "swift", "scala", "shell", "markdown"]
@@ -124,19 +127,27 @@ class HintsBar(QWidget):
         self.clear_button.setToolTip("Remove every hint")
         self.clear_button.clicked.connect(self.clear)
 
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        for caption, widgets, stretch in (
-            ("Files", (self.files, self.pick), 4), ("Issues", (self.issues,), 2),
-            ("Prefer", (self.language,), 0), ("Framework", (self.framework,), 2),
-        ):
-            label = QLabel(caption)
-            label.setObjectName("Muted")
-            layout.addWidget(label)
-            for i, widget in enumerate(widgets):
-                layout.addWidget(widget, stretch if i == 0 else 0)
-        layout.addWidget(self.clear_button)
+        # Two halves side by side; below each other in a narrow window, where one row
+        # would leave each field a few letters wide.
+        self._layout = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(6)
+        halves = (
+            (("Files", (self.files, self.pick), 4), ("Issues", (self.issues,), 2)),
+            (("Prefer", (self.language,), 0), ("Framework", (self.framework,), 2)),
+        )
+        for number, fields in enumerate(halves):
+            half = QHBoxLayout()
+            half.setSpacing(6)
+            for caption, widgets, stretch in fields:
+                label = QLabel(caption)
+                label.setObjectName("Muted")
+                half.addWidget(label)
+                for i, widget in enumerate(widgets):
+                    half.addWidget(widget, stretch if i == 0 else 0)
+            if number:
+                half.addWidget(self.clear_button)
+            self._layout.addLayout(half, 1)
         self.language.setMinimumWidth(90)
         self.language.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
@@ -148,6 +159,18 @@ class HintsBar(QWidget):
             edit.editingFinished.connect(self._emit_if_changed)  # Enter / leaving: at once
         self.language.currentTextChanged.connect(lambda _: self._timer.start())
         self.setVisible(False)
+
+    @property
+    def rows(self) -> int:
+        """1 when the fields stand in one row, 2 when the window is too narrow for it."""
+        return 2 if self._layout.direction() is QBoxLayout.Direction.TopToBottom else 1
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        wanted = (QBoxLayout.Direction.TopToBottom if event.size().width() < ONE_ROW_WIDTH
+                  else QBoxLayout.Direction.LeftToRight)
+        if self._layout.direction() is not wanted:
+            self._layout.setDirection(wanted)
 
     def hints(self) -> Hints:
         return Hints(
