@@ -24,6 +24,7 @@ from tributary.engine.eval.swebench import (
     load_instances,
     render,
     run_instances,
+    shown_lines,
     span_of,
 )
 
@@ -120,6 +121,31 @@ def test_the_context_is_read_by_its_pieces_locations() -> None:
     assert context_holds(response, mapper, []) is None
     assert span_of("src/a:b.py:3-7") == ("src/a:b.py", 3, 7)
     assert span_of("Fix the parser (abc123)") is None and span_of("a.py") is None
+
+
+def test_a_shrunk_piece_holds_only_the_lines_it_shows() -> None:
+    """A function truncated to its first lines does not hold a fix further down it."""
+    from tributary.engine.model import (
+        AssembledContext,
+        ContextChunk,
+        ContextFormat,
+        SearchRequest,
+        SearchResponse,
+    )
+
+    source = ["def f(x):", "    a = 1", "    b = 2", "    c = 3", "    return a + b + c"]
+    truncated = ContextChunk("h1", "files", "/w/a.py:1-5", 1.0, "def f(x):\n    a = 1\n… [3 more lines]",
+                             5, treatment="truncated")
+    response = SearchResponse(SearchRequest("q"), context=AssembledContext("x", [truncated], 5,
+                                                                             ContextFormat.MARKDOWN, 100))
+    def mapper(path: str) -> str | None:
+        return path.removeprefix("/w/")
+    def lines_of(path: str) -> list[str]:
+        return source
+    assert context_holds(response, mapper, [Span("a.py", 2, 2)], lines_of) is True
+    assert context_holds(response, mapper, [Span("a.py", 4, 5)], lines_of) is False
+    assert context_holds(response, mapper, [Span("a.py", 4, 5)]) is True  # by its location alone
+    assert shown_lines("    return a + b + c\n…", source, 1, 5) == [5]
 
 
 def _outcome(files: list[str], gold: tuple[str, ...], bm25: list[str]) -> Outcome:

@@ -18,6 +18,7 @@ SWE-bench BM25 baseline (one document per non-test ``.py`` file, path and conten
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -407,18 +408,48 @@ def located_hits(response: SearchResponse, mapper: Callable[[str], str | None]) 
             for hit in response.hits if hit.path and (path := mapper(hit.path)) is not None]
 
 
-def context_holds(response: SearchResponse, mapper: Callable[[str], str | None], gold: Sequence[Span]) -> bool | None:
+def context_holds(
+    response: SearchResponse,
+    mapper: Callable[[str], str | None],
+    gold: Sequence[Span],
+    lines_of: Callable[[str], Sequence[str]] | None = None,
+) -> bool | None:
     """Whether every gold unit is overlapped by a piece of the assembled context. Pieces
     are read from their locations: the context also reads chunks of the best files from
-    below the listed hits."""
+    below the listed hits. A piece shrunk to fit (truncated, outlined, summarised) holds
+    only the lines it shows, found in the file by ``lines_of`` (its lines by path)."""
     if not gold or response.context is None:
         return None if not gold else False
     pieces: list[tuple[str, int | None, int | None]] = []
     for chunk in response.context.chunks:
         place = span_of(chunk.location)
-        if place is not None and (path := mapper(place[0])) is not None:
+        if place is None or (path := mapper(place[0])) is None:
+            continue
+        if chunk.treatment == "full" or lines_of is None:
             pieces.append((path, place[1], place[2]))
+        else:
+            shown = shown_lines(chunk.content, lines_of(path), place[1], place[2])
+            pieces.extend((path, line, line) for line in shown)
     return all(any(span.overlaps(*piece) for piece in pieces) for span in gold)
+
+
+def shown_lines(content: str, file_lines: Sequence[str], start: int, end: int) -> list[int]:
+    """The lines of ``start``-``end`` (1-based) that a shrunk piece's ``content`` shows,
+    matched in order; its own marks (``…``, an outline's ``...``) match nothing."""
+    shown: list[int] = []
+    at = start
+    last = min(end, len(file_lines))
+    for raw in content.splitlines():
+        text = raw.strip()
+        if not text:
+            continue
+        line = at
+        while line <= last and file_lines[line - 1].strip() != text:
+            line += 1
+        if line <= last:
+            shown.append(line)
+            at = line + 1
+    return shown
 
 
 _SPAN = re.compile(r"(\d{1,9})-(\d{1,9})")
@@ -501,7 +532,7 @@ async def run_repository(
                 files=distinct_files(path for path, _, _ in located),
                 gold_files=instance.gold_files, gold_functions=gold_functions,
                 function_rank=function_rank(located, gold_functions),
-                in_context=context_holds(response, mapper, gold_functions),
+                in_context=context_holds(response, mapper, gold_functions, _file_lines(work)),
                 bm25_files=baseline.rank(work, blobs_at(work), instance.problem_statement),
                 query_cpu_s=max(0.0, query_cpu), query_s=query_s, notes=list(response.notes),
             ))
@@ -555,6 +586,18 @@ def _git_outside_repositories() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env["GIT_CEILING_DIRECTORIES"] = tempfile.gettempdir()
     return env
+
+
+def _file_lines(work: Path) -> Callable[[str], Sequence[str]]:
+    """The lines of a file of the checkout under ``work``, by its relative path."""
+    @functools.lru_cache(maxsize=64)
+    def lines_of(path: str) -> Sequence[str]:
+        try:
+            return (work / path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return ()
+
+    return lines_of
 
 
 def _gold_functions(work: Path, instance: Instance) -> list[Span]:
