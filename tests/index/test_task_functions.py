@@ -177,12 +177,33 @@ def test_a_likely_files_traceback_function_comes_before_its_keyword_best(tmp_pat
         store.close()
 
 
+def _chunk(n: int, symbol: str | None, kind: str = "function", lines: int = 10) -> StoredChunk:
+    """The ``n``-th chunk of a file whose chunks are ``lines`` long, back to back."""
+    return StoredChunk(n, "pkg/lambdify.py", "python", kind, symbol, None, None, lines * n + 1, lines * (n + 1), "x")
+
+
 def test_a_long_functions_further_parts_follow_the_files_other_functions() -> None:
     """A function cut into several chunks answers a task once: its best part keeps its
     place, its other parts go after the best part of every other function."""
-    def chunk(n: int, symbol: str | None, kind: str = "function") -> StoredChunk:
-        return StoredChunk(n, "pkg/lambdify.py", "python", kind, symbol, None, None, 10 * n, 10 * n + 9, "x")
+    chunks = [_chunk(0, "lambdify"), _chunk(1, "lambdify"), _chunk(2, "lambdify"),
+              _chunk(3, "_recursive_to_string"), _chunk(4, None, "block"), _chunk(5, None, "block")]
+    assert _parts_last([0, 1, 3, 2, 4, 5], chunks) == [0, 3, 4, 5, 1, 2]
 
-    chunks = [chunk(0, "lambdify"), chunk(1, "lambdify"), chunk(2, "_recursive_to_string"),
-              chunk(3, "lambdify"), chunk(4, None, "block"), chunk(5, None, "block")]
-    assert _parts_last([0, 1, 3, 2, 4, 5], chunks) == [0, 2, 4, 5, 1, 3]
+
+def test_functions_that_share_a_name_are_not_parts_of_one() -> None:
+    """Overloads registered under one name (``@dispatch``), or a property's getter and
+    setter, are functions of their own: none waits behind the others."""
+    chunks = [_chunk(0, "intersection_sets"), _chunk(2, "intersection_sets"), _chunk(4, "intersection_sets"),
+              _chunk(6, "helper")]
+    assert _parts_last([2, 0, 1, 3], chunks) == [2, 0, 1, 3]
+
+
+def test_a_function_the_task_names_is_read_whole() -> None:
+    """The parts of a function the question names follow its best one, in line order;
+    one longer than the question could want stays spread."""
+    chunks = [_chunk(0, "kahane_simplify"), _chunk(1, "kahane_simplify"), _chunk(2, "kahane_simplify"),
+              _chunk(3, "gamma_trace")]
+    assert _parts_last([1, 3, 2, 0], chunks, frozenset({"kahane_simplify"})) == [1, 0, 2, 3]
+    assert _parts_last([1, 3, 2, 0], chunks, frozenset({"other"})) == [1, 3, 2, 0]
+    long = [_chunk(n, "lambdify", lines=40) for n in range(12)] + [_chunk(12, "helper", lines=40)]
+    assert _parts_last([0, 12, *range(1, 12)], long, frozenset({"lambdify"})) == [0, 12, *range(1, 12)]

@@ -86,6 +86,7 @@ TASK_LEAD_CHUNKS = 40  # a task: chunks of its first file returned, for the cont
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
 IN_FILE_K = 5  # RRF's k where a focused file's chunks are ranked among themselves
+READ_WHOLE_LINES = 400  # a function the task names, up to this long, is read whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +213,7 @@ def hybrid_search(
     if task is None:
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
-    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames)
+    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task))
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
 
@@ -280,6 +281,7 @@ def _in_file_order(
     repo: str,
     where: SearchFilter,
     frames: Sequence[Frame] = (),
+    named: frozenset[str] = frozenset(),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
@@ -303,17 +305,54 @@ def _in_file_order(
         for rank, n in enumerate(_framed(chunks, [f for f in frames if _same_file(f.path, path)]), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
-        for n in _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks):
+        order = _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks, named)
+        for n in order:
             hit = pooled.get(_place(chunks[n]))
             ordered.append(hit if hit is not None else _unpooled(chunks[n], repo, sibling))
     return ordered
 
 
-def _parts_last(order: Sequence[int], chunks: Sequence[StoredChunk]) -> list[int]:
+def _parts_last(order: Sequence[int], chunks: Sequence[StoredChunk], named: frozenset[str] = frozenset()) -> list[int]:
     """``order`` with each function's best chunk first and its further parts (a long
     function is cut into several chunks) after every other function's best: a task is
-    answered by function, and three parts of one long docstring are one answer."""
-    return repeats_last(order, lambda n: f"{chunks[n].kind} {chunks[n].symbol}" if chunks[n].symbol else None)
+    answered by function, and three parts of one long docstring are one answer. A
+    function the question ``named`` (up to ``READ_WHOLE_LINES`` long) is read whole: its
+    other parts follow its best one, in line order."""
+    unit = _units(chunks)
+    runs: dict[int, list[int]] = {}
+    for n in range(len(chunks)):
+        runs.setdefault(unit[n], []).append(n)
+    whole = {
+        start for start, members in runs.items()
+        if len(members) > 1 and _bare_name(chunks[start].symbol) in named
+        and chunks[members[-1]].end_line - chunks[start].start_line < READ_WHOLE_LINES
+    }  # fmt: skip
+    placed: set[int] = set()
+    out: list[int] = []
+    for n in repeats_last(order, lambda n: str(unit[n]) if chunks[n].symbol else None):
+        if unit[n] not in whole:
+            out.append(n)
+        elif unit[n] not in placed:
+            out.extend([n, *(m for m in runs[unit[n]] if m != n)])
+            placed.add(unit[n])
+    return out
+
+
+def _units(chunks: Sequence[StoredChunk]) -> list[int]:
+    """For each of a file's chunks (in line order), the position of the first chunk of its
+    unit: the parts of a long function follow each other line after line under one name;
+    functions that share a name (overloads, a property's getter and setter) are apart."""
+    unit: list[int] = []
+    for n, chunk in enumerate(chunks):
+        before = chunks[n - 1] if n else None
+        same = (before is not None and chunk.symbol is not None and before.symbol == chunk.symbol
+                and before.kind == chunk.kind and chunk.start_line == before.end_line + 1)
+        unit.append(unit[n - 1] if same else n)
+    return unit
+
+
+def _bare_name(symbol: str | None) -> str:
+    return symbol_parts(symbol)[-1] if symbol else ""
 
 
 def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]:
@@ -347,6 +386,11 @@ def _definitions_first(chunks: Sequence[StoredChunk], order: Sequence[int]) -> l
     block holds every name the file uses, so it matches an issue's names without being
     where anything is done."""
     return [n for n in order if chunks[n].kind != "block"] + [n for n in order if chunks[n].kind == "block"]
+
+
+def _named(task: TaskQuery) -> frozenset[str]:
+    """The functions a task names: the code names it uses and its members' own names."""
+    return frozenset([name for name, _ in task.names] + [member.rpartition(".")[2] for member in task.members])
 
 
 def _in_file_terms(task: TaskQuery) -> list[str]:
