@@ -11,7 +11,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from tributary.app.search.page import _summary
-from tributary.app.search.source_strip import SourceStrip, chip_text, waiting_text
+from tributary.app.search.source_strip import SourceStrip, chip_text, chip_tooltip, waiting_text
 from tributary.engine.model import SearchRequest, SearchResponse, SourceReport, SourceStatus
 
 NAMES = ["memory", "filesystem", "git", "everything", "time", "fetch", "dead-hang", "wiki", "tickets",
@@ -111,6 +111,25 @@ def test_a_source_found_to_take_no_query_once_started_says_so_without_its_start_
     assert chip_text(tripped) == "dead · circuit open"
 
 
+def test_a_source_that_needs_a_setting_says_so_on_its_chip() -> None:
+    """Left out until a setting is made: the chip says which kind, the tooltip the fix."""
+    from tributary.engine.sources.tools import NO_READ_ONLY
+
+    needs = SourceReport(name="filesystem", status=SourceStatus.SKIPPED, latency_ms=4944.0,
+                         error="search_files needs `path` (required); set `arguments: {path: …}` "
+                               "and `tool: search_files`")
+    assert chip_text(needs) == "filesystem · needs arguments"
+    assert "set `arguments: {path: …}`" in chip_tooltip(needs)
+    unsafe = SourceReport(name="everything", status=SourceStatus.SKIPPED,
+                          detail=f"{NO_READ_ONLY} (passed over: simulate-research-query: not marked readOnlyHint)")
+    assert chip_text(unsafe) == "everything · no read-only tool"
+    missing = SourceReport(name="db", status=SourceStatus.SKIPPED,
+                           detail="configured tool 'find' not offered; tools seen: query")
+    assert chip_text(missing) == "db · tool not offered"
+    failed = SourceReport(name="db", status=SourceStatus.ERROR, error="search_files needs `path` (required)")
+    assert chip_text(failed) == "db · error"
+
+
 def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> None:
     sources = [SourceReport(name="files", status=SourceStatus.OK, hits=3),
                SourceReport(name="git", status=SourceStatus.PENDING),
@@ -128,7 +147,6 @@ def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> No
 
 def test_a_keyword_only_answer_says_so_on_its_chip_and_in_the_empty_state(qtbot: Any) -> None:
     from tributary.app.search.empty_state import EmptyState
-    from tributary.app.search.source_strip import chip_tooltip
 
     warning = ("files: semantic index 40 % ready (400/1000 chunks embedded); "
                "keyword and symbol search cover every file")

@@ -136,6 +136,24 @@ async def test_no_search_tool_is_a_clear_error_naming_the_tools() -> None:
         await pool.aclose()
 
 
+async def test_a_search_tool_not_marked_read_only_leaves_the_server_out_from_its_first_call() -> None:
+    """Known as soon as the server lists its tools: the first search leaves it out, as
+    routing leaves it out of every later one, rather than calling that a failure."""
+    server = MCPServer("unsafe")
+
+    @server.tool()
+    def search(query: str) -> str:
+        return query
+
+    pool = pool_of({"u": server})
+    try:
+        outcome = await pool.call("u", "q", top_k=5)
+        assert outcome.status is SourceStatus.SKIPPED
+        assert (outcome.error or "").startswith("no read-only search tool"), outcome.error
+    finally:
+        await pool.aclose()
+
+
 async def test_configured_tool_and_fixed_arguments() -> None:
     seen: list[dict[str, object]] = []
     server = MCPServer("cfg")

@@ -15,6 +15,7 @@ the window: it scrolls sideways with the mouse wheel, with the arrows at its end
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -46,6 +47,9 @@ RECENT_RESTART_S = 600.0  # a chip says "restarted" this long after it happened
 SUMMARY_SHARE = 0.25  # of the strip's width, at most, for the query's figures
 NO_TOOL = "no search-like tool"  # how the engine's reason for a source with no search tool begins
 TAKES_NO_QUERY = "its tool takes no query"  # ... and for one whose only tool ignores the question
+# ... and for the setting a source needs before it can be asked, with the chip's words
+SETUP_NEEDED = (("no read-only search tool", "no read-only tool"), ("configured tool ", "tool not offered"))
+NEEDS_ARGUMENTS = re.compile(r"^\S{1,200} needs `")  # "search_files needs `path` (required); …"
 
 StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
 
@@ -126,6 +130,15 @@ def has_no_search_tool(report: SourceReport) -> bool:
     return report.status == SourceStatus.SKIPPED and reason.startswith((NO_TOOL, TAKES_NO_QUERY))
 
 
+def setup_needed(reason: str) -> str | None:
+    """The chip's words for a source left out until a setting is made (the reason, with
+    the setting to make, is in the tooltip), or None."""
+    for start, words in SETUP_NEEDED:
+        if reason.startswith(start):
+            return words
+    return "needs arguments" if NEEDS_ARGUMENTS.match(reason) else None
+
+
 def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
@@ -140,6 +153,8 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
         return f"{report.name} … {typical}" if typical else f"{report.name} …"
     if has_no_search_tool(report):
         return f"{report.name} · no search tool"
+    if status == SourceStatus.SKIPPED and (setup := setup_needed(report.detail or report.error or "")):
+        return f"{report.name} · {setup}"
     label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
     if status in NOT_ASKED:
         latency = ""

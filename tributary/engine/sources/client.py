@@ -63,7 +63,6 @@ from tributary.engine.sources.normalize import NormalizeError, NormalizeLimits, 
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
 from tributary.engine.sources.tools import (
-    TAKES_NO_QUERY,
     ToolSelection,
     ToolSelectionError,
     select_tool,
@@ -457,10 +456,10 @@ class SourceClient:
             deadline = max(deadline, self._clock() + (deadline - start))
         selection = self._selection
         if selection is None:
-            error = self._selection_error or "no tool"
-            # A server whose tools ignore the question is left out, not failed each time.
-            status = SourceStatus.SKIPPED if error.startswith(TAKES_NO_QUERY) else SourceStatus.ERROR
-            return outcome(status, error=error), False
+            # A server none of whose tools a search may call is left out, saying why, as
+            # routing leaves it out of every later search (``Engine._skip_toolless``).
+            status = SourceStatus.SKIPPED if self._selection_error else SourceStatus.ERROR
+            return outcome(status, error=self._selection_error or "no tool"), False
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:
