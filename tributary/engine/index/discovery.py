@@ -22,43 +22,13 @@ import pathspec
 
 from tributary.engine.index.decoding import has_bom
 from tributary.engine.query.languages import detect_language
+from tributary.engine.repo_files import in_skipped_folder
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 1_000_000
 SNIFF_BYTES = 8192
 
-# Folders that hold tools' state or installed packages, never the repo's own code: skipped
-# at any depth.
-SKIPPED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", "node_modules", "bower_components", "__pycache__", ".venv",
-        "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-        "site-packages", ".next", ".gradle", ".idea", ".vscode", ".cache", "htmlcov",
-    }
-)  # fmt: skip
-# Build output and vendored copies, by their usual names: skipped at the repository's root
-# only. Deeper down such a name is as often real code (a ``build`` package, a ``target``
-# module); there only the ignore files decide.
-ROOT_SKIPPED_DIRS = frozenset({"dist", "build", "target", "vendor", "third_party", "coverage"})
-
-
-# Compiled output that some repositories commit by mistake: never text worth reading.
-BUILD_OUTPUT_SUFFIXES = (
-    ".pyc", ".pyo", ".pyd", ".so", ".dylib", ".dll", ".exe", ".o", ".obj", ".a", ".lib",
-    ".class", ".jar", ".whl", ".egg",
-)  # fmt: skip
-
-
-def _skipped(parts: list[str]) -> bool:
-    """Whether a path whose folders are ``parts`` lies in a skipped folder."""
-    return any(part in SKIPPED_DIRS for part in parts) or bool(parts and parts[0] in ROOT_SKIPPED_DIRS)
-
-
-def never_indexed(path: str) -> bool:
-    """Whether a repo-relative path is tools' state or build output, which the index
-    never reads whatever the ignore files say; history that touched it is no evidence."""
-    return _skipped(path.split("/")[:-1]) or path.lower().endswith(BUILD_OUTPUT_SUFFIXES)
 LOCK_FILES = frozenset(
     {
         "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",
@@ -261,7 +231,7 @@ def discover(
         kept_dirs = []
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if _skipped(rel.split("/")) or (here / name).is_symlink():
+            if in_skipped_folder(rel.split("/")) or (here / name).is_symlink():
                 continue
             if (problem := _name_problem(rel)) is not None:
                 say(problem)
@@ -328,7 +298,7 @@ def discover_paths(
     exclude_spec = _globs(exclude)
     for rel in sorted(set(rel_paths)):
         parts = rel.split("/")
-        if _skipped(parts[:-1]) or _name_problem(rel) is not None:
+        if in_skipped_folder(parts[:-1]) or _name_problem(rel) is not None:
             continue
         rules = IgnoreRules(warn)
         rules.add("", _read_ignore_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")

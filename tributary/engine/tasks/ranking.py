@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from tributary.engine.index.discovery import never_indexed
+from tributary.engine.repo_files import never_indexed
 from tributary.engine.tasks.model import FileScore, Rename, TaskHit
 
 SECONDS_PER_YEAR = 365.25 * 86400
