@@ -92,7 +92,10 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.query_mode": (
         "`full` sends the whole question; `keywords` sends its content words (stopwords "
         "dropped) joined by spaces, for a tool that matches its query as one substring, "
-        "such as server-memory's `search_nodes` (set on import)."),
+        "such as server-memory's `search_nodes` (set on import); `glob` sends a pattern "
+        "for file names holding any of those words (`**/*{routing,rules}*`; a name with "
+        "its dot stays whole), for a file-name search such as server-filesystem's "
+        "`search_files`."),
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",

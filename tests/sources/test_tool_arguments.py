@@ -67,6 +67,38 @@ async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) ->
     assert "`tool: search_files`" in error
 
 
+def test_glob_mode_sends_a_pattern_for_the_names_holding_the_questions_words() -> None:
+    files = tool("search_files", {"path": {"type": "string"}, "pattern": {"type": "string"}},
+                 ["path", "pattern"])
+    config = ServerConfig(name="fs", tool="search_files", arguments={"path": "/repo"}, query_mode="glob")
+    selection = select_tool(config, [files])
+    assert selection.arguments("How are Routing rules matched?", 5) == {
+        "path": "/repo", "pattern": "**/*{routing,rules,matched}*"}
+    assert selection.query_text("where is routing.py") == "**/*routing.py*"
+    assert selection.query_text("the") == "the"  # stopwords only: whole
+    assert selection.describe() == "search_files(pattern as a glob) [configured]"
+
+
+@pytest.mark.asyncio
+@pytest.mark.integration
+async def test_server_filesystem_finds_files_by_the_questions_words_in_glob_mode(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "routing.py").write_text("RULES = []\n", encoding="utf-8")
+    (tmp_path / "engine" / "cache.py").write_text("CACHE = {}\n", encoding="utf-8")
+    entry = npm_server("server-filesystem")
+    config = ServerConfig(name="fs", command="node", args=[str(entry), str(tmp_path)], timeout=10.0,
+                          tool="search_files", arguments={"path": str(tmp_path)}, query_mode="glob")
+    pool = SourcePool([config])
+    try:
+        await pool.warm_up(timeout=60)
+        outcome = await pool.call("fs", "How are routing rules matched?", top_k=5)
+    finally:
+        await pool.aclose()
+    text = " ".join(f"{h.title} {h.content}" for h in outcome.hits)
+    assert "routing.py" in text, (outcome.status, outcome.error, text)
+    assert "cache.py" not in text
+
+
 def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> None:
     from tributary.engine.config.errors import ConfigError
     from tributary.engine.config.load import parse_config

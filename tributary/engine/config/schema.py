@@ -17,7 +17,7 @@ AuthMode = Literal["auto", "oauth", "none"]
 AUTH_MODES = ("auto", "oauth", "none")
 # What a search sends as the query: the whole question, or its content words (for a
 # tool that matches its query as one substring, like server-memory's search_nodes).
-QueryMode = Literal["full", "keywords"]
+QueryMode = Literal["full", "keywords", "glob"]
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
 IndexBackendName = Literal["sqlite", "postgres"]

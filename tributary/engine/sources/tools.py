@@ -21,7 +21,8 @@ never by the server's list order.
 
 Fixed ``arguments`` win over the automatic top_k, which is kept within the schema's
 minimum/maximum. ``query_mode: keywords`` sends only the query's content words (for
-substring searches). A server none of whose tools takes a query-like argument is not
+substring searches), ``glob`` a file-name pattern made of them (for a tool that
+matches names against a glob). A server none of whose tools takes a query-like argument is not
 asked (:data:`TAKES_NO_QUERY`); a search tool that needs required arguments Tributary
 cannot fill is named in the error with the config that would use it.
 """
@@ -50,6 +51,8 @@ from tributary.engine.localsearch.fts import fts_terms
 _RUNS_CODE = re.compile(r"\b(?:select|sql|cypher|sparql|graphql|shell command)\b", re.IGNORECASE)
 NO_READ_ONLY = "no read-only search tool; set `tool:` to choose one"
 TAKES_NO_QUERY = "its tool takes no query"
+GLOB_WORDS = 8  # content words of a question in a `glob` query_mode pattern
+_NAME_TOKEN = re.compile(r"[\w.-]{1,200}")
 # Words in an argument's name or description that say it carries the question.
 _QUERY_WORDS = re.compile(r"\b(?:query|queries|search\w*|text|pattern|keywords?|question|terms?"
                           r"|prompt|phrase)\b", re.IGNORECASE)
@@ -72,7 +75,7 @@ class ToolSelection:
     auto: bool = False
     accepts: frozenset[str] = frozenset()  # the tool's argument names
     top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
-    query_mode: str = "full"  # "keywords": send the query's content words only
+    query_mode: str = "full"  # "keywords": the query's content words only; "glob": a name pattern
 
     def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
@@ -93,23 +96,41 @@ class ToolSelection:
         return args
 
     def query_text(self, query: str) -> str:
-        """``query`` as this tool gets it: whole, or (``keywords``) its content words.
+        """``query`` as this tool gets it: whole, (``keywords``) its content words, or
+        (``glob``) a pattern for file names holding any of them: ``**/*{routing,rules}*``.
 
         A substring search (server-memory's ``search_nodes``) finds nothing for "who owns
         the billing service"; "owns billing service" can match. No retry follows: if the
         words find nothing, nothing is the answer. A query of stopwords only goes whole.
         """
+        if self.query_mode == "glob":  # a file-name search (server-filesystem's search_files)
+            return _name_glob(query)
         if self.query_mode != "keywords":
             return query
         return " ".join(fts_terms(query, numbers=True)) or query
 
     def describe(self) -> str:
         how = "auto-detected" if self.auto else "configured"
-        mode = " as keywords" if self.query_mode == "keywords" and self.query_argument else ""
+        mode = {"keywords": " as keywords", "glob": " as a glob"}.get(self.query_mode, "") if self.query_argument else ""
         parts = [f"{self.tool}({self.query_argument or '—'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
         return "".join(parts) + f") [{how}]"
+
+
+def _name_glob(query: str) -> str:
+    """A pattern for file names holding any of the question's content words, a name
+    written with its dot (``routing.py``) kept whole: ``**/*{routing.py,rules}*``."""
+    picked: list[str] = []
+    for token in _NAME_TOKEN.findall(query.lower()):
+        token = token.strip(".-")
+        if token and token not in picked and fts_terms(token, numbers=True):
+            picked.append(token)
+        if len(picked) == GLOB_WORDS:
+            break
+    if not picked:
+        return query
+    return f"**/*{picked[0]}*" if len(picked) == 1 else "**/*{" + ",".join(picked) + "}*"
 
 
 def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelection:
