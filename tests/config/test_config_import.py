@@ -168,6 +168,18 @@ def test_server_memory_is_imported_to_search_by_keywords(tmp_path: Path) -> None
     }}
     result = import_mcp_servers(write(tmp_path, "mcp.json", json.dumps(data)))
     modes = {s.name: s.query_mode for s in result.servers}
-    assert modes == {"memory": "keywords", "pinned": "keywords", "files": "full"}
+    assert modes == {"memory": "keywords", "pinned": "keywords", "files": "glob"}
     merged = merge_imported(Config(), result.servers)
     assert parse_config(config_to_yaml(merged), source="x") == merged
+
+
+def test_server_filesystem_is_imported_to_search_file_names_in_its_first_folder(tmp_path: Path) -> None:
+    """server-filesystem's search_files needs a folder and matches names by glob."""
+    data = {"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/d", "/e"]},
+        "bare": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]},
+    }}
+    servers = {s.name: s for s in import_mcp_servers(write(tmp_path, "mcp.json", json.dumps(data))).servers}
+    assert (servers["files"].tool, servers["files"].arguments, servers["files"].query_mode) == (
+        "search_files", {"path": "/d"}, "glob")
+    assert (servers["bare"].tool, servers["bare"].arguments, servers["bare"].query_mode) == (None, {}, "full")

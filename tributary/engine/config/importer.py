@@ -209,10 +209,15 @@ class _Converter:
                 return None
             cwd = self.text(entry["cwd"], name, "cwd") if entry.get("cwd") else None
             args = self.strings(entry.get("args"), name, "args")
-            return ServerConfig(name=name, transport="stdio", command=text, args=args,
-                                env=self.mapping(entry.get("env"), name, "env"),
-                                cwd=cwd, enabled=enabled, description=description,
-                                query_mode=_query_mode(text, args))
+            server = ServerConfig(name=name, transport="stdio", command=text, args=args,
+                                  env=self.mapping(entry.get("env"), name, "env"),
+                                  cwd=cwd, enabled=enabled, description=description,
+                                  query_mode=_query_mode(text, args))
+            found = _name_search(text, args)
+            if found is not None:
+                tool, folder = found
+                server = replace(server, tool=tool, arguments={"path": folder}, query_mode="glob")
+            return server
         if kind in ("", "http", "streamable-http", "streamablehttp", "sse") and url:
             text = self.text(url, name, "url")
             if not text:
@@ -234,12 +239,32 @@ class _Converter:
 SUBSTRING_SEARCH_PACKAGES = ("@modelcontextprotocol/server-memory",)
 
 
+# Packages whose search tool matches file names against a glob within a folder it must
+# be given: the first folder the server is allowed (its first argument after the package).
+NAME_GLOB_PACKAGES = {"@modelcontextprotocol/server-filesystem": "search_files"}
+
+
+def _is_package(word: str, package: str) -> bool:
+    return word == package or word.startswith(package + "@") or word.endswith(package + "/dist/index.js")
+
+
 def _query_mode(command: str, args: list[str]) -> QueryMode:
     """``keywords`` for a server known to search by substring, else ``full``."""
-    words = [command, *args]
-    known = any(w == p or w.startswith(p + "@") or w.endswith(p + "/dist/index.js")
-                for w in words for p in SUBSTRING_SEARCH_PACKAGES)
+    known = any(_is_package(w, p) for w in [command, *args] for p in SUBSTRING_SEARCH_PACKAGES)
     return "keywords" if known else "full"
+
+
+def _name_search(command: str, args: list[str]) -> tuple[str, str] | None:
+    """``(tool, folder)`` for a server known to search file names by glob, so that it is
+    asked with ``query_mode: glob`` in its first allowed folder (None: not such a server,
+    or no folder given)."""
+    words = [command, *args]
+    for position, word in enumerate(words):
+        for package, tool in NAME_GLOB_PACKAGES.items():
+            if _is_package(word, package):
+                folders = [w for w in words[position + 1 :] if not w.startswith("-")]
+                return (tool, folders[0]) if folders else None
+    return None
 
 
 def _escape_foreign(text: str) -> str:
