@@ -60,6 +60,7 @@ from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
 from tributary.engine.sources.normalize import NormalizeError, NormalizeLimits, normalize_result
+from tributary.engine.sources.start_gate import StartGate, Ticket
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
 from tributary.engine.sources.tools import (
@@ -165,8 +166,10 @@ class SourceClient:
         start_timeout_s: float = 30.0,
         log_lines: int = 500,
         clock: Clock = time.monotonic,
+        gate: StartGate | None = None,
     ) -> None:
         self.config = config
+        self._gate = gate
         self.log = StderrLog(log_lines)
         self.breaker = CircuitBreaker(config.health, clock)
         self.latency = LatencyEstimate()
@@ -658,7 +661,9 @@ class SourceClient:
             self._scope = scope
             if self._closing:
                 scope.cancel()
+            ticket: Ticket | None = None
             try:
+                ticket = await self._start_turn()
                 async with (
                     self._connector(self.config, self.log) as conn,
                     ClientSession(
@@ -668,6 +673,8 @@ class SourceClient:
                     ) as session,
                 ):
                     init, tools = await self._handshake(session)
+                    if ticket is not None:
+                        ticket.release()
                     self._killable = conn.kill is not None
                     self._on_ready(session, init, tools, conn.pid)
                     ready = True
@@ -683,6 +690,8 @@ class SourceClient:
                     self._last_error = self._gave_up or self.log.scrub(_describe(exc))
                     self.log.event(f"error: {self._last_error}")
             finally:
+                if ticket is not None:
+                    ticket.release()
                 self._session = None
                 self._scope = None
         self._start_failed = not ready and not self._closing
@@ -691,6 +700,15 @@ class SourceClient:
         elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+
+    async def _start_turn(self) -> Ticket | None:
+        """Wait for the pool's start gate (local processes only; built-in servers
+        first): a server's start is mostly CPU, and many at once delay every one."""
+        if self._gate is None or self.config.transport != "stdio":
+            return None
+        if self._gate.running >= self._gate.slots:
+            self.log.event(f"waiting to start: {self._gate.running} servers are starting")
+        return await self._gate.enter(0 if self.config.builtin else 1)
 
     async def _handshake(
         self, session: ClientSession

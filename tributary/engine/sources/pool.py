@@ -18,7 +18,9 @@ Public API (the Engine facade, CLI and GUI build on these names)::
     pool.start_health(); await pool.stop_health()
     await pool.aclose()                          # idempotent; no process survives
 
-Servers start lazily on first use and stay up between queries. ``call`` never
+Servers start lazily on first use and stay up between queries; local ones start at
+most as many at once as there are cores, built-in servers first
+(:mod:`tributary.engine.sources.start_gate`). ``call`` never
 raises for a server's failure: the outcome's status says ok / timeout / error /
 circuit_open / skipped, with the error text. Unknown names raise ``KeyError``.
 Construct and use it inside a running event loop (health checks are tasks).
@@ -42,6 +44,7 @@ from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.health import HealthMonitor
 from tributary.engine.sources.latency import dispatch_order
 from tributary.engine.sources.normalize import NormalizeLimits
+from tributary.engine.sources.start_gate import StartGate
 from tributary.engine.sources.state import ProbeReport, ServerState, SourceOutcome
 
 
@@ -55,8 +58,10 @@ class SourcePool:
         limits: NormalizeLimits | None = None,
         start_timeout_s: float = 30.0,
         log_lines: int = 500,
+        gate: StartGate | None = None,
     ) -> None:
         self._connector = connector
+        self._gate = gate if gate is not None else StartGate()
         self._backoff = backoff
         self._limits = limits
         self._start_timeout_s = start_timeout_s
@@ -118,14 +123,14 @@ class SourcePool:
 
     async def start(self, names: Iterable[str] | None = None) -> None:
         """Start servers now instead of on first use (does not wait for them)."""
-        for name in names if names is not None else self._clients:
+        for name in self._start_order(names if names is not None else self._clients):
             self._client(name).ensure_started()
 
     async def warm_up(
         self, names: Iterable[str] | None = None, timeout: float | None = None
     ) -> dict[str, ServerState]:
         """Start servers and wait until each is ready or has failed; their states."""
-        chosen = list(names if names is not None else self._clients)
+        chosen = self._start_order(names if names is not None else self._clients)
 
         async def one(name: str) -> None:
             with contextlib.suppress(Exception):
@@ -184,8 +189,13 @@ class SourcePool:
     def _new_client(self, config: ServerConfig) -> SourceClient:
         return SourceClient(
             config, self._connector, backoff=self._backoff, limits=self._limits,
-            start_timeout_s=self._start_timeout_s, log_lines=self._log_lines,
+            start_timeout_s=self._start_timeout_s, log_lines=self._log_lines, gate=self._gate,
         )
+
+    def _start_order(self, names: Iterable[str]) -> list[str]:
+        """``names`` with the built-in servers first: the start gate admits in the
+        order starts are asked for while it has room."""
+        return sorted(names, key=lambda name: not self._client(name).config.builtin)
 
     def _watch(self, client: SourceClient) -> None:
         if client.config.enabled:
