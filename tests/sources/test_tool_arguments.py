@@ -52,6 +52,16 @@ def test_a_search_tool_needing_unfillable_arguments_is_named_with_the_fix() -> N
                                  "set `arguments: {path: …}` and `tool: search_files`")
 
 
+def test_a_tool_taking_a_glob_is_named_with_the_glob_mode_too() -> None:
+    files = tool("search_files", {"path": {"type": "string"}, "pattern": {"type": "string"}},
+                 ["path", "pattern"])
+    files.description = "Recursively search for files matching a pattern. Use glob-style patterns."
+    with pytest.raises(ToolSelectionError) as caught:
+        select_tool(ServerConfig(name="s"), [files])
+    assert str(caught.value).endswith(", and `query_mode: glob`: it matches names against a glob "
+                                      "pattern, not a question")
+
+
 @pytest.mark.asyncio
 @pytest.mark.integration
 async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) -> None:
@@ -64,7 +74,7 @@ async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) ->
         await pool.aclose()
     error = states["files"].tool_error or ""
     assert "search_files needs `path` (required)" in error, error
-    assert "`tool: search_files`" in error
+    assert "`tool: search_files`" in error and "`query_mode: glob`" in error
 
 
 def test_glob_mode_sends_a_pattern_for_the_names_holding_the_questions_words() -> None:

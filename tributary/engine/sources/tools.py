@@ -200,7 +200,16 @@ def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | 
     _, _, name, _, missing = min(options)
     names = ", ".join(f"`{m}`" for m in missing)
     fixed = ", ".join(f"{m}: …" for m in missing)
-    return f"{name} needs {names} (required); set `arguments: {{{fixed}}}` and `tool: {name}`"
+    advice = f"{name} needs {names} (required); set `arguments: {{{fixed}}}` and `tool: {name}`"
+    if _matches_globs(next(t for t in tools if t.name == name)):
+        advice += ", and `query_mode: glob`: it matches names against a glob pattern, not a question"
+    return advice
+
+
+def _matches_globs(tool: types.Tool) -> bool:
+    """Whether a tool says it takes a glob pattern (server-filesystem's ``search_files``),
+    which a question sent as it is never matches."""
+    return "glob" in (tool.description or "").lower()
 
 
 def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
