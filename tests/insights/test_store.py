@@ -355,3 +355,15 @@ async def test_arecord_from_the_event_loop(store: QueryLog) -> None:
     ids = await asyncio.gather(*(store.arecord(response(query=f"a{i}")) for i in range(5)))
     assert sorted(ids) == [1, 2, 3, 4, 5]
     assert {e.query for e in store.recent(5)} == {f"a{i}" for i in range(5)}
+
+
+def test_a_source_s_latency_leaves_out_the_wait_for_its_start(store: QueryLog) -> None:
+    """The first search after launch waits for each server to start; the source's own
+    latency is what it took after that, and a call that never got past the start has none."""
+    for latency in (40.0, 60.0):
+        store.record(response(sources=[SourceReport("files", SourceStatus.OK, latency, 1, 10)]))
+    store.record(response(sources=[SourceReport("files", SourceStatus.OK, 9050.0, 1, 10, startup_ms=9000.0)]))
+    store.record(response(sources=[SourceReport("files", SourceStatus.TIMEOUT, 3000.0, startup_ms=3000.0)]))
+    files = store.summary().sources["files"]
+    assert files.calls == 4 and files.timeouts == 1
+    assert files.p95_ms == pytest.approx(59.0)  # of 40, 50 and 60

@@ -48,6 +48,9 @@ async def test_call_starts_lazily_and_normalises_hits() -> None:
         again = await pool.call("a", "retry logic", top_k=3)
         assert [h.id for h in again.hits] == [h.id for h in outcome.hits]  # stable ids
         assert pool.state("a").restarts == 0  # kept alive between queries
+        # The first call waited for the start, and says how much of its time that was.
+        assert outcome.startup_ms is not None and 0 < outcome.startup_ms <= outcome.latency_ms
+        assert again.startup_ms is None
     finally:
         await pool.aclose()
 

@@ -182,6 +182,9 @@ class SourceReport:
     # answer weaker than usual: such an answer is shown as such and never cached.
     warnings: list[str] = field(default_factory=list)
     degraded: bool = False
+    # Of ``latency_ms``, the wait for the server to start (the first search after
+    # launch): a start-up, not how fast the source answers, so latency figures leave it out.
+    startup_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

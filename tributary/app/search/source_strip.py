@@ -166,6 +166,8 @@ def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
     typical = typical_latency(state.latency_ms if state is not None else None)
     if report.latency_ms is not None:
         lines.append(f"latency {report.latency_ms:.0f} ms" + (f" (typically {typical})" if typical else ""))
+        if report.startup_ms:
+            lines.append(f"of which {report.startup_ms:.0f} ms waiting for the server to start")
     elif typical:
         lines.append(f"typically answers in {typical}")
     if state is not None and (note := restart_note(state)):

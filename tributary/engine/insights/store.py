@@ -28,7 +28,7 @@ from typing import Any
 
 from tributary.engine.cache.base import Clock
 from tributary.engine.insights.db import InsightsStore, QueryRedaction
-from tributary.engine.model import SearchResponse, SourceStatus
+from tributary.engine.model import SearchResponse, SourceReport, SourceStatus
 
 DEFAULT_RETENTION = 10_000
 MAX_ERROR_CHARS = 500
@@ -221,7 +221,7 @@ class QueryLog(InsightsStore):
             (
                 report.name,
                 str(report.status),
-                report.latency_ms,
+                _own_latency(report),
                 report.hits,
                 report.tokens,
                 metrics.tokens_per_source.get(report.name, 0),
@@ -480,3 +480,13 @@ def _since_epoch(since: Since, now: float) -> float | None:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def _own_latency(report: SourceReport) -> float | None:
+    """How long the source took to answer, without the wait for it to start: the first
+    search after launch waits for every server's start-up, which says nothing about how
+    fast the source answers. A call that never got past the start has no latency."""
+    if report.latency_ms is None or not report.startup_ms:
+        return report.latency_ms
+    own = report.latency_ms - report.startup_ms
+    return own if own > 0 else None

@@ -438,12 +438,16 @@ class SourceClient:
         scope: Mapping[str, Any] | None = None,
     ) -> tuple[SourceOutcome, bool]:
         """The outcome, and whether it counts as a failure for the breaker."""
+        ready_at_entry = self._status is ServerStatus.READY and self._session is not None
+        ready_ms: float | None = None  # when the server was ready, if the call waited for it
+
         def outcome(status: SourceStatus, **kw: Any) -> SourceOutcome:
             if kw.get("error"):  # a server's error text may echo its own token
                 kw["error"] = self.log.scrub(kw["error"])
-            return SourceOutcome(self.name, status, (self._clock() - start) * 1000, **kw)
+            took = (self._clock() - start) * 1000
+            startup = None if ready_at_entry else ready_ms if ready_ms is not None else took
+            return SourceOutcome(self.name, status, took, startup_ms=startup, **kw)
 
-        ready_at_entry = self._status is ServerStatus.READY and self._session is not None
         try:
             session = await self._wait_session(self._start_deadline(start, deadline))
         except StartTimeout as exc:
@@ -456,6 +460,7 @@ class SourceClient:
             return outcome(SourceStatus.ERROR, error=str(exc)), True
         if not ready_at_entry:
             # The start is not the query's time: it gets its own timeout from here.
+            ready_ms = (self._clock() - start) * 1000
             deadline = max(deadline, self._clock() + (deadline - start))
         selection = self._selection
         if selection is None:

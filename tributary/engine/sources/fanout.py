@@ -157,6 +157,6 @@ def _result(pool: SourcePool, name: str, task: asyncio.Task[SourceOutcome]) -> S
     report = SourceReport(
         name=name, status=outcome.status, latency_ms=outcome.latency_ms, hits=len(outcome.hits),
         error=outcome.error, tool=outcome.tool, detail=outcome.detail, weight=weight,
-        warnings=list(outcome.warnings), degraded=outcome.degraded,
+        warnings=list(outcome.warnings), degraded=outcome.degraded, startup_ms=outcome.startup_ms,
     )
     return SourceResult(report, outcome.hits)

@@ -49,13 +49,14 @@ class SourceOutcome:
 
     name: str
     status: SourceStatus
-    latency_ms: float
+    latency_ms: float  # from the call to its answer, start-up included
     tool: str | None = None
     hits: list[Hit] = field(default_factory=list)
     error: str | None = None
     detail: str | None = None  # a note: output capped, restarted, still starting …
     warnings: list[str] = field(default_factory=list)  # the server's own (Normalized.warnings)
     degraded: bool = False  # the server called this answer weaker than usual
+    startup_ms: float | None = None  # of ``latency_ms``, waiting for the server to start
 
 
 @dataclass(slots=True)
