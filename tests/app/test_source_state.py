@@ -153,3 +153,26 @@ def test_a_server_with_no_search_tool_is_marked_in_the_list(qtbot: Any, tmp_path
     assert page.list.item(0).data(LATENCY_ROLE) == "no search tool"
     assert page.state_label.isVisible()
     assert "not asked in searches: no search-like tool" in page.state_label.text()
+
+
+def test_a_server_that_needs_a_setting_says_which_kind_in_the_list(qtbot: Any, tmp_path: Path) -> None:
+    """The list names what the search chips name: server-filesystem needs arguments,
+    server-everything has no read-only search tool."""
+    config = Config(path=tmp_path / "config.yaml")
+    config.servers["filesystem"] = ServerConfig(name="filesystem", command="node")
+    config.servers["everything"] = ServerConfig(name="everything", command="node")
+    engine = StatefulEngine(config=config)
+    engine.states = [
+        state("filesystem", 12.0, tool=None,
+              tool_error="search_files needs `path` (required); set `arguments: {path: …}` and "
+                         "`tool: search_files`"),
+        state("everything", 12.0, tool=None,
+              tool_error="no read-only search tool; set `tool:` to choose one"),
+    ]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    labels = {editor.servers.list.item(n).text(): editor.servers.list.item(n).data(LATENCY_ROLE)
+              for n in range(editor.servers.list.count())}
+    assert labels == {"filesystem": "needs arguments", "everything": "no read-only tool"}

@@ -55,7 +55,13 @@ from tributary.app.background import describe_error, run_async
 from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import KeyValueEditor, error_label, set_invalid, with_error
-from tributary.app.search.source_strip import LogWindow, restart_note, status_dot, typical_latency
+from tributary.app.search.source_strip import (
+    LogWindow,
+    restart_note,
+    setup_needed,
+    status_dot,
+    typical_latency,
+)
 from tributary.app.spin_box import DoubleSpinBox
 from tributary.engine.api import (
     ClientConfig,
@@ -500,7 +506,7 @@ class ServersPage(QWidget):
             return
         if cannot_search(state):  # running fine, yet of no use to a search: said in the list
             item.setIcon(status_dot("timeout"))
-            item.setData(LATENCY_ROLE, "no search tool")
+            item.setData(LATENCY_ROLE, setup_needed(state.tool_error or "") or "no search tool")
         else:
             item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
             item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
