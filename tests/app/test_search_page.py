@@ -253,3 +253,30 @@ async def test_a_search_in_flight_says_it_is_asking(qtbot: object) -> None:
     await until(lambda: page.model.rowCount() > 0, timeout=120)  # (a deadline only for a failing run)
     await asyncio.sleep(0.05)
     assert page.results.currentWidget() is page.tree
+
+
+def test_alt_and_a_digit_opens_that_page_from_the_keyboard(qtbot: object) -> None:
+    """Alt+1 … Alt+9 open the sidebar's pages in order (Ctrl+1 / Ctrl+2 are the search
+    page's tabs) and hand the page the keyboard; the entry's tooltip names its key."""
+    from PySide6.QtGui import QShortcut
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+
+    from tributary.app.window import MainWindow
+
+    window = MainWindow(lambda: FakeEngine(sources=["files"]), RecentQueries(None))
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    other = QWidget()
+    QVBoxLayout(other).addWidget(field := QLineEdit())
+    window.add_page("Indexes", "search", other)
+    window.resize(1366, 740)
+    window.show()
+    keys = {s.key().toString(): s for s in window.findChildren(QShortcut) if s.parent() is window}
+    assert {"Alt+1", "Alt+2"} <= set(keys) and "Alt+3" not in keys
+    keys["Alt+2"].activated.emit()  # (offscreen, the window is never active for a key press)
+    assert window.pages.currentWidget() is other and window.sidebar.currentRow() == 1
+    assert window.focusWidget() is field  # the page has the keyboard
+    keys["Alt+1"].activated.emit()
+    assert window.pages.currentWidget() is window.search and window.focusWidget() is window.search.query
+    assert window.sidebar.item(1).toolTip() == "Alt+2"
+    window.set_compact(True)
+    assert window.sidebar.item(1).toolTip() == "Indexes (Alt+2)"

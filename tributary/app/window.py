@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -109,12 +110,29 @@ class MainWindow(QMainWindow):
         self._fit_to_screen()
 
     def add_page(self, title: str, icon_name: str, page: QWidget) -> None:
+        """A page and its sidebar entry; the first nine are also Alt+1 … Alt+9."""
+        row = self.sidebar.count()
         item = QListWidgetItem(theme.icon(icon_name), "" if self.compact else title)
         item.setSizeHint(QSize(0, 38))
         item.setData(Qt.ItemDataRole.AccessibleTextRole, title)
-        item.setToolTip(title if self.compact else "")
         self.sidebar.addItem(item)
         self.pages.addWidget(page)
+        if row < 9:
+            QShortcut(QKeySequence(f"Alt+{row + 1}"), self, functools.partial(self.open_page, row))
+        item.setToolTip(self._page_tip(row))
+
+    def open_page(self, row: int) -> None:
+        """Show the page of sidebar entry ``row`` and give it the keyboard."""
+        self.sidebar.setCurrentRow(row)
+        self.focus_page()
+
+    def _page_tip(self, row: int) -> str:
+        item = self.sidebar.item(row)
+        title = item.data(Qt.ItemDataRole.AccessibleTextRole)
+        keys = f"Alt+{row + 1}" if row < 9 else ""
+        if self.compact:
+            return f"{title} ({keys})" if keys else title
+        return keys
 
     def add_lazy_page(self, title: str, icon_name: str, build: Callable[[], QWidget]) -> QWidget:
         """A page built the first time it is shown (keeps start-up to the search page)."""
@@ -163,7 +181,7 @@ class MainWindow(QMainWindow):
             item = self.sidebar.item(row)
             title = item.data(Qt.ItemDataRole.AccessibleTextRole)  # the page's name, always kept
             item.setText("" if compact else title)
-            item.setToolTip(title if compact else "")
+            item.setToolTip(self._page_tip(row))
         self.brand.setVisible(not compact)
         self.engine_state.setVisible(not compact)
         self.tray_note.setVisible(not compact and bool(self.tray_note.text()))
