@@ -237,6 +237,28 @@ def test_fixed_tool_arguments_are_typed_as_a_mapping_in_the_form(qtbot: Any, tmp
     assert servers.tool_arguments.text() == "{project: tributary}"
 
 
+def test_the_query_mode_is_chosen_in_the_form(qtbot: Any, tmp_path: Path) -> None:
+    """A file-name search (server-filesystem's ``search_files``) is sent a glob, set in
+    the form as the server's status advises, and every mode the config knows is offered."""
+    from typing import get_args
+
+    from tributary.app.config_editor.servers import QUERY_MODE_LABELS
+    from tributary.engine.config.schema import QueryMode
+
+    assert list(QUERY_MODE_LABELS) == list(get_args(QueryMode))
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    assert servers.current is not None and servers.query_mode.currentData() == "full"
+    assert servers.query_mode.count() == len(get_args(QueryMode))
+    servers.query_mode.setCurrentIndex(servers.query_mode.findData("glob"))
+    assert servers.current.query_mode == "glob" and editor.dirty
+    servers.list.setCurrentRow(0)
+    assert servers.query_mode.currentData() == "full"  # each server shows its own
+    servers.list.setCurrentRow(1)
+    assert servers.query_mode.currentData() == "glob"
+
+
 def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers

@@ -14,7 +14,7 @@ import json
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import yaml
 from PySide6.QtCore import (
@@ -70,7 +70,7 @@ from tributary.engine.api import (
     discover_client_configs,
     merge_imported,
 )
-from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState, ServerTest
@@ -78,6 +78,11 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
 NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
 STATE_REFRESH_MS = 2000
+QUERY_MODE_LABELS: dict[str, str] = {
+    "full": "the whole question",
+    "keywords": "its content words",
+    "glob": "a file-name glob of them",
+}
 # Narrower than this (a tiled or scaled-up window), the list gives the form room:
 # at most this share of the width, its names eliding in the middle.
 NARROW_WIDTH = 700
@@ -313,6 +318,13 @@ class ServersPage(QWidget):
         self.tool.setPlaceholderText("auto-detect (a read-only search/query/find tool)")
         self.query_argument = QLineEdit()
         self.query_argument.setPlaceholderText("auto-detect")
+        self.query_mode = ComboBox()
+        for mode in get_args(QueryMode):
+            self.query_mode.addItem(QUERY_MODE_LABELS[mode], mode)
+        self.query_mode.setToolTip(
+            "What the tool is sent: the whole question; its content words, for a tool that "
+            "matches its query as one substring (server-memory); or a file-name glob made of "
+            "them, for a tool that matches names (server-filesystem's search_files)")
         self.tool_arguments = QLineEdit()
         self.tool_arguments.setPlaceholderText("fixed arguments, e.g. {path: /srv/docs}")
         self.tool_arguments.setToolTip(
@@ -358,6 +370,7 @@ class ServersPage(QWidget):
         form.addRow("Weight", self.weight)
         form.addRow("Tool", self.tool)
         form.addRow("Query argument", self.query_argument)
+        form.addRow("Query mode", self.query_mode)
         form.addRow("Tool arguments", with_error(self.tool_arguments, self.tool_arguments_error))
         form.addRow("Description", self.description)
         self._form = form
@@ -411,6 +424,7 @@ class ServersPage(QWidget):
 
         self.name.textEdited.connect(self._rename)
         self.transport.currentTextChanged.connect(self._edited)
+        self.query_mode.currentIndexChanged.connect(self._edited)
         self.args.textEdited.connect(self._edited)
         for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.tool_arguments,
                      self.description):
@@ -469,6 +483,7 @@ class ServersPage(QWidget):
         self.weight.setValue(server.weight)
         self.tool.setText(server.tool or "")
         self.query_argument.setText(server.query_argument or "")
+        self.query_mode.setCurrentIndex(max(0, self.query_mode.findData(server.query_mode)))
         self.tool_arguments.setText(format_tool_arguments(server.arguments))
         set_invalid(self.tool_arguments, None, self.tool_arguments_error)
         self.description.setText(server.description)
@@ -577,6 +592,7 @@ class ServersPage(QWidget):
         server.weight = self.weight.value()
         server.tool = self.tool.text().strip() or None
         server.query_argument = self.query_argument.text().strip() or None
+        server.query_mode = self.query_mode.currentData()
         try:
             server.arguments = parse_tool_arguments(self.tool_arguments.text())
             set_invalid(self.tool_arguments, None, self.tool_arguments_error)
