@@ -576,3 +576,46 @@ async def test_a_connection_test_scrolls_its_outcome_into_view(qtbot: Any, tmp_p
         return top >= 0 and top + servers.test_details.height() <= viewport.height()
 
     await until(in_view)
+
+
+class BuiltinEngine(FakeEngine):
+    """The engine double running a built-in ``files`` server beside the config's own."""
+
+    @property
+    def effective_config(self) -> Config:
+        effective = copy.deepcopy(self.config)
+        tuned = self.config.servers.get("files")
+        effective.servers["files"] = ServerConfig(
+            name="files", command="python", args=["-m", "tributary.engine.servers.files"], builtin="files",
+            timeout=tuned.timeout if tuned else 5.0, weight=tuned.weight if tuned else 1.0,
+            enabled=tuned.enabled if tuned else True)
+        return effective
+
+
+def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_path: Path) -> None:
+    """Tributary's own servers show in the list after the config's; their weight,
+    timeout and on/off are saved as a tuning entry (no command), the rest is shown only."""
+    config = sample_config(tmp_path)
+    del config.servers["files"]  # the rules still name it: the built-in one
+    engine = BuiltinEngine(config=config)
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    servers = editor.servers
+    names = [servers.list.item(n).text() for n in range(servers.list.count())]
+    assert names[-1] == "files" and names.count("files") == 1
+    servers.list.setCurrentRow(len(names) - 1)
+    assert servers.builtin_note.isVisible() and not servers.remove_button.isEnabled()
+    assert servers.command.text() == "python" and not servers.command.isEnabled()
+    assert servers.timeout.isEnabled() and servers.weight.isEnabled()
+    assert editor.draft is not None and "files" not in editor.draft.servers and not editor.dirty
+    servers.weight.setValue(2.5)
+    entry = editor.draft.servers["files"]
+    assert (entry.builtin, entry.command, entry.weight, entry.timeout) == ("files", None, 2.5, 5.0)
+    servers.list.item(len(names) - 1).setCheckState(Qt.CheckState.Unchecked)
+    assert entry.enabled is False and editor.dirty
+    assert not editor.errors()
+    servers.list.setCurrentRow(0)  # a server of the config's own is edited as before
+    assert not servers.builtin_note.isVisible() and servers.command.isEnabled()
+    assert servers.remove_button.isEnabled()

@@ -9,6 +9,7 @@ what happened to it (pid, uptime, restarts and why, an open circuit breaker).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import shlex
@@ -76,6 +77,8 @@ if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the 
     from tributary.engine.api import ServerState, ServerTest
 
 LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the servers list
+BUILTIN_NOTE = ("Built in: Tributary's own server over the repositories on the Indexes page. "
+                "Its weight and timeout, and whether searches ask it, are yours to set.")
 NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
 STATE_REFRESH_MS = 2000
 QUERY_MODE_LABELS: dict[str, str] = {
@@ -266,6 +269,10 @@ class ServersPage(QWidget):
         self._engine = engine
         self.config: Config | None = None
         self.current: ServerConfig | None = None
+        # Tributary's own servers (``builtin``), as the engine runs them: listed after the
+        # config's servers; their weight, timeout and on/off are kept as a tuning entry.
+        self._builtins: dict[str, ServerConfig] = {}
+        self._editing_builtin = False
         self._loading = False
         self._logs: dict[str, LogWindow] = {}
 
@@ -332,6 +339,10 @@ class ServersPage(QWidget):
             "tool requires that is not the question (a folder, a project, a limit)")
         self.tool_arguments_error = error_label()
         self.description = QLineEdit()
+        self.builtin_note = QLabel(BUILTIN_NOTE)
+        self.builtin_note.setObjectName("Muted")
+        self.builtin_note.setWordWrap(True)
+        self.builtin_note.setVisible(False)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -401,6 +412,7 @@ class ServersPage(QWidget):
 
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
+        form_layout.addWidget(self.builtin_note)
         form_layout.addLayout(form)
         form_layout.addWidget(self.state_label)
         form_layout.addLayout(test_row)
@@ -448,7 +460,10 @@ class ServersPage(QWidget):
         assert self.config is not None
         self._loading = True
         self.list.clear()
-        for server in self.config.servers.values():
+        self._builtins = self._running_builtins()
+        listed = [*self.config.servers.values(),
+                  *(s for n, s in self._builtins.items() if n not in self.config.servers)]
+        for server in listed:
             item = QListWidgetItem(server.name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if server.enabled else Qt.CheckState.Unchecked)
@@ -461,12 +476,48 @@ class ServersPage(QWidget):
             if matches:
                 self.list.setCurrentItem(matches[0])
 
+    def _running_builtins(self) -> dict[str, ServerConfig]:
+        """The built-in servers the engine runs (one per kind while a repository is
+        indexed), as it runs them: the config's tuning applied."""
+        engine = self._engine()
+        try:
+            effective = engine.effective_config if engine is not None else None
+        except Exception:  # the engine may be closing
+            return {}
+        return {n: s for n, s in effective.servers.items() if s.builtin} if effective is not None else {}
+
+    def _is_builtin(self, name: str) -> bool:
+        """Whether ``name`` is a built-in server the config at most tunes (no command of
+        its own in the config)."""
+        if name not in self._builtins or self.config is None:
+            return False
+        entry = self.config.servers.get(name)
+        return entry is None or (entry.builtin == name and not entry.command)
+
+    def _tuning(self, name: str) -> ServerConfig:
+        """The config's entry tuning built-in ``name``, made on the first change."""
+        assert self.config is not None
+        entry = self.config.servers.get(name)
+        if entry is None:
+            running = self._builtins[name]
+            entry = ServerConfig(name=name, builtin=running.builtin, timeout=running.timeout,
+                                 weight=running.weight, enabled=running.enabled, command=None)
+            self.config.servers[name] = entry
+        return entry
+
     def _select(self, name: str) -> None:
         if self._loading or self.config is None:
             return
-        self.current = self.config.servers.get(name)
+        self._editing_builtin = self._is_builtin(name)
+        if self._editing_builtin:
+            tuned = self.config.servers.get(name) or self._builtins[name]
+            self.current = dataclasses.replace(self._builtins[name], timeout=tuned.timeout,
+                                               weight=tuned.weight, enabled=tuned.enabled)
+        else:
+            self.current = self.config.servers.get(name)
         self.form_widget.setEnabled(self.current is not None)
-        self.remove_button.setEnabled(self.current is not None)
+        self.remove_button.setEnabled(self.current is not None and not self._editing_builtin)
+        self._builtin_form(self._editing_builtin)
         server = self.current or ServerConfig(name="")
         self._loading = True
         self.name.setText(server.name)
@@ -568,12 +619,27 @@ class ServersPage(QWidget):
         for widget in (self.url, self.headers, self.sign_in_box):
             self._form.setRowVisible(widget, not stdio)
 
+    def _builtin_form(self, builtin: bool) -> None:
+        """A built-in server's form: its weight and timeout are the user's, the rest is
+        how Tributary runs it, shown and not editable."""
+        self.builtin_note.setVisible(builtin)
+        for field in (self.name, self.transport, self.command, self.args, self.cwd, self.url, self.env,
+                      self.headers, self.keyring_button, self.sign_in_box, self.tool, self.query_argument,
+                      self.query_mode, self.tool_arguments, self.description):
+            field.setEnabled(not builtin)
+
     # -- editing ------------------------------------------------------------------------
 
     def _edited(self, *_: Any) -> None:
         if self._loading or self.current is None:
             return
         server = self.current
+        if self._editing_builtin:
+            tuning = self._tuning(server.name)
+            tuning.timeout = server.timeout = self.timeout.value()
+            tuning.weight = server.weight = self.weight.value()
+            self.changed.emit()
+            return
         chosen = self.transport.currentText()
         server.transport = "http" if chosen == "http" else "sse" if chosen == "sse" else "stdio"
         self._transport_rows(server.transport)
@@ -630,9 +696,12 @@ class ServersPage(QWidget):
     def _enabled_toggled(self, item: QListWidgetItem) -> None:
         if self._loading or self.config is None:
             return
-        server = self.config.servers.get(item.text())
+        name = item.text()
+        server = self._tuning(name) if self._is_builtin(name) else self.config.servers.get(name)
         if server is not None:
             server.enabled = item.checkState() == Qt.CheckState.Checked
+            if self.current is not None and self.current.name == name:
+                self.current.enabled = server.enabled
             self.changed.emit()
 
     def add_server(self) -> None:
@@ -646,7 +715,7 @@ class ServersPage(QWidget):
         self.changed.emit()
 
     def remove_server(self) -> None:
-        if self.config is None or self.current is None:
+        if self.config is None or self.current is None or self._editing_builtin:
             return
         name = self.current.name
         del self.config.servers[name]
