@@ -183,3 +183,20 @@ async def test_a_config_pointed_at_another_file_is_refused_without_echoing_it(tm
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.asyncio
+async def test_a_built_in_servers_tuning_is_not_counted_as_a_server(tmp_path: Path) -> None:
+    from tributary.engine.config.watch import reload_once
+
+    path = tmp_path / "config.yaml"
+    path.write_text("servers:\n  git:\n    command: uvx\n  tasks:\n    builtin: tasks\n    weight: 0.5\n",
+                    encoding="utf-8")
+    applied: list[Config] = []
+
+    async def apply(config: Config) -> None:
+        applied.append(config)
+
+    report = await reload_once(path, apply)
+    assert report is not None and report.ok and report.message.endswith("reloaded: 1 server")
+    assert applied[0].servers["tasks"].weight == 0.5
