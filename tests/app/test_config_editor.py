@@ -52,9 +52,10 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def make_editor(qtbot: Any, tmp_path: Path) -> tuple[ConfigEditor, FakeEngine, Config]:
-    config = sample_config(tmp_path)
-    engine = FakeEngine(config=config)
+def make_editor(qtbot: Any, tmp_path: Path, config: Config | None = None,
+                engine_type: type[FakeEngine] = FakeEngine) -> tuple[ConfigEditor, FakeEngine, Config]:
+    config = config if config is not None else sample_config(tmp_path)
+    engine = engine_type(config=config)
     editor = ConfigEditor(lambda: engine)
     qtbot.addWidget(editor)
     editor.load(config)
@@ -597,11 +598,7 @@ def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_pat
     timeout and on/off are saved as a tuning entry (no command), the rest is shown only."""
     config = sample_config(tmp_path)
     del config.servers["files"]  # the rules still name it: the built-in one
-    engine = BuiltinEngine(config=config)
-    editor = ConfigEditor(lambda: engine)
-    qtbot.addWidget(editor)
-    editor.load(config)
-    editor.show()
+    editor, _, _ = make_editor(qtbot, tmp_path, config, BuiltinEngine)
     servers = editor.servers
     names = [servers.list.item(n).text() for n in range(servers.list.count())]
     assert names[-1] == "files" and names.count("files") == 1
