@@ -613,6 +613,10 @@ def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_pat
     servers.list.item(len(names) - 1).setCheckState(Qt.CheckState.Unchecked)
     assert entry.enabled is False and editor.dirty
     assert not editor.errors()
+    servers.add_server()  # after the tuning entry in the config, yet listed above it
+    names = [servers.list.item(n).text() for n in range(servers.list.count())]
+    assert names[-2:] == ["new-server", "files"] and list(editor.draft.servers)[-2:] == ["files", "new-server"]
+    assert servers.list.item(len(names) - 1).checkState() == Qt.CheckState.Unchecked
     servers.list.setCurrentRow(0)  # a server of the config's own is edited as before
     assert not servers.builtin_note.isVisible() and servers.command.isEnabled()
     assert servers.remove_button.isEnabled()

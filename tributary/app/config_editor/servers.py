@@ -461,8 +461,8 @@ class ServersPage(QWidget):
         self._loading = True
         self.list.clear()
         self._builtins = self._running_builtins()
-        listed = [*self.config.servers.values(),
-                  *(s for n, s in self._builtins.items() if n not in self.config.servers)]
+        listed = [*(s for n, s in self.config.servers.items() if not self._is_builtin(n)),
+                  *(self.config.servers.get(n) or s for n, s in self._builtins.items())]
         for server in listed:
             item = QListWidgetItem(server.name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
