@@ -138,3 +138,17 @@ def test_a_task_lifts_a_files_other_functions_before_a_long_functions_parts() ->
         one.score = 1.0 - position / 10
     out = focus_functions(ranked, files=1, per_file=2)
     assert [h.id for h in out][:2] == [a1.id, other.id]  # one function, then the next function
+
+
+def test_functions_sharing_a_name_apart_in_the_file_are_not_parts_of_one() -> None:
+    """`@dispatch` overloads, or a property's getter and setter, share a title but are
+    functions of their own; chunks of one name whose lines follow on are one function."""
+    best, b1 = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1)
+    overload, part = _chunk("a.py", 3, 40), _chunk("a.py", 4, 3)
+    best.title = overload.title = part.title = "intersection_sets"
+    other = _chunk("a.py", 5, 80)
+    ranked = [best, b1, overload, part, other]
+    for position, one in enumerate(ranked):
+        one.score = 1.0 - position / 10
+    out = focus_functions(ranked, files=1, per_file=3)
+    assert [h.id for h in out][:3] == [best.id, overload.id, other.id]  # the part of the best waits

@@ -11,6 +11,7 @@ while its budget has room (``further_reading``); the list is untouched.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -126,7 +127,8 @@ def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file
         if group is not None:
             group.append(hit)
     for path, group in groups.items():
-        groups[path] = group[:1] + repeats_last(group[1:], _function_of, {_function_of(group[0])})[: per_file - 1]
+        unit = functools.partial(_unit_of, _function_units(group))
+        groups[path] = group[:1] + repeats_last(group[1:], unit, {unit(group[0])})[: per_file - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
     for hit in ranked:
@@ -172,6 +174,35 @@ def _function_of(hit: Hit) -> str:
     if title.endswith(")") and " (part " in title:
         title = title[: title.rindex(" (part ")]
     return title
+
+
+def _unit_of(units: dict[str, str], hit: Hit) -> str:
+    return units[hit.id]
+
+
+def _function_units(hits: Sequence[Hit]) -> dict[str, str]:
+    """For one file's code hits, each hit's unit by id: the parts of one function share
+    it. A hit titled as a part (``name (part 2 of 3)``) belongs to its name's unit; hits
+    that share a plain title are parts of one function only when their lines follow on
+    (the chunker's parts of a long function), so overloads (``@dispatch``, a property's
+    getter and setter) stay functions of their own."""
+    units: dict[str, str] = {}
+    by_title: dict[str, list[Hit]] = {}
+    for hit in hits:
+        name = _function_of(hit)
+        if name == hit.id or name != hit.title or hit.start_line is None or hit.end_line is None:
+            units[hit.id] = name
+        else:
+            by_title.setdefault(name, []).append(hit)
+    for name, same in by_title.items():
+        same = sorted(same, key=lambda h: (h.start_line or 0, h.end_line or 0))
+        first, end = same[0], same[0].end_line or 0
+        for hit in same:
+            if (hit.start_line or 0) > end + 1:
+                first = hit
+            end = max(end, hit.end_line or 0)
+            units[hit.id] = f"{name}@{first.start_line}"
+    return units
 
 
 def _is_code(hit: Hit) -> bool:
