@@ -131,7 +131,7 @@ async def test_a_half_screen_window_keeps_every_page_whole(
         window = shell.window
         await until(lambda: window.compact, what="icons-only sidebar")
         assert [window.sidebar.item(row).text() for row in range(window.sidebar.count())] == ["", "", "", ""]
-        assert window.sidebar.item(1).toolTip() == "Sources & routing"
+        assert window.sidebar.item(1).toolTip() == "Sources & routing (Alt+2)"
         assert window.engine_state_compact.isVisible() and not window.engine_state.isVisible()
         page = window.search
         QTest.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
