@@ -205,12 +205,12 @@ async def test_reconfigure_restarts_only_changed_servers() -> None:
         await pool.warm_up(["a", "b"])
         assert sorted(made) == ["a", "b"]
         await pool.reconfigure([
-            ServerConfig(name="a", command="unused"),               # unchanged
+            ServerConfig(name="a", command="unused", weight=2.0),   # reweighed: kept running
             ServerConfig(name="b", command="unused", timeout=9.0),  # changed
             ServerConfig(name="c", command="unused"),               # added
         ])
         assert pool.names() == ["a", "b", "c"]
-        assert pool.state("a").status is ServerStatus.READY
+        assert pool.state("a").status is ServerStatus.READY and pool.config("a").weight == 2.0
         assert pool.state("b").status is ServerStatus.IDLE  # restarted lazily
         assert (await pool.call("b", "q", top_k=1)).status is SourceStatus.OK
         assert sorted(made) == ["a", "b", "b"]

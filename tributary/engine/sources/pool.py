@@ -140,10 +140,14 @@ class SourcePool:
         return {n: self.state(n) for n in chosen}
 
     async def reconfigure(self, servers: Iterable[ServerConfig]) -> None:
-        """Apply a new server list: unchanged servers keep running; changed ones restart."""
+        """Apply a new server list: unchanged servers keep running; changed ones restart,
+        except for a new weight or description, which the running server takes as it is."""
         wanted = {s.name: s for s in servers}
         stale = [c for n, c in self._clients.items()
                  if n not in wanted or not _same(c.config, wanted[n])]
+        for name, client in self._clients.items():
+            if name in wanted and client not in stale:
+                client.config = wanted[name]
         for client in stale:
             self._health.unwatch(client.name)
             del self._clients[client.name]
@@ -203,4 +207,13 @@ class SourcePool:
 
 
 def _same(a: ServerConfig, b: ServerConfig) -> bool:
-    return dataclasses.asdict(a) == dataclasses.asdict(b)
+    """Whether ``a`` and ``b`` run and are asked alike: only the fusion's weight and the
+    description, which the engine reads from its own config, may differ."""
+    return _how_run(a) == _how_run(b)
+
+
+def _how_run(config: ServerConfig) -> dict[str, object]:
+    fields = dataclasses.asdict(config)
+    for settled_elsewhere in ("weight", "description"):
+        fields.pop(settled_elsewhere)
+    return fields
