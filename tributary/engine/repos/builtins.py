@@ -89,15 +89,24 @@ def available_builtins(index_dir: Path | None = None, index: IndexConfig | None 
 
 
 def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Config:
-    """``config`` plus a server for each built-in that has something to serve."""
-    servers = dict(config.servers)
-    for name in available_builtins(index_dir, config.index):
+    """``config`` plus a server for each built-in that has something to serve. A tuning
+    of a built-in with nothing to serve (every repository removed) is left out: it has
+    no command to run."""
+    available = available_builtins(index_dir, config.index)
+    servers = {name: server for name, server in config.servers.items()
+               if name in available or not _tuning_only(server)}
+    for name in available:
         default = builtin_server(name, index_dir, config.index)
         user = servers.get(name)
         if user is None:
             servers[name] = default
-        elif user.builtin == name and user.command is None:
+        elif user.builtin == name and _tuning_only(user):
             # The user tuned a built-in (weight, timeout, enabled) without a command.
             servers[name] = replace(default, timeout=user.timeout, weight=user.weight,
                                     enabled=user.enabled, health=user.health)
     return replace(config, servers=servers)
+
+
+def _tuning_only(server: ServerConfig) -> bool:
+    """A built-in's weight, timeout or on/off set by the user, with no command of its own."""
+    return server.builtin is not None and server.command is None and server.url is None
