@@ -492,7 +492,7 @@ class ServersPage(QWidget):
         if name not in self._builtins or self.config is None:
             return False
         entry = self.config.servers.get(name)
-        return entry is None or (entry.builtin == name and not entry.command)
+        return entry is None or (entry.builtin == name and entry.tunes_builtin)
 
     def _tuning(self, name: str) -> ServerConfig:
         """The config's entry tuning built-in ``name``, made on the first change."""

@@ -74,6 +74,12 @@ class ServerConfig:
     # upstream tools `tributary serve` offers its clients as `<server>__<tool>` (opt-in)
     expose: list[str] = field(default_factory=list)
 
+    @property
+    def tunes_builtin(self) -> bool:
+        """Whether this entry only tunes a built-in server (its weight, timeout, on/off)
+        and has no command or URL of its own: no server to run by itself."""
+        return self.builtin is not None and self.command is None and self.url is None
+
 
 @dataclass(slots=True)
 class RoutingRule:

@@ -137,6 +137,5 @@ async def reload_once(
         await apply(config)
     except Exception as exc:
         return ReloadReport(False, f"{path} is valid but could not be applied: {type(exc).__name__}: {exc}")
-    # A built-in server's tuning (``builtin`` without a command) is not a server of its own.
-    servers = sum(1 for s in config.servers.values() if not s.builtin or s.command or s.url)
+    servers = sum(1 for s in config.servers.values() if not s.tunes_builtin)
     return ReloadReport(True, f"{path} reloaded: {servers} server{'s' * (servers != 1)}")

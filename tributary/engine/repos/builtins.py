@@ -94,19 +94,14 @@ def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Confi
     no command to run."""
     available = available_builtins(index_dir, config.index)
     servers = {name: server for name, server in config.servers.items()
-               if name in available or not _tuning_only(server)}
+               if name in available or not server.tunes_builtin}
     for name in available:
         default = builtin_server(name, index_dir, config.index)
         user = servers.get(name)
         if user is None:
             servers[name] = default
-        elif user.builtin == name and _tuning_only(user):
+        elif user.builtin == name and user.tunes_builtin:
             # The user tuned a built-in (weight, timeout, enabled) without a command.
             servers[name] = replace(default, timeout=user.timeout, weight=user.weight,
                                     enabled=user.enabled, health=user.health)
     return replace(config, servers=servers)
-
-
-def _tuning_only(server: ServerConfig) -> bool:
-    """A built-in's weight, timeout or on/off set by the user, with no command of its own."""
-    return server.builtin is not None and server.command is None and server.url is None
