@@ -711,7 +711,7 @@ class SourceClient:
         first): a server's start is mostly CPU, and many at once delay every one."""
         if self._gate is None or self.config.transport != "stdio":
             return None
-        if self._gate.running >= self._gate.slots:
+        if self._gate.full:
             self.log.event(f"waiting to start: {self._gate.running} servers are starting")
         return await self._gate.enter(0 if self.config.builtin else 1)
 

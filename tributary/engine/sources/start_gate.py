@@ -67,9 +67,14 @@ class StartGate:
     def waiting(self) -> int:
         return sum(1 for *_, future in self._waiting if not future.done())
 
+    @property
+    def full(self) -> bool:
+        """Whether a start asked for now has to wait its turn."""
+        return self._running >= self.slots or self.waiting > 0
+
     async def enter(self, priority: int = 1) -> Ticket:
         """Wait for a slot (lower ``priority`` first, then first come); cancellable."""
-        if self._running < self.slots and not self.waiting:
+        if not self.full:
             self._running += 1
             return Ticket(self, self.grace_s)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
