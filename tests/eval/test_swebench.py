@@ -185,7 +185,8 @@ async def test_a_run_finds_the_file_and_function_a_known_fix_changed(tmp_path: P
              "of pi:\n\n```python\n>>> from pkg.shapes import Circle\n>>> Circle(1).area()\n3\n```\n\n"
              + "Expected 3.14159 for a circle of radius one, as the formula says. " * 6)
     instance = Instance("o__shapes-1", "o/shapes", base, ("pkg/shapes.py",), issue, PATCH, ("lite",))
-    report = await run_instances([instance], tmp_path / "clones", tmp_path / "work", embed=False)
+    report = await run_instances([instance], tmp_path / "clones", tmp_path / "work", embed=False,
+                                 also=[["files"]])
     [outcome] = report.outcomes
     assert outcome.files[0] == "pkg/shapes.py"
     assert [(s.path, s.start, s.end) for s in outcome.gold_functions] == [("pkg/shapes.py", 8, 9)]
@@ -194,3 +195,21 @@ async def test_a_run_finds_the_file_and_function_a_known_fix_changed(tmp_path: P
     assert report.groups["all"].acc[1] == 1.0
     assert "repo:o/shapes" in report.groups and "split:lite" in report.groups
     assert "Acc@1" in render(report)
+    # The same instance asked of the code search alone, in the same run, reported beside.
+    [alone] = report.also["files"]
+    assert alone.files[0] == "pkg/shapes.py" and alone.bm25_files == outcome.bm25_files
+    assert "asking files alone:" in render(report)
+    assert report.as_dict()["also"]["files"]["groups"]["all"]["acc"]["1"] == 1.0
+
+
+def test_sources_asked_also_must_be_some_of_those_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tributary.engine.cli.main import main
+
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(json.dumps({"instance_id": "o__shapes-1", "repo": "o/shapes", "base_commit": "0" * 40,
+                                     "gold_files": ["pkg/shapes.py"], "problem_statement": "Circle.area is wrong",
+                                     }) + "\n", encoding="utf-8")
+    for asked in (["--sources", "files", "--also-sources", "files"], ["--also-sources", "files,docs"]):
+        code = main(["eval", "swebench", str(instances), "--clones", str(tmp_path), *asked])
+        assert code != 0
+        assert "--also-sources" in capsys.readouterr().err

@@ -89,6 +89,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     swe.add_argument("--split", help="only instances of this split (lite, verified)")
     swe.add_argument("--limit", type=int, metavar="N", help="at most N instances per repository")
     swe.add_argument("--sources", default="files,tasks", help="built-in sources to ask (default: files,tasks)")
+    swe.add_argument("--also-sources", action="append", default=[], metavar="LIST",
+                     help="also ask only these of the sources (e.g. files) and report them beside, "
+                     "from the same indexes in the same run (repeatable)")
     swe.add_argument("--no-embed", action="store_true", help="keyword and symbol search only (no embeddings)")
     swe.add_argument("--work-dir", help="checkouts and indexes (default: a folder under the temp dir)")
     swe.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -261,13 +264,19 @@ def _swebench(args: argparse.Namespace) -> int:
     unknown = sorted(set(sources) - {"files", "tasks"})
     if unknown or not sources:
         return fail(f"--sources {args.sources}: the built-in sources are files and tasks")
+    also = [[s.strip() for s in listed.split(",") if s.strip()] for listed in args.also_sources]
+    for subset in also:
+        if not subset or not set(subset) < set(sources):
+            return fail(f"--also-sources {','.join(subset) or '(empty)'}: name some, not all, "
+                        f"of the sources asked ({','.join(sources)})")
     work = Path(args.work_dir).expanduser() if args.work_dir else default_work_dir()
     config = _explicit_config(args)
 
     async def main() -> int:
         try:
             report = await run_instances(instances, Path(args.clones).expanduser(), work, sources=sources,
-                                         embed=not args.no_embed, config=config, on_progress=_progress)
+                                         also=also, embed=not args.no_embed, config=config,
+                                         on_progress=_progress)
         except InstanceError as exc:
             return fail(str(exc))
         if sys.stderr.isatty():

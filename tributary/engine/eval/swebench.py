@@ -127,21 +127,29 @@ class Report:
     index_cpu_s: dict[str, float]
     groups: dict[str, Figures]
     machine: str
+    # The same instances asked of fewer sources in the same run ("files" -> outcomes).
+    also: dict[str, list[Outcome]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "machine": self.machine,
             "index_cpu_s": self.index_cpu_s,
             "groups": {name: figures.as_dict() for name, figures in self.groups.items()},
-            "instances": [
-                {"id": o.instance_id, "files": o.files[:10], "gold": list(o.gold_files),
-                 "file_rank": first_rank(o.files, o.gold_files), "function_rank": o.function_rank,
-                 "in_context": o.in_context, "bm25_rank": first_rank(o.bm25_files, o.gold_files),
-                 "query_cpu_s": round(o.query_cpu_s, 3), "query_s": round(o.query_s, 3),
-                 "notes": o.notes}
-                for o in self.outcomes
-            ],
+            "instances": [_instance_dict(o) for o in self.outcomes],
+            "also": {
+                asked: {"groups": {name: f.as_dict() for name, f in grouped(found).items()},
+                        "instances": [_instance_dict(o) for o in found]}
+                for asked, found in self.also.items()
+            },
         }
+
+
+def _instance_dict(o: Outcome) -> dict[str, Any]:
+    return {"id": o.instance_id, "files": o.files[:10], "gold": list(o.gold_files),
+            "file_rank": first_rank(o.files, o.gold_files), "function_rank": o.function_rank,
+            "in_context": o.in_context, "bm25_rank": first_rank(o.bm25_files, o.gold_files),
+            "query_cpu_s": round(o.query_cpu_s, 3), "query_s": round(o.query_s, 3),
+            "notes": o.notes}
 
 
 # ------------------------------------------------------------------ reading
@@ -484,12 +492,15 @@ async def run_repository(
     index_dir: Path,
     *,
     sources: Sequence[str],
+    also: Sequence[Sequence[str]] = (),
     embed: bool = True,
     config: Config | None = None,
     on_progress: Progress | None = None,
-) -> tuple[list[Outcome], float]:
-    """Every instance of one repository, in date order; the outcomes and the indexing's
-    CPU-seconds (this process: chunking, keyword index, embeddings, history)."""
+) -> tuple[list[Outcome], float, dict[str, list[Outcome]]]:
+    """Every instance of one repository, in date order; the outcomes, the indexing's
+    CPU-seconds (this process: chunking, keyword index, embeddings, history) and, for
+    each subset of ``sources`` in ``also``, the outcomes of asking only those: the same
+    indexes at the same moment, so what a source adds is measured without a second run."""
     from tributary.engine.config.schema import Config as DefaultConfig
     from tributary.engine.engine import Engine
     from tributary.engine.eval.retrieval import PathMapper, corpus_files, eval_config
@@ -502,6 +513,7 @@ async def run_repository(
     remove_sqlite_files(tasks_db_path(work, index_dir))
     baseline = Bm25Baseline()
     outcomes: list[Outcome] = []
+    fewer: dict[str, list[Outcome]] = {",".join(subset): [] for subset in also}
     index_cpu = 0.0
     engine: Engine | None = None
     chosen = ordered(instances, clone)
@@ -525,23 +537,44 @@ async def run_repository(
             query_s = time.perf_counter() - started
             pids = [engine.pool.state(name).pid for name in sources]
             query_cpu = _children_cpu(pids) + time.process_time() - before
-            located = located_hits(response, mapper)
             gold_functions = _gold_functions(work, instance)
-            outcomes.append(Outcome(
-                instance_id=instance.instance_id, repo=instance.repo, splits=instance.splits,
-                files=distinct_files(path for path, _, _ in located),
-                gold_files=instance.gold_files, gold_functions=gold_functions,
-                function_rank=function_rank(located, gold_functions),
-                in_context=context_holds(response, mapper, gold_functions, _file_lines(work)),
-                bm25_files=baseline.rank(work, blobs_at(work), instance.problem_statement),
-                query_cpu_s=max(0.0, query_cpu), query_s=query_s, notes=list(response.notes),
-            ))
+            bm25_files = baseline.rank(work, blobs_at(work), instance.problem_statement)
+
+            judge = functools.partial(_judged, instance, mapper, _file_lines(work), gold_functions, bm25_files)
+            outcomes.append(judge(response, query_cpu, query_s))
+            for subset in also:
+                started = time.perf_counter()
+                fewer_answer = await engine.search(
+                    SearchRequest(instance.problem_statement, sources=list(subset), use_cache=False))
+                fewer[",".join(subset)].append(judge(fewer_answer, 0.0, time.perf_counter() - started))
             if on_progress is not None:
                 on_progress(instance.repo, number, len(chosen))
     finally:
         if engine is not None:
             await engine.aclose()
-    return outcomes, index_cpu
+    return outcomes, index_cpu, fewer
+
+
+def _judged(
+    instance: Instance,
+    mapper: Callable[[str], str | None],
+    lines_of: Callable[[str], Sequence[str]],
+    gold_functions: list[Span],
+    bm25_files: list[str],
+    answer: SearchResponse,
+    cpu_s: float,
+    wall_s: float,
+) -> Outcome:
+    """One instance's outcome from one answer: where its files and functions landed."""
+    located = located_hits(answer, mapper)
+    return Outcome(
+        instance_id=instance.instance_id, repo=instance.repo, splits=instance.splits,
+        files=distinct_files(path for path, _, _ in located),
+        gold_files=instance.gold_files, gold_functions=gold_functions,
+        function_rank=function_rank(located, gold_functions),
+        in_context=context_holds(answer, mapper, gold_functions, lines_of),
+        bm25_files=bm25_files, query_cpu_s=max(0.0, cpu_s), query_s=wall_s, notes=list(answer.notes),
+    )
 
 
 def applied_lines(work: Path, patch: str) -> dict[str, list[int]]:
@@ -628,40 +661,42 @@ async def run_instances(
     work: Path,
     *,
     sources: Sequence[str] = ("files", "tasks"),
+    also: Sequence[Sequence[str]] = (),
     embed: bool = True,
     config: Config | None = None,
     on_progress: Progress | None = None,
 ) -> Report:
-    """Run every instance, repository by repository, under ``work`` (checkouts and indexes)."""
+    """Run every instance, repository by repository, under ``work`` (checkouts and
+    indexes); each subset of ``sources`` in ``also`` is asked too and reported beside."""
+    for subset in also:
+        if not subset or not set(subset) <= set(sources):
+            raise InstanceError(f"sources to ask also ({','.join(subset)}) must be some of {','.join(sources)}")
     by_repo: dict[str, list[Instance]] = {}
     for instance in instances:
         by_repo.setdefault(instance.repo, []).append(instance)
     outcomes: list[Outcome] = []
+    fewer: dict[str, list[Outcome]] = {",".join(subset): [] for subset in also}
     index_cpu: dict[str, float] = {}
     for repo, chosen in by_repo.items():
         clone = find_clone(clones, repo)
         slug = repo.replace("/", "__")
-        found, cpu = await run_repository(
+        found, cpu, found_fewer = await run_repository(
             chosen, clone, work / "checkouts" / slug, work / "indexes" / slug,
-            sources=sources, embed=embed, config=config, on_progress=on_progress,
+            sources=sources, also=also, embed=embed, config=config, on_progress=on_progress,
         )
         outcomes.extend(found)
+        for asked, more in found_fewer.items():
+            fewer[asked].extend(more)
         index_cpu[repo] = round(cpu, 1)
-    return Report(outcomes, index_cpu, grouped(outcomes), machine_line())
+    return Report(outcomes, index_cpu, grouped(outcomes), machine_line(), fewer)
 
 
 def render(report: Report) -> str:
-    """The report as a table: file Acc@k and MRR, BM25's beside them, function level."""
-    lines = [f"machine: {report.machine}",
-             "group                     n   Acc@1 Acc@3 Acc@5 Acc@10  MRR  | BM25 Acc@1 Acc@5  MRR | "
-             "fn Acc@5 Acc@10 | ctx recall"]
-    for name, f in report.groups.items():
-        ctx = "  -  " if f.context_recall is None else f"{f.context_recall:.3f}"
-        lines.append(
-            f"{name[:24]:<24} {f.instances:>4}   {f.acc[1]:.3f} {f.acc[3]:.3f} {f.acc[5]:.3f} {f.acc[10]:.3f} "
-            f"{f.mrr:.3f} |      {f.bm25_acc[1]:.3f} {f.bm25_acc[5]:.3f} {f.bm25_mrr:.3f} | "
-            f"   {f.function_acc[5]:.3f}  {f.function_acc[10]:.3f} | {ctx}"
-        )
+    """The report as a table: file Acc@k and MRR, BM25's beside them, function level;
+    then a table for each smaller set of sources asked."""
+    lines = [f"machine: {report.machine}", *_table(report.groups)]
+    for asked, found in report.also.items():
+        lines += ["", f"asking {asked} alone:", *_table(grouped(found))]
     queries = [o.query_cpu_s for o in report.outcomes]
     if queries:
         ordered_cpu = sorted(queries)
@@ -669,6 +704,19 @@ def render(report: Report) -> str:
                      f"max {ordered_cpu[-1]:.2f}; indexing CPU-seconds: "
                      + ", ".join(f"{repo} {cpu:.0f}" for repo, cpu in report.index_cpu_s.items()))
     return "\n".join(lines)
+
+
+def _table(groups: dict[str, Figures]) -> list[str]:
+    lines = ["group                     n   Acc@1 Acc@3 Acc@5 Acc@10  MRR  | BM25 Acc@1 Acc@5  MRR | "
+             "fn Acc@5 Acc@10 | ctx recall"]
+    for name, f in groups.items():
+        ctx = "  -  " if f.context_recall is None else f"{f.context_recall:.3f}"
+        lines.append(
+            f"{name[:24]:<24} {f.instances:>4}   {f.acc[1]:.3f} {f.acc[3]:.3f} {f.acc[5]:.3f} {f.acc[10]:.3f} "
+            f"{f.mrr:.3f} |      {f.bm25_acc[1]:.3f} {f.bm25_acc[5]:.3f} {f.bm25_mrr:.3f} | "
+            f"   {f.function_acc[5]:.3f}  {f.function_acc[10]:.3f} | {ctx}"
+        )
+    return lines
 
 
 def machine_line() -> str:
