@@ -200,6 +200,10 @@ async def test_a_run_finds_the_file_and_function_a_known_fix_changed(tmp_path: P
     assert alone.files[0] == "pkg/shapes.py" and alone.bm25_files == outcome.bm25_files
     assert "asking files alone:" in render(report)
     assert report.as_dict()["also"]["files"]["groups"]["all"]["acc"]["1"] == 1.0
+    # The JSON says where the gold function fell among the hits, to see why a rank is low.
+    [shown] = report.as_dict()["instances"]
+    assert shown["gold_functions"] == ["pkg/shapes.py:8-9 Circle.area"]
+    assert any(hit.startswith("pkg/shapes.py:") for hit in shown["hits"])
 
 
 def test_sources_asked_also_must_be_some_of_those_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

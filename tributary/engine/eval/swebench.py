@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 KS = (1, 3, 5, 10)
 FUNCTION_KS = (5, 10)
 UNIT_KINDS = frozenset({"function", "method", "class"})
+HITS_KEPT = 20  # located hits kept per instance in the JSON, to see where gold functions fell
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _WORD = re.compile(r"\w+")
 _MISSING_BLOB = re.compile(r"invalid object \d+ [0-9a-f]+ for '([^'\n]+)'")
@@ -78,6 +79,11 @@ class Span:
             return False
         return start <= self.end and end >= self.start
 
+    def label(self) -> str:
+        """``path:start-end``, then the unit's name when it has one."""
+        where = f"{self.path}:{self.start}-{self.end}"
+        return f"{where} {self.symbol}" if self.symbol else where
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -95,6 +101,7 @@ class Outcome:
     query_cpu_s: float
     query_s: float
     notes: list[str] = field(default_factory=list)
+    hits: list[str] = field(default_factory=list)  # the first located hits, path:start-end
 
 
 @dataclass(slots=True)
@@ -149,7 +156,8 @@ def _instance_dict(o: Outcome) -> dict[str, Any]:
             "file_rank": first_rank(o.files, o.gold_files), "function_rank": o.function_rank,
             "in_context": o.in_context, "bm25_rank": first_rank(o.bm25_files, o.gold_files),
             "query_cpu_s": round(o.query_cpu_s, 3), "query_s": round(o.query_s, 3),
-            "notes": o.notes}
+            "notes": o.notes, "gold_functions": [span.label() for span in o.gold_functions],
+            "hits": o.hits}
 
 
 # ------------------------------------------------------------------ reading
@@ -574,6 +582,7 @@ def _judged(
         function_rank=function_rank(located, gold_functions),
         in_context=context_holds(answer, mapper, gold_functions, lines_of),
         bm25_files=bm25_files, query_cpu_s=max(0.0, cpu_s), query_s=wall_s, notes=list(answer.notes),
+        hits=[f"{path}:{start}-{end}" for path, start, end in located[:HITS_KEPT]],
     )
 
 
