@@ -216,4 +216,4 @@ def test_sources_asked_also_must_be_some_of_those_asked(tmp_path: Path, capsys: 
     for asked in (["--sources", "files", "--also-sources", "files"], ["--also-sources", "files,docs"]):
         code = main(["eval", "swebench", str(instances), "--clones", str(tmp_path), *asked])
         assert code != 0
-        assert "--also-sources" in capsys.readouterr().err
+        assert "name some, not all, of the sources asked" in capsys.readouterr().err

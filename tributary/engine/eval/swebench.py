@@ -678,8 +678,9 @@ async def run_instances(
     """Run every instance, repository by repository, under ``work`` (checkouts and
     indexes); each subset of ``sources`` in ``also`` is asked too and reported beside."""
     for subset in also:
-        if not subset or not set(subset) <= set(sources):
-            raise InstanceError(f"sources to ask also ({','.join(subset)}) must be some of {','.join(sources)}")
+        if not subset or not set(subset) < set(sources):
+            raise InstanceError(f"sources to ask also ({','.join(subset) or 'none'}): name some, not all, "
+                                f"of the sources asked ({','.join(sources)})")
     by_repo: dict[str, list[Instance]] = {}
     for instance in instances:
         by_repo.setdefault(instance.repo, []).append(instance)
