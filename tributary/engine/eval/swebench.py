@@ -101,7 +101,7 @@ class Outcome:
     query_cpu_s: float
     query_s: float
     notes: list[str] = field(default_factory=list)
-    hits: list[str] = field(default_factory=list)  # the first located hits, path:start-end
+    hits: list[str] = field(default_factory=list)  # the first located hits, path:start-end (or path)
 
 
 @dataclass(slots=True)
@@ -582,7 +582,8 @@ def _judged(
         function_rank=function_rank(located, gold_functions),
         in_context=context_holds(answer, mapper, gold_functions, lines_of),
         bm25_files=bm25_files, query_cpu_s=max(0.0, cpu_s), query_s=wall_s, notes=list(answer.notes),
-        hits=[f"{path}:{start}-{end}" for path, start, end in located[:HITS_KEPT]],
+        hits=[f"{path}:{start}-{end}" if start is not None and end is not None else path
+              for path, start, end in located[:HITS_KEPT]],
     )
 
 
