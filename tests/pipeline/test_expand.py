@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from tests.pipeline.helpers import hit
-from tributary.engine.model import Hit, SearchRequest
+from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit, SearchRequest
 from tributary.engine.pipeline.budget import plan_budget
 from tributary.engine.pipeline.expand import (
     CHUNKS_PER_FILE,
     FILL_SLACK,
     FOCUS_CHUNKS,
     LEAD_CHUNKS,
+    code_leads,
     context_hits,
     focus_functions,
     further_reading,
@@ -152,3 +153,49 @@ def test_functions_sharing_a_name_apart_in_the_file_are_not_parts_of_one() -> No
         one.score = 1.0 - position / 10
     out = focus_functions(ranked, files=1, per_file=3)
     assert [h.id for h in out][:3] == [best.id, overload.id, other.id]  # the part of the best waits
+
+
+def _scored(*hits: Hit) -> list[Hit]:
+    for position, one in enumerate(hits):
+        one.score = 1.0 - position / 10
+    return list(hits)
+
+
+def _suggestion(path: str, rank: int) -> Hit:
+    """A history source's file: the path past fixes touched, no lines."""
+    return hit("tasks", rank, f"Fixes that touched {path}", path=path)
+
+
+def test_a_task_is_led_by_the_code_a_source_found_first() -> None:
+    a1, b1, c1 = _chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1)
+    voted = _suggestion("b.py", 1)
+    ranked = _scored(b1, a1, c1)
+    out = code_leads(ranked, {b1.id: DedupGroup(b1, [GroupMember(voted, DedupReason.FILE, 1.0)])})
+    assert [h.id for h in out] == [a1.id, b1.id, c1.id]  # the history's vote orders the rest
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert a1.parts.parts["lead"] > 0  # the lift is a part of the score, shown with the rest
+
+
+def test_code_leads_leaves_a_list_whose_first_file_is_the_codes() -> None:
+    a1, a2, b1 = _chunk("a.py", 1, 1), _chunk("a.py", 3, 20), _chunk("b.py", 2, 1)
+    ranked = _scored(a2, b1, a1)  # another chunk of the same file first: nothing to lift
+    assert code_leads(ranked, {}) == ranked
+    only_history = _scored(_suggestion("b.py", 1), _suggestion("c.py", 2))
+    assert code_leads(only_history, {}) == only_history  # no source read code: as fused
+    assert "lead" not in a1.parts.parts
+
+
+def test_the_history_orders_a_tasks_files_after_the_first() -> None:
+    """End to end: the history's agreement on b.py and c.py puts them first for a short
+    question, while for an issue the file code search ranked first leads and the vote
+    orders the files after it."""
+    code = [_chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1), _chunk("d.py", 4, 1)]
+    history = [_suggestion("b.py", 1), _suggestion("c.py", 2)]
+    short = run_pipeline({"files": code, "tasks": history}, SearchRequest(query="part cache", top_k=10))
+    assert [h.path for h in short.hits][:2] == ["b.py", "c.py"]
+    issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
+    code = [_chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1), _chunk("d.py", 4, 1)]
+    history = [_suggestion("b.py", 1), _suggestion("c.py", 2)]
+    task = run_pipeline({"files": code, "tasks": history}, SearchRequest(query=issue, top_k=10))
+    files = list(dict.fromkeys(h.path for h in task.hits))
+    assert files[:3] == ["a.py", "b.py", "c.py"]

@@ -16,13 +16,13 @@ PART_COLOURS = {
     "rrf": "#3b6fe0", "keyword": "#2bb3a3", "freshness": "#d9822b",
     "reputation": "#9b59b6", "length_penalty": "#e0457b", "length": "#e0457b",
     "source_weight": "#4caf50", "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020",
-    "defines": "#7cb342", "focus": "#7e57c2", "votes": "#5c6bc0", "rank": "#3b6fe0",
+    "defines": "#7cb342", "focus": "#7e57c2", "lead": "#00897b", "votes": "#5c6bc0", "rank": "#3b6fe0",
     "cascade_tier": "#8d6e63",
 }
 # What each part means, in words that fit the label column; the tooltip keeps the names.
 PART_LABELS = {
     "rrf": "fused rank", "hint": "your hint", "hints": "your hint", "defines": "defines name",
-    "focus": "file focus", "same_file": "file repeat", "agreement": "agreement",
+    "focus": "file focus", "lead": "code's first", "same_file": "file repeat", "agreement": "agreement",
     "votes": "votes", "rank": "best rank", "cascade_tier": "cascade tier",
     "freshness": "freshness", "length_penalty": "length", "source_weight": "source weight",
 }

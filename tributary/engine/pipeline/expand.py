@@ -12,11 +12,12 @@ while its budget has room (``further_reading``); the list is untouched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from tributary.engine.model import Hit, is_task
+from tributary.engine.model import DedupGroup, Hit, is_task
 
+from .fusion import appearances
 from .tokens import fill_tokens
 
 T = TypeVar("T")
@@ -110,6 +111,37 @@ def _first_files(top: Sequence[Hit], files: int) -> list[str]:
         if _is_code(hit) and hit.path not in chosen:
             chosen.append(hit.path or "")
     return chosen
+
+
+def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[Hit]:
+    """For an issue-length task, ``ranked`` with the code a source found first leading:
+    the best-placed hit that some source ranked first and that holds lines of code goes
+    to the top when a hit of another file is there.
+
+    Only other sources' votes can put another file above it, and for a task the
+    history's vote (the files similar past fixes touched) names a package's broad,
+    often-changed modules as readily as this fix's: it places the files after the first
+    well and the first one badly. The code the issue's own words and names found leads;
+    the rest keeps the fused order. The lifted hit gains a ``lead`` part that puts its
+    score just above the previous first's, so the list stays in score order."""
+    out = list(ranked)
+    lead = next((n for n, hit in enumerate(out) if _read_first(hit, groups)), None)
+    if not lead or out[0].path == out[lead].path:
+        return out
+    hit = out.pop(lead)
+    lifted = out[0].score + max(abs(out[0].score), 1.0) * 1e-6
+    hit.parts.add("lead", lifted - hit.score)
+    hit.score = lifted
+    return [hit, *out]
+
+
+def _read_first(hit: Hit, groups: Mapping[str, DedupGroup]) -> bool:
+    """Whether a source ranked this item (or a member of its dedup group) first as lines
+    of a file."""
+    return not is_task(hit) and any(
+        seen.source_rank == 1 and seen.path and seen.start_line is not None
+        for seen in appearances(hit, groups).values()
+    )
 
 
 def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS) -> list[Hit]:
