@@ -27,6 +27,9 @@ CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one inc
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
 FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
 LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file read in place of the list's tail
+# How far above the previous first a task's leading code is lifted: room for its file's
+# next chunks (``focus_functions``) to show scores of their own between the two.
+LEAD_MARGIN = 0.02
 
 
 def context_hits(
@@ -123,13 +126,13 @@ def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[
     often-changed modules as readily as this fix's: it places the files after the first
     well and the first one badly. The code the issue's own words and names found leads;
     the rest keeps the fused order. The lifted hit gains a ``lead`` part that puts its
-    score just above the previous first's, so the list stays in score order."""
+    score ``LEAD_MARGIN`` above the previous first's, so the list stays in score order."""
     out = list(ranked)
     lead = next((n for n, hit in enumerate(out) if _read_first(hit, groups)), None)
     if not lead or out[0].path == out[lead].path:
         return out
     hit = out.pop(lead)
-    lifted = out[0].score + max(abs(out[0].score), 1.0) * 1e-6
+    lifted = out[0].score + max(abs(out[0].score) * LEAD_MARGIN, 1e-6)
     hit.parts.add("lead", lifted - hit.score)
     hit.score = lifted
     return [hit, *out]
