@@ -33,7 +33,6 @@ from bench._machine import load, machine  # noqa: E402
 from tributary.engine.config.load import load_config  # noqa: E402
 from tributary.engine.engine import Engine  # noqa: E402
 from tributary.engine.model import SearchRequest  # noqa: E402
-from tributary.engine.sources import SourcePool  # noqa: E402
 from tributary.engine.sources.start_gate import StartGate  # noqa: E402
 
 FAKE = ROOT / "tests" / "fakes" / "fake_server.py"
@@ -52,15 +51,9 @@ def make_home(home: Path, fakes: int) -> None:
 
 
 async def one_run(config_path: Path, slots: int | None, delay: float) -> tuple[float | None, float, dict[str, float]]:
-    if slots is not None:  # the pool the engine makes, with another gate
-        original = SourcePool.__init__
-
-        def patched(self: SourcePool, *args: object, **kw: object) -> None:
-            original(self, *args, gate=StartGate(slots=slots), **kw)  # type: ignore[arg-type]
-
-        SourcePool.__init__ = patched  # type: ignore[method-assign]
     t0 = time.monotonic()
-    engine = await Engine.open(config=load_config(config_path), persistent=False)
+    gate = StartGate(slots=slots) if slots is not None else None
+    engine = await Engine.open(config=load_config(config_path), persistent=False, start_gate=gate)
     ready: dict[str, float] = {}
 
     async def watch() -> None:
@@ -79,8 +72,6 @@ async def one_run(config_path: Path, slots: int | None, delay: float) -> tuple[f
     done = time.monotonic() - t0
     watcher.cancel()
     await engine.aclose()
-    if slots is not None:
-        SourcePool.__init__ = original  # type: ignore[method-assign]
     return first, done, ready
 
 

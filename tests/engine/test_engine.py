@@ -221,3 +221,20 @@ async def test_a_server_with_no_search_tool_is_skipped_with_the_reason() -> None
     assert by_name["clock"].status is SourceStatus.SKIPPED
     assert by_name["clock"].detail and "no search-like tool" in by_name["clock"].detail
     assert response.error is None
+
+
+async def test_the_engine_starts_its_servers_through_the_gate_it_is_given() -> None:
+    """A benchmark or an embedder can set how many servers start at once."""
+    from tributary.engine.sources.start_gate import StartGate, Ticket
+
+    class Counting(StartGate):
+        entered = 0
+
+        async def enter(self, priority: int = 1) -> Ticket:
+            Counting.entered += 1
+            return await super().enter(priority)
+
+    async with make_engine(make_config("alpha", "beta"), start_gate=Counting(slots=1)) as engine:
+        response = await engine.search(SearchRequest("retry logic", top_k=10))
+    assert {r.status for r in response.sources} == {SourceStatus.OK}
+    assert Counting.entered == 2

@@ -59,6 +59,7 @@ from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_rounds
 from tributary.engine.sources.pool import SourcePool
+from tributary.engine.sources.start_gate import StartGate
 from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 
 _T = TypeVar("_T")
@@ -85,11 +86,12 @@ class Engine:
         query_log: QueryLog | None = None,
         reputation: ReputationStore | None = None,
         embed: Embed | None = None,
+        start_gate: StartGate | None = None,
     ) -> None:
         self.config = config
         self._effective = with_builtin_servers(config)
         self._connector = connector
-        self.pool = SourcePool(self._effective.servers.values(), connector=connector)
+        self.pool = SourcePool(self._effective.servers.values(), connector=connector, gate=start_gate)
         self.cache = cache
         self.query_log = query_log
         self._log_failed = False
@@ -113,12 +115,14 @@ class Engine:
         connector: Connector = default_connector,
         persistent: bool = True,
         warm: bool = True,
+        start_gate: StartGate | None = None,
     ) -> Engine:
         """Load the config and open the cache, query log and reputation stores.
 
         ``persistent=False`` keeps no cache, query log or reputation (tests, one-shot
         tools). ``warm`` starts every enabled server now, in the background, as MCP
-        clients do, so the first query does not pay their start-up.
+        clients do, so the first query does not pay their start-up. ``start_gate``: how
+        many local servers start at once (default: ``StartGate()``, one per core).
         """
         config = config if config is not None else load_config(config_path)
         use_cache = persistent and config.cache.backend != "off"
@@ -128,7 +132,8 @@ class Engine:
         reputation = (_optional("source reputations", lambda: ReputationStore.open(secrets=secrets))
                       if persistent else None)
         engine = cls(
-            config, connector=connector, cache=cache, query_log=query_log, reputation=reputation
+            config, connector=connector, cache=cache, query_log=query_log, reputation=reputation,
+            start_gate=start_gate,
         )
         if warm:
             engine.warm_up()
