@@ -183,6 +183,10 @@ def test_code_leads_leaves_a_list_whose_first_file_is_the_codes() -> None:
     only_history = _scored(_suggestion("b.py", 1), _suggestion("c.py", 2))
     assert code_leads(only_history, {}) == only_history  # no source read code: as fused
     assert "lead" not in a1.parts.parts
+    c1, hinted = _chunk("c.py", 1, 1), _chunk("d.py", 2, 1)
+    hinted.parts.add("hint", 0.2)
+    asked = _scored(hinted, c1)
+    assert code_leads(asked, {}) == asked  # the person's hint keeps its place
 
 
 def test_the_history_orders_a_tasks_files_after_the_first() -> None:

@@ -121,15 +121,16 @@ def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[
     the best-placed hit that some source ranked first and that holds lines of code goes
     to the top when a hit of another file is there.
 
-    Only other sources' votes can put another file above it, and for a task the
-    history's vote (the files similar past fixes touched) names a package's broad,
-    often-changed modules as readily as this fix's: it places the files after the first
-    well and the first one badly. The code the issue's own words and names found leads;
-    the rest keeps the fused order. The lifted hit gains a ``lead`` part that puts its
-    score ``LEAD_MARGIN`` above the previous first's, so the list stays in score order."""
+    Fusion puts another file above it by other sources' votes or a definition's boost,
+    and for a task the history's vote (the files similar past fixes touched) names a
+    package's broad, often-changed modules as readily as this fix's: it places the files
+    after the first well and the first one badly. The code the issue's own words and
+    names found leads; the rest keeps the fused order, and a first hit the person's
+    hints raised stays first. The lifted hit gains a ``lead`` part that puts its score
+    ``LEAD_MARGIN`` above the previous first's, so the list stays in score order."""
     out = list(ranked)
     lead = next((n for n, hit in enumerate(out) if _read_first(hit, groups)), None)
-    if not lead or out[0].path == out[lead].path:
+    if not lead or out[0].path == out[lead].path or out[0].parts.parts.get("hint", 0.0) > 0:
         return out
     hit = out.pop(lead)
     lifted = out[0].score + max(abs(out[0].score) * LEAD_MARGIN, 1e-6)
