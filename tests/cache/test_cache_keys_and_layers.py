@@ -127,6 +127,19 @@ def test_server_fingerprint_tracks_what_the_server_answers() -> None:
     assert server_fingerprint(server) != fp
 
 
+def test_an_upgrade_stops_an_older_releases_answers_matching(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another release ranks and assembles differently: what an older one cached is not
+    its answer, however fresh."""
+    from tributary.engine.cache import keys
+
+    request, config = SearchRequest("retry logic"), make_config()
+    server = config.servers["git"]
+    before = query_key(request, config_fingerprint(config)), source_key(server, "search", {"q": "x"})
+    monkeypatch.setattr(keys, "package_version", lambda: "99.0.0")
+    after = query_key(request, config_fingerprint(config)), source_key(server, "search", {"q": "x"})
+    assert before[0] != after[0] and before[1] != after[1]
+
+
 def test_secret_values_come_from_referenced_variables() -> None:
     config = make_config()
     assert referenced_variables(config) == {"WEB_TOKEN", "GIT_KEY"}
