@@ -142,10 +142,7 @@ def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[
 def _read_first(hit: Hit, groups: Mapping[str, DedupGroup]) -> bool:
     """Whether a source ranked this item (or a member of its dedup group) first as lines
     of a file."""
-    return not is_task(hit) and any(
-        seen.source_rank == 1 and seen.path and seen.start_line is not None
-        for seen in appearances(hit, groups).values()
-    )
+    return not is_task(hit) and any(seen.source_rank == 1 and _is_code(seen) for seen in appearances(hit, groups).values())
 
 
 def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS) -> list[Hit]:
