@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.pipeline.helpers import hit
-from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit, SearchRequest
+from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hints, Hit, SearchRequest
 from tributary.engine.pipeline.budget import plan_budget
 from tributary.engine.pipeline.expand import (
     CHUNKS_PER_FILE,
@@ -15,6 +15,7 @@ from tributary.engine.pipeline.expand import (
     focus_functions,
     further_reading,
 )
+from tributary.engine.pipeline.hints import HintScorer
 from tributary.engine.pipeline.run import run_pipeline
 from tributary.engine.pipeline.tokens import fill_tokens
 
@@ -184,9 +185,26 @@ def test_code_leads_leaves_a_list_whose_first_file_is_the_codes() -> None:
     assert code_leads(only_history, {}) == only_history  # no source read code: as fused
     assert "lead" not in a1.parts.parts
     c1, hinted = _chunk("c.py", 1, 1), _chunk("d.py", 2, 1)
-    hinted.parts.add("hint", 0.2)
     asked = _scored(hinted, c1)
-    assert code_leads(asked, {}) == asked  # the person's hint keeps its place
+    assert code_leads(asked, {}, HintScorer(Hints(related_files=["d.py"])).score) == asked  # the asker's file stays
+    assert code_leads(asked, {}, HintScorer(Hints(language="python")).score)[0] is c1  # both hinted alike
+
+
+def test_a_path_the_issue_mentions_does_not_hold_the_first_place() -> None:
+    """A traceback names many files; the code search weighs them already, so a first hit
+    raised by such a path gives way to the code's first as any other would, while the
+    same path given as the request's related file keeps it first."""
+    issue = ('The part cache breaks.\n\nTraceback:\n  File "b.py", line 2, in part\n'
+             + "When the cache is read twice the part is lost. " * 20)
+
+    def ask(**hints: list[str]) -> list[str]:
+        code = [_chunk("a.py", 1, 1), _chunk("b.py", 2, 1), _chunk("c.py", 3, 1)]
+        history = [_suggestion("b.py", 1), _suggestion("c.py", 2)]
+        done = run_pipeline({"files": code, "tasks": history}, SearchRequest(query=issue, top_k=10, hints=Hints(**hints)))
+        return list(dict.fromkeys(h.path for h in done.hits))
+
+    assert ask()[:2] == ["a.py", "b.py"]
+    assert ask(related_files=["b.py"])[0] == "b.py"
 
 
 def test_the_history_orders_a_tasks_files_after_the_first() -> None:

@@ -116,7 +116,9 @@ def _first_files(top: Sequence[Hit], files: int) -> list[str]:
     return chosen
 
 
-def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[Hit]:
+def code_leads(
+    ranked: Sequence[Hit], groups: Mapping[str, DedupGroup], asked: Callable[[Hit], float] | None = None
+) -> list[Hit]:
     """For an issue-length task, ``ranked`` with the code a source found first leading:
     the best-placed hit that some source ranked first and that holds lines of code goes
     to the top when a hit of another file is there.
@@ -125,12 +127,14 @@ def code_leads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> list[
     and for a task the history's vote (the files similar past fixes touched) names a
     package's broad, often-changed modules as readily as this fix's: it places the files
     after the first well and the first one badly. The code the issue's own words and
-    names found leads; the rest keeps the fused order, and a first hit the person's
-    hints raised stays first. The lifted hit gains a ``lead`` part that puts its score
-    ``LEAD_MARGIN`` above the previous first's, so the list stays in score order."""
+    names found leads; the rest keeps the fused order. A first hit that the request's
+    own hints (``asked``: its related files, folders and issues, not the paths the issue
+    mentions, which the code search weighs already) prefer to the lead stays first. The
+    lifted hit gains a ``lead`` part that puts its score ``LEAD_MARGIN`` above the
+    previous first's, so the list stays in score order."""
     out = list(ranked)
     lead = next((n for n, hit in enumerate(out) if _read_first(hit, groups)), None)
-    if not lead or out[0].path == out[lead].path or out[0].parts.parts.get("hint", 0.0) > 0:
+    if not lead or out[0].path == out[lead].path or (asked is not None and asked(out[0]) > asked(out[lead])):
         return out
     hit = out.pop(lead)
     lifted = out[0].score + max(abs(out[0].score) * LEAD_MARGIN, 1e-6)

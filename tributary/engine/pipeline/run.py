@@ -33,6 +33,7 @@ from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
 from .expand import LEAD_CHUNKS, code_leads, context_hits, focus_functions, further_reading
 from .fusion import FusionParams, fuse
+from .hints import HintScorer
 from .limits import clamp_top_k
 from .tokens import fill_tokens
 
@@ -147,7 +148,7 @@ def run_pipeline(
     if not quote_files:
         ranked = commits_first(ranked)
     elif task:
-        ranked = focus_functions(code_leads(ranked, result.by_kept))
+        ranked = focus_functions(code_leads(ranked, result.by_kept, HintScorer(request.hints).score))
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")
