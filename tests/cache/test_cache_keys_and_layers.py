@@ -135,7 +135,7 @@ def test_an_upgrade_stops_an_older_releases_answers_matching(monkeypatch: pytest
     request, config = SearchRequest("retry logic"), make_config()
     server = config.servers["git"]
     before = query_key(request, config_fingerprint(config)), source_key(server, "search", {"q": "x"})
-    monkeypatch.setattr(keys, "package_version", lambda: "99.0.0")
+    monkeypatch.setattr(keys, "code_identity", lambda: "99.0.0+0")
     after = query_key(request, config_fingerprint(config)), source_key(server, "search", {"q": "x"})
     assert before[0] != after[0] and before[1] != after[1]
 

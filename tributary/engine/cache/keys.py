@@ -27,12 +27,12 @@ from typing import Any
 from tributary.engine.cache.codec import to_jsonable
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.model import SearchRequest, SearchResponse, SourceStatus
-from tributary.engine.version import package_version
+from tributary.engine.version import code_identity
 
 KEY_VERSION = 3  # bump when the recipe below, the tags or what is cached change, so old entries stop matching
-# Keys also hold the installed release (``package_version``): an upgrade ranks, fuses and
-# assembles differently, and the answers an older release cached would be served for a
-# whole TTL after it.
+# Keys also hold the engine's code (``code_identity``: the release and its sources): an
+# upgrade or an edit ranks, fuses and assembles differently, and the answers older code
+# cached would be served for a whole TTL after it.
 # (2: built-in servers' answers carry INDEXES_TAG; entries of 1 lack it and could not be dropped)
 QUERY_PREFIX = "q:"
 SOURCE_PREFIX = "s:"
@@ -92,7 +92,7 @@ def request_signature(request: SearchRequest) -> dict[str, Any]:
 
 def query_key(request: SearchRequest, config_fp: str) -> str:
     return QUERY_PREFIX + digest(
-        {"v": KEY_VERSION, "release": package_version(), "request": request_signature(request), "config": config_fp}
+        {"v": KEY_VERSION, "release": code_identity(), "request": request_signature(request), "config": config_fp}
     )
 
 
@@ -100,7 +100,7 @@ def source_key(server: ServerConfig, tool: str, arguments: Mapping[str, Any]) ->
     return SOURCE_PREFIX + digest(
         {
             "v": KEY_VERSION,
-            "release": package_version(),
+            "release": code_identity(),
             "server": server.name,
             "fp": server_fingerprint(server),
             "tool": tool,
