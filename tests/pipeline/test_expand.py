@@ -9,6 +9,7 @@ from tributary.engine.pipeline.expand import (
     CHUNKS_PER_FILE,
     FILL_SLACK,
     FOCUS_CHUNKS,
+    FOCUS_LEAD,
     LEAD_CHUNKS,
     code_leads,
     context_hits,
@@ -54,10 +55,21 @@ def test_a_task_puts_the_first_files_next_chunks_after_their_best() -> None:
     ranked = [a1, b1, c1, d1, a2, b2, a3]
     for position, one in enumerate(ranked):
         one.score = 1.0 - position / 10
-    out = focus_functions(ranked, files=2, per_file=2)
+    out = focus_functions(ranked, files=2, per_file=2, lead=2)
     assert [h.id for h in out] == [a1.id, a2.id, b1.id, b2.id, c1.id, d1.id, a3.id]
     assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
     assert a2.parts.parts["focus"] > 0  # the lift is a part of the score, shown with the rest
+
+
+def test_a_tasks_first_file_brings_more_of_its_chunks_than_the_next() -> None:
+    a = [_chunk("a.py", 1 + n, 1 + 20 * n) for n in range(5)]
+    b = [_chunk("b.py", 10 + n, 1 + 20 * n) for n in range(4)]
+    c1, d1 = _chunk("c.py", 20, 1), _chunk("d.py", 21, 1)
+    ranked = _scored(a[0], b[0], c1, d1, *a[1:], *b[1:])
+    out = focus_functions(ranked, files=2, per_file=2, lead=4)
+    assert [h.id for h in out] == [*(h.id for h in a[:4]), b[0].id, b[1].id, c1.id, d1.id, a[4].id, *(h.id for h in b[2:])]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert FOCUS_LEAD > FOCUS_CHUNKS  # the shipped shape: the likeliest file brings the most
 
 
 def test_only_a_task_question_is_answered_by_function() -> None:
@@ -68,6 +80,16 @@ def test_only_a_task_question_is_answered_by_function() -> None:
     issue = "The cache part breaks.\n\n" + "When the cache is read twice the part is lost. " * 20
     task = run_pipeline({"files": hits}, SearchRequest(query=issue, top_k=10))
     assert [h.path for h in task.hits][:3] == ["a.py"] * 3
+
+
+def test_a_files_next_chunks_follow_its_run_of_hits_in_the_list() -> None:
+    """A task's list keeps a file's best chunks together; the context reads them before
+    the file's further chunks, and a later lone hit of the file stays where it was."""
+    a = [_chunk("a.py", n + 1, 20 * n + 1) for n in range(6)]
+    b1, c1 = _chunk("b.py", 10, 1), _chunk("c.py", 11, 1)
+    top = [a[0], a[1], a[2], b1, c1, a[3]]
+    out = context_hits(top, [*top, a[4], a[5]], files=1, per_file=5)
+    assert [h.id for h in out] == [a[0].id, a[1].id, a[2].id, a[4].id, a[5].id, b1.id]
 
 
 def test_a_task_reads_more_of_its_first_file_after_the_next_files_chunks() -> None:
@@ -91,9 +113,10 @@ def test_a_task_context_reads_further_into_its_first_file() -> None:
     in_context = [c.location.split(":")[0] for c in done.context.chunks]
     # its best chunks moved to the top of the list, then the next ones up to LEAD_CHUNKS,
     # and with room left in the budget the rest of its chunks, before the other files'
-    assert in_context[:30].count("a.py") == FOCUS_CHUNKS + LEAD_CHUNKS - 1
-    assert in_context[30:34] == ["a.py"] * 4  # all its 21 chunks, then the other files'
-    assert in_context.count("a.py") == LEAD_CHUNKS + 6
+    listed = FOCUS_LEAD + LEAD_CHUNKS - 1
+    assert in_context[:30].count("a.py") == listed
+    assert in_context[30 : 30 + 21 - listed] == ["a.py"] * (21 - listed)  # all its 21, then the other files'
+    assert in_context.count("a.py") == 21
     short = run_pipeline({"files": hits}, SearchRequest(query="part cache", top_k=30))
     assert short.context is not None
     assert [c.location.split(":")[0] for c in short.context.chunks].count("a.py") == CHUNKS_PER_FILE

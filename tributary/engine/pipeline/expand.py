@@ -25,7 +25,8 @@ T = TypeVar("T")
 CONTEXT_FILES = 2  # the first files of the list that bring more of their chunks
 CHUNKS_PER_FILE = 5  # chunks of each such file in the context, its best one included
 FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follow their best
-FOCUS_CHUNKS = 3  # chunks of each such file together at the top of the list
+FOCUS_CHUNKS = 2  # chunks of each such file together at the top of the list
+FOCUS_LEAD = 6  # chunks of the first of them: the likeliest file's functions come first
 LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file read in place of the list's tail
 # How far above the previous first a task's leading code is lifted: room for its file's
 # next chunks (``focus_functions``) to show scores of their own between the two.
@@ -41,7 +42,9 @@ def context_hits(
     lead: int | None = None,
 ) -> list[Hit]:
     """``top`` with each of its first ``files`` files followed by that file's next-best
-    chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits.
+    chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits. They
+    follow the file's first run of hits in ``top`` (a task's list keeps a file's best
+    chunks together), so the list's own order of them stays ahead.
 
     With ``lead`` (an issue-length task), the first file's next chunks up to ``lead`` in
     all follow those files' groups: the function a task changes is often further down
@@ -62,12 +65,22 @@ def context_hits(
     extra = more[chosen[0]][per_file - 1 :]
     del more[chosen[0]][per_file - 1 :]
     out: list[Hit] = []
+    open_group: str | None = None  # the file whose next chunks follow its run of hits in ``top``
+
+    def close_group() -> None:
+        out.extend(more.pop(open_group or ""))
+        if not more:  # the chosen files' groups are all in: the lead file's next chunks
+            out.extend(extra)
+
     for hit in top:
+        if open_group is not None and hit.path != open_group:
+            close_group()
+            open_group = None
         out.append(hit)
         if hit.path in more and hit.start_line is not None:
-            out.extend(more.pop(hit.path))
-            if not more:  # the chosen files' groups are all in: the lead file's next chunks
-                out.extend(extra)
+            open_group = hit.path
+    if open_group is not None:
+        close_group()
     return out[: len(top)]
 
 
@@ -149,23 +162,28 @@ def _read_first(hit: Hit, groups: Mapping[str, DedupGroup]) -> bool:
     return not is_task(hit) and any(seen.source_rank == 1 and _is_code(seen) for seen in appearances(hit, groups).values())
 
 
-def focus_functions(ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS) -> list[Hit]:
+def focus_functions(
+    ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS, lead: int = FOCUS_LEAD
+) -> list[Hit]:
     """For an issue-length task, ``ranked`` with each of its first ``files`` files'
-    next-best chunks (up to ``per_file`` in all) right after its best one.
+    next-best chunks (up to ``per_file`` in all, ``lead`` for the first file) right after
+    its best one.
 
     A task is answered at function level: the change is in a function of one of the
-    likeliest files, not in the best chunk of the tenth. The same-file decay that spreads
-    a list over files is undone for these: each moved hit gains a ``focus`` part that puts
-    its score between its file's best chunk and the next hit, so the list stays in
-    score order."""
+    likeliest files, not in the best chunk of the tenth. The first file is right far more
+    often than the next ones, and its function to change is often not its best chunk, so
+    it brings the most. The same-file decay that spreads a list over files is undone for
+    these: each moved hit gains a ``focus`` part that puts its score between its file's
+    best chunk and the next hit, so the list stays in score order."""
     groups: dict[str, list[Hit]] = {path: [] for path in _first_files(ranked, files)}
     for hit in ranked:
         group = groups.get(hit.path or "") if _is_code(hit) else None
         if group is not None:
             group.append(hit)
-    for path, group in groups.items():
+    for number, (path, group) in enumerate(groups.items()):
         unit = functools.partial(_unit_of, _function_units(group))
-        groups[path] = group[:1] + repeats_last(group[1:], unit, {unit(group[0])})[: per_file - 1]
+        room = max(per_file, lead) if number == 0 else per_file
+        groups[path] = group[:1] + repeats_last(group[1:], unit, {unit(group[0])})[: room - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
     for hit in ranked:
