@@ -99,11 +99,7 @@ def load_settings() -> dict[str, str]:
 def save_editor_command(command: str) -> None:
     settings = load_settings()
     settings["editor"] = command.strip()
-    target = settings_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    tmp.replace(target)
+    api.write_private_text(settings_path(), json.dumps(settings, indent=2))
 
 
 def editor_setting(environ: dict[str, str] | None = None) -> str | None:

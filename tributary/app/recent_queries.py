@@ -1,4 +1,5 @@
-"""The query box's recall list: recent queries, newest first, kept in a small JSON file."""
+"""The query box's recall list: recent queries, newest first, kept in a small JSON file
+that is the user's alone (what they asked may quote private code)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,6 @@ class RecentQueries:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self.items), encoding="utf-8")
-            tmp.replace(self.path)
+            api.write_private_text(self.path, json.dumps(self.items))
         except OSError as exc:
             log.warning("could not save the recent queries: %s", exc)

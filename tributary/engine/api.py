@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         default_config_path,
         indexes_dir,
         moved_once,
+        write_private_text,
     )
     from tributary.engine.pipeline.confidence import source_views
     from tributary.engine.pipeline.dedup import fold_label, why_folded
@@ -147,6 +148,7 @@ _HOMES: dict[str, str] = {
     "default_config_path": "tributary.engine.paths",
     "indexes_dir": "tributary.engine.paths",
     "moved_once": "tributary.engine.paths",
+    "write_private_text": "tributary.engine.paths",
     "check_pattern": "tributary.engine.config.patterns",
     "source_views": "tributary.engine.pipeline.confidence",
     "fold_label": "tributary.engine.pipeline.dedup",
@@ -222,6 +224,7 @@ __all__ = [
     "watch_repository",
     "why_folded",
     "with_builtin_servers",
+    "write_private_text",
 ]
 
 

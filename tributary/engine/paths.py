@@ -136,6 +136,19 @@ def repair_private_tree(root: Path) -> None:
             _chmod_own(here / name, PRIVATE_FILE_MODE)
 
 
+def write_private_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) whole, readable by its owner alone whatever
+    the umask: written to a 0600 temporary file beside it, then renamed over it, so a
+    reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    _chmod_own(tmp, PRIVATE_FILE_MODE)  # a temporary file left by a crash keeps its old mode
+    os.replace(tmp, path)
+
+
 def private_file(path: Path) -> None:
     """Prepare ``path`` (a database about to be opened) to be the owner's alone: its
     folder private, the file created 0600 if missing, and it and SQLite's side files
