@@ -215,3 +215,23 @@ def test_the_worker_steps_down_once_the_keyword_tier_is_written(
     order = [name for name, _ in niced]
     assert order == ["scan", "chunk", "keyword", "nice", "embed", "embed", "done"]
     assert ("nice", index_worker.WORKER_NICENESS) in niced
+
+
+def test_the_add_button_asks_for_a_folder_and_indexes_it(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Clicked, the button opens the folder dialog; the folder chosen there is indexed,
+    and nothing else runs (the button's `checked` is not a callback)."""
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setattr(indexes, "repos", FakeRepos)
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", FAILING])
+    qtbot.addWidget(page)
+    chosen: list[Path] = []
+    monkeypatch.setattr(page, "index", chosen.append)
+    page.add_button.click()
+    dialog = page.findChild(QFileDialog)
+    assert dialog is not None and dialog.isVisible()
+    dialog.fileSelected.emit(str(tmp_path))
+    assert chosen == [tmp_path]
+    dialog.reject()

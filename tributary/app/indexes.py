@@ -164,7 +164,7 @@ class IndexPage(QWidget):
         subtitle.setObjectName("Muted")
         self.add_button = QPushButton(theme.icon("add", "#ffffff"), "Add repository…")
         self.add_button.setObjectName("Primary")
-        self.add_button.clicked.connect(self.choose_folder)
+        self.add_button.clicked.connect(lambda: self.choose_folder())  # not its `checked` as `then`
         self.reindex_button = QPushButton(theme.icon("refresh"), "Re-index")
         self.reindex_button.clicked.connect(self.reindex_selected)
         self.remove_button = QPushButton(theme.icon("remove"), "Remove")
