@@ -4,7 +4,9 @@ Keys are hashes of everything that changes an answer, never the raw inputs:
 
 * query level — ``q:`` + hash(normalised query, every answer-changing request option,
   the config's fingerprint);
-* source level — ``s:`` + hash(server name, tool, arguments, the server's fingerprint).
+* source level — ``s:`` + hash(server name, tool, arguments, the server's fingerprint);
+
+both also hold the engine's code (its release and a digest of its sources).
 
 Fingerprints hash the config *as written* — ``${VAR}`` references, not their values —
 so a secret never feeds a hash and rotating a token does not empty the cache. Pass
