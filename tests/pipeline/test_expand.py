@@ -98,10 +98,23 @@ def test_a_task_reads_more_of_its_first_file_after_the_next_files_chunks() -> No
     tail = [_chunk(f"f{n}.py", n + 3, 1) for n in range(10)]
     top = [a[0], b1, *tail]
     ranked = [*top, b2, *a[1:]]
-    out = context_hits(top, ranked, files=2, per_file=2, lead=5)
+    out = context_hits(top, ranked, files=2, per_file=2, lead=5, lead_after=2)
     # a.py's next one and b.py's next one as before, then a.py's next three: the tail gives way
     assert [h.id for h in out] == [a[0].id, a[1].id, b1.id, b2.id, a[2].id, a[3].id, a[4].id, *[h.id for h in tail[:5]]]
     assert context_hits(top, ranked, files=2, per_file=2) == [a[0], a[1], b1, b2, *tail[:8]]
+
+
+def test_a_tasks_third_file_is_read_before_the_first_files_further_chunks() -> None:
+    """A task's list brings its first three files together; the third one's best chunks
+    are read before the first file's further ones, which only the tail gives way to."""
+    a = [_chunk("a.py", n + 1, 20 * n + 1) for n in range(8)]
+    b1, c1, c2 = _chunk("b.py", 10, 1), _chunk("c.py", 11, 1), _chunk("c.py", 12, 30)
+    tail = [_chunk(f"f{n}.py", n + 20, 1) for n in range(8)]
+    top = [a[0], a[1], b1, c1, c2, *tail]
+    out = context_hits(top, [*top, *a[2:]], files=2, per_file=3, lead=6)
+    # a.py's two listed, its next two; b.py; c.py's run; then a.py's further three
+    assert [h.id for h in out][:10] == [*(h.id for h in a[:4]), b1.id, c1.id, c2.id, *(h.id for h in a[4:7])]
+    assert [h.id for h in out][10:] == [h.id for h in tail[: len(top) - 10]]
 
 
 def test_a_task_context_reads_further_into_its_first_file() -> None:

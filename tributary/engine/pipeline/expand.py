@@ -40,6 +40,7 @@ def context_hits(
     files: int = CONTEXT_FILES,
     per_file: int = CHUNKS_PER_FILE,
     lead: int | None = None,
+    lead_after: int = FOCUS_FILES,
 ) -> list[Hit]:
     """``top`` with each of its first ``files`` files followed by that file's next-best
     chunks from ``ranked`` (up to ``per_file`` in all), cut to ``len(top)`` hits. They
@@ -47,9 +48,10 @@ def context_hits(
     chunks together), so the list's own order of them stays ahead.
 
     With ``lead`` (an issue-length task), the first file's next chunks up to ``lead`` in
-    all follow those files' groups: the function a task changes is often further down
-    its file than ``per_file``, and reading more of the likeliest file gives way only to
-    the tail of the list, not to the next files' chunks."""
+    all follow those files' groups and the runs of the list's first ``lead_after`` files
+    (those a task's list brought together): the function a task changes is often further
+    down its file than ``per_file``, and reading more of the likeliest file gives way
+    only to the tail of the list, not to the next files' best chunks."""
     chosen = _first_files(top, files)
     if not chosen or per_file <= 1:
         return list(top)
@@ -65,23 +67,27 @@ def context_hits(
     extra = more[chosen[0]][per_file - 1 :]
     del more[chosen[0]][per_file - 1 :]
     out: list[Hit] = []
-    open_group: str | None = None  # the file whose next chunks follow its run of hits in ``top``
+    seen: set[str | None] = set()  # the files of ``top`` so far
 
-    def close_group() -> None:
-        out.extend(more.pop(open_group or ""))
-        if not more:  # the chosen files' groups are all in: the lead file's next chunks
+    def end_run(path: str | None) -> None:
+        """After a run of ``path``'s hits: its group, then (once due) the lead's further chunks."""
+        nonlocal extra
+        if path in more and any(h.path == path and h.start_line is not None for h in out):
+            out.extend(more.pop(path or ""))
+        if extra and not more and len(seen) >= lead_after:
             out.extend(extra)
+            extra = []
 
-    for hit in top:
-        if open_group is not None and hit.path != open_group:
-            close_group()
-            open_group = None
+    for position, hit in enumerate(top):
+        if position and hit.path != top[position - 1].path:
+            end_run(top[position - 1].path)
+        seen.add(hit.path)
         out.append(hit)
-        if hit.path in more and hit.start_line is not None:
-            open_group = hit.path
-    if open_group is not None:
-        close_group()
-    return out[: len(top)]
+    if top:
+        end_run(top[-1].path)
+    for path in list(more):  # a chosen file whose hits never start a line
+        out.extend(more.pop(path))
+    return [*out, *extra][: len(top)]
 
 
 def further_reading(readable: Sequence[Hit], ranked: Sequence[Hit], budget: int, files: int = FOCUS_FILES) -> list[Hit]:
