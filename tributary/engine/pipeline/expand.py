@@ -68,11 +68,12 @@ def context_hits(
     del more[chosen[0]][per_file - 1 :]
     out: list[Hit] = []
     seen: set[str | None] = set()  # the files of ``top`` so far
+    lined: set[str | None] = set()  # ... of them, those with a hit of lines (every chosen one has)
 
     def end_run(path: str | None) -> None:
         """After a run of ``path``'s hits: its group, then (once due) the lead's further chunks."""
         nonlocal extra
-        if path in more and any(h.path == path and h.start_line is not None for h in out):
+        if path in more and path in lined:
             out.extend(more.pop(path or ""))
         if extra and not more and len(seen) >= lead_after:
             out.extend(extra)
@@ -82,11 +83,10 @@ def context_hits(
         if position and hit.path != top[position - 1].path:
             end_run(top[position - 1].path)
         seen.add(hit.path)
+        if hit.start_line is not None:
+            lined.add(hit.path)
         out.append(hit)
-    if top:
-        end_run(top[-1].path)
-    for path in list(more):  # a chosen file whose hits never start a line
-        out.extend(more.pop(path))
+    end_run(top[-1].path)  # ``top`` holds the chosen files' hits, so it is not empty
     return [*out, *extra][: len(top)]
 
 
