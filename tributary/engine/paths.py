@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import stat
+import tempfile
 import threading
 from pathlib import Path
 
@@ -138,15 +139,20 @@ def repair_private_tree(root: Path) -> None:
 
 def write_private_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) whole, readable by its owner alone whatever
-    the umask: written to a 0600 temporary file beside it, then renamed over it, so a
-    reader never sees half of it."""
+    the umask: written and synced to a temporary file beside it (``mkstemp`` makes it
+    0600), then renamed over it, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    _chmod_own(tmp, PRIVATE_FILE_MODE)  # a temporary file left by a crash keeps its old mode
-    os.replace(tmp, path)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def private_file(path: Path) -> None:

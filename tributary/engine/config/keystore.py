@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import io
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -121,20 +121,9 @@ class _SafeFileKeyring(PlaintextKeyring):  # type: ignore[misc]
         self._replace(config)
 
     def _replace(self, config: configparser.RawConfigParser) -> None:
-        path = Path(self.file_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            # mkstemp creates the file readable and writable by the owner only (0600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                config.write(out)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        text = io.StringIO()
+        config.write(text)
+        paths.write_private_text(Path(self.file_path), text.getvalue())
 
 
 @contextlib.contextmanager
