@@ -117,3 +117,20 @@ def test_a_clone_lacking_some_file_contents_still_gives_its_history(tmp_path: Pa
     history = read_git_history(repo)
     assert [t.title for t in history.tasks] == ["Move and extend the data", "Add the data"]
     assert any("renames not followed" in error for error in history.errors)
+
+
+def test_a_folder_inside_a_work_tree_gets_its_own_history(tmp_path: Path, git_repo: Path) -> None:
+    """A folder indexed on its own (``src/`` of a larger repository) gets the commits that
+    changed it, its files named as they are indexed there, relative to the folder."""
+    commit(git_repo, {"src/parser.py": "a = 3\n"}, "Parse empty values", "2022-04-01T10:00:00+00:00")
+    history = read_git_history(git_repo / "src")
+    assert [t.title for t in history.tasks] == [
+        "Parse empty values", "Fix parser crash on empty file", "Add the config parser",
+    ]
+    assert history.tasks[1].files == ("parser.py",)  # its test file is outside the folder
+    since = read_git_history(git_repo / "src", since=history.tasks[1].id)
+    assert [t.title for t in since.tasks] == ["Parse empty values"]
+    ix = tmp_path / "ix"
+    import_git_history(git_repo / "src", indexes_dir=ix, embed=False)
+    found = files_for_task(git_repo / "src", "parser crash on empty file", 5, indexes_dir=ix)
+    assert [f.path for f in found][:1] == ["parser.py"] and found[0].exists is True

@@ -91,19 +91,22 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
     A commit becomes a task: its id is the full hash, its title the message's first
     line, its body the rest, its date and author the author's, its files the paths it
     changed (the new path of a rename; renames are also returned so older tasks can follow).
+    In a folder inside a work tree, only the commits that changed something in it, with
+    paths relative to it (``_scope``), as its files are indexed.
     """
     history = GitHistory(head=head_commit(repo))
     if history.head is None:
         return history
     revision = f"{since}..{history.head}" if since else history.head
+    scope = _scope(repo)
     try:
-        raw = _git(repo, "log", "--no-merges", "--name-status", "-M", "-z", _FORMAT, revision, "--")
+        raw = _git(repo, "log", "--no-merges", "--name-status", "-M", "-z", _FORMAT, revision, *scope)
     except GitError as exc:
         if "unable to read" not in str(exc):
             raise
         # Rename detection reads file contents, which a partial clone or a snapshot
         # without its largest files lacks: the history without renames is still history.
-        raw = _git(repo, "log", "--no-merges", "--name-status", "--no-renames", "-z", _FORMAT, revision, "--")
+        raw = _git(repo, "log", "--no-merges", "--name-status", "--no-renames", "-z", _FORMAT, revision, *scope)
         if len(history.errors) < MAX_ERRORS_KEPT:
             history.errors.append("renames not followed: the clone lacks some file contents")
     for number, record in enumerate(raw.split(_RECORD)[1:], start=1):
@@ -117,6 +120,17 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
         history.tasks.append(task)
         history.renames.extend(renames)
     return history
+
+
+def _scope(repo: Path) -> tuple[str, ...]:
+    """The ``git log`` arguments that keep to ``repo``: all of history at a work tree's
+    top; in a folder below it, the commits that changed the folder (every one of them:
+    ``--full-history`` skips git's pruning of merged branches) and their paths relative
+    to it, so a task's files are the indexed files' paths and another folder's commits
+    are not this folder's tasks."""
+    if not _text(_git(repo, "rev-parse", "--show-prefix")).strip():
+        return ("--",)
+    return ("--relative", "--full-history", "--", ".")
 
 
 def _parse_commit(record: bytes) -> tuple[Task, list[Rename]]:
