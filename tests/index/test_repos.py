@@ -184,3 +184,32 @@ def test_the_watcher_sees_new_commits(home: Path, git_checkout: Path, tmp_path: 
         stop.set()
         thread.join(timeout=30)
     assert not thread.is_alive()
+
+
+def test_a_folder_of_a_repository_sees_new_commits_to_it(home: Path, git_checkout: Path, tmp_path: Path) -> None:
+    """A folder below the work tree's top has no ``.git`` of its own: the watcher watches
+    the work tree's, and the folder's history gains the commits that change it."""
+    folder = git_checkout / "src"
+    calls: list[int] = []
+    updates: list[IndexStats] = []
+    stop = threading.Event()
+
+    def on_git_change() -> None:
+        calls.append(repos.update_history(folder).stats.added)  # type: ignore[union-attr]
+
+    thread = threading.Thread(target=manager.watch_repository, args=(folder,), daemon=True, kwargs={
+        "embedder": HashingEmbedder(), "index_dir": tmp_path / "ix", "stop_event": stop,
+        "on_update": updates.append, "on_git_change": on_git_change, "debounce_ms": 50})
+    thread.start()
+    try:
+        _wait(lambda: len(updates) >= 1)  # the first pass
+        repos.update_history(folder)
+        before = task_stats(folder).tasks
+        commit(git_checkout, {"src/refunds.py": "def refund(x):\n    return -x\n"}, "Add refunds",
+               "2024-04-01T10:00:00+00:00")
+        _wait(lambda: 1 in calls)
+        assert task_stats(folder).tasks == before + 1
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()

@@ -313,18 +313,34 @@ def _moves_heads(rel: str) -> bool:
     return rel in (".git/HEAD", ".git/packed-refs") or rel.startswith((".git/refs/heads/", ".git/logs/HEAD"))
 
 
-def _watch_filter(root: Path) -> Callable[[Any, str], bool]:
+def _git_dir(root: Path) -> Path:
+    """The ``.git`` folder that says when ``root``'s branch heads move: its own, or that of
+    the work tree it is a folder of (``root`` itself when there is none)."""
+    for folder in (root, *root.parents):
+        if (folder / ".git").is_dir():
+            return folder / ".git"
+    return root / ".git"
+
+
+def _head_moved(changed: str, git_dir: Path) -> bool | None:
+    """For a path under ``git_dir``, whether its change means a branch head moved; None
+    for any other path."""
+    git = str(git_dir) + os.sep
+    if not changed.startswith(git):
+        return None
+    return _moves_heads(".git/" + changed[len(git):].replace(os.sep, "/"))
+
+
+def _watch_filter(git_dir: Path) -> Callable[[Any, str], bool]:
     """watchfiles' default filter (no ``.git``, ``node_modules``, caches …), except for the
-    files under ``.git`` that say a branch head moved."""
+    files under ``git_dir`` that say a branch head moved."""
     from watchfiles import DefaultFilter
 
-    git = str(root / ".git") + os.sep
     default = DefaultFilter()
 
     def accept(change: Any, path: str) -> bool:
-        if path.startswith(git):
-            return _moves_heads(".git/" + path[len(git):].replace(os.sep, "/"))
-        return default(change, path)
+        moved = _head_moved(path, git_dir)
+        return default(change, path) if moved is None else moved
 
     return accept
 
@@ -346,7 +362,8 @@ def watch_repository(
 
     Changes inside ``.git`` are not files of the repository; but when git's branch heads
     move (a commit, a checkout, a pull) ``on_git_change`` is called, so the caller can
-    bring the task history up to date. Blocking: run it in a thread or a child process
+    bring the task history up to date: the work tree's ``.git`` is watched too when
+    ``path`` is a folder below its top. Blocking: run it in a thread or a child process
     (the app's watcher), or in the foreground (``index add --watch``).
     """
     from watchfiles import watch
@@ -357,11 +374,13 @@ def watch_repository(
     store = _open_store(root, index_path, config.name if config else None, chosen)
     try:
         indexer = _indexer(store, root, index_path, config, embedder, on_progress)
+        git_dir = _git_dir(root)
+        watched = [root] if git_dir.parent == root or not git_dir.is_dir() else [root, git_dir]
         ready = False
         # The first (empty, on timeout) yield means the OS watcher is live: only then run
         # the full pass, so no edit made during or just after it can be missed.
         for changes in watch(
-            root, watch_filter=_watch_filter(root), stop_event=stop_event, debounce=debounce_ms,
+            *watched, watch_filter=_watch_filter(git_dir), stop_event=stop_event, debounce=debounce_ms,
             raise_interrupt=False, yield_on_timeout=True, rust_timeout=200,
         ):  # fmt: skip
             if not ready:
@@ -375,12 +394,15 @@ def watch_repository(
             rel_paths = set()
             heads_moved = False
             for _change, changed in changes:
+                moved = _head_moved(changed, git_dir)
+                if moved is not None:
+                    heads_moved = heads_moved or moved
+                    continue
                 try:
                     rel = Path(changed).resolve().relative_to(root).as_posix()
                 except ValueError:
                     continue
                 if rel.split("/", 1)[0] == ".git":
-                    heads_moved = heads_moved or _moves_heads(rel)
                     continue
                 rel_paths.add(rel)
             if heads_moved and on_git_change is not None:
