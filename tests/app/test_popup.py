@@ -51,9 +51,12 @@ async def test_arrows_pick_a_hit_enter_copies_it_ctrl_enter_copies_all(qtbot: ob
     QTest.keyClicks(popup.query, "fixture")
     await until(lambda: popup.controller.final)
     assert popup.results.count() > 1
+    assert "Enter copies all the context" in popup.status.text()  # nothing picked yet
     QTest.keyClick(popup.query, Qt.Key.Key_Down)
     QTest.keyClick(popup.query, Qt.Key.Key_Down)
     assert popup.results.currentRow() == 1
+    assert "Enter copies this result" in popup.status.text()
+    assert popup.status.text().startswith(f"{len(popup.controller.response.hits)} results")  # type: ignore[union-attr]
     response = popup.controller.response
     assert response is not None and response.context is not None
     second = response.hits[1]

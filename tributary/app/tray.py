@@ -1,10 +1,11 @@
 """The tray icon and the quick-query popup.
 
 The popup is a frameless window: type, see the top results as sources answer; ↑/↓
-select a result, Enter copies it (or, with none selected, the assembled context),
-Shift+Enter opens it in the editor, Ctrl+Enter copies the whole context; Esc hides. Without a system tray (bare X
-servers, some Wayland desktops) the app says so and keeps working as a window; the
-popup stays reachable from a shortcut and ``tributary toggle``.
+select a result, Enter copies it (or, with none selected, the assembled context: the
+footer says which), Shift+Enter opens it in the editor, Ctrl+Enter copies the whole
+context; Esc hides. Without a system tray (bare X servers, some Wayland desktops) the
+app says so and keeps working as a window; the popup stays reachable from a shortcut
+and ``tributary toggle``.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class QuickPopup(QWidget):
         self._copy_when_done = False
         self._chosen: int | None = None  # the row picked with ↑/↓ (kept across live updates)
         self._shown_query = ""
+        self._summary = ""  # the status line's first line: what answered
         self.query = _PopupQuery()
         self.query.setObjectName("QueryBox")
         self.query.setPlaceholderText("Quick query — ↑↓ pick · Enter copies · Ctrl+Enter copies all context · Esc closes")
@@ -189,6 +191,7 @@ class QuickPopup(QWidget):
             row = max(0, min(count - 1, self.results.currentRow() + step))
             self.results.setCurrentRow(row)
             self._chosen = row
+            self._show_status()
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
@@ -207,11 +210,17 @@ class QuickPopup(QWidget):
         asked = sum(1 for s in response.sources if s.status != "skipped")
         tokens = response.context.token_count if response.context else 0
         state = "" if update.final else f" · {waiting_text(response.sources)}"
-        self.status.setText(
-            f"{len(response.hits)} results from {answered}/{asked} sources · "
-            f"{tokens:,} tokens of context{state}\n"
-            "↑↓ pick · Enter copies it · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
-        )
+        self._summary = f"{len(response.hits)} results from {answered}/{asked} sources · {tokens:,} tokens of context{state}"
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """What answered, and what the keys do now: Enter copies the picked result, or
+        the whole context while none is picked."""
+        if self._chosen is None:
+            keys = "↑↓ pick a result · Enter copies all the context · Esc closes"
+        else:
+            keys = "Enter copies this result · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
+        self.status.setText(f"{self._summary}\n{keys}")
 
     def _finished(self, response: SearchResponse) -> None:
         if self._copy_when_done:
@@ -219,6 +228,7 @@ class QuickPopup(QWidget):
 
     def _clear(self) -> None:
         self._chosen = None
+        self._summary = ""
         self.results.clear()
         self.status.setText("Type to search every source")
 
