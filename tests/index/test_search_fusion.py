@@ -107,3 +107,18 @@ def test_a_task_reads_further_into_its_first_file_after_the_others() -> None:
     assert places[-4:] == [("b.py", 11), ("a.py", 21), ("a.py", 31), ("a.py", 41)]
     assert ("a.py", 11) in places and ("f4.py", 1) not in places
     assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+
+
+def test_a_focused_files_places_go_to_its_own_best_chunks() -> None:
+    """The list's scores rank the files; which of a focused file's functions comes first
+    is the file's own order's (``candidates``), at the scores of the places they take."""
+    a1, a2, a3 = _at("a.py", 1, 0.9), _at("a.py", 10, 0.5), _at("a.py", 20, 0.0)
+    b1 = _at("b.py", 1, 0.8)
+    listed = [a1, b1, a2]
+    own_order = [a3, a1, a2, b1]  # a.py's function at line 20 is its likeliest
+    out = focus_files(listed, own_order, top_k=4, files=1, per_file=3)
+    assert [(h.path, h.start_line) for h in out] == [("a.py", 20), ("b.py", 1), ("a.py", 1), ("a.py", 10)]
+    assert [h.score for h in out[:3]] == [0.9, 0.8, 0.5]
+    assert out[3].score < out[2].score
+    # a file outside the focus keeps its chunks as the list ranked them
+    assert focus_files([b1, a1], own_order, top_k=2, files=1, per_file=1)[1] is a1

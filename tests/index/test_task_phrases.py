@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
-from tributary.engine.index.search import _LETTERS, _PLACEHOLDER, _longest_run
+from tributary.engine.index.search import _LETTERS, _PLACEHOLDER, _longest_run, _phrased
 
 
 def plain(code: str) -> tuple[str, set[str]]:
@@ -56,3 +57,15 @@ def test_an_issue_quoting_a_message_finds_the_function_that_writes_it(tmp_path: 
         assert hits[0].symbol == "explain_sequence"
     finally:
         store.close()
+
+
+def test_within_a_file_the_function_writing_the_whole_message_is_the_one() -> None:
+    """Three words of a message in a comment are common among a file's functions; the
+    one that writes all of it stands out."""
+    chunks = [SimpleNamespace(content=code) for code in (
+        "return items[n:]  # first extra item, right items",
+        "return '%s contains %d more items, first extra item: %s' % (side, 1, extra)",
+        "return left == right",
+    )]
+    assert _phrased(chunks, ["right contains more items first extra item"]) == [1]  # type: ignore[arg-type]
+    assert _phrased(chunks, []) == []  # type: ignore[arg-type]

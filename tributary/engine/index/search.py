@@ -213,7 +213,7 @@ def hybrid_search(
     if task is None:
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
-    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task))
+    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases)
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
 
@@ -225,7 +225,9 @@ def focus_files(
     per_file: int = CHUNKS_PER_FILE,
     lead: int | None = None,
 ) -> list[SearchHit]:
-    """``listed`` (best first, ``top_k`` at most) with its tail given to the next chunks
+    """``listed`` (best first, ``top_k`` at most), its first ``files`` files' places held
+    by each file's first chunks in ``candidates``' order (``_in_own_order``), with its
+    tail given to the next chunks
     of its first ``files`` files in ``candidates``' order (for a task, each file's own:
     ``_in_file_order``), up to ``per_file`` chunks of each in all, and then the first
     file's next ones up to ``lead`` in all.
@@ -239,6 +241,7 @@ def focus_files(
     holds. The room the first file's further chunks need comes from the end of the
     list, never from these files' own chunks."""
     leaders = _first_paths(listed, files)
+    listed = _in_own_order(listed, candidates, set(leaders))
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []
     extra: list[SearchHit] = []
@@ -256,6 +259,26 @@ def focus_files(
     floor = kept[-1].score
     tail = [replace(h, score=round(floor * (1 - 0.001 * n), 6)) for n, h in enumerate(followers + extra, 1)]
     return (kept + tail)[:top_k]
+
+
+def _in_own_order(listed: Sequence[SearchHit], candidates: Sequence[SearchHit], paths: set[str]) -> list[SearchHit]:
+    """``listed`` with the places of each of ``paths``' hits taken by that file's first
+    chunks in ``candidates``' order, each at the score of the place it takes. The list's
+    order says which files come first; which of a file's functions comes first is its
+    own order's to say (for a task, ``_in_file_order``: the issue's words and frames among
+    the file's own chunks), not the scores that ranked it among every file's."""
+    own = {path: [hit for hit in candidates if hit.path == path] for path in paths}
+    taken = {path: 0 for path in paths}
+    out: list[SearchHit] = []
+    for hit in listed:
+        queue = own.get(hit.path)
+        if not queue or taken[hit.path] >= len(queue):
+            out.append(hit)
+            continue
+        chosen = queue[taken[hit.path]]
+        taken[hit.path] += 1
+        out.append(chosen if chosen.score == hit.score else replace(chosen, score=hit.score))
+    return out
 
 
 def _make_room(listed: Sequence[SearchHit], size: int, keep: set[str]) -> list[SearchHit]:
@@ -282,11 +305,12 @@ def _in_file_order(
     where: SearchFilter,
     frames: Sequence[Frame] = (),
     named: frozenset[str] = frozenset(),
+    phrases: Sequence[str] = (),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
-    (``keyword_order``) and the functions the task's tracebacks ran in this file
-    (``_framed``), fused by reciprocal rank. A chunk no retriever pooled joins with no
+    (``keyword_order``), the functions the task's tracebacks ran in this file
+    (``_framed``) and those writing its messages (``_phrased``), fused by reciprocal rank. A chunk no retriever pooled joins with no
     score of its own: the function a task changes often shares its words with much of
     the repository, and stands out only among its file's functions."""
     ordered: list[SearchHit] = []
@@ -303,6 +327,8 @@ def _in_file_order(
             if place in position:
                 fused[position[place]] += 1 / (IN_FILE_K + rank)
         for rank, n in enumerate(_framed(chunks, [f for f in frames if _same_file(f.path, path)]), 1):
+            fused[n] += 1 / (IN_FILE_K + rank)
+        for rank, n in enumerate(_phrased(chunks, phrases), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         order = _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks, named)
@@ -600,12 +626,28 @@ def _phrase_chunks(store: IndexStore, phrases: Sequence[str], where: SearchFilte
         chunk = chunks.get(cid)
         if chunk is None:
             continue
-        plain = _LETTERS.findall(_PLACEHOLDER.sub(" ", chunk.content).lower())
-        text, present = f" {' '.join(plain)} ", set(plain)
-        held = sum(_longest_run(phrase, text, present) for phrase in split)
+        held = _phrase_words_held(chunk.content, split)
         if held:
             scored.append((-held, rank, cid))
     return [cid for _, _, cid in sorted(scored)]
+
+
+def _phrase_words_held(code: str, phrases: Sequence[Sequence[str]]) -> int:
+    """How many words of ``phrases`` ``code`` holds in runs (``_longest_run``), around
+    the values a message puts into it."""
+    plain = _LETTERS.findall(_PLACEHOLDER.sub(" ", code).lower())
+    text, present = f" {' '.join(plain)} ", set(plain)
+    return sum(_longest_run(phrase, text, present) for phrase in phrases)
+
+
+def _phrased(chunks: Sequence[StoredChunk], phrases: Sequence[str]) -> list[int]:
+    """The chunks (by position) of a file that write out the task's messages: those
+    holding the most of their words in runs. Three words of a message in a comment or
+    a docstring are common among a file's functions; the whole message is written by one."""
+    split = [phrase.split() for phrase in phrases]
+    held = {n: _phrase_words_held(chunk.content, split) for n, chunk in enumerate(chunks)} if split else {}
+    most = max(held.values(), default=0)
+    return [n for n, count in held.items() if most and count == most]
 
 
 def _longest_run(phrase: Sequence[str], text: str, present: set[str]) -> int:
