@@ -4,9 +4,11 @@ bring its code and its git history up to date together, and remove both."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -158,58 +160,49 @@ def test_index_changes_drop_the_cached_answers_that_drew_on_the_repository(
         assert not asyncio.run(cached()), command
 
 
-def test_the_watcher_sees_new_commits(home: Path, git_checkout: Path, tmp_path: Path) -> None:
-    """A commit changes no file of the work tree, only git's: the watcher says so, and
-    the history can be brought up to date."""
+@contextlib.contextmanager
+def _watching(root: Path, index_dir: Path) -> Iterator[tuple[list[int], list[IndexStats]]]:
+    """``root`` watched in a thread, its history brought up to date at each commit: the
+    tasks each update added, and the index passes, as they come."""
     calls: list[int] = []
     updates: list[IndexStats] = []
     stop = threading.Event()
 
     def on_git_change() -> None:
-        calls.append(repos.update_history(git_checkout).stats.added)  # type: ignore[union-attr]
+        calls.append(repos.update_history(root).stats.added)  # type: ignore[union-attr]
 
-    thread = threading.Thread(target=manager.watch_repository, args=(git_checkout,), daemon=True, kwargs={
-        "embedder": HashingEmbedder(), "index_dir": tmp_path / "ix", "stop_event": stop,
+    thread = threading.Thread(target=manager.watch_repository, args=(root,), daemon=True, kwargs={
+        "embedder": HashingEmbedder(), "index_dir": index_dir, "stop_event": stop,
         "on_update": updates.append, "on_git_change": on_git_change, "debounce_ms": 50})
     thread.start()
     try:
         _wait(lambda: len(updates) >= 1)  # the first pass
-        repos.update_history(git_checkout)
+        repos.update_history(root)
+        yield calls, updates
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_the_watcher_sees_new_commits(home: Path, git_checkout: Path, tmp_path: Path) -> None:
+    """A commit changes no file of the work tree, only git's: the watcher says so, and
+    the history can be brought up to date."""
+    with _watching(git_checkout, tmp_path / "ix") as (calls, updates):
         git(git_checkout, "commit", "-q", "--allow-empty", "-m", "Document the billing rules",
             date="2024-04-01T10:00:00+00:00")
         _wait(lambda: 1 in calls)
         assert task_stats(git_checkout).tasks == 3
         assert len(updates) == 1  # no file of the repository changed
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-    assert not thread.is_alive()
 
 
 def test_a_folder_of_a_repository_sees_new_commits_to_it(home: Path, git_checkout: Path, tmp_path: Path) -> None:
     """A folder below the work tree's top has no ``.git`` of its own: the watcher watches
     the work tree's, and the folder's history gains the commits that change it."""
     folder = git_checkout / "src"
-    calls: list[int] = []
-    updates: list[IndexStats] = []
-    stop = threading.Event()
-
-    def on_git_change() -> None:
-        calls.append(repos.update_history(folder).stats.added)  # type: ignore[union-attr]
-
-    thread = threading.Thread(target=manager.watch_repository, args=(folder,), daemon=True, kwargs={
-        "embedder": HashingEmbedder(), "index_dir": tmp_path / "ix", "stop_event": stop,
-        "on_update": updates.append, "on_git_change": on_git_change, "debounce_ms": 50})
-    thread.start()
-    try:
-        _wait(lambda: len(updates) >= 1)  # the first pass
-        repos.update_history(folder)
+    with _watching(folder, tmp_path / "ix") as (calls, _):
         before = task_stats(folder).tasks
         commit(git_checkout, {"src/refunds.py": "def refund(x):\n    return -x\n"}, "Add refunds",
                "2024-04-01T10:00:00+00:00")
         _wait(lambda: 1 in calls)
         assert task_stats(folder).tasks == before + 1
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-    assert not thread.is_alive()
