@@ -213,7 +213,9 @@ def hybrid_search(
     if task is None:
         return listed
     leaders = _first_paths(listed, FOCUS_FILES)
-    ordered = _in_file_order(store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases)
+    ordered = _in_file_order(
+        store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases
+    )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
 
@@ -226,11 +228,10 @@ def focus_files(
     lead: int | None = None,
 ) -> list[SearchHit]:
     """``listed`` (best first, ``top_k`` at most), its first ``files`` files' places held
-    by each file's first chunks in ``candidates``' order (``_in_own_order``), with its
-    tail given to the next chunks
-    of its first ``files`` files in ``candidates``' order (for a task, each file's own:
-    ``_in_file_order``), up to ``per_file`` chunks of each in all, and then the first
-    file's next ones up to ``lead`` in all.
+    by each file's first chunks in ``candidates``' order (for a task, each file's own:
+    ``_in_file_order``), and its tail given to those files' next chunks in that order,
+    up to ``per_file`` chunks of each in all, and then the first file's next ones up to
+    ``lead`` in all.
 
     A task is answered at function level, and the function to change is often not its
     file's best chunk, while the spread over files keeps a file's other chunks out of
@@ -265,8 +266,8 @@ def _in_own_order(listed: Sequence[SearchHit], candidates: Sequence[SearchHit], 
     """``listed`` with the places of each of ``paths``' hits taken by that file's first
     chunks in ``candidates``' order, each at the score of the place it takes. The list's
     order says which files come first; which of a file's functions comes first is its
-    own order's to say (for a task, ``_in_file_order``: the issue's words and frames among
-    the file's own chunks), not the scores that ranked it among every file's."""
+    own order's to say (for a task, ``_in_file_order``), not the scores that ranked it
+    among every file's."""
     own = {path: [hit for hit in candidates if hit.path == path] for path in paths}
     taken = {path: 0 for path in paths}
     out: list[SearchHit] = []
@@ -310,9 +311,10 @@ def _in_file_order(
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
     (``keyword_order``), the functions the task's tracebacks ran in this file
-    (``_framed``) and those writing its messages (``_phrased``), fused by reciprocal rank. A chunk no retriever pooled joins with no
-    score of its own: the function a task changes often shares its words with much of
-    the repository, and stands out only among its file's functions."""
+    (``_framed``) and those writing its messages (``_phrased``), fused by reciprocal
+    rank. A chunk no retriever pooled joins with no score of its own: the function a
+    task changes often shares its words with much of the repository, and stands out
+    only among its file's functions."""
     ordered: list[SearchHit] = []
     for path in paths:
         pooled = {_place(hit): hit for hit in candidates if hit.path == path}
