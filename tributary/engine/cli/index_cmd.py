@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "index",
         help="index local repositories for the built-in files and tasks servers",
         description="Index local repositories for search: code (chunks, embeddings, BM25) and git "
-        "history (each commit and the files it touched).",
+        "history (each commit and the files it touched; for a folder inside a repository, "
+        "the commits that changed that folder).",
     )
     commands = parser.add_subparsers(dest="index_command", metavar="ACTION", required=True)
 
