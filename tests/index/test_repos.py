@@ -206,3 +206,16 @@ def test_a_folder_of_a_repository_sees_new_commits_to_it(home: Path, git_checkou
                "2024-04-01T10:00:00+00:00")
         _wait(lambda: 1 in calls)
         assert task_stats(folder).tasks == before + 1
+
+
+def test_a_submodule_is_not_watched_through_its_superproject(tmp_path: Path) -> None:
+    """A folder whose own ``.git`` is a file (a submodule, a linked work tree) has heads of
+    its own: the enclosing repository's ``.git`` is not the one that says they moved."""
+    outer = tmp_path / "outer"
+    (outer / ".git").mkdir(parents=True)
+    inner = outer / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    (inner / ".git").write_text("gitdir: ../../.git/modules/lib\n", encoding="utf-8")
+    assert manager._git_dir(inner) == inner / ".git"
+    assert manager._git_dir(inner / "src") == inner / ".git"
+    assert manager._git_dir(outer / "vendor") == outer / ".git"

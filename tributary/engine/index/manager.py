@@ -315,9 +315,11 @@ def _moves_heads(rel: str) -> bool:
 
 def _git_dir(root: Path) -> Path:
     """The ``.git`` folder that says when ``root``'s branch heads move: its own, or that of
-    the work tree it is a folder of (``root`` itself when there is none)."""
+    the work tree it is a folder of (``root``'s own when there is none). The nearest
+    ``.git`` decides, a file too: a submodule's or a linked work tree's heads are not
+    its enclosing repository's."""
     for folder in (root, *root.parents):
-        if (folder / ".git").is_dir():
+        if (folder / ".git").exists():
             return folder / ".git"
     return root / ".git"
 
