@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QWidget
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
 from tests.app.fakes import FakeEngine
 from tests.app.test_config_editor import sample_config
@@ -21,6 +22,7 @@ def _check_popups(top: QWidget) -> int:
     for combo in combos:
         combo.window().show()
         combo.showPopup()
+        QTest.qWait(50)  # the list's layout and scrollers settle after it shows
         view = combo.view()
         try:
             metrics = view.fontMetrics()
@@ -29,6 +31,7 @@ def _check_popups(top: QWidget) -> int:
             assert view.viewport().width() >= widest + 8, (texts, view.viewport().width(), widest)
             rows = min(combo.count(), POPUP_ROWS)
             assert view.viewport().height() >= rows * view.sizeHintForRow(0), (texts, combo.maxVisibleItems())
+            assert combo.count() > POPUP_ROWS or view.verticalScrollBar().maximum() == 0, (texts, view.viewport().height(), view.sizeHintForRow(0))
         finally:
             combo.hidePopup()
     return len(combos)
@@ -66,4 +69,24 @@ def test_a_narrow_combo_opens_a_list_as_wide_as_its_longest_item(qtbot: Any) -> 
     widest = view.fontMetrics().horizontalAdvance("an item far longer than the combo is wide")
     assert view.minimumWidth() >= widest and view.viewport().width() >= widest
     assert view.viewport().height() >= POPUP_ROWS * view.sizeHintForRow(0)
+    combo.hidePopup()
+
+
+def test_a_short_list_opens_with_every_row_and_no_scroll_arrows(qtbot: Any) -> None:
+    """Qt sized such a list a few pixels short in a plain layout: its scroll arrows came up
+    and hid a row (the server editor's query modes showed two of three)."""
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    layout = QVBoxLayout(holder)
+    combo = ComboBox()
+    combo.addItems(["the whole question", "its content words", "a file-name glob of them"])
+    layout.addWidget(combo)
+    holder.resize(500, 300)
+    holder.show()
+    QTest.qWait(100)
+    combo.showPopup()
+    QTest.qWait(300)  # the list's layout and scroll arrows settle after it shows
+    view = combo.view()
+    assert view.verticalScrollBar().maximum() == 0
+    assert view.viewport().height() >= 3 * view.sizeHintForRow(0)
     combo.hidePopup()

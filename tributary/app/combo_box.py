@@ -8,6 +8,7 @@ the app's spin boxes it takes the mouse wheel only once it has the focus.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QStyle, QWidget
 
 from tributary.app.spin_box import wheel_only_when_focused
@@ -29,6 +30,7 @@ class ComboBox(QComboBox):
     def showPopup(self) -> None:
         fit_popup(self)
         super().showPopup()
+        show_every_row(self)
 
 
 def popup_width(combo: QComboBox) -> int:
@@ -49,3 +51,35 @@ def fit_popup(combo: QComboBox) -> None:
     """Make ``combo``'s list wide enough for its widest item (never narrower than the
     combo itself, as Qt already keeps it)."""
     combo.view().setMinimumWidth(popup_width(combo))
+
+
+def show_every_row(combo: QComboBox) -> None:
+    """Make an open list that holds all its rows tall enough to show them all.
+
+    Qt sizes the list before the style sheet's frames count in some layouts, so a short
+    list opened a few pixels short: its scroll arrows came up, took the space of a row
+    and hid it. A list longer than :data:`POPUP_ROWS` scrolls, as it should.
+    """
+    view = combo.view()
+    bar = view.verticalScrollBar()
+    if combo.count() > combo.maxVisibleItems() or bar.maximum() <= bar.minimum():
+        return
+    container = view.parentWidget()
+    if container is None:
+        return
+    for child in container.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+        if child is not view:
+            child.hide()  # the scroll arrows: shown again by Qt if the list still scrolls
+    layout = container.layout()
+    if layout is not None:
+        layout.activate()
+    model = combo.model()
+    rows = sum(view.visualRect(model.index(i, combo.modelColumn())).height() for i in range(combo.count()))
+    grow = rows - view.viewport().height()
+    if grow > 0:
+        rect = container.geometry().adjusted(0, 0, 0, grow)
+        screen = combo.screen().availableGeometry()
+        if rect.bottom() > screen.bottom():
+            rect.moveBottom(screen.bottom())
+        container.setGeometry(rect)
+    view.scrollToTop()
