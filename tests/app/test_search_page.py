@@ -280,3 +280,39 @@ def test_alt_and_a_digit_opens_that_page_from_the_keyboard(qtbot: object) -> Non
     assert window.sidebar.item(1).toolTip() == "Alt+2"
     window.set_compact(True)
     assert window.sidebar.item(1).toolTip() == "Indexes (Alt+2)"
+
+
+def test_enter_presses_the_focused_button_as_space_does(qtbot: object) -> None:
+    """A keyboard user tabs to *Add a repository…* and presses Enter: the button is
+    pressed (Qt's buttons take Enter only in dialogs); Enter in a field presses none."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QLineEdit, QPushButton, QVBoxLayout, QWidget
+
+    from tributary.app.window import MainWindow
+
+    window = MainWindow(lambda: FakeEngine(sources=["files"]), RecentQueries(None))
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    other = QWidget()
+    layout = QVBoxLayout(other)
+    layout.addWidget(field := QLineEdit())
+    layout.addWidget(button := QPushButton("Add repository…"))
+    window.add_page("Indexes", "search", other)
+    window.resize(1366, 740)
+    window.show()
+    window.open_page(1)
+    pressed: list[bool] = []
+    button.clicked.connect(lambda: pressed.append(True))
+    requested: list[bool] = []
+    window.search.add_repository_requested.connect(lambda: requested.append(True))
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    assert pressed == []
+    button.setFocus()
+    QTest.keyClick(button, Qt.Key.Key_Return)
+    QTest.keyClick(button, Qt.Key.Key_Enter)
+    assert pressed == [True, True]
+    window.open_page(0)
+    window.search.empty.show_first_run()
+    window.search.empty.add_button.setFocus()
+    QTest.keyClick(window.search.empty.add_button, Qt.Key.Key_Return)
+    assert requested == [True]

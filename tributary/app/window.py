@@ -6,14 +6,23 @@ import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtGui import (
+    QCloseEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QPushButton,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -237,6 +246,19 @@ class MainWindow(QMainWindow):
         self.setWindowState((self.windowState() & ~Qt.WindowState.WindowMinimized) | Qt.WindowState.WindowActive)
         self.raise_()
         self.activateWindow()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter presses the focused button as Space does: Qt's buttons take Enter only in
+        dialogs, so a keyboard user's Enter on *Add a repository…* did nothing."""
+        button = self.focusWidget()
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() == Qt.KeyboardModifier.NoModifier
+                and isinstance(button, (QPushButton, QToolButton)) and button.isEnabled()):
+            if button.menu() is not None:
+                button.showMenu()
+            else:
+                button.click()
+            return
+        super().keyPressEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         event.ignore()
