@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtWidgets import QPlainTextEdit
 
 from tributary.app.search.detail import DetailPane, presentation
+from tributary.app.search.highlighter import query_terms
 from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit
 
 FILE = "\n".join(f"line_{n} = {n}" for n in range(1, 21)) + "\n"
@@ -62,6 +63,13 @@ def test_the_querys_words_are_marked_in_code(qtbot: Any) -> None:
     at = block.text().index("line_9")
     marked = [r for r in block.layout().formats() if r.start <= at < r.start + r.length and r.format.background().style()]
     assert marked, "the query's word has a marker background"
+
+
+def test_the_common_words_of_a_question_are_not_marked() -> None:
+    """A pasted report's "the", "for" and "with" would mark half of every docstring."""
+    assert query_terms("Where is the cache for the parsed config set, with a lock?") == [
+        "cache", "parsed", "config", "set", "lock"]
+    assert query_terms("value_from_envvar fails") == ["value_from_envvar", "value", "envvar", "fails"]
 
 
 def test_prose_wraps_and_is_not_coloured_as_code(qtbot: Any) -> None:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from tributary.engine.pipeline.dedup import fold_label, why_folded
     from tributary.engine.pipeline.formats import commit_line
     from tributary.engine.pipeline.run import quotes_files
+    from tributary.engine.pipeline.text import query_terms
     from tributary.engine.query.syntax import format_filters, parse_query
     from tributary.engine.repos.builtins import with_builtin_servers
     from tributary.engine.repos.manage import list_repositories, remove_repository, update_history
@@ -155,6 +156,7 @@ _HOMES: dict[str, str] = {
     "why_folded": "tributary.engine.pipeline.dedup",
     "commit_line": "tributary.engine.pipeline.formats",
     "quotes_files": "tributary.engine.pipeline.run",
+    "query_terms": "tributary.engine.pipeline.text",
     "format_filters": "tributary.engine.query.syntax",
     "parse_query": "tributary.engine.query.syntax",
     "list_repositories": "tributary.engine.repos.manage",
@@ -210,6 +212,7 @@ __all__ = [
     "move_server_secrets",
     "moved_once",
     "parse_query",
+    "query_terms",
     "quotes_files",
     "remove_repository",
     "save_config",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from tributary.app import theme
+from tributary.engine import api
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ def words_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a query worth marking: letters and digits, three or more long."""
-    return re.findall(r"[A-Za-z0-9_]{3,}", query[:4000])
+    """The words of a query worth marking: its search terms (no "the", "for", "with"),
+    three or more letters long."""
+    return [term for term in api.query_terms(query[:4000]) if len(term) >= 3]
 
 
 class CodeHighlighter(QSyntaxHighlighter):
