@@ -157,3 +157,13 @@ def test_a_versioned_copy_inside_the_live_package_is_superseded() -> None:
     assert priors.superseded(["pydantic/v1/fields.py"], exists={"pydantic/fields.py"}.__contains__) == {
         "pydantic/v1/fields.py"
     }
+
+
+def test_the_newest_of_several_versions_is_live_beside_a_re_exporting_file() -> None:
+    """zod keeps ``src/v3/`` and ``src/v4/`` side by side, and ``src/index.ts`` only
+    re-exports v4: v4 is the live code, v3 the superseded copy."""
+    paths = ["src/index.ts", "src/v4/index.ts", "src/v3/index.ts", "src/v4/classic/schemas.ts"]
+    assert priors.superseded(paths) == {"src/v3/index.ts"}
+    # v3 need not be among the candidates: the index says v4 has an older version.
+    held = {"src/index.ts", "src/v3/index.ts", "src/locales/en.ts", "src/v3/locales/en.ts"}.__contains__
+    assert priors.superseded(["src/v4/index.ts", "src/v4/locales/en.ts"], exists=held) == frozenset()

@@ -162,11 +162,15 @@ def superseded(paths: Iterable[str], exists: Callable[[str], bool] | None = None
     """The paths that lie in an older copy of a folder found beside a newer one among
     ``paths``: ``src/v3/…`` when ``src/v4/…`` is there too, a ``legacy/`` folder, or a
     versioned copy kept inside the live package (``pydantic/v1/main.py`` when
-    ``pydantic/main.py`` is among ``paths``, or ``exists`` says the index holds it)."""
+    ``pydantic/main.py`` is among ``paths``, or ``exists`` says the index holds it).
+
+    The newest of several versions is the live code even where the package's own folder
+    has a file of the same name: zod's ``src/index.ts`` only re-exports ``src/v4/``."""
     listed = list(paths)
     present = frozenset(listed)
     newest: dict[str, int] = {}
-    versioned: list[tuple[str, str, int, str]] = []
+    oldest: dict[str, int] = {}
+    versioned: list[tuple[str, str, int, str, str]] = []
     old: set[str] = set()
     for path in listed:
         names = path.split("/")
@@ -179,9 +183,18 @@ def superseded(paths: Iterable[str], exists: Callable[[str], bool] | None = None
             if match:
                 prefix, number = "/".join(parts[:depth]), int(match[1])
                 live = "/".join([*parts[:depth], *names[depth + 1 :]])
-                versioned.append((path, prefix, number, live))
+                older = "/".join([*parts[:depth], f"{part[0]}{number - 1}", *names[depth + 1 :]])
+                versioned.append((path, prefix, number, live, older))
                 newest[prefix] = max(newest.get(prefix, number), number)
+                oldest[prefix] = min(oldest.get(prefix, number), number)
                 break
-    old.update(path for path, prefix, number, live in versioned
-               if number < newest[prefix] or live in present or (exists is not None and exists(live)))
+
+    def held(path: str) -> bool:
+        return path in present or (exists is not None and exists(path))
+
+    for path, prefix, number, live, older in versioned:
+        if number < newest[prefix]:
+            old.add(path)
+        elif oldest[prefix] == number and number > 0 and not held(older) and held(live):
+            old.add(path)  # the only version here, beside the live package's own file
     return frozenset(old)
