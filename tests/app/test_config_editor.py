@@ -365,6 +365,20 @@ def test_rules_reorder_by_drag_and_tester(qtbot: Any, tmp_path: Path) -> None:
     assert "Asked: files, git" in rules.verdict.text()
 
 
+def test_the_rule_testers_answer_scrolls_into_view_on_a_short_screen(qtbot: Any, tmp_path: Path) -> None:
+    """On a 640-pixel screen the tester's answer falls below the fold: typing a query
+    scrolls the page to it, instead of answering out of sight."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    editor.resize(828, 420)
+    editor.tabs.setCurrentIndex(1)
+    rules = editor.rules
+    QTest.qWait(50)
+    paste(rules.sample, "def fixture")
+    QTest.qWait(400)  # the tester's debounce, then the scroll once the lines are laid out
+    assert "✔ code: matched" in rules.verdict.text()
+    assert not rules.verdict.visibleRegion().isEmpty()
+
+
 def test_import_adds_servers_with_unique_names(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     claude = tmp_path / "claude_desktop_config.json"

@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -107,7 +109,8 @@ class RulesPage(QWidget):
         self.verdict.setTextFormat(Qt.TextFormat.PlainText)
         self._test_timer = QTimer(self, singleShot=True, interval=120)
         self._test_timer.timeout.connect(self.run_test)
-        self.sample.textEdited.connect(lambda _: self._test_timer.start())
+        self._typed = False  # the next test follows the person typing a query: show its answer
+        self.sample.textEdited.connect(self._sample_edited)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -297,8 +300,13 @@ class RulesPage(QWidget):
         self.changed.emit()
         self._test_timer.start()
 
+    def _sample_edited(self, _text: str) -> None:
+        self._typed = True
+        self._test_timer.start()
+
     def run_test(self) -> None:
         """Show which rules match the sample query and which servers would be asked."""
+        typed, self._typed = self._typed, False
         query = self.sample.text()
         if self.config is None or not query.strip():
             self.verdict.setText("")
@@ -330,3 +338,15 @@ class RulesPage(QWidget):
         if decision.weights:
             lines.append("Weights: " + ", ".join(f"{k} {v:g}" for k, v in decision.weights.items()))
         self.verdict.setText("\n".join(lines))
+        if typed:  # once the new lines are laid out
+            QTimer.singleShot(0, self._show_verdict)
+
+    def _show_verdict(self) -> None:
+        """Scroll the page to the tester's answer: on a short screen it falls below the
+        fold, and a person typing a query saw nothing happen."""
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # its new height
+            area.ensureWidgetVisible(self.verdict, 0, 0)
