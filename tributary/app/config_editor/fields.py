@@ -148,6 +148,7 @@ class CheckList(QListWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._loading = False
+        self.setObjectName("CheckList")  # padded: the first box clear of the rounded border
         self.itemChanged.connect(lambda _: None if self._loading else self.changed.emit())
         self.setMaximumHeight(130)
 
