@@ -75,6 +75,51 @@ async def test_an_engine_that_refuses_to_start_shows_why(qtbot: object) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_refused_config_file_is_shown_until_mended_then_the_engine_starts(
+        qtbot: object, tmp_path: Path) -> None:
+    """The search page and Sources & routing say why the engine did not start instead of
+    "starting" for ever; saving a mended file starts it, and a search typed meanwhile runs."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from tributary.engine.config.errors import ConfigError, ConfigIssue
+
+    config = tmp_path / "config.yaml"
+    config.write_text("servers:\n  git:\n    args: [x]\n", encoding="utf-8")
+    engine = FakeEngine()
+    opened: list[int] = []
+
+    async def factory(_: Path | None) -> Any:
+        opened.append(1)
+        if len(opened) == 1:
+            raise ConfigError([ConfigIssue(file=str(config), key_path="servers.git", line=2,
+                                           message="a stdio server needs 'command'")])
+        return engine
+
+    shell = Shell(config_path=config, engine_factory=factory, single_instance=False,
+                  recent_queries=RecentQueries(None))
+    shell._config_poll.setInterval(20)
+    shell.start()
+    try:
+        def dialogs() -> list[QMessageBox]:
+            return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+        await until(lambda: bool(dialogs()))
+        dialogs()[-1].close()
+        page = shell.window.search
+        assert page.empty.state == "engine-problem"
+        assert "servers.git: a stdio server needs 'command'" in page.empty.body.text()
+        assert "servers.git" in shell.editor.banner.text() and "Save here" not in shell.editor.banner.text()
+        page.search("typed meanwhile")
+        config.write_text("servers:\n  git:\n    command: git-mcp\n", encoding="utf-8")
+        await until(lambda: shell.engine is engine, timeout=30.0)
+        await until(lambda: "typed meanwhile" in engine.started, timeout=30.0)
+        assert shell.editor.file_problem is None and not shell.editor.banner.text()
+        assert page.empty.state != "engine-problem"
+    finally:
+        await shell.shutdown()
+
+
+@pytest.mark.asyncio
 async def test_quit_while_engine_starts_still_closes_it(qtbot: object) -> None:
     engine = FakeEngine()
     shell = make_shell(engine, delay=0.1)

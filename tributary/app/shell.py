@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from tributary.app import theme
 from tributary.app.background import run_async, runner
@@ -25,6 +25,8 @@ from tributary.app.recent_queries import RecentQueries, default_path
 from tributary.app.tray import TrayController
 from tributary.app.window import MainWindow
 from tributary.engine.api import EngineLike
+
+CONFIG_POLL_MS = 1000  # how often a config file the engine refused is looked at again
 
 if TYPE_CHECKING:  # built on first use, imported then: start-up stays with the search page
     from tributary.app.config_editor.editor import ConfigEditor
@@ -58,6 +60,10 @@ class Shell(QObject):
         self.window = MainWindow(lambda: self.engine, recent_queries or RecentQueries(default_path()))
         self._editor: ConfigEditor | None = None
         self._file_problem: str | None = None  # why the config file on disk is not in effect
+        # An engine refused for its config file starts again once the file changes.
+        self._config_poll = QTimer(self, interval=CONFIG_POLL_MS)
+        self._config_poll.timeout.connect(self._config_mended)
+        self._config_seen: tuple[int, int] | None = None
         self._indexes: IndexPage | None = None
         self._watchers: RepoWatchers | None = None
         self._popup: QuickPopup | None = None
@@ -165,6 +171,31 @@ class Shell(QObject):
         run_async(self._open_engine(), label="Starting engine",
                   on_error=self._engine_failed)
 
+    def _config_file(self) -> Path:
+        from tributary.engine import api
+
+        return self.config_path if self.config_path is not None else api.default_config_path()
+
+    def _config_state(self) -> tuple[int, int] | None:
+        try:
+            stat = self._config_file().stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _config_mended(self) -> None:
+        """The engine was refused for its config file: once the file changes, try again."""
+        if self.engine is not None or self._closing:
+            self._config_poll.stop()
+            return
+        state = self._config_state()
+        if state == self._config_seen:
+            return
+        self._config_poll.stop()
+        self.window.set_engine_state("Starting the engine…")
+        run_async(self._open_engine(), label="Starting engine",
+                  on_error=lambda error: self._engine_failed(error, again=True))
+
     async def run(self) -> None:
         """Start, wait for a quit request, shut down."""
         self.start()
@@ -177,6 +208,12 @@ class Shell(QObject):
             await engine.aclose()
             return
         self.engine = engine
+        self._config_poll.stop()
+        if self._file_problem is not None:  # a mended file: nothing stands in its way now
+            self._file_problem = None
+            if self._editor is not None:
+                self._editor.set_file_problem(None)
+        self.window.search.set_engine_problem(None)
         theme.set_source_order(engine.effective_config.servers)
         self.window.set_engine_state("Engine ready")
         self.window.search.refresh_empty_state()
@@ -217,14 +254,29 @@ class Shell(QObject):
         else:
             editor.load(self.engine.config)
 
-    def _engine_failed(self, error: BaseException) -> None:
+    def _engine_failed(self, error: BaseException, *, again: bool = False) -> None:
+        """Say why the engine did not start, where a person looks: a dialog the first
+        time, the search page and, for a config file it refused, Sources & routing, which
+        show it until the file is mended; the engine starts again once the file changes."""
         self.window.set_engine_state("Engine failed to start")
         from tributary.app.errors import show_error
+        from tributary.engine import api
         from tributary.engine.errors import TributaryError
 
         # A refusal (an invalid config, say) says what and where itself; a bug is named.
         text = str(error) if isinstance(error, TributaryError) else f"{type(error).__name__}: {error}"
-        show_error("The engine could not start", text, parent=self.window)
+        mendable = isinstance(error, api.ConfigError)
+        self.window.search.set_engine_problem(text, mendable=mendable)
+        if mendable:
+            self._file_problem = text
+            if self._editor is not None:
+                self._editor.set_file_problem(text)
+            self._config_seen = self._config_state()
+            self._config_poll.start()
+        if again:
+            self.window.show_message("The config file still has problems: the details are on the search page", 15000)
+        else:
+            show_error("The engine could not start", text, parent=self.window)
 
     def request_quit(self) -> None:
         self.quit_requested.set()

@@ -206,8 +206,12 @@ class ConfigEditor(QWidget):
         lines = []
         if self.file_problem is not None:
             lines.append(self.file_problem.strip())
-            lines.append("Fix the file and save it there, or Save here to replace it with this "
-                         "editor's version.")
+            if self._original is None:  # the engine never started: there is no version here
+                lines.append("Fix the file and save it there: Tributary starts as soon as it can "
+                             "read it.")
+            else:
+                lines.append("Fix the file and save it there, or Save here to replace it with this "
+                             "editor's version.")
         elif self.disk_changed and self.dirty:
             lines.append("The file changed on disk since you began editing. Revert loads the "
                          "file's version; Save replaces it with yours.")
@@ -239,7 +243,8 @@ class ConfigEditor(QWidget):
             self.status.setText("Unsaved changes")
         elif self.file_problem is not None:
             self.status.setObjectName("Error")
-            self.status.setText("The file on disk is not in effect (see above)")
+            self.status.setText("The file on disk is not in effect (see above)" if self._original is not None
+                                else "The engine is waiting for a config file it can read (see above)")
         else:
             self.status.setObjectName("Muted")
             self.status.setText(self.saved_note or (

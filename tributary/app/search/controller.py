@@ -89,6 +89,7 @@ class SearchController(QObject):
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(lambda: self.submit(self._pending))
         self._waiting = ""  # asked before the engine opened: runs once it has
+        self.engine_problem: str | None = None  # why the engine did not start, if it did not
         self._engine_wait = QTimer(self, interval=ENGINE_WAIT_MS)
         self._engine_wait.timeout.connect(self._engine_opened)
 
@@ -118,7 +119,9 @@ class SearchController(QObject):
         if engine is None:
             self._waiting = query
             self._engine_wait.start()
-            self.waiting.emit("The engine is starting — the search runs as soon as it is ready.")
+            self.waiting.emit("The engine could not start (see why below) — the search runs once it does."
+                              if self.engine_problem else
+                              "The engine is starting — the search runs as soon as it is ready.")
             return
         self._waiting = ""
         self._engine_wait.stop()

@@ -187,6 +187,13 @@ class EmptyState(QWidget):
     def show_problem(self, reason: str) -> None:
         self._show("problem", "No source answered", reason, buttons=(self.server_button,))
 
+    def show_engine_problem(self, reason: str, *, mendable: bool) -> None:
+        """The engine did not start: say why, and what brings it up."""
+        after = ("Fix the file and save it: Tributary starts as soon as it can read it, and runs "
+                 "a search typed meanwhile." if mendable else
+                 "Quit and start Tributary again once that is fixed; the log has the details.")
+        self._show("engine-problem", "The engine could not start", f"{reason.strip()}\n\n{after}")
+
 
 QUOTE_LIMIT = 80  # characters of the question a heading quotes
 
