@@ -70,3 +70,20 @@ def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
         env={**os.environ, "TRIBUTARY_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode != 0 and "--token-file" in done.stderr and "empty" in done.stderr
+
+
+def test_serve_with_an_invalid_config_says_where_and_exits(tmp_path: Path) -> None:
+    """An LLM client's `tributary serve` over a config with a typo: the problems with file
+    and line on stderr, exit status 2, over stdio and HTTP alike, and no traceback."""
+    home = tmp_path / "home"
+    config = tmp_path / "config.yaml"
+    config.write_text("servers:\n  x:\n    comand: foo\n", encoding="utf-8")
+    env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT), "TRIBUTARY_CONFIG_SETTLE_S": "0"}
+    for transport in ([], ["--http", str(_free_port("127.0.0.1"))]):
+        done = subprocess.run(
+            [sys.executable, "-m", "tributary", "--config", str(config), "serve", *transport],
+            env=env, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert f"{config}:3: servers.x.comand: unknown key 'comand'" in done.stderr
+        assert "Traceback" not in done.stderr

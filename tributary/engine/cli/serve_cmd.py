@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from pathlib import Path
 
-from tributary.engine.cli.common import config_path, fail
+from tributary.engine.cli.common import config_path, fail, load_cli_config
+from tributary.engine.config.errors import ConfigError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +43,13 @@ def run(args: argparse.Namespace) -> int:
 
     if (refusal := nested_refusal()) is not None:  # a Tributary's own source: no copies of copies
         return fail(refusal)
+    # A config with errors is said whole, with file and line, before any transport starts:
+    # inside the server's start-up it came out as a traceback of task groups.
+    try:
+        asyncio.run(load_cli_config(args))
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
 
     if args.http is None:
         return face.run_stdio(config_path(args))
