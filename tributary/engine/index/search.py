@@ -18,7 +18,7 @@ import functools
 import glob
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -242,13 +242,17 @@ def focus_files(
     holds. The room the first file's further chunks need comes from the end of the
     list, never from these files' own chunks."""
     leaders = _first_paths(listed, files)
-    listed = _in_own_order(listed, candidates, set(leaders))
+    own: dict[str, list[SearchHit]] = {path: [] for path in leaders}  # each file's, in order
+    for hit in candidates:
+        if hit.path in own:
+            own[hit.path].append(hit)
+    listed = _in_own_order(listed, own)
     shown = {_place(hit) for hit in listed}
     followers: list[SearchHit] = []
     extra: list[SearchHit] = []
     for number, path in enumerate(leaders):
         had = sum(1 for hit in listed if hit.path == path)
-        more = [h for h in candidates if h.path == path and _place(h) not in shown]
+        more = [h for h in own[path] if _place(h) not in shown]
         room = max(0, per_file - had)
         followers.extend(more[:room])
         if number == 0 and lead is not None:
@@ -262,14 +266,13 @@ def focus_files(
     return (kept + tail)[:top_k]
 
 
-def _in_own_order(listed: Sequence[SearchHit], candidates: Sequence[SearchHit], paths: set[str]) -> list[SearchHit]:
-    """``listed`` with the places of each of ``paths``' hits taken by that file's first
-    chunks in ``candidates``' order, each at the score of the place it takes. The list's
+def _in_own_order(listed: Sequence[SearchHit], own: Mapping[str, Sequence[SearchHit]]) -> list[SearchHit]:
+    """``listed`` with the places of the hits of each file in ``own`` taken by that file's
+    first chunks in its ``own`` order, each at the score of the place it takes. The list's
     order says which files come first; which of a file's functions comes first is its
     own order's to say (for a task, ``_in_file_order``), not the scores that ranked it
     among every file's."""
-    own = {path: [hit for hit in candidates if hit.path == path] for path in paths}
-    taken = {path: 0 for path in paths}
+    taken = {path: 0 for path in own}
     out: list[SearchHit] = []
     for hit in listed:
         queue = own.get(hit.path)
