@@ -171,17 +171,11 @@ class Shell(QObject):
         run_async(self._open_engine(), label="Starting engine",
                   on_error=self._engine_failed)
 
-    def _config_file(self) -> Path:
+    def _config_state(self) -> tuple[int, int] | None:
         from tributary.engine import api
 
-        return self.config_path if self.config_path is not None else api.default_config_path()
-
-    def _config_state(self) -> tuple[int, int] | None:
-        try:
-            stat = self._config_file().stat()
-        except OSError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
+        path = self.config_path if self.config_path is not None else api.default_config_path()
+        return api.config_signature(path)
 
     def _config_mended(self) -> None:
         """The engine was refused for its config file: once the file changes, try again."""

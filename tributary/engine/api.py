@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         merge_imported,
     )
     from tributary.engine.config.keystore import backend_notice, fallback_path
+    from tributary.engine.config.load import config_signature
     from tributary.engine.config.patterns import check_pattern
     from tributary.engine.config.save import save_config, update_config
     from tributary.engine.config.secret_move import move_server_secrets
@@ -130,6 +131,7 @@ _HOMES: dict[str, str] = {
     "merge_imported": "tributary.engine.config.importer",
     "backend_notice": "tributary.engine.config.keystore",
     "fallback_path": "tributary.engine.config.keystore",
+    "config_signature": "tributary.engine.config.load",
     "save_config": "tributary.engine.config.save",
     "update_config": "tributary.engine.config.save",
     "move_server_secrets": "tributary.engine.config.secret_move",
@@ -193,6 +195,7 @@ __all__ = [
     "check_pattern",
     "commit_line",
     "config_dir",
+    "config_signature",
     "data_dir",
     "default_config_path",
     "discover_client_configs",

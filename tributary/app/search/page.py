@@ -270,8 +270,7 @@ class SearchPage(QWidget):
         # Sources answer in bursts: render at most every RENDER_MS (the final at once),
         # so ten sources answering together cost one redraw, not ten.
         self._pending: SearchUpdate | None = None
-        self._engine_problem: str | None = None  # why the engine did not start, if it did not
-        self._engine_mendable = False
+        self._engine_mendable = False  # the engine's problem (the controller's) is its config file
         self._render_timer = QTimer(self, singleShot=True, interval=RENDER_MS)
         self._render_timer.timeout.connect(self._render_pending)
         # The detail pane (it highlights code) and then the context preview (it lays
@@ -364,7 +363,6 @@ class SearchPage(QWidget):
     def set_engine_problem(self, reason: str | None, *, mendable: bool = False) -> None:
         """Why the engine did not start (None once it has): the results area says so
         instead of "starting", and so does a search typed meanwhile."""
-        self._engine_problem = reason
         self._engine_mendable = mendable
         self.controller.engine_problem = reason
         self.refresh_empty_state()
@@ -393,8 +391,8 @@ class SearchPage(QWidget):
             self.empty.show_problem(reason)
         elif engine is not None and self.controller.query and not self.controller.final:
             self.empty.show_asking(self.controller.query)
-        elif engine is None and self._engine_problem is not None:
-            self.empty.show_engine_problem(self._engine_problem, mendable=self._engine_mendable)
+        elif engine is None and self.controller.engine_problem is not None:
+            self.empty.show_engine_problem(self.controller.engine_problem, mendable=self._engine_mendable)
         else:
             self.empty.show_ready(starting=engine is None)
         self.results.setCurrentWidget(self.empty)

@@ -574,7 +574,7 @@ async def load_config_settled(
         return load_config(target)
     except ConfigError as exc:
         error = exc
-        seen = _signature(target)
+        seen = config_signature(target)
         if window <= 0 or seen is None or time.time() - seen[0] / 1e9 > window:
             raise
     if on_wait is not None:
@@ -582,7 +582,7 @@ async def load_config_settled(
     end = time.monotonic() + window
     while time.monotonic() < end:
         await asyncio.sleep(SETTLE_POLL_S)
-        now = _signature(target)
+        now = config_signature(target)
         if now is None or now == seen:  # unchanged, or gone for a moment (a rename)
             continue
         seen = now
@@ -593,8 +593,9 @@ async def load_config_settled(
     raise error
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
-    """The file's (mtime in ns, size), None when it cannot be read."""
+def config_signature(path: Path) -> tuple[int, int] | None:
+    """The file's (mtime in ns, size), None when it cannot be read: what says a config
+    file changed (the settle wait here, the app's wait for a mended file)."""
     try:
         stat = path.stat()
     except OSError:
