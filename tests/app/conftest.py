@@ -39,6 +39,9 @@ def themed_app() -> QApplication:
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     theme.apply(app, dark=False)
+    # As the app itself runs (tributary.app.main): a window closed by one test must not
+    # quit the event loop a later test runs on.
+    app.setQuitOnLastWindowClosed(False)
     return app
 
 

@@ -102,6 +102,18 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
 
 
 @pytest.mark.asyncio
+async def test_context_of_the_sources_that_answered_shows_while_one_hangs(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "slowpoke"], delay=lambda s, q: {"files": 0.0, "slowpoke": 3600.0}[s])
+    page = make_page(qtbot, engine)
+    page.tabs.setCurrentWidget(page.context_scroll)
+    page.search("fixture")
+    await until(lambda: "waiting for slowpoke" in page.context.tokens.text())  # (cancelled when the test ends)
+    assert "so far" in page.context.tokens.text()
+    assert "files" in page.context.text.toPlainText() and page.context.copy_button.isEnabled()
+    assert not page.controller.final
+
+
+@pytest.mark.asyncio
 async def test_controls_shape_the_request(qtbot: object) -> None:
     engine = FakeEngine(delay=fixed(0.0))
     page = make_page(qtbot, engine)

@@ -181,7 +181,9 @@ class Engine:
         """An update each time a source answers; the last one has ``final=True``.
 
         Sources that answer together share one fused response; the last to answer
-        gets the final one. ``partials=False`` skips the in-between fusions and yields
+        gets the final one. Each in-between response carries the context assembled from
+        the sources that have answered, so a slow source holds back only its own part.
+        ``partials=False`` skips the in-between fusions and yields
         only the final update (what :meth:`search` wants). Past the admission limits
         (:mod:`tributary.engine.runtime.admission`) it raises
         :class:`~tributary.engine.runtime.admission.Busy` at once.
@@ -322,7 +324,6 @@ class Engine:
             request,
             strategy=strategy,
             source_weights=weights,
-            assemble=request.assemble and final,
         )
         result: PipelineResult = run_pipeline(
             hits_by_source,

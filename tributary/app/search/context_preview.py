@@ -77,12 +77,15 @@ class ContextPreview(QWidget):
         layout.addLayout(footer)
         self.set_context(None)
 
-    def set_context(self, context: AssembledContext | None) -> None:
+    def set_context(self, context: AssembledContext | None, waiting: str = "") -> None:
+        """Show ``context``; ``waiting`` (``waiting for git…``) marks it as assembled from
+        the sources that have answered so far, while others are still asked."""
         self.context = context
         self.copy_button.setEnabled(bool(context and context.text))
+        so_far = f" · so far, {waiting}" if waiting else ""
         if context is None:
             self.text.setPlainText("")
-            self.tokens.setText("No context yet")
+            self.tokens.setText(f"No context yet{' · ' + waiting if waiting else ''}")
             self.usage.setValue(0)
             return
         self.text.setPlainText(safe_text.block(context.text))
@@ -92,7 +95,7 @@ class ContextPreview(QWidget):
         kept_back = f", {reserved:,} of the budget kept for the prompt" if reserved > 0 else ""
         self.tokens.setText(
             f"{context.token_count:,} of {context.budget:,} tokens ({percent} %{kept_back}) · "
-            f"{len(context.chunks)} chunks · {context.format.value}{dropped}"
+            f"{len(context.chunks)} chunks · {context.format.value}{dropped}{so_far}"
         )
         self.usage.setRange(0, 100)
         self.usage.setValue(min(100, percent))

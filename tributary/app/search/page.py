@@ -278,6 +278,7 @@ class SearchPage(QWidget):
         # its own, after the tree and the strip, so no one slice holds the loop long.
         self._detail_timer = QTimer(self, singleShot=True, interval=0)
         self._detail_timer.timeout.connect(self._sync_detail)
+        self._context_waiting = ""  # what the shown context still waits for
         self._context_timer = QTimer(self, singleShot=True, interval=0)
         self._context_timer.timeout.connect(self._sync_context)
         self.tabs.currentChanged.connect(lambda _: self._sync_context())
@@ -621,11 +622,16 @@ class SearchPage(QWidget):
             self._updated(update)
 
     def _sync_context(self) -> None:
-        """The context text is set only while its tab shows (it can be long)."""
+        """The context text is set only while its tab shows (it can be long). While
+        sources are still asked it is the context of those that have answered."""
         response = self.model.response
         context = response.context if response else None
-        if self.tabs.currentWidget() is self.context_scroll and self.context.context is not context:
-            self.context.set_context(context)
+        waiting = waiting_text(response.sources) if response and not self.controller.final else ""
+        if self.tabs.currentWidget() is not self.context_scroll:
+            return
+        if self.context.context is not context or self._context_waiting != waiting:
+            self._context_waiting = waiting
+            self.context.set_context(context, waiting)
 
     def _updated(self, update: SearchUpdate) -> None:
         response = update.response
@@ -717,6 +723,7 @@ class SearchPage(QWidget):
         self.model.set_response(None)
         self.refresh_empty_state()
         self.strip.set_reports([], "")
+        self._context_waiting = ""
         self.context.set_context(None)
         self.detail.show_hit(None)
 
