@@ -23,3 +23,16 @@ def test_every_icon_the_app_asks_for_exists() -> None:
         for chunk in text.split('icon("')[1:]:
             used.add(chunk.split('"', 1)[0])
     assert used and used <= names, sorted(used - names)
+
+
+def test_a_disabled_button_greys_its_icon_and_label() -> None:
+    """Disabled, a button's icon and text take the palette's disabled colour: with the
+    muted one they looked like a flat button that works."""
+    from PySide6.QtGui import QColor, QIcon
+
+    icon = theme.icon("copy")
+    image = icon.pixmap(32, 32, QIcon.Mode.Disabled).toImage()
+    inked = {image.pixelColor(x, y).name() for x in range(32) for y in range(32) if image.pixelColor(x, y).alpha() == 255}
+    assert inked == {QColor(theme.LIGHT["disabled"]).name()}
+    sheet = theme.style_sheet(theme.LIGHT)
+    assert f"QPushButton:disabled, QToolButton#Action:disabled {{ color: {theme.LIGHT['disabled']};" in sheet

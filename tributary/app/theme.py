@@ -43,6 +43,7 @@ LIGHT: dict[str, str] = {
     "bg": "#f6f7f9", "sidebar": "#eef0f4", "panel": "#ffffff", "alt": "#f9fafb",
     "field": "#ffffff", "button": "#ffffff", "hover": "#e8ebf1", "pressed": "#dde2ea",
     "border": "#d9dde5", "text": "#1d2330", "muted": "#6b7280",
+    "disabled": "#a3a9b4",
     "accent": "#3b6fe0", "accent_hover": "#2f5fcc", "accent_soft": "#dce6fb", "accent_text": "#1d3f8f",
     "danger": "#c93a3a", "danger_soft": "#fdecec", "ok": "#1f8a5b", "warn": "#d99a1e", "warn_soft": "#fdf5e4",
 }
@@ -50,6 +51,7 @@ DARK: dict[str, str] = {
     "bg": "#16181d", "sidebar": "#1b1e24", "panel": "#1f2229", "alt": "#23262e",
     "field": "#262a32", "button": "#2a2e37", "hover": "#2f343e", "pressed": "#363b46",
     "border": "#343944", "text": "#e6e9ef", "muted": "#9aa3b2",
+    "disabled": "#5c6370",
     "accent": "#5b8cff", "accent_hover": "#6d99ff", "accent_soft": "#2a3a5e", "accent_text": "#cfdcff",
     "danger": "#ff6b6b", "danger_soft": "#3a2226", "ok": "#4cc38a", "warn": "#e0b24a", "warn_soft": "#3a3222",
 }
@@ -139,18 +141,19 @@ def apply(app: QApplication, dark: bool | None = None) -> None:
 
 @cache
 def icon(name: str, tint: str | None = None) -> QIcon:
-    """An icon from ``resources/icons/<name>.svg``, strokes tinted to the palette."""
-    path = ICONS / f"{name}.svg"
-    svg = path.read_text(encoding="utf-8").replace("currentColor", tint or _current["text"])
-    renderer = QSvgRenderer(QByteArray(svg.encode("utf-8")))
+    """An icon from ``resources/icons/<name>.svg``, strokes tinted to the palette; on a
+    disabled control its strokes take the palette's disabled colour, as the label does."""
+    svg = (ICONS / f"{name}.svg").read_text(encoding="utf-8")
     result = QIcon()
-    for size in (16, 24, 32, 64):
-        pixmap = QPixmap(size, size)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        renderer.render(painter, QRectF(0, 0, size, size))
-        painter.end()
-        result.addPixmap(pixmap)
+    for mode, colour in ((QIcon.Mode.Normal, tint or _current["text"]), (QIcon.Mode.Disabled, _current["disabled"])):
+        renderer = QSvgRenderer(QByteArray(svg.replace("currentColor", colour).encode("utf-8")))
+        for size in (16, 24, 32, 64):
+            pixmap = QPixmap(size, size)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(pixmap)
+            renderer.render(painter, QRectF(0, 0, size, size))
+            painter.end()
+            result.addPixmap(pixmap, mode)
     return result
 
 
