@@ -17,11 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration  # every test runs the command in a new process
 
 
-def tributary(*args: str, home: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+def tributary(
+    *args: str, home: Path, timeout: float = 90, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRIBUTARY_HOME": str(home), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "tributary", *args], capture_output=True, text=True,
-        env=env, cwd=ROOT, timeout=timeout, check=False,
+        env=env, cwd=ROOT, timeout=timeout, check=False, input=stdin,
     )
 
 
@@ -104,6 +106,18 @@ def test_context_prints_assembled_context_within_budget(home: Path) -> None:
     tokens_line = [line for line in result.stderr.splitlines() if " of 500 tokens" in line]
     assert tokens_line, result.stderr
     assert int(tokens_line[0].split()[0]) <= 500
+
+
+def test_context_reads_an_issue_piped_in_for_a_dash(home: Path) -> None:
+    """``gh issue view 42 | tributary context -``: the whole issue is the question."""
+    config = write_config(home, "servers:\n" + fake("alpha", "--hits", "5"))
+    issue = ("Retry gives up after the first timeout\n\nWith `retries=3` the client stops at once:\n\n"
+             "```\nTraceback (most recent call last):\n  File \"client/retry.py\", line 42, in send\n"
+             "    raise TimeoutError(\"gave up\")\nTimeoutError: gave up\n```\n" + "It should back off. " * 40)
+    result = tributary("--config", str(config), "context", "-", "--format", "xml", home=home, stdin=issue)
+    assert result.returncode == 0, result.stderr
+    assert 'source="alpha"' in result.stdout
+    assert f"read as a task ({len(issue):,} characters)" in result.stderr
 
 
 def test_config_validate_names_file_key_and_line(home: Path) -> None:

@@ -102,3 +102,17 @@ async def test_a_long_run_of_letters_is_answered() -> None:
         response = await engine.search(SearchRequest(query="a" * 64_000))
         assert "only its first" in response.notes[0]
         assert len(response.request.query) <= MAX_QUERY_CHARS
+
+
+def test_a_question_piped_in_is_decoded_or_refused_with_the_reason() -> None:
+    import io
+
+    from tributary.engine.cli.common import STDIN_QUESTION_BYTES, read_question
+
+    assert read_question(io.BytesIO("Ünïcode issue: `parse()` fails\n".encode())) == "Ünïcode issue: `parse()` fails\n"
+    assert read_question(io.BytesIO("a report saved as UTF-16".encode("utf-16"))) == "a report saved as UTF-16"
+    with pytest.raises(QueryError, match="standard input is not text: has a utf-16 byte-order mark"):
+        read_question(io.BytesIO(b"\xff\xfe\x00"))
+    with pytest.raises(QueryError, match="over 1 MiB"):
+        read_question(io.BytesIO(b"a" * (STDIN_QUESTION_BYTES + 1)))
+    assert read_question(io.BytesIO(b"a" * STDIN_QUESTION_BYTES)) == "a" * STDIN_QUESTION_BYTES

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from tributary.engine.config.errors import ConfigError
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
@@ -62,7 +62,8 @@ def top_k(value: str) -> int:
 
 
 def add_request_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", help="the question, in quotes")
+    parser.add_argument("query", help="the question, in quotes; - reads it from standard input "
+                        "(an issue, a bug report: `gh issue view 42 | tributary context -`)")
     parser.add_argument("--top-k", type=top_k, default=None, metavar="N",
                         help=f"how many results ({TOP_K_MIN}-{TOP_K_MAX}; default from config, 30)")
     parser.add_argument("--strategy", choices=FUSION_STRATEGIES, help="fusion strategy (default from config)")
@@ -79,10 +80,39 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
                         help="start a one-shot engine even when the app or `tributary serve` runs")
 
 
+STDIN_QUESTION_BYTES = 1 << 20  # more than any question is searched for (MAX_QUERY_CHARS)
+
+
+def read_question(stream: BinaryIO) -> str:
+    """The question piped in for ``-``: its bytes decoded as a source file's are (UTF-8,
+    else a byte-order mark, a coding line or the detected encoding); a
+    :class:`QueryError` that says why for input that is too long or not text."""
+    from tributary.engine.index.decoding import UndecodableError, decode_source
+
+    data = stream.read(STDIN_QUESTION_BYTES + 1)
+    if len(data) > STDIN_QUESTION_BYTES:
+        raise QueryError(f"the question on standard input is over {STDIN_QUESTION_BYTES // (1 << 20)} MiB; "
+                         "pipe in the issue or report itself")
+    try:
+        return decode_source(data).text
+    except UndecodableError as exc:
+        raise QueryError(f"the question on standard input is not text: {exc}") from None
+
+
+def question_of(args: argparse.Namespace) -> str:
+    """The question the arguments give: the text itself, or for ``-`` standard input
+    (read once, whichever step asks first)."""
+    if args.query == "-":
+        if sys.stdin.isatty():
+            print("tributary: type the question, then Ctrl-D on a line of its own", file=sys.stderr)
+        args.query = read_question(sys.stdin.buffer)
+    return str(args.query)
+
+
 def request_from_args(args: argparse.Namespace, default_top_k: int | None) -> SearchRequest:
     """The request the command's arguments say; ``default_top_k`` (the config's) when
     ``--top-k`` is not given, or the model's default when that is None too."""
-    plain = SearchRequest(args.query)
+    plain = SearchRequest(question_of(args))
     check_query(plain)  # before any source is started for it
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
     request = SearchRequest(
