@@ -129,3 +129,36 @@ async def test_the_popup_names_the_sources_it_waits_on(qtbot: object) -> None:
     popup.popup()
     popup.controller.submit("fixture")
     await until(lambda: "waiting for slowpoke" in popup.status.text())  # (cancelled when the test ends)
+
+
+@pytest.mark.asyncio
+async def test_enter_waits_for_a_slow_source_and_enter_again_copies_what_is_there(qtbot: object) -> None:
+    engine = FakeEngine(sources=["files", "slowpoke"], delay=lambda s, q: {"files": 0.0, "slowpoke": 3600.0}[s])
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText("")
+    popup.popup()
+    popup.query.setText("fixture")
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    await until(lambda: "waiting for slowpoke" in popup.status.text())  # (cancelled when the test ends)
+    assert popup.isVisible() and "Enter again copies it now" in popup.status.text()
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    response = popup.controller.response
+    assert response is not None and response.context is not None and not popup.controller.final
+    assert QGuiApplication.clipboard().text() == response.context.text
+    assert not popup.isVisible()
+    assert engine.started == ["fixture"]  # the second Enter did not search again
+
+
+@pytest.mark.asyncio
+async def test_typing_after_enter_cancels_the_copy_it_asked_for(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.1))
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText("untouched")
+    popup.popup()
+    popup.query.setText("fixture")
+    QTest.keyClick(popup.query, Qt.Key.Key_Return)
+    QTest.keyClicks(popup.query, "s scope")
+    await until(lambda: popup.controller.final and popup.controller.query == "fixtures scope")
+    assert popup.isVisible() and QGuiApplication.clipboard().text() == "untouched"

@@ -104,7 +104,7 @@ class QuickPopup(QWidget):
         layout.addWidget(self.query)
         layout.addWidget(self.results, 1)
         layout.addWidget(self.status)
-        self.query.textEdited.connect(self.controller.schedule)
+        self.query.textEdited.connect(self._edited)
         self.query.enter.connect(self.accept)
         self.query.enter_all.connect(self.accept_all)
         self.query.enter_open.connect(self.open_selected)
@@ -116,6 +116,11 @@ class QuickPopup(QWidget):
         self.controller.failed.connect(self.status.setText)
         self.controller.waiting.connect(self.status.setText)
         self.controller.cleared.connect(self._clear)
+
+    def _edited(self, text: str) -> None:
+        """Another question: a copy asked for the last one is not made of this one."""
+        self._copy_when_done = False
+        self.controller.schedule(text)
 
     def popup(self) -> None:
         screen = self.screen() if self.isVisible() else QGuiApplication.primaryScreen()
@@ -169,12 +174,15 @@ class QuickPopup(QWidget):
         text = self.query.text().strip()
         if not text:
             return
-        done = self.controller.final and self.controller.query == text
-        if done and self.controller.response is not None:
-            self._copy(self.controller.response)
-        else:
-            self._copy_when_done = True
-            self.controller.submit(text)
+        response = self.controller.response if self.controller.query == text else None
+        if response is not None and (self.controller.final or self._copy_when_done):
+            # Done, or asked a second time while a slow source is still out: what is there.
+            self._copy(response)
+            return
+        self._copy_when_done = True
+        if self.controller.query != text or self.controller.final:
+            self.controller.submit(text)  # (a search of this text already running is waited for)
+        self._show_status()
 
     def _copy(self, response: SearchResponse) -> None:
         self._copy_when_done = False
@@ -216,7 +224,9 @@ class QuickPopup(QWidget):
     def _show_status(self) -> None:
         """What answered, and what the keys do now: Enter copies the picked result, or
         the whole context while none is picked."""
-        if self._chosen is None:
+        if self._copy_when_done:
+            keys = "Copies the context when every source has answered · Enter again copies it now · Esc"
+        elif self._chosen is None:
             keys = "↑↓ pick a result · Enter copies all the context · Esc closes"
         else:
             keys = "Enter copies this result · Shift+Enter opens it · Ctrl+Enter copies all the context · Esc"
