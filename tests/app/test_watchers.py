@@ -147,8 +147,8 @@ async def test_the_watch_button_starts_and_stops_a_watcher(
     page.toggle_watch_selected()
     await until(lambda: page.table.item(0, 6).text() == "on")
     assert page.watch_button.isChecked() and page.watch_button.text() == "Watching"
-    # The watcher is the index's one writer while it runs.
-    assert not page.reindex_button.isEnabled() and not page.remove_button.isEnabled()
+    # Re-index and Remove stay offered: they pause or stop the watcher themselves.
+    assert page.reindex_button.isEnabled() and page.remove_button.isEnabled()
     await until(lambda: engine.changed_repositories == [repo])  # its first update
     assert [i.row() for i in page.table.selectionModel().selectedRows()] == [0]  # kept by the refresh
     page.toggle_watch_selected()
@@ -177,3 +177,73 @@ async def test_the_shell_starts_the_watchers_the_config_names(
     finally:
         await shell.shutdown()  # stops the watcher with everything else (no process is left)
     assert shell.watchers.paths() == []
+
+
+@pytest.mark.asyncio
+async def test_reindexing_a_watched_repository_pauses_its_watcher(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
+) -> None:
+    """The watcher is its index's one writer: a re-index stops it, indexes, and watches
+    again, and the config still says to watch."""
+    from tests.app.test_indexes import WORKER
+
+    repo = (tmp_path / "repo").resolve()
+    repo.mkdir()
+    fake = FakeRepos()
+    fake.entries[str(repo)] = type("Info", (), {"root": repo, "files": 3, "chunks": 9, "tasks": 0,
+                                                "updated_at": None, "exists": True})()
+    monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
+    engine = FakeEngine()
+    engine.config.path = tmp_path / "config.yaml"
+    gate = tmp_path / "gate"
+    watchers = RepoWatchers(lambda: engine, command=scripted, parent=owner)
+    page = IndexPage(lambda: engine, watchers=watchers,
+                     worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    qtbot.addWidget(page)
+    await page.refresh()
+    page.table.selectRow(0)
+    page.toggle_watch_selected()
+    await until(lambda: page.table.item(0, 6).text() == "on")
+    stopped: list[str] = []
+    watchers.stopped.connect(lambda key, why: stopped.append(key))
+    page.reindex_selected()
+    await until(lambda: str(repo) in page._running)
+    assert stopped == [str(repo)] and not watchers.watching(repo)  # paused while it indexes
+    for name in ("keyword-gate", "gate", "history-gate"):
+        (tmp_path / name).touch()
+    await until(lambda: watchers.watching(repo) and not page._running)
+    assert engine.config.repos[0].watch is True
+    page.toggle_watch_selected()
+    await until(lambda: not watchers.paths())
+    await runner().wait_idle()
+
+
+@pytest.mark.asyncio
+async def test_removing_a_watched_repository_stops_watching_it_for_good(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
+) -> None:
+    repo = (tmp_path / "repo").resolve()
+    repo.mkdir()
+    fake = FakeRepos()
+    fake.entries[str(repo)] = type("Info", (), {"root": repo, "files": 3, "chunks": 9, "tasks": 0,
+                                                "updated_at": None, "exists": True})()
+    monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
+    engine = FakeEngine()
+    engine.config.path = tmp_path / "config.yaml"
+    watchers = RepoWatchers(lambda: engine, command=scripted, parent=owner)
+    page = IndexPage(lambda: engine, watchers=watchers)
+    qtbot.addWidget(page)
+    await page.refresh()
+    page.table.selectRow(0)
+    page.toggle_watch_selected()
+    await until(lambda: page.table.item(0, 6).text() == "on")
+    page.remove_selected()
+    box = page.confirm_box
+    assert box is not None and "stops watching it first" in box.informativeText()
+    delete = next(b for b in box.buttons() if b.text() == "Delete index")
+    delete.click()
+    await until(lambda: fake.removed == [repo])
+    assert not watchers.paths()
+    # Not watched on the next start either, or its watcher would index it again.
+    assert yaml.safe_load(engine.config.path.read_text())["repos"] == [{"path": str(repo)}]
+    await runner().wait_idle()

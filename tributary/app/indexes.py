@@ -297,9 +297,8 @@ class IndexPage(QWidget):
         path = self._selected_path()
         idle = path is not None and path not in self._running
         watched = path is not None and self.watchers.watching(path)
-        # A watched repository's watcher is its one writer: stop watching to re-index it.
-        self.reindex_button.setEnabled(idle and not watched)
-        self.remove_button.setEnabled(idle and not watched)
+        self.reindex_button.setEnabled(idle)
+        self.remove_button.setEnabled(idle)
         self.watch_button.setEnabled(idle)
         self.watch_button.setChecked(watched)
         self.watch_button.setText("Watching" if watched else "Watch")
@@ -317,8 +316,26 @@ class IndexPage(QWidget):
         dialog.open()  # not exec(): no nested event loop under qasync
 
     def reindex_selected(self) -> None:
-        if (path := self._selected_path()) is not None:
+        path = self._selected_path()
+        if path is None:
+            return
+        if not self.watchers.watching(path):
             self.index(Path(path))
+            return
+        # A watched repository's watcher is its index's one writer: it pauses meanwhile.
+        run_async(self._reindex_watched(path), label=f"Re-indexing {path}", quiet=True,
+                  on_error=lambda e: self.message.emit(f"Could not re-index {path}: {describe_error(e)}"))
+
+    async def _reindex_watched(self, path: str) -> None:
+        """Stop the repository's watcher, index it, and watch it again however that went."""
+        if (watcher := self.watchers.stop(path)) is not None:
+            await asyncio.gather(watcher, return_exceptions=True)
+        try:
+            if (job := self.index(Path(path))) is not None:
+                await asyncio.gather(job, return_exceptions=True)
+        finally:
+            self.watchers.start(path)
+            self.refresh()
 
     def remove_selected(self) -> None:
         """Ask first, naming what goes (the index and history, not the folder); Delete
@@ -330,9 +347,10 @@ class IndexPage(QWidget):
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Remove index")
         box.setText(f"Delete the index of {path}?")
+        watched = " Tributary stops watching it first." if self.watchers.watching(path) else ""
         box.setInformativeText(
             f"{self._contents(path)} will be deleted from Tributary's indexes. The folder and "
-            "its files are not touched; indexing it again makes a new index.")
+            f"its files are not touched; indexing it again makes a new index.{watched}")
         box.setTextFormat(Qt.TextFormat.PlainText)
         delete = box.addButton("Delete index", QMessageBox.ButtonRole.DestructiveRole)
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
@@ -354,9 +372,16 @@ class IndexPage(QWidget):
         return f"Its code index ({chunks} chunks from {files} files){history}"
 
     def _remove(self, path: str) -> None:
-        run_async(off_the_gui(repos().remove_repository, Path(path)), label=f"Removing {path}",
+        run_async(self._removed(path), label=f"Removing {path}",
                   on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
+
+    async def _removed(self, path: str) -> None:
+        """Stop watching the repository (in the config too, or the next start would index
+        it again), then delete its index and history."""
+        if self.watchers.watching(path):
+            await self.watchers.set_watch(path, False)
+        await off_the_gui(repos().remove_repository, Path(path))
 
     def toggle_watch_selected(self) -> None:
         path = self._selected_path()
