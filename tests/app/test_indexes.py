@@ -235,3 +235,17 @@ def test_the_add_button_asks_for_a_folder_and_indexes_it(
     dialog.fileSelected.emit(str(tmp_path))
     assert chosen == [tmp_path]
     dialog.reject()
+
+
+@pytest.mark.asyncio
+async def test_a_reindex_that_changed_nothing_says_so(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not "0 files": the repository has files, none of which had changed."""
+    monkeypatch.setattr(indexes, "repos", lambda: FakeRepos())
+    page = IndexPage(lambda: None)
+    qtbot.addWidget(page)
+    messages: list[str] = []
+    page.message.connect(messages.append)
+    page._finished("/src/app", {"files_indexed": 0, "chunks_total": 1905, "seconds": 0.1, "history": "history: up to date"})
+    page._finished("/src/app", {"files_indexed": 1203, "chunks_total": 14447, "seconds": 61.0})
+    assert messages == ["Indexed /src/app: no file changed, 1,905 chunks in 0.1 s; history: up to date",
+                        "Indexed /src/app: 1,203 files, 14,447 chunks in 61.0 s"]

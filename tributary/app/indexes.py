@@ -505,7 +505,10 @@ class IndexPage(QWidget):
         seconds = _get(stats, "seconds", "elapsed_s", default=None)
         took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
         history = _get(stats, "history", default=None)
-        self._changed(key, f"Indexed {key}: {files} files, {chunks} chunks{took}" + (f"; {history}" if history else ""))
+        files, chunks = (f"{n:,}" if isinstance(n, int) else n for n in (files, chunks))
+        done = (f"no file changed, {chunks} chunks{took}" if files == "0"
+                else f"{files} files, {chunks} chunks{took}")  # (files: those indexed anew)
+        self._changed(key, f"Indexed {key}: {done}" + (f"; {history}" if history else ""))
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)
