@@ -44,3 +44,9 @@ async def test_empty_history(qtbot: Any, tmp_path: Path) -> None:
 def test_a_sources_figures_count_one_call_in_the_singular() -> None:
     assert figures_text(635.4, 640.0, 6085, 1) == "635 / 640 ms · 6,085 tok · 1 call"
     assert figures_text(12.0, 40.0, 900, 5).endswith("· 5 calls")
+
+
+def test_a_source_that_never_answered_shows_no_latency_but_its_failures() -> None:
+    assert figures_text(None, None, 0, 8, failed=8) == "no answer · 0 tok · 8 calls, all failed"
+    assert figures_text(100.0, 900.0, 40, 6, failed=2) == "100 / 900 ms · 40 tok · 6 calls, 2 failed"
+    assert figures_text(None, None, 0, 0) == "not asked"

@@ -43,9 +43,17 @@ if TYPE_CHECKING:  # the store is imported when first read, off the start-up pat
     from tributary.engine.api import QueryLogEntry, QueryLogSummary
 
 
-def figures_text(p50: float, p95: float, tokens: int, calls: int) -> str:
-    """A source's row beside its latency bar: ``635 / 640 ms · 6,085 tok · 1 call``."""
-    return f"{p50:.0f} / {p95:.0f} ms · {tokens:,} tok · {calls} call{'' if calls == 1 else 's'}"
+def figures_text(p50: float | None, p95: float | None, tokens: int, calls: int, failed: int = 0) -> str:
+    """A source's row beside its latency bar: ``635 / 640 ms · 6,085 tok · 1 call``; a
+    source that never answered has no latency to show (``no answer · 8 calls, all
+    failed``), and one never asked says so rather than ``0 / 0 ms``."""
+    if not calls:
+        return "not asked"
+    latency = f"{p50:.0f} / {p95:.0f} ms" if p50 is not None and p95 is not None else "no answer"
+    counted = f"{calls} call{'' if calls == 1 else 's'}"
+    if failed:
+        counted += ", all failed" if failed >= calls else f", {failed} failed"
+    return f"{latency} · {tokens:,} tok · {counted}"
 
 
 @dataclass(slots=True)
@@ -73,13 +81,13 @@ class SourceChart(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._rows: list[tuple[str, float, float, int, int]] = []
+        self._rows: list[tuple[str, float | None, float | None, int, int, int]] = []
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(self.ROW + 8)
 
     def set_sources(self, sources: dict[str, Any]) -> None:
         self._rows = [
-            (name, s.p50_ms or 0.0, s.p95_ms or 0.0, s.tokens, s.calls)
+            (name, s.p50_ms, s.p95_ms, s.tokens, s.calls, s.errors + s.timeouts)
             for name, s in sorted(sources.items(), key=lambda kv: -(kv[1].p95_ms or 0.0))
         ]
         self.setFixedHeight(max(1, len(self._rows)) * self.ROW + 8)
@@ -95,10 +103,10 @@ class SourceChart(QWidget):
             painter.setPen(theme.colour("muted"))
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignLeft, "No source calls recorded yet")
             return
-        biggest = max(r[2] for r in self._rows) or 1.0
+        biggest = max(r[2] or 0.0 for r in self._rows) or 1.0
         bar_w = max(60, self.width() - self.LABEL_W - self.VALUE_W - 12)
         y = 4
-        for name, p50, p95, tokens, calls in self._rows:
+        for name, p50, p95, tokens, calls, failed in self._rows:
             painter.setPen(theme.colour("text"))
             painter.drawText(QRectF(0, y, self.LABEL_W - 6, self.ROW), Qt.AlignmentFlag.AlignVCenter, name)
             colour = theme.source_colour(name)
@@ -106,13 +114,13 @@ class SourceChart(QWidget):
             faded.setAlpha(70)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(faded)
-            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * p95 / biggest, self.ROW - 10), 4, 4)
+            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * (p95 or 0.0) / biggest, self.ROW - 10), 4, 4)
             painter.setBrush(colour)
-            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * p50 / biggest, self.ROW - 10), 4, 4)
+            painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * (p50 or 0.0) / biggest, self.ROW - 10), 4, 4)
             painter.setPen(theme.colour("muted"))
             painter.drawText(
                 QRectF(self.LABEL_W + bar_w + 8, y, self.VALUE_W, self.ROW), Qt.AlignmentFlag.AlignVCenter,
-                figures_text(p50, p95, tokens, calls))
+                figures_text(p50, p95, tokens, calls, failed))
             y += self.ROW
 
 
