@@ -49,7 +49,7 @@ def figures_text(p50: float | None, p95: float | None, tokens: int, calls: int, 
     failed``), and one never asked says so rather than ``0 / 0 ms``."""
     if not calls:
         return "not asked"
-    latency = f"{p50:.0f} / {p95:.0f} ms" if p50 is not None and p95 is not None else "no answer"
+    latency = f"{p50:,.0f} / {p95:,.0f} ms" if p50 is not None and p95 is not None else "no answer"
     counted = f"{calls} call{'' if calls == 1 else 's'}"
     if failed:
         counted += ", all failed" if failed >= calls else f", {failed} failed"
@@ -220,7 +220,7 @@ class InsightsPage(QWidget):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         s = snapshot.summary
-        latency = f"{s.p50_ms:.0f} / {s.p95_ms:.0f} ms" if s.p50_ms is not None and s.p95_ms is not None else "—"
+        latency = f"{s.p50_ms:,.0f} / {s.p95_ms:,.0f} ms" if s.p50_ms is not None and s.p95_ms is not None else "—"
         self.values["queries"].setText(f"{s.queries:,}" + (f"  ({s.failed} failed)" if s.failed else ""))
         self.values["latency"].setText(latency)
         self.values["cache"].setText(f"{100 * s.cache_hit_rate:.0f} %" if s.cache_lookups else "—")
