@@ -29,7 +29,7 @@ async def test_insights_show_recorded_queries(qtbot: Any, tmp_path: Path) -> Non
     assert page.table.rowCount() == 2
     queries = {page.table.item(r, 1).text() for r in range(2)}
     assert queries == {"fixture scope", "parametrize ids"}
-    assert "tasks 3000 ms" in page.table.item(0, 5).text()
+    assert "tasks 3,000 ms" in page.table.item(0, 5).text()
     assert [row[0] for row in page.chart._rows] == ["tasks", "files"]  # slowest first
 
 

@@ -230,10 +230,10 @@ class InsightsPage(QWidget):
         self.table.setRowCount(len(snapshot.recent))
         for row, entry in enumerate(snapshot.recent):
             sources = ", ".join(
-                f"{c.source} {c.latency_ms:.0f} ms" if c.latency_ms is not None else f"{c.source} {c.status}"
+                f"{c.source} {c.latency_ms:,.0f} ms" if c.latency_ms is not None else f"{c.source} {c.status}"
                 for c in entry.sources)
             query = safe_text.one_line(entry.query, 200) if entry.query else "(redacted)"
-            values = [entry.time.strftime("%H:%M:%S"), query, f"{entry.total_ms:.0f} ms",
+            values = [entry.time.strftime("%H:%M:%S"), query, f"{entry.total_ms:,.0f} ms",
                       str(entry.hits), f"{entry.tokens_total:,}", sources]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
