@@ -634,3 +634,31 @@ def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_pat
     servers.list.setCurrentRow(0)  # a server of the config's own is edited as before
     assert not servers.builtin_note.isVisible() and servers.command.isEnabled()
     assert servers.remove_button.isEnabled()
+
+
+def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
+    """A missing command or a server that never finishes its start was a grey dot with
+    nothing beside it, like one not started yet."""
+    from tributary.engine.sources.state import ServerStatus
+
+    config = Config()
+    for name in ("missing", "hung", "fine"):
+        config.servers[name] = ServerConfig(name=name, command="python", args=["-m", "x"])
+    engine = FakeEngine(config=config)
+    states = engine.server_states
+    trouble = {
+        "missing": {"status": ServerStatus.STOPPED, "last_error": "command not found: /nonexistent/server"},
+        "hung": {"status": ServerStatus.STARTING, "restarts": 3,
+                 "last_error": "HandshakeTimeout: no answer to initialize within 30s"},
+    }
+    engine.server_states = lambda: [replace(s, **trouble.get(s.name, {})) for s in states()]  # type: ignore[method-assign]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    view = editor.servers.list
+    shown = {view.item(row).text(): view.item(row).data(LATENCY_ROLE) for row in range(view.count())}
+    assert shown["missing"] == "command not found" and shown["hung"] == "not starting"
+    assert shown["fine"] != "not starting" and shown["fine"] != "command not found"
+    hung = next(view.item(row) for row in range(view.count()) if view.item(row).text() == "hung")
+    assert "HandshakeTimeout" in hung.toolTip()

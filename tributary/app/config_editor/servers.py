@@ -121,6 +121,21 @@ def describe_state(state: ServerState) -> str:
     return " · ".join(parts)
 
 
+def trouble(state: ServerState) -> str | None:
+    """A few words for the list on a server that is failing to run (its Status line and
+    tooltip say the whole reason), or None: ``command not found``, ``not starting`` for
+    one that never finishes its start, ``down`` while it waits to restart."""
+    status = str(state.status)
+    error = str(state.last_error or state.restart_reason or "")
+    if status == "stopped" and error:
+        return "command not found" if error.startswith("command not found") else "failed to start"
+    if status == "backoff":
+        return "down"
+    if status == "starting" and state.restarts and error:
+        return "not starting"
+    return None
+
+
 def cannot_search(state: ServerState) -> bool:
     """Up, but none of its tools is one a search may call: searches skip it."""
     return state.tool is None and bool(state.tool_error)
@@ -573,6 +588,9 @@ class ServersPage(QWidget):
         if cannot_search(state):  # running fine, yet of no use to a search: said in the list
             item.setIcon(status_dot("timeout"))
             item.setData(LATENCY_ROLE, setup_needed(state.tool_error or "") or "no search tool")
+        elif (words := trouble(state)) is not None:
+            item.setIcon(status_dot("error"))
+            item.setData(LATENCY_ROLE, words)
         else:
             item.setIcon(status_dot(_STATUS_DOT.get(str(state.status), "pending")))
             item.setData(LATENCY_ROLE, typical_latency(state.latency_ms) or "")
