@@ -123,12 +123,12 @@ def describe_state(state: ServerState) -> str:
 
 def trouble(state: ServerState) -> str | None:
     """A few words for the list on a server that is failing to run (its Status line and
-    tooltip say the whole reason), or None: ``command not found``, ``not starting`` for
+    tooltip say the whole reason), or None: ``no command`` (not found), ``not starting`` for
     one that never finishes its start, ``down`` while it waits to restart."""
     status = str(state.status)
     error = str(state.last_error or state.restart_reason or "")
     if status == "stopped" and error:
-        return "command not found" if error.startswith("command not found") else "failed to start"
+        return "no command" if error.startswith("command not found") else "failed to start"
     if status == "backoff":
         return "down"
     if status == "starting" and state.restarts and error:
