@@ -662,3 +662,17 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
     assert shown["fine"] not in ("not starting", "no command")
     hung = next(view.item(row) for row in range(view.count()) if view.item(row).text() == "hung")
     assert "HandshakeTimeout" in hung.toolTip()
+
+
+def test_no_rules_says_what_that_means_and_how_to_add_one(qtbot: Any, tmp_path: Path) -> None:
+    """An empty rule list was a blank box beside a greyed form."""
+    config = sample_config(tmp_path)
+    config.routing.rules.clear()
+    editor, _, _ = make_editor(qtbot, tmp_path, config)
+    rules = editor.rules
+    assert rules.rules_stack.currentWidget() is rules.empty and rules.empty.isVisibleTo(rules)
+    assert "every enabled server" in rules.empty.text() and not rules.hint.isVisibleTo(rules)
+    rules.add_rule()
+    assert rules.rules_stack.currentWidget() is rules.list and rules.list.count() == 1
+    rules.remove_rule()
+    assert rules.rules_stack.currentWidget() is rules.empty

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -74,8 +75,19 @@ class RulesPage(QWidget):
         add.clicked.connect(self.add_rule)
         self.remove_button = QPushButton(theme.icon("remove"), "Remove")
         self.remove_button.clicked.connect(self.remove_rule)
-        hint = QLabel("Drag to reorder: rules are tried top to bottom.")
+        self.hint = hint = QLabel("Drag to reorder: rules are tried top to bottom.")
         hint.setObjectName("Hint")
+        self.empty = QLabel(
+            "No routing rules: every question asks the fallback servers, or every enabled "
+            "server when none are named.\n\nAdd a rule to send the questions that match its "
+            "pattern (code names, \"error\", a project's name) to the servers you choose.")
+        self.empty.setObjectName("Hint")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.empty.setContentsMargins(8, 8, 8, 8)
+        self.rules_stack = QStackedWidget()
+        self.rules_stack.addWidget(self.list)
+        self.rules_stack.addWidget(self.empty)
 
         self.name = QLineEdit()
         self.pattern = QLineEdit()
@@ -115,7 +127,7 @@ class RulesPage(QWidget):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.list, 1)
+        left_layout.addWidget(self.rules_stack, 1)
         left_layout.addWidget(hint)
         row = QHBoxLayout()
         row.addWidget(add)
@@ -169,6 +181,9 @@ class RulesPage(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, id(rule))
             self.list.addItem(item)
         self._loading = False
+        has_rules = bool(self.config.routing.rules)
+        self.rules_stack.setCurrentWidget(self.list if has_rules else self.empty)
+        self.hint.setVisible(has_rules)
 
     @staticmethod
     def _label(rule: RoutingRule) -> str:
