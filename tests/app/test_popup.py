@@ -21,6 +21,15 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def open_popup(qtbot: object, engine: FakeEngine, clipboard: str = "") -> QuickPopup:
+    """The popup over ``engine``, shown, with the clipboard holding ``clipboard``."""
+    popup = QuickPopup(lambda: engine)
+    qtbot.addWidget(popup)  # type: ignore[attr-defined]
+    QGuiApplication.clipboard().setText(clipboard)
+    popup.popup()
+    return popup
+
+
 @pytest.mark.asyncio
 async def test_type_enter_copies_context_and_hides(qtbot: object) -> None:
     engine = FakeEngine(delay=fixed(0.02))
@@ -73,10 +82,7 @@ async def test_arrows_pick_a_hit_enter_copies_it_ctrl_enter_copies_all(qtbot: ob
 @pytest.mark.asyncio
 async def test_enter_before_results_copies_when_search_finishes(qtbot: object) -> None:
     engine = FakeEngine(delay=fixed(0.1))
-    popup = QuickPopup(lambda: engine)
-    qtbot.addWidget(popup)  # type: ignore[attr-defined]
-    QGuiApplication.clipboard().setText("")
-    popup.popup()
+    popup = open_popup(qtbot, engine)
     popup.query.setText("parametrize")  # pasted: no debounce ran yet
     QTest.keyClick(popup.query, Qt.Key.Key_Enter)
     assert popup.isVisible()
@@ -134,10 +140,7 @@ async def test_the_popup_names_the_sources_it_waits_on(qtbot: object) -> None:
 @pytest.mark.asyncio
 async def test_enter_waits_for_a_slow_source_and_enter_again_copies_what_is_there(qtbot: object) -> None:
     engine = FakeEngine(sources=["files", "slowpoke"], delay=lambda s, q: {"files": 0.0, "slowpoke": 3600.0}[s])
-    popup = QuickPopup(lambda: engine)
-    qtbot.addWidget(popup)  # type: ignore[attr-defined]
-    QGuiApplication.clipboard().setText("")
-    popup.popup()
+    popup = open_popup(qtbot, engine)
     popup.query.setText("fixture")
     QTest.keyClick(popup.query, Qt.Key.Key_Return)
     await until(lambda: "waiting for slowpoke" in popup.status.text())  # (cancelled when the test ends)
@@ -152,11 +155,7 @@ async def test_enter_waits_for_a_slow_source_and_enter_again_copies_what_is_ther
 
 @pytest.mark.asyncio
 async def test_typing_after_enter_cancels_the_copy_it_asked_for(qtbot: object) -> None:
-    engine = FakeEngine(delay=fixed(0.1))
-    popup = QuickPopup(lambda: engine)
-    qtbot.addWidget(popup)  # type: ignore[attr-defined]
-    QGuiApplication.clipboard().setText("untouched")
-    popup.popup()
+    popup = open_popup(qtbot, FakeEngine(delay=fixed(0.1)), clipboard="untouched")
     popup.query.setText("fixture")
     QTest.keyClick(popup.query, Qt.Key.Key_Return)
     QTest.keyClicks(popup.query, "s scope")

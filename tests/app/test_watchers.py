@@ -179,14 +179,10 @@ async def test_the_shell_starts_the_watchers_the_config_names(
     assert shell.watchers.paths() == []
 
 
-@pytest.mark.asyncio
-async def test_reindexing_a_watched_repository_pauses_its_watcher(
-    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
-) -> None:
-    """The watcher is its index's one writer: a re-index stops it, indexes, and watches
-    again, and the config still says to watch."""
-    from tests.app.test_indexes import WORKER
-
+async def watched_repository(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject, **page_options: Any
+) -> tuple[Path, FakeRepos, FakeEngine, RepoWatchers, IndexPage]:
+    """An index page whose one repository is selected and watched."""
     repo = (tmp_path / "repo").resolve()
     repo.mkdir()
     fake = FakeRepos()
@@ -195,15 +191,27 @@ async def test_reindexing_a_watched_repository_pauses_its_watcher(
     monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
     engine = FakeEngine()
     engine.config.path = tmp_path / "config.yaml"
-    gate = tmp_path / "gate"
     watchers = RepoWatchers(lambda: engine, command=scripted, parent=owner)
-    page = IndexPage(lambda: engine, watchers=watchers,
-                     worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    page = IndexPage(lambda: engine, watchers=watchers, **page_options)
     qtbot.addWidget(page)
     await page.refresh()
     page.table.selectRow(0)
     page.toggle_watch_selected()
     await until(lambda: page.table.item(0, 6).text() == "on")
+    return repo, fake, engine, watchers, page
+
+
+@pytest.mark.asyncio
+async def test_reindexing_a_watched_repository_pauses_its_watcher(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
+) -> None:
+    """The watcher is its index's one writer: a re-index stops it, indexes, and watches
+    again, and the config still says to watch."""
+    from tests.app.test_indexes import WORKER
+
+    gate = tmp_path / "gate"
+    repo, _, engine, watchers, page = await watched_repository(
+        qtbot, tmp_path, monkeypatch, owner, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     stopped: list[str] = []
     watchers.stopped.connect(lambda key, why: stopped.append(key))
     page.reindex_selected()
@@ -222,21 +230,7 @@ async def test_reindexing_a_watched_repository_pauses_its_watcher(
 async def test_removing_a_watched_repository_stops_watching_it_for_good(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
 ) -> None:
-    repo = (tmp_path / "repo").resolve()
-    repo.mkdir()
-    fake = FakeRepos()
-    fake.entries[str(repo)] = type("Info", (), {"root": repo, "files": 3, "chunks": 9, "tasks": 0,
-                                                "updated_at": None, "exists": True})()
-    monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
-    engine = FakeEngine()
-    engine.config.path = tmp_path / "config.yaml"
-    watchers = RepoWatchers(lambda: engine, command=scripted, parent=owner)
-    page = IndexPage(lambda: engine, watchers=watchers)
-    qtbot.addWidget(page)
-    await page.refresh()
-    page.table.selectRow(0)
-    page.toggle_watch_selected()
-    await until(lambda: page.table.item(0, 6).text() == "on")
+    repo, fake, engine, watchers, page = await watched_repository(qtbot, tmp_path, monkeypatch, owner)
     page.remove_selected()
     box = page.confirm_box
     assert box is not None and "stops watching it first" in box.informativeText()

@@ -111,7 +111,7 @@ async def test_every_page_fits_with_twelve_sources(
             if other is shell.insights:
                 await shell.insights.refresh()
                 # Twenty sources with latency figures: a chart row each.
-                figures = SimpleNamespace(p50_ms=12.0, p95_ms=40.0, tokens=900, calls=5)
+                figures = SimpleNamespace(p50_ms=12.0, p95_ms=40.0, tokens=900, calls=5, errors=0, timeouts=0)
                 shell.insights.chart.set_sources({f"source-{i}": figures for i in range(20)})
             await asyncio.sleep(0.05)  # a layout pass
             hint = window.minimumSizeHint()

@@ -124,13 +124,12 @@ def describe_state(state: ServerState) -> str:
 def trouble(state: ServerState) -> str | None:
     """A few words for the list on a server that is failing to run (its Status line and
     tooltip say the whole reason), or None: ``no command`` (not found), ``not starting`` for
-    one that never finishes its start, ``down`` while it waits to restart."""
+    one that never finishes its start. (One down and restarting keeps its red dot and its
+    typical latency: it answered before and will again.)"""
     status = str(state.status)
     error = str(state.last_error or state.restart_reason or "")
     if status == "stopped" and error:
         return "no command" if error.startswith("command not found") else "failed to start"
-    if status == "backoff":
-        return "down"
     if status == "starting" and state.restarts and error:
         return "not starting"
     return None
