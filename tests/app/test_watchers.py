@@ -129,17 +129,7 @@ def test_with_watch_changes_the_entry_of_that_folder_only(tmp_path: Path) -> Non
 async def test_the_watch_button_starts_and_stops_a_watcher(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject
 ) -> None:
-    repo = (tmp_path / "repo").resolve()
-    repo.mkdir()
-    fake = FakeRepos()
-    fake.entries[str(repo)] = type("Info", (), {"root": repo, "files": 3, "chunks": 9, "tasks": 0,
-                                                "updated_at": None, "exists": True})()
-    monkeypatch.setattr("tributary.app.indexes.repos", lambda: fake)
-    engine = FakeEngine()
-    engine.config.path = tmp_path / "config.yaml"
-    page = IndexPage(lambda: engine, watchers=RepoWatchers(lambda: engine, command=scripted, parent=owner))
-    qtbot.addWidget(page)
-    await page.refresh()
+    repo, _, engine, _, page = await page_of_one_repository(qtbot, tmp_path, monkeypatch, owner)
     assert page.table.item(0, 6).text() == "off"
     assert not page.watch_button.isEnabled()  # nothing selected
     page.table.selectRow(0)
@@ -179,10 +169,10 @@ async def test_the_shell_starts_the_watchers_the_config_names(
     assert shell.watchers.paths() == []
 
 
-async def watched_repository(
+async def page_of_one_repository(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject, **page_options: Any
 ) -> tuple[Path, FakeRepos, FakeEngine, RepoWatchers, IndexPage]:
-    """An index page whose one repository is selected and watched."""
+    """An index page listing one repository, not watched yet, with scripted watchers."""
     repo = (tmp_path / "repo").resolve()
     repo.mkdir()
     fake = FakeRepos()
@@ -195,10 +185,19 @@ async def watched_repository(
     page = IndexPage(lambda: engine, watchers=watchers, **page_options)
     qtbot.addWidget(page)
     await page.refresh()
+    return repo, fake, engine, watchers, page
+
+
+async def watched_repository(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: QObject, **page_options: Any
+) -> tuple[Path, FakeRepos, FakeEngine, RepoWatchers, IndexPage]:
+    """An index page whose one repository is selected and watched."""
+    found = await page_of_one_repository(qtbot, tmp_path, monkeypatch, owner, **page_options)
+    page = found[-1]
     page.table.selectRow(0)
     page.toggle_watch_selected()
     await until(lambda: page.table.item(0, 6).text() == "on")
-    return repo, fake, engine, watchers, page
+    return found
 
 
 @pytest.mark.asyncio
