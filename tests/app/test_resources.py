@@ -36,3 +36,10 @@ def test_a_disabled_button_greys_its_icon_and_label() -> None:
     assert inked == {QColor(theme.LIGHT["disabled"]).name()}
     sheet = theme.style_sheet(theme.LIGHT)
     assert f"QPushButton:disabled, QToolButton#Action:disabled {{ color: {theme.LIGHT['disabled']};" in sheet
+
+
+def test_a_disabled_list_greys_its_rows() -> None:
+    """A disabled form's check list (the rule form's *Ask*, no rule picked) looked as live
+    as the enabled one: the list's own text colour outranked the disabled palette."""
+    sheet = theme.style_sheet(theme.LIGHT)
+    assert f"QListWidget:disabled {{ color: {theme.LIGHT['disabled']};" in sheet
