@@ -624,11 +624,11 @@ class SearchPage(QWidget):
     def _sync_context(self) -> None:
         """The context text is set only while its tab shows (it can be long). While
         sources are still asked it is the context of those that have answered."""
+        if self.tabs.currentWidget() is not self.context_scroll:
+            return
         response = self.model.response
         context = response.context if response else None
         waiting = waiting_text(response.sources) if response and not self.controller.final else ""
-        if self.tabs.currentWidget() is not self.context_scroll:
-            return
         if self.context.context is not context or self._context_waiting != waiting:
             self._context_waiting = waiting
             self.context.set_context(context, waiting)
