@@ -139,6 +139,24 @@ def test_search_filters_and_listing(repo: Path, at: IndexTarget, embedder: Hashi
     assert list_indexes(**at.kw) == []
 
 
+def test_a_pass_that_changes_nothing_still_marks_the_index_up_to_date(
+    repo: Path, at: IndexTarget, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-index that finds no file changed writes no file, yet the index was checked
+    then: its listing's time follows it (the Indexes page's *Last update*, ``index list``),
+    also in a later process, which reads it from the index itself."""
+    clock = [1_700_000_000.0]
+    monkeypatch.setattr(indexer.time, "time", lambda: clock[0])
+    _index(repo, at, embedder)
+    (first,) = list_indexes(**at.kw)
+    assert first.updated_at is not None
+    clock[0] = first.updated_at + 86_400.0  # a day later, nothing changed
+    again = _index(repo, at, embedder)
+    assert again.files_indexed == 0
+    (later,) = list_indexes(**at.kw)
+    assert later.updated_at == clock[0]
+
+
 def test_a_path_or_its_tail_picks_that_file_s_chunks(
     repo: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:

@@ -25,6 +25,7 @@ from tributary.engine.index.decoding import UndecodableError, decode_source
 from tributary.engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from tributary.engine.index.progress import IndexProgress, IndexStats, ProgressCallback
 from tributary.engine.index.store import FileRecord, IndexStore, ModelChanged
+from tributary.engine.localsearch.collection import CHECKED_AT
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo, Vectors
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class Indexer:
         started = time.perf_counter()
         stats = IndexStats(self.root, self.index_path)
         self._chunk_all(stats, started)
+        self.store.set_meta(CHECKED_AT, repr(time.time()))  # up to date now, even if nothing changed
         if embed:
             self._embed(stats, started)
         return self._finish(stats, started)

@@ -26,6 +26,7 @@ from tributary.engine.index.indexer import Indexer
 from tributary.engine.index.naming import readable_name
 from tributary.engine.index.progress import IndexStats, ProgressCallback
 from tributary.engine.index.store import IndexStore, SqliteStore
+from tributary.engine.localsearch.collection import CHECKED_AT, up_to_date_at
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.paths import indexes_dir, repo_id
 
@@ -42,7 +43,7 @@ class IndexInfo:
     files: int
     chunks: int
     model: str | None
-    updated_at: float | None  # unix time of the last file written
+    updated_at: float | None  # unix time it was last brought up to date (``up_to_date_at``)
     size_bytes: int
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``tributary.engine.repos.manage.list_repositories`` counts)
@@ -247,7 +248,7 @@ def _info(index_path: Path) -> IndexInfo | None:
             files=files,
             chunks=chunks,
             model=model.name if model else None,
-            updated_at=float(row[0]) if row and row[0] is not None else None,
+            updated_at=up_to_date_at(row[0] if row else None, store.get_meta(CHECKED_AT)),
             size_bytes=sum(
                 p.stat().st_size for p in (index_path, Path(f"{index_path}-wal")) if p.exists()
             ),

@@ -13,6 +13,7 @@ the two lists are fused and weighed). The PostgreSQL twin is
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol
@@ -32,6 +33,19 @@ from tributary.engine.localsearch.vectors import (
 )
 
 Ranked = list[tuple[int, float]]  # (row id, score), best first
+# Meta key of a code index: the unix time of its last full pass over the folder, which
+# may find nothing to write; with its files' ``indexed_at`` it says when it was last
+# brought up to date (on either backend).
+CHECKED_AT = "checked_at"
+
+
+def up_to_date_at(written: float | None, checked: str | None) -> float | None:
+    """When an index was last brought up to date: the later of its last file written
+    and its last full pass (``CHECKED_AT``), which writes nothing when no file changed."""
+    times = [float(written)] if written is not None else []
+    with contextlib.suppress(ValueError):  # a value some other writer left: the files' time holds
+        times += [float(checked)] if checked is not None else []
+    return max(times, default=None)
 
 
 class Collection(Protocol):

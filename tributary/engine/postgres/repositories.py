@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tributary.engine.localsearch.collection import CHECKED_AT, up_to_date_at
 from tributary.engine.localsearch.embedder import MODEL_KEYS, ModelInfo
 from tributary.engine.postgres.db import Connection, Database
 from tributary.engine.repo_name import readable_name
@@ -26,7 +27,7 @@ class Repository:
     files: int
     chunks: int
     tasks: int
-    updated_at: float | None  # unix time of the last file written
+    updated_at: float | None  # unix time of the last file written or full pass (``CHECKED_AT``)
     model: str | None
     vector_index: str | None
     waiting: int = 0  # chunks still without their vector
@@ -99,14 +100,15 @@ def list_repositories(db: Database) -> list[Repository]:
         " (SELECT COALESCE(SUM(f.chunks), 0) FROM files f WHERE f.repo = r.id),"
         " (SELECT COUNT(*) FROM tasks t WHERE t.repo = r.id),"
         " (SELECT MAX(f.indexed_at) FROM files f WHERE f.repo = r.id),"
+        " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = %s),"
         " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'model_name'),"
         " (SELECT value FROM repo_meta m WHERE m.repo = r.id AND m.scope = 'files' AND m.key = 'vector_index'),"
         " (SELECT COUNT(*) FROM chunks c WHERE c.repo = r.id AND c.embedding IS NULL)"
-        " FROM repositories r ORDER BY r.name, r.root"
+        " FROM repositories r ORDER BY r.name, r.root", (CHECKED_AT,)
     ).fetchall())
     return [
         Repository(int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), int(r[5]),
-                   None if r[6] is None else float(r[6]), r[7], r[8], int(r[9]))
+                   up_to_date_at(r[6], r[7]), r[8], r[9], int(r[10]))
         for r in rows
     ]  # fmt: skip
 
