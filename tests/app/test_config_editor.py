@@ -23,7 +23,10 @@ from tests.app.fakes import FakeEngine
 from tributary.app.config_editor.editor import ConfigEditor
 from tributary.app.config_editor.servers import (
     LATENCY_ROLE,
+    NOTE_FLOOR,
+    NOTE_GAP,
     LatencyDelegate,
+    fitted,
     name_tooltip,
     shown_name,
 )
@@ -319,6 +322,45 @@ def test_server_names_show_whole_at_1024_and_longer_ones_elide_in_the_middle(
     shown = shown_name(opt, text_rect.width(), "~850 ms")
     assert shown.startswith("confluence") and shown.endswith("west") and "…" in shown
     assert long_name in name_tooltip(index) and "Checked: enabled" in name_tooltip(index)
+
+
+def test_a_long_note_gives_way_to_the_server_name(qtbot: Any, tmp_path: Path) -> None:
+    """A server that is up but of no use to a search says why beside its name. Where
+    the two do not fit (×1.5 in a 1,024 × 640 window), the name is what tells the rows
+    apart: the note is cut at its end ("no read-o…") and the name stays whole."""
+    config = sample_config(tmp_path)
+    config.servers["everything"] = ServerConfig(name="everything", command="npx", args=["everything"])
+    engine = FakeEngine(config=config)
+    states = engine.server_states
+    engine.server_states = lambda: [  # type: ignore[method-assign]
+        replace(s, tool=None, tool_error="no read-only search tool: search, add (mark one readOnlyHint)")
+        if s.name == "everything" else s for s in states()
+    ]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    view = editor.servers.list
+    rows = {view.item(row).text(): row for row in range(view.count())}
+    index = view.model().index(rows["everything"], 0)
+    note = index.data(LATENCY_ROLE)
+    assert note == "no read-only tool"
+    opt = QStyleOptionViewItem()
+    view.initViewItemOption(opt)
+    delegate = view.itemDelegate()
+    delegate.initStyleOption(opt, index)
+    metrics = opt.fontMetrics
+    name_width, note_width = metrics.horizontalAdvance("everything"), metrics.horizontalAdvance(note)
+    floor = metrics.horizontalAdvance(NOTE_FLOOR)
+    assert floor < note_width
+    tight = name_width + NOTE_GAP + floor  # room for the name and a latency's width of the note
+    name, cut = fitted(opt, tight, note)
+    assert name == "everything" and shown_name(opt, tight, note) == "everything"
+    assert cut.startswith("no") and cut.endswith("…") and metrics.horizontalAdvance(cut) <= floor
+    assert fitted(opt, name_width + NOTE_GAP + note_width, note) == ("everything", note)  # room for both
+    # A latency is as short as a note gets: it stays whole, and a long name gives way.
+    opt.text = "confluence-wiki-engineering-europe-west"
+    name, latency = fitted(opt, metrics.horizontalAdvance("confluence-wiki") + NOTE_GAP + 100, "~850 ms")
+    assert latency == "~850 ms" and "…" in name
 
 
 def test_secrets_are_masked_and_references_shown(qtbot: Any, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QHelpEvent, QHideEvent, QPainter, QResizeEvent, QShowEvent
+from PySide6.QtGui import QFontMetrics, QHelpEvent, QHideEvent, QPainter, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -149,10 +149,10 @@ def _duration(seconds: float) -> str:
 
 
 class LatencyDelegate(QStyledItemDelegate):
-    """Draws the item as usual, with a muted note on the right (its latency) and its
-    name elided in the middle only when the two do not fit (``github-…-prod``: the
-    start and end of a name are what tell servers apart); then the tooltip leads
-    with the whole name."""
+    """Draws the item as usual, with a muted note on the right (its latency, or why it
+    is not asked) and, when the two do not fit, the note's words past a latency's width
+    elided first, then the name in the middle (``github-…-prod``: the start and end of
+    a name are what tell servers apart); the tooltip then leads with the whole name."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
@@ -165,7 +165,7 @@ class LatencyDelegate(QStyledItemDelegate):
             return
         note = str(index.data(LATENCY_ROLE) or "")
         text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
-        opt.text = shown_name(opt, text_rect.width(), note)
+        opt.text, note = fitted(opt, text_rect.width(), note)
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
         if not note:
             return
@@ -210,14 +210,35 @@ def name_tooltip(index: QModelIndex | QPersistentModelIndex) -> str:
     return safe_text.tooltip(f"{name}\n{tip}" if tip else name)
 
 
-def shown_name(opt: QStyleOptionViewItem, width: int, note: str) -> str:
-    """The item's name as it fits in ``width`` pixels beside ``note``: whole, else
-    elided in the middle."""
+NOTE_GAP = 12  # pixels between the name and its note
+NOTE_FLOOR = "~8,888 ms"  # a note this wide stays whole; a longer one gives way to the name
+
+
+def fitted(opt: QStyleOptionViewItem, width: int, note: str) -> tuple[str, str]:
+    """The item's name and ``note`` as they fit in ``width`` pixels side by side. The
+    name is what tells the rows apart, so a note wider than a latency ("no read-only
+    tool") is elided at its end to leave the name whole; a name that does not fit even
+    so is elided in the middle."""
     metrics = opt.fontMetrics
-    room = width - (metrics.horizontalAdvance(note) + 12 if note else 4)
-    if metrics.horizontalAdvance(opt.text) <= room:
-        return opt.text
-    return metrics.elidedText(opt.text, Qt.TextElideMode.ElideMiddle, max(0, room))
+    if not note:
+        return _middle(opt.text, metrics, width - 4), ""
+    note_width = metrics.horizontalAdvance(note)
+    floor = min(note_width, metrics.horizontalAdvance(NOTE_FLOOR))
+    name = _middle(opt.text, metrics, width - NOTE_GAP - floor)
+    room = width - NOTE_GAP - metrics.horizontalAdvance(name)
+    return name, note if note_width <= room else metrics.elidedText(note, Qt.TextElideMode.ElideRight, max(0, room))
+
+
+def shown_name(opt: QStyleOptionViewItem, width: int, note: str) -> str:
+    """The item's name as it fits in ``width`` pixels beside ``note`` (``fitted``)."""
+    return fitted(opt, width, note)[0]
+
+
+def _middle(text: str, metrics: QFontMetrics, width: int) -> str:
+    """``text`` whole if it fits in ``width`` pixels, else elided in the middle."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, max(0, width))
 
 
 def server_list_width(view: QListWidget) -> int:
