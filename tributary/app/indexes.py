@@ -152,7 +152,6 @@ class IndexPage(QWidget):
         self._worker = worker
         self._running: dict[str, Progress] = {}
         self._unsearchable: set[str] = set()
-        self._indexed_at: dict[str, float] = {}  # when each finished indexing in this session
         self.confirm_box: QMessageBox | None = None  # the last "delete this index?" question
         self._owns_watchers = watchers is None  # else their owner reports a failed watcher
         self.watchers = watchers if watchers is not None else RepoWatchers(engine, parent=self)
@@ -264,9 +263,6 @@ class IndexPage(QWidget):
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
-        checked = self._indexed_at.get(path)
-        if checked is not None and (not isinstance(last, (int, float)) or checked > last):
-            last = checked  # a re-index that found nothing to change still brought it up to date
         if isinstance(last, (int, float)) and last:
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         watch = self.watchers.watching(path)
@@ -498,7 +494,6 @@ class IndexPage(QWidget):
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
         self._now_searchable(key)
-        self._indexed_at[key] = time.time()  # checked now, even when no file changed
         self._idle_progress()
         files = _get(stats, "files_indexed", "files", default="?")
         chunks = _get(stats, "chunks_total", "chunks", default="?")
