@@ -127,7 +127,7 @@ DESCRIPTIONS: dict[str, str] = {
         "Match only queries of this form: `symbol`, `howto` or `conceptual` (every response names its query's class)."),
     "RoutingRule.enabled": "`false` keeps the rule but never applies it.",
     "FusionConfig.strategy": "One of " + ", ".join(f"`{s}`" for s in FUSION_STRATEGIES) + ".",
-    "FusionConfig.rrf_k": "The k of reciprocal rank fusion, 1 / (k + rank).",
+    "FusionConfig.rrf_k": "The k of reciprocal rank fusion, 1 / (k + rank); read by the `rrf` and `vote` strategies.",
     "FusionConfig.top_k": "Results returned, clamped to 10..100.",
     "FusionConfig.composite": "See `fusion.composite`.",
     "CompositeWeights.keyword": "Share of the query's terms found in the hit.",

@@ -461,6 +461,24 @@ async def test_saved_but_not_applied_says_so(qtbot: Any, tmp_path: Path) -> None
     assert not editor.dirty
 
 
+def test_only_the_settings_the_strategy_reads_can_be_edited(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, config = make_editor(qtbot, tmp_path)
+    ranking = editor.ranking
+    weights = ranking.composite_weights
+    assert config.fusion.strategy == ranking.strategy.currentText() == "rrf"
+    assert ranking.rrf_k.isEnabled() and not any(w.isEnabled() for w in weights)
+    label = ranking._fusion.labelForField(ranking.w_keyword)
+    assert label is not None and not label.isEnabled()
+    assert "composite" in ranking.w_keyword.toolTip() and "not by rrf" in ranking.w_keyword.toolTip()
+    ranking.strategy.setCurrentText("composite")
+    assert all(w.isEnabled() for w in weights) and label.isEnabled() and not ranking.rrf_k.isEnabled()
+    assert ranking.config is not None and ranking.config.fusion.strategy == "composite"
+    ranking.w_keyword.setValue(0.6)  # still edits the config
+    assert ranking.config.fusion.composite.keyword == pytest.approx(0.6)
+    ranking.strategy.setCurrentText("vote")
+    assert ranking.rrf_k.isEnabled() and not any(w.isEnabled() for w in weights)
+
+
 @pytest.mark.asyncio
 async def test_move_secrets_to_keyring_button(qtbot: Any, tmp_path: Path) -> None:
     from tributary.engine.config import keystore

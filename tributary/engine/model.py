@@ -60,6 +60,7 @@ class ContextFormat(StrEnum):
 # behaviour (``pipeline.fusion.STRATEGIES``, ``pipeline.overflow``); these names sit in
 # the model so that reading a config never imports the pipeline.
 FUSION_STRATEGIES: tuple[str, ...] = ("rrf", "weighted", "composite", "cascade", "vote")
+RRF_K_STRATEGIES: tuple[str, ...] = ("rrf", "vote")  # the strategies whose scores read ``rrf_k``
 OVERFLOW_STRATEGIES: tuple[str, ...] = ("drop", "truncate", "compress", "summarise")
 CONTEXT_FORMATS: tuple[str, ...] = tuple(f.value for f in ContextFormat)
 

@@ -22,9 +22,15 @@ from tributary.app.combo_box import ComboBox
 from tributary.app.layouts import Reflow
 from tributary.app.spin_box import DoubleSpinBox, SpinBox
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
-from tributary.engine.model import CONTEXT_FORMATS, FUSION_STRATEGIES, OVERFLOW_STRATEGIES
+from tributary.engine.model import (
+    CONTEXT_FORMATS,
+    FUSION_STRATEGIES,
+    OVERFLOW_STRATEGIES,
+    RRF_K_STRATEGIES,
+)
 
 PAGE_MARGIN = 8  # px around the groups
+COMPOSITE = "composite"  # the one strategy that reads the composite weights
 
 
 def _spin(low: int, high: int, step: int = 1, suffix: str = "") -> QSpinBox:
@@ -78,7 +84,7 @@ class RankingPage(QWidget):
         self.redis_url = QLineEdit()
         self.max_entries = _spin(0, 10_000_000, 100)
 
-        fusion = QFormLayout()
+        fusion = self._fusion = QFormLayout()
         fusion.addRow("Strategy", self.strategy)
         fusion.addRow("RRF k", self.rrf_k)
         fusion.addRow("Results (top N)", self.top_k)
@@ -160,8 +166,26 @@ class RankingPage(QWidget):
         self._enable()
 
     def _enable(self) -> None:
+        """Only the settings the chosen strategy and backend read can be edited: a weight
+        the strategy ignores, left editable, reads as if it counted."""
         self.redis_url.setEnabled(self.cache_backend.currentText() == "redis")
         self.semantic_threshold.setEnabled(self.semantic.isChecked())
+        strategy = self.strategy.currentText()
+        self._applies(self.rrf_k, strategy in RRF_K_STRATEGIES, f"Read by the {' and '.join(RRF_K_STRATEGIES)} strategies")
+        for weight in self.composite_weights:
+            self._applies(weight, strategy == COMPOSITE, f"Read by the {COMPOSITE} strategy")
+
+    @property
+    def composite_weights(self) -> tuple[QDoubleSpinBox, ...]:
+        return (self.w_keyword, self.w_freshness, self.w_reputation, self.w_length)
+
+    def _applies(self, field: QWidget, used: bool, why: str) -> None:
+        """``field`` and its label enabled when the strategy reads it; its tooltip says which do."""
+        field.setEnabled(used)
+        field.setToolTip(why if used else f"{why}; not by {self.strategy.currentText()}")
+        label = self._fusion.labelForField(field)
+        if label is not None:
+            label.setEnabled(used)
 
     def _edited(self, *_: Any) -> None:
         if self._loading or self.config is None:

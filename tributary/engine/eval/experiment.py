@@ -32,10 +32,16 @@ from tributary.engine.eval.metrics import (
 )
 from tributary.engine.eval.stats import Estimate, PairedTest, bootstrap_ci, paired_test
 from tributary.engine.localsearch.fusion import rrf
-from tributary.engine.model import FUSION_STRATEGIES, Hints, Hit, ScoreParts, SearchRequest
+from tributary.engine.model import (
+    FUSION_STRATEGIES,
+    RRF_K_STRATEGIES,
+    Hints,
+    Hit,
+    ScoreParts,
+    SearchRequest,
+)
 from tributary.engine.pipeline import FusionParams, deduplicate, fuse
 from tributary.engine.pipeline.dedup import DedupResult
-from tributary.engine.pipeline.fusion import RRF_K_STRATEGIES
 from tributary.engine.pipeline.limits import clamp_top_k
 from tributary.engine.pipeline.run import quotes_files
 

@@ -33,7 +33,6 @@ from .params import DEFAULT_HINT_WEIGHT, DEFAULT_REPUTATION, FusionParams, set_p
 __all__ = [
     "DEFAULT_HINT_WEIGHT",
     "DEFAULT_REPUTATION",
-    "RRF_K_STRATEGIES",
     "STRATEGIES",
     "FusionParams",
     "Strategy",
@@ -181,8 +180,6 @@ STRATEGIES: dict[str, Strategy] = {
     "vote": vote,
 }
 # Its keys are ``model.FUSION_STRATEGIES``, in that order (a test holds them together).
-# The strategies whose scores depend on ``rrf_k``.
-RRF_K_STRATEGIES: tuple[str, ...] = ("rrf", "vote")
 
 
 def fuse(
