@@ -100,8 +100,8 @@ async def test_index_in_child_process_with_progress_then_status(
     await until(lambda: unsearchable == [[str(repo)], []])  # once the engine has it
     assert len(engine.applied) == 1
     assert any("keyword and symbol search ready" in m for m in messages)
-    fake.entries[str(repo)] = SimpleNamespace(root=repo, files=4, chunks=40, tasks=3, updated_at=time.time(),
-                                                exists=True)
+    fake.entries[str(repo)] = SimpleNamespace(root=repo, name="me/repo", files=4, chunks=40, tasks=3,
+                                                updated_at=time.time(), exists=True)
     gate.touch()
     await until(lambda: page.table.item(0, 1).text() == "reading history")
     assert page.progress_label.full_text == f"Reading the git history of {repo}…"
@@ -112,7 +112,9 @@ async def test_index_in_child_process_with_progress_then_status(
     assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
     # The engine forgets cached answers about the repository and re-derives its built-ins.
     await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
-    assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == [str(repo), "ready", "4", "40", "3"]
+    # Named as `index list` and `--repo` name it; the folder in its tooltip.
+    assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == ["me/repo", "ready", "4", "40", "3"]
+    assert f"me/repo\n{repo}" in page.table.item(0, 0).toolTip()
     page.table.selectRow(0)
     assert page.remove_button.isEnabled() and page.reindex_button.isEnabled()
     page.remove_selected()  # asks first
@@ -187,6 +189,23 @@ async def test_last_update_follows_a_reindex_that_changed_nothing(
     shown = page.table.item(0, 5).text()
     assert shown != "2020-01-02 03:04"
     assert time.mktime(time.strptime(shown, "%Y-%m-%d %H:%M")) > long_ago
+
+
+@pytest.mark.asyncio
+async def test_two_clones_of_one_repository_are_told_apart_by_their_folders(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def entry(root: Path, name: str) -> SimpleNamespace:
+        return SimpleNamespace(root=root, name=name, files=1, chunks=2, tasks=0, updated_at=None, exists=True)
+
+    first, second, other = tmp_path / "a" / "click", tmp_path / "b" / "click", tmp_path / "flask"
+    fake = FakeRepos({str(first): entry(first, "pallets/click"), str(second): entry(second, "pallets/click"),
+                      str(other): entry(other, "pallets/flask")})
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    page = IndexPage(lambda: None)
+    qtbot.addWidget(page)
+    await page.refresh()
+    shown = sorted(page.table.item(row, 0).text() for row in range(page.table.rowCount()))
+    assert shown == [f"pallets/click ({first})", f"pallets/click ({second})", "pallets/flask"]
 
 
 def test_the_worker_steps_down_once_the_keyword_tier_is_written(

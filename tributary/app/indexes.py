@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,16 @@ def repos() -> ModuleType:
     """The engine's repositories, code index and history (imported on first use: it pulls
     in the indexer)."""
     return importlib.import_module("tributary.engine.api")
+
+
+def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
+    """A repository as ``tributary index list`` and ``--repo`` name it (``owner/name``
+    from its remote); the folder's name while it has no index yet, and the folder too
+    when another index has the same name (two clones of one repository)."""
+    name = str(_get(entry, "name", default="") or "") if entry is not None else ""
+    if not name:
+        return Path(path).name or path
+    return f"{name} ({path})" if shared_name else name
 
 
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
@@ -232,10 +243,11 @@ class IndexPage(QWidget):
         selected = self._selected_path()  # kept across the refill (watchers refresh often)
         self.table.setRowCount(0)
         paths = []
+        named = Counter(str(_get(entry, "name", default="")) for entry in entries)
         for entry in entries:
             path = str(_get(entry, "root", "path", "repo", default=entry))
             paths.append(path)
-            self._set_row(path, entry)
+            self._set_row(path, entry, shared_name=named[str(_get(entry, "name", default=""))] > 1)
         for path in self._running:
             if path not in paths:
                 self._set_row(path, None)
@@ -256,7 +268,7 @@ class IndexPage(QWidget):
         self.table.insertRow(row)
         return row
 
-    def _set_row(self, path: str, entry: Any) -> None:
+    def _set_row(self, path: str, entry: Any, shared_name: bool = False) -> None:
         row = self._row_of(path)
         running = self._running.get(path)
         status = "indexing…" if running else str(_get(entry, "status", default="ready") or "ready")
@@ -267,7 +279,7 @@ class IndexPage(QWidget):
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         watch = self.watchers.watching(path)
         values = [
-            path,
+            shown_name(path, entry, shared_name),
             status,
             f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
             f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
@@ -279,7 +291,7 @@ class IndexPage(QWidget):
             item = QTableWidgetItem(value)
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, path)
-                item.setToolTip(safe_text.tooltip(path))
+                item.setToolTip(safe_text.tooltip(path if value == path else f"{value}\n{path}"))
             self.table.setItem(row, column, item)
 
     def _selected_path(self) -> str | None:
