@@ -112,7 +112,7 @@ async def test_index_in_child_process_with_progress_then_status(
     assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
     # The engine forgets cached answers about the repository and re-derives its built-ins.
     await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
-    # Named as `index list` and `--repo` name it; the folder in its tooltip.
+    # Named as `index list` and a query's `repo:` name it; the folder in its tooltip.
     assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == ["me/repo", "ready", "4", "40", "3"]
     assert f"me/repo\n{repo}" in page.table.item(0, 0).toolTip()
     page.table.selectRow(0)

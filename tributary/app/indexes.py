@@ -53,7 +53,7 @@ def repos() -> ModuleType:
 
 
 def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
-    """A repository as ``tributary index list`` and ``--repo`` name it (``owner/name``
+    """A repository as ``tributary index list`` and a query's ``repo:`` name it (``owner/name``
     from its remote); the folder's name while it has no index yet, and the folder too
     when another index has the same name (two clones of one repository)."""
     name = str(_get(entry, "name", default="") or "") if entry is not None else ""
