@@ -467,9 +467,9 @@ def test_only_the_settings_the_strategy_reads_can_be_edited(qtbot: Any, tmp_path
     weights = ranking.composite_weights
     assert config.fusion.strategy == ranking.strategy.currentText() == "rrf"
     assert ranking.rrf_k.isEnabled() and not any(w.isEnabled() for w in weights)
-    label = ranking._fusion.labelForField(ranking.w_keyword)
+    label = ranking._forms[0].labelForField(ranking.w_keyword)
     assert label is not None and not label.isEnabled()
-    assert "composite" in ranking.w_keyword.toolTip() and "not by rrf" in ranking.w_keyword.toolTip()
+    assert "composite" in ranking.w_keyword.toolTip()
     ranking.strategy.setCurrentText("composite")
     assert all(w.isEnabled() for w in weights) and label.isEnabled() and not ranking.rrf_k.isEnabled()
     assert ranking.config is not None and ranking.config.fusion.strategy == "composite"
@@ -477,6 +477,25 @@ def test_only_the_settings_the_strategy_reads_can_be_edited(qtbot: Any, tmp_path
     assert ranking.config.fusion.composite.keyword == pytest.approx(0.6)
     ranking.strategy.setCurrentText("vote")
     assert ranking.rrf_k.isEnabled() and not any(w.isEnabled() for w in weights)
+
+
+def test_duplicate_and_cache_settings_follow_their_switches(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    ranking = editor.ranking
+    folding = (ranking.fuzzy, ranking.semantic, ranking.semantic_threshold, ranking.overlaps)
+    ranking.dedup.setChecked(True)
+    ranking.semantic.setChecked(True)
+    assert all(s.isEnabled() for s in folding)
+    ranking.semantic.setChecked(False)
+    assert not ranking.semantic_threshold.isEnabled() and ranking.fuzzy.isEnabled()
+    ranking.dedup.setChecked(False)
+    assert not any(s.isEnabled() for s in folding)
+    enabled = {}
+    for backend in ("memory", "sqlite", "redis", "off"):
+        ranking.cache_backend.setCurrentText(backend)
+        enabled[backend] = (ranking.ttl.isEnabled(), ranking.max_entries.isEnabled(), ranking.redis_url.isEnabled())
+    assert enabled == {"memory": (True, True, False), "sqlite": (True, True, False),
+                       "redis": (True, False, True), "off": (False, False, False)}
 
 
 @pytest.mark.asyncio

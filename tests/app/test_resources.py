@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tributary.app import theme
 
@@ -43,3 +44,24 @@ def test_a_disabled_list_greys_its_rows() -> None:
     as the enabled one: the list's own text colour outranked the disabled palette."""
     sheet = theme.style_sheet(theme.LIGHT)
     assert f"QListWidget:disabled {{ color: {theme.LIGHT['disabled']};" in sheet
+
+
+def test_a_focused_check_box_shows_whether_it_is_checked(qtbot: Any) -> None:
+    """A check box reached from the keyboard drew an empty box whatever its state (the
+    focus ring styled its indicator, and a styled indicator draws no check mark), so
+    Space seemed to do nothing, or the opposite of what it did."""
+    from PySide6.QtWidgets import QCheckBox, QVBoxLayout, QWidget
+
+    window = QWidget()
+    box = QCheckBox("Fold duplicates")
+    QVBoxLayout(window).addWidget(box)
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    box.setChecked(True)
+    checked = box.grab().toImage()
+    box.setChecked(False)
+    unchecked = box.grab().toImage()
+    assert checked != unchecked

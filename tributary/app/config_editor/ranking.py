@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from tributary.app.combo_box import ComboBox
 from tributary.app.layouts import Reflow
 from tributary.app.spin_box import DoubleSpinBox, SpinBox
-from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
+from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, CacheBackend, Config
 from tributary.engine.model import (
     CONTEXT_FORMATS,
     FUSION_STRATEGIES,
@@ -79,12 +79,12 @@ class RankingPage(QWidget):
         self.reserved = _spin(0, 1_000_000, 100, " tokens")
         self.overflow = _combo(OVERFLOW_STRATEGIES)
         self.format = _combo(CONTEXT_FORMATS)
-        self.cache_backend = _combo(["sqlite", "memory", "redis", "off"])
+        self.cache_backend = _combo(get_args(CacheBackend))
         self.ttl = _dspin(0, 86_400, 30, 0, " s")
         self.redis_url = QLineEdit()
         self.max_entries = _spin(0, 10_000_000, 100)
 
-        fusion = self._fusion = QFormLayout()
+        fusion = QFormLayout()
         fusion.addRow("Strategy", self.strategy)
         fusion.addRow("RRF k", self.rrf_k)
         fusion.addRow("Results (top N)", self.top_k)
@@ -109,6 +109,7 @@ class RankingPage(QWidget):
         cache.addRow("Redis URL", self.redis_url)
         cache.addRow("Max entries", self.max_entries)
 
+        self._forms = (fusion, dedup, budget, cache)
         grid = QGridLayout()
         boxes: list[QGroupBox] = []
         for title, form in (("Fusion", fusion), ("Duplicates", dedup), ("Token budget", budget), ("Cache", cache)):
@@ -166,26 +167,33 @@ class RankingPage(QWidget):
         self._enable()
 
     def _enable(self) -> None:
-        """Only the settings the chosen strategy and backend read can be edited: a weight
-        the strategy ignores, left editable, reads as if it counted."""
-        self.redis_url.setEnabled(self.cache_backend.currentText() == "redis")
-        self.semantic_threshold.setEnabled(self.semantic.isChecked())
-        strategy = self.strategy.currentText()
+        """Only the settings that count with the others as they are can be edited: a
+        weight the chosen strategy ignores, left editable, reads as if it counted."""
+        strategy, backend = self.strategy.currentText(), self.cache_backend.currentText()
         self._applies(self.rrf_k, strategy in RRF_K_STRATEGIES, f"Read by the {' and '.join(RRF_K_STRATEGIES)} strategies")
         for weight in self.composite_weights:
             self._applies(weight, strategy == COMPOSITE, f"Read by the {COMPOSITE} strategy")
+        folding = self.dedup.isChecked()
+        for setting in (self.fuzzy, self.semantic, self.overlaps):
+            self._applies(setting, folding, "Read while duplicates are folded")
+        self._applies(self.semantic_threshold, folding and self.semantic.isChecked(),
+                      "Read while semantic duplicates are folded")
+        self._applies(self.redis_url, backend == "redis", "Read by the redis cache")
+        self._applies(self.ttl, backend != "off", "Read by every cache backend but off")
+        self._applies(self.max_entries, backend in ("memory", "sqlite"), "Read by the memory and sqlite caches")
 
     @property
     def composite_weights(self) -> tuple[QDoubleSpinBox, ...]:
         return (self.w_keyword, self.w_freshness, self.w_reputation, self.w_length)
 
     def _applies(self, field: QWidget, used: bool, why: str) -> None:
-        """``field`` and its label enabled when the strategy reads it; its tooltip says which do."""
+        """``field`` and its label enabled when it counts; its tooltip says when it does."""
         field.setEnabled(used)
-        field.setToolTip(why if used else f"{why}; not by {self.strategy.currentText()}")
-        label = self._fusion.labelForField(field)
-        if label is not None:
-            label.setEnabled(used)
+        field.setToolTip(why)
+        for form in self._forms:
+            label = form.labelForField(field)
+            if label is not None:
+                label.setEnabled(used)
 
     def _edited(self, *_: Any) -> None:
         if self._loading or self.config is None:
