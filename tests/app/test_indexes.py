@@ -206,6 +206,7 @@ async def test_two_clones_of_one_repository_are_told_apart_by_their_folders(
     await page.refresh()
     shown = sorted(page.table.item(row, 0).text() for row in range(page.table.rowCount()))
     assert shown == [f"pallets/click ({first})", f"pallets/click ({second})", "pallets/flask"]
+    assert not page.table.wordWrap()  # wrapped at "/", a narrow column showed "pallets/…"
 
 
 def test_the_worker_steps_down_once_the_keyword_tier_is_written(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from tributary.app import theme
 
 
@@ -65,3 +67,29 @@ def test_a_focused_check_box_shows_whether_it_is_checked(qtbot: Any) -> None:
     box.setChecked(False)
     unchecked = box.grab().toImage()
     assert checked != unchecked
+
+
+def test_a_focused_pane_shows_its_ring_on_every_edge(qtbot: Any) -> None:
+    """A scroll area's focus ring (the Insights page, the result's detail) showed on one
+    or two edges: a border that appears only with focus is drawn under the pane."""
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+    from tributary.app.layouts import scrolled_down
+
+    window = QWidget()
+    area = scrolled_down(QLabel("Insights\n" * 40))
+    area.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    QVBoxLayout(window).addWidget(area)
+    window.resize(300, 200)
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    area.setFocus()
+    qtbot.waitUntil(area.hasFocus)
+    image = area.grab().toImage()
+    ring = QColor(theme.LIGHT["accent"]).name()
+    width, height = image.width(), image.height()
+    edges = {"left": (0, height // 2), "top": (width // 2, 0), "right": (width - 1, height // 2),
+             "bottom": (width // 2, height - 1)}
+    assert {edge: image.pixelColor(*at).name() for edge, at in edges.items()} == dict.fromkeys(edges, ring)

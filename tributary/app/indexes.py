@@ -195,7 +195,8 @@ class IndexPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # no cut figures
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long paths keep both ends
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long names keep both ends
+        self.table.setWordWrap(False)  # wrapped at "/", a name showed only its owner ("clones/…")
         self.table.itemSelectionChanged.connect(self._selection)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
