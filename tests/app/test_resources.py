@@ -93,3 +93,11 @@ def test_a_focused_pane_shows_its_ring_on_every_edge(qtbot: Any) -> None:
     edges = {"left": (0, height // 2), "top": (width // 2, 0), "right": (width - 1, height // 2),
              "bottom": (width // 2, height - 1)}
     assert {edge: image.pixelColor(*at).name() for edge, at in edges.items()} == dict.fromkeys(edges, ring)
+
+
+def test_a_focused_button_draws_one_ring() -> None:
+    """Fusion drew its dotted focus frame around a focused button's label, inside the
+    ring the style sheet draws: two rings on "Open in editor"."""
+    sheet = theme.style_sheet(theme.LIGHT)
+    assert "QPushButton, QToolButton { outline: none; }" in sheet
+    assert "outline: none; }" in sheet.split("QCheckBox, QRadioButton {", 1)[1].split("\n", 1)[0]
