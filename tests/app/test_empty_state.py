@@ -34,3 +34,16 @@ def test_a_pasted_issue_is_quoted_in_one_short_line(qtbot: Any) -> None:
         title = empty.title.text()
         assert "\n" not in title and len(title) < 120
         assert title.count("caplog fixture doesn't restore log level") == 1 and "…" in title
+
+
+def test_no_results_says_which_routing_rule_chose_the_sources(qtbot: Any) -> None:
+    """A rule that sent a question to one server, which found nothing, read as "nothing
+    anywhere": the other sources were never asked."""
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    empty.show_no_results("remember the note about release", False, ["notes"], ["memory"])
+    body = empty.body.text()
+    assert "routing rule “notes” sent this question to memory only" in body
+    assert "Routing rules" in body
+    empty.show_no_results("remember the note about release", False)
+    assert "routing" not in empty.body.text()

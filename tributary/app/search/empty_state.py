@@ -8,6 +8,8 @@ step as a button, so the keyboard reaches it too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
@@ -166,9 +168,17 @@ class EmptyState(QWidget):
         body = "Results appear here as each source answers; the chips above say which are still working."
         self._show("asking", f"Asking for “{_quoted(query)}”…", body, keys=SYNTAX)
 
-    def show_no_results(self, query: str, filtered: bool) -> None:
+    def show_no_results(self, query: str, filtered: bool, rules: Sequence[str] = (),
+                        asked: Sequence[str] = ()) -> None:
+        """Nothing found: what to try. When routing ``rules`` chose the sources (``asked``),
+        say so: the others were never asked, which is not what "no results" suggests."""
         tips = "Try fewer or other words"
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
+        if rules:
+            named = ", ".join(f"“{rule}”" for rule in rules)
+            which = ", ".join(asked) if asked else "no source"
+            tips += (f"\n\nThe routing rule{'s' if len(rules) > 1 else ''} {named} sent this question to "
+                     f"{which} only; the other sources were not asked (Sources & routing → Routing rules).")
         self._show("no-results", f"No results for “{_quoted(query)}”", tips, keys=SYNTAX)
 
     def show_not_confident(self, query: str, count: int, partial: list[str] | None = None) -> None:

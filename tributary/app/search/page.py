@@ -387,7 +387,9 @@ class SearchPage(QWidget):
             else:
                 self.empty.show_first_run(reason)
         elif response is not None and self.controller.final and not response.error:
-            self.empty.show_no_results(response.request.query, not response.request.filters.is_empty())
+            route = response.route
+            self.empty.show_no_results(response.request.query, not response.request.filters.is_empty(),
+                                       route.matched_rules, route.servers)
         elif reason:
             self.empty.show_problem(reason)
         elif engine is not None and self.controller.query and not self.controller.final:
