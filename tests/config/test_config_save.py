@@ -167,3 +167,16 @@ def test_crash_mid_save_leaves_old_or_new(tmp_path: Path) -> None:
             commands = {s.command for s in config.servers.values()}
             assert commands in expected_commands
             assert len(config.servers) == (40 if commands == {"old"} else 60)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_the_lock_beside_the_config_is_private_too(tmp_path: Path) -> None:
+    """Every file Tributary leaves beside the config is the user's alone, whatever the
+    umask: the writers' lock file was created 0644."""
+    old = os.umask(0o022)
+    try:
+        save_config(Config(servers={"a": ServerConfig(name="a", command="x")}), tmp_path / "config.yaml")
+    finally:
+        os.umask(old)
+    left = {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.iterdir()}
+    assert left.get("config.yaml.lock", "0o600") == "0o600" and left["config.yaml"] == "0o600"

@@ -30,6 +30,8 @@ def test_secrets_round_trip_in_a_0600_file_named_in_the_notice() -> None:
     path = keystore.fallback_path()
     assert path.parent == paths.data_dir()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    lock = paths.data_dir() / keystore.LOCK_FILE  # the writers' lock beside it, too
+    assert not lock.exists() or stat.S_IMODE(os.stat(lock).st_mode) == 0o600
     notice = keystore.backend_notice() or ""
     assert str(path) in notice and "not encrypted" in notice
     assert keystore.delete_secret("GITHUB_TOKEN") is True

@@ -131,7 +131,7 @@ def _lock() -> Iterator[None]:
     """The store's write lock, across threads and processes (re-entrant in a thread)."""
     path = paths.data_dir() / LOCK_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(path), timeout=LOCK_WAIT_S, is_singleton=True)
+    lock = filelock.FileLock(str(path), timeout=LOCK_WAIT_S, mode=paths.PRIVATE_FILE_MODE, is_singleton=True)
     try:
         lock.acquire()
     except filelock.Timeout:

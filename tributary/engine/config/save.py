@@ -67,7 +67,7 @@ def config_lock(path: Path) -> Iterator[None]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(path.with_name(path.name + LOCK_SUFFIX)), timeout=LOCK_WAIT_S,
-                             is_singleton=True)
+                             mode=_NEW_FILE_MODE, is_singleton=True)
     try:
         lock.acquire()
     except filelock.Timeout as exc:
