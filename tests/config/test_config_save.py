@@ -180,3 +180,9 @@ def test_the_lock_beside_the_config_is_private_too(tmp_path: Path) -> None:
         os.umask(old)
     left = {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.iterdir()}
     assert left.get("config.yaml.lock", "0o600") == "0o600" and left["config.yaml"] == "0o600"
+    earlier = tmp_path / "earlier"  # a lock an older version left 0644 is made private
+    earlier.mkdir()
+    (earlier / "config.yaml.lock").touch(mode=0o644)
+    os.chmod(earlier / "config.yaml.lock", 0o644)
+    save_config(Config(servers={"a": ServerConfig(name="a", command="x")}), earlier / "config.yaml")
+    assert (earlier / "config.yaml.lock").stat().st_mode & 0o777 == 0o600

@@ -115,6 +115,12 @@ def _chmod_own(path: Path, mode: int) -> None:
             path.chmod(mode)
 
 
+def keep_private(path: Path) -> None:
+    """Make ``path`` (an existing file of ours) 0600: one an older version or another
+    program created readable by others keeps no wider mode once Tributary uses it."""
+    _chmod_own(path, PRIVATE_FILE_MODE)
+
+
 def private_dir(path: Path) -> Path:
     """``path`` as an existing folder readable by its owner alone (created 0700, or
     made so when it is ours)."""

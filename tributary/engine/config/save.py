@@ -74,6 +74,7 @@ def config_lock(path: Path) -> Iterator[None]:
         raise ConfigError([ConfigIssue(str(path), "", None, f"another program has been changing the "
                                        f"file for over {LOCK_WAIT_S:.0f} s (lock {exc.lock_file}); "
                                        "nothing was written")]) from exc
+    paths.keep_private(Path(lock.lock_file))  # one made 0644 by an older version
     try:
         yield
     finally:
