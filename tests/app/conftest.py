@@ -6,6 +6,7 @@ Async tests run on a qasync loop (pytest-asyncio's loop-factory hook) and poll w
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -43,6 +44,22 @@ def themed_app() -> QApplication:
     # quit the event loop a later test runs on.
     app.setQuitOnLastWindowClosed(False)
     return app
+
+
+@pytest.fixture(autouse=True)
+def garbage_freed_on_the_gui_thread() -> Iterator[None]:
+    """As the app runs (``tributary.app.gc_guard``): no automatic collection during a
+    test, where a worker thread's allocations could free a Qt object of an earlier
+    test's garbage on that thread ("Timers cannot be stopped from another thread",
+    seen under load); the test's garbage is collected here, on the GUI thread."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        if enabled:
+            gc.enable()
 
 
 @pytest.fixture(autouse=True)
