@@ -167,3 +167,58 @@ def test_the_newest_of_several_versions_is_live_beside_a_re_exporting_file() -> 
     # v3 need not be among the candidates: the index says v4 has an older version.
     held = {"src/index.ts", "src/v3/index.ts", "src/locales/en.ts", "src/v3/locales/en.ts"}.__contains__
     assert priors.superseded(["src/v4/index.ts", "src/v4/locales/en.ts"], exists=held) == frozenset()
+
+
+def test_a_document_translated_beside_its_english_original_is_a_translation() -> None:
+    paths = [
+        "docs/en/docs/tutorial/yield.md", "docs/es/docs/tutorial/yield.md", "docs/zh-hant/docs/tutorial/yield.md",
+        "docs/pt_BR/docs/tutorial/yield.md", "README.md", "README.zh-CN.md", "guide/io/index.md", "guide/index.md",
+        "src/io/utils.py", "src/utils.py", "docs/es/docs/only-in-spanish.md", "locale/fr/LC_MESSAGES/app.po",
+    ]  # fmt: skip
+    assert priors.translated(paths) == {
+        "docs/es/docs/tutorial/yield.md", "docs/zh-hant/docs/tutorial/yield.md", "docs/pt_BR/docs/tutorial/yield.md",
+        "README.zh-CN.md",
+    }  # fmt: skip
+    # The original need not be a candidate itself: the index says it is there.
+    held = {"locale/en/LC_MESSAGES/app.po"}.__contains__
+    assert priors.translated(["locale/fr/LC_MESSAGES/app.po"], exists=held) == {"locale/fr/LC_MESSAGES/app.po"}
+    # A folder named like a language holds code, not a translation, when nothing English mirrors it.
+    assert priors.translated(["src/io/utils.py", "src/it/runner.py", "jquery.min.js", "jquery.js"]) == frozenset()
+
+
+def test_a_translation_counts_when_the_question_is_asked_in_its_script_or_about_translations() -> None:
+    assert priors.factor(priors.TRANSLATION, priors.asked_roles("how are dependencies with yield cleaned up")) < 1.0
+    assert priors.factor(priors.TRANSLATION, priors.asked_roles("依赖项 yield 如何清理")) == 1.0
+    assert priors.factor(priors.TRANSLATION, priors.asked_roles("зависимости с yield")) == 1.0
+    assert priors.factor(priors.TRANSLATION, priors.asked_roles("which pages lack a translation")) == 1.0
+    assert priors.factor(priors.TRANSLATION, priors.asked_roles("dépendances avec yield")) < 1.0  # Latin script
+
+
+def test_the_english_page_outranks_its_translations(tmp_path: Path) -> None:
+    repo = tmp_path / "site"
+    page = (
+        "# Dependencies with yield\n\nA dependency with `yield` runs its exit code after the response is sent.\n"
+        "Use `yield` in the dependency, then close the session.\n"
+    )
+    translations = {
+        "es": "# Dependencias con yield\n\nUna dependencia con `yield` `yield` ejecuta el código de salida.\n",
+        "zh": "# 使用 yield 的依赖项\n\n依赖项 `yield` `yield` 之后的代码在 response 之后运行。\n",
+        "fr": "# Dépendances avec yield\n\nUne dépendance avec `yield` `yield` exécute le code de sortie.\n",
+    }
+    for language, text in {"en": page, **translations}.items():
+        (repo / "docs" / language).mkdir(parents=True)
+        (repo / "docs" / language / "dependencies-with-yield.md").write_text(text, encoding="utf-8")
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        def ranked(query: str) -> list[str]:
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="site", top_k=4)
+            return [hit.path for hit in hits]
+
+        assert ranked("dependencies with yield")[0] == "docs/en/dependencies-with-yield.md"
+        hits = hybrid_search(store, "yield dependency", None, repo="site", top_k=4)
+        assert {hit.path: hit.role for hit in hits}["docs/zh/dependencies-with-yield.md"] == priors.TRANSLATION
+        assert ranked("依赖项 yield")[0] == "docs/zh/dependencies-with-yield.md"
+    finally:
+        store.close()

@@ -130,3 +130,29 @@ def test_an_issue_weighs_the_files_past_fixes_touched_by_their_role() -> None:
     body = "\n\nThe comparison prints the wrong message for byte strings. " * 12
     assert ranked("Confusing assertion message with byte strings" + body)[0] == "src/util.py"
     assert set(ranked("The changelog entry for 5.0 is wrong" + body)[:2]) == {"AUTHORS", "CHANGELOG.rst"}
+
+
+def test_an_issue_weighs_a_page_past_fixes_translated_as_a_translation() -> None:
+    """A docs fix touches the English page and its translations: for an issue the
+    translations rank below the page they copy."""
+    from tributary.engine.servers.tasks import weigh_roles
+    from tributary.engine.tasks.model import FileScore
+
+    files = [FileScore("docs/es/docs/yield.md", 1.2), FileScore("docs/en/docs/yield.md", 1.0)]
+    body = "\n\nThe page on dependencies with yield says the exit code runs before the response. " * 12
+    weigh_roles("Wrong order of exit code in the yield docs" + body, files)
+    assert files[0].score < files[1].score
+
+
+def test_a_question_weighs_the_translations_of_a_listed_page_down() -> None:
+    from tributary.engine.servers.tasks import weigh_translations
+    from tributary.engine.tasks.model import FileScore
+
+    def scores(question: str) -> list[float]:
+        files = [FileScore("docs/zh/docs/yield.md", 1.0), FileScore("docs/en/docs/yield.md", 1.0)]
+        weigh_translations(question, files)
+        return [f.score for f in files]
+
+    translation, original = scores("dependencies with yield")
+    assert translation < original == 1.0
+    assert scores("依赖项 yield") == [1.0, 1.0]  # asked in the translation's script

@@ -260,6 +260,7 @@ _ROLE_WORDS = {
     "test": "a test", "test data": "what a test runs on", "doc": "documentation", "example": "an example", "vendored": "a vendored copy",
     "generated": "generated code", "record": "a changelog or package record",
     "superseded": "an older copy of newer code", "tooling": "build, CI or editor configuration",
+    "translation": "a translation of a document held in English",
 }
 
 

@@ -26,6 +26,7 @@ GENERATED = "generated"
 RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
 TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, .github/
+TRANSLATION = "translation"  # a document's copy in another language beside its original
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -38,6 +39,7 @@ FACTORS: Mapping[str, float] = {
     RECORD: 0.5,
     SUPERSEDED: 0.7,
     TOOLING: 0.5,
+    TRANSLATION: 0.5,
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
@@ -89,8 +91,11 @@ _ASKS = {
         r"dependenc\w*|packag\w*|manifest|cargo|npm|gradle|maven|makefile|cmake|install\w*)\b",
         re.I,
     ),
+    TRANSLATION: re.compile(r"\b(translat\w*|i18n|l10n|locali[sz]\w*|locales?|languages?)\b", re.I),
 }
 _VERSION_DIR = re.compile(r"^v(\d{1,3})$")
+# A letter of a script other than Latin (Greek, Cyrillic, CJK, Arabic, …).
+_NOT_LATIN = re.compile(r"[^\W\d_\u0000-\u024f\u1e00-\u1eff]")
 _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 
 
@@ -125,7 +130,11 @@ def asked_roles(query: str) -> frozenset[str]:
     """The roles ``query`` asks for by name ("the tests of …", "docs on …"); asking for
     tests asks for what they run on too."""
     roles = frozenset(role for role, words in _ASKS.items() if words.search(query))
-    return roles | {TEST_DATA} if TEST in roles else roles
+    if TEST in roles:
+        roles |= {TEST_DATA}
+    if _NOT_LATIN.search(query):  # asked in another script: its translations are the answer
+        roles |= {TRANSLATION}
+    return roles
 
 
 # For an issue-length task the answer is the code that must change: the tests that repeat
@@ -140,6 +149,7 @@ TASK_FACTORS: Mapping[str, float] = {
     RECORD: 0.2,
     SUPERSEDED: 0.5,
     TOOLING: 0.2,
+    TRANSLATION: 0.2,
 }
 
 
@@ -198,3 +208,58 @@ def superseded(paths: Iterable[str], exists: Callable[[str], bool] | None = None
         elif oldest[prefix] == number and number > 0 and not held(older) and held(live):
             old.add(path)  # the only version here, beside the live package's own file
     return frozenset(old)
+
+
+# ISO 639-1 language codes, as folders and file suffixes name a translation's language.
+_LANGUAGES = frozenset(
+    "aa ab af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz "  # noqa: SIM905
+    "ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii "
+    "ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi "
+    "mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw "
+    "sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk "
+    "ur uz ve vi vo wa wo xh yi yo za zh zu".split()
+)
+# A language, with a region or script after it: ``pt-BR``, ``zh_Hant``, ``en-us``.
+_LOCALE = re.compile(r"^([a-z]{2})(?:[-_]([a-z]{2}|[a-z]{4}|\d{3}))?$", re.IGNORECASE)
+_ORIGINALS = ("en", "en-us", "en_us", "en-gb", "en_gb")
+_PROSE_SUFFIXES = frozenset({".md", ".mdx", ".rst", ".txt", ".adoc", ".html", ".markdown", ".ipynb"})
+
+
+def _language(name: str) -> str | None:
+    """The language ``name`` is the code of (``pt_BR`` → ``pt``), or None."""
+    match = _LOCALE.match(name)
+    language = match[1].lower() if match else None
+    return language if language in _LANGUAGES else None
+
+
+def _originals(path: str) -> list[str]:
+    """Where the original of ``path`` would be if ``path`` were a translation:
+    ``docs/es/a.md`` → ``docs/en/a.md``, ``README.zh-CN.md`` → ``README.md``."""
+    names = path.split("/")
+    found: list[str] = []
+    for depth, part in enumerate(names[:-1]):
+        if _language(part) not in (None, "en"):
+            found += ["/".join([*names[:depth], original, *names[depth + 1 :]]) for original in _ORIGINALS]
+    name = PurePosixPath(names[-1])
+    stem, dot, tag = name.stem.rpartition(".")
+    if name.suffix.lower() in _PROSE_SUFFIXES and dot and stem and _language(tag) not in (None, "en"):
+        found.append("/".join([*names[:-1], stem + name.suffix]))
+    return found
+
+
+def translated(paths: Iterable[str], exists: Callable[[str], bool] | None = None) -> frozenset[str]:
+    """The paths among ``paths`` that are translations of a document held in English:
+    ``docs/es/docs/tutorial.md`` when ``docs/en/docs/tutorial.md`` is among ``paths`` or
+    ``exists`` says the index holds it; ``README.zh-CN.md`` beside ``README.md``. A
+    folder that merely has a language code's name (``src/io/``, ``docs/io/``) is never
+    one: only an English folder's copy of the same path makes it one.
+
+    A project's docs translated into ten languages repeat the English page's code and
+    names ten times, so a question in English met its translations first."""
+    listed = list(paths)
+    present = frozenset(listed)
+
+    def held(path: str) -> bool:
+        return path in present or (exists is not None and exists(path))
+
+    return frozenset(path for path in listed if any(held(original) for original in _originals(path)))

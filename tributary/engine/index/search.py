@@ -27,11 +27,13 @@ import numpy.typing as npt
 from tributary.engine.index.file_names import named_ranks
 from tributary.engine.index.priors import (
     SUPERSEDED,
+    TRANSLATION,
     asked_roles,
     factor,
     role_of,
     superseded,
     task_asked_roles,
+    translated,
 )
 from tributary.engine.index.store import (
     IndexStore,
@@ -182,7 +184,9 @@ def hybrid_search(
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
     chunks = store.chunks_by_id([cid for cid, _ in best])
     asked = task_asked_roles(task.title) if task is not None else asked_roles(query)
-    older = superseded((chunk.path for chunk in chunks.values()), exists=_indexed(store))
+    held = _indexed(store)
+    older = superseded((chunk.path for chunk in chunks.values()), exists=held)
+    copies = translated((chunk.path for chunk in chunks.values()), exists=held)
     seen_dense = {cid: (rank, score) for rank, (cid, score) in enumerate(dense, 1)}
     seen_keyword = {cid: (rank, score) for rank, (cid, score) in enumerate(keyword, 1)}
     defines = set(symbols)
@@ -193,7 +197,7 @@ def hybrid_search(
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
-        role = SUPERSEDED if chunk.path in older else role_of(chunk.path, chunk.language)
+        role = _role(chunk.path, chunk.language, older, copies)
         name_rank = named.get(chunk.path)
         if name_rank is not None:
             fused += weights.name / (weights.k + name_rank)
@@ -579,6 +583,13 @@ def _file_bonus(
         dtype=np.float64,
         count=len(chunk_ids),
     )
+
+
+def _role(path: str, language: str | None, older: frozenset[str], copies: frozenset[str]) -> str:
+    """A hit's role, an older copy's or a translation's before the one its path gives."""
+    if path in older:
+        return SUPERSEDED
+    return TRANSLATION if path in copies else role_of(path, language)
 
 
 def _indexed(store: IndexStore) -> Callable[[str], bool]:

@@ -32,7 +32,14 @@ from pydantic import BaseModel, Field
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
-from tributary.engine.index.priors import factor, role_of, task_asked_roles
+from tributary.engine.index.priors import (
+    TRANSLATION,
+    asked_roles,
+    factor,
+    role_of,
+    task_asked_roles,
+    translated,
+)
 from tributary.engine.index.store import SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
@@ -222,8 +229,9 @@ class TaskBackend:
                     for f in index.files_for_task(query, top_k, file_params=self.file_params,
                                                   hits=hits, as_of=as_of)
                 )
-        if is_task_question(query):
-            weigh_roles(query, (f for _, f in files))
+        weigh = weigh_roles if is_task_question(query) else weigh_translations
+        for repo in {label for label, _ in files}:
+            weigh(query, [f for label, f in files if label == repo])
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
@@ -233,10 +241,24 @@ def weigh_roles(task: str, files: Iterable[FileScore]) -> None:
     """An issue-length task weighs the files past changes touched by their role, as the
     code search does: the tests, docs, changelog and author list that nearly every fix
     also touches rank below the code that would change, unless the issue's title asks
-    for them."""
+    for them. A page's translations count as translations when its original is listed."""
     asked = task_asked_roles(read_task(task).title)
-    for entry in files:
-        entry.score *= factor(role_of(entry.path), asked, task=True)
+    listed = list(files)
+    copies = translated(entry.path for entry in listed)
+    for entry in listed:
+        role = TRANSLATION if entry.path in copies else role_of(entry.path)
+        entry.score *= factor(role, asked, task=True)
+
+
+def weigh_translations(question: str, files: Iterable[FileScore]) -> None:
+    """A question's files weighed down where they translate a listed English page (the
+    fix to a page touched its translations too), unless it asks for translations."""
+    listed = list(files)
+    copies = translated(entry.path for entry in listed)
+    kept = factor(TRANSLATION, asked_roles(question)) if copies else 1.0
+    for entry in listed:
+        if entry.path in copies:
+            entry.score *= kept
 
 
 def _as_of(before: datetime | None) -> float | None:
