@@ -161,3 +161,11 @@ async def test_typing_after_enter_cancels_the_copy_it_asked_for(qtbot: object) -
     QTest.keyClicks(popup.query, "s scope")
     await until(lambda: popup.controller.final and popup.controller.query == "fixtures scope")
     assert popup.isVisible() and QGuiApplication.clipboard().text() == "untouched"
+
+
+def test_a_long_title_is_elided_not_scrolled_sideways(qtbot: object) -> None:
+    popup = open_popup(qtbot, FakeEngine())
+    popup.results.addItem("Custom Request and APIRoute class > " * 20 + "\ndocs/en/custom-request.md:101-109 · files")
+    QGuiApplication.processEvents()
+    assert not popup.results.horizontalScrollBar().isVisible()
+    assert popup.results.textElideMode() == Qt.TextElideMode.ElideRight

@@ -97,6 +97,9 @@ class QuickPopup(QWidget):
         self.query.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.results = QListWidget()
         self.results.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # A long title is elided where the popup ends: no scrolling sideways from the keys.
+        self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.results.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.status = QLabel("Type to search every source")
         self.status.setObjectName("Hint")
         layout = QVBoxLayout(self)
