@@ -229,3 +229,15 @@ def test_a_long_title_and_path_never_push_the_buttons_or_figures_out(qtbot: Any)
         <= viewport.width()
     assert pane.title.text() != pane.title.full_text and pane.title.toolTip() == pane.title.full_text
     assert pane.location.text().split(":")[0].endswith("module_with_a_long_name.py")  # the file name stays
+
+
+def test_lines_past_the_hits_own_are_not_numbered_as_the_files(tmp_path: Path) -> None:
+    """A looked-up class's hit lists its members after its own line, each saying where it
+    is: numbering them 812, 813, … would send a reader to the wrong lines."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("\n" * 10 + "class Route:\n    def __init__(self):\n        pass\n")
+    hit = Hit(id="c", source="files", tool="search_code", title="Route", path="pkg/mod.py",
+              start_line=11, end_line=11, metadata={"root": str(tmp_path)},
+              content="class Route:\n    def __init__(self) …  # lines 12-13")
+    lines = presentation(hit).text.split("\n")
+    assert lines == ["11 │ class Route:", "   │     def __init__(self) …  # lines 12-13"]

@@ -302,11 +302,17 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
         return Presentation(text, language, wrap=language is None)
     lines = text.split("\n")
     first, focus = hit.start_line, (0, len(lines) - 1)
-    found = _around(hit, around)
+    # Lines past the hit's own (a looked-up class's list of members, each saying where it
+    # is) are not the file's next lines: they get no number, and the file is not read around.
+    own = hit.end_line - first + 1 if hit.end_line is not None and hit.end_line >= first else len(lines)
+    found = _around(hit, around) if len(lines) <= own else None
     if found is not None:
         lines, first, focus = found
-    width = len(str(first + len(lines) - 1))
-    numbered = [f"{first + i:>{width}} │ {line}" for i, line in enumerate(lines)]
+        own = len(lines)
+    width = len(str(first + min(own, len(lines)) - 1))
+    numbered = [
+        f"{first + i if i < own else '':>{width}} │ {line}" for i, line in enumerate(lines)
+    ]
     return Presentation("\n".join(numbered), language, wrap=False, gutter=width + 3, focus=focus)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tributary.engine.index.file_names import named_ranks
+from tributary.engine.index.members import member_lines, members_of
 from tributary.engine.index.priors import (
     SUPERSEDED,
     TRANSLATION,
@@ -215,7 +216,7 @@ def hybrid_search(
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
-        return listed
+        return _classes_outlined(store, listed) if names else listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(
         store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases
@@ -583,6 +584,25 @@ def _file_bonus(
         dtype=np.float64,
         count=len(chunk_ids),
     )
+
+
+OUTLINED_CLASSES = 3  # looked-up classes given their members' signatures
+
+
+def _classes_outlined(store: IndexStore, hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits``, the first few classes that define a looked-up name listing their
+    members (``tributary.engine.index.members``): a class's own chunk stops at its first
+    method, often a line or two."""
+    shown: list[SearchHit] = []
+    left = OUTLINED_CLASSES
+    for hit in hits:
+        if left and hit.symbol_match and hit.kind == "class" and hit.symbol:
+            left -= 1
+            lines = member_lines(members_of(store, hit.path, hit.symbol, hit.end_line), hit.language)
+            if lines:  # (its location stays its own lines: each member's line says where it is)
+                hit = replace(hit, content=hit.content.rstrip("\n") + "\n" + lines)
+        shown.append(hit)
+    return shown
 
 
 def _role(path: str, language: str | None, older: frozenset[str], copies: frozenset[str]) -> str:
