@@ -82,3 +82,12 @@ def test_members_are_commented_in_the_class_language(tmp_path: Path) -> None:
     assert hit.symbol == "Panel"
     assert any(line.strip().startswith("render(props) …  // lines 2-4") for line in hit.content.splitlines())
     assert all("…  //" not in h.content for h in prose)  # a question, not a lookup: chunks as they are
+
+
+def test_a_cut_signature_does_not_leave_a_string_open() -> None:
+    from tributary.engine.index.members import _closed
+
+    cut = 'def __init__( self, *, prefix: Annotated[str, Doc("An optional prefix.")] = "", tags: Doc( """ A list of tags'
+    assert _closed(cut, "python") == 'def __init__( self, *, prefix: Annotated[str, Doc("An optional prefix.")] = "", tags: Doc('
+    assert _closed('def f(self, sep: str = "', "python") == "def f(self, sep: str ="
+    assert _closed("fn get<'a>(&'a self) -> &'a str", "rust") == "fn get<'a>(&'a self) -> &'a str"

@@ -43,6 +43,18 @@ def _joined(first: StoredChunk, part: StoredChunk) -> StoredChunk:
     return replace(first, end_line=max(first.end_line, part.end_line))
 
 
+def _closed(signature: str, language: str) -> str:
+    """``signature`` cut before a string it opens and does not close (a cut signature
+    stops inside an annotation's docstring): an open quote would run on, for a reader and
+    for a highlighter, into the next members. (``'`` opens a string in Python; in Rust it
+    marks a lifetime.)"""
+    signature = signature.split('"""', 1)[0].split("'''", 1)[0]
+    for quote in "\"'" if language == "python" else '"':
+        if signature.count(quote) % 2:
+            signature = signature[: signature.rfind(quote)]
+    return signature.rstrip()
+
+
 def member_lines(members: Sequence[StoredChunk], language: str) -> str:
     """The lines that list ``members`` under their class ("" for none)."""
     mark = "#" if language.lower() in _HASH_COMMENTS else "//"
@@ -50,7 +62,7 @@ def member_lines(members: Sequence[StoredChunk], language: str) -> str:
     for chunk in members[:MAX_MEMBERS]:
         head = chunk.content.lstrip("\n")
         indent = head[: len(head) - len(head.lstrip())] if head.strip() else "    "
-        signature = chunk.signature or (chunk.symbol or "").rsplit(".", 1)[-1]
+        signature = _closed(chunk.signature or (chunk.symbol or "").rsplit(".", 1)[-1], language.lower())
         lines.append(f"{indent}{signature} …  {mark} lines {chunk.start_line}-{chunk.end_line}")
     if len(members) > MAX_MEMBERS:
         lines.append(f"{mark} … and {len(members) - MAX_MEMBERS} more members")
