@@ -95,3 +95,27 @@ def test_hit_paths_are_made_relative_to_the_checkout() -> None:
             Hit(id="2", source="files", tool="search_code", title="t", content="c", path=None)]
     located = hits_located(hits, Path("/checkout/packages/zod/src"), files, folder="packages/zod/src")
     assert located == [Located("packages/zod/src/v4/core/schemas.ts", 3, 9)]
+
+
+def test_a_set_scored_against_the_wrong_folder_says_so_instead_of_scoring_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Targets are relative to the checkout; given its ``lib/`` as the checkout, every
+    query would score zero without a word of why."""
+    from tributary.engine.cli.main import main
+
+    checkout = tmp_path / "express"
+    (checkout / "lib").mkdir(parents=True)
+    (checkout / "lib" / "router.js").write_text("function route(path) { return path }\n", encoding="utf-8")
+    (checkout / "README.md").write_text("# express\n", encoding="utf-8")
+    annotations = _write(tmp_path, [{"query": "routing", "relevant": ["lib/router.js"]},
+                                    {"query": "readme", "relevant": ["README.md"]}])
+    work = ["--work-dir", str(tmp_path / "work")]
+    assert main(["eval", "code", str(annotations), "--code", str(checkout / "lib"), *work]) == 1
+    said = capsys.readouterr().err
+    assert "2 of 2 annotated files are not files in" in said and "lib/router.js" in said
+    # Some reachable: scored, with a warning that names the ones that cannot be found.
+    assert main(["eval", "code", str(annotations), "--code", str(checkout), "--folder", "lib", "--json", *work]) == 0
+    captured = capsys.readouterr()
+    assert "1 of 2 annotated files are not files in" in captured.err and "README.md" in captured.err
+    assert json.loads(captured.out)["queries"] == 2

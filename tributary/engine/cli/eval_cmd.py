@@ -23,6 +23,7 @@ from tributary.engine.paths import data_dir
 
 if TYPE_CHECKING:
     from tributary.engine.config.schema import Config
+    from tributary.engine.eval.codesearch import CodeQuery
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -193,7 +194,12 @@ def _code(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from tributary.engine.eval.codesearch import AnnotationError, load_annotations, run_code_dataset
+    from tributary.engine.eval.codesearch import (
+        AnnotationError,
+        load_annotations,
+        run_code_dataset,
+        unreachable_targets,
+    )
 
     code = Path(args.code).expanduser().resolve()
     if not (code / args.folder).is_dir():
@@ -202,6 +208,9 @@ def _code(args: argparse.Namespace) -> int:
         queries = load_annotations(Path(args.annotations).expanduser())
     except AnnotationError as exc:
         return fail(str(exc))
+    problem = _unreachable_note(unreachable_targets(queries, code, args.folder), queries, code, args)
+    if problem is not None:
+        return fail(problem)
     key = hashlib.sha256(str(code / args.folder).encode()).hexdigest()[:12]
     work = Path(args.work_dir).expanduser() if args.work_dir else data_dir() / "eval" / "code"
     config = _explicit_config(args)
@@ -229,6 +238,26 @@ def _code(args: argparse.Namespace) -> int:
         return 0
 
     return run_async(main)
+
+
+def _unreachable_note(missing: list[str], queries: list[CodeQuery], code: Path, args: argparse.Namespace) -> str | None:
+    """Why some annotated files cannot be found: an error when none can (every figure
+    would be zero), a warning on stderr when only some cannot; None when all can."""
+    if not missing:
+        return None
+    total = len({target.path for query in queries for target in query.targets})
+    listed = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    where = code if args.folder in ("", ".") else code / args.folder
+    text = f"{len(missing)} of {total} annotated files are not files in {where} ({listed})"
+    parent = code.parent
+    if all((parent / path).is_file() for path in missing[:3]):
+        text += f"; the targets are relative to the checkout: try --code {parent} --folder {code.name}"
+    else:
+        text += "; the targets are paths relative to --code, and --folder is the part of it indexed"
+    if len(missing) == total:
+        return text
+    print(f"tributary: warning: {text}; they count as not found", file=sys.stderr)
+    return None
 
 
 def _swebench(args: argparse.Namespace) -> int:

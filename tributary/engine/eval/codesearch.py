@@ -112,6 +112,19 @@ def load_annotations(path: Path) -> list[CodeQuery]:
     return queries
 
 
+def unreachable_targets(queries: Sequence[CodeQuery], code: Path, folder: str = ".") -> list[str]:
+    """The target paths no search of ``folder`` in the checkout ``code`` can return: not a
+    file there, or outside the folder indexed. A set scored against the wrong folder
+    would score zero for every query, and say nothing of why."""
+    root = code / folder
+    missing: list[str] = []
+    for path in dict.fromkeys(target.path for query in queries for target in query.targets):
+        where = code / path
+        if not where.is_file() or not where.resolve().is_relative_to(root.resolve()):
+            missing.append(path)
+    return missing
+
+
 def _overlaps(hit: Located, target: Target) -> bool:
     if hit.path != target.path:
         return False
