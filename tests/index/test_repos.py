@@ -219,3 +219,17 @@ def test_a_submodule_is_not_watched_through_its_superproject(tmp_path: Path) -> 
     assert manager._git_dir(inner) == inner / ".git"
     assert manager._git_dir(inner / "src") == inner / ".git"
     assert manager._git_dir(outer / "vendor") == outer / ".git"
+
+
+def test_index_status_says_how_far_the_vectors_are(
+    home: Path, git_checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Keyword search answers before the vectors are made: status says which half is
+    ready, as the app's Indexes page does."""
+    manager.index_repository(git_checkout, embed=False)
+    assert main(["index", "status", str(git_checkout)]) == 0
+    chunks = next(line for line in capsys.readouterr().out.splitlines() if "chunks:" in line)
+    assert "(0 embedded: semantic index 0 % ready; keyword and symbol search cover every file)" in chunks
+    manager.embed_repository(git_checkout)
+    assert main(["index", "status", str(git_checkout)]) == 0
+    assert "(every one embedded: meaning-based search covers them all)" in capsys.readouterr().out

@@ -12,11 +12,15 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import config_path, forget_cached_answers
 from tributary.engine.cli.progress import ProgressBar, index_progress
 from tributary.engine.config.schema import RepoConfig
 from tributary.engine.index.backend import IndexBackend, configured_backend
+
+if TYPE_CHECKING:
+    from tributary.engine.index.manager import IndexInfo
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -289,6 +293,15 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vectors(info: IndexInfo) -> str:
+    """How many chunks meaning-based search covers, after the chunk count."""
+    if info.embedded is None or not info.chunks:
+        return ""
+    if info.embedded >= info.chunks:
+        return " (every one embedded: meaning-based search covers them all)"
+    return f" ({info.embedded} embedded: {info.status}; keyword and symbol search cover every file)"
+
+
 def _history_line(root: Path, backend: IndexBackend) -> str:
     from tributary.engine.tasks.api import task_stats
 
@@ -314,7 +327,7 @@ def _status(args: argparse.Namespace) -> int:
         print(
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
             f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"
-            f"  files:   {info.files}\n  chunks:  {info.chunks}\n"
+            f"  files:   {info.files}\n  chunks:  {info.chunks}{_vectors(info)}\n"
             f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
             f"  history: {_history_line(info.root, backend)}"
         )
