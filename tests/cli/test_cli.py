@@ -96,6 +96,14 @@ def test_top_k_outside_the_range_is_refused(home: Path) -> None:
     assert "must be from 10 to 100" in result.stderr
 
 
+def test_a_token_budget_outside_the_range_is_refused(home: Path) -> None:
+    """A negative budget was reported as the reserved tokens' fault."""
+    result = tributary("context", "--max-tokens", "-5", "q", home=home)
+    assert result.returncode == 2
+    assert "argument --max-tokens: must be from 1 to 200000, got -5" in result.stderr
+    assert "--reserved-tokens" not in result.stderr.split("error:")[-1]
+
+
 def test_context_prints_assembled_context_within_budget(home: Path) -> None:
     config = write_config(home, "servers:\n" + fake("alpha", "--hits", "5"))
     result = tributary("--config", str(config), "context", "retry", "--max-tokens", "600",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from tributary.engine.config.errors import ConfigError
-from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN, Config
+from tributary.engine.config.schema import MAX_CONTEXT_TOKENS, TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import (
     FUSION_STRATEGIES,
     ContextFormat,
@@ -59,6 +59,19 @@ def top_k(value: str) -> int:
     if not TOP_K_MIN <= number <= TOP_K_MAX:
         raise argparse.ArgumentTypeError(f"must be from {TOP_K_MIN} to {TOP_K_MAX}, got {number}")
     return number
+
+
+def tokens(low: int) -> Callable[[str], int]:
+    """An argument type: a whole number of tokens from ``low`` to the largest budget."""
+
+    def parse(value: str) -> int:
+        number = int(value)
+        if not low <= number <= MAX_CONTEXT_TOKENS:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {MAX_CONTEXT_TOKENS}, got {number}")
+        return number
+
+    parse.__name__ = "tokens"  # what argparse names in "invalid tokens value"
+    return parse
 
 
 def add_request_options(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ from tributary.engine.cli.common import (
     load_cli_config,
     request_from_args,
     run_async,
+    tokens,
 )
 from tributary.engine.cli.render import source_line
 from tributary.engine.model import ContextFormat
@@ -30,10 +31,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "assembled context (attribution per chunk). Source status goes to stderr.",
     )
     add_request_options(parser)
-    parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
+    parser.add_argument("--max-tokens", type=tokens(1), default=None, metavar="N",
                         help="tokens for the prompt as a whole; the context gets N minus "
                         "--reserved-tokens (default from config, 8000)")
-    parser.add_argument("--reserved-tokens", type=int, default=None, metavar="N",
+    parser.add_argument("--reserved-tokens", type=tokens(0), default=None, metavar="N",
                         help="of those, tokens kept free for your question and the answer "
                         "(default from config, 1000)")
     parser.add_argument("--format", choices=[f.value for f in ContextFormat], default=None)

@@ -25,6 +25,7 @@ VectorIndexName = Literal["auto", "hnsw", "ivfflat", "exact"]
 
 TOP_K_MIN = 10
 TOP_K_MAX = 100
+MAX_CONTEXT_TOKENS = 200_000  # the largest token budget a request may ask for
 
 
 @dataclass(slots=True)

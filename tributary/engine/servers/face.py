@@ -40,6 +40,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field
 
+from tributary.engine.config.schema import MAX_CONTEXT_TOKENS, TOP_K_MAX
 from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
 from tributary.engine.errors import TributaryError
@@ -341,7 +342,7 @@ def build_server(
     @server.tool(annotations=_READS)
     async def search(
         query: Query,
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="how many hits to return")] = 10,
+        top_k: Annotated[int, Field(ge=1, le=TOP_K_MAX, description="how many hits to return")] = 10,
         sources: Annotated[list[str] | None, Field(
             description="only these sources, by name (default: the routed ones)")] = None,
         related_files: RelatedFiles = None,
@@ -426,8 +427,6 @@ def build_server(
     return server
 
 
-MAX_TOP_K = 100
-MAX_CONTEXT_TOKENS = 200_000
 # search and get_context only read (they reach out to the configured sources)
 _READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                idempotent_hint=True, open_world_hint=True)
