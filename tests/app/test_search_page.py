@@ -328,3 +328,26 @@ def test_enter_presses_the_focused_button_as_space_does(qtbot: object) -> None:
     window.search.empty.add_button.setFocus()
     QTest.keyClick(window.search.empty.add_button, Qt.Key.Key_Return)
     assert requested == [True]
+
+
+@pytest.mark.asyncio
+async def test_enter_searches_what_was_typed_not_the_recent_query_offered(qtbot: object) -> None:
+    """A recent query is offered inline as one types; Enter asks what was typed, and
+    End takes the offer first."""
+    engine = FakeEngine(delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    issue = "dependencies with yield: exit code runs before the background tasks finish"
+    page.query.setText(issue)
+    QTest.keyClick(page.query, Qt.Key.Key_Return)
+    await until(lambda: page.controller.final and page.controller.query == issue)
+    page.query.clear()
+    QTest.keyClicks(page.query, "dependencies with yield")
+    assert page.query.text() == issue and page.query.hasSelectedText()  # offered inline
+    QTest.keyClick(page.query, Qt.Key.Key_Return)
+    await until(lambda: page.controller.final and page.controller.query == "dependencies with yield")
+    assert page.query.text() == "dependencies with yield"
+    page.query.clear()
+    QTest.keyClicks(page.query, "dependencies with yield: exit")  # only the issue starts so
+    QTest.keyClick(page.query, Qt.Key.Key_End)
+    QTest.keyClick(page.query, Qt.Key.Key_Return)
+    await until(lambda: page.controller.final and page.controller.query == issue)

@@ -156,3 +156,14 @@ def test_a_question_weighs_the_translations_of_a_listed_page_down() -> None:
     translation, original = scores("dependencies with yield")
     assert translation < original == 1.0
     assert scores("依赖项 yield") == [1.0, 1.0]  # asked in the translation's script
+
+
+def test_a_translation_is_weighed_down_when_the_repository_holds_its_original() -> None:
+    """The translation commits list the translated page alone; the repository's files say
+    the English page is there."""
+    from tributary.engine.servers.tasks import weigh_translations
+    from tributary.engine.tasks.model import FileScore
+
+    files = [FileScore("docs/ja/docs/yield.md", 1.0), FileScore("fastapi/routing.py", 0.9)]
+    weigh_translations("dependencies with yield", files, {"docs/en/docs/yield.md"}.__contains__)
+    assert files[0].score < files[1].score

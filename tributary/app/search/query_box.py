@@ -1,4 +1,8 @@
-"""The query line: keyboard-first, with recent queries on Up/Down and a completer."""
+"""The query line: keyboard-first, with recent queries on Up/Down and a completer.
+
+A recent query that starts with what is typed is offered inline, its rest selected;
+Right or End takes it, and Enter searches what was typed (as a shell's suggestions do):
+typing a short question that began a pasted issue must not ask the whole issue again."""
 
 from __future__ import annotations
 
@@ -25,6 +29,24 @@ class QueryBox(QLineEdit):
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setCompletionMode(QCompleter.CompletionMode.InlineCompletion)
         self.setCompleter(completer)
+        self._offer: str | None = None  # the recent query the completer offers for the typed text
+        completer.highlighted.connect(self._offered)
+        self.textEdited.connect(self._typed)
+
+    def _offered(self, completion: str) -> None:
+        self._offer = completion
+
+    def _typed(self, _text: str) -> None:
+        self._offer = None  # (the completer's offer for this text follows the edit)
+
+    def typed_text(self) -> str:
+        """The text without a completion still on offer (its selected rest)."""
+        offer = self._offer
+        offered = offer is not None and self.hasSelectedText() and self.text().casefold() == offer.casefold()
+        start = self.selectionStart()
+        if offered and start + len(self.selectedText()) == len(self.text()):
+            return self.text()[:start]
+        return self.text()
 
     def remember(self, query: str) -> None:
         self.recent.add(query)
@@ -34,7 +56,10 @@ class QueryBox(QLineEdit):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.submitted.emit(self.text())
+            typed = self.typed_text()
+            if typed != self.text():
+                self.setText(typed)  # the offer declined: the box shows what is asked
+            self.submitted.emit(typed)
             return
         if key == Qt.Key.Key_Escape:
             self.escape.emit()

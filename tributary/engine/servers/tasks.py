@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -220,41 +220,42 @@ class TaskBackend:
         as_of = _as_of(before)
         files: list[tuple[str, FileScore]] = []
         tasks: list[tuple[str, TaskHit]] = []
+        weigh = weigh_roles if is_task_question(query) else weigh_translations
         with self._lock:
             for label, index in self.scoped(repos, exclude_repos):
                 hits = index.search(query, self.file_params.top_tasks, as_of=as_of)
                 tasks.extend((label, hit) for hit in hits[:task_k])
-                files.extend(
-                    (label, f)
-                    for f in index.files_for_task(query, top_k, file_params=self.file_params,
-                                                  hits=hits, as_of=as_of)
-                )
-        weigh = weigh_roles if is_task_question(query) else weigh_translations
-        for repo in {label for label, _ in files}:
-            weigh(query, [f for label, f in files if label == repo])
+                found = index.files_for_task(query, top_k, file_params=self.file_params, hits=hits, as_of=as_of)
+                held = index.resolver().existing  # the repository's files now, when known
+                weigh(query, found, held.__contains__ if held is not None else None)
+                files.extend((label, f) for f in found)
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
 
 
-def weigh_roles(task: str, files: Iterable[FileScore]) -> None:
+def weigh_roles(task: str, files: Iterable[FileScore], exists: Callable[[str], bool] | None = None) -> None:
     """An issue-length task weighs the files past changes touched by their role, as the
     code search does: the tests, docs, changelog and author list that nearly every fix
     also touches rank below the code that would change, unless the issue's title asks
-    for them. A page's translations count as translations when its original is listed."""
+    for them. A page's translations count as translations when its original is listed
+    or ``exists``."""
     asked = task_asked_roles(read_task(task).title)
     listed = list(files)
-    copies = translated(entry.path for entry in listed)
+    copies = translated((entry.path for entry in listed), exists)
     for entry in listed:
         role = TRANSLATION if entry.path in copies else role_of(entry.path)
         entry.score *= factor(role, asked, task=True)
 
 
-def weigh_translations(question: str, files: Iterable[FileScore]) -> None:
-    """A question's files weighed down where they translate a listed English page (the
-    fix to a page touched its translations too), unless it asks for translations."""
+def weigh_translations(
+    question: str, files: Iterable[FileScore], exists: Callable[[str], bool] | None = None
+) -> None:
+    """A question's files weighed down where they translate an English page listed or
+    ``exists`` (a change to a page touches its translations too), unless it asks for
+    translations."""
     listed = list(files)
-    copies = translated(entry.path for entry in listed)
+    copies = translated((entry.path for entry in listed), exists)
     kept = factor(TRANSLATION, asked_roles(question)) if copies else 1.0
     for entry in listed:
         if entry.path in copies:
