@@ -63,7 +63,10 @@ def test_codex_table_is_appended_then_left(tmp_path: Path) -> None:
     assert add(tmp_path, "codex") == 0 and path.read_text() == text
 
 
-def test_a_different_entry_is_left_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_different_entry_is_left_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRIBUTARY_HOME", raising=False)  # (the entry's env is tested below)
     path = tmp_path / ".codex/config.toml"
     path.parent.mkdir(parents=True)
     path.write_text('[mcp_servers.tributary]\ncommand = "old"\n\n[mcp_servers.tributary.env]\nA = "1"\n\n'
@@ -116,3 +119,21 @@ def test_import_after_add_brings_nothing_of_tributary(tmp_path: Path) -> None:
     single = run(str(home / ".cursor/mcp.json"))
     assert "skipped 'tributary': this is Tributary itself" in single.stdout
     assert not (home / "trib" / "config.yaml").exists()
+
+
+def test_the_entry_starts_tributary_in_the_home_it_was_added_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With TRIBUTARY_HOME set, a client starting plain `tributary serve` would serve
+    another home's config and indexes: the entry carries the variable."""
+    monkeypatch.setenv("TRIBUTARY_HOME", "~/work/tributary-home")
+    monkeypatch.delenv("TRIBUTARY_CONFIG", raising=False)
+    assert add(tmp_path, "claude") == 0
+    entry = json.loads((tmp_path / PLACES["claude"][0]).read_text())["mcpServers"]["tributary"]
+    assert entry["env"] == {"TRIBUTARY_HOME": str(Path("~/work/tributary-home").expanduser())}
+    assert add(tmp_path, "codex") == 0
+    table = tomllib.loads((tmp_path / ".codex/config.toml").read_text())["mcp_servers"]["tributary"]
+    assert table["env"] == entry["env"]
+    monkeypatch.delenv("TRIBUTARY_HOME")
+    assert add(tmp_path, "cursor") == 0
+    assert "env" not in json.loads((tmp_path / PLACES["cursor"][0]).read_text())["mcpServers"]["tributary"]

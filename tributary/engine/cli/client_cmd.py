@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Add Tributary as an MCP server to CLIENT's user-level config file, at its "
         "standard place. Everything else in the file stays; the file is replaced atomically "
         "and the old one kept as FILE.bak. Running it again adds nothing; an existing "
-        "different entry of that name is left alone unless --force.",
+        "different entry of that name is left alone unless --force. TRIBUTARY_HOME and "
+        "TRIBUTARY_CONFIG, when set, go into the entry's env.",
     )
     add.add_argument("client", metavar="CLIENT", help="one of: claude, claude-code, cursor, vscode, windsurf, codex, zed")
     add.add_argument("--name", default="tributary", help="the entry's name (default: tributary)")
@@ -36,6 +37,7 @@ def run_add(args: argparse.Namespace) -> int:
         ClientSetupError,
         add_to_client,
         entry_for,
+        place_env,
         resolve_client,
         serve_command,
         snippet,
@@ -53,7 +55,7 @@ def run_add(args: argparse.Namespace) -> int:
     # With --home, only that folder counts (not $XDG_CONFIG_HOME or $CODEX_HOME).
     target = target_for(client, home, environ={} if home is not None else None)
     command, arguments = serve_command(config_path(args))
-    entry = entry_for(client, command, arguments)
+    entry = entry_for(client, command, arguments, place_env())
     if args.print_only:
         print(f"# in {target.path}")
         print(snippet(target, name, entry), end="")

@@ -116,13 +116,24 @@ def target_for(client: str, home: Path | None = None, *, platform: str | None = 
     return Target(key, zed, "context_servers")
 
 
-def entry_for(client: str, command: str, args: list[str]) -> dict[str, Any]:
-    """The server entry in ``client``'s own format."""
+def entry_for(client: str, command: str, args: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The server entry in ``client``'s own format; ``env``: variables it is started with."""
+    extra = {"env": dict(env)} if env else {}
     if client in ("claude-code", "vscode"):
-        return {"type": "stdio", "command": command, "args": list(args)}
+        return {"type": "stdio", "command": command, "args": list(args), **extra}
     if client == "zed":
-        return {"source": "custom", "command": command, "args": list(args), "env": {}}
-    return {"command": command, "args": list(args)}
+        return {"source": "custom", "command": command, "args": list(args), "env": dict(env or {})}
+    return {"command": command, "args": list(args), **extra}
+
+
+PLACE_VARIABLES = ("TRIBUTARY_HOME", "TRIBUTARY_CONFIG")  # where this Tributary's config and data are
+
+
+def place_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables that place this Tributary's config and data, as absolute paths: a
+    client starting ``tributary serve`` without them would serve another home's indexes."""
+    env = os.environ if environ is None else environ
+    return {name: str(Path(env[name]).expanduser().absolute()) for name in PLACE_VARIABLES if env.get(name)}
 
 
 def snippet(target: Target, name: str, entry: Mapping[str, Any]) -> str:
@@ -184,9 +195,16 @@ def _toml_key(name: str) -> str:
     return name if _BARE_KEY.match(name) else json.dumps(name)
 
 
+def _toml_value(value: Any) -> str:
+    """A string, list of strings or table of strings as TOML (JSON's strings are TOML's)."""
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {json.dumps(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
 def _toml_table(name: str, entry: Mapping[str, Any]) -> str:
     lines = [f"[mcp_servers.{_toml_key(name)}]"]
-    lines += [f"{_toml_key(k)} = {json.dumps(v)}" for k, v in entry.items()]
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in entry.items()]
     return "\n".join(lines) + "\n"
 
 
