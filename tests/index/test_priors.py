@@ -182,6 +182,9 @@ def test_a_document_translated_beside_its_english_original_is_a_translation() ->
     # The original need not be a candidate itself: the index says it is there.
     held = {"locale/en/LC_MESSAGES/app.po"}.__contains__
     assert priors.translated(["locale/fr/LC_MESSAGES/app.po"], exists=held) == {"locale/fr/LC_MESSAGES/app.po"}
+    # A locale's messages beside the English ones.
+    locales = ["src/locales/en.ts", "src/locales/fr-CA.ts", "src/locales/ja.ts", "src/locales/index.ts"]
+    assert priors.translated(locales) == {"src/locales/fr-CA.ts", "src/locales/ja.ts"}
     # A folder named like a language holds code, not a translation, when nothing English mirrors it.
     assert priors.translated(["src/io/utils.py", "src/it/runner.py", "jquery.min.js", "jquery.js"]) == frozenset()
 

@@ -234,7 +234,8 @@ def _language(name: str) -> str | None:
 
 def _originals(path: str) -> list[str]:
     """Where the original of ``path`` would be if ``path`` were a translation:
-    ``docs/es/a.md`` → ``docs/en/a.md``, ``README.zh-CN.md`` → ``README.md``."""
+    ``docs/es/a.md`` → ``docs/en/a.md``, ``README.zh-CN.md`` → ``README.md``,
+    ``locales/fr.ts`` → ``locales/en.ts``."""
     names = path.split("/")
     found: list[str] = []
     for depth, part in enumerate(names[:-1]):
@@ -244,13 +245,16 @@ def _originals(path: str) -> list[str]:
     stem, dot, tag = name.stem.rpartition(".")
     if name.suffix.lower() in _PROSE_SUFFIXES and dot and stem and _language(tag) not in (None, "en"):
         found.append("/".join([*names[:-1], stem + name.suffix]))
+    if _language(name.stem) not in (None, "en"):  # a locale's messages: locales/fr.ts beside en.ts
+        found += ["/".join([*names[:-1], original + name.suffix]) for original in _ORIGINALS]
     return found
 
 
 def translated(paths: Iterable[str], exists: Callable[[str], bool] | None = None) -> frozenset[str]:
     """The paths among ``paths`` that are translations of a document held in English:
     ``docs/es/docs/tutorial.md`` when ``docs/en/docs/tutorial.md`` is among ``paths`` or
-    ``exists`` says the index holds it; ``README.zh-CN.md`` beside ``README.md``. A
+    ``exists`` says the index holds it; ``README.zh-CN.md`` beside ``README.md``; a
+    locale's messages (``locales/fr-CA.ts``) beside the English ones (``locales/en.ts``). A
     folder that merely has a language code's name (``src/io/``, ``docs/io/``) is never
     one: only an English folder's copy of the same path makes it one.
 
