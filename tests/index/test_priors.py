@@ -50,6 +50,8 @@ from tributary.engine.index.store import SqliteStore
         ("src/config.yaml", priors.CODE),
         ("serde_core/Cargo.toml", priors.TOOLING),
         ("package.json", priors.TOOLING),
+        ("uv.lock", priors.TOOLING),  # a lock file names every dependency and version
+        ("poetry.lock", priors.TOOLING),
         ("setup.py", priors.CODE),
     ],
 )

@@ -64,6 +64,8 @@ _BUILD_FILES = frozenset({
     "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "go.sum", "build.gradle", "build.gradle.kts",
     "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "gemfile.lock", "mix.exs", "mix.lock",
     "composer.json", "composer.lock", "cmakelists.txt", "makefile", "tsconfig.json",
+    "uv.lock", "poetry.lock", "pipfile", "pipfile.lock", "pdm.lock", "flake.lock", "bun.lock", "bun.lockb",
+    "deno.lock", "npm-shrinkwrap.json", "podfile.lock", "gradle.lockfile", "packages.lock.json",
 })
 _TEST_NAME = re.compile(
     r"(^test_.*|.*_test|.*_tests|.*\.test|.*\.spec|.*_spec|.*Tests?|.*Spec|^conftest)$"
