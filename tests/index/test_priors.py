@@ -181,9 +181,14 @@ def test_a_document_translated_beside_its_english_original_is_a_translation() ->
         "docs/es/docs/tutorial/yield.md", "docs/zh-hant/docs/tutorial/yield.md", "docs/pt_BR/docs/tutorial/yield.md",
         "README.zh-CN.md",
     }  # fmt: skip
-    # The original need not be a candidate itself: the index says it is there.
+    # The original need not be a candidate itself: the index says it is there, asked only
+    # below an English folder some candidate is in.
     held = {"locale/en/LC_MESSAGES/app.po"}.__contains__
-    assert priors.translated(["locale/fr/LC_MESSAGES/app.po"], exists=held) == {"locale/fr/LC_MESSAGES/app.po"}
+    candidates = ["locale/fr/LC_MESSAGES/app.po", "locale/en/LC_MESSAGES/other.po"]
+    assert priors.translated(candidates, exists=held) == {"locale/fr/LC_MESSAGES/app.po"}
+    asked: list[str] = []
+    assert priors.translated(["astropy/io/fits/card.py"], exists=lambda p: asked.append(p) or True) == frozenset()
+    assert asked == []  # a package's io/ beside no en/ costs the index no lookups
     # A locale's messages beside the English ones.
     locales = ["src/locales/en.ts", "src/locales/fr-CA.ts", "src/locales/ja.ts", "src/locales/index.ts"]
     assert priors.translated(locales) == {"src/locales/fr-CA.ts", "src/locales/ja.ts"}

@@ -234,25 +234,30 @@ def _language(name: str) -> str | None:
     return language if language in _LANGUAGES else None
 
 
-def _originals(path: str) -> list[str]:
-    """Where the original of ``path`` would be if ``path`` were a translation:
-    ``docs/es/a.md`` → ``docs/en/a.md``, ``README.zh-CN.md`` → ``README.md``,
-    ``locales/fr.ts`` → ``locales/en.ts``."""
+def _originals(path: str) -> list[tuple[str, str]]:
+    """Where the original of ``path`` would be if ``path`` were a translation, each with
+    the English folder or file that must be known for it to be looked up:
+    ``docs/es/a.md`` → ``docs/en/a.md`` (``docs/en``), ``README.zh-CN.md`` → ``README.md``,
+    ``locales/fr.ts`` → ``locales/en.ts`` (those two: themselves)."""
     names = path.split("/")
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for depth, part in enumerate(names[:-1]):
         if _language(part) not in (None, "en"):
-            found += ["/".join([*names[:depth], original, *names[depth + 1 :]]) for original in _ORIGINALS]
+            found += [("/".join([*names[:depth], original, *names[depth + 1 :]]), "/".join([*names[:depth], original]))
+                      for original in _ORIGINALS]  # fmt: skip
     name = PurePosixPath(names[-1])
     stem, dot, tag = name.stem.rpartition(".")
     if name.suffix.lower() in _PROSE_SUFFIXES and dot and stem and _language(tag) not in (None, "en"):
-        found.append("/".join([*names[:-1], stem + name.suffix]))
+        original = "/".join([*names[:-1], stem + name.suffix])
+        found.append((original, original))
     if _language(name.stem) not in (None, "en"):  # a locale's messages: locales/fr.ts beside en.ts
-        found += ["/".join([*names[:-1], original + name.suffix]) for original in _ORIGINALS]
+        found += [(held, held) for held in ("/".join([*names[:-1], o + name.suffix]) for o in _ORIGINALS)]
     return found
 
 
-def translated(paths: Iterable[str], exists: Callable[[str], bool] | None = None) -> frozenset[str]:
+def translated(
+    paths: Iterable[str], exists: Callable[[str], bool] | None = None, *, cheap: bool = False
+) -> frozenset[str]:
     """The paths among ``paths`` that are translations of a document held in English:
     ``docs/es/docs/tutorial.md`` when ``docs/en/docs/tutorial.md`` is among ``paths`` or
     ``exists`` says the index holds it; ``README.zh-CN.md`` beside ``README.md``; a
@@ -261,11 +266,17 @@ def translated(paths: Iterable[str], exists: Callable[[str], bool] | None = None
     one: only an English folder's copy of the same path makes it one.
 
     A project's docs translated into ten languages repeat the English page's code and
-    names ten times, so a question in English met its translations first."""
+    names ten times, so a question in English met its translations first.
+
+    ``exists`` is asked only below an English folder one of ``paths`` is in (a package's
+    ``io/`` folder costs no lookups), unless it is ``cheap`` (a set's membership)."""
     listed = list(paths)
     present = frozenset(listed)
+    known = frozenset(path.rsplit("/", depth)[0] for path in listed for depth in range(1, path.count("/") + 1))
 
-    def held(path: str) -> bool:
-        return path in present or (exists is not None and exists(path))
+    def held(original: str, anchor: str) -> bool:
+        if original in present:
+            return True
+        return exists is not None and (cheap or anchor in known) and exists(original)
 
-    return frozenset(path for path in listed if any(held(original) for original in _originals(path)))
+    return frozenset(path for path in listed if any(held(*pair) for pair in _originals(path)))

@@ -239,10 +239,10 @@ def weigh_roles(task: str, files: Iterable[FileScore], exists: Callable[[str], b
     code search does: the tests, docs, changelog and author list that nearly every fix
     also touches rank below the code that would change, unless the issue's title asks
     for them. A page's translations count as translations when its original is listed
-    or ``exists``."""
+    or ``exists`` (the repository's files: a set's membership)."""
     asked = task_asked_roles(read_task(task).title)
     listed = list(files)
-    copies = translated((entry.path for entry in listed), exists)
+    copies = translated((entry.path for entry in listed), exists, cheap=True)
     for entry in listed:
         role = TRANSLATION if entry.path in copies else role_of(entry.path)
         entry.score *= factor(role, asked, task=True)
@@ -255,7 +255,7 @@ def weigh_translations(
     ``exists`` (a change to a page touches its translations too), unless it asks for
     translations."""
     listed = list(files)
-    copies = translated((entry.path for entry in listed), exists)
+    copies = translated((entry.path for entry in listed), exists, cheap=True)
     kept = factor(TRANSLATION, asked_roles(question)) if copies else 1.0
     for entry in listed:
         if entry.path in copies:
