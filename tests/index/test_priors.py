@@ -3,6 +3,8 @@ unless the question asks for them."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -99,19 +101,27 @@ def test_the_code_outranks_its_test_and_docs_until_they_are_asked_for(tmp_path: 
     (repo / "docs" / "routing.md").write_text(
         "# Register route\n\nCall register_route to register a route handler for a route.\n", encoding="utf-8"
     )
-    embedder = HashingEmbedder()
-    index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
-    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
-    try:
-        def ranked(query: str) -> list[str]:
-            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="app", top_k=3)
-            return [hit.path for hit in hits]
-
+    with _indexed(repo, tmp_path, top_k=3) as (store, ranked):
         assert ranked("register route handler")[0] == "app/routing.py"
         assert ranked("tests of register route handler")[0] == "tests/test_routing.py"
         hits = hybrid_search(store, "register route handler", None, repo="app", top_k=3)
         test_hit = next(hit for hit in hits if hit.path == "tests/test_routing.py")
         assert test_hit.role == priors.TEST and test_hit.fused is not None and test_hit.score < test_hit.fused
+
+
+@contextlib.contextmanager
+def _indexed(repo: Path, tmp_path: Path, top_k: int) -> Iterator[tuple[SqliteStore, Callable[[str], list[str]]]]:
+    """``repo`` indexed with a hashing embedder: its store, and the paths a query ranks."""
+    embedder = HashingEmbedder()
+    index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+
+    def ranked(query: str) -> list[str]:
+        hits = hybrid_search(store, query, embedder.encode([query])[0], repo=repo.name, top_k=top_k)
+        return [hit.path for hit in hits]
+
+    try:
+        yield store, ranked
     finally:
         store.close()
 
@@ -187,7 +197,12 @@ def test_a_document_translated_beside_its_english_original_is_a_translation() ->
     candidates = ["locale/fr/LC_MESSAGES/app.po", "locale/en/LC_MESSAGES/other.po"]
     assert priors.translated(candidates, exists=held) == {"locale/fr/LC_MESSAGES/app.po"}
     asked: list[str] = []
-    assert priors.translated(["astropy/io/fits/card.py"], exists=lambda p: asked.append(p) or True) == frozenset()
+
+    def anything(path: str) -> bool:
+        asked.append(path)
+        return True
+
+    assert priors.translated(["astropy/io/fits/card.py"], exists=anything) == frozenset()
     assert asked == []  # a package's io/ beside no en/ costs the index no lookups
     # A locale's messages beside the English ones.
     locales = ["src/locales/en.ts", "src/locales/fr-CA.ts", "src/locales/ja.ts", "src/locales/index.ts"]
@@ -218,17 +233,8 @@ def test_the_english_page_outranks_its_translations(tmp_path: Path) -> None:
     for language, text in {"en": page, **translations}.items():
         (repo / "docs" / language).mkdir(parents=True)
         (repo / "docs" / language / "dependencies-with-yield.md").write_text(text, encoding="utf-8")
-    embedder = HashingEmbedder()
-    index_repository(repo, embedder=embedder, index_dir=tmp_path / "idx")
-    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
-    try:
-        def ranked(query: str) -> list[str]:
-            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="site", top_k=4)
-            return [hit.path for hit in hits]
-
+    with _indexed(repo, tmp_path, top_k=4) as (store, ranked):
         assert ranked("dependencies with yield")[0] == "docs/en/dependencies-with-yield.md"
         hits = hybrid_search(store, "yield dependency", None, repo="site", top_k=4)
         assert {hit.path: hit.role for hit in hits}["docs/zh/dependencies-with-yield.md"] == priors.TRANSLATION
         assert ranked("依赖项 yield")[0] == "docs/zh/dependencies-with-yield.md"
-    finally:
-        store.close()
