@@ -66,6 +66,7 @@ def test_search_and_servers_test_call_no_tool_without_a_read_only_one(tmp_path: 
     assert not calls.exists(), calls.read_text()
     assert NO_READ_ONLY in searched.stdout + searched.stderr
     assert NO_READ_ONLY in tested.stdout
+    assert tested.stdout.startswith("server db: RUNS, NOT ASKED FOR SEARCHES\n") and tested.returncode == 1
     assert "deletes_by_query: not marked readOnlyHint" in tested.stdout
     assert "erase_by_query: named with the write verb 'erase'" in tested.stdout
     assert "query_rows: its description starts with the write verb 'execute'" in tested.stdout

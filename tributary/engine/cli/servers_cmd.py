@@ -17,6 +17,7 @@ from tributary.engine.query.check import unicode_problem
 
 if TYPE_CHECKING:
     from tributary.engine.sources.pool import SourcePool
+    from tributary.engine.sources.state import ServerTest
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -122,7 +123,7 @@ async def _test(args: argparse.Namespace) -> int:
         result = await engine.test_server(server, args.query)
     finally:
         await engine.aclose()
-    print(f"server {server.name}: {'OK' if result.ok else 'FAILED'}")
+    print(f"server {server.name}: {_verdict(result)}")
     if result.startup_ms is not None:
         print(f"  started and initialised in {result.startup_ms:.0f} ms")
     print(f"  tools ({len(result.tools)}):")
@@ -140,6 +141,16 @@ async def _test(args: argparse.Namespace) -> int:
         for line in result.stderr[-10:]:
             print(f"    {safe(line)[:200]}")
     return 0 if result.ok else 1
+
+
+def _verdict(result: ServerTest) -> str:
+    """OK, FAILED, or a server that runs but offers no tool a search may call: it works,
+    yet no search asks it, and "FAILED" would send its user looking for a crash."""
+    if result.ok:
+        return "OK"
+    if result.startup_ms is not None and result.tools and result.selection is None:
+        return "RUNS, NOT ASKED FOR SEARCHES"
+    return "FAILED"
 
 
 def _remote(args: argparse.Namespace) -> ServerConfig | str:
