@@ -18,6 +18,11 @@ from tributary.engine.index.naming import readable_name, remote_slug
         ("ssh://git@gitlab.example.com:2222/team/tool", "team/tool"),
         ("https://example.com/owner/repo/", "owner/repo"),
         ("not a url", None),
+        ("/work/.mirror/fastapi+fastapi/repo", None),  # a local clone's folder names no owner
+        ("file:///home/me/src/project", None),
+        ("../project", None),
+        ("~/src/project.git", None),
+        ("C:\\Users\\me\\src\\project", None),
     ],
 )
 def test_remote_slug(url: str, slug: str | None) -> None:

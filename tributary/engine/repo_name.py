@@ -16,8 +16,15 @@ from pathlib import Path
 _REMOTE = re.compile(r"(?:[:/])(?P<owner>[^/:]+)/(?P<name>[^/]+?)(?:\.git)?/?$")
 
 
+_LOCAL = re.compile(r"^(?:/|~|\.{1,2}[/\\]|file:|[A-Za-z]:[/\\])")  # a path on this machine, not a host's
+
+
 def remote_slug(url: str) -> str | None:
-    """``owner/name`` of a remote URL (https, ssh or scp-like), or None."""
+    """``owner/name`` of a remote URL (https, ssh or scp-like), or None; None for a
+    remote that is a folder on this machine (a clone of a local clone), whose last two
+    folders (``src/project``, ``mirrors/repo``) name no owner."""
+    if _LOCAL.match(url.strip()):
+        return None
     match = _REMOTE.search(url.strip())
     return f"{match['owner']}/{match['name']}" if match else None
 
