@@ -100,3 +100,31 @@ def test_queries_answer_on_keywords_while_the_model_is_still_loading(
     result = service.search("parse invoice number", 5)
     assert result.hits and result.hits[0].path == "src/billing/invoice.py"
     assert any("still loading" in w for w in result.warnings)
+
+
+def test_a_repository_renamed_by_another_processs_re_index_is_searched_by_its_new_name(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder
+) -> None:
+    """A remote added and the repository re-indexed elsewhere: the running server's
+    ``repo:`` filter takes the name the Indexes page now shows, without a restart."""
+    from tributary.engine.index.manager import index_path_for
+    from tributary.engine.index.store import SqliteStore
+    from tributary.engine.servers.files import FilesService
+
+    index_repository(repo, embedder=embedder, index_dir=index_dir)
+    path = index_path_for(repo, directory=index_dir)
+
+    def rename(name: str) -> None:
+        writer = SqliteStore(path)
+        writer.set_meta("name", name)
+        writer.close()
+        later = os.stat(path).st_mtime_ns + 1_000_000_000
+        os.utime(path, ns=(later, later))  # (a file system with a coarse clock)
+
+    rename("old/name")
+    service = FilesService(index_dir, model_wait_s=0.05)
+    service.start_loading = lambda: None  # type: ignore[method-assign]
+    assert service.search("parse invoice number", 5, repos=["old/name"]).hits
+    rename("acme/billing")
+    assert service.search("parse invoice number", 5, repos=["acme/billing"]).hits
+    assert not service.search("parse invoice number", 5, repos=["old/name"]).hits

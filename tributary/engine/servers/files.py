@@ -25,7 +25,7 @@ import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -114,6 +114,31 @@ class _Index:
     store: CodeIndex
     lock: threading.Lock
     model_version: str | None = None  # a shared index's: a new model means a new store
+    stamp: int | None = None  # the index file's change time when ``name`` was read
+
+
+def _changed_at(path: Path) -> int | None:
+    """When the index file (or its write-ahead log) last changed, in ns; None if gone."""
+    try:
+        return max(p.stat().st_mtime_ns for p in (path, Path(f"{path}-wal")) if p.exists())
+    except (OSError, ValueError):
+        return None
+
+
+def _rename(index: _Index) -> None:
+    """Take the name another process's re-index gave the repository (a remote added
+    since): ``repo:`` filters and answers use the name the Indexes page shows. Read on
+    a connection of its own, so no search's lock is waited on."""
+    stamp = _changed_at(index.path)
+    if stamp is None or stamp == index.stamp:
+        return
+    try:
+        with closing(SqliteStore(index.path, readonly=True)) as store:
+            index.name = store.get_meta("name") or index.root.name
+    except Exception as exc:  # mid-rewrite or gone: keep the name it had
+        log.debug("cannot re-read the name of %s: %s", index.path, exc)
+        return
+    index.stamp = stamp
 
 
 # How long a query waits for the embedding model before answering on keywords alone.
@@ -203,6 +228,8 @@ class FilesService:
                 opened = self._open(path)
                 if opened is not None:
                     self._indexes[path] = opened
+            for index in self._indexes.values():
+                _rename(index)
             return [self._indexes[p] for p in sorted(self._indexes)]
 
     def _postgres_indexes(self) -> list[_Index]:
@@ -242,7 +269,7 @@ class FilesService:
             return None
         root = Path(root_text)
         name = store.get_meta("name") or root.name
-        return _Index(name, root, path, store, threading.Lock())
+        return _Index(name, root, path, store, threading.Lock(), stamp=_changed_at(path))
 
     # tools --------------------------------------------------------------------
     def search(
