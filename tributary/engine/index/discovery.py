@@ -21,6 +21,7 @@ from pathlib import Path
 import pathspec
 
 from tributary.engine.index.decoding import has_bom
+from tributary.engine.index.priors import LOCK_FILES
 from tributary.engine.query.languages import detect_language
 from tributary.engine.repo_files import in_skipped_folder
 
@@ -29,13 +30,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BYTES = 1_000_000
 SNIFF_BYTES = 8192
 
-LOCK_FILES = frozenset(
-    {
-        "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock",
-        "cargo.lock", "composer.lock", "gemfile.lock", "go.sum", "uv.lock", "pdm.lock",
-        "npm-shrinkwrap.json", "bun.lockb",
-    }
-)  # fmt: skip
 MINIFIED_MARKERS = (".min.js", ".min.css", ".bundle.js", "-min.js")
 MAX_AVERAGE_LINE = 300  # longer average lines mean minified or generated text
 MARKER_LINES = 5  # generators stamp the top of the file

@@ -57,16 +57,20 @@ _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
 # .golangci.yml, .pre-commit-config.yaml) is tooling wherever it lies.
 _TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines"})
 _NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
+# Lock files: generated, never indexed as code (``tributary.engine.index.discovery``),
+# but the history's commits touch them.
+LOCK_FILES = frozenset({
+    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "pipfile.lock", "cargo.lock",
+    "composer.lock", "gemfile.lock", "go.sum", "uv.lock", "pdm.lock", "npm-shrinkwrap.json", "bun.lockb",
+    "bun.lock", "flake.lock", "deno.lock", "podfile.lock", "gradle.lockfile", "packages.lock.json", "mix.lock",
+})
 # Package manifests and build files: they name every feature and dependency, so their
 # words match many questions about the code they build.
 _BUILD_FILES = frozenset({
-    "cargo.toml", "cargo.lock", "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
-    "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "go.sum", "build.gradle", "build.gradle.kts",
-    "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "gemfile.lock", "mix.exs", "mix.lock",
-    "composer.json", "composer.lock", "cmakelists.txt", "makefile", "tsconfig.json",
-    "uv.lock", "poetry.lock", "pipfile", "pipfile.lock", "pdm.lock", "flake.lock", "bun.lock", "bun.lockb",
-    "deno.lock", "npm-shrinkwrap.json", "podfile.lock", "gradle.lockfile", "packages.lock.json",
-})
+    "cargo.toml", "package.json", "pyproject.toml", "setup.cfg", "tox.ini", "go.mod", "build.gradle",
+    "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "pom.xml", "gemfile", "mix.exs",
+    "composer.json", "cmakelists.txt", "makefile", "tsconfig.json", "pipfile",
+}) | LOCK_FILES
 _TEST_NAME = re.compile(
     r"(^test_.*|.*_test|.*_tests|.*\.test|.*\.spec|.*_spec|.*Tests?|.*Spec|^conftest)$"
 )
