@@ -57,6 +57,10 @@ def test_size_limit_and_minified(tmp_path: Path) -> None:
     (tmp_path / "dense.js").write_text("var a=1;" * 2000)  # one huge line: generated
     assert _paths(tmp_path, max_bytes=100) == set()
     assert _paths(tmp_path) == {"big.py"}
+    said: list[str] = []
+    assert _paths(tmp_path, max_bytes=1000, warn=said.append) == set()
+    # The source file too large is named; the minified and generated ones are not code to search.
+    assert said == ["big.py: not indexed: 6 kB, over the 1 kB limit"]
 
 
 def test_files_stamped_as_generated_are_skipped_and_talk_about_generation_is_not(

@@ -62,6 +62,15 @@ def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
     return f"{name} ({path})" if shared_name else name
 
 
+def _first_warning(stats: Any) -> str:
+    """The first thing an index run could not do (a file too large, an ignore line
+    skipped), and how many more, for its message; "" when there was none."""
+    warnings = [str(w) for w in _get(stats, "warnings", default=None) or []]
+    if not warnings:
+        return ""
+    return f"; {warnings[0]}" + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else "")
+
+
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
     for name in names:
         if isinstance(obj, dict) and name in obj:
@@ -516,7 +525,7 @@ class IndexPage(QWidget):
         files, chunks = (f"{n:,}" if isinstance(n, int) else n for n in (files, chunks))
         done = (f"no file changed, {chunks} chunks{took}" if files == "0"
                 else f"{files} files, {chunks} chunks{took}")  # (files: those indexed anew)
-        self._changed(key, f"Indexed {key}: {done}" + (f"; {history}" if history else ""))
+        self._changed(key, f"Indexed {key}: {done}" + (f"; {history}" if history else "") + _first_warning(stats))
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)

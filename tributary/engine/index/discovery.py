@@ -239,7 +239,7 @@ def discover(
             if (problem := _name_problem(rel)) is not None:
                 say(problem)  # (no ignore rule can be matched against such a name either)
                 continue
-            found = _check_file(here / name, rel, rules, include_spec, exclude_spec, max_bytes)
+            found = _check_file(here / name, rel, rules, include_spec, exclude_spec, max_bytes, say)
             if found is not None:
                 yield found
 
@@ -251,7 +251,10 @@ def _check_file(
     include_spec: pathspec.GitIgnoreSpec | None,
     exclude_spec: pathspec.GitIgnoreSpec | None,
     max_bytes: int,
+    say: Callable[[str], None] = _log_warning,
 ) -> SourceFile | None:
+    """The file to index at ``rel``, or None; a source file too large to index is said
+    (a skipped binary, lock or minified file is not: none of them is code to search)."""
     if path.is_symlink() or rules.ignored(rel, False):
         return None
     if exclude_spec and exclude_spec.match_file(rel):
@@ -263,7 +266,7 @@ def _check_file(
         return None
     try:
         stat = path.stat()
-        if stat.st_size > max_bytes or stat.st_size == 0:
+        if stat.st_size == 0:  # (a FIFO too: never opened)
             return None
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
@@ -271,7 +274,14 @@ def _check_file(
         return None
     if is_binary(head) or looks_generated(path.name, head):
         return None
+    if stat.st_size > max_bytes:
+        say(f"{rel}: not indexed: {_size(stat.st_size)}, over the {_size(max_bytes)} limit")
+        return None
     return SourceFile(rel, path, stat.st_size, stat.st_mtime_ns, language)
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 1_000_000 else f"{count / 1e3:.0f} kB"
 
 
 def discover_paths(
@@ -309,6 +319,6 @@ def discover_paths(
         if path.parent.resolve() != root.joinpath(*parts[:-1]):
             continue  # reached through a symlinked folder
         if path.is_file():
-            found = _check_file(path, rel, rules, include_spec, exclude_spec, max_bytes)
+            found = _check_file(path, rel, rules, include_spec, exclude_spec, max_bytes, warn or _log_warning)
             if found is not None:
                 yield found
