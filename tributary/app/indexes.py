@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.elided import ElidedLabel
+from tributary.app.tables import keyboard_rows
 from tributary.app.watchers import RepoWatchers
 from tributary.app.workers import run_worker, worker_command
 from tributary.engine.api import EngineLike
@@ -195,6 +196,7 @@ class IndexPage(QWidget):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().setVisible(False)
+        keyboard_rows(self.table)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -34,6 +34,7 @@ from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.layouts import Reflow, scrolled_down
 from tributary.app.reputation import ReputationPanel
+from tributary.app.tables import keyboard_rows
 from tributary.engine.api import EngineLike
 
 RECENT = 50
@@ -176,6 +177,7 @@ class InsightsPage(QWidget):
         self.table = QTableWidget(0, 6)
         self.table.setHorizontalHeaderLabels(["When", "Query", "Time", "Results", "Tokens", "Sources"])
         self.table.verticalHeader().setVisible(False)
+        keyboard_rows(self.table)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setShowGrid(False)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
+from tributary.app.tables import keyboard_rows
 from tributary.engine.api import EngineLike
 from tributary.engine.model import ReputationRow
 
@@ -113,6 +114,7 @@ class ReputationPanel(QWidget):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().setVisible(False)
+        keyboard_rows(self.table)
         self.table.verticalHeader().setDefaultSectionSize(ROW_H)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
