@@ -91,3 +91,19 @@ def test_a_cut_signature_does_not_leave_a_string_open() -> None:
     assert _closed(cut, "python") == 'def __init__( self, *, prefix: Annotated[str, Doc("An optional prefix.")] = "", tags: Doc('
     assert _closed('def f(self, sep: str = "', "python") == "def f(self, sep: str ="
     assert _closed("fn get<'a>(&'a self) -> &'a str", "rust") == "fn get<'a>(&'a self) -> &'a str"
+
+
+def test_a_class_in_a_folder_named_like_a_glob_lists_its_members(tmp_path: Path) -> None:
+    """``pages/[slug]/`` is a literal folder (Next.js, SvelteKit routes), not a pattern."""
+    repo = tmp_path / "site"
+    (repo / "pages" / "[slug]").mkdir(parents=True)
+    (repo / "pages" / "[slug]" / "views.py").write_text(
+        "class PageView:\n    def get(self, slug):\n        return slug\n", encoding="utf-8"
+    )
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    try:
+        hit = hybrid_search(store, "PageView", None, repo="site", top_k=5)[0]
+    finally:
+        store.close()
+    assert hit.content.splitlines() == ["class PageView:", "    def get(self, slug) …  # lines 2-3"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from tributary.engine.index.store import IndexStore, StoredChunk
+from tributary.engine.index.store import StoredChunk
 
 MAX_MEMBERS = 40  # listed members of one class; the rest are counted
 _HASH_COMMENTS = frozenset({
@@ -21,15 +21,14 @@ _HASH_COMMENTS = frozenset({
 })  # fmt: skip
 
 
-def members_of(store: IndexStore, path: str, symbol: str, after: int) -> list[StoredChunk]:
-    """The chunks of ``path`` that define ``symbol``'s direct members below line
-    ``after``, one per member (a long one's first part), in file order."""
-    ids = sorted(store.chunk_ids_matching(path))
+def members_of(chunks: Sequence[StoredChunk], symbol: str, after: int) -> list[StoredChunk]:
+    """Of a file's ``chunks`` (in line order), those that define ``symbol``'s direct
+    members below line ``after``, one per member (a long one's first part)."""
     prefix = symbol + "."
     found: dict[str, StoredChunk] = {}
-    for chunk in sorted(store.chunks_by_id(ids).values(), key=lambda c: c.start_line):
+    for chunk in chunks:
         name = chunk.symbol or ""
-        if chunk.path != path or chunk.start_line <= after or not name.startswith(prefix):
+        if chunk.start_line <= after or not name.startswith(prefix):
             continue
         if "." in name[len(prefix) :]:
             continue  # a member's member (a nested class's method)

@@ -598,7 +598,8 @@ def _classes_outlined(store: IndexStore, hits: list[SearchHit]) -> list[SearchHi
     for hit in hits:
         if left and hit.symbol_match and hit.kind == "class" and hit.symbol:
             left -= 1
-            lines = member_lines(members_of(store, hit.path, hit.symbol, hit.end_line), hit.language)
+            members = members_of(_file_chunks(store, hit.path, SearchFilter()), hit.symbol, hit.end_line)
+            lines = member_lines(members, hit.language)
             if lines:  # (its location stays its own lines: each member's line says where it is)
                 hit = replace(hit, content=hit.content.rstrip("\n") + "\n" + lines)
         shown.append(hit)
