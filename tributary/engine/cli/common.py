@@ -54,24 +54,26 @@ def forget_cached_answers(root: Path, config_file: Path | None) -> None:
         print(f"tributary: cached answers about {root} not dropped: {exc}", file=sys.stderr)
 
 
-def top_k(value: str) -> int:
-    number = int(value)
-    if not TOP_K_MIN <= number <= TOP_K_MAX:
-        raise argparse.ArgumentTypeError(f"must be from {TOP_K_MIN} to {TOP_K_MAX}, got {number}")
-    return number
+def whole_number(low: int, high: int, name: str) -> Callable[[str], int]:
+    """An argument type: a whole number from ``low`` to ``high`` (argparse calls a value
+    that is no number an "invalid ``name`` value")."""
+
+    def parse(value: str) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {number}")
+        return number
+
+    parse.__name__ = name
+    return parse
+
+
+top_k = whole_number(TOP_K_MIN, TOP_K_MAX, "top_k")
 
 
 def tokens(low: int) -> Callable[[str], int]:
     """An argument type: a whole number of tokens from ``low`` to the largest budget."""
-
-    def parse(value: str) -> int:
-        number = int(value)
-        if not low <= number <= MAX_CONTEXT_TOKENS:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {MAX_CONTEXT_TOKENS}, got {number}")
-        return number
-
-    parse.__name__ = "tokens"  # what argparse names in "invalid tokens value"
-    return parse
+    return whole_number(low, MAX_CONTEXT_TOKENS, "tokens")
 
 
 def add_request_options(parser: argparse.ArgumentParser) -> None:

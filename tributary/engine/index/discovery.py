@@ -251,7 +251,7 @@ def _check_file(
     include_spec: pathspec.GitIgnoreSpec | None,
     exclude_spec: pathspec.GitIgnoreSpec | None,
     max_bytes: int,
-    say: Callable[[str], None] = _log_warning,
+    say: Callable[[str], None],
 ) -> SourceFile | None:
     """The file to index at ``rel``, or None; a source file too large to index is said
     (a skipped binary, lock or minified file is not: none of them is code to search)."""

@@ -132,6 +132,17 @@ def role_of(path: str, language: str | None = None) -> str:
     return CODE
 
 
+def role_among(
+    path: str, language: str | None = None, *, older: frozenset[str] = frozenset(), copies: frozenset[str] = frozenset()
+) -> str:
+    """The role of ``path`` among the paths it was found with: an older copy of a newer
+    one (``older``, from :func:`superseded`) or a translation (``copies``, from
+    :func:`translated`) before the role its path alone gives."""
+    if path in older:
+        return SUPERSEDED
+    return TRANSLATION if path in copies else role_of(path, language)
+
+
 def asked_roles(query: str) -> frozenset[str]:
     """The roles ``query`` asks for by name ("the tests of …", "docs on …"); asking for
     tests asks for what they run on too."""
@@ -276,7 +287,10 @@ def translated(
     ``io/`` folder costs no lookups), unless it is ``cheap`` (a set's membership)."""
     listed = list(paths)
     present = frozenset(listed)
-    known = frozenset(path.rsplit("/", depth)[0] for path in listed for depth in range(1, path.count("/") + 1))
+    # The folders of ``paths``, read only when the index is to be asked by them.
+    known: frozenset[str] = frozenset()
+    if exists is not None and not cheap:
+        known = frozenset(path.rsplit("/", depth)[0] for path in listed for depth in range(1, path.count("/") + 1))
 
     def held(original: str, anchor: str) -> bool:
         if original in present:

@@ -27,11 +27,9 @@ import numpy.typing as npt
 from tributary.engine.index.file_names import named_ranks
 from tributary.engine.index.members import member_lines, members_of
 from tributary.engine.index.priors import (
-    SUPERSEDED,
-    TRANSLATION,
     asked_roles,
     factor,
-    role_of,
+    role_among,
     superseded,
     task_asked_roles,
     translated,
@@ -198,7 +196,7 @@ def hybrid_search(
         chunk = chunks.get(cid)
         if chunk is None:  # deleted between the two reads
             continue
-        role = _role(chunk.path, chunk.language, older, copies)
+        role = role_among(chunk.path, chunk.language, older=older, copies=copies)
         name_rank = named.get(chunk.path)
         if name_rank is not None:
             fused += weights.name / (weights.k + name_rank)
@@ -604,13 +602,6 @@ def _classes_outlined(store: IndexStore, hits: list[SearchHit]) -> list[SearchHi
                 hit = replace(hit, content=hit.content.rstrip("\n") + "\n" + lines)
         shown.append(hit)
     return shown
-
-
-def _role(path: str, language: str | None, older: frozenset[str], copies: frozenset[str]) -> str:
-    """A hit's role, an older copy's or a translation's before the one its path gives."""
-    if path in older:
-        return SUPERSEDED
-    return TRANSLATION if path in copies else role_of(path, language)
 
 
 def _indexed(store: IndexStore) -> Callable[[str], bool]:

@@ -36,7 +36,7 @@ from tributary.engine.index.priors import (
     TRANSLATION,
     asked_roles,
     factor,
-    role_of,
+    role_among,
     task_asked_roles,
     translated,
 )
@@ -244,8 +244,7 @@ def weigh_roles(task: str, files: Iterable[FileScore], exists: Callable[[str], b
     listed = list(files)
     copies = translated((entry.path for entry in listed), exists, cheap=True)
     for entry in listed:
-        role = TRANSLATION if entry.path in copies else role_of(entry.path)
-        entry.score *= factor(role, asked, task=True)
+        entry.score *= factor(role_among(entry.path, copies=copies), asked, task=True)
 
 
 def weigh_translations(
