@@ -22,6 +22,15 @@ from tributary.engine.config.validate import validate
 SECRET = "ghp_s3cr3t-value-42"
 
 
+def test_a_secrets_lock_an_older_version_left_0644_is_made_private() -> None:
+    lock = paths.data_dir() / keystore.LOCK_FILE
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.touch()
+    os.chmod(lock, 0o644)
+    keystore.set_secret("GITHUB_TOKEN", SECRET)
+    assert stat.S_IMODE(os.stat(lock).st_mode) == 0o600
+
+
 def test_secrets_round_trip_in_a_0600_file_named_in_the_notice() -> None:
     keystore.set_secret("GITHUB_TOKEN", SECRET)
     keystore.set_secret("other.key", "v4lue-2")

@@ -137,6 +137,7 @@ def _lock() -> Iterator[None]:
     except filelock.Timeout:
         raise KeystoreError(f"another program has been changing the secrets for over "
                             f"{LOCK_WAIT_S:.0f} s (lock {path}); nothing was written") from None
+    paths.keep_private(path)  # one made 0644 by an older version, as the config's lock
     try:
         yield
     finally:
