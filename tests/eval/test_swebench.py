@@ -93,6 +93,22 @@ def test_a_patch_that_does_not_apply_keeps_its_own_line_numbers(tmp_path: Path) 
     assert applied_lines(tmp_path, PATCH) == {"pkg/shapes.py": [9]}
 
 
+def test_a_change_late_in_a_long_function_names_the_whole_function() -> None:
+    # A function too long for one chunk is cut into parts: the gold unit is the part the
+    # fix changes, and a hit on the function's first part (its signature and docstring)
+    # still names the function; the context must hold the changed part itself.
+    body = "".join(f"    total += {n}\n" for n in range(300))
+    text = f"def first():\n    return 1\n\n\ndef long(total):\n{body}    return total\n"
+    [unit] = enclosing_units("m.py", text, [290])
+    assert unit.symbol == "long" and unit.whole_start == 5 and unit.whole_end == 306
+    assert unit.start > 5 and unit.start <= 290 <= unit.end
+    assert unit.label().endswith("(part of 5-306)")
+    assert function_rank([("m.py", 1, 2), ("m.py", 5, 44)], [unit]) == 2
+    assert function_rank([("m.py", 1, 2)], [unit]) is None
+    [short] = enclosing_units("m.py", text, [2])
+    assert short.whole_start is None and short.label() == "m.py:1-2 first"
+
+
 def test_a_function_is_found_when_every_gold_unit_is_overlapped() -> None:
     gold = [Span("a.py", 10, 20), Span("b.py", 1, 5)]
     hits: list[tuple[str, int | None, int | None]] = [("a.py", 30, 40), ("a.py", 15, 16), ("c.py", 1, 2), ("b.py", 5, 9)]

@@ -37,6 +37,7 @@ from tributary.engine.errors import TributaryError
 
 if TYPE_CHECKING:
     from tributary.engine.config.schema import Config
+    from tributary.engine.index.chunking import Chunk
     from tributary.engine.model import SearchResponse
 
 KS = (1, 3, 5, 10)
@@ -71,6 +72,10 @@ class Span:
     start: int
     end: int
     symbol: str | None = None
+    # A function too long for one chunk is cut into parts; the span is the part holding
+    # the change, and these are the whole function's lines (None: the span is whole).
+    whole_start: int | None = None
+    whole_end: int | None = None
 
     def overlaps(self, path: str, start: int | None, end: int | None) -> bool:
         if path != self.path:
@@ -79,10 +84,21 @@ class Span:
             return False
         return start <= self.end and end >= self.start
 
+    def names_function(self, path: str, start: int | None, end: int | None) -> bool:
+        """Whether a hit at ``path`` ``start``-``end`` is this unit's function: any part
+        of it (a hit on the first part of a 300-line function names that function)."""
+        if path != self.path or start is None or end is None:
+            return False
+        return start <= (self.whole_end or self.end) and end >= (self.whole_start or self.start)
+
     def label(self) -> str:
-        """``path:start-end``, then the unit's name when it has one."""
+        """``path:start-end``, then the unit's name when it has one, then the whole
+        function's lines when the span is one part of it."""
         where = f"{self.path}:{self.start}-{self.end}"
-        return f"{where} {self.symbol}" if self.symbol else where
+        named = f"{where} {self.symbol}" if self.symbol else where
+        if self.whole_start is None:
+            return named
+        return f"{named} (part of {self.whole_start}-{self.whole_end})"
 
 
 @dataclass(slots=True)
@@ -222,7 +238,8 @@ def hunk_lines(patch: str) -> dict[str, list[int]]:
 
 def enclosing_units(path: str, text: str, lines: Iterable[int]) -> list[Span]:
     """The innermost function, method or class chunk around each line (none for a line
-    outside every unit: module-level code)."""
+    outside every unit: module-level code); for a part of a function cut into several
+    chunks, with the whole function's lines."""
     from tributary.engine.index.chunking import chunk_text
     from tributary.engine.query.languages import detect_language
 
@@ -236,8 +253,29 @@ def enclosing_units(path: str, text: str, lines: Iterable[int]) -> list[Span]:
         if not around:
             continue
         best = min(around, key=lambda u: u.end_line - u.start_line)
-        found[(best.start_line, best.end_line)] = Span(path, best.start_line, best.end_line, best.symbol)
+        first, last = _whole_unit(units, best)
+        whole = (first, last) != (best.start_line, best.end_line)
+        found[(best.start_line, best.end_line)] = Span(
+            path, best.start_line, best.end_line, best.symbol,
+            first if whole else None, last if whole else None,
+        )
     return sorted(found.values(), key=lambda s: (s.start, s.end))
+
+
+def _whole_unit(units: Sequence[Chunk], part: Chunk) -> tuple[int, int]:
+    """The lines of the function ``part`` belongs to: the chunks of one name and kind
+    that follow each other line after line (a long function's parts)."""
+    first, last = part.start_line, part.end_line
+    same = sorted((u for u in units if u.symbol == part.symbol and u.kind == part.kind), key=lambda u: u.start_line)
+    for unit in reversed([u for u in same if u.end_line < first]):
+        if unit.end_line + 1 != first:
+            break
+        first = unit.start_line
+    for unit in (u for u in same if u.start_line > last):
+        if unit.start_line != last + 1:
+            break
+        last = unit.end_line
+    return first, last
 
 
 # ------------------------------------------------------------------ scoring
@@ -262,12 +300,13 @@ def all_within(files: Sequence[str], gold: Sequence[str], k: int) -> bool:
 
 
 def function_rank(located: Sequence[tuple[str, int | None, int | None]], gold: Sequence[Span]) -> int | None:
-    """The number of hits it takes until every gold unit is overlapped by one (None: never)."""
+    """The number of hits it takes until every gold function is named by one: a hit on
+    any part of it (None: never)."""
     if not gold:
         return None
     missing = set(range(len(gold)))
     for rank, (path, start, end) in enumerate(located, 1):
-        missing -= {i for i in missing if gold[i].overlaps(path, start, end)}
+        missing -= {i for i in missing if gold[i].names_function(path, start, end)}
         if not missing:
             return rank
     return None
