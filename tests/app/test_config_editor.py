@@ -743,6 +743,32 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
     assert "HandshakeTimeout" in hung.toolTip()
 
 
+def test_the_rule_tester_says_which_asked_servers_cannot_answer(qtbot: Any, tmp_path: Path) -> None:
+    """A rule routing to a server with no search tool (mcp-server-git) was shown as
+    asking it, and the question then found nothing from it without a word."""
+    from tributary.engine.sources.state import ServerStatus
+
+    config = sample_config(tmp_path)
+    engine = FakeEngine(config=config)
+    states = engine.server_states
+    trouble = {"git": {"tool": None, "tool_error": "no search-like tool among: git_status, git_log"},
+               "files": {"status": ServerStatus.STOPPED, "last_error": "command not found: /nowhere/files"}}
+    engine.server_states = lambda: [replace(s, **trouble.get(s.name, {})) for s in states()]  # type: ignore[method-assign]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    rules = editor.rules
+    assert "Alt+↑/↓" in rules.hint.text()
+    rules.sample.setText("nothing special")
+    rules.run_test()
+    verdict = rules.verdict.text()
+    assert "Asked: files, git" in verdict
+    assert "Will not answer: files (no command); git (no search tool)" in verdict
+    del trouble["git"], trouble["files"]
+    rules.run_test()
+    assert "Will not answer" not in rules.verdict.text()
+
+
 def test_no_rules_says_what_that_means_and_how_to_add_one(qtbot: Any, tmp_path: Path) -> None:
     """An empty rule list was a blank box beside a greyed form."""
     config = sample_config(tmp_path)

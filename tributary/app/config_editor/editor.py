@@ -56,7 +56,7 @@ class ConfigEditor(QWidget):
         self.path_label.setObjectName("Hint")
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.servers = ServersPage(engine)
-        self.rules = RulesPage()
+        self.rules = RulesPage(engine)
         self.ranking = RankingPage()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.servers, theme.icon("servers"), "Servers")

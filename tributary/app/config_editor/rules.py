@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
@@ -27,7 +28,10 @@ from tributary.app import theme
 from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
+from tributary.app.config_editor.servers import cannot_search, trouble
+from tributary.app.search.source_strip import setup_needed
 from tributary.app.spin_box import SpinBox
+from tributary.engine.api import EngineLike
 from tributary.engine.config.schema import Config, RoutingRule
 from tributary.engine.model import FUSION_STRATEGIES
 
@@ -50,8 +54,11 @@ def pattern_error(pattern: str) -> str | None:
 class RulesPage(QWidget):
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, engine: Callable[[], EngineLike | None] | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
+        self._engine = engine or (lambda: None)
         self.config: Config | None = None
         self.current: RoutingRule | None = None
         self._loading = False
@@ -75,7 +82,7 @@ class RulesPage(QWidget):
         add.clicked.connect(self.add_rule)
         self.remove_button = QPushButton(theme.icon("remove"), "Remove")
         self.remove_button.clicked.connect(self.remove_rule)
-        self.hint = hint = QLabel("Drag to reorder: rules are tried top to bottom.")
+        self.hint = hint = QLabel("Drag or Alt+↑/↓ to reorder: rules are tried top to bottom.")
         hint.setObjectName("Hint")
         self.empty = QLabel(
             "No routing rules: every question asks the fallback servers, or every enabled "
@@ -345,6 +352,8 @@ class RulesPage(QWidget):
         lines.append("")
         lines.append("Asked: " + (", ".join(decision.servers) or "nobody")
                      + ("   (fallback: no rule matched)" if decision.fallback else ""))
+        if silent := self._silent(decision.servers):
+            lines.append("Will not answer: " + "; ".join(f"{k} ({v})" for k, v in silent.items()))
         if decision.skipped:
             lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in decision.skipped.items()))
         lines.append(f"Query class: {explanation.query_class}")
@@ -355,6 +364,26 @@ class RulesPage(QWidget):
         self.verdict.setText("\n".join(lines))
         if typed:  # once the new lines are laid out
             QTimer.singleShot(0, self._show_verdict)
+
+    def _silent(self, asked: Sequence[str]) -> dict[str, str]:
+        """The asked servers that cannot answer a search as the engine runs them now (no
+        tool a search may call, no command, failing to start), with why: a rule that
+        routes to them alone finds nothing, and the tester said they were asked."""
+        engine = self._engine()
+        try:
+            states = {s.name: s for s in engine.server_states()} if engine is not None else {}
+        except Exception:  # the engine may be closing: say nothing rather than guess
+            return {}
+        silent: dict[str, str] = {}
+        for name in asked:
+            state = states.get(name)
+            if state is None:
+                continue
+            if cannot_search(state):
+                silent[name] = setup_needed(state.tool_error or "") or "no search tool"
+            elif (words := trouble(state)) is not None:
+                silent[name] = words
+        return silent
 
     def _show_verdict(self) -> None:
         """Scroll the page to the tester's answer: on a short screen it falls below the
