@@ -241,3 +241,26 @@ def test_lines_past_the_hits_own_are_not_numbered_as_the_files(tmp_path: Path) -
               content="class Route:\n    def __init__(self) …  # lines 12-13")
     lines = presentation(hit).text.split("\n")
     assert lines == ["11 │ class Route:", "   │     def __init__(self) …  # lines 12-13"]
+
+
+def test_a_grep_answers_lines_keep_their_own_numbers() -> None:
+    """mcp-ripgrep answers ``path:line:text`` lines, read as one hit per file with a gap
+    mark between lines that do not follow on; numbered from the first match on, the
+    ``def format_help`` of line 1258 was shown as line 1240."""
+    from mcp import types
+
+    from tributary.engine.sources.normalize import normalize_result
+
+    answer = ("src/click/core.py:1236:        Calls :meth:`format_help` internally.\n"
+              "src/click/core.py:1239:        self.format_help(ctx, formatter)\n"
+              "src/click/core.py:1240:        return formatter.getvalue()\n"
+              "src/click/core.py:1258:    def format_help(self, ctx, formatter):\n")
+    result = types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
+    [hit] = normalize_result(result, source="ripgrep", tool="search").hits
+    lines = presentation(hit).text.split("\n")
+    assert lines == ["1236 │         Calls :meth:`format_help` internally.",
+                     "     │ …",
+                     "1239 │         self.format_help(ctx, formatter)",
+                     "1240 │         return formatter.getvalue()",
+                     "     │ …",
+                     "1258 │     def format_help(self, ctx, formatter):"]

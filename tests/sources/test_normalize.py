@@ -219,6 +219,7 @@ def test_grep_output_becomes_one_hit_per_file() -> None:
     first = out.hits[0]
     assert first.content == 'def retry_invoice(invoice):\n    """Retry a failed invoice."""\n…\n    retry_invoice(invoice)'
     assert first.metadata["matches"] == 2 and first.title == "src/billing/invoice.py"
+    assert first.metadata["line_numbers"] == [12, 13, None, 40]  # the gap mark has none
     assert out.hits[1].content == "Context before\nWe retry twice."
 
 

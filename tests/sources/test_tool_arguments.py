@@ -52,6 +52,26 @@ def test_a_search_tool_needing_unfillable_arguments_is_named_with_the_fix() -> N
                                  "set `arguments: {path: …}` and `tool: search_files`")
 
 
+def test_an_unmarked_search_tool_needing_arguments_is_named_with_the_fix() -> None:
+    # mcp-ripgrep: search(pattern, path), no annotations. It was reported as "no
+    # search-like tool with a string query argument" though it has one.
+    grep = types.Tool(name="search", inputSchema={
+        "type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
+        "required": ["pattern", "path"]})
+    listing = types.Tool(name="list-files", inputSchema={
+        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    with pytest.raises(ToolSelectionError) as caught:
+        select_tool(ServerConfig(name="rg"), [listing, grep])
+    assert str(caught.value) == ("search needs `path` (required); set `arguments: {path: …}` and "
+                                 "`tool: search` (it is not marked read-only, so it is called only when named)")
+    named = select_tool(ServerConfig(name="rg", tool="search", arguments={"path": "/repo"}), [listing, grep])
+    assert named.arguments("retry", 5) == {"path": "/repo", "pattern": "retry"}
+    marked = tool("find", {"query": {"type": "string"}, "root": {"type": "string"}}, ["query", "root"])
+    with pytest.raises(ToolSelectionError) as caught:  # a marked one is named first
+        select_tool(ServerConfig(name="rg"), [grep, marked])
+    assert str(caught.value).startswith("find needs `root`")
+
+
 def test_a_tool_taking_a_glob_is_named_with_the_glob_mode_too() -> None:
     files = tool("search_files", {"path": {"type": "string"}, "pattern": {"type": "string"}},
                  ["path", "pattern"])

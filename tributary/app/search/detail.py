@@ -301,6 +301,10 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
     if language is None or hit.start_line is None:
         return Presentation(text, language, wrap=language is None)
     lines = text.split("\n")
+    if (given := _given_numbers(hit, len(lines))) is not None:  # a grep answer's lines, with gaps
+        width = len(str(max((n for n in given if n is not None), default=0)))
+        numbered = [f"{'' if n is None else n:>{width}} │ {line}" for n, line in zip(given, lines, strict=True)]
+        return Presentation("\n".join(numbered), language, wrap=False, gutter=width + 3, focus=(0, len(lines) - 1))
     first, focus = hit.start_line, (0, len(lines) - 1)
     # Lines past the hit's own (a looked-up class's list of members, each saying where it
     # is) are not the file's next lines: they get no number, and the file is not read around.
@@ -314,6 +318,17 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
         f"{first + i if i < own else '':>{width}} │ {line}" for i, line in enumerate(lines)
     ]
     return Presentation("\n".join(numbered), language, wrap=False, gutter=width + 3, focus=focus)
+
+
+def _given_numbers(hit: Hit, count: int) -> list[int | None] | None:
+    """Each content line's number in the file, when the source said them and they fit
+    the ``count`` lines shown: a grep answer's matched lines are not consecutive."""
+    given = hit.metadata.get("line_numbers")
+    if not isinstance(given, list) or len(given) != count:
+        return None
+    if not all(n is None or (isinstance(n, int) and not isinstance(n, bool) and n > 0) for n in given):
+        return None
+    return given
 
 
 def _around(hit: Hit, around: int) -> tuple[list[str], int, tuple[int, int]] | None:

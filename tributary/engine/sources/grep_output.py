@@ -109,14 +109,21 @@ def _plausible_path(path: str) -> bool:
 
 
 def _item(entry: _File) -> dict[str, Any]:
+    """The file's hit. Its content is the lines the server gave with a gap mark where
+    lines were left out, so ``line_numbers`` says each content line's number in the file
+    (None for a gap mark): numbered from ``start_line`` on, they would be wrong."""
     parts: list[str] = []
+    numbers: list[int | None] = []
     previous: int | None = None
     for number, body in entry.lines:
         if previous is not None and number != previous + 1:
             parts.append(_GAP)
+            numbers.append(None)
         parts.append(body)
+        numbers.append(number)
         previous = number
     if entry.dropped:
         parts.append(f"{_GAP} ({entry.dropped} more lines)")
+        numbers.append(None)
     return {"path": entry.path, "start_line": min(entry.matched), "end_line": max(entry.matched),
-            "content": "\n".join(parts), "matches": len(entry.matched)}
+            "content": "\n".join(parts), "matches": len(entry.matched), "line_numbers": numbers}

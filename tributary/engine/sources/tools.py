@@ -185,22 +185,26 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
 def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | None:
     """For a search-like tool that cannot be auto-chosen only because it needs required
     arguments Tributary cannot fill (server-filesystem's ``search_files`` needs ``path``),
-    a message naming them and the config that would use it; None if there is none."""
+    a message naming them and the config that would use it; None if there is none. A
+    tool not marked read-only is named too (it is called only when the config names
+    it), after any that is."""
     options = []
     for t in tools:
-        if not looks_like_search(t.name) or not _marked_read_only(t) or unsafe_reason(t):
+        if not looks_like_search(t.name) or unsafe_reason(t):
             continue
         strings = [n for n, sch in _properties(t).items() if _is_type(sch, "string")]
         query = next((n for n in QUERY_NAMES if n in strings), None)
         missing = [r for r in _required(t) if r not in config.arguments and r != query]
         if query is not None and missing:
-            options.append((_name_rank(t.name), len(missing), t.name, query, missing))
+            options.append((not _marked_read_only(t), _name_rank(t.name), len(missing), t.name, missing))
     if not options:
         return None
-    _, _, name, _, missing = min(options)
+    unmarked, _, _, name, missing = min(options)
     names = ", ".join(f"`{m}`" for m in missing)
     fixed = ", ".join(f"{m}: …" for m in missing)
     advice = f"{name} needs {names} (required); set `arguments: {{{fixed}}}` and `tool: {name}`"
+    if unmarked:  # mcp-ripgrep's search(pattern, path): read-only, but not marked so
+        advice += " (it is not marked read-only, so it is called only when named)"
     if _matches_globs(next(t for t in tools if t.name == name)):
         advice += ", and `query_mode: glob`: it matches names against a glob pattern, not a question"
     return advice
