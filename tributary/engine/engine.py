@@ -48,6 +48,7 @@ from tributary.engine.model import (
     SourceReport,
     SourceStatus,
 )
+from tributary.engine.paths import indexes_dir
 from tributary.engine.pipeline.assemble import nothing_found
 from tributary.engine.pipeline.run import PipelineResult, run_pipeline
 from tributary.engine.pipeline.tokens import get_tokenizer
@@ -58,6 +59,7 @@ from tributary.engine.routing import route
 from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector
 from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_rounds
+from tributary.engine.sources.local_paths import Root, localised
 from tributary.engine.sources.pool import SourcePool
 from tributary.engine.sources.start_gate import StartGate
 from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
@@ -104,6 +106,7 @@ class Engine:
         self._watch_stop: asyncio.Event | None = None
         self.admission = Admission()
         self._adopting = asyncio.Lock()
+        self._roots: tuple[int, list[Root]] | None = None  # (indexes folder stamp, roots)
         self._attach: Any = None  # tributary.engine.attach.AttachServer while listening
 
     @classmethod
@@ -305,7 +308,26 @@ class Engine:
         result.report.weight = self._weight(result.name, decision)
         reports[result.name] = result.report
         if result.ok:
+            result.hits = localised(result.hits, self._repository_roots(result.hits))
             hits_by_source[result.name] = result.hits
+
+    def _repository_roots(self, hits: list[Hit]) -> list[Root]:
+        """The indexed repositories' folders and names, read again when the indexes'
+        folder changes; none read unless a hit has an absolute path to place. A shared
+        PostgreSQL index's folders are other machines': none."""
+        if self.config.index.backend == "postgres" or not any(h.path and h.path.startswith("/") for h in hits):
+            return []
+        folder = indexes_dir()
+        try:
+            stamp = folder.stat().st_mtime_ns
+        except OSError:
+            return []
+        if self._roots is None or self._roots[0] != stamp:
+            from tributary.engine.index.manager import list_indexes
+
+            roots = [(str(info.root).rstrip("/") or "/", info.name) for info in list_indexes(folder)]
+            self._roots = (stamp, [root for root in roots if root[0] != "/"])
+        return self._roots[1]
 
     def _respond(
         self,
