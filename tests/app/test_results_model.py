@@ -335,3 +335,19 @@ def test_any_sequence_of_updates_shows_exactly_the_last_response(sequence: list[
     finally:
         qInstallMessageHandler(previous)
     assert not seen
+
+
+def test_sources_past_the_columns_width_are_counted() -> None:
+    """Three sources agreeing on a hit showed as one badge, the other two left out
+    without a sign, as if one source had found it."""
+    metrics = QFontMetrics(badge_font(QGuiApplication.font()))
+    sources = ("files", "ripgrep", "tasks")
+    every = fitting_badges(sources, metrics, 1000)
+    assert [label for label, _ in every] == ["files", "ripgrep", "tasks"]
+    first_two = sum(w for _, w in every[:2]) + 40
+    labels = [label for label, _ in fitting_badges(sources, metrics, first_two)]
+    assert labels[0] == "files" and labels[-1] == f"+{len(sources) - len(labels) + 1}"
+    narrow = every[0][1] + metrics.horizontalAdvance("+2") + 2 * PAD_X + 20
+    assert [label for label, _ in fitting_badges(sources, metrics, narrow)] == ["files", "+2"]
+    alone = every[0][1] + 8  # no room for a count beside the first: the name alone
+    assert [label for label, _ in fitting_badges(sources, metrics, alone)] == ["files"]

@@ -48,8 +48,8 @@ def badges_icon(pixmap: QPixmap) -> QIcon:
 
 
 def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
-    """Rounded, tinted name badges left to right, as many whole badges as fit in ``width``;
-    when not even the first fits, that one elided (``slack-arch…``: the row's tooltip
+    """Rounded, tinted name badges left to right, as many whole badges as fit in ``width``
+    and a ``+N`` for the rest; when not even the first fits, that one elided (``slack-arch…``: the row's tooltip
     names its sources whole) rather than none.
 
     The pixmap is as wide as the badges drawn (never wider than ``width``) and as
@@ -75,8 +75,9 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setFont(font)
         x = float(MARGIN)
-        for name, (label, badge_w) in zip(sources, badges, strict=False):
-            colour = theme.source_colour(name)
+        named = len(badges) - (1 if _counts_more(sources, badges) else 0)
+        for number, (label, badge_w) in enumerate(badges):
+            colour = theme.source_colour(sources[number]) if number < named else theme.colour("muted")
             fill = QColor(colour)
             fill.setAlpha(40)
             rect = QRectF(x, MARGIN, badge_w, height)
@@ -108,7 +109,31 @@ def fitting_badges(sources: tuple[str, ...], metrics: QFontMetrics, width: int) 
         label = metrics.elidedText(sources[0], Qt.TextElideMode.ElideRight, max(0, room))
         if label and room >= metrics.horizontalAdvance(label):
             badges.append((label, metrics.horizontalAdvance(label) + 2 * PAD_X))
+    return _with_more(sources, badges, metrics, width)
+
+
+def _with_more(
+    sources: tuple[str, ...], badges: list[tuple[str, int]], metrics: QFontMetrics, width: int
+) -> list[tuple[str, int]]:
+    """``badges`` ending in a ``+N`` badge for the sources left out, giving up trailing
+    badges for its room (never the first: a name says more than a count). Three sources
+    agreeing on a hit showed as one badge, as if one had found it."""
+    shown = list(badges)
+    while 0 < len(shown) < len(sources):
+        more = f"+{len(sources) - len(shown)}"
+        more_w = metrics.horizontalAdvance(more) + 2 * PAD_X
+        used = MARGIN + sum(w for _, w in shown) + GAP * len(shown)
+        if used + more_w <= width - MARGIN:
+            return [*shown, (more, more_w)]
+        if len(shown) == 1:
+            break
+        shown.pop()
     return badges
+
+
+def _counts_more(sources: tuple[str, ...], badges: list[tuple[str, int]]) -> bool:
+    """Whether the last of ``badges`` is the ``+N`` count of the sources left out."""
+    return bool(badges) and badges[-1][0] == f"+{len(sources) - len(badges) + 1}" and len(badges) <= len(sources)
 
 
 def _device_ratio() -> float:
