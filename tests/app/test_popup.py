@@ -169,3 +169,19 @@ def test_a_long_title_is_elided_not_scrolled_sideways(qtbot: object) -> None:
     QGuiApplication.processEvents()
     assert not popup.results.horizontalScrollBar().isVisible()
     assert popup.results.textElideMode() == Qt.TextElideMode.ElideRight
+
+
+@pytest.mark.asyncio
+async def test_a_result_names_every_source_that_found_it(qtbot: object) -> None:
+    """The popup named only the kept hit's source, where the window's list shows each
+    source whose hit was folded into it."""
+    engine = FakeEngine(delay=fixed(0.0))
+    popup = open_popup(qtbot, engine)
+    QTest.keyClicks(popup.query, "fixture")
+    await until(lambda: popup.controller.final)
+    response = popup.controller.response
+    assert response is not None and response.groups
+    group = response.groups[0]
+    row = [h.id for h in response.hits].index(group.kept.id)
+    assert len(group.sources) > 1
+    assert popup.results.item(row).text().endswith(" · " + ", ".join(group.sources))

@@ -210,9 +210,11 @@ class QuickPopup(QWidget):
             self._chosen = None  # another question: nothing picked yet
         self._shown_query = update.response.request.query
         self.results.clear()
+        agreeing = {group.kept.id: group.sources for group in response.groups}
         for hit in response.hits[:TOP_RESULTS]:
             where = f"{safe_text.one_line(hit.location, 100)} · " if hit.path or hit.uri else ""
-            item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{hit.source}")
+            sources = ", ".join(agreeing.get(hit.id) or [hit.source])  # every source that found it
+            item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{safe_text.one_line(sources, 80)}")
             item.setToolTip(safe_text.tooltip(hit.content, 2000))
             self.results.addItem(item)
         if self._chosen is not None and self.results.count():
