@@ -83,12 +83,30 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Commands whose arguments after ``--`` are a program to run and its own arguments, kept
+# whole: argparse would take them for its options or drop them after an option.
+PROGRAM_AFTER_DASHES = (("servers", "add"),)
+
+
+def _program_after_dashes(arguments: list[str]) -> tuple[list[str], list[str] | None]:
+    """``arguments`` up to ``--`` and the program after it, for those commands; else
+    ``arguments`` as they are and None."""
+    words = [a for a in arguments if not a.startswith("-")]
+    if "--" not in arguments or tuple(words[:2]) not in PROGRAM_AFTER_DASHES:
+        return arguments, None
+    at = arguments.index("--")
+    return arguments[:at], arguments[at + 1 :]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == [RUN_COMMAND]:  # a module of ours, as ``python -m`` (tributary.engine.runtime.spawn)
         return run_module(arguments[1:])
     parser = build_parser(named_command(arguments))
+    arguments, program = _program_after_dashes(arguments)
     args = parser.parse_args(arguments)
+    if program is not None:
+        args.command = program
     if args.version:
         print(version_text())
         return 0

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from tributary.engine.cli import _server_edit
 from tributary.engine.cli.common import config_path, fail, run_async
 from tributary.engine.cli.render import one_line, safe, table, terminal_width
 from tributary.engine.config.load import load_config
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     logout = servers.add_parser("logout", help="forget a remote server's sign-in")
     logout.add_argument("name")
     logout.set_defaults(func=run_logout)
+    _server_edit.register(servers)
 
 
 def _where(server: ServerConfig) -> str:

@@ -1,0 +1,98 @@
+"""``tributary servers add`` / ``remove``: a server into or out of the config file from
+the command line, validated, with the program after ``--`` kept whole and a literal
+secret sent to the keyring."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tributary.engine import paths
+from tributary.engine.cli.main import main
+from tributary.engine.config.load import load_config
+
+TOKEN = "sk-live-0123456789abcdefghij"
+
+
+def config_text() -> str:
+    return paths.default_config_path().read_text(encoding="utf-8")
+
+
+def test_a_stdio_server_keeps_its_program_and_options(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["servers", "add", "fs", "--tool", "search_files", "--query-mode", "glob",
+                   "--arguments", "{path: /srv}", "--env", "LEVEL=debug", "--timeout", "5",
+                   "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--version", "/srv"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "+ fs (stdio): npx -y @modelcontextprotocol/server-filesystem --version /srv" in out
+    assert "tributary servers test fs" in out
+    server = load_config(paths.default_config_path()).servers["fs"]
+    assert (server.command, server.args) == ("npx", ["-y", "@modelcontextprotocol/server-filesystem", "--version", "/srv"])
+    assert (server.tool, server.query_mode, server.arguments) == ("search_files", "glob", {"path": "/srv"})
+    assert server.env == {"LEVEL": "debug"} and server.timeout == 5.0
+    assert os.stat(paths.default_config_path()).st_mode & 0o777 == 0o600
+
+
+def test_a_remote_servers_secret_header_goes_to_the_keyring(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["servers", "add", "docs", "--url", "https://docs.example/mcp",
+                   "--header", f"Authorization: Bearer {TOKEN}"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "+ docs (http): https://docs.example/mcp" in out and "keyring" in out
+    assert TOKEN not in config_text() and TOKEN not in out
+    server = load_config(paths.default_config_path()).servers["docs"]
+    assert server.headers["Authorization"].startswith("Bearer ${keyring:")
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["bad"], "a command after --"),
+    (["bad", "--url", "http://x", "--", "y"], "either --url or a command"),
+    (["bad", "--env", "NOEQ", "--", "y"], "--env 'NOEQ': expected KEY=VALUE"),
+    (["bad", "--arguments", "[1, 2]", "--", "y"], "expected a mapping"),
+    (["bad", "--arguments", "{a: [", "--", "y"], "--arguments '{a: ['"),
+    (["bad", "--header", "X: y", "--", "y"], "--header is for a server reached at a --url"),
+    (["bad name", "--", "y"], "server name 'bad name'"),
+])
+def test_bad_arguments_say_which_and_save_nothing(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["servers", "add", *argv]) == 1
+    assert says in capsys.readouterr().err
+    assert not paths.default_config_path().exists()
+
+
+def test_an_invalid_setting_and_a_taken_name_leave_the_file_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["servers", "add", "one", "--", "srv"]) == 0
+    before = config_text()
+    capsys.readouterr()
+    assert main(["servers", "add", "two", "--weight", "-2", "--", "srv"]) == 1
+    out = capsys.readouterr().out
+    assert "not added (the config file is unchanged)" in out and "servers.two.weight" in out
+    assert main(["servers", "add", "one", "--", "other"]) == 1
+    assert "already configured" in capsys.readouterr().err
+    assert config_text() == before
+
+
+def test_remove_takes_the_server_out_of_rules_and_refuses_to_empty_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in ("rg", "fs"):
+        assert main(["servers", "add", name, "--", name]) == 0
+    path = paths.default_config_path()
+    path.write_text(config_text() + "routing:\n  fallback: [rg, fs]\n  rules:\n"
+                    "  - {name: only-fs, pattern: glob, servers: [fs]}\n"
+                    "  - {name: both, pattern: grep, servers: [rg, fs]}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["servers", "remove", "fs"]) == 1
+    assert "routing rule 'only-fs' asks only 'fs'" in capsys.readouterr().err
+    assert "fs" in load_config(path).servers
+    assert main(["servers", "remove", "nope"]) == 1
+    assert "no server named 'nope' in the config (configured: fs, rg)" in capsys.readouterr().err
+    assert main(["servers", "remove", "rg"]) == 0
+    out = capsys.readouterr().out
+    assert "- rg: rg" in out and "routing rule: both" in out and "no longer a fallback server" in out
+    config = load_config(path)
+    assert "rg" not in config.servers
+    assert [r.servers for r in config.routing.rules] == [["fs"], ["fs"]] and config.routing.fallback == ["fs"]

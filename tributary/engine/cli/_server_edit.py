@@ -1,0 +1,213 @@
+"""``tributary servers add`` and ``servers remove``: one server into or out of the config
+file from the command line, as the app's server form does.
+
+The change is made under the config file's lock to what is on disk then, validated
+and written atomically with a backup (``tributary.engine.config.save.update_config``),
+so a running app or ``serve`` picks it up by its own reload. A literal secret given
+with ``--env`` or ``--header`` goes to the keyring, never into the file, as an import's
+does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+from typing import Any, get_args
+
+import yaml
+
+from tributary.engine.cli.common import config_path, fail
+from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.load import load_config
+from tributary.engine.config.schema import (
+    REMOTE_TRANSPORTS,
+    Config,
+    QueryMode,
+    ServerConfig,
+    Transport,
+)
+from tributary.engine.config.secrets import server_summary
+from tributary.engine.errors import TributaryError
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+class _Refused(TributaryError):
+    """A change the config as found under its lock does not allow; nothing written."""
+
+
+def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    add = servers.add_parser(
+        "add", help="add an MCP server to the config",
+        usage="tributary servers add NAME [options] -- COMMAND [ARG ...]\n"
+              "       tributary servers add NAME --url URL [options]",
+        description="Add a server that Tributary starts (`tributary servers add NAME "
+        "[options] -- COMMAND [ARG ...]`) or one it reaches at a URL (`tributary servers add "
+        "NAME --url URL [options]`). The config is validated and saved atomically, with a backup; a "
+        "running app or `tributary serve` picks it up. Check it with `tributary servers "
+        "test NAME`.")
+    add.add_argument("name", help="its name: letters, digits, '-', '_' or '.'")
+    add.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
+    add.add_argument("--url", help="the server's address (streamable HTTP, or SSE with --transport sse)")
+    add.add_argument("--transport", choices=REMOTE_TRANSPORTS, default=None,
+                     help="for --url: http (default) or sse")
+    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="an environment variable for the server (repeatable; ${VAR} is read "
+                     "from your environment when it starts)")
+    add.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                     help="an HTTP header for a --url server (repeatable)")
+    add.add_argument("--cwd", metavar="DIR", help="working directory of the started server")
+    add.add_argument("--timeout", type=float, metavar="S", help="seconds a search waits for its answer")
+    add.add_argument("--weight", type=float, help="its share in the fused ranking (default 1)")
+    add.add_argument("--tool", help="the tool that answers searches (default: auto-detected)")
+    add.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
+                     help="what the tool is sent: the whole question, its content words, or a glob")
+    add.add_argument("--arguments", metavar="YAML",
+                     help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")
+    add.add_argument("--disabled", action="store_true", help="add it switched off")
+    add.set_defaults(func=run_add)
+
+    remove = servers.add_parser(
+        "remove", help="remove an MCP server from the config",
+        description="Remove a server from the config and from the routing rules that ask it; "
+        "a rule that asks only that server is left for you to change first.")
+    remove.add_argument("name")
+    remove.set_defaults(func=run_remove)
+
+
+def run_add(args: argparse.Namespace) -> int:
+    try:
+        server = _server(args)
+    except ValueError as exc:
+        return fail(str(exc))
+    try:
+        current = load_config(config_path(args))
+    except ConfigError as exc:
+        print(exc)
+        return 1
+    if args.name in current.servers:
+        return fail(f"a server named '{args.name}' is already configured "
+                    f"({server_summary(current.servers[args.name])}); choose another name, "
+                    f"or `tributary servers remove {args.name}` first")
+    from tributary.engine.config.save import update_config
+    from tributary.engine.config.secret_move import move_imported_secrets
+
+    [server], secrets_note = move_imported_secrets([server])
+
+    def added(config: Config) -> Config:
+        if server.name in config.servers:  # written by another process meanwhile
+            raise _Refused(f"a server named '{server.name}' was added meanwhile; nothing changed")
+        changed = copy.deepcopy(config)
+        changed.servers[server.name] = server
+        return changed
+
+    try:
+        _, after = update_config(config_path(args), added)
+    except _Refused as exc:
+        return fail(str(exc))
+    except ConfigError as exc:
+        print(f"not added (the config file is unchanged): {exc}")
+        return 1
+    print(f"+ {server.name} ({server.transport}): {server_summary(after.servers[server.name])}")
+    if secrets_note is not None:
+        print(secrets_note)
+    print(f"saved to {after.path}; check it with `tributary servers test {server.name}`")
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    try:
+        current = load_config(config_path(args))
+    except ConfigError as exc:
+        print(exc)
+        return 1
+    if args.name not in current.servers:
+        known = ", ".join(sorted(current.servers)) or "none"
+        return fail(f"no server named '{args.name}' in the config (configured: {known})")
+    from tributary.engine.config.save import update_config
+
+    def removed(config: Config) -> Config:
+        if args.name not in config.servers:
+            raise _Refused(f"'{args.name}' was removed meanwhile; nothing changed")
+        only = [rule.name for rule in config.routing.rules if rule.servers == [args.name]]
+        if only:
+            raise _Refused(
+                f"routing rule{'s' if len(only) > 1 else ''} {', '.join(repr(n) for n in only)} "
+                f"ask{'' if len(only) > 1 else 's'} only '{args.name}': remove or change "
+                f"{'them' if len(only) > 1 else 'it'} first (nothing changed)")
+        changed = copy.deepcopy(config)
+        del changed.servers[args.name]
+        for rule in changed.routing.rules:
+            rule.servers = [name for name in rule.servers if name != args.name]
+        if changed.routing.fallback:
+            changed.routing.fallback = [n for n in changed.routing.fallback if n != args.name] or None
+        return changed
+
+    try:
+        before, after = update_config(config_path(args), removed)
+    except _Refused as exc:
+        return fail(str(exc))
+    except ConfigError as exc:
+        print(f"not removed (the config file is unchanged): {exc}")
+        return 1
+    rules = [rule.name for rule in before.routing.rules if args.name in rule.servers]
+    print(f"- {args.name}: {server_summary(before.servers[args.name])}")
+    if rules:
+        print(f"no longer asked by routing rule{'s' if len(rules) > 1 else ''}: {', '.join(rules)}")
+    if before.routing.fallback and args.name in before.routing.fallback:
+        print("no longer a fallback server" + ("" if after.routing.fallback else
+                                               ": questions no rule matches now ask every enabled server"))
+    print(f"saved to {after.path}")
+    return 0
+
+
+def _server(args: argparse.Namespace) -> ServerConfig:
+    """The server the arguments describe; ValueError saying which argument is wrong."""
+    if not _NAME.fullmatch(args.name):
+        raise ValueError(f"server name {args.name!r}: use letters, digits, '-', '_' or '.' "
+                         "(it is typed in filters such as source:NAME), at most 64")
+    command = list(args.command)
+    if args.url and command:
+        raise ValueError("give either --url or a command after --, not both")
+    if not args.url and not command:
+        raise ValueError(f"say how to reach '{args.name}': a command after -- "
+                         f"(tributary servers add {args.name} -- npx -y some-mcp-server) or --url URL")
+    if args.header and not args.url:
+        raise ValueError("--header is for a server reached at a --url")
+    if args.transport and not args.url:
+        raise ValueError("--transport is for a server reached at a --url")
+    fields: dict[str, Any] = {"name": args.name, "enabled": not args.disabled}
+    if args.url:
+        transport: Transport = args.transport or "http"
+        fields.update(transport=transport, url=args.url, headers=_pairs(args.header, ":", "--header", "NAME: VALUE"))
+    else:
+        fields.update(command=command[0], args=command[1:])
+    fields["env"] = _pairs(args.env, "=", "--env", "KEY=VALUE")
+    for name in ("cwd", "timeout", "weight", "tool", "query_mode"):
+        if (value := getattr(args, name)) is not None:
+            fields[name] = value
+    if args.arguments is not None:
+        fields["arguments"] = _mapping(args.arguments)
+    return ServerConfig(**fields)
+
+
+def _pairs(items: list[str], separator: str, option: str, form: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, found, value = item.partition(separator)
+        if not found or not key.strip():
+            raise ValueError(f"{option} {item!r}: expected {form}")
+        pairs[key.strip()] = value.strip() if separator == ":" else value
+    return pairs
+
+
+def _mapping(text: str) -> dict[str, Any]:
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem", None) or "not YAML"
+        raise ValueError(f"--arguments {text!r}: {where}") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"--arguments {text!r}: expected a mapping such as '{{path: /srv/docs}}'")
+    return value
