@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import copy
 import re
+from collections.abc import Callable
 from typing import Any, get_args
 
 import yaml
@@ -90,7 +91,6 @@ def run_add(args: argparse.Namespace) -> int:
         return fail(f"a server named '{args.name}' is already configured "
                     f"({server_summary(current.servers[args.name])}); choose another name, "
                     f"or `tributary servers remove {args.name}` first")
-    from tributary.engine.config.save import update_config
     from tributary.engine.config.secret_move import move_imported_secrets
 
     [server], secrets_note = move_imported_secrets([server])
@@ -102,13 +102,10 @@ def run_add(args: argparse.Namespace) -> int:
         changed.servers[server.name] = server
         return changed
 
-    try:
-        _, after = update_config(config_path(args), added)
-    except _Refused as exc:
-        return fail(str(exc))
-    except ConfigError as exc:
-        print(f"not added (the config file is unchanged): {exc}")
-        return 1
+    saved = _saved(args, added, "added")
+    if isinstance(saved, int):
+        return saved
+    _, after = saved
     print(f"+ {server.name} ({server.transport}): {server_summary(after.servers[server.name])}")
     if secrets_note is not None:
         print(secrets_note)
@@ -125,7 +122,6 @@ def run_remove(args: argparse.Namespace) -> int:
     if args.name not in current.servers:
         known = ", ".join(sorted(current.servers)) or "none"
         return fail(f"no server named '{args.name}' in the config (configured: {known})")
-    from tributary.engine.config.save import update_config
 
     def removed(config: Config) -> Config:
         if args.name not in config.servers:
@@ -144,13 +140,10 @@ def run_remove(args: argparse.Namespace) -> int:
             changed.routing.fallback = [n for n in changed.routing.fallback if n != args.name] or None
         return changed
 
-    try:
-        before, after = update_config(config_path(args), removed)
-    except _Refused as exc:
-        return fail(str(exc))
-    except ConfigError as exc:
-        print(f"not removed (the config file is unchanged): {exc}")
-        return 1
+    saved = _saved(args, removed, "removed")
+    if isinstance(saved, int):
+        return saved
+    before, after = saved
     rules = [rule.name for rule in before.routing.rules if args.name in rule.servers]
     print(f"- {args.name}: {server_summary(before.servers[args.name])}")
     if rules:
@@ -160,6 +153,22 @@ def run_remove(args: argparse.Namespace) -> int:
                                                ": questions no rule matches now ask every enabled server"))
     print(f"saved to {after.path}")
     return 0
+
+
+def _saved(
+    args: argparse.Namespace, change: Callable[[Config], Config], done: str
+) -> tuple[Config, Config] | int:
+    """The config file (before, after) ``change``, made under its lock and saved; else
+    the exit status, having said why nothing was ``done``."""
+    from tributary.engine.config.save import update_config
+
+    try:
+        return update_config(config_path(args), change)
+    except _Refused as exc:
+        return fail(str(exc))
+    except ConfigError as exc:
+        print(f"not {done} (the config file is unchanged): {exc}")
+        return 1
 
 
 def _server(args: argparse.Namespace) -> ServerConfig:
