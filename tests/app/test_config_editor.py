@@ -764,6 +764,14 @@ def test_the_rule_tester_says_which_asked_servers_cannot_answer(qtbot: Any, tmp_
     verdict = rules.verdict.text()
     assert "Asked: files, git" in verdict
     assert "Will not answer: files (no command); git (no search tool)" in verdict
+    # The rule's Ask list says it beside the name, and ticking still saves the name alone.
+    rules.list.setCurrentRow(0)
+    shown = {rules.servers.item(i).text() for i in range(rules.servers.count())}
+    assert "git — no search tool" in shown and "files — no command" in shown
+    for i in range(rules.servers.count()):
+        rules.servers.item(i).setCheckState(Qt.CheckState.Checked)
+    assert editor.draft is not None and "git" in editor.draft.routing.rules[0].servers
+    assert all("—" not in name for rule in editor.draft.routing.rules for name in rule.servers)
     del trouble["git"], trouble["files"]
     rules.run_test()
     assert "Will not answer" not in rules.verdict.text()

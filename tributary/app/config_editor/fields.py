@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -152,18 +154,22 @@ class CheckList(QListWidget):
         self.itemChanged.connect(lambda _: None if self._loading else self.changed.emit())
         self.setMaximumHeight(130)
 
-    def set_items(self, names: list[str], checked: list[str]) -> None:
+    def set_items(self, names: list[str], checked: list[str], notes: Mapping[str, str] | None = None) -> None:
+        """The names, those in ``checked`` ticked; a name with a note shows it beside
+        the name (``git — no search tool``: a rule may ask it, but it will not answer)."""
         self._loading = True
         self.clear()
         for name in list(dict.fromkeys(names + [c for c in checked if c not in names])):
-            item = QListWidgetItem(name)
+            note = (notes or {}).get(name)
+            item = QListWidgetItem(f"{name} — {note}" if note else name)
+            item.setData(Qt.ItemDataRole.UserRole, name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
             self.addItem(item)
         self._loading = False
 
     def checked(self) -> list[str]:
-        return [self.item(i).text() for i in range(self.count())
+        return [str(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())
                 if self.item(i).checkState() == Qt.CheckState.Checked]
 
 

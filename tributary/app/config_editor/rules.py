@@ -207,7 +207,8 @@ class RulesPage(QWidget):
         self._loading = True
         self.name.setText(rule.name)
         self.pattern.setText(rule.pattern)
-        self.servers.set_items(server_names(self.config), rule.servers)
+        names = server_names(self.config)
+        self.servers.set_items(names, rule.servers, self._silent(names))
         self.priority.setValue(rule.priority)
         self.strategy.setCurrentIndex(max(0, self.strategy.findData(rule.strategy)))
         self.query_class.setText(rule.query_class or "")
