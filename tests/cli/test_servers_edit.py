@@ -96,3 +96,12 @@ def test_remove_takes_the_server_out_of_rules_and_refuses_to_empty_one(
     config = load_config(path)
     assert "rg" not in config.servers
     assert [r.servers for r in config.routing.rules] == [["fs"], ["fs"]] and config.routing.fallback == ["fs"]
+
+
+def test_the_program_is_kept_after_the_top_levels_config_option(tmp_path: Path) -> None:
+    """``--config FILE`` before the command was taken for the command's name, and the
+    program after ``--`` was then refused as unrecognised arguments."""
+    chosen = tmp_path / "other.yaml"
+    assert main(["--config", str(chosen), "servers", "add", "rg", "--", "mcp-ripgrep", "-y"]) == 0
+    server = load_config(chosen).servers["rg"]
+    assert (server.command, server.args) == ("mcp-ripgrep", ["-y"])

@@ -48,15 +48,22 @@ def named_command(arguments: Sequence[str]) -> str | None:
     """The module of the command ``arguments`` name (``search`` → its ``search_cmd``),
     so only that one is imported: a search answered by a running engine then loads
     nothing the other commands need. None when no known command is named."""
+    rest = _past_global_options(arguments)
+    if not rest:
+        return None
+    module = f"tributary.engine.cli.{rest[0]}_cmd"
+    return module if module in COMMAND_MODULES else None
+
+
+def _past_global_options(arguments: Sequence[str]) -> list[str]:
+    """``arguments`` from the command's name on: the top level's options (``--config
+    FILE``, ``--version``) left out."""
     rest = list(arguments)
     while rest and rest[0].startswith("-"):
         option = rest.pop(0)
         if option == "--config" and rest:
             rest.pop(0)  # its FILE
-    if not rest:
-        return None
-    module = f"tributary.engine.cli.{rest[0]}_cmd"
-    return module if module in COMMAND_MODULES else None
+    return rest
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -91,8 +98,7 @@ PROGRAM_AFTER_DASHES = (("servers", "add"),)
 def _program_after_dashes(arguments: list[str]) -> tuple[list[str], list[str] | None]:
     """``arguments`` up to ``--`` and the program after it, for those commands; else
     ``arguments`` as they are and None."""
-    words = [a for a in arguments if not a.startswith("-")]
-    if "--" not in arguments or tuple(words[:2]) not in PROGRAM_AFTER_DASHES:
+    if "--" not in arguments or tuple(_past_global_options(arguments)[:2]) not in PROGRAM_AFTER_DASHES:
         return arguments, None
     at = arguments.index("--")
     return arguments[:at], arguments[at + 1 :]
