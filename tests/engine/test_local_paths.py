@@ -25,12 +25,18 @@ def test_a_path_inside_a_repository_becomes_its_relative_path() -> None:
     roots = [("/src/app", "app"), ("/src/app/vendor/lib", "lib")]
     hits = [_hit("/src/app/pkg/mod.py"), _hit("/src/app/vendor/lib/core.py", "core"),
             _hit("/src/application/x.py"), _hit("/src/app/../etc/passwd"), _hit("pkg/mod.py"), _hit(None)]
-    out = localised(hits, roots)
+    out = localised(hits, lambda: roots)
     assert [h.path for h in out] == ["pkg/mod.py", "core.py", "/src/application/x.py",
                                      "/src/app/../etc/passwd", "pkg/mod.py", None]
     assert out[0].title == "pkg/mod.py" and out[0].metadata == {"root": "/src/app", "repo": "app"}
     assert out[1].title == "core" and out[1].metadata["repo"] == "lib"  # the deepest folder
-    assert out[2] is hits[2] and localised(hits, []) is hits
+    assert out[2] is hits[2] and localised(hits, list) is hits
+
+    def unread() -> list[tuple[str, str]]:
+        raise AssertionError("the indexes were read for hits with no absolute path")
+
+    relative = [_hit("pkg/mod.py"), _hit(None)]
+    assert localised(relative, unread) is relative
 
 
 @pytest.mark.asyncio

@@ -308,14 +308,13 @@ class Engine:
         result.report.weight = self._weight(result.name, decision)
         reports[result.name] = result.report
         if result.ok:
-            result.hits = localised(result.hits, self._repository_roots(result.hits))
+            result.hits = localised(result.hits, self._repository_roots)
             hits_by_source[result.name] = result.hits
 
-    def _repository_roots(self, hits: list[Hit]) -> list[Root]:
+    def _repository_roots(self) -> list[Root]:
         """The indexed repositories' folders and names, read again when the indexes'
-        folder changes; none read unless a hit has an absolute path to place. A shared
-        PostgreSQL index's folders are other machines': none."""
-        if self.config.index.backend == "postgres" or not any(h.path and h.path.startswith("/") for h in hits):
+        folder changes. A shared PostgreSQL index's folders are other machines': none."""
+        if self.config.index.backend == "postgres":
             return []
         folder = indexes_dir()
         try:

@@ -11,7 +11,7 @@ name and folder in its metadata (as the built-in sources' hits have them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
@@ -20,17 +20,18 @@ from tributary.engine.model import Hit
 Root = tuple[str, str]  # (the repository's folder, absolute and without a trailing "/"; its name)
 
 
-def localised(hits: list[Hit], roots: Sequence[Root]) -> list[Hit]:
+def localised(hits: list[Hit], roots: Callable[[], Sequence[Root]]) -> list[Hit]:
     """``hits`` with each absolute path inside one of ``roots`` made relative to it (the
-    deepest root holding it, for a repository inside another); the others as they were."""
-    if not roots or not any(_absolute(hit.path) for hit in hits):
+    deepest root holding it, for a repository inside another); the others as they were.
+    ``roots`` is asked only when a hit has an absolute path: it reads the indexes."""
+    if not any(_absolute(hit.path) for hit in hits) or not (found := roots()):
         return hits
-    deepest = sorted(roots, key=lambda root: -len(root[0]))
+    deepest = sorted(found, key=lambda root: -len(root[0]))
     return [_relative(hit, deepest) if _absolute(hit.path) else hit for hit in hits]
 
 
 def _absolute(path: str | None) -> bool:
-    return bool(path) and path is not None and path.startswith("/")
+    return path is not None and path.startswith("/")
 
 
 def _relative(hit: Hit, roots: Sequence[Root]) -> Hit:
