@@ -65,7 +65,7 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
     font = badge_font(base)
     metrics = QFontMetrics(font)
     height = metrics.height() + 4
-    badges = fitting_badges(sources, metrics, width)
+    badges, named = _laid_out(sources, metrics, width)
     used = max(1, sum(w for _, w in badges) + GAP * max(0, len(badges) - 1) + 2 * MARGIN)
     pixmap = QPixmap(max(1, round(used * ratio)), max(1, round((height + 2 * MARGIN) * ratio)))
     pixmap.setDevicePixelRatio(ratio)
@@ -75,7 +75,6 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setFont(font)
         x = float(MARGIN)
-        named = len(badges) - (1 if _counts_more(sources, badges) else 0)
         for number, (label, badge_w) in enumerate(badges):
             colour = theme.source_colour(sources[number]) if number < named else theme.colour("muted")
             fill = QColor(colour)
@@ -95,7 +94,15 @@ def badges_pixmap(sources: tuple[str, ...], base: QFont, width: int) -> QPixmap:
 def fitting_badges(sources: tuple[str, ...], metrics: QFontMetrics, width: int) -> list[tuple[str, int]]:
     """The labels and widths of the leading badges that fit in ``width`` (a cut badge
     reads worse), or, when even the first does not, that one with its name elided to
-    fit, so a source with a long name still shows (none when not even "…" fits)."""
+    fit, so a source with a long name still shows (none when not even "…" fits); then
+    a ``+N`` for the sources left out when there is room for it."""
+    return _laid_out(sources, metrics, width)[0]
+
+
+def _laid_out(
+    sources: tuple[str, ...], metrics: QFontMetrics, width: int
+) -> tuple[list[tuple[str, int]], int]:
+    """``fitting_badges``, and how many of them are sources' names (the rest is the count)."""
     badges: list[tuple[str, int]] = []
     x = MARGIN
     for name in sources:
@@ -114,26 +121,22 @@ def fitting_badges(sources: tuple[str, ...], metrics: QFontMetrics, width: int) 
 
 def _with_more(
     sources: tuple[str, ...], badges: list[tuple[str, int]], metrics: QFontMetrics, width: int
-) -> list[tuple[str, int]]:
+) -> tuple[list[tuple[str, int]], int]:
     """``badges`` ending in a ``+N`` badge for the sources left out, giving up trailing
-    badges for its room (never the first: a name says more than a count). Three sources
-    agreeing on a hit showed as one badge, as if one had found it."""
+    badges for its room (never the first: a name says more than a count), and how many
+    names are left. Three sources agreeing on a hit showed as one badge, as if one had
+    found it."""
     shown = list(badges)
     while 0 < len(shown) < len(sources):
         more = f"+{len(sources) - len(shown)}"
         more_w = metrics.horizontalAdvance(more) + 2 * PAD_X
         used = MARGIN + sum(w for _, w in shown) + GAP * len(shown)
         if used + more_w <= width - MARGIN:
-            return [*shown, (more, more_w)]
+            return [*shown, (more, more_w)], len(shown)
         if len(shown) == 1:
             break
         shown.pop()
-    return badges
-
-
-def _counts_more(sources: tuple[str, ...], badges: list[tuple[str, int]]) -> bool:
-    """Whether the last of ``badges`` is the ``+N`` count of the sources left out."""
-    return bool(badges) and badges[-1][0] == f"+{len(sources) - len(badges) + 1}" and len(badges) <= len(sources)
+    return badges, len(badges)
 
 
 def _device_ratio() -> float:
