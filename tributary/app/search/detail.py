@@ -301,22 +301,20 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
     if language is None or hit.start_line is None:
         return Presentation(text, language, wrap=language is None)
     lines = text.split("\n")
-    if (given := _given_numbers(hit, len(lines))) is not None:  # a grep answer's lines, with gaps
-        width = len(str(max((n for n in given if n is not None), default=0)))
-        numbered = [f"{'' if n is None else n:>{width}} │ {line}" for n, line in zip(given, lines, strict=True)]
-        return Presentation("\n".join(numbered), language, wrap=False, gutter=width + 3, focus=(0, len(lines) - 1))
-    first, focus = hit.start_line, (0, len(lines) - 1)
-    # Lines past the hit's own (a looked-up class's list of members, each saying where it
-    # is) are not the file's next lines: they get no number, and the file is not read around.
-    own = hit.end_line - first + 1 if hit.end_line is not None and hit.end_line >= first else len(lines)
-    found = _around(hit, around) if len(lines) <= own else None
-    if found is not None:
-        lines, first, focus = found
-        own = len(lines)
-    width = len(str(first + min(own, len(lines)) - 1))
-    numbered = [
-        f"{first + i if i < own else '':>{width}} │ {line}" for i, line in enumerate(lines)
-    ]
+    focus = (0, len(lines) - 1)
+    numbers = _given_numbers(hit, len(lines))  # a grep answer's lines, with gaps
+    if numbers is None:
+        first = hit.start_line
+        # Lines past the hit's own (a looked-up class's list of members, each saying where it
+        # is) are not the file's next lines: they get no number, and the file is not read around.
+        own = hit.end_line - first + 1 if hit.end_line is not None and hit.end_line >= first else len(lines)
+        found = _around(hit, around) if len(lines) <= own else None
+        if found is not None:
+            lines, first, focus = found
+            own = len(lines)
+        numbers = [first + i if i < own else None for i in range(len(lines))]
+    width = len(str(max((n for n in numbers if n is not None), default=0)))
+    numbered = [f"{'' if n is None else n:>{width}} │ {line}" for n, line in zip(numbers, lines, strict=True)]
     return Presentation("\n".join(numbered), language, wrap=False, gutter=width + 3, focus=focus)
 
 
