@@ -87,7 +87,7 @@ def run_add(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc)
         return 1
-    if args.name in current.servers:
+    if args.name in current.servers:  # checked before any secret goes to the keyring
         return fail(f"a server named '{args.name}' is already configured "
                     f"({server_summary(current.servers[args.name])}); choose another name, "
                     f"or `tributary servers remove {args.name}` first")
@@ -114,18 +114,10 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    try:
-        current = load_config(config_path(args))
-    except ConfigError as exc:
-        print(exc)
-        return 1
-    if args.name not in current.servers:
-        known = ", ".join(sorted(current.servers)) or "none"
-        return fail(f"no server named '{args.name}' in the config (configured: {known})")
-
     def removed(config: Config) -> Config:
         if args.name not in config.servers:
-            raise _Refused(f"'{args.name}' was removed meanwhile; nothing changed")
+            known = ", ".join(sorted(config.servers)) or "none"
+            raise _Refused(f"no server named '{args.name}' in the config (configured: {known})")
         only = [rule.name for rule in config.routing.rules if rule.servers == [args.name]]
         if only:
             raise _Refused(
