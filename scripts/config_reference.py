@@ -95,7 +95,11 @@ DESCRIPTIONS: dict[str, str] = {
         "such as server-memory's `search_nodes` (set on import); `glob` sends a pattern "
         "for file names holding any of those words (`**/*{routing,rules}*`; a name with "
         "its dot stays whole), for a file-name search such as server-filesystem's "
-        "`search_files`."),
+        "`search_files`; `pattern` sends a regular expression for any of its names, an "
+        "issue's code names first (`get_help_record|show_default|PosixPath`), for a grep "
+        "tool such as mcp-ripgrep's `search` (a one-line query already written as an "
+        "expression goes as it is). Left at `full`, a tool whose query argument says it "
+        "takes a regular expression is sent `pattern`."),
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",

@@ -341,3 +341,25 @@ def test_prose_keys_drop_markup_link_targets_and_urls(marked: str, plain: str) -
 def test_prose_keys_leave_text_without_markup_as_squeezed() -> None:
     text = "Plain words, (parenthesised) and 3.5 numbers: nothing to strip; ok?"
     assert squeeze_prose(text) == squeeze(text)
+
+
+def test_a_grep_answers_scattered_lines_stand_for_the_file_not_one_range() -> None:
+    # mcp-ripgrep's matches in core.py, lines 274 to 3763 with gaps, read as one range,
+    # folded every chunk of the file between them into one result.
+    grep = hit("ripgrep", 1, "    def get_help_record(self, ctx):\n…\n        show_default = False",
+               path="src/click/core.py", lines=(274, 3763),
+               metadata={"line_numbers": [274, None, 3338, None, 3410]})
+    best = hit("files", 1, FUNC_A, path="src/click/core.py", lines=(3338, 3381))
+    other = hit("files", 2, FUNC_B, path="src/click/core.py", lines=(3383, 3465))
+    result = deduplicate([grep, best, other], DedupConfig(semantic=False), quote_files=True)
+    assert [h.id for h in result.hits] == [best.id, other.id]
+    assert _members(result.groups, best.id) == {grep.id: (DedupReason.FILE, 1.0)}
+    from tributary.engine.pipeline.dedup import fold_label
+
+    assert fold_label(result.groups[0].members[0]) == "evidence: same file"
+    # A grep answer that is one passage (no gap) is a range like any chunk.
+    passage = hit("ripgrep", 1, FUNC_A, path="src/click/core.py", lines=(3338, 3381),
+                  metadata={"line_numbers": list(range(3338, 3382))})
+    result = deduplicate([passage, best, other], DedupConfig(semantic=False), quote_files=True)
+    assert _members(result.groups, best.id)[passage.id][0] in (DedupReason.HASH, DedupReason.OVERLAP)
+    assert other in result.hits

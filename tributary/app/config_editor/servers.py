@@ -85,6 +85,7 @@ QUERY_MODE_LABELS: dict[str, str] = {
     "full": "the whole question",
     "keywords": "its content words",
     "glob": "a file-name glob of them",
+    "pattern": "a regex of its names (grep)",
 }
 # Narrower than this (a tiled or scaled-up window), the list gives the form room:
 # at most this share of the width, its names eliding in the middle.
@@ -365,8 +366,10 @@ class ServersPage(QWidget):
             self.query_mode.addItem(QUERY_MODE_LABELS[mode], mode)
         self.query_mode.setToolTip(
             "What the tool is sent: the whole question; its content words, for a tool that "
-            "matches its query as one substring (server-memory); or a file-name glob made of "
-            "them, for a tool that matches names (server-filesystem's search_files)")
+            "matches its query as one substring (server-memory); a file-name glob made of "
+            "them, for a tool that matches names (server-filesystem's search_files); or a "
+            "regular expression for any of its names, for a grep tool (chosen by itself "
+            "when the tool says its query is a regex)")
         self.tool_arguments = QLineEdit()
         self.tool_arguments.setPlaceholderText("fixed arguments, e.g. {path: /srv/docs}")
         self.tool_arguments.setToolTip(

@@ -63,7 +63,8 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add.add_argument("--weight", type=float, help="its share in the fused ranking (default 1)")
     add.add_argument("--tool", help="the tool that answers searches (default: auto-detected)")
     add.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
-                     help="what the tool is sent: the whole question, its content words, or a glob")
+                     help="what the tool is sent: the whole question, its content words, a glob, "
+                          "or a regex of its names")
     add.add_argument("--arguments", metavar="YAML",
                      help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")
     add.add_argument("--disabled", action="store_true", help="add it switched off")

@@ -15,9 +15,10 @@ Transport = Literal["stdio", "http", "sse"]
 REMOTE_TRANSPORTS = ("http", "sse")  # served at a URL, not spawned
 AuthMode = Literal["auto", "oauth", "none"]
 AUTH_MODES = ("auto", "oauth", "none")
-# What a search sends as the query: the whole question, or its content words (for a
-# tool that matches its query as one substring, like server-memory's search_nodes).
-QueryMode = Literal["full", "keywords", "glob"]
+# What a search sends as the query: the whole question, its content words (for a tool
+# that matches its query as one substring, like server-memory's search_nodes), a file-name
+# glob of them, or a regular expression for any of its names (a grep tool).
+QueryMode = Literal["full", "keywords", "glob", "pattern"]
 RoutingMode = Literal["first", "all"]
 CacheBackend = Literal["memory", "sqlite", "redis", "off"]
 IndexBackendName = Literal["sqlite", "postgres"]

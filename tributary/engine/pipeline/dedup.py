@@ -21,7 +21,10 @@ Five kinds of evidence join two hits (each edge keeps its reason and similarity)
 * ``file``     — a hit naming a whole file (as above: e.g. a task history's "files
   changed") joins the best chunk of that file, so sources agreeing on a file are seen
   to agree. Code sent without its lines (a symbol server's snippet) is not such a hit:
-  it is one part of the file, and other parts of the file are other results.
+  it is one part of the file, and other parts of the file are other results. A grep
+  answer's lines scattered over a file (``line_numbers`` with gaps) stand for the file
+  the same way: their first and last line are not one passage, and read as a range
+  they would fold every chunk between them into one result.
 
 Similar-looking hits are kept apart when there is evidence they are different results
 (``distinct``: two different whole files, disjoint lines of one file, or different
@@ -96,14 +99,15 @@ def relevance_key(hit: Hit) -> tuple[int, float, int, str, str]:
 @dataclass(slots=True)
 class _Facts:
     """What the edge finders ask of every hit, found once per hit: whether it has a line
-    range (``_has_span``) and whether it names a whole file (``is_file_reference``)."""
+    range that is one passage (``_passage``) and whether it stands for a whole file
+    (``_names_file``)."""
 
     spans: list[bool]
     refs: list[bool]
 
     @staticmethod
     def of(hits: Sequence[Hit]) -> _Facts:
-        return _Facts([_has_span(hit) for hit in hits], [is_file_reference(hit) for hit in hits])
+        return _Facts([_passage(hit) for hit in hits], [_names_file(hit) for hit in hits])
 
 
 def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], list[int], list[bytes]]:
@@ -141,6 +145,24 @@ def is_file_reference(hit: Hit) -> bool:
     return bool(hit.path) and not _has_span(hit) and not looks_like_code(hit.content)
 
 
+def _scattered(hit: Hit) -> bool:
+    """Lines of a file with gaps between them (a grep answer's matches: their
+    ``line_numbers`` hold None where lines were left out)."""
+    numbers = hit.metadata.get("line_numbers")
+    return isinstance(numbers, list) and None in numbers
+
+
+def _passage(hit: Hit) -> bool:
+    """A line range whose lines are all there: one passage of its file."""
+    return _has_span(hit) and not _scattered(hit)
+
+
+def _names_file(hit: Hit) -> bool:
+    """A hit that stands for its whole file when joining others: text about the file
+    (``is_file_reference``) or lines scattered over it (``_scattered``)."""
+    return is_file_reference(hit) or (bool(hit.path) and _scattered(hit))
+
+
 def distinct(a: Hit, b: Hit) -> bool:
     """Evidence that two similar-looking hits are different results, which vetoes fuzzy and
     semantic edges: they name two different whole files, sit at disjoint lines of one
@@ -156,7 +178,7 @@ def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) 
     if is_task(a) != is_task(b):  # a task and a chunk (or a file) are two answers
         return True
     if facts is None:
-        refs, spans = (is_file_reference(a), is_file_reference(b)), (_has_span(a), _has_span(b))
+        refs, spans = (_names_file(a), _names_file(b)), (_passage(a), _passage(b))
     else:
         refs, spans = (facts.refs[i], facts.refs[j]), (facts.spans[i], facts.spans[j])
     if refs[0] and refs[1] and a.path != b.path:
@@ -316,7 +338,7 @@ def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
     # Only a path with two or more spans can overlap: group by path, sort within.
     by_path: dict[str, list[tuple[int, int, int]]] = {}
     for i, h in enumerate(hits):
-        if h.path and h.start_line is not None and h.end_line is not None:
+        if _passage(h) and h.path and h.start_line is not None and h.end_line is not None:
             by_path.setdefault(h.path, []).append((h.start_line, h.end_line, i))
     edges: list[Edge] = []
     overlap = DedupReason.OVERLAP
@@ -482,11 +504,11 @@ def _spanned(kept: Hit, content: str, start: int, end: int, chain: Sequence[Hit]
 
 def _overlapping_same_file(kept: Hit, members: Sequence[Hit]) -> list[Hit]:
     """Members of the kept hit's file whose ranges chain-overlap the kept range."""
-    if not _has_span(kept):
+    if not _passage(kept):
         return []
     lo, hi = kept.start_line or 0, kept.end_line or 0
     chain: list[Hit] = []
-    pending = [m for m in members if m.path == kept.path and _has_span(m)]
+    pending = [m for m in members if m.path == kept.path and _passage(m)]
     if len(pending) == 1:  # the common case: one other copy of the chunk
         overlaps = (pending[0].start_line or 0) <= hi and (pending[0].end_line or 0) >= lo
         return pending if overlaps else []
@@ -589,7 +611,7 @@ def deduplicate(
         else:
             keys = {i: relevance_key(hits[i]) for i in members}
             order = sorted(members, key=keys.__getitem__)
-        if quote_files and is_file_reference(hits[order[0]]):
+        if quote_files and _names_file(hits[order[0]]):
             order = _quote_first(order, hits)
         best = order[0]
         group = DedupGroup(kept=hits[best])
@@ -617,7 +639,7 @@ def _quote_first(order: list[int], hits: Sequence[Hit]) -> list[int]:
     titles where the code should be (for lookups it puts the definition first far more
     often: ``bench/identifier_queries.py``, figures in docs/benchmarks.md)."""
     for at, i in enumerate(order):
-        if _has_span(hits[i]):
+        if _passage(hits[i]):
             return [i, *order[:at], *order[at + 1 :]]
     return order
 
@@ -649,7 +671,7 @@ def why_folded(member: GroupMember, kept: Hit | None = None) -> str:
         return f"same meaning ({member.similarity:.0%} similar) as {where}"
     if reason is DedupReason.OVERLAP:
         return "overlapping lines of the same file"
-    if is_file_reference(member.hit):
+    if _names_file(member.hit):
         return f"names the same file: evidence for {where}"
     return f"the same file as {where}"
 
@@ -665,4 +687,4 @@ def fold_label(member: GroupMember) -> str:
         return f"same meaning ({member.similarity:.0%})"
     if reason is DedupReason.OVERLAP:
         return "overlapping lines"
-    return "evidence: same file" if is_file_reference(member.hit) else "same file"
+    return "evidence: same file" if _names_file(member.hit) else "same file"

@@ -22,7 +22,9 @@ never by the server's list order.
 Fixed ``arguments`` win over the automatic top_k, which is kept within the schema's
 minimum/maximum. ``query_mode: keywords`` sends only the query's content words (for
 substring searches), ``glob`` a file-name pattern made of them (for a tool that
-matches names against a glob). A server none of whose tools takes a query-like argument is not
+matches names against a glob), ``pattern`` a regular expression for any of its names
+(for a grep tool; chosen by itself for a tool whose query argument says it is a regular
+expression, unless another mode is set). A server none of whose tools takes a query-like argument is not
 asked (:data:`TAKES_NO_QUERY`); a search tool that needs required arguments Tributary
 cannot fill is named in the error with the config that would use it.
 """
@@ -45,6 +47,7 @@ from tributary.engine.config.toolnames import (
 )
 from tributary.engine.errors import TributaryError
 from tributary.engine.localsearch.fts import fts_terms
+from tributary.engine.sources.grep_pattern import grep_pattern
 
 # A query tool whose description says it takes a query language would get the user's words
 # as code (mcp-server-sqlite's read_query: "Execute a SELECT query on the SQLite database").
@@ -75,7 +78,7 @@ class ToolSelection:
     auto: bool = False
     accepts: frozenset[str] = frozenset()  # the tool's argument names
     top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
-    query_mode: str = "full"  # "keywords": the query's content words only; "glob": a name pattern
+    query_mode: str = "full"  # "keywords": its content words; "glob": a name pattern; "pattern": a regex
 
     def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
@@ -105,13 +108,16 @@ class ToolSelection:
         """
         if self.query_mode == "glob":  # a file-name search (server-filesystem's search_files)
             return _name_glob(query)
+        if self.query_mode == "pattern":  # a grep tool (mcp-ripgrep's search)
+            return grep_pattern(query)
         if self.query_mode != "keywords":
             return query
         return " ".join(fts_terms(query, numbers=True)) or query
 
     def describe(self) -> str:
         how = "auto-detected" if self.auto else "configured"
-        mode = {"keywords": " as keywords", "glob": " as a glob"}.get(self.query_mode, "") if self.query_argument else ""
+        modes = {"keywords": " as keywords", "glob": " as a glob", "pattern": " as a regex of its names"}
+        mode = modes.get(self.query_mode, "") if self.query_argument else ""
         parts = [f"{self.tool}({self.query_argument or '—'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
@@ -170,15 +176,16 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         raise ToolSelectionError(f"{NO_READ_ONLY} (passed over: {listed})")
     tool = min(safe, key=lambda t: (_name_rank(t.name), len(_required(t)), t.name))
     top_k_arg = config.top_k_argument or _top_k_argument(tool)
+    query_arg = _query_argument(tool, config)
     return ToolSelection(
         tool=tool.name,
-        query_argument=_query_argument(tool, config),
+        query_argument=query_arg,
         top_k_argument=top_k_arg,
         fixed=dict(config.arguments),
         auto=True,
         accepts=frozenset(_properties(tool)),
         top_k_range=_range(tool, top_k_arg),
-        query_mode=config.query_mode,
+        query_mode=_query_mode(config, tool, query_arg),
     )
 
 
@@ -236,7 +243,27 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
         )
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
                          accepts=frozenset(props), top_k_range=_range(tool, top_k_arg),
-                         query_mode=config.query_mode)
+                         query_mode=_query_mode(config, tool, query_arg))
+
+
+_REGEX_WORDS = re.compile(r"\bregex(?:p|es)?\b|\bregular expressions?\b", re.IGNORECASE)
+
+
+def _query_mode(config: ServerConfig, tool: types.Tool, query_arg: str | None) -> str:
+    """The configured mode, except that the default (``full``) becomes ``pattern`` for a
+    query argument that is a regular expression (named ``regex``, or so described by
+    it or by the tool, and not said to be a glob): a question sent whole to grep finds
+    nothing, and an issue with code in it is not a valid expression."""
+    if config.query_mode != "full" or query_arg is None:
+        return config.query_mode
+    schema = _properties(tool).get(query_arg)
+    described = str(schema.get("description", "")) if isinstance(schema, dict) else ""
+    said = f"{described} {tool.description or ''}"
+    if "glob" in said.lower():
+        return config.query_mode
+    if query_arg.lower() in ("regex", "regexp") or _REGEX_WORDS.search(said):
+        return "pattern"
+    return config.query_mode
 
 
 def _marked_read_only(tool: types.Tool) -> bool:
