@@ -114,7 +114,7 @@ def test_servers_list_shows_latency_and_what_happened(qtbot: Any, tmp_path: Path
     assert not editor.dirty  # showing state is not an edit
     page.list.viewport().grab()  # the delegate paints the note without complaint
 
-    assert page.state_label.text() == "Status: running · pid 4242 · up 2 min · ~85 ms typical"
+    assert page.state_label.text() == "Status: running · pid 4242 · up 2 min · ~85 ms typical · asks search(query)"
     page.list.setCurrentItem(items["git"])
     text = page.state_label.text()
     assert text.startswith("Status: down, restarting in 0.5 s")
@@ -176,3 +176,12 @@ def test_a_server_that_needs_a_setting_says_which_kind_in_the_list(qtbot: Any, t
     labels = {editor.servers.list.item(n).text(): editor.servers.list.item(n).data(LATENCY_ROLE)
               for n in range(editor.servers.list.count())}
     assert labels == {"filesystem": "needs arguments", "everything": "no read-only tool"}
+
+
+def test_describe_state_says_what_a_search_sends_a_running_server() -> None:
+    # A grep tool left at `query_mode: full` is sent a regex of the question's names:
+    # the form's Query mode says "the whole question", so the status says what is asked.
+    grep = state("rg", 12.0, tool="search(pattern as a regex of its names, maxResults=top_k) [configured]")
+    assert describe_state(grep).endswith(
+        " · asks search(pattern as a regex of its names, maxResults=top_k) [configured]")
+    assert "asks" not in describe_state(replace(grep, status=ServerStatus.IDLE))

@@ -105,3 +105,67 @@ def test_the_program_is_kept_after_the_top_levels_config_option(tmp_path: Path) 
     assert main(["--config", str(chosen), "servers", "add", "rg", "--", "mcp-ripgrep", "-y"]) == 0
     server = load_config(chosen).servers["rg"]
     assert (server.command, server.args) == ("mcp-ripgrep", ["-y"])
+
+
+def test_set_changes_the_named_settings_and_keeps_the_others(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["servers", "add", "rg", "--tool", "search", "--arguments", "{path: /src}",
+                 "--env", "A=1", "--", "mcp-ripgrep"]) == 0
+    capsys.readouterr()
+    assert main(["servers", "set", "rg", "--timeout", "10", "--query-mode", "pattern", "--env", "B=2",
+                 "--env", f"TOKEN={TOKEN}", "--disable"]) == 0
+    out = capsys.readouterr().out
+    assert "~ rg: env B set; env TOKEN set; timeout 3.0 → 10.0; enabled True → False; query_mode full → pattern" in out
+    assert TOKEN not in config_text() and TOKEN not in out and "keyring" in out
+    server = load_config(paths.default_config_path()).servers["rg"]
+    assert (server.command, server.tool, server.arguments) == ("mcp-ripgrep", "search", {"path": "/src"})
+    assert (server.env["A"], server.env["B"], server.timeout, server.enabled) == ("1", "2", 10.0, False)
+    assert main(["servers", "set", "rg", "--reset", "query_mode", "--reset", "timeout", "--unset-env", "A",
+                 "--enable", "--", "rg-mcp", "--stdio"]) == 0
+    assert "env A removed" in capsys.readouterr().out
+    server = load_config(paths.default_config_path()).servers["rg"]
+    assert (server.command, server.args, server.query_mode, server.timeout) == ("rg-mcp", ["--stdio"], "full", 3.0)
+    assert "A" not in server.env and server.enabled
+    assert main(["servers", "set", "rg", "--url", "http://127.0.0.1:9/mcp"]) == 0
+    server = load_config(paths.default_config_path()).servers["rg"]
+    assert (server.transport, server.url, server.command, server.env) == ("http", "http://127.0.0.1:9/mcp", None, {})
+    assert "env B removed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["rg"], "nothing to change"),
+    (["rg", "--reset", "tool", "--tool", "x"], "--reset tool and a new value for it"),
+    (["rg", "--weight", "-1"], "not changed (the config file is unchanged)"),
+    (["nope", "--timeout", "3"], "no server named 'nope' in the config (configured: rg)"),
+    (["files", "--weight", "2"], "'files' is a built-in server, run once a repository is indexed"),
+])
+def test_set_says_what_is_wrong_and_saves_nothing(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["servers", "add", "rg", "--", "mcp-ripgrep"]) == 0
+    before = config_text()
+    capsys.readouterr()
+    assert main(["servers", "set", *argv]) == 1
+    said = capsys.readouterr()
+    assert says in said.err + said.out
+    assert config_text() == before
+
+
+def test_set_tunes_a_built_in_server_and_nothing_else_of_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tributary.engine.index.store import SqliteStore
+
+    paths.indexes_dir().mkdir(parents=True, exist_ok=True)
+    store = SqliteStore(paths.indexes_dir() / "proj-1.files.sqlite")
+    store.set_meta("root", str(tmp_path))
+    store.close()
+    assert main(["servers", "set", "files", "--weight", "2", "--timeout", "12"]) == 0
+    assert "~ files: timeout 10.0 → 12.0; weight 1.0 → 2.0" in capsys.readouterr().out
+    entry = load_config(paths.default_config_path()).servers["files"]
+    assert entry.tunes_builtin and (entry.builtin, entry.weight, entry.timeout) == ("files", 2.0, 12.0)
+    assert main(["servers", "set", "files", "--reset", "timeout"]) == 0
+    assert "timeout 12.0 → 10.0" in capsys.readouterr().out  # the built-in's own default
+    before = config_text()
+    assert main(["servers", "set", "files", "--tool", "x"]) == 1
+    assert "only --timeout, --weight, --enable and --disable apply to it, not --tool" in capsys.readouterr().err
+    assert config_text() == before

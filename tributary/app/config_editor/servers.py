@@ -97,7 +97,8 @@ _STATUS_DOT = {"ready": "ok", "starting": "pending", "idle": "pending",
 
 
 def describe_state(state: ServerState) -> str:
-    """One line on a server's running state: ``running · pid 4242 · up 3 min · ~85 ms typical …``."""
+    """One line on a server's running state: ``running · pid 4242 · up 3 min · ~85 ms
+    typical · asks search(query, top_k=top_k) [auto-detected]``."""
     status = str(state.status)
     parts = [{"ready": "running", "idle": "not started yet (starts on first use)",
               "backoff": "down, restarting"}.get(status, status)]
@@ -119,6 +120,8 @@ def describe_state(state: ServerState) -> str:
         parts.append(f"last error: {state.last_error}")
     if cannot_search(state):
         parts.append(f"not asked in searches: {state.tool_error}")
+    elif status == "ready" and state.tool:  # what a search sends it, mode included
+        parts.append(f"asks {state.tool}")
     return " · ".join(parts)
 
 

@@ -1,5 +1,5 @@
-"""``tributary servers add`` and ``servers remove``: one server into or out of the config
-file from the command line, as the app's server form does.
+"""``tributary servers add``, ``set`` and ``remove``: one server into, changed in or out
+of the config file from the command line, as the app's server form does.
 
 The change is made under the config file's lock to what is on disk then, validated
 and written atomically with a backup (``tributary.engine.config.save.update_config``),
@@ -29,9 +29,14 @@ from tributary.engine.config.schema import (
     Transport,
 )
 from tributary.engine.config.secrets import server_summary
+from tributary.engine.config.validate import BUILTIN_SERVER_NAMES
 from tributary.engine.errors import TributaryError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Settings ``servers set --reset`` puts back to their defaults.
+RESETTABLE = ("tool", "query_mode", "arguments", "cwd", "timeout", "weight")
+# What a built-in server's tuning entry may hold besides its name (``ServerConfig.tunes_builtin``).
+_TUNABLE = ("timeout", "weight", "enabled")
 
 
 class _Refused(TributaryError):
@@ -69,6 +74,39 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                      help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")
     add.add_argument("--disabled", action="store_true", help="add it switched off")
     add.set_defaults(func=run_add)
+
+    change = servers.add_parser(
+        "set", help="change a configured server's settings",
+        usage="tributary servers set NAME [options] [-- COMMAND [ARG ...]]",
+        description="Change the settings named and keep the others (`tributary servers set rg "
+        "--timeout 10 --arguments '{path: /src}'`); a command after -- replaces the program "
+        "it starts. For the built-in servers (files, tasks) only --timeout, --weight, "
+        "--enable and --disable apply. Saved as `servers add` saves.")
+    change.add_argument("name")
+    change.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
+    change.add_argument("--url", help="a new address, for a server reached at a URL")
+    change.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set one environment variable (repeatable; the others are kept)")
+    change.add_argument("--unset-env", action="append", default=[], metavar="KEY",
+                        help="remove one environment variable (repeatable)")
+    change.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="set one HTTP header of a --url server (repeatable)")
+    change.add_argument("--cwd", metavar="DIR", help="working directory of the started server")
+    change.add_argument("--timeout", type=float, metavar="S", help="seconds a search waits for its answer")
+    change.add_argument("--weight", type=float, help="its share in the fused ranking")
+    change.add_argument("--tool", help="the tool that answers searches")
+    change.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
+                        help="what the tool is sent: the whole question, its content words, a "
+                             "glob, or a regex of its names")
+    change.add_argument("--arguments", metavar="YAML", help="fixed tool arguments as a YAML mapping")
+    switch = change.add_mutually_exclusive_group()
+    switch.add_argument("--enable", dest="enabled", action="store_const", const=True, default=None,
+                        help="let searches ask it")
+    switch.add_argument("--disable", dest="enabled", action="store_const", const=False,
+                        help="switch it off (kept in the config)")
+    change.add_argument("--reset", action="append", default=[], choices=RESETTABLE, metavar="SETTING",
+                        help=f"put a setting back to its default (repeatable: {', '.join(RESETTABLE)})")
+    change.set_defaults(func=run_set)
 
     remove = servers.add_parser(
         "remove", help="remove an MCP server from the config",
@@ -112,6 +150,176 @@ def run_add(args: argparse.Namespace) -> int:
         print(secrets_note)
     print(f"saved to {after.path}; check it with `tributary servers test {server.name}`")
     return 0
+
+
+def run_set(args: argparse.Namespace) -> int:
+    try:
+        asked = _changes(args)
+    except ValueError as exc:
+        return fail(str(exc))
+    if not asked and not args.reset:
+        return fail(f"nothing to change: name a setting (tributary servers set {args.name} "
+                    "--timeout 10), or see `tributary servers set --help`")
+    try:
+        current = load_config(config_path(args))
+    except ConfigError as exc:
+        print(exc)
+        return 1
+    try:
+        builtin = _builtin_default(current, args.name)
+        if builtin is not None:
+            _check_tunable(args.name, asked, args.reset)
+    except ValueError as exc:
+        return fail(str(exc))
+    secrets_note = None
+    if "env" in asked or "headers" in asked:  # moved before the lock, as `add` does
+        from tributary.engine.config.secret_move import move_imported_secrets
+
+        holder = ServerConfig(name=args.name, command="-", env=asked.get("env", {}),
+                              headers=asked.get("headers", {}))
+        [moved], secrets_note = move_imported_secrets([holder])
+        asked = {**asked, **({"env": moved.env} if "env" in asked else {}),
+                 **({"headers": moved.headers} if "headers" in asked else {})}
+
+    def changed(config: Config) -> Config:
+        entry = config.servers.get(args.name)
+        default = _builtin_default(config, args.name)
+        if entry is None:
+            if default is None and args.name in BUILTIN_SERVER_NAMES:
+                raise _Refused(f"'{args.name}' is a built-in server, run once a repository is "
+                               "indexed (`tributary index add PATH`); none is yet")
+            if default is None:
+                known = ", ".join(sorted(config.servers)) or "none"
+                raise _Refused(f"no server named '{args.name}' in the config (configured: {known}); "
+                               f"add it with `tributary servers add {args.name}`")
+            entry = _tuning(default)
+        updated = copy.deepcopy(config)
+        updated.servers[args.name] = _applied(
+            copy.deepcopy(entry), asked, args.reset, args.unset_env,
+            default=_tuning(default) if default is not None else ServerConfig(name=args.name))
+        return updated
+
+    saved = _saved(args, changed, "changed")
+    if isinstance(saved, int):
+        return saved
+    before, after = saved
+    server = after.servers[args.name]
+    old = before.servers.get(args.name)
+    if old is None:  # a built-in's first tuning: compared with how it ran untuned
+        old = _tuning(_builtin_default(before, args.name) or server)
+    differences = _differences(old, server)
+    print(f"~ {args.name}: {'; '.join(differences) or 'no setting changed'}")
+    if secrets_note is not None:
+        print(secrets_note)
+    print(f"saved to {after.path}; check it with `tributary servers test {args.name}`")
+    return 0
+
+
+def _changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``servers set`` was given, as ServerConfig fields; ValueError saying
+    which argument is wrong."""
+    asked: dict[str, Any] = {}
+    command = list(args.command)
+    if args.url and command:
+        raise ValueError("give either --url or a command after --, not both")
+    if command:
+        asked.update(command=command[0], args=command[1:])
+    if args.url:
+        asked["url"] = args.url
+    if args.env:
+        asked["env"] = _pairs(args.env, "=", "--env", "KEY=VALUE")
+    if args.header:
+        asked["headers"] = _pairs(args.header, ":", "--header", "NAME: VALUE")
+    for name in ("cwd", "timeout", "weight", "tool", "query_mode", "enabled"):
+        if (value := getattr(args, name)) is not None:
+            asked[name] = value
+    if args.arguments is not None:
+        asked["arguments"] = _mapping(args.arguments)
+    if args.unset_env:
+        asked.setdefault("env", {})
+    clash = sorted(set(args.reset) & set(asked))
+    if clash:
+        raise ValueError(f"--reset {clash[0]} and a new value for it: give one of the two")
+    return asked
+
+
+def _builtin_default(config: Config, name: str) -> ServerConfig | None:
+    """The built-in server ``name`` as it runs untuned, if ``name`` is one the config at
+    most tunes; else None."""
+    from tributary.engine.repos.builtins import with_builtin_servers
+
+    entry = config.servers.get(name)
+    if entry is not None and not entry.tunes_builtin:
+        return None
+    bare = copy.deepcopy(config)
+    bare.servers.pop(name, None)
+    return with_builtin_servers(bare).servers.get(name)
+
+
+def _tuning(builtin: ServerConfig) -> ServerConfig:
+    """An entry tuning ``builtin`` that changes nothing yet."""
+    return ServerConfig(name=builtin.name, builtin=builtin.builtin, command=None,
+                        **{key: getattr(builtin, key) for key in _TUNABLE})
+
+
+def _check_tunable(name: str, asked: dict[str, Any], reset: list[str]) -> None:
+    other = sorted((set(asked) | set(reset)) - set(_TUNABLE))
+    if other:
+        option = "a command" if other[0] in ("command", "args") else "--" + other[0].replace("_", "-")
+        raise ValueError(f"'{name}' is a built-in server: only --timeout, --weight, --enable and "
+                         f"--disable apply to it, not {option}")
+
+
+def _applied(
+    server: ServerConfig, asked: dict[str, Any], reset: list[str], unset_env: list[str], *,
+    default: ServerConfig,
+) -> ServerConfig:
+    """``server`` with ``reset`` settings as in ``default`` and ``asked`` ones applied."""
+    for key in reset:
+        setattr(server, key, copy.deepcopy(getattr(default, key)))
+    for key, value in asked.items():
+        if key in ("env", "headers"):
+            getattr(server, key).update(value)
+        else:
+            setattr(server, key, value)
+    for key in unset_env:
+        server.env.pop(key, None)
+    # A server started by command and one reached at a URL take different settings:
+    # switching drops the other kind's (the summary lists them as removed).
+    if "command" in asked and server.transport != "stdio":
+        server.url, server.headers, server.transport = None, {}, "stdio"
+    elif "url" in asked and server.transport == "stdio":
+        server.command, server.args, server.env, server.cwd = None, [], {}, None
+        server.transport = "http"
+    return server
+
+
+def _differences(before: ServerConfig, after: ServerConfig) -> list[str]:
+    """``timeout 3.0 → 10.0``, one per setting that changed; secret values never shown."""
+    from dataclasses import fields
+
+    said: list[str] = []
+    for item in fields(ServerConfig):
+        old, new = getattr(before, item.name), getattr(after, item.name)
+        if old == new or item.name == "health":
+            continue
+        if item.name in ("env", "headers"):
+            for key in sorted(set(old) | set(new)):
+                if key not in new:
+                    said.append(f"{item.name} {key} removed")
+                elif old.get(key) != new[key]:
+                    said.append(f"{item.name} {key} set")
+        else:
+            said.append(f"{item.name} {_shown(old)} → {_shown(new)}")
+    return said
+
+
+def _shown(value: Any) -> str:
+    if value is None or value == [] or value == {}:
+        return "(none)"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
 
 
 def run_remove(args: argparse.Namespace) -> int:

@@ -92,7 +92,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 # Commands whose arguments after ``--`` are a program to run and its own arguments, kept
 # whole: argparse would take them for its options or drop them after an option.
-PROGRAM_AFTER_DASHES = (("servers", "add"),)
+PROGRAM_AFTER_DASHES = (("servers", "add"), ("servers", "set"))
 
 
 def _program_after_dashes(arguments: list[str]) -> tuple[list[str], list[str] | None]:
