@@ -643,7 +643,7 @@ def test_headers_are_added_as_headers_and_long_names_are_read_whole(qtbot: Any, 
     servers = editor.servers
     assert servers.headers._add.text() == "Add header"
     assert servers.env._add.text() == "Add variable"
-    editor.resize(700, 500)
+    editor.resize(1100, 500)
     servers.list.setCurrentRow(1)  # git
     servers.env._add.click()
     row = servers.env._rows[-1]
@@ -651,6 +651,25 @@ def test_headers_are_added_as_headers_and_long_names_are_read_whole(qtbot: Any, 
     for _ in range(3):
         QApplication.processEvents()
     assert row.key.width() >= row.key.fontMetrics().horizontalAdvance("GITHUB_PERSONAL_ACCESS_TOKEN")
+    assert not servers.form_scroll.horizontalScrollBar().isVisible()
+
+
+def test_a_narrow_form_puts_labels_above_fields_instead_of_scrolling_sideways(qtbot: Any, tmp_path: Path) -> None:
+    # 1,024 x 640 at 150 %: the form was wider than its pane (a long variable name, the
+    # Query mode choice's longest item) and scrolled sideways, cutting its labels off.
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    editor.resize(600, 420)
+    servers.list.setCurrentRow(1)
+    servers.env._add.click()
+    QTest.keyClicks(servers.env._rows[-1].key, "GITHUB_PERSONAL_ACCESS_TOKEN")
+    for _ in range(3):
+        QApplication.processEvents()
+    assert servers.form_widget.minimumSizeHint().width() <= servers.form_scroll.viewport().width()
+    assert not servers.form_scroll.horizontalScrollBar().isVisible()
+    row = servers.env._rows[-1]  # the name gives room, and so does the value, down to a few characters
+    ten = row.key.fontMetrics().averageCharWidth() * 10
+    assert row.key.width() >= ten and row.value.width() >= ten
 
 
 @pytest.mark.asyncio

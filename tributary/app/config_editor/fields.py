@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -47,6 +47,35 @@ def error_label() -> QLabel:
 
 
 KEY_MAX_WIDTH_CHARS = 32  # a name field grows with its name up to about this many characters
+KEY_MIN_WIDTH_CHARS = 10  # and gives room down to this many in a narrow form
+
+
+class _KeyEdit(QLineEdit):
+    """A name field that asks for its whole name but can give room in a narrow form:
+    its size hint fits the name, its minimum a few characters."""
+
+    wanted = 0
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(max(self.wanted, self.minimumSizeHint().width()), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        least = super().minimumSizeHint()
+        metrics = self.fontMetrics()
+        return QSize(min(self.wanted, metrics.averageCharWidth() * KEY_MIN_WIDTH_CHARS), least.height())
+
+
+class _ValueEdit(QLineEdit):
+    """A value field that takes the room left beside its name (stretch), asking for
+    little of its own, so the name is read whole first."""
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        least = super().minimumSizeHint()
+        return QSize(self.fontMetrics().averageCharWidth() * KEY_MIN_WIDTH_CHARS, least.height())
 
 
 class _Row(QWidget):
@@ -57,11 +86,11 @@ class _Row(QWidget):
         super().__init__()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.key = QLineEdit(key)
+        self.key = _KeyEdit(key)
         self.key.setPlaceholderText("NAME")
         self.key.textChanged.connect(self._fit_key)
         self._fit_key(key)
-        self.value = QLineEdit(value)
+        self.value = _ValueEdit(value)
         self.value.setPlaceholderText("value or ${VAR}")
         self.reveal = QToolButton()
         self.reveal.setText("Show")
@@ -77,17 +106,21 @@ class _Row(QWidget):
         self.key.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
         self.value.textEdited.connect(lambda _: self.changed.emit())
         self.value.textEdited.connect(lambda _: self._echo(self.reveal.isChecked()))
-        layout.addWidget(self.key, 2)
-        layout.addWidget(self.value, 3)
+        for field in (self.key, self.value):  # cut short in a narrow form: the start shows
+            field.setCursorPosition(0)
+        layout.addWidget(self.key)  # its name's width when there is room (_KeyEdit)
+        layout.addWidget(self.value, 1)
         layout.addWidget(self.reveal)
         layout.addWidget(remove)
 
     def _fit_key(self, text: str) -> None:
         """The name field is as wide as its name, up to a limit: a long variable name
-        is read whole rather than cut (values may be long too; they keep the rest)."""
+        is read whole rather than cut (values may be long too; they keep the rest),
+        unless the form is too narrow for both."""
         metrics = self.key.fontMetrics()
         wanted = metrics.horizontalAdvance(text or "NAME") + 3 * metrics.averageCharWidth() + 8
-        self.key.setMinimumWidth(min(wanted, metrics.horizontalAdvance("X" * KEY_MAX_WIDTH_CHARS)))
+        self.key.wanted = min(wanted, metrics.horizontalAdvance("X" * KEY_MAX_WIDTH_CHARS))
+        self.key.updateGeometry()
 
     def _echo(self, shown: bool) -> None:
         # ${VAR} references reveal nothing; a literal value under a secret-looking key

@@ -31,6 +31,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFontMetrics, QHelpEvent, QHideEvent, QPainter, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -80,6 +81,7 @@ LATENCY_ROLE = Qt.ItemDataRole.UserRole + 1  # the right-aligned note in the ser
 BUILTIN_NOTE = ("Built in: Tributary's own server over the repositories on the Indexes page. "
                 "Its weight and timeout, and whether searches ask it, are yours to set.")
 NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
+QUERY_MODE_CHARS = 14  # the Query mode choice's width, in characters
 STATE_REFRESH_MS = 2000
 QUERY_MODE_LABELS: dict[str, str] = {
     "full": "the whole question",
@@ -367,6 +369,11 @@ class ServersPage(QWidget):
         self.query_mode = ComboBox()
         for mode in get_args(QueryMode):
             self.query_mode.addItem(QUERY_MODE_LABELS[mode], mode)
+        # Sized by a short text, not its longest item: at 1,024 px and 150 % that item
+        # made the form wider than its pane, which then scrolled sideways. The open list
+        # still shows every item whole (ComboBox).
+        self.query_mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.query_mode.setMinimumContentsLength(QUERY_MODE_CHARS)
         self.query_mode.setToolTip(
             "What the tool is sent: the whole question; its content words, for a tool that "
             "matches its query as one substring (server-memory); a file-name glob made of "
@@ -387,6 +394,9 @@ class ServersPage(QWidget):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        # A row too wide for a narrow pane (a tiled window, 150 % scaling) puts its label
+        # above its field, rather than making the whole form scroll sideways.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow("Name", with_error(self.name, self.name_error))
         form.addRow("Transport", self.transport)
         form.addRow("Command", self.command)
