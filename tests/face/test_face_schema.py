@@ -65,3 +65,27 @@ async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) ->
 
         too_many = await session.call_tool("search", {"query": "retry", "top_k": 1000})
         assert too_many.is_error
+
+
+def test_a_skipped_source_is_reported_to_clients_without_its_setup_advice() -> None:
+    """Every answer lists every source: the advice a person gets in the app (the tools
+    seen, the setting to change) cost each client call hundreds of tokens."""
+    from types import SimpleNamespace
+
+    from tributary.engine.model import SourceReport, SourceStatus
+    from tributary.engine.servers.face import _sources_out
+
+    reports = [
+        SourceReport("git", SourceStatus.SKIPPED, 2238.734727994597,
+                     detail="its tool takes no query, so it is not asked for searches (tools seen: "
+                     "git_add, git_log); set `tool:` to ask it anyway"),
+        SourceReport("fs", SourceStatus.SKIPPED, detail="search_files needs `path` (required); set "
+                     "`arguments: {path: …}` and `tool: search_files`"),
+        SourceReport("docs", SourceStatus.ERROR, 12.34, error="tool reported an error: boom (see log)"),
+    ]
+    out = _sources_out(SimpleNamespace(sources=reports))  # type: ignore[arg-type]
+    assert [(s.name, s.latency_ms, s.error) for s in out] == [
+        ("git", 2238.7, "its tool takes no query"),
+        ("fs", None, "search_files needs `path`"),
+        ("docs", 12.3, "tool reported an error: boom (see log)"),  # a source's own error stays whole
+    ]

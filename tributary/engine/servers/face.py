@@ -25,6 +25,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -154,12 +155,24 @@ def _sources_out(response: SearchResponse) -> list[SourceOut]:
         SourceOut(
             name=r.name,
             status=str(r.status),
-            latency_ms=r.latency_ms,
+            latency_ms=round(r.latency_ms, 1) if r.latency_ms is not None else None,
             hits=r.hits,
-            error=r.error or (r.detail if r.status == "skipped" else None),
+            error=r.error or (skip_reason(r.detail) if r.status == "skipped" else None),
         )
         for r in response.sources
     ]
+
+
+_SETUP_ADVICE = re.compile(r" \(|; | — |, so ")
+
+
+def skip_reason(detail: str | None) -> str | None:
+    """Why a source was not asked, without the setup advice a person gets in the app
+    and ``tributary servers test`` (``its tool takes no query``, not the tools it saw
+    and the setting to change): every answer repeats it, in the client's tokens."""
+    if not detail:
+        return detail
+    return _SETUP_ADVICE.split(detail, maxsplit=1)[0]
 
 
 SNIPPET_LINES = 6
