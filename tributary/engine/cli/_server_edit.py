@@ -58,20 +58,7 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add.add_argument("--url", help="the server's address (streamable HTTP, or SSE with --transport sse)")
     add.add_argument("--transport", choices=REMOTE_TRANSPORTS, default=None,
                      help="for --url: http (default) or sse")
-    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                     help="an environment variable for the server (repeatable; ${VAR} is read "
-                     "from your environment when it starts)")
-    add.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                     help="an HTTP header for a --url server (repeatable)")
-    add.add_argument("--cwd", metavar="DIR", help="working directory of the started server")
-    add.add_argument("--timeout", type=float, metavar="S", help="seconds a search waits for its answer")
-    add.add_argument("--weight", type=float, help="its share in the fused ranking (default 1)")
-    add.add_argument("--tool", help="the tool that answers searches (default: auto-detected)")
-    add.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
-                     help="what the tool is sent: the whole question, its content words, a glob, "
-                          "or a regex of its names")
-    add.add_argument("--arguments", metavar="YAML",
-                     help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")
+    _setting_options(add, "the server")
     add.add_argument("--disabled", action="store_true", help="add it switched off")
     add.set_defaults(func=run_add)
 
@@ -85,20 +72,9 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     change.add_argument("name")
     change.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
     change.add_argument("--url", help="a new address, for a server reached at a URL")
-    change.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set one environment variable (repeatable; the others are kept)")
+    _setting_options(change, "the server (the others are kept)")
     change.add_argument("--unset-env", action="append", default=[], metavar="KEY",
                         help="remove one environment variable (repeatable)")
-    change.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="set one HTTP header of a --url server (repeatable)")
-    change.add_argument("--cwd", metavar="DIR", help="working directory of the started server")
-    change.add_argument("--timeout", type=float, metavar="S", help="seconds a search waits for its answer")
-    change.add_argument("--weight", type=float, help="its share in the fused ranking")
-    change.add_argument("--tool", help="the tool that answers searches")
-    change.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
-                        help="what the tool is sent: the whole question, its content words, a "
-                             "glob, or a regex of its names")
-    change.add_argument("--arguments", metavar="YAML", help="fixed tool arguments as a YAML mapping")
     switch = change.add_mutually_exclusive_group()
     switch.add_argument("--enable", dest="enabled", action="store_const", const=True, default=None,
                         help="let searches ask it")
@@ -114,6 +90,24 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "a rule that asks only that server is left for you to change first.")
     remove.add_argument("name")
     remove.set_defaults(func=run_remove)
+
+
+def _setting_options(parser: argparse.ArgumentParser, whose: str) -> None:
+    """The settings ``servers add`` and ``servers set`` both take."""
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help=f"an environment variable for {whose} (repeatable; ${{VAR}} is read "
+                        "from your environment when it starts)")
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="an HTTP header for a --url server (repeatable)")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory of the started server")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds a search waits for its answer")
+    parser.add_argument("--weight", type=float, help="its share in the fused ranking (default 1)")
+    parser.add_argument("--tool", help="the tool that answers searches (default: auto-detected)")
+    parser.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
+                        help="what the tool is sent: the whole question, its content words, a "
+                             "glob, or a regex of its names")
+    parser.add_argument("--arguments", metavar="YAML",
+                        help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")
 
 
 def run_add(args: argparse.Namespace) -> int:
