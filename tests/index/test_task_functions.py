@@ -207,3 +207,22 @@ def test_a_function_the_task_names_is_read_whole() -> None:
     assert _parts_last([1, 3, 2, 0], chunks, frozenset({"other"})) == [1, 3, 2, 0]
     long = [_chunk(n, "lambdify", lines=40) for n in range(12)] + [_chunk(12, "helper", lines=40)]
     assert _parts_last([0, 12, *range(1, 12)], long, frozenset({"lambdify"})) == [0, 12, *range(1, 12)]
+
+
+def test_the_constructor_of_a_class_the_issue_makes_leads_its_file() -> None:
+    """``Intersection({1}, {1}, {x})`` runs ``Intersection.__new__``: where the fix goes
+    when instantiation is wrong, though the issue never names ``__new__``."""
+    from tributary.engine.index.search import _constructors
+
+    def chunk(n: int, symbol: str) -> StoredChunk:
+        return StoredChunk(n, "sets/sets.py", "python", "method", symbol, None, None, n * 10 + 1, n * 10 + 9, "")
+
+    chunks = [chunk(0, "Union.__new__"), chunk(1, "Intersection.is_iterable"), chunk(2, "Intersection.__new__"),
+              chunk(3, "EmptySet.__init__"), chunk(4, "Complement.__new__")]
+    issue = ("Intersection should remove duplicates\n\n```python\n>>> Intersection({1},{1},{x})\nEmptySet()\n"
+             ">>> Intersection({1},{x})\n{1}\n>>> MAX_SIZE(2)\n```\n\nThe routine should give the same answer "
+             "if duplicates are present; they should be removed at the outset of instantiation.")
+    task = read_task(issue)
+    assert task.constructed == ("Intersection", "EmptySet")  # most called first; not a constant
+    assert _constructors(chunks, task.constructed) == [2, 3]
+    assert _constructors(chunks, ()) == []

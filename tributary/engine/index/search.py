@@ -217,7 +217,8 @@ def hybrid_search(
         return _classes_outlined(store, listed) if names else listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(
-        store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases
+        store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases,
+        task.constructed,
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
@@ -313,6 +314,7 @@ def _in_file_order(
     frames: Sequence[Frame] = (),
     named: frozenset[str] = frozenset(),
     phrases: Sequence[str] = (),
+    constructed: Sequence[str] = (),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
@@ -337,6 +339,8 @@ def _in_file_order(
         for rank, n in enumerate(_framed(chunks, [f for f in frames if _same_file(f.path, path)]), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         for rank, n in enumerate(_phrased(chunks, phrases), 1):
+            fused[n] += 1 / (IN_FILE_K + rank)
+        for rank, n in enumerate(_constructors(chunks, constructed), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         order = _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks, named)
@@ -405,6 +409,19 @@ def _framed(chunks: Sequence[StoredChunk], frames: Sequence[Frame]) -> list[int]
             named.sort(key=lambda n: max(chunks[n].start_line - frame.line, frame.line - chunks[n].end_line, 0))
         found.update(dict.fromkeys(named))
     return list(found)
+
+
+CONSTRUCTORS = ("__new__", "__init__")
+
+
+def _constructors(chunks: Sequence[StoredChunk], constructed: Sequence[str]) -> list[int]:
+    """The chunks (by position) of the constructors of the classes a task's code calls
+    (``Intersection({1}, {x})`` runs ``Intersection.__new__``), most called class first."""
+    wanted = {name: rank for rank, name in enumerate(constructed)}
+    found = [(wanted[parts[-2]], n) for n, c in enumerate(chunks)
+             if c.symbol and len(parts := symbol_parts(c.symbol)) >= 2
+             and parts[-1] in CONSTRUCTORS and parts[-2] in wanted]
+    return [n for _, n in sorted(found)]
 
 
 def _same_file(written: str, path: str) -> bool:

@@ -35,6 +35,8 @@ _HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most
 # ... or whose body, below its title, names code: inline code (``_INLINE_CODE``) or a
 # call (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
+# A class called to make an instance: ``Intersection({1}, {x})`` runs ``Intersection.__new__``.
+_CONSTRUCTED = re.compile(r"(?<![\w.])([A-Z]\w{0,120})\(")  # one bounded run: linear
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
 TITLE_MIN_WORDS = 3  # a shorter title says too little to embed alone
 MAX_NAMES = 24
@@ -107,6 +109,8 @@ class TaskQuery:
     # its tracebacks' frames that name a function, innermost first, then the lines it links
     # to (``_linked_lines``: no function)
     frames: tuple[Frame, ...] = ()
+    # classes its code calls to make instances, most called first
+    constructed: tuple[str, ...] = ()
 
 
 def is_task_question(query: str) -> bool:
@@ -251,6 +255,8 @@ def read_task(text: str) -> TaskQuery:
             names[last] += 1
     members = [".".join(dotted.split(".")[-2:]) for dotted in modules if _class_member(dotted)]
     meaning = " ".join(" ".join(prose).split())[:MEANING_CHARS]
+    constructed = Counter(name for m in _CONSTRUCTED.finditer(text)
+                          if not (name := m.group(1)).isupper() and name.isidentifier())
     return TaskQuery(
         title=title,
         meaning=meaning or title,
@@ -265,6 +271,7 @@ def read_task(text: str) -> TaskQuery:
             *(Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if name.isidentifier()),
             *(Frame(path, line, "") for path, line in linked if line),
         ),
+        constructed=tuple(name for name, _ in constructed.most_common(MAX_NAMES)),
     )
 
 
