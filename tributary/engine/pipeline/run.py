@@ -31,6 +31,7 @@ from .assemble import assemble, nothing_found
 from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
+from .docstrings import WHOLE_LEADS, brief_docstrings
 from .expand import LEAD_CHUNKS, code_leads, context_hits, focus_functions, further_reading
 from .fusion import FusionParams, fuse
 from .hints import HintScorer
@@ -161,10 +162,15 @@ def run_pipeline(
     judged = score_confidence(top, result.by_kept, request.query)
     clock.lap("confidence")
 
-    # The context reads more of the best files' code (expand.py); a history question reads commits.
-    readable = context_hits(top, ranked, lead=LEAD_CHUNKS if task else None) if request.assemble and quote_files else top
+    # The context reads more of the best files' code (expand.py); a history question reads
+    # commits. A task's context reads code past its first hits with long docstrings cut.
+    pool, listed = ranked, top
+    if task and request.assemble and quote_files:
+        whole = {h.id for h in top[:WHOLE_LEADS]}
+        pool, listed = brief_docstrings(ranked, whole), brief_docstrings(top, whole)
+    readable = context_hits(listed, pool, lead=LEAD_CHUNKS if task else None) if request.assemble and quote_files else top
     fill_tokens(readable)
-    more = further_reading(readable, ranked, request.effective_budget) if task and request.assemble and quote_files else []
+    more = further_reading(readable, pool, request.effective_budget) if task and request.assemble and quote_files else []
     clock.lap("tokens")
 
     context: AssembledContext | None = None
