@@ -58,7 +58,7 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add.add_argument("--url", help="the server's address (streamable HTTP, or SSE with --transport sse)")
     add.add_argument("--transport", choices=REMOTE_TRANSPORTS, default=None,
                      help="for --url: http (default) or sse")
-    _setting_options(add, "the server")
+    _setting_options(add)
     add.add_argument("--disabled", action="store_true", help="add it switched off")
     add.set_defaults(func=run_add)
 
@@ -72,7 +72,7 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     change.add_argument("name")
     change.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
     change.add_argument("--url", help="a new address, for a server reached at a URL")
-    _setting_options(change, "the server (the others are kept)")
+    _setting_options(change)
     change.add_argument("--unset-env", action="append", default=[], metavar="KEY",
                         help="remove one environment variable (repeatable)")
     switch = change.add_mutually_exclusive_group()
@@ -92,10 +92,10 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     remove.set_defaults(func=run_remove)
 
 
-def _setting_options(parser: argparse.ArgumentParser, whose: str) -> None:
+def _setting_options(parser: argparse.ArgumentParser) -> None:
     """The settings ``servers add`` and ``servers set`` both take."""
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help=f"an environment variable for {whose} (repeatable; ${{VAR}} is read "
+                        help="an environment variable for the server (repeatable; ${VAR} is read "
                         "from your environment when it starts)")
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                         help="an HTTP header for a --url server (repeatable)")
