@@ -357,6 +357,12 @@ def test_a_grep_answers_scattered_lines_stand_for_the_file_not_one_range() -> No
     from tributary.engine.pipeline.dedup import fold_label
 
     assert fold_label(result.groups[0].members[0]) == "evidence: same file"
+    # It joins the best chunk holding one of its lines: here the file's second.
+    elsewhere = hit("ripgrep", 1, "        show_default = False\n…\n    show_default: bool",
+                    path="src/click/core.py", lines=(274, 3410), metadata={"line_numbers": [274, None, 3410]})
+    result = deduplicate([elsewhere, best, other], DedupConfig(semantic=False), quote_files=True)
+    assert _members(result.groups, other.id) == {elsewhere.id: (DedupReason.FILE, 1.0)}
+    assert best in result.hits
     # A grep answer that is one passage (no gap) is a range like any chunk.
     passage = hit("ripgrep", 1, FUNC_A, path="src/click/core.py", lines=(3338, 3381),
                   metadata={"line_numbers": list(range(3338, 3382))})

@@ -23,8 +23,9 @@ Five kinds of evidence join two hits (each edge keeps its reason and similarity)
   to agree. Code sent without its lines (a symbol server's snippet) is not such a hit:
   it is one part of the file, and other parts of the file are other results. A grep
   answer's lines scattered over a file (``line_numbers`` with gaps) stand for the file
-  the same way: their first and last line are not one passage, and read as a range
-  they would fold every chunk between them into one result.
+  the same way, joining the best chunk that holds one of their lines: their first and
+  last line are not one passage, and read as a range they would fold every chunk
+  between them into one result.
 
 Similar-looking hits are kept apart when there is evidence they are different results
 (``distinct``: two different whole files, disjoint lines of one file, or different
@@ -363,28 +364,38 @@ def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
 def _file_edges(hits: Sequence[Hit], facts: _Facts) -> list[Edge]:
     """A hit naming a whole file (a path, no line range: e.g. a task history's "files
     changed") joins the best chunk of that file, so sources that agree on a file are
-    seen to agree. Only the best chunk: the file's other chunks stay separate results."""
+    seen to agree. Only the best chunk: the file's other chunks stay separate results.
+    A grep answer's scattered lines join the best chunk holding one of them, if any."""
     wholes = [i for i, ref in enumerate(facts.refs) if ref]
     if not wholes:
         return []
-    best_chunk: dict[str, tuple[tuple[int, float, int, str, str], int]] = {}
+    chunks_of: dict[str, list[tuple[tuple[int, float, int, str, str], int]]] = {}
     for i, hit in enumerate(hits):
         if facts.spans[i] and hit.path:
-            key = relevance_key(hit)
-            best = best_chunk.get(hit.path)
-            if best is None or key < best[0]:
-                best_chunk[hit.path] = (key, i)
+            chunks_of.setdefault(hit.path, []).append((relevance_key(hit), i))
     edges: list[Edge] = []
     first_whole: dict[str, int] = {}
     for i in wholes:
         path = hits[i].path or ""
-        chunk = best_chunk.get(path)
-        target = chunk[1] if chunk is not None else first_whole.get(path)
+        chunks = chunks_of.get(path)
+        target = _joined_chunk(hits, hits[i], chunks) if chunks else first_whole.get(path)
         if target is None:
             first_whole[path] = i
         else:
             edges.append(Edge(target, i, DedupReason.FILE, 1.0))
     return edges
+
+
+def _joined_chunk(hits: Sequence[Hit], whole: Hit, chunks: list[tuple[tuple[int, float, int, str, str], int]]) -> int:
+    """The chunk (of ``chunks``, one file's) a hit standing for that file joins: the best
+    one holding a line the hit quotes (a grep answer's), else the best one."""
+    quoted = [n for n in whole.metadata.get("line_numbers") or () if isinstance(n, int)]
+    if quoted:
+        holding = [(key, i) for key, i in chunks
+                   if any((hits[i].start_line or 0) <= n <= (hits[i].end_line or 0) for n in quoted)]
+        if holding:
+            return min(holding)[1]
+    return min(chunks)[1]
 
 
 def _line_count(text: str) -> int:
