@@ -166,8 +166,8 @@ def run_pipeline(
     # commits. A task's context reads code past its first hits with long docstrings cut.
     pool, listed = ranked, top
     if task and request.assemble and quote_files:
-        whole = {h.id for h in top[:WHOLE_LEADS]}
-        pool, listed = brief_docstrings(ranked, whole), brief_docstrings(top, whole)
+        pool = brief_docstrings(ranked, {h.id for h in top[:WHOLE_LEADS]})
+        listed = pool[: len(top)]  # ``top`` is ranked's head (merged spans included)
     readable = context_hits(listed, pool, lead=LEAD_CHUNKS if task else None) if request.assemble and quote_files else top
     fill_tokens(readable)
     more = further_reading(readable, pool, request.effective_budget) if task and request.assemble and quote_files else []
