@@ -175,9 +175,12 @@ def run_set(args: argparse.Namespace) -> int:
         asked = {**asked, **({"env": moved.env} if "env" in asked else {}),
                  **({"headers": moved.headers} if "headers" in asked else {})}
 
+    was: list[ServerConfig] = []  # the entry as found under the lock, or the untuned built-in
+
     def changed(config: Config) -> Config:
-        entry = config.servers.get(args.name)
         default = _builtin_default(config, args.name)
+        untuned = _tuning(default) if default is not None else ServerConfig(name=args.name)
+        entry = config.servers.get(args.name)
         if entry is None:
             if default is None and args.name in BUILTIN_SERVER_NAMES:
                 raise _Refused(f"'{args.name}' is a built-in server, run once a repository is "
@@ -186,22 +189,18 @@ def run_set(args: argparse.Namespace) -> int:
                 known = ", ".join(sorted(config.servers)) or "none"
                 raise _Refused(f"no server named '{args.name}' in the config (configured: {known}); "
                                f"add it with `tributary servers add {args.name}`")
-            entry = _tuning(default)
+            entry = untuned
+        was[:] = [entry]
         updated = copy.deepcopy(config)
-        updated.servers[args.name] = _applied(
-            copy.deepcopy(entry), asked, args.reset, args.unset_env,
-            default=_tuning(default) if default is not None else ServerConfig(name=args.name))
+        updated.servers[args.name] = _applied(copy.deepcopy(entry), asked, args.reset, args.unset_env,
+                                              default=untuned)
         return updated
 
     saved = _saved(args, changed, "changed")
     if isinstance(saved, int):
         return saved
-    before, after = saved
-    server = after.servers[args.name]
-    old = before.servers.get(args.name)
-    if old is None:  # a built-in's first tuning: compared with how it ran untuned
-        old = _tuning(_builtin_default(before, args.name) or server)
-    differences = _differences(old, server)
+    _, after = saved
+    differences = _differences(was[0], after.servers[args.name])
     print(f"~ {args.name}: {'; '.join(differences) or 'no setting changed'}")
     if secrets_note is not None:
         print(secrets_note)
