@@ -35,6 +35,33 @@ def test_a_stdio_server_keeps_its_program_and_options(capsys: pytest.CaptureFixt
     assert os.stat(paths.default_config_path()).st_mode & 0o777 == 0o600
 
 
+def test_a_known_package_is_asked_as_an_import_would_ask_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """server-filesystem searches file names by glob in a folder it must be given, and
+    server-memory by substring: added with no search settings, each is set to be asked
+    so (and says so), as importing it from another client's config does."""
+    assert main(["servers", "add", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem",
+                 "/srv/docs", "/srv/other"]) == 0
+    assert main(["servers", "add", "mem", "--", "npx", "-y", "@modelcontextprotocol/server-memory"]) == 0
+    assert main(["servers", "add", "plain", "--", "npx", "-y", "some-mcp-server"]) == 0
+    out = capsys.readouterr().out
+    assert "asked the way this package searches: tool search_files, arguments {'path': '/srv/docs'}, " \
+           "query mode glob (change it with `tributary servers set fs`)" in out
+    assert "query mode keywords (change it with `tributary servers set mem`)" in out
+    assert out.count("asked the way") == 2
+    servers = load_config(paths.default_config_path()).servers
+    assert (servers["fs"].tool, servers["fs"].query_mode, servers["fs"].arguments) == (
+        "search_files", "glob", {"path": "/srv/docs"})
+    assert servers["mem"].query_mode == "keywords" and servers["mem"].tool is None
+    assert servers["plain"].query_mode == "full" and not servers["plain"].arguments
+
+
+def test_a_search_setting_given_for_a_known_package_is_all_it_is_set() -> None:
+    assert main(["servers", "add", "fs", "--tool", "read_text_file", "--", "npx", "-y",
+                 "@modelcontextprotocol/server-filesystem", "/srv/docs"]) == 0
+    server = load_config(paths.default_config_path()).servers["fs"]
+    assert (server.tool, server.query_mode, server.arguments) == ("read_text_file", "full", {})
+
+
 def test_a_remote_servers_secret_header_goes_to_the_keyring(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["servers", "add", "docs", "--url", "https://docs.example/mcp",
                    "--header", f"Authorization: Bearer {TOKEN}"])

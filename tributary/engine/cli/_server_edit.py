@@ -20,6 +20,7 @@ import yaml
 
 from tributary.engine.cli.common import config_path, fail
 from tributary.engine.config.errors import ConfigError
+from tributary.engine.config.importer import known_settings
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import (
     REMOTE_TRANSPORTS,
@@ -52,7 +53,9 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "[options] -- COMMAND [ARG ...]`) or one it reaches at a URL (`tributary servers add "
         "NAME --url URL [options]`). The config is validated and saved atomically, with a backup; a "
         "running app or `tributary serve` picks it up. Check it with `tributary servers "
-        "test NAME`.")
+        "test NAME`. A package known to search otherwise than by question (server-filesystem "
+        "by file-name glob in its first folder, server-memory by words) is set to be asked "
+        "so unless --tool, --query-mode or --arguments is given.")
     add.add_argument("name", help="its name: letters, digits, '-', '_' or '.'")
     add.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
     add.add_argument("--url", help="the server's address (streamable HTTP, or SSE with --transport sse)")
@@ -140,6 +143,9 @@ def run_add(args: argparse.Namespace) -> int:
         return saved
     _, after = saved
     print(f"+ {server.name} ({server.transport}): {server_summary(after.servers[server.name])}")
+    if known := _known(args, list(args.command)) if args.command else {}:
+        print(f"  asked the way this package searches: {_asking(known)} "
+              f"(change it with `tributary servers set {server.name}`)")
     if secrets_note is not None:
         print(secrets_note)
     print(f"saved to {after.path}; check it with `tributary servers test {server.name}`")
@@ -385,7 +391,7 @@ def _server(args: argparse.Namespace) -> ServerConfig:
         transport: Transport = args.transport or "http"
         fields.update(transport=transport, url=args.url, headers=_pairs(args.header, ":", "--header", "NAME: VALUE"))
     else:
-        fields.update(command=command[0], args=command[1:])
+        fields.update(command=command[0], args=command[1:], **_known(args, command))
     fields["env"] = _pairs(args.env, "=", "--env", "KEY=VALUE")
     for name in ("cwd", "timeout", "weight", "tool", "query_mode"):
         if (value := getattr(args, name)) is not None:
@@ -393,6 +399,22 @@ def _server(args: argparse.Namespace) -> ServerConfig:
     if args.arguments is not None:
         fields["arguments"] = _mapping(args.arguments)
     return ServerConfig(**fields)
+
+
+def _asking(known: dict[str, Any]) -> str:
+    parts = [f"tool {known['tool']}"] if "tool" in known else []
+    parts += [f"arguments {known['arguments']}"] if "arguments" in known else []
+    parts += [f"query mode {known['query_mode']}"] if "query_mode" in known else []
+    return ", ".join(parts)
+
+
+def _known(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
+    """How a server known by its package is asked (server-filesystem: ``search_files``
+    in its first folder, by glob), as an import sets it; {} when any of those settings
+    is given, which then says it all."""
+    if args.tool is not None or args.query_mode is not None or args.arguments is not None:
+        return {}
+    return known_settings(command[0], command[1:])
 
 
 def _pairs(items: list[str], separator: str, option: str, form: str) -> dict[str, str]:

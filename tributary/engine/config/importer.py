@@ -211,13 +211,8 @@ class _Converter:
             args = self.strings(entry.get("args"), name, "args")
             server = ServerConfig(name=name, transport="stdio", command=text, args=args,
                                   env=self.mapping(entry.get("env"), name, "env"),
-                                  cwd=cwd, enabled=enabled, description=description,
-                                  query_mode=_query_mode(text, args))
-            found = _name_search(text, args)
-            if found is not None:
-                tool, folder = found
-                server = replace(server, tool=tool, arguments={"path": folder}, query_mode="glob")
-            return server
+                                  cwd=cwd, enabled=enabled, description=description)
+            return replace(server, **known_settings(text, args))
         if kind in ("", "http", "streamable-http", "streamablehttp", "sse") and url:
             text = self.text(url, name, "url")
             if not text:
@@ -265,6 +260,18 @@ def _name_search(command: str, args: list[str]) -> tuple[str, str] | None:
                 folders = [w for w in words[position + 1 :] if not w.startswith("-")]
                 return (tool, folders[0]) if folders else None
     return None
+
+
+def known_settings(command: str, args: list[str]) -> dict[str, Any]:
+    """How a server known by its package is asked, when its config does not say:
+    ``query_mode`` for a substring search, and ``tool``, ``arguments`` and ``query_mode``
+    for a name search in the first folder it is allowed; {} for any other server."""
+    found = _name_search(command, args)
+    if found is not None:
+        tool, folder = found
+        return {"tool": tool, "arguments": {"path": folder}, "query_mode": "glob"}
+    mode = _query_mode(command, args)
+    return {"query_mode": mode} if mode != "full" else {}
 
 
 def _escape_foreign(text: str) -> str:
