@@ -14,7 +14,7 @@ from tests.sources.test_third_party import NODE_MODULES
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.sources import SourcePool
 from tributary.engine.sources.grep_pattern import PATTERN_WORDS, grep_pattern
-from tributary.engine.sources.tools import select_tool
+from tributary.engine.sources.tools import ToolSelectionError, select_tool
 
 ISSUE = '''Option with multiple=True shows the wrong default in --help
 
@@ -83,6 +83,15 @@ def test_a_tool_taking_a_regex_gets_the_pattern_unless_a_mode_is_set() -> None:
     assert plain.query_mode == "full" and plain.arguments(ISSUE, 5)["pattern"] == ISSUE
     chosen = ServerConfig(name="rg", tool="search", arguments={"path": "/repo"}, query_mode="keywords")
     assert select_tool(chosen, [_grep_tool("regex")]).query_mode == "keywords"
+
+
+def test_a_named_tool_lacking_a_fixed_argument_asks_for_that_one_only() -> None:
+    """mcp-ripgrep's search(pattern, path) named with no ``path``: the message asks for
+    ``path``, not for ``pattern`` too, which is where the question goes."""
+    with pytest.raises(ToolSelectionError) as raised:
+        select_tool(ServerConfig(name="rg", tool="search"), [_grep_tool("The search pattern")])
+    assert str(raised.value) == ("tool 'search' requires ['path'] besides its query ('pattern'); "
+                                 "give them under `arguments`")
 
 
 RIPGREP = NODE_MODULES / "mcp-ripgrep" / "dist" / "index.js"

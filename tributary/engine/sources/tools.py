@@ -235,11 +235,16 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
     top_k_arg = config.top_k_argument
     if top_k_arg is None:
         top_k_arg = _top_k_argument(tool)
+    # The argument the question would go to once the others are fixed (mcp-ripgrep's
+    # search(pattern, path) reads as one until `path` is given), so it is not asked for.
+    query_like = query_arg or next((n for n in QUERY_NAMES if n in props and n not in config.arguments
+                                    and _is_type(props[n], "string")), None)  # fmt: skip
     missing = [r for r in _required(tool)
-               if r not in config.arguments and r not in (query_arg, top_k_arg)]
+               if r not in config.arguments and r not in (query_like, top_k_arg)]
     if missing:
+        besides = f" besides its query ({query_like!r})" if query_like else ""
         raise ToolSelectionError(
-            f"tool {tool.name!r} requires {missing}; give them under `arguments`"
+            f"tool {tool.name!r} requires {missing}{besides}; give them under `arguments`"
         )
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
                          accepts=frozenset(props), top_k_range=_range(tool, top_k_arg),
