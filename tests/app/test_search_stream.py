@@ -37,14 +37,28 @@ async def test_updates_arrive_per_source_then_final(qtbot: object) -> None:
 
 @pytest.mark.asyncio
 async def test_typing_is_debounced_into_one_search(qtbot: object) -> None:
+    """Each keystroke restarts the wait: while typing goes on nothing is asked, and the
+    text as it stands is asked once. (The wait is longer than any pause here, however
+    busy the machine, so the test does not hang on timing.)"""
     engine = FakeEngine(delay=fixed(0.0))
-    controller = SearchController(lambda: engine, debounce_ms=50)
+    controller = SearchController(lambda: engine, debounce_ms=600_000)
     for prefix in ("f", "fi", "fix", "fixt", "fixture"):
         controller.schedule(prefix)
         await asyncio.sleep(0.005)
+    assert engine.started == [] and not controller.final
+    controller.submit()  # Enter, or the wait running out, asks the text typed so far
     await until(lambda: controller.final)
     assert engine.started == ["fixture"]
     assert controller.response is not None and controller.response.request.query == "fixture"
+
+
+@pytest.mark.asyncio
+async def test_a_pause_in_typing_asks_by_itself(qtbot: object) -> None:
+    engine = FakeEngine(delay=fixed(0.0))
+    controller = SearchController(lambda: engine, debounce_ms=10)
+    controller.schedule("fixture")
+    await until(lambda: controller.final)
+    assert engine.started == ["fixture"]
 
 
 @pytest.mark.asyncio
