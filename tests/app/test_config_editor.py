@@ -263,6 +263,36 @@ def test_the_query_mode_is_chosen_in_the_form(qtbot: Any, tmp_path: Path) -> Non
     assert servers.query_mode.currentData() == "glob"
 
 
+def test_a_known_package_typed_into_a_new_server_gets_its_search_settings(qtbot: Any, tmp_path: Path) -> None:
+    """server-filesystem typed into a new server's form is set to be asked as importing
+    it sets it (search_files, its first folder, a glob), shown in the form; a choice the
+    user then makes stays, and a server with search settings of its own is left alone."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.add_server()
+    paste(servers.command, "npx")
+    assert servers.current is not None and servers.current.tool is None
+    retype(servers.args, "-y @modelcontextprotocol/server-filesystem /srv/docs /srv/more")  # key by key
+    current = servers.current
+    assert (current.tool, current.arguments, current.query_mode) == ("search_files", {"path": "/srv/docs"}, "glob")
+    assert servers.tool.text() == "search_files" and servers.tool_arguments.text() == "{path: /srv/docs}"
+    assert servers.query_mode.currentData() == "glob"
+    servers.query_mode.setCurrentIndex(servers.query_mode.findData("keywords"))
+    paste(servers.description, "docs")
+    assert current.query_mode == "keywords"  # the user's choice stays
+    paste(servers.args, "-y @modelcontextprotocol/server-filesystem /srv/other")
+    assert (current.query_mode, current.arguments) == ("keywords", {"path": "/srv/docs"})
+    servers.list.setCurrentRow(1)  # git
+    assert servers.current is not None and servers.current.name == "git"
+    paste(servers.tool, "git_log")  # a search setting of its own
+    paste(servers.args, "-y @modelcontextprotocol/server-memory")
+    assert servers.current.query_mode == "full" and servers.current.tool == "git_log"
+    paste(servers.tool, "")
+    paste(servers.args, "-y @modelcontextprotocol/server-memory --quiet")
+    assert servers.current.query_mode == "keywords"  # search settings untouched: set
+    assert servers.query_mode.currentData() == "keywords"
+
+
 def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tributary.engine.config.importer import (
         already_configured,
         import_mcp_servers,
+        known_settings,
         merge_imported,
     )
     from tributary.engine.config.keystore import backend_notice, fallback_path
@@ -129,6 +130,7 @@ _HOMES: dict[str, str] = {
     "already_configured": "tributary.engine.config.importer",
     "import_mcp_servers": "tributary.engine.config.importer",
     "merge_imported": "tributary.engine.config.importer",
+    "known_settings": "tributary.engine.config.importer",
     "backend_notice": "tributary.engine.config.keystore",
     "fallback_path": "tributary.engine.config.keystore",
     "config_signature": "tributary.engine.config.load",
@@ -208,6 +210,7 @@ __all__ = [
     "indexes_dir",
     "is_secret_name",
     "is_task_question",
+    "known_settings",
     "list_indexes",
     "list_repositories",
     "merge_imported",

@@ -70,6 +70,7 @@ from tributary.engine.api import (
     EngineLike,
     already_configured,
     discover_client_configs,
+    known_settings,
     merge_imported,
 )
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
@@ -316,6 +317,9 @@ class ServersPage(QWidget):
         self._editing_builtin = False
         self._loading = False
         self._logs: dict[str, LogWindow] = {}
+        # Per server being edited (by identity): the search settings this form filled in
+        # for a known package, kept in step with its command until the user changes them.
+        self._filled: dict[int, tuple[str | None, dict[str, Any], str]] = {}
 
         self.list = QListWidget()
         self.list.setItemDelegate(LatencyDelegate(self.list))
@@ -501,6 +505,7 @@ class ServersPage(QWidget):
 
     def load(self, config: Config) -> None:
         self.config = config
+        self._filled.clear()
         self._fill_list()
         if self.list.count():
             self.list.setCurrentRow(0)
@@ -697,6 +702,7 @@ class ServersPage(QWidget):
         chosen = self.transport.currentText()
         server.transport = "http" if chosen == "http" else "sse" if chosen == "sse" else "stdio"
         self._transport_rows(server.transport)
+        program = (server.command, list(server.args))
         server.command = self.command.text().strip() or None
         try:
             server.args = shlex.split(self.args.text())
@@ -719,7 +725,32 @@ class ServersPage(QWidget):
         except ValueError as exc:  # kept as typed; the last valid mapping stays meanwhile
             set_invalid(self.tool_arguments, f"Tool arguments: {exc}", self.tool_arguments_error)
         server.description = self.description.text()
+        if (server.command, server.args) != program:
+            self._known_search(server)
         self.changed.emit()
+
+    def _known_search(self, server: ServerConfig) -> None:
+        """A package known to search otherwise than by question (server-filesystem by
+        file-name glob in its first folder, server-memory by words), typed into a form
+        whose search settings are untouched, gets them as an import sets them, shown in
+        the form; any other choice is the user's to make."""
+        now = (server.tool, server.arguments, server.query_mode)
+        untouched: tuple[str | None, dict[str, Any], str] = (None, {}, "full")
+        filled = self._filled.get(id(server))  # what this form set while the command was typed
+        if server.transport != "stdio" or server.query_argument or now not in (untouched, filled):
+            return
+        known = known_settings(server.command or "", server.args) if server.command else {}
+        server.tool = known.get("tool")
+        server.arguments = known.get("arguments", {})
+        server.query_mode = known.get("query_mode", "full")
+        self._filled[id(server)] = (server.tool, server.arguments, server.query_mode)
+        self._loading = True
+        try:
+            self.tool.setText(server.tool or "")
+            self.query_mode.setCurrentIndex(max(0, self.query_mode.findData(server.query_mode)))
+            self.tool_arguments.setText(format_tool_arguments(server.arguments))
+        finally:
+            self._loading = False
 
     def has_field_errors(self) -> bool:
         return bool(self.name.property("invalid") or self.args.property("invalid")
