@@ -92,7 +92,8 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.query_mode": (
         "`full` sends the whole question; `keywords` sends its content words (stopwords "
         "dropped) joined by spaces, for a tool that matches its query as one substring, "
-        "such as server-memory's `search_nodes` (set on import); `glob` sends a pattern "
+        "such as server-memory's `search_nodes` (set on import, by `servers add` and in the app's "
+        "form); `glob` sends a pattern "
         "for file names holding any of those words (`**/*{routing,rules}*`; a name with "
         "its dot stays whole), for a file-name search such as server-filesystem's "
         "`search_files`; `pattern` sends a regular expression for any of its names, an "
