@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QSizePolicy,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -138,6 +139,14 @@ class KeyValueEditor(QWidget):
     ``noun`` names one entry on the add button."""
 
     changed = Signal()
+
+    def minimumSizeHint(self) -> QSize:
+        """Its rows' least width and room for a scroll bar: a form that decides on it
+        whether the rows sit beside their label may then grow a vertical scroll bar,
+        which would squeeze the names and values below their few characters."""
+        least = super().minimumSizeHint()
+        extent = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        return QSize(least.width() + extent, least.height())
 
     def __init__(self, secret: bool = True, parent: QWidget | None = None, *, noun: str = "variable") -> None:
         super().__init__(parent)
