@@ -739,7 +739,7 @@ class ServersPage(QWidget):
         filled = self._filled.get(id(server))  # what this form set while the command was typed
         if server.transport != "stdio" or server.query_argument or now not in (untouched, filled):
             return
-        known = known_settings(server.command or "", server.args) if server.command else {}
+        known = known_settings(server.command, server.args) if server.command else {}
         server.tool = known.get("tool")
         server.arguments = known.get("arguments", {})
         server.query_mode = known.get("query_mode", "full")

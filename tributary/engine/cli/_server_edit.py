@@ -115,7 +115,7 @@ def _setting_options(parser: argparse.ArgumentParser) -> None:
 
 def run_add(args: argparse.Namespace) -> int:
     try:
-        server = _server(args)
+        server, known = _server(args)
     except ValueError as exc:
         return fail(str(exc))
     try:
@@ -143,7 +143,7 @@ def run_add(args: argparse.Namespace) -> int:
         return saved
     _, after = saved
     print(f"+ {server.name} ({server.transport}): {server_summary(after.servers[server.name])}")
-    if known := _known(args, list(args.command)) if args.command else {}:
+    if known:
         print(f"  asked the way this package searches: {_asking(known)} "
               f"(change it with `tributary servers set {server.name}`)")
     if secrets_note is not None:
@@ -371,8 +371,9 @@ def _saved(
         return 1
 
 
-def _server(args: argparse.Namespace) -> ServerConfig:
-    """The server the arguments describe; ValueError saying which argument is wrong."""
+def _server(args: argparse.Namespace) -> tuple[ServerConfig, dict[str, Any]]:
+    """The server the arguments describe, and the search settings its package brought
+    (``_known``); ValueError saying which argument is wrong."""
     if not _NAME.fullmatch(args.name):
         raise ValueError(f"server name {args.name!r}: use letters, digits, '-', '_' or '.' "
                          "(it is typed in filters such as source:NAME), at most 64")
@@ -387,18 +388,20 @@ def _server(args: argparse.Namespace) -> ServerConfig:
     if args.transport and not args.url:
         raise ValueError("--transport is for a server reached at a --url")
     fields: dict[str, Any] = {"name": args.name, "enabled": not args.disabled}
+    known: dict[str, Any] = {}
     if args.url:
         transport: Transport = args.transport or "http"
         fields.update(transport=transport, url=args.url, headers=_pairs(args.header, ":", "--header", "NAME: VALUE"))
     else:
-        fields.update(command=command[0], args=command[1:], **_known(args, command))
+        known = _known(args, command)
+        fields.update(command=command[0], args=command[1:], **known)
     fields["env"] = _pairs(args.env, "=", "--env", "KEY=VALUE")
     for name in ("cwd", "timeout", "weight", "tool", "query_mode"):
         if (value := getattr(args, name)) is not None:
             fields[name] = value
     if args.arguments is not None:
         fields["arguments"] = _mapping(args.arguments)
-    return ServerConfig(**fields)
+    return ServerConfig(**fields), known
 
 
 def _asking(known: dict[str, Any]) -> str:

@@ -199,8 +199,7 @@ def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | 
     for t in tools:
         if not looks_like_search(t.name) or unsafe_reason(t):
             continue
-        strings = [n for n, sch in _properties(t).items() if _is_type(sch, "string")]
-        query = next((n for n in QUERY_NAMES if n in strings), None)
+        query = _named_query(t)
         missing = [r for r in _required(t) if r not in config.arguments and r != query]
         if query is not None and missing:
             options.append((not _marked_read_only(t), _name_rank(t.name), len(missing), t.name, missing))
@@ -215,6 +214,14 @@ def _unfilled_needs(config: ServerConfig, tools: Sequence[types.Tool]) -> str | 
     if _matches_globs(next(t for t in tools if t.name == name)):
         advice += ", and `query_mode: glob`: it matches names against a glob pattern, not a question"
     return advice
+
+
+def _named_query(tool: types.Tool, fixed: Mapping[str, Any] | None = None) -> str | None:
+    """The string argument named as a question (``QUERY_NAMES`` order), not one of
+    ``fixed``; None when the tool has none."""
+    props = _properties(tool)
+    return next((n for n in QUERY_NAMES if n in props and n not in (fixed or {})
+                 and _is_type(props[n], "string")), None)  # fmt: skip
 
 
 def _matches_globs(tool: types.Tool) -> bool:
@@ -237,8 +244,7 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
         top_k_arg = _top_k_argument(tool)
     # The argument the question would go to once the others are fixed (mcp-ripgrep's
     # search(pattern, path) reads as one until `path` is given), so it is not asked for.
-    query_like = query_arg or next((n for n in QUERY_NAMES if n in props and n not in config.arguments
-                                    and _is_type(props[n], "string")), None)  # fmt: skip
+    query_like = query_arg or _named_query(tool, fixed=config.arguments)
     missing = [r for r in _required(tool)
                if r not in config.arguments and r not in (query_like, top_k_arg)]
     if missing:
