@@ -58,8 +58,15 @@ def test_configured_tool_is_checked() -> None:
     tools = [tool("git_log", {"repo_path": "string", "max_count": "integer"}, ["repo_path"])]
     with pytest.raises(ToolSelectionError, match="git_status"):
         select_tool(ServerConfig(name="g", command="x", tool="git_status"), tools)
-    # Without fixed arguments the one required string argument takes the query.
-    assert select_tool(ServerConfig(name="g", command="x", tool="git_log"), tools).query_argument == "repo_path"
+    # A lone required argument named as a path is asked for, not sent the question
+    # (mcp-server-git answered "Repository path 'test' is outside the allowed repository").
+    with pytest.raises(ToolSelectionError, match=r"requires \['repo_path'\]; give them under `arguments`"):
+        select_tool(ServerConfig(name="g", command="x", tool="git_log"), tools)
+    named = ServerConfig(name="g", command="x", tool="git_log", query_argument="repo_path")
+    assert select_tool(named, tools).query_argument == "repo_path"  # unless the config says so
+    # One named otherwise still takes it.
+    lookup = [tool("lookup", {"name": "string"}, ["name"])]
+    assert select_tool(ServerConfig(name="g", command="x", tool="lookup"), lookup).query_argument == "name"
     two = [tool("git_diff", {"repo_path": "string", "target": "string"}, ["repo_path", "target"])]
     with pytest.raises(ToolSelectionError, match="repo_path"):
         select_tool(ServerConfig(name="g", command="x", tool="git_diff"), two)

@@ -342,12 +342,29 @@ def _query_argument(tool: types.Tool, config: ServerConfig) -> str | None:
     required = [r for r in _required(tool) if r not in config.arguments]
     required_strings = [r for r in required if r in strings]
     # Any other required argument must be fixed by config, or the call cannot be made.
-    if len(required_strings) == 1 and len(required) == 1:
+    if len(required_strings) == 1 and len(required) == 1 and _takes_words(required[0]):
         return required_strings[0]
     for name in QUERY_NAMES:
         if name in strings and all(r == name for r in required):
             return name
     return None
+
+
+# The last word of an argument's name that says it takes a place or a key, not words:
+# mcp-server-git's ``git_log(repo_path)`` sent a question as a repository path fails.
+_NOT_WORDS = frozenset([
+    "path", "paths", "file", "filename", "filepath", "dir", "directory", "folder", "root", "cwd",
+    "url", "uri", "href", "host", "id", "ids", "uuid", "timezone", "tz", "date", "time",
+    "timestamp", "branch", "revision", "rev", "ref", "sha", "commit", "repo", "repository",
+])
+
+
+def _takes_words(name: str) -> bool:
+    """Whether a lone required string argument may take the question: not when its name
+    ends in a word for a place or a key (``repo_path``, ``url``, ``issue_id``,
+    ``timezone``); ``query_argument`` in the config still sends it there."""
+    words = tool_words(name)
+    return not words or words[-1] not in _NOT_WORDS
 
 
 def _top_k_argument(tool: types.Tool) -> str | None:
