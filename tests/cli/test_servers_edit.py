@@ -55,6 +55,19 @@ def test_a_known_package_is_asked_as_an_import_would_ask_it(capsys: pytest.Captu
     assert servers["plain"].query_mode == "full" and not servers["plain"].arguments
 
 
+def test_a_known_package_is_known_by_the_command_it_installs() -> None:
+    """``npm install -g`` puts the package's own command on PATH; started by name or by
+    path, the server is still that package."""
+    assert main(["servers", "add", "fs", "--", "/usr/local/bin/mcp-server-filesystem", "/srv/docs"]) == 0
+    assert main(["servers", "add", "mem", "--", "mcp-server-memory"]) == 0
+    assert main(["servers", "add", "other", "--", "my-mcp-server-filesystem", "/srv/docs"]) == 0
+    servers = load_config(paths.default_config_path()).servers
+    assert (servers["fs"].tool, servers["fs"].query_mode, servers["fs"].arguments) == (
+        "search_files", "glob", {"path": "/srv/docs"})
+    assert servers["mem"].query_mode == "keywords"
+    assert servers["other"].tool is None and servers["other"].query_mode == "full"
+
+
 def test_a_search_setting_given_for_a_known_package_is_all_it_is_set() -> None:
     assert main(["servers", "add", "fs", "--tool", "read_text_file", "--", "npx", "-y",
                  "@modelcontextprotocol/server-filesystem", "/srv/docs"]) == 0

@@ -239,8 +239,19 @@ SUBSTRING_SEARCH_PACKAGES = ("@modelcontextprotocol/server-memory",)
 NAME_GLOB_PACKAGES = {"@modelcontextprotocol/server-filesystem": "search_files"}
 
 
+# The command each of those packages installs (``npm install -g``): a server started by
+# it, by name or by path, is that package.
+PACKAGE_COMMANDS = {
+    "@modelcontextprotocol/server-memory": "mcp-server-memory",
+    "@modelcontextprotocol/server-filesystem": "mcp-server-filesystem",
+}
+
+
 def _is_package(word: str, package: str) -> bool:
-    return word == package or word.startswith(package + "@") or word.endswith(package + "/dist/index.js")
+    installed = PACKAGE_COMMANDS.get(package)
+    command = word.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".cmd")
+    return (word == package or word.startswith(package + "@") or word.endswith(package + "/dist/index.js")
+            or command == installed)
 
 
 def _query_mode(command: str, args: list[str]) -> QueryMode:
