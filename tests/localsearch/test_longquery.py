@@ -68,6 +68,20 @@ def test_a_short_bug_report_naming_code_below_its_title_is_a_task() -> None:
     assert not is_task_question("Fix `Rational`\nSee `numbers`.")
 
 
+def test_a_paragraph_on_one_line_naming_code_is_a_task() -> None:
+    """Typed into a search box, a report is one paragraph with no title line: read as a
+    task when it names code (a call, inline code, a class's member), as a phrase if not."""
+    said = ("The help text says [default: False] for a --shout/--no-shout flag whose default is True; "
+            "the flag value is resolved after the default string is made, so show_default prints the "
+            "wrong value for boolean flag pairs. ")
+    for naming in ("Option.get_help_record reads it too early.", "Is `get_help_extra` the place?",
+                   "See click.option('--shout/--no-shout')."):
+        assert is_task_question(said + naming), naming
+        assert is_task_question(f"{said}{naming}\n"), "piped with its newline"
+    assert not is_task_question(said + "It is wrong everywhere.")
+    assert not is_task_question("Option.get_help_record prints [default: False] for a flag pair")
+
+
 def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     task = read_task(ISSUE)
     assert task.title.startswith("Modeling's `separability_matrix` does not compute")

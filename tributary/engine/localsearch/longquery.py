@@ -35,6 +35,10 @@ _HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most
 # ... or whose body, below its title, names code: inline code (``_INLINE_CODE``) or a
 # call (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
+# ... and so is a paragraph on one line that names code that way, or a member of a class
+# (``Option.get_help_record``): typed into a search box, a report has no title line.
+TASK_MIN_CHARS_ONE_LINE = 200
+_MEMBER = re.compile(r"(?<![\w.])[A-Z]\w{0,80}\.[a-z_]\w{0,80}")
 # A class called to make an instance: ``Intersection({1}, {x})`` runs ``Intersection.__new__``.
 _CONSTRUCTED = re.compile(r"(?<![\w.])([A-Z]\w{0,120})\(")  # one bounded run: linear
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
@@ -117,9 +121,11 @@ def is_task_question(query: str) -> bool:
     """Whether ``query`` is an issue-length task rather than a search phrase."""
     if len(query) >= TASK_MIN_CHARS:
         return True
-    lines = query.count("\n") + 1
+    lines = query.strip().count("\n") + 1  # a pasted line's newline makes no second line
     if len(query) >= TASK_MIN_CHARS_MULTILINE and lines >= TASK_MIN_LINES:
         return True
+    if lines < 2 and len(query) >= TASK_MIN_CHARS_ONE_LINE:
+        return any(p.search(query) is not None for p in (_INLINE_CODE, _CALL, _MEMBER))
     if len(query) < TASK_MIN_CHARS_WITH_CODE or lines < 2:
         return False
     if _HOLDS_CODE.search(query) is not None:
