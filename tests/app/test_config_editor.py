@@ -838,3 +838,26 @@ def test_no_rules_says_what_that_means_and_how_to_add_one(qtbot: Any, tmp_path: 
     assert rules.rules_stack.currentWidget() is rules.list and rules.list.count() == 1
     rules.remove_rule()
     assert rules.rules_stack.currentWidget() is rules.empty
+
+
+@pytest.mark.asyncio
+async def test_the_tool_field_offers_the_servers_own_tools(qtbot: Any, tmp_path: Path) -> None:
+    """Typing a tool's name completes it from the tools the running server offers, or a
+    test of one not running yet found: a misspelt name leaves the server out of searches."""
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    states = engine.server_states
+    engine.server_states = lambda: [  # type: ignore[method-assign]
+        replace(s, tools=["git_status", "git_log", "git_show"]) if s.name == "git" else s for s in states()
+    ]
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    servers.refresh_states()
+    completer = servers.tool.completer()
+    completer.setCompletionPrefix("show")  # any part of the name, any case
+    assert completer.currentCompletion() == "git_show"
+    assert completer.model().stringList() == ["git_log", "git_show", "git_status"]  # type: ignore[attr-defined]
+    servers.add_server()
+    servers.test_connection()  # a new server's tools come from its test
+    await until(lambda: completer.model().stringList() == ["search"])  # type: ignore[attr-defined]
+    servers.list.setCurrentRow(1)
+    assert completer.model().stringList() == ["git_log", "git_show", "git_status"]  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QSize,
+    QStringListModel,
     Qt,
     QTimer,
     Signal,
@@ -32,6 +33,7 @@ from PySide6.QtGui import QFontMetrics, QHelpEvent, QHideEvent, QPainter, QResiz
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QCompleter,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -368,6 +370,14 @@ class ServersPage(QWidget):
         self.weight.setSingleStep(0.1)
         self.tool = QLineEdit()
         self.tool.setPlaceholderText("auto-detect (a read-only search/query/find tool)")
+        # The tools the server offers (from its running state or a test), offered as the
+        # name is typed: a name typed wrong leaves the server out of every search.
+        self._tool_names = QStringListModel(self)
+        self._tested_tools: dict[str, list[str]] = {}  # by server name, for one not running yet
+        tool_completer = QCompleter(self._tool_names, self.tool)
+        tool_completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        tool_completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.tool.setCompleter(tool_completer)
         self.query_argument = QLineEdit()
         self.query_argument.setPlaceholderText("auto-detect")
         self.query_mode = ComboBox()
@@ -639,10 +649,18 @@ class ServersPage(QWidget):
 
     def _show_state(self) -> None:
         state = self._states.get(self.current.name) if self.current is not None else None
+        tested = self._tested_tools.get(self.current.name, []) if self.current is not None else []
+        self._offer_tools(state.tools if state is not None and state.tools else tested)
         self.state_label.setVisible(self.current is not None)
         self.state_label.setText(
             f"Status: {describe_state(state)}" if state is not None
             else "Not running in the engine yet: save to start it with the new settings.")
+
+    def _offer_tools(self, names: list[str]) -> None:
+        """Complete the Tool field with these names (sorted), unless they are offered."""
+        ordered = sorted(names)
+        if ordered != self._tool_names.stringList():
+            self._tool_names.setStringList(ordered)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -990,6 +1008,9 @@ class ServersPage(QWidget):
 
     def _tested(self, result: ServerTest) -> None:
         tools = result.tools
+        if tools:
+            self._tested_tools[result.name] = [t.name for t in tools]
+            self._show_state()
         hits = result.probe_hits
         latency = result.latency_ms
         if result.ok:
