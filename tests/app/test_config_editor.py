@@ -853,9 +853,16 @@ async def test_the_tool_field_offers_the_servers_own_tools(qtbot: Any, tmp_path:
     servers.list.setCurrentRow(1)  # git
     servers.refresh_states()
     completer = servers.tool.completer()
-    completer.setCompletionPrefix("show")  # any part of the name, any case
-    assert completer.currentCompletion() == "git_show"
     assert completer.model().stringList() == ["git_log", "git_show", "git_status"]  # type: ignore[attr-defined]
+    editor.show()
+    servers.tool.setFocus()
+    QTest.keyClicks(servers.tool, "SHOW")  # any part of the name, any case
+    popup = completer.popup()
+    assert popup.isVisible() and completer.currentCompletion() == "git_show"
+    popup.setCurrentIndex(completer.completionModel().index(0, 0))
+    QTest.keyClick(popup, Qt.Key.Key_Return)  # picked from the list: set, not typed
+    assert servers.tool.text() == "git_show"
+    assert editor.draft is not None and editor.draft.servers["git"].tool == "git_show"
     servers.add_server()
     servers.test_connection()  # a new server's tools come from its test
     await until(lambda: completer.model().stringList() == ["search"])  # type: ignore[attr-defined]

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from mcp import types
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from tributary.app.search.page import _summary
 from tributary.app.search.source_strip import SourceStrip, chip_text, chip_tooltip, waiting_text
+from tributary.engine.config.schema import ServerConfig
 from tributary.engine.model import SearchRequest, SearchResponse, SourceReport, SourceStatus
+from tributary.engine.sources.tools import ToolSelectionError, select_tool
 
 NAMES = ["memory", "filesystem", "git", "everything", "time", "fetch", "dead-hang", "wiki", "tickets",
          "slack-archive-search", "confluence", "context7", "runbooks", "adr", "files", "tasks"]
@@ -126,6 +130,12 @@ def test_a_source_that_needs_a_setting_says_so_on_its_chip() -> None:
     missing = SourceReport(name="db", status=SourceStatus.SKIPPED,
                            detail="configured tool 'find' not offered; tools seen: query")
     assert chip_text(missing) == "db · tool not offered"
+    git_log = types.Tool(name="git_log", input_schema={"type": "object", "properties": {
+        "repo_path": {"type": "string"}}, "required": ["repo_path"]})
+    with pytest.raises(ToolSelectionError) as named:  # the engine's own words for a named tool
+        select_tool(ServerConfig(name="git", command="x", tool="git_log"), [git_log])
+    lacking = SourceReport(name="git", status=SourceStatus.SKIPPED, detail=str(named.value))
+    assert chip_text(lacking) == "git · needs arguments"
     failed = SourceReport(name="db", status=SourceStatus.ERROR, error="search_files needs `path` (required)")
     assert chip_text(failed) == "db · error"
 

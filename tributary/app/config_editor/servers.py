@@ -506,6 +506,9 @@ class ServersPage(QWidget):
         for edit in (self.command, self.cwd, self.url, self.tool, self.query_argument, self.tool_arguments,
                      self.description):
             edit.textEdited.connect(self._edited)
+        # A name picked from the completions is set, not typed: no textEdited of its own
+        # (and the field sets it in a slot of its own, connected only while it has focus).
+        tool_completer.activated.connect(self._tool_picked)
         self.env.changed.connect(self._edited)
         self.headers.changed.connect(self._edited)
         self.timeout.valueChanged.connect(self._edited)
@@ -655,6 +658,10 @@ class ServersPage(QWidget):
         self.state_label.setText(
             f"Status: {describe_state(state)}" if state is not None
             else "Not running in the engine yet: save to start it with the new settings.")
+
+    def _tool_picked(self, name: str) -> None:
+        self.tool.setText(name)
+        self._edited()
 
     def _offer_tools(self, names: list[str]) -> None:
         """Complete the Tool field with these names (sorted), unless they are offered."""

@@ -49,7 +49,9 @@ NO_TOOL = "no search-like tool"  # how the engine's reason for a source with no 
 TAKES_NO_QUERY = "its tool takes no query"  # ... and for one whose only tool ignores the question
 # ... and for the setting a source needs before it can be asked, with the chip's words
 SETUP_NEEDED = (("no read-only search tool", "no read-only tool"), ("configured tool ", "tool not offered"))
-NEEDS_ARGUMENTS = re.compile(r"^\S{1,200} needs `")  # "search_files needs `path` (required); …"
+# "search_files needs `path` (required); …", or for a tool the config names, "tool
+# 'git_log' requires ['repo_path']; give them under `arguments`"
+NEEDS_ARGUMENTS = re.compile(r"^(?:\S{1,200} needs `|tool '[^'\n]{1,200}' requires \[)")
 
 StateSource = Callable[[], "Iterable[ServerState]"]  # the engine's server states
 
