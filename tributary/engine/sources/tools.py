@@ -118,7 +118,8 @@ class ToolSelection:
         how = "auto-detected" if self.auto else "configured"
         modes = {"keywords": " as keywords", "glob": " as a glob", "pattern": " as a regex of its names"}
         mode = modes.get(self.query_mode, "") if self.query_argument else ""
-        parts = [f"{self.tool}({self.query_argument or '—'}{mode}"]
+        # A tool that takes no question answers every search alike: say so, not "git_log()".
+        parts = [f"{self.tool}({self.query_argument or 'no question: the same call for every search'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
         return "".join(parts) + f") [{how}]"
