@@ -128,3 +128,36 @@ def test_a_repository_renamed_by_another_processs_re_index_is_searched_by_its_ne
     rename("acme/billing")
     assert service.search("parse invoice number", 5, repos=["acme/billing"]).hits
     assert not service.search("parse invoice number", 5, repos=["old/name"]).hits
+
+
+def test_a_question_about_one_repository_is_not_interleaved_with_anothers_guesses(
+    repo: Path, index_dir: Path, embedder: HashingEmbedder, tmp_path: Path
+) -> None:
+    """Each index ranks its own chunks, so its first hit scores alike however well it
+    matches: another repository's chunk holding one word of the question came between
+    the answer's hits. Each index is now weighed by how much of the question its first
+    hits hold; a question both answer keeps both."""
+    from tributary.engine.servers.files import FilesService
+
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "mail.py").write_text(
+        "def send_mail(to, body):\n    \"\"\"Send an email with the invoice attached.\"\"\"\n"
+        "    return smtp(to, body)\n\n\ndef mail_queue():\n    \"\"\"The mail waiting to parse.\"\"\"\n"
+        "    return []\n", encoding="utf-8")
+    (other / "pkg" / "numbers.py").write_text(
+        "def format_number(value):\n    \"\"\"Format a number for display.\"\"\"\n    return f'{value:,}'\n\n\n"
+        "def round_number(value):\n    \"\"\"Round a number to two places.\"\"\"\n    return round(value, 2)\n",
+        encoding="utf-8")
+    index_repository(repo, embedder=embedder, index_dir=index_dir)
+    index_repository(other, embedder=embedder, index_dir=index_dir)
+    service = FilesService(index_dir, model_wait_s=0.05)
+    service.start_loading = lambda: None  # type: ignore[method-assign]  # keyword search alone
+    hits = service.search("parse invoice number", 10).hits
+    paths = [hit.path for hit in hits]
+    assert paths[:2] == ["src/billing/invoice.py"] * 2
+    # Chunks holding one word of it ("number", "invoice", "parse") come after this
+    # repository's first hits; they came third, level with its second hit, before.
+    assert min(n for n, path in enumerate(paths) if path.startswith("pkg/")) >= 4, paths
+    both = service.search("format number", 10).hits
+    assert both[0].path == "pkg/numbers.py"

@@ -208,3 +208,39 @@ def test_in_memory_knn_matches_sqlite_vec_and_sees_new_tasks(tmp_path: Path, emb
                            files=("z.py",))], ImportStats(source="test"), embedder=embedder)
         after = store.knn(embedder.encode(["zebra quokka"])[0], 5)
         assert after[0][1] == pytest.approx(1.0) and after != before
+
+
+def test_a_question_about_one_history_is_not_interleaved_with_anothers(
+    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
+) -> None:
+    """Each history ranks its own tasks: a task of another repository holding one word of
+    the question ("session") came level with this history's answer. Weighed by how much
+    of the question their first tasks hold, it comes after; alone, a history is as it was."""
+    from tributary.engine.servers.tasks import TaskBackend
+
+    other = tmp_path / "other"
+    other.mkdir()
+    unrelated = write_jsonl(tmp_path / "other.jsonl", [
+        {"id": "o1", "date": "2023-01-01T00:00:00+00:00", "title": "Tune the session pool size",
+         "body": "More workers for the database.", "files": ["db/pool.py"]},
+        {"id": "o2", "date": "2023-02-01T00:00:00+00:00", "title": "Rename the worker queue",
+         "body": "", "files": ["db/queue.py"]},
+    ])
+    ix = tmp_path / "ix"
+    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=embedder)
+    import_tasks_jsonl(other, unrelated, indexes_dir=ix, embedder=embedder)
+    both = TaskBackend([tasks_db_path(repo_dir, ix), tasks_db_path(other, ix)], embed=False)
+    alone = TaskBackend([tasks_db_path(repo_dir, ix)], embed=False)
+    for backend in (both, alone):
+        backend.start()
+    try:
+        question = "login fails because the expired session cookie is kept"
+        found = [hit.task.id for _, hit in both.search_tasks(question, 10)]
+        assert found.index("o1") > found.index("t4"), found
+        assert found[:2] == [hit.task.id for _, hit in alone.search_tasks(question, 10)][:2]
+        files, _ = both.files_and_tasks(question, 10, 0)
+        paths = [f.path for _, f in files]
+        assert paths.index("db/pool.py") > paths.index("app/auth/session.py"), paths
+    finally:
+        both.close()
+        alone.close()

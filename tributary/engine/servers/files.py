@@ -47,6 +47,7 @@ from tributary.engine.localsearch.longquery import code_embedding_text
 from tributary.engine.paths import indexes_dir
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
+from tributary.engine.servers.merge import merged_chunks, repository_names
 from tributary.engine.servers.stores import CodeIndex
 
 log = logging.getLogger("tributary.files")
@@ -306,7 +307,8 @@ class FilesService:
             if embedder is not None else None
         )
         degraded = embedder is None and bool(indexes)
-        hits: list[SearchHit] = []
+        answers: list[list[SearchHit]] = []
+        names = [repository_names(index.name, index.root) for index in indexes]
         for index in indexes:
             use_vector = vector
             with index.lock:
@@ -328,12 +330,12 @@ class FilesService:
                 where = make_filter(
                     index.store, language=language, kinds=kinds, path_glob=path_glob
                 )
-                hits.extend(
+                answers.append(
                     hybrid_search(
                         index.store, query, use_vector, repo=index.name, top_k=top_k, where=where
                     )
                 )
-        hits.sort(key=lambda h: -h.score)
+        hits = merged_chunks(answers, query, names)
         return CodeSearchResult(
             hits=[CodeHit.model_validate(h.as_dict()) for h in hits[:top_k]],
             repos=[i.name for i in indexes],

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -46,6 +46,7 @@ from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.query.kinds import asks_history
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
+from tributary.engine.servers.merge import index_factors, repository_names, task_evidence
 from tributary.engine.tasks.api import tasks_db_path
 from tributary.engine.tasks.model import FileScore, TaskHit
 from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
@@ -199,10 +200,15 @@ class TaskBackend:
     ) -> list[tuple[str, TaskHit]]:
         top_k = max(1, min(top_k, MAX_TOP_K))
         as_of = _as_of(before)
-        found: list[tuple[str, TaskHit]] = []
+        answers: list[tuple[str, list[TaskHit]]] = []
+        names: list[set[str]] = []
         with self._lock:
             for label, index in self.scoped(repos, exclude_repos):
-                found.extend((label, hit) for hit in index.search(query, top_k, as_of=as_of))
+                answers.append((label, index.search(query, top_k, as_of=as_of)))
+                names.append(repository_names(*self._identity(label, index)))
+        factors = index_factors([task_evidence(hits) for _, hits in answers], query, names)
+        found = [(label, _scaled(hit, weight)) for (label, hits), weight in zip(answers, factors, strict=True)
+                 for hit in hits]
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
 
@@ -221,17 +227,32 @@ class TaskBackend:
         files: list[tuple[str, FileScore]] = []
         tasks: list[tuple[str, TaskHit]] = []
         weigh = weigh_roles if is_task_question(query) else weigh_translations
+        answers: list[tuple[str, list[TaskHit], list[FileScore]]] = []
+        names: list[set[str]] = []
         with self._lock:
             for label, index in self.scoped(repos, exclude_repos):
                 hits = index.search(query, self.file_params.top_tasks, as_of=as_of)
-                tasks.extend((label, hit) for hit in hits[:task_k])
                 found = index.files_for_task(query, top_k, file_params=self.file_params, hits=hits, as_of=as_of)
                 held = index.resolver().existing  # the repository's files now, when known
                 weigh(query, found, held.__contains__ if held is not None else None)
-                files.extend((label, f) for f in found)
+                answers.append((label, hits, found))
+                names.append(repository_names(*self._identity(label, index)))
+        # Each history ranks its own tasks: weighed by how well they hold the question.
+        factors = index_factors([task_evidence(hits) for _, hits, _ in answers], query, names)
+        for (label, hits, found), weight in zip(answers, factors, strict=True):
+            tasks.extend((label, _scaled(hit, weight)) for hit in hits[:task_k])
+            files.extend((label, _scaled(f, weight)) for f in found)
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
+
+
+_Scored = TypeVar("_Scored", TaskHit, FileScore)
+
+
+def _scaled(item: _Scored, weight: float) -> _Scored:
+    """A task hit or a file vote with its score times ``weight`` (itself at 1)."""
+    return item if weight >= 1.0 else replace(item, score=item.score * weight)
 
 
 def weigh_roles(task: str, files: Iterable[FileScore], exists: Callable[[str], bool] | None = None) -> None:
