@@ -264,3 +264,17 @@ def test_a_grep_answers_lines_keep_their_own_numbers() -> None:
                      "1240 │         return formatter.getvalue()",
                      "     │ …",
                      "1258 │     def format_help(self, ctx, formatter):"]
+
+
+def test_a_hit_says_which_repository_it_is_from(qtbot: Any) -> None:
+    """With several repositories indexed, ``src/…/core.py`` alone does not say whose."""
+    from tributary.app.search.results_model import _tooltip
+
+    pane = _pane(qtbot)
+    hit = Hit(id="c", source="files", tool="search_code", title="lines", content=CHUNK, path="pkg/mod.py",
+              start_line=8, end_line=11, metadata={"repo": "pallets/click"})
+    pane.show_hit(hit, query="lines")
+    assert pane.location.full_text == "pkg/mod.py:8-11    ·    pallets/click    ·    files / search_code"
+    assert "pkg/mod.py:8-11 in pallets/click" in _tooltip(hit, ["files"], None)
+    pane.show_hit(_code(), query="other lines")  # a hit no index gave
+    assert pane.location.full_text == "pkg/mod.py:8-11    ·    files / search_code"

@@ -123,6 +123,12 @@ class Hit:
 TASK_KIND = "task"
 
 
+def repository_of(hit: Hit) -> str | None:
+    """The indexed repository a built-in server's hit comes from (its index name), or None."""
+    repo = hit.metadata.get("repo")
+    return repo if isinstance(repo, str) and repo else None
+
+
 def is_task(hit: Hit) -> bool:
     """A past task (a commit, an issue) returned as an answer of its own (the tasks
     server's items of ``kind`` "task"), not code and not a file."""

@@ -39,7 +39,14 @@ from tributary.app.search.highlighter import (
 )
 from tributary.app.search.score_chart import ScoreChart
 from tributary.engine.api import commit_line, fold_label, quotes_files, source_views, why_folded
-from tributary.engine.model import DedupGroup, GroupMember, Hit, SearchResponse, is_task
+from tributary.engine.model import (
+    DedupGroup,
+    GroupMember,
+    Hit,
+    SearchResponse,
+    is_task,
+    repository_of,
+)
 
 MAX_SHOWN = safe_text.BLOCK_LIMIT  # characters; hit content is untrusted and may be huge
 USEFUL_KEYS = QKeySequence("Ctrl+Up")
@@ -157,6 +164,8 @@ class DetailPane(QWidget):
         else:
             where = safe_text.one_line(hit.location, 400) if hit.path or hit.uri else ""
         origin = f"{safe_text.one_line(hit.source)} / {safe_text.one_line(hit.tool)}"
+        if (repo := repository_of(hit)) is not None:  # several may be indexed: say which
+            origin = f"{safe_text.one_line(repo, 120)}    ·    {origin}"
         self.location.set_full_text(f"{safe_text.one_line(where, 400)}    ·    {origin}" if where else origin)
         shown = presentation(hit)
         # Code keeps its lines; prose (task descriptions, notes, docs) wraps.

@@ -46,7 +46,7 @@ from PySide6.QtWidgets import QAbstractItemView, QToolTip
 from tributary.app import safe_text, theme
 from tributary.app.search.badges import badges_icon, badges_pixmap
 from tributary.engine.api import commit_line, fold_label
-from tributary.engine.model import GroupMember, Hit, SearchResponse, is_task
+from tributary.engine.model import GroupMember, Hit, SearchResponse, is_task, repository_of
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -466,8 +466,10 @@ def _rated_note(useful: bool | None) -> str:
 
 
 def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
-    lines = [safe_text.one_line(hit.title, 200), _where(hit) or safe_text.one_line(hit.location, 300),
-             f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
+    where = _where(hit) or safe_text.one_line(hit.location, 300)
+    if (repo := repository_of(hit)) is not None:
+        where = f"{where} in {safe_text.one_line(repo, 120)}"
+    lines = [safe_text.one_line(hit.title, 200), where, f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
     if len(sources) > 1:
         lines.append("agreed by " + ", ".join(sources))
     elif sources:  # the Sources column may show it elided
