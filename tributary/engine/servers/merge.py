@@ -35,11 +35,11 @@ def index_factors(
     evidence: Sequence[Iterable[Evidence]], query: str, names: Sequence[Iterable[str]] = ()
 ) -> list[float]:
     """For each index, by its first hits' evidence (best first), the factor its scores
-    are scaled by: its strength (``strength``) over the strongest index's. An index whose
-    repository the question names (``pytest --collect-only …``: ``names``, each index's
-    names, from ``repository_names``) counts ``UNNAMED_SHARE`` more than one it does
-    not name, when it names some but not all. All 1 for one index, or when none holds a
-    word of the question."""
+    are scaled by: its strength (``strength``) over the strongest index's. When the
+    question names some of the repositories but not all (``pytest --collect-only …``;
+    ``names``: each index's, from ``repository_names``), the strength of each one it does
+    not name is multiplied by ``UNNAMED_SHARE``. All 1 for one index, or when none holds
+    a word of the question."""
     if len(evidence) < 2:
         return [1.0] * len(evidence)
     words = query_words(query)
