@@ -843,11 +843,14 @@ def test_no_rules_says_what_that_means_and_how_to_add_one(qtbot: Any, tmp_path: 
 @pytest.mark.asyncio
 async def test_the_tool_field_offers_the_servers_own_tools(qtbot: Any, tmp_path: Path) -> None:
     """Typing a tool's name completes it from the tools the running server offers, or a
-    test of one not running yet found: a misspelt name leaves the server out of searches."""
+    test of one not running yet found: a misspelt name leaves the server out of searches.
+    A tool that says it writes (``git_commit``, marked not read-only) is not offered:
+    every search would send it its text."""
     editor, engine, _ = make_editor(qtbot, tmp_path)
     states = engine.server_states
     engine.server_states = lambda: [  # type: ignore[method-assign]
-        replace(s, tools=["git_status", "git_log", "git_show"]) if s.name == "git" else s for s in states()
+        replace(s, tools=["git_status", "git_commit", "git_log", "git_show"],
+                sendable=("git_status", "git_log", "git_show")) if s.name == "git" else s for s in states()
     ]
     servers = editor.servers
     servers.list.setCurrentRow(1)  # git

@@ -106,6 +106,10 @@ async def test_npm_servers_annotate_their_read_only_tools(tmp_path: Path) -> Non
         states = await pool.warm_up(timeout=60)
         # server-memory marks search_nodes read-only (and its delete_* tools destructive)
         assert (states["memory"].tool or "").startswith("search_nodes(query")
+        # what the app offers to name as the search tool: none that writes
+        sendable = set(states["memory"].sendable)
+        assert "search_nodes" in sendable and sendable < set(states["memory"].tools)
+        assert not any(name.startswith(("delete_", "create_", "add_")) for name in sendable), sendable
         # server-filesystem's search_files is read-only but needs a path: chosen explicitly
         assert states["files"].tool is None
         assert NO_READ_ONLY not in (states["files"].tool_error or "")

@@ -572,7 +572,8 @@ class Engine:
         return ServerTest(
             name=server.name,
             ok=report.ok,
-            tools=[ToolInfo(str(t.get("name", "")), str(t.get("description") or "")) for t in report.tools],
+            tools=[ToolInfo(str(t.get("name", "")), str(t.get("description") or ""), t.get("sendable") is not False)
+                   for t in report.tools],
             selection=report.selection,
             probe_hits=outcome.hits if outcome else [],
             latency_ms=outcome.latency_ms if outcome else None,

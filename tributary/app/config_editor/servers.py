@@ -653,7 +653,7 @@ class ServersPage(QWidget):
     def _show_state(self) -> None:
         state = self._states.get(self.current.name) if self.current is not None else None
         tested = self._tested_tools.get(self.current.name, []) if self.current is not None else []
-        self._offer_tools(state.tools if state is not None and state.tools else tested)
+        self._offer_tools(list(state.sendable) if state is not None and state.tools else tested)
         self.state_label.setVisible(self.current is not None)
         self.state_label.setText(
             f"Status: {describe_state(state)}" if state is not None
@@ -664,7 +664,9 @@ class ServersPage(QWidget):
         self._edited()
 
     def _offer_tools(self, names: list[str]) -> None:
-        """Complete the Tool field with these names (sorted), unless they are offered."""
+        """Complete the Tool field with these names (sorted): the server's tools a search
+        may be sent, none that its marks, name or description say writes (``git_commit``,
+        ``create_directory``), since every search sends the named tool its text."""
         ordered = sorted(names)
         if ordered != self._tool_names.stringList():
             self._tool_names.setStringList(ordered)
@@ -1016,7 +1018,7 @@ class ServersPage(QWidget):
     def _tested(self, result: ServerTest) -> None:
         tools = result.tools
         if tools:
-            self._tested_tools[result.name] = [t.name for t in tools]
+            self._tested_tools[result.name] = [t.name for t in tools if t.sendable]
             self._show_state()
         hits = result.probe_hits
         latency = result.latency_ms

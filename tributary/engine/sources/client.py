@@ -67,6 +67,7 @@ from tributary.engine.sources.tools import (
     ToolSelection,
     ToolSelectionError,
     select_tool,
+    unsafe_reason,
 )
 from tributary.engine.version import package_version
 
@@ -233,6 +234,7 @@ class SourceClient:
             restarts=self._restarts,
             last_error=self._last_error,
             tools=[t.name for t in self._tools],
+            sendable=tuple(t.name for t in self._tools if unsafe_reason(t) is None),
             tool=self._selection.describe() if self._selection else None,
             tool_error=self._selection_error,
             breaker=self.breaker.snapshot(),
@@ -374,7 +376,8 @@ class SourceClient:
         startup_ms = (self._clock() - start) * 1000
         outcome = await self.call(query, top_k)
         listed = [
-            {"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
+            {"name": t.name, "description": t.description or "", "input_schema": t.input_schema,
+             "sendable": unsafe_reason(t) is None}
             for t in tools
         ]
         return ProbeReport(

@@ -41,6 +41,8 @@ class ServerState:
     latency_ms: float | None = None  # typical call latency (EWMA), None before any answer
     restarted_at: float | None = None  # wall-clock time (time.time()) of the last restart
     restart_reason: str | None = None  # why, e.g. "server exited …", "no answer for 9 s …"
+    # of ``tools``, those a search may be sent: none that says it writes (``unsafe_reason``)
+    sendable: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -77,6 +79,7 @@ class ProbeReport:
 class ToolInfo:
     name: str
     description: str = ""
+    sendable: bool = True  # a search may be sent to it: nothing says it writes (``unsafe_reason``)
 
 
 @dataclass(slots=True)
