@@ -24,7 +24,7 @@ from PySide6.QtCore import QProcess, QUrl
 from PySide6.QtGui import QDesktopServices
 
 from tributary.engine import api
-from tributary.engine.model import Hit
+from tributary.engine.model import Hit, repository_of
 
 EDITOR_ENVS = ("TRIBUTARY_EDITOR", "VISUAL", "EDITOR")
 SETTINGS_FILE = "desktop.json"
@@ -72,8 +72,8 @@ def local_file(hit: Hit) -> Path | None:
     if isinstance(root, str) and root:
         return Path(root) / path
     roots = index_roots()
-    repo = hit.metadata.get("repo")
-    if isinstance(repo, str) and repo in roots:
+    repo = repository_of(hit)
+    if repo is not None and repo in roots:
         return roots[repo] / path
     # A path without its repository: the index whose folder holds that file.
     for candidate in roots.values():

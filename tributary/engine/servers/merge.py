@@ -69,14 +69,12 @@ def _names(query: str, name: str) -> bool:
 
 
 def strength(evidence: Iterable[Evidence], words: frozenset[str]) -> float:
-    """The best of the first hits by the keyword-only confidence model: the share of the
-    question's words a hit's text holds (as parts of words too: ``finaliz`` in
-    ``addfinalizer``), whether keyword search matched it, whether it defines a looked-up
-    name."""
+    """The best of the hits (an index's first ``STRENGTH_HITS``, as its callers take
+    them) by the keyword-only confidence model: the share of the question's words a hit's
+    text holds (as parts of words too: ``finaliz`` in ``addfinalizer``), whether keyword
+    search matched it, whether it defines a looked-up name."""
     best = 0.0
-    for number, (text, keyword, defines) in enumerate(evidence):
-        if number == STRENGTH_HITS:
-            break
+    for text, keyword, defines in evidence:
         lowered = text[:STRENGTH_CHARS].lower()
         coverage = sum(word in lowered for word in words) / len(words) if words else 0.0
         signals = {"coverage": coverage, "keyword": float(keyword), "symbol": float(defines)}
