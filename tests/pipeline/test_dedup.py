@@ -290,6 +290,25 @@ def test_a_file_reference_joins_the_best_chunk_of_its_file() -> None:
     assert chunk_other in result.hits  # the file's other chunks stay separate results
 
 
+def test_one_path_in_two_indexed_repositories_is_two_files() -> None:
+    # Two repositories indexed: another repository's history voting for its own
+    # pyproject.toml joined this one's pyproject.toml chunk, and two overlapping chunks
+    # of one path in two repositories were one result.
+    ours = hit("files", 1, FUNC_A, path="pyproject.toml", lines=(1, 12), metadata={"repo": "pytest"})
+    theirs = hit("files", 2, FUNC_B, path="pyproject.toml", lines=(5, 20), metadata={"repo": "click"})
+    vote = hit("tasks", 1, "Bump the build backend (2024-05-01)", path="pyproject.toml", metadata={"repo": "click"})
+    again = hit("history", 3, "Bump the build backend (2024-05-01)", path="pyproject.toml",
+                metadata={"repo": "pytest"})
+    result = deduplicate([ours, theirs, vote, again], DedupConfig(semantic=False))
+    groups = {frozenset([g.kept.id, *(m.hit.id for m in g.members)]) for g in result.groups}
+    assert groups == {frozenset([theirs.id, vote.id]), frozenset([ours.id, again.id])}
+    assert len(result.hits) == 2
+    # A hit that does not say its repository (one history, another server) joins either.
+    unsaid = hit("tasks", 2, "Bump the build backend (2024-05-01)", path="pyproject.toml")
+    result = deduplicate([ours, unsaid], DedupConfig(semantic=False))
+    assert _members(result.groups, ours.id) == {unsaid.id: (DedupReason.FILE, 1.0)}
+
+
 def test_a_lookup_keeps_the_chunk_of_a_file_group_even_when_the_history_ranks_higher() -> None:
     # The history's hit is ranked first by its source, but for a lookup the group stands
     # for the file: the chunk that quotes it is what is shown (and what the boost sees).

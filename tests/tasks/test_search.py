@@ -215,7 +215,8 @@ def test_a_question_about_one_history_is_not_interleaved_with_anothers(
 ) -> None:
     """Each history ranks its own tasks: a task of another repository holding one word of
     the question ("session") came level with this history's answer. Weighed by how much
-    of the question their first tasks hold, it comes after; alone, a history is as it was."""
+    of the question their first tasks hold, it holds less than half as much and is left
+    out; alone, a history is as it was."""
     from tributary.engine.servers.tasks import TaskBackend
 
     other = tmp_path / "other"
@@ -236,11 +237,69 @@ def test_a_question_about_one_history_is_not_interleaved_with_anothers(
     try:
         question = "login fails because the expired session cookie is kept"
         found = [hit.task.id for _, hit in both.search_tasks(question, 10)]
-        assert found.index("o1") > found.index("t4"), found
+        assert "o1" not in found and "t4" in found, found
         assert found[:2] == [hit.task.id for _, hit in alone.search_tasks(question, 10)][:2]
         files, _ = both.files_and_tasks(question, 10, 0)
         paths = [f.path for _, f in files]
-        assert paths.index("db/pool.py") > paths.index("app/auth/session.py"), paths
+        assert "db/pool.py" not in paths and "app/auth/session.py" in paths, paths
+        # Asked about the other history, this one is left out in turn.
+        files, _ = both.files_and_tasks("tune the worker pool size", 10, 0)
+        assert [f.path for _, f in files][:1] == ["db/pool.py"]
     finally:
         both.close()
         alone.close()
+
+
+def test_a_history_does_not_answer_for_a_repository_indexed_without_one(
+    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
+) -> None:
+    """A folder indexed without a history beside a repository with one: the engine fuses
+    each source by rank, so the history's first files came level with the code's answer
+    to a question about the other folder. Each history is now weighed by its own
+    repository's code against the others', and one that matches less than half as well
+    answers nothing; its hits name their repository as the code search does."""
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.index.manager import index_repository
+    from tributary.engine.index.store import SqliteStore
+    from tributary.engine.servers.tasks import TaskBackend
+
+    (repo_dir / "app" / "auth" / "session.py").write_text(
+        "def expire_session(cookie):\n    \"\"\"Drop the login session when its cookie expired.\"\"\"\n"
+        "    return cookie.expired\n", encoding="utf-8")
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "numbers.py").write_text(
+        "def format_number(value):\n    \"\"\"Format a number for display.\"\"\"\n    return f'{value:,}'\n\n\n"
+        "def round_number(value):\n    \"\"\"Round a number to two places.\"\"\"\n    return round(value, 2)\n",
+        encoding="utf-8")
+    ix = tmp_path / "ix"
+    code = HashingEmbedder()
+    index_repository(repo_dir, embedder=code, index_dir=ix)
+    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=embedder)
+    history = tasks_db_path(repo_dir, ix)
+    alone = TaskBackend([history], embed=False)
+    alone.start()
+    try:
+        question = "format a number for display, round it to two places, in the report rows"
+        unweighed, _ = alone.files_and_tasks(question, 10, 0)
+        assert unweighed and all(label is None for label, _ in unweighed)  # one repository: as before
+    finally:
+        alone.close()
+
+    index_repository(other, embedder=code, index_dir=ix)
+    beside = TaskBackend([history], embed=False)
+    beside.start()
+    try:
+        files, tasks = beside.files_and_tasks(question, 10, 5)
+        assert files == [] and tasks == []
+        assert beside.search_tasks(question, 10) == []
+        # A question about the repository with the history is answered, with its name.
+        store = SqliteStore(history.with_name(history.name.replace(".tasks.sqlite", ".files.sqlite")),
+                            readonly=True)
+        name = store.get_meta("name")
+        store.close()
+        files, _ = beside.files_and_tasks("login fails because the expired session cookie is kept", 10, 0)
+        assert files and files[0][1].path == "app/auth/session.py"
+        assert {label for label, _ in files} == {name}
+    finally:
+        beside.close()

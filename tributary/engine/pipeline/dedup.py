@@ -29,7 +29,8 @@ Five kinds of evidence join two hits (each edge keeps its reason and similarity)
 
 Similar-looking hits are kept apart when there is evidence they are different results
 (``distinct``: two different whole files, disjoint lines of one file, or different
-defined names). A union-find
+defined names); so are hits of one path in two different indexed repositories
+(``other_repositories``), for overlaps and whole files too. A union-find
 joins edges transitively. In each group the kept hit is the most relevant
 by this rule: best (lowest) source rank, then higher MCP ``priority``, then longer
 content (the more complete version), then source name and id for determinism. When
@@ -50,7 +51,15 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from tributary.engine.config.schema import DedupConfig
-from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit, ScoreParts, is_task
+from tributary.engine.model import (
+    DedupGroup,
+    DedupReason,
+    GroupMember,
+    Hit,
+    ScoreParts,
+    is_task,
+    repository_of,
+)
 
 from .blocking import candidate_pairs
 from .definitions import first_definition
@@ -128,8 +137,11 @@ def _hash_edges(hits: Sequence[Hit], refs: Sequence[bool]) -> tuple[list[Edge], 
             key += b"\x00task"
         elif refs[i] and hit.path:  # (hit.path: for the type checker)
             # Text *about* a file (a task history's "why"): equal for every file one task
-            # touched, yet each names a different result.
+            # touched, yet each names a different result (in each repository).
             key += b"\x00path:" + hit.path.encode("utf-8", "surrogatepass")
+            repo = repository_of(hit)
+            if repo is not None:
+                key += b"\x00repo:" + repo.encode("utf-8", "surrogatepass")
         j = first.setdefault(key, i)
         if j != i:
             edges.append(Edge(j, i, same_text, 1.0))
@@ -176,7 +188,7 @@ def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) 
     """The cheap half of ``distinct``: a task beside anything else, different whole
     files, disjoint lines of one file.
     ``facts`` of the hits, if known, with ``a`` and ``b`` at ``i`` and ``j``."""
-    if is_task(a) != is_task(b):  # a task and a chunk (or a file) are two answers
+    if is_task(a) != is_task(b) or other_repositories(a, b):  # two answers
         return True
     if facts is None:
         refs, spans = (_names_file(a), _names_file(b)), (_passage(a), _passage(b))
@@ -186,6 +198,17 @@ def _apart(a: Hit, b: Hit, facts: _Facts | None = None, i: int = 0, j: int = 0) 
         return True
     same_file = spans[0] and spans[1] and a.path == b.path
     return same_file and ((a.end_line or 0) < (b.start_line or 0) or (b.end_line or 0) < (a.start_line or 0))
+
+
+def other_repositories(a: Hit, b: Hit) -> bool:
+    """Two hits that say they come from two different indexed repositories: one path in
+    each (``pyproject.toml``, ``tests/test_basic.py``) is two files. A hit that does not
+    say (a single history, another server) may be either's."""
+    first = repository_of(a)
+    if first is None:
+        return False
+    second = repository_of(b)
+    return second is not None and first != second
 
 
 def _named_apart(a: Hit, b: Hit, names: dict[int, str | None], i: int, j: int) -> bool:
@@ -350,7 +373,7 @@ def _overlap_edges(hits: Sequence[Hit]) -> list[Edge]:
         # the hit reaching furthest in this path so far, and its range
         reach_start, reach_end, reach = spans[0]
         for start, end, i in spans[1:]:
-            if start <= reach_end:
+            if start <= reach_end and not other_repositories(hits[reach], hits[i]):
                 shared = min(end, reach_end) - start + 1
                 shorter = min(end - start + 1, reach_end - reach_start + 1)
                 edges.append(Edge(reach, i, overlap, max(0.0, min(1.0, shared / max(1, shorter)))))
@@ -374,14 +397,18 @@ def _file_edges(hits: Sequence[Hit], facts: _Facts) -> list[Edge]:
         if facts.spans[i] and hit.path:
             chunks_of.setdefault(hit.path, []).append((relevance_key(hit), i))
     edges: list[Edge] = []
-    first_whole: dict[str, int] = {}
+    first_wholes: dict[str, list[int]] = {}  # each repository's first whole hit of a path
     for i in wholes:
         path = hits[i].path or ""
-        chunks = chunks_of.get(path)
-        target = _joined_chunk(hits, hits[i], chunks) if chunks else first_whole.get(path)
-        if target is None:
-            first_whole[path] = i
+        chunks = [chunk for chunk in chunks_of.get(path, ()) if not other_repositories(hits[chunk[1]], hits[i])]
+        if chunks:
+            target: int | None = _joined_chunk(hits, hits[i], chunks)
         else:
+            seen = first_wholes.setdefault(path, [])
+            target = next((j for j in seen if not other_repositories(hits[j], hits[i])), None)
+            if target is None:
+                seen.append(i)
+        if target is not None:
             edges.append(Edge(target, i, DedupReason.FILE, 1.0))
     return edges
 

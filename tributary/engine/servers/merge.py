@@ -87,8 +87,7 @@ def merged_chunks(
 ) -> list[SearchHit]:
     """The code hits of every index, best first, each index's scaled (``index_factors``;
     ``names``: each index's ``repository_names``); ties keep the indexes' order."""
-    evidence = [[(f"{h.symbol or ''}\n{h.path}\n{h.content}", h.keyword_rank is not None, h.symbol_match)
-                 for h in hits[:STRENGTH_HITS]] for hits in answers]
+    evidence = [chunk_evidence(hits) for hits in answers]
     merged = [
         hit if factor >= 1.0 else replace(hit, score=round(hit.score * factor, 6))
         for hits, factor in zip(answers, index_factors(evidence, query, names), strict=True)
@@ -96,6 +95,12 @@ def merged_chunks(
     ]
     merged.sort(key=lambda hit: -hit.score)  # stable
     return merged
+
+
+def chunk_evidence(hits: Sequence[SearchHit]) -> list[Evidence]:
+    """An index's first code hits as evidence: the name, path and text of each."""
+    return [(f"{h.symbol or ''}\n{h.path}\n{h.content}", h.keyword_rank is not None, h.symbol_match)
+            for h in hits[:STRENGTH_HITS]]
 
 
 def task_evidence(hits: Sequence[TaskHit]) -> list[Evidence]:

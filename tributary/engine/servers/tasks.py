@@ -40,13 +40,20 @@ from tributary.engine.index.priors import (
     task_asked_roles,
     translated,
 )
-from tributary.engine.index.store import SqliteStore
+from tributary.engine.index.search import SearchHit, hybrid_search
+from tributary.engine.index.store import IndexStore, SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.query.kinds import asks_history
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
-from tributary.engine.servers.merge import index_factors, repository_names, task_evidence
+from tributary.engine.servers.merge import (
+    STRENGTH_HITS,
+    chunk_evidence,
+    index_factors,
+    repository_names,
+    task_evidence,
+)
 from tributary.engine.tasks.api import tasks_db_path
 from tributary.engine.tasks.model import FileScore, TaskHit
 from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
@@ -60,6 +67,10 @@ log = logging.getLogger("tributary.engine.servers.tasks")
 MAX_TOP_K = 100
 CONTENT_CHARS = 4000
 TASKS_WITH_FILES = 5  # matching tasks files_for_task returns beside the files
+# A history weighed below this against the other indexed repositories answers nothing: it
+# is another repository's past, and the engine fuses each source's answer by rank, so
+# scaled-down scores alone would still put its first files level with the code's first.
+FAINT_HISTORY = 0.5
 SHORT_ID = 12
 
 
@@ -124,7 +135,9 @@ class TaskBackend:
         # index beside it when first asked (``_repo_identity``); the shared index's rows
         # carry theirs.
         self._files: dict[int, Path] = {}  # id(index) -> its task history file
-        self._shared: dict[int, tuple[str, Path]] = {}  # id(index) -> (name, root)
+        self._shared: dict[int, tuple[str, Path, int]] = {}  # id(index) -> (name, root, row id)
+        # Code indexes read to weigh the histories against repositories that have none.
+        self._code_stores: dict[Path | int, IndexStore] = {}  # index file or row id -> store
         self._database: Database | None = None  # the shared index's connection, when it is served
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
@@ -142,9 +155,9 @@ class TaskBackend:
                 self._files[id(index)] = Path(path)
             if self.backend is not None:
                 self._database = _connect(self.backend)
-                for name, root, index in _postgres_indexes(self._database):
+                for row_id, name, root, index in _postgres_indexes(self._database):
                     self.indexes.append((name, index))
-                    self._shared[id(index)] = (name, root)
+                    self._shared[id(index)] = (name, root, row_id)
             self._opened.set()
             if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
                 from tributary.engine.index.embed import load_default_embedder
@@ -176,6 +189,9 @@ class TaskBackend:
         with self._lock:
             for _, index in self.indexes:
                 index.close()
+            for store in self._code_stores.values():
+                if isinstance(store, SqliteStore):
+                    store.close()
             if self._database is not None:
                 self._database.close()
 
@@ -192,54 +208,142 @@ class TaskBackend:
     def _identity(self, label: str, index: TaskIndex) -> tuple[str, Path]:
         """The name and folder of the repository whose history ``index`` is."""
         shared = self._shared.get(id(index))
-        return shared if shared is not None else _repo_identity(self._files[id(index)], label)
+        return shared[:2] if shared is not None else _repo_identity(self._files[id(index)], label)
+
+    def _factors(
+        self, query: str, scoped: Sequence[tuple[str, TaskIndex]], answers: Sequence[Sequence[TaskHit]],
+        others: Sequence[_Code],
+    ) -> list[float]:
+        """What each history's scores are scaled by (``index_factors``): by how well its
+        first tasks hold the question, against the other histories'. A repository indexed
+        without a history (``others``: a folder outside git, a team index's code alone)
+        may be the one asked about, and it has no tasks to compare: then each history is
+        weighed by its own repository's code against theirs, as the code search weighs
+        them, so another repository's past changes do not answer for it."""
+        if others:
+            own = [self._code_of(label, index) for label, index in scoped]
+            codes = [code for code in own if code is not None]
+            if len(codes) == len(own):
+                hits = [_keyword_hits(code, query) for code in (*codes, *others)]
+                if all(found is not None for found in hits[: len(codes)]):
+                    names = [repository_names(name, root) for name, root, _ in (*codes, *others)]
+                    evidence = [chunk_evidence(found or []) for found in hits]
+                    return index_factors(evidence, query, names)[: len(codes)]
+        names = [repository_names(*self._identity(label, index)) for label, index in scoped]
+        return index_factors([task_evidence(hits) for hits in answers], query, names)
+
+    def _labels(self, scoped: Sequence[tuple[str, TaskIndex]], others: Sequence[_Code]) -> list[str | None]:
+        """The repository each history's hits are labelled with (its index name, as the
+        code search calls it) when several repositories are indexed; None for one."""
+        several = len(self.indexes) > 1 or self._database is not None or bool(others)
+        return [self._identity(label, index)[0] if several else None for label, index in scoped]
+
+    def _code_of(self, label: str, index: TaskIndex) -> _Code | None:
+        """The code index of a history's repository, if it has one."""
+        shared = self._shared.get(id(index))
+        if shared is not None:
+            name, root, row_id = shared
+            return name, root, self._postgres_code(row_id)
+        return self._sqlite_code(self._files[id(index)].parent / f"{label}{INDEX_SUFFIX}")
+
+    def _code_without_history(self, repos: Sequence[str], exclude_repos: Sequence[str]) -> list[_Code]:
+        """The code indexes in scope whose repository has no history served here."""
+        served = {self._files[id(index)].parent / f"{label}{INDEX_SUFFIX}"
+                  for label, index in self.indexes if id(index) in self._files}
+        found: list[_Code] = []
+        for folder in sorted({path.parent for path in self.db_paths}):
+            for path in sorted(folder.glob(f"*{INDEX_SUFFIX}")) if folder.is_dir() else ():
+                code = None if path in served else self._sqlite_code(path)
+                if code is not None and in_scope(code[0], code[1], repos, exclude_repos):
+                    found.append(code)
+        if self._database is not None:
+            from tributary.engine.postgres.repositories import served_repositories
+
+            found.extend(
+                (row.name, Path(row.root), self._postgres_code(row.id))
+                for row in served_repositories(self._database)
+                if row.has_code and not row.has_tasks and in_scope(row.name, Path(row.root), repos, exclude_repos)
+            )
+        return found
+
+    def _sqlite_code(self, path: Path) -> _Code | None:
+        """A code index file's repository name, folder and store (opened once, read-only)."""
+        store = self._code_stores.get(path)
+        if not path.is_file():
+            if isinstance(store, SqliteStore):
+                store.close()
+            self._code_stores.pop(path, None)
+            return None
+        try:
+            if store is None:
+                store = self._code_stores[path] = SqliteStore(path, readonly=True, check_same_thread=False)
+            name, root = store.get_meta("name"), store.get_meta("root")
+        except Exception as exc:  # a damaged or half-written index: not weighed
+            log.warning("cannot read %s: %s", path, exc)
+            return None
+        return (name or Path(root).name, Path(root), store) if root else None
+
+    def _postgres_code(self, row_id: int) -> IndexStore:
+        """The shared index's code store of one repository."""
+        from tributary.engine.index.pg_store import PgIndexStore
+
+        store = self._code_stores.get(row_id)
+        if store is None:
+            assert self._database is not None and self.backend is not None
+            store = self._code_stores[row_id] = PgIndexStore(
+                self._database, row_id, vector_index=self.backend.vector_index)
+        return store
 
     def search_tasks(
         self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
         before: datetime | None = None,
-    ) -> list[tuple[str, TaskHit]]:
+    ) -> list[tuple[str | None, TaskHit]]:
         top_k = max(1, min(top_k, MAX_TOP_K))
         as_of = _as_of(before)
-        answers: list[tuple[str, list[TaskHit]]] = []
-        names: list[set[str]] = []
         with self._lock:
-            for label, index in self.scoped(repos, exclude_repos):
-                answers.append((label, index.search(query, top_k, as_of=as_of)))
-                names.append(repository_names(*self._identity(label, index)))
-        factors = index_factors([task_evidence(hits) for _, hits in answers], query, names)
-        found = [(label, _scaled(hit, weight)) for (label, hits), weight in zip(answers, factors, strict=True)
-                 for hit in hits]
+            scoped = self.scoped(repos, exclude_repos)
+            answers = [index.search(query, top_k, as_of=as_of) for _, index in scoped]
+            others = self._code_without_history(repos, exclude_repos)
+            factors = self._factors(query, scoped, answers, others)
+            labels = self._labels(scoped, others)
+        found = [(label, _scaled(hit, weight))
+                 for hits, weight, label in zip(answers, factors, labels, strict=True)
+                 if weight >= FAINT_HISTORY for hit in hits]
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
 
-    def files_for_task(self, query: str, top_k: int) -> list[tuple[str, FileScore]]:
+    def files_for_task(self, query: str, top_k: int) -> list[tuple[str | None, FileScore]]:
         return self.files_and_tasks(query, top_k, 0)[0]
 
     def files_and_tasks(
         self, query: str, top_k: int, task_k: int,
         repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
         before: datetime | None = None,
-    ) -> tuple[list[tuple[str, FileScore]], list[tuple[str, TaskHit]]]:
+    ) -> tuple[list[tuple[str | None, FileScore]], list[tuple[str | None, TaskHit]]]:
         """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
-        tasks: one task search serves both. ``before``: only tasks dated earlier count."""
+        tasks: one task search serves both. ``before``: only tasks dated earlier count.
+        Each comes with its repository's name when several repositories are indexed."""
         top_k = max(1, min(top_k, MAX_TOP_K))
         as_of = _as_of(before)
-        files: list[tuple[str, FileScore]] = []
-        tasks: list[tuple[str, TaskHit]] = []
+        files: list[tuple[str | None, FileScore]] = []
+        tasks: list[tuple[str | None, TaskHit]] = []
         weigh = weigh_roles if is_task_question(query) else weigh_translations
-        answers: list[tuple[str, list[TaskHit], list[FileScore]]] = []
-        names: list[set[str]] = []
+        answers: list[tuple[list[TaskHit], list[FileScore]]] = []
         with self._lock:
-            for label, index in self.scoped(repos, exclude_repos):
+            scoped = self.scoped(repos, exclude_repos)
+            for _, index in scoped:
                 hits = index.search(query, self.file_params.top_tasks, as_of=as_of)
                 found = index.files_for_task(query, top_k, file_params=self.file_params, hits=hits, as_of=as_of)
                 held = index.resolver().existing  # the repository's files now, when known
                 weigh(query, found, held.__contains__ if held is not None else None)
-                answers.append((label, hits, found))
-                names.append(repository_names(*self._identity(label, index)))
-        # Each history ranks its own tasks: weighed by how well they hold the question.
-        factors = index_factors([task_evidence(hits) for _, hits, _ in answers], query, names)
-        for (label, hits, found), weight in zip(answers, factors, strict=True):
+                answers.append((hits, found))
+            # Each history ranks its own tasks: weighed by how well they hold the question.
+            others = self._code_without_history(repos, exclude_repos)
+            factors = self._factors(query, scoped, [hits for hits, _ in answers], others)
+            labels = self._labels(scoped, others)
+        for (hits, found), weight, label in zip(answers, factors, labels, strict=True):
+            if weight < FAINT_HISTORY:
+                continue
             tasks.extend((label, _scaled(hit, weight)) for hit in hits[:task_k])
             files.extend((label, _scaled(f, weight)) for f in found)
         files.sort(key=lambda pair: -pair[1].score)
@@ -248,6 +352,18 @@ class TaskBackend:
 
 
 _Scored = TypeVar("_Scored", TaskHit, FileScore)
+_Code = tuple[str, Path, "IndexStore"]  # a repository's name, folder and code index
+
+
+def _keyword_hits(code: _Code, query: str) -> list[SearchHit] | None:
+    """A code index's first hits for ``query`` by keywords and names alone (None when
+    the index cannot be searched)."""
+    name, _root, store = code
+    try:
+        return hybrid_search(store, query, None, repo=name, top_k=STRENGTH_HITS)
+    except Exception as exc:  # a damaged or half-written index: not weighed
+        log.warning("cannot search %s: %s", name, exc)
+        return None
 
 
 def _scaled(item: _Scored, weight: float) -> _Scored:
@@ -310,14 +426,14 @@ def _connect(backend: IndexBackend) -> Database:
     return Database(backend.dsn, application_name="tributary-tasks")
 
 
-def _postgres_indexes(db: Database) -> list[tuple[str, Path, TaskIndex]]:
+def _postgres_indexes(db: Database) -> list[tuple[int, str, Path, TaskIndex]]:
     """The task histories of the shared PostgreSQL index, on its one connection ``db``,
-    each with its repository's name and folder."""
+    each with its repository's row id, name and folder."""
     from tributary.engine.postgres.repositories import served_repositories
     from tributary.engine.tasks.pg_store import PgTaskStore
 
     return [
-        (row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
+        (row.id, row.name, Path(row.root), TaskIndex(PgTaskStore(db, row.id), load_embedder=False))
         for row in served_repositories(db)
         if row.has_tasks
     ]
@@ -352,7 +468,6 @@ Before = Annotated[str | None, Field(description="ISO date: only tasks dated bef
 
 def build_server(backend: TaskBackend) -> MCPServer:
     server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
-    many = len(backend.db_paths) > 1 or backend.backend is not None
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(
@@ -361,7 +476,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
     ) -> TaskResults:
         check_scope(repos, exclude_repos)
         found = backend.search_tasks(query, top_k, repos or (), exclude_repos or (), parse_before(before))
-        return TaskResults(results=[task_item(hit, rank, label if many else None)
+        return TaskResults(results=[task_item(hit, rank, label)
                                     for rank, (label, hit) in enumerate(found, 1)])
 
     @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
@@ -382,13 +497,13 @@ def build_server(backend: TaskBackend) -> MCPServer:
                 tasks=[hit.task.id for hit in f.tasks],
                 cosine=_best_similarity(f.tasks),
                 exists=f.exists,
-                repo=label if many else None,
+                repo=label,
             )
             for rank, (label, f) in enumerate(files, 1)
         ]
         # Commits answer a question about the past; for any other query they follow the files.
         offset = 0 if asks_history(query) else len(files)
-        task_items: list[FileItem | TaskItem] = [task_item(hit, offset + rank, label if many else None)
+        task_items: list[FileItem | TaskItem] = [task_item(hit, offset + rank, label)
                       for rank, (label, hit) in enumerate(tasks, 1)]
         return FileResults(results=task_items + file_items if offset == 0 else file_items + task_items)
 
