@@ -68,6 +68,31 @@ def test_a_known_package_is_known_by_the_command_it_installs() -> None:
     assert servers["other"].tool is None and servers["other"].query_mode == "full"
 
 
+def test_the_same_package_started_another_way_is_the_same_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """server-filesystem configured by its installed command and again by npx answered
+    every search twice, and its file names counted as two sources agreeing. Added again
+    from the command line, it is said to be the same server; imported, it is skipped."""
+    assert main(["servers", "add", "fs", "--", "/usr/local/bin/mcp-server-filesystem", "/srv/docs"]) == 0
+    assert main(["servers", "add", "fs2", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem@2025.8.21",
+                 "/srv/docs"]) == 0
+    assert main(["servers", "add", "fs3", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem",
+                 "/srv/other"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("starts the same server") == 1
+    assert "note: 'fs' starts the same server with the same tool" in out.split("+ fs2")[1].split("+ fs3")[0]
+    desktop = tmp_path / "claude_desktop_config.json"
+    desktop.write_text('{"mcpServers": {"files": {"command": "npx", "args": '
+                       '["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]},'
+                       ' "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "/srv/docs"]}}}',
+                       encoding="utf-8")
+    assert main(["config", "import", str(desktop)]) == 0
+    out = capsys.readouterr().out
+    assert "skipped files: already configured as 'fs'" in out
+    assert "+ git (stdio)" in out
+
+
 def test_a_search_setting_given_for_a_known_package_is_all_it_is_set() -> None:
     assert main(["servers", "add", "fs", "--tool", "read_text_file", "--", "npx", "-y",
                  "@modelcontextprotocol/server-filesystem", "/srv/docs"]) == 0

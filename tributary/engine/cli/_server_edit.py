@@ -20,7 +20,7 @@ import yaml
 
 from tributary.engine.cli.common import config_path, fail
 from tributary.engine.config.errors import ConfigError
-from tributary.engine.config.importer import known_settings
+from tributary.engine.config.importer import known_settings, twin_of
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import (
     REMOTE_TRANSPORTS,
@@ -143,6 +143,10 @@ def run_add(args: argparse.Namespace) -> int:
         return saved
     _, after = saved
     print(f"+ {server.name} ({server.transport}): {server_summary(after.servers[server.name])}")
+    if (twin := twin_of(after, after.servers[server.name])) is not None:
+        print(f"  note: '{twin}' starts the same server with the same tool: both answer every "
+              f"search, and their hits count as two sources agreeing (remove one with "
+              f"`tributary servers remove NAME`)")
     if known:
         print(f"  asked the way this package searches: {_asking(known)} "
               f"(change it with `tributary servers set {server.name}`)")

@@ -441,11 +441,61 @@ def import_mcp_servers(path: Path, *, existing: Config | None = None) -> ImportR
 def same_server(a: ServerConfig, b: ServerConfig) -> bool:
     """``a`` and ``b`` start the same server: the same command and arguments, or the same
     URL. Names, descriptions, timeouts and how secrets are written do not count, so an
-    entry imported before (its secrets since moved to the keyring) is recognised."""
+    entry imported before (its secrets since moved to the keyring) is recognised. A
+    package fetched by a launcher (``npx -y @modelcontextprotocol/server-filesystem DIR``,
+    ``uvx mcp-server-git``) is the same server as the command it installs, by name or
+    path, with the same arguments (``_launched``)."""
     if a.transport == "stdio" or b.transport == "stdio":
-        return ((a.transport, a.command, len(a.args)) == (b.transport, b.command, len(b.args))
-                and all(_same_text(x, y) for x, y in zip(a.args, b.args, strict=True)))
+        if a.transport != b.transport or a.command is None or b.command is None:
+            return False
+        first, second = (a.command, list(a.args)), (b.command, list(b.args))
+        if first[0] != second[0] and (_launcher(first[0]) or _launcher(second[0])):
+            first, second = _launched(*first), _launched(*second)
+        return (first[0], len(first[1])) == (second[0], len(second[1])) and all(
+            _same_text(x, y) for x, y in zip(first[1], second[1], strict=True))
     return _same_text((a.url or "").rstrip("/"), (b.url or "").rstrip("/"))
+
+
+# Commands that fetch a package and run it; ``pipx run`` and ``pnpm dlx`` name the
+# package after their first word. Only flags without a value may come before it.
+LAUNCHERS = {"npx": "", "bunx": "", "pnpx": "", "uvx": "", "pipx": "run", "pnpm": "dlx"}
+LAUNCHER_FLAGS = {"-y", "--yes", "-q", "--quiet", "--silent"}
+
+
+def _program(command: str) -> str:
+    """A command's program name: its last path part, without a Windows suffix."""
+    name = command.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".cmd", ".exe"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _launcher(command: str) -> bool:
+    return _program(command) in LAUNCHERS
+
+
+def _launched(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """The program a command line runs and its arguments: for a launcher, the command
+    its package installs (``PACKAGE_COMMANDS``, else the package's own name without a
+    version); for a command given by path, its name. Left as it is when the launcher's
+    options are not known to take no value."""
+    program = _program(command)
+    if program not in LAUNCHERS:
+        return program, args
+    rest = list(args)
+    if LAUNCHERS[program]:
+        if rest[:1] != [LAUNCHERS[program]]:
+            return command, args
+        rest = rest[1:]
+    while rest and rest[0] in LAUNCHER_FLAGS:
+        rest = rest[1:]
+    if not rest or rest[0].startswith("-"):
+        return command, args
+    package = rest[0].split("==", 1)[0]  # uvx name==1.2
+    at = package.rfind("@")  # npx @scope/name@1.2, uvx name@1.2
+    if at > 0 and "/" not in package[at:]:
+        package = package[:at]
+    return PACKAGE_COMMANDS.get(package, package), rest[1:]
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -470,6 +520,15 @@ def configured_as(config: Config, server: ServerConfig) -> str | None:
     if (present := config.servers.get(server.name)) is not None and same_server(present, server):
         return server.name
     return next((name for name, s in config.servers.items() if same_server(s, server)), None)
+
+
+def twin_of(config: Config, server: ServerConfig) -> str | None:
+    """Another server of ``config`` that answers exactly as ``server`` would: the same
+    server (``same_server``) asked with the same tool and arguments. Both would answer
+    every search, and their hits would count as two sources agreeing."""
+    return next((name for name, other in config.servers.items()
+                 if name != server.name and same_server(other, server)
+                 and (other.tool, other.arguments) == (server.tool, server.arguments)), None)
 
 
 def already_configured(config: Config, server: ServerConfig) -> bool:
