@@ -164,3 +164,30 @@ async def test_a_server_whose_tool_takes_no_query_is_not_asked_unless_named() ->
     assert (state.tool_error or "").startswith("its tool takes no query"), state.tool_error
     assert results["named"].ok and "2026-01-01" in results["named"].hits[0].content
     assert all_failed(results.values()) is None
+
+
+@pytest.mark.asyncio
+async def test_a_tool_called_without_the_question_ranks_after_the_answers() -> None:
+    """mcp-server-git's git_log named with its repository answers every search with the
+    same log, and fused by rank its first item came second, level with the best answer
+    to the question. Not sent the question, its items now rank after the answers."""
+    from tests.fakes import fake_server_object
+    from tributary.engine.config.schema import Config
+    from tributary.engine.engine import Engine
+    from tributary.engine.model import SearchRequest
+    from tributary.engine.sources.memory import memory_connector
+    from tributary.engine.sources.normalize import UNASKED_NOTE
+
+    servers = {
+        "docs": ServerConfig(name="docs", command="unused", timeout=10.0),
+        "clock": ServerConfig(name="clock", command="unused", timeout=10.0, tool="get_current_time",
+                              arguments={"timezone": "UTC"}),
+    }
+    flags = {"docs": ("--hits", "4"), "clock": ("--tool", "get_current_time", "--no-query")}
+    connector = memory_connector(lambda cfg: fake_server_object(cfg.name, *flags[cfg.name]))
+    async with Engine(Config(servers=servers), connector=connector) as engine:
+        response = await engine.search(SearchRequest("who owns billing", top_k=10))
+    sources = [hit.source for hit in response.hits]
+    assert sources == ["docs"] * 4 + ["clock"], sources
+    report = {r.name: r for r in response.sources}["clock"]
+    assert UNASKED_NOTE in (report.detail or "")

@@ -59,7 +59,13 @@ from tributary.engine.model import Hit, SourceStatus
 from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
-from tributary.engine.sources.normalize import NormalizeError, NormalizeLimits, normalize_result
+from tributary.engine.sources.normalize import (
+    UNASKED_NOTE,
+    NormalizeError,
+    NormalizeLimits,
+    normalize_result,
+    rank_after_answers,
+)
 from tributary.engine.sources.start_gate import StartGate, Ticket
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
@@ -480,6 +486,9 @@ class SourceClient:
             )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
             self._scrub_hits(normalized.hits)
+            unasked = selection.query_argument is None
+            if unasked:
+                rank_after_answers(normalized.hits, top_k)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
@@ -503,8 +512,8 @@ class SourceClient:
             return outcome(SourceStatus.ERROR, tool=tool, error=_describe(exc)), True
         warnings = [self.log.scrub(w) for w in normalized.warnings]
         return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits,
-                       detail=_join_all(normalized.note, *warnings), warnings=warnings,
-                       degraded=normalized.degraded), False
+                       detail=_join_all(normalized.note, *warnings, UNASKED_NOTE if unasked else None),
+                       warnings=warnings, degraded=normalized.degraded), False
 
     def _scrub_hits(self, hits: list[Hit]) -> None:
         """A server that echoes its own token or key in a result must not put it in the

@@ -480,3 +480,15 @@ def _check_text(text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise BadText("content is not valid UTF-8 (lone surrogate)") from exc
+
+
+UNASKED_NOTE = "called without the question: its items rank after the answers to it"
+
+
+def rank_after_answers(hits: list[Hit], top_k: int) -> None:
+    """Rank a call that was not sent the question (a named tool such as ``git_log``
+    with fixed arguments) after the ``top_k`` places a source that was sent it may
+    fill: its order is the same for every search and says nothing of this one, and
+    fused by rank its first item came level with the best answer."""
+    for hit in hits:
+        hit.source_rank = top_k + (hit.source_rank or 1)
