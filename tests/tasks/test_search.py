@@ -215,7 +215,7 @@ def test_a_question_about_one_history_is_not_interleaved_with_anothers(
 ) -> None:
     """Each history ranks its own tasks: a task of another repository holding one word of
     the question ("session") came level with this history's answer. Weighed by how much
-    of the question their first tasks hold, it holds less than half as much and is left
+    of the question their first tasks hold, it holds much less of it and is left
     out; alone, a history is as it was."""
     from tributary.engine.servers.tasks import TaskBackend
 
@@ -256,7 +256,7 @@ def test_a_history_does_not_answer_for_a_repository_indexed_without_one(
     """A folder indexed without a history beside a repository with one: the engine fuses
     each source by rank, so the history's first files came level with the code's answer
     to a question about the other folder. Each history is now weighed by its own
-    repository's code against the others', and one that matches less than half as well
+    repository's code against the others', and one that matches much less well
     answers nothing; its hits name their repository as the code search does."""
     from tests.index.index_helpers import HashingEmbedder
     from tributary.engine.index.manager import index_repository

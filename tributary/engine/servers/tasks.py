@@ -70,7 +70,7 @@ TASKS_WITH_FILES = 5  # matching tasks files_for_task returns beside the files
 # A history weighed below this against the other indexed repositories answers nothing: it
 # is another repository's past, and the engine fuses each source's answer by rank, so
 # scaled-down scores alone would still put its first files level with the code's first.
-FAINT_HISTORY = 0.5
+FAINT_HISTORY = 0.7
 SHORT_ID = 12
 
 
