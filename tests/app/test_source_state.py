@@ -92,7 +92,7 @@ class StatefulEngine(FakeEngine):
 def test_servers_list_shows_latency_and_what_happened(qtbot: Any, tmp_path: Path) -> None:
     config = Config(path=tmp_path / "config.yaml")
     for name in ("files", "git", "unsaved"):
-        config.servers[name] = ServerConfig(name=name, command="python")
+        config.servers[name] = ServerConfig(name=name, command="python", args=[f"{name}.py"])
     engine = StatefulEngine(config=config)
     engine.states = [
         state("files", 84.6),
@@ -185,3 +185,29 @@ def test_describe_state_says_what_a_search_sends_a_running_server() -> None:
     assert describe_state(grep).endswith(
         " · asks search(pattern as a regex of its names, maxResults=top_k) [configured]")
     assert "asks" not in describe_state(replace(grep, status=ServerStatus.IDLE))
+
+
+def test_a_server_configured_twice_says_so_in_its_status(qtbot: Any, tmp_path: Path) -> None:
+    """server-filesystem configured by npx and by its installed command, asked with the
+    same tool, answered every search twice: the form says so under the status."""
+    config = Config(path=tmp_path / "config.yaml")
+    config.servers["fs"] = ServerConfig(name="fs", command="/usr/local/bin/mcp-server-filesystem",
+                                        args=["/srv"], tool="search_files")
+    config.servers["filesystem"] = ServerConfig(
+        name="filesystem", command="npx", args=["-y", "@modelcontextprotocol/server-filesystem", "/srv"],
+        tool="search_files")
+    config.servers["other"] = ServerConfig(name="other", command="npx",
+                                           args=["-y", "@modelcontextprotocol/server-filesystem", "/home"],
+                                           tool="search_files")
+    engine = StatefulEngine(config=config)
+    engine.states = [state("fs", 80.0), state("filesystem", 90.0), state("other", 70.0)]
+    editor = ConfigEditor(lambda: engine)
+    qtbot.addWidget(editor)
+    editor.load(config)
+    editor.show()
+    page = editor.servers
+    items = {page.list.item(i).text(): page.list.item(i) for i in range(page.list.count())}
+    page.list.setCurrentItem(items["filesystem"])
+    assert "The same server as “fs”, asked with the same tool" in page.state_label.text()
+    page.list.setCurrentItem(items["other"])
+    assert "The same server" not in page.state_label.text()

@@ -74,7 +74,7 @@ def test_configured_tool_is_checked() -> None:
                        arguments={"repo_path": "/r"})
     sel = select_tool(cfg, tools)
     assert sel.query_argument is None  # this tool takes no query
-    assert sel.describe() == "git_log(no question: the same call for every search, max_count=top_k) [configured]"
+    assert sel.describe() == "git_log(no question: the same call for every search, ranked after the answers, max_count=top_k) [configured]"
     assert sel.arguments("ignored", 3) == {"repo_path": "/r", "max_count": 3}
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         import_mcp_servers,
         known_settings,
         merge_imported,
+        twin_of,
     )
     from tributary.engine.config.keystore import backend_notice, fallback_path
     from tributary.engine.config.load import config_signature
@@ -131,6 +132,7 @@ _HOMES: dict[str, str] = {
     "import_mcp_servers": "tributary.engine.config.importer",
     "merge_imported": "tributary.engine.config.importer",
     "known_settings": "tributary.engine.config.importer",
+    "twin_of": "tributary.engine.config.importer",
     "backend_notice": "tributary.engine.config.keystore",
     "fallback_path": "tributary.engine.config.keystore",
     "config_signature": "tributary.engine.config.load",
@@ -227,6 +229,7 @@ __all__ = [
     "sign_out",
     "signed_in",
     "source_views",
+    "twin_of",
     "update_config",
     "update_history",
     "validate",

@@ -74,6 +74,7 @@ from tributary.engine.api import (
     discover_client_configs,
     known_settings,
     merge_imported,
+    twin_of,
 )
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 
@@ -655,9 +656,13 @@ class ServersPage(QWidget):
         tested = self._tested_tools.get(self.current.name, []) if self.current is not None else []
         self._offer_tools(list(state.sendable) if state is not None and state.tools else tested)
         self.state_label.setVisible(self.current is not None)
-        self.state_label.setText(
-            f"Status: {describe_state(state)}" if state is not None
-            else "Not running in the engine yet: save to start it with the new settings.")
+        text = (f"Status: {describe_state(state)}" if state is not None
+                else "Not running in the engine yet: save to start it with the new settings.")
+        twin = twin_of(self.config, self.current) if self.config is not None and self.current is not None else None
+        if twin is not None:
+            text += (f"\nThe same server as “{twin}”, asked with the same tool: both answer every search, "
+                     "and their hits count as two sources agreeing.")
+        self.state_label.setText(text)
 
     def _tool_picked(self, name: str) -> None:
         self.tool.setText(name)

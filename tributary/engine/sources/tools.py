@@ -119,7 +119,7 @@ class ToolSelection:
         modes = {"keywords": " as keywords", "glob": " as a glob", "pattern": " as a regex of its names"}
         mode = modes.get(self.query_mode, "") if self.query_argument else ""
         # A tool that takes no question answers every search alike: say so, not "git_log()".
-        parts = [f"{self.tool}({self.query_argument or 'no question: the same call for every search'}{mode}"]
+        parts = [f"{self.tool}({self.query_argument or 'no question: the same call for every search, ranked after the answers'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
         return "".join(parts) + f") [{how}]"
