@@ -211,3 +211,6 @@ def test_a_server_configured_twice_says_so_in_its_status(qtbot: Any, tmp_path: P
     assert "The same server as “fs”, asked with the same tool" in page.state_label.text()
     page.list.setCurrentItem(items["other"])
     assert "The same server" not in page.state_label.text()
+    items["fs"].setCheckState(Qt.CheckState.Unchecked)  # one of them off: no longer twice
+    page.list.setCurrentItem(items["filesystem"])
+    assert "The same server" not in page.state_label.text()

@@ -523,11 +523,13 @@ def configured_as(config: Config, server: ServerConfig) -> str | None:
 
 
 def twin_of(config: Config, server: ServerConfig) -> str | None:
-    """Another server of ``config`` that answers exactly as ``server`` would: the same
-    server (``same_server``) asked with the same tool and arguments. Both would answer
-    every search, and their hits would count as two sources agreeing."""
+    """Another enabled server of ``config`` that answers exactly as ``server`` (enabled)
+    would: the same server (``same_server``) asked with the same tool and arguments. Both
+    would answer every search, and their hits would count as two sources agreeing."""
+    if not server.enabled:
+        return None
     return next((name for name, other in config.servers.items()
-                 if name != server.name and same_server(other, server)
+                 if name != server.name and other.enabled and same_server(other, server)
                  and (other.tool, other.arguments) == (server.tool, server.arguments)), None)
 
 
