@@ -64,6 +64,30 @@ def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:
     assert "_files · score 0.7000_\n```python\n" in text
 
 
+def test_a_context_of_several_repositories_says_whose_each_chunk_is() -> None:
+    """With two repositories indexed, ``pyproject.toml`` or ``tests/test_basic.py`` alone
+    does not say which: each head names the repository, in every format; a context of
+    one repository's chunks stays as it was."""
+    ours = hit("files", 1, FUNC_A, path="src/conf.py", lines=(10, 18), metadata={"repo": "pallets/click"})
+    theirs = hit("files", 2, FUNC_A.replace("config", "settings"), path="src/conf.py", lines=(3, 11),
+                 metadata={"repo": "pytest-dev/pytest"})
+    fill_tokens([ours, theirs])
+    ours.score, theirs.score = 0.9, 0.8
+    markdown = assemble(plan_budget([ours, theirs], budget=4000, fmt=ContextFormat.MARKDOWN, query="q"),
+                        ContextFormat.MARKDOWN, "q").text
+    assert "_files · in pallets/click · score 0.9000_" in markdown
+    assert "_files · in pytest-dev/pytest · score 0.8000_" in markdown
+    plain = assemble(plan_budget([ours, theirs], budget=4000, fmt=ContextFormat.PLAIN, query="q"),
+                     ContextFormat.PLAIN, "q").text
+    assert "=== src/conf.py:10-18 | files | in pallets/click | score 0.9000 ===" in plain
+    xml = assemble(plan_budget([ours, theirs], budget=4000, fmt=ContextFormat.XML, query="q"),
+                   ContextFormat.XML, "q").text
+    assert {c.get("repo") for c in ET.fromstring(xml)} == {"pallets/click", "pytest-dev/pytest"}
+    alone = assemble(plan_budget([ours], budget=4000, fmt=ContextFormat.MARKDOWN, query="q"),
+                     ContextFormat.MARKDOWN, "q").text
+    assert "_files · score 0.9000_" in alone and "pallets/click" not in alone
+
+
 def test_markdown_fence_is_longer_than_any_backtick_run() -> None:
     context = _context(ContextFormat.MARKDOWN)
     assert fence_for(NASTY) == "`````"

@@ -37,7 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--reserved-tokens", type=tokens(0), default=None, metavar="N",
                         help="of those, tokens kept free for your question and the answer "
                         "(default from config, 1000)")
-    parser.add_argument("--format", choices=[f.value for f in ContextFormat], default=None)
+    parser.add_argument("--format", choices=[f.value for f in ContextFormat], default=None,
+                        help="how each chunk is framed (default from config, markdown): its location, "
+                        "source and score, and its repository when the answer holds several")
     parser.set_defaults(func=run)
 
 

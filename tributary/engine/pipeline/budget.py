@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from tributary.engine.model import OVERFLOW_STRATEGIES, ContextFormat, Hit, TaskType
+from tributary.engine.model import OVERFLOW_STRATEGIES, ContextFormat, Hit, TaskType, repository_of
 
 from .formats import body, frame_pieces, wrapper
 from .overflow import fit
@@ -101,21 +101,21 @@ class BudgetResult:
         return self.used / self.budget if self.budget else 0.0
 
 
-def _priced(hit: Hit, content: str, treatment: str, fmt: ContextFormat) -> Selected:
+def _priced(hit: Hit, content: str, treatment: str, fmt: ContextFormat, named: bool = False) -> Selected:
     text = body(content, fmt)
-    pieces = frame_pieces(hit, fmt, treatment, text)
+    pieces = frame_pieces(hit, fmt, treatment, text, named)
     body_tokens = hit.tokens if treatment == "full" and text == hit.content and hit.tokens > 0 else count_tokens(text)
     framing = sum(count_tokens_batch(pieces))
     return Selected(hit, "".join(pieces[:3]), text, pieces[3], treatment, framing + body_tokens, body_tokens)
 
 
-def _priced_whole(hits: Sequence[Hit], fmt: ContextFormat) -> list[Selected]:
+def _priced_whole(hits: Sequence[Hit], fmt: ContextFormat, named: bool = False) -> list[Selected]:
     """``_priced(hit, hit.content, "full", fmt)`` for each hit, every count in one batch
     (a batch costs the tokenizer less than a call per piece). Heads are counted in
     pieces (``formats.frame_pieces``): the score is new in each query, the rest of a
     chunk's head is the same whenever the chunk comes back, and so remembered."""
     bodies = [body(hit.content, fmt) for hit in hits]
-    frames = [frame_pieces(hit, fmt, "full", text) for hit, text in zip(hits, bodies, strict=True)]
+    frames = [frame_pieces(hit, fmt, "full", text, named) for hit, text in zip(hits, bodies, strict=True)]
     known = [hit.tokens if text == hit.content and hit.tokens > 0 else -1 for hit, text in zip(hits, bodies, strict=True)]
     uncounted = [text for text, n in zip(bodies, known, strict=True) if n < 0]
     counts = iter(count_tokens_batch([piece for pieces in frames for piece in pieces] + uncounted))
@@ -128,9 +128,11 @@ def _priced_whole(hits: Sequence[Hit], fmt: ContextFormat) -> list[Selected]:
     return items
 
 
-def _shrunk(hit: Hit, room: int, overflow: str, fmt: ContextFormat, query: str) -> Selected | None:
+def _shrunk(
+    hit: Hit, room: int, overflow: str, fmt: ContextFormat, query: str, named: bool = False
+) -> Selected | None:
     """The hit shrunk by ``overflow`` to cost at most ``room`` tokens, or None."""
-    frame_cost = _priced(hit, "", overflow_treatment(overflow), fmt).tokens
+    frame_cost = _priced(hit, "", overflow_treatment(overflow), fmt, named).tokens
     limit = room - frame_cost
     for _ in range(3):  # escaping can add a few tokens: retry with the excess taken off
         if limit < MIN_CHUNK_TOKENS:
@@ -138,7 +140,7 @@ def _shrunk(hit: Hit, room: int, overflow: str, fmt: ContextFormat, query: str) 
         result = fit(hit.content, limit, overflow, hit.path, query)
         if result is None:
             return None
-        candidate = _priced(hit, result[0], result[1], fmt)
+        candidate = _priced(hit, result[0], result[1], fmt, named)
         if candidate.tokens <= room:
             return candidate
         limit -= candidate.tokens - room
@@ -173,9 +175,11 @@ def plan_budget(
     whole: dict[int, Selected] = {}
     passed: list[int] = []
     large = max(MIN_CHUNK_TOKENS, available // 4)
-    for pos, (hit, item) in enumerate(zip(ranked, _priced_whole(ranked, fmt), strict=True)):
+    # With hits of several indexed repositories, each chunk's head names its own.
+    named = len({repo for hit in (*ranked, *then) if (repo := repository_of(hit)) is not None}) > 1
+    for pos, (hit, item) in enumerate(zip(ranked, _priced_whole(ranked, fmt, named), strict=True)):
         if overflow == "compress" and item.body_tokens > large and is_code(hit.path, hit.content):
-            item = _shrunk(hit, min(item.tokens, large), overflow, fmt, query) or item
+            item = _shrunk(hit, min(item.tokens, large), overflow, fmt, query, named) or item
         whole[pos] = item  # for compress, large code stays compressed in the second pass too
         if item.tokens <= left[hit.source]:
             chosen[pos] = item
@@ -187,14 +191,14 @@ def plan_budget(
         if whole[pos].tokens <= spare:
             fitted: Selected | None = whole[pos]
         elif spare >= MIN_CHUNK_TOKENS:
-            fitted = _shrunk(ranked[pos], spare, overflow, fmt, query)
+            fitted = _shrunk(ranked[pos], spare, overflow, fmt, query, named)
         else:
             continue
         if fitted is not None and fitted.tokens <= spare:
             chosen[pos] = fitted
             spare -= fitted.tokens
     if then and spare >= MIN_CHUNK_TOKENS:
-        for pos, item in enumerate(_priced_whole(then, fmt), len(ranked)):
+        for pos, item in enumerate(_priced_whole(then, fmt, named), len(ranked)):
             if item.tokens <= spare:
                 chosen[pos] = item
                 spare -= item.tokens

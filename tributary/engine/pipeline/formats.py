@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tributary.engine.model import ContextFormat, Hit, is_task
+from tributary.engine.model import ContextFormat, Hit, is_task, repository_of
 
 from .text import language_of
 
@@ -45,9 +45,12 @@ def body(content: str, fmt: ContextFormat) -> str:
     return content
 
 
-def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> tuple[str, str, str, str]:
+def frame_pieces(
+    hit: Hit, fmt: ContextFormat, treatment: str, content: str, named: bool = False
+) -> tuple[str, str, str, str]:
     """The lines around a chunk's body: its head in three pieces — up to the score, the
-    score, the rest — and its tail.
+    score, the rest — and its tail. ``named``: the head says which indexed repository
+    the chunk comes from (the context holds several's).
 
     The score is the only part of a head that changes from query to query, and the
     tokenizer splits at the whitespace or punctuation on either side of it, so a head
@@ -58,8 +61,11 @@ def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> 
     if is_task(hit):
         return _commit_pieces(hit, fmt, treatment, score)
     location = _one_line(hit.location)
+    repo = repository_of(hit) if named else None
     if fmt is ContextFormat.XML:
         attrs = {"treatment": treatment}
+        if repo is not None:
+            attrs["repo"] = repo
         if hit.path:
             attrs["path"] = hit.path
         if hit.start_line is not None:
@@ -70,11 +76,14 @@ def frame_pieces(hit: Hit, fmt: ContextFormat, treatment: str, content: str) -> 
         after = "\" " + " ".join(f"{k}={_attr(v)}" for k, v in attrs.items()) + "><![CDATA["
         return before, score, after, "]]></chunk>"
     note = "" if treatment == "full" else f", {treatment}"
+    where = "" if repo is None else f"in {_one_line(repo)}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
         language = _fence_language(hit)
-        return f"### {location}\n_{_one_line(hit.source)} · score ", score, f"{note}_\n{fence}{language}", fence
-    return f"=== {location} | {_one_line(hit.source)} | score ", score, f"{note} ===", "=== end ==="
+        source = f"{_one_line(hit.source)} · {where}" if where else _one_line(hit.source)
+        return f"### {location}\n_{source} · score ", score, f"{note}_\n{fence}{language}", fence
+    source = f"{_one_line(hit.source)} | {where}" if where else _one_line(hit.source)
+    return f"=== {location} | {source} | score ", score, f"{note} ===", "=== end ==="
 
 
 def commit_line(hit: Hit) -> str:
