@@ -251,16 +251,15 @@ def test_a_question_about_one_history_is_not_interleaved_with_anothers(
 
 
 def test_a_history_does_not_answer_for_a_repository_indexed_without_one(
-    tmp_path: Path, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
+    tmp_path: Path, at: IndexTarget, repo_dir: Path, tasks_jsonl: Path, embedder: HashEmbedder
 ) -> None:
-    """A folder indexed without a history beside a repository with one: the engine fuses
-    each source by rank, so the history's first files came level with the code's answer
-    to a question about the other folder. Each history is now weighed by its own
-    repository's code against the others', and one that matches much less well
-    answers nothing; its hits name their repository as the code search does."""
+    """A folder indexed without a history beside a repository with one (on a team's
+    shared index too): the engine fuses each source by rank, so the history's first files
+    came level with the code's answer to a question about the other folder. Each history
+    is now weighed by its own repository's code against the others', and one that matches
+    much less well answers nothing; its hits name their repository as the code search does."""
     from tests.index.index_helpers import HashingEmbedder
     from tributary.engine.index.manager import index_repository
-    from tributary.engine.index.store import SqliteStore
     from tributary.engine.servers.tasks import TaskBackend
 
     (repo_dir / "app" / "auth" / "session.py").write_text(
@@ -272,32 +271,33 @@ def test_a_history_does_not_answer_for_a_repository_indexed_without_one(
         "def format_number(value):\n    \"\"\"Format a number for display.\"\"\"\n    return f'{value:,}'\n\n\n"
         "def round_number(value):\n    \"\"\"Round a number to two places.\"\"\"\n    return round(value, 2)\n",
         encoding="utf-8")
-    ix = tmp_path / "ix"
     code = HashingEmbedder()
-    index_repository(repo_dir, embedder=code, index_dir=ix)
-    import_tasks_jsonl(repo_dir, tasks_jsonl, indexes_dir=ix, embedder=embedder)
-    history = tasks_db_path(repo_dir, ix)
-    alone = TaskBackend([history], embed=False)
-    alone.start()
+    index_repository(repo_dir, embedder=code, **at.kw)
+    import_tasks_jsonl(repo_dir, tasks_jsonl, embedder=embedder, **at.tasks_kw)
+    histories = [] if at.postgres else [tasks_db_path(repo_dir, at.tasks_kw["indexes_dir"])]
+
+    def backend() -> TaskBackend:
+        opened = TaskBackend(histories, embed=False, backend=at.kw.get("backend"))
+        opened.start()
+        return opened
+
+    question = "format a number for display, round it to two places, in the report rows"
+    alone = backend()
     try:
-        question = "format a number for display, round it to two places, in the report rows"
         unweighed, _ = alone.files_and_tasks(question, 10, 0)
-        assert unweighed and all(label is None for label, _ in unweighed)  # one repository: as before
+        assert unweighed  # one repository: answered as before
+        [(label, history)] = alone.scoped()
+        name = alone._identity(label, history)[0]  # the name the code search gives it
     finally:
         alone.close()
 
-    index_repository(other, embedder=code, index_dir=ix)
-    beside = TaskBackend([history], embed=False)
-    beside.start()
+    index_repository(other, embedder=code, **at.kw)
+    beside = backend()
     try:
         files, tasks = beside.files_and_tasks(question, 10, 5)
         assert files == [] and tasks == []
         assert beside.search_tasks(question, 10) == []
         # A question about the repository with the history is answered, with its name.
-        store = SqliteStore(history.with_name(history.name.replace(".tasks.sqlite", ".files.sqlite")),
-                            readonly=True)
-        name = store.get_meta("name")
-        store.close()
         files, _ = beside.files_and_tasks("login fails because the expired session cookie is kept", 10, 0)
         assert files and files[0][1].path == "app/auth/session.py"
         assert {label for label, _ in files} == {name}
