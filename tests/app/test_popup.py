@@ -185,3 +185,36 @@ async def test_a_result_names_every_source_that_found_it(qtbot: object) -> None:
     row = [h.id for h in response.hits].index(group.kept.id)
     assert len(group.sources) > 1
     assert popup.results.item(row).text().endswith(" · " + ", ".join(group.sources))
+
+
+@pytest.mark.asyncio
+async def test_rows_of_several_repositories_say_whose_each_is(qtbot: object) -> None:
+    """With two repositories indexed, `tests/test_basic.py` alone did not say which."""
+    from collections.abc import AsyncIterator
+
+    from tributary.engine.model import SearchRequest, SearchUpdate
+
+    class TwoRepositories(FakeEngine):
+        repos: tuple[str, ...] = ("pytest-dev/pytest", "pallets/click")
+
+        async def search_stream(self, request: SearchRequest) -> AsyncIterator[SearchUpdate]:
+            async for update in super().search_stream(request):
+                for i, hit in enumerate(update.response.hits):
+                    hit.metadata["repo"] = self.repos[i % len(self.repos)]
+                yield update
+
+    engine = TwoRepositories(delay=fixed(0.0))
+    popup = open_popup(qtbot, engine)
+    QTest.keyClicks(popup.query, "fixture")
+    await until(lambda: popup.controller.final)
+    response = popup.controller.response
+    assert response is not None and len(response.hits) > 1
+    first = popup.results.item(0).text().splitlines()[1]
+    assert first.startswith(f"{response.hits[0].location} in pytest-dev/pytest · "), first
+    assert " in pallets/click · " in popup.results.item(1).text()
+
+    TwoRepositories.repos = ("pytest-dev/pytest",)  # one repository: rows as before
+    QTest.keyClicks(popup.query, "s")
+    await until(lambda: popup.controller.final and popup.controller.response is not None
+                and popup.controller.response.request.query == "fixtures")
+    assert " in pytest-dev/pytest" not in popup.results.item(0).text()
