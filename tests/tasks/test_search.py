@@ -301,5 +301,13 @@ def test_a_history_does_not_answer_for_a_repository_indexed_without_one(
         files, _ = beside.files_and_tasks("login fails because the expired session cookie is kept", 10, 0)
         assert files and files[0][1].path == "app/auth/session.py"
         assert {label for label, _ in files} == {name}
+        if not at.postgres:  # the folder removed, then indexed anew: seen each time
+            folder = at.kw["index_dir"]
+            removed = [path for path in folder.glob("*.files.sqlite*") if "other" in path.name]
+            for path in removed:
+                path.unlink()
+            assert beside.files_and_tasks(question, 10, 0)[0]
+            index_repository(other, embedder=code, **at.kw)
+            assert beside.files_and_tasks(question, 10, 0)[0] == []
     finally:
         beside.close()

@@ -138,6 +138,7 @@ class TaskBackend:
         self._shared: dict[int, tuple[str, Path, int]] = {}  # id(index) -> (name, root, row id)
         # Code indexes read to weigh the histories against repositories that have none.
         self._code_stores: dict[Path | int, IndexStore] = {}  # index file or row id -> store
+        self._code_files: dict[Path, int] = {}  # index file -> the inode its store was opened on
         self._database: Database | None = None  # the shared index's connection, when it is served
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
@@ -267,16 +268,24 @@ class TaskBackend:
         return found
 
     def _sqlite_code(self, path: Path) -> _Code | None:
-        """A code index file's repository name, folder and store (opened once, read-only)."""
+        """A code index file's repository name, folder and store (opened once, read-only;
+        again when the file is made anew, as removing and adding a repository does)."""
         store = self._code_stores.get(path)
-        if not path.is_file():
+        try:
+            made = path.stat().st_ino
+        except OSError:
+            made = None
+        if store is not None and made != self._code_files.get(path):
             if isinstance(store, SqliteStore):
                 store.close()
             self._code_stores.pop(path, None)
+            store = None
+        if made is None:
             return None
         try:
             if store is None:
                 store = self._code_stores[path] = SqliteStore(path, readonly=True, check_same_thread=False)
+                self._code_files[path] = made
             name, root = store.get_meta("name"), store.get_meta("root")
         except Exception as exc:  # a damaged or half-written index: not weighed
             log.warning("cannot read %s: %s", path, exc)
