@@ -30,7 +30,13 @@ from tributary.app.open_file import local_file, open_in_editor
 from tributary.app.search.controller import SearchController
 from tributary.app.search.source_strip import waiting_text
 from tributary.engine.api import EngineLike
-from tributary.engine.model import Hit, SearchResponse, SearchUpdate, repository_of
+from tributary.engine.model import (
+    Hit,
+    SearchResponse,
+    SearchUpdate,
+    repository_of,
+    several_repositories,
+)
 
 TOP_RESULTS = 8
 
@@ -212,12 +218,12 @@ class QuickPopup(QWidget):
         self.results.clear()
         agreeing = {group.kept.id: group.sources for group in response.groups}
         shown = response.hits[:TOP_RESULTS]
-        # Rows of several indexed repositories say whose each is (`tests/test_basic.py`).
-        several = len({repo for hit in shown if (repo := repository_of(hit)) is not None}) > 1
+        several = several_repositories(shown)  # then each row says whose it is
         for hit in shown:
-            where = f"{safe_text.one_line(hit.location, 100)} · " if hit.path or hit.uri else ""
+            where = safe_text.one_line(hit.location, 100) if hit.path or hit.uri else ""
             if where and several and (repo := repository_of(hit)) is not None:
-                where = f"{where[:-3]} in {safe_text.one_line(repo, 60)} · "
+                where += f" in {safe_text.one_line(repo, 60)}"
+            where += " · " if where else ""
             sources = ", ".join(agreeing.get(hit.id) or [hit.source])  # every source that found it
             item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{safe_text.one_line(sources, 80)}")
             item.setToolTip(safe_text.tooltip(hit.content, 2000))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -127,6 +128,12 @@ def repository_of(hit: Hit) -> str | None:
     """The indexed repository a built-in server's hit comes from (its index name), or None."""
     repo = hit.metadata.get("repo")
     return repo if isinstance(repo, str) and repo else None
+
+
+def several_repositories(hits: Iterable[Hit]) -> bool:
+    """Whether ``hits`` come from more than one indexed repository: then a path alone
+    (``tests/test_basic.py``) does not say whose, and what shows them names it."""
+    return len({repo for hit in hits if (repo := repository_of(hit)) is not None}) > 1
 
 
 def is_task(hit: Hit) -> bool:

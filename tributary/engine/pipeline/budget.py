@@ -25,7 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from tributary.engine.model import OVERFLOW_STRATEGIES, ContextFormat, Hit, TaskType, repository_of
+from tributary.engine.model import (
+    OVERFLOW_STRATEGIES,
+    ContextFormat,
+    Hit,
+    TaskType,
+    several_repositories,
+)
 
 from .formats import body, frame_pieces, wrapper
 from .overflow import fit
@@ -176,7 +182,7 @@ def plan_budget(
     passed: list[int] = []
     large = max(MIN_CHUNK_TOKENS, available // 4)
     # With hits of several indexed repositories, each chunk's head names its own.
-    named = len({repo for hit in (*ranked, *then) if (repo := repository_of(hit)) is not None}) > 1
+    named = several_repositories((*ranked, *then))
     for pos, (hit, item) in enumerate(zip(ranked, _priced_whole(ranked, fmt, named), strict=True)):
         if overflow == "compress" and item.body_tokens > large and is_code(hit.path, hit.content):
             item = _shrunk(hit, min(item.tokens, large), overflow, fmt, query, named) or item

@@ -233,11 +233,20 @@ class TaskBackend:
         names = [repository_names(*self._identity(label, index)) for label, index in scoped]
         return index_factors([task_evidence(hits) for hits in answers], query, names)
 
-    def _labels(self, scoped: Sequence[tuple[str, TaskIndex]], others: Sequence[_Code]) -> list[str | None]:
-        """The repository each history's hits are labelled with (its index name, as the
-        code search calls it) when several repositories are indexed; None for one."""
+    def _weighed(
+        self, query: str, scoped: Sequence[tuple[str, TaskIndex]], answers: Sequence[Sequence[TaskHit]],
+        repos: Sequence[str], exclude_repos: Sequence[str],
+    ) -> list[tuple[str | None, float] | None]:
+        """For each history, the repository its hits are labelled with (its index name,
+        as the code search calls it, when several repositories are indexed; None for one)
+        and the factor its scores are scaled by (``_factors``); None for a history weighed
+        below ``FAINT_HISTORY``, which answers nothing."""
+        others = self._code_without_history(repos, exclude_repos)
         several = len(self.indexes) > 1 or self._database is not None or bool(others)
-        return [self._identity(label, index)[0] if several else None for label, index in scoped]
+        return [
+            (self._identity(label, index)[0] if several else None, factor) if factor >= FAINT_HISTORY else None
+            for (label, index), factor in zip(scoped, self._factors(query, scoped, answers, others), strict=True)
+        ]
 
     def _code_of(self, label: str, index: TaskIndex) -> _Code | None:
         """The code index of a history's repository, if it has one."""
@@ -245,12 +254,11 @@ class TaskBackend:
         if shared is not None:
             name, root, row_id = shared
             return name, root, self._postgres_code(row_id)
-        return self._sqlite_code(self._files[id(index)].parent / f"{label}{INDEX_SUFFIX}")
+        return self._sqlite_code(_code_path(self._files[id(index)], label))
 
     def _code_without_history(self, repos: Sequence[str], exclude_repos: Sequence[str]) -> list[_Code]:
         """The code indexes in scope whose repository has no history served here."""
-        served = {self._files[id(index)].parent / f"{label}{INDEX_SUFFIX}"
-                  for label, index in self.indexes if id(index) in self._files}
+        served = {_code_path(self._files[id(index)], label) for label, index in self.indexes if id(index) in self._files}
         found: list[_Code] = []
         for folder in sorted({path.parent for path in self.db_paths}):
             for path in sorted(folder.glob(f"*{INDEX_SUFFIX}")) if folder.is_dir() else ():
@@ -312,12 +320,9 @@ class TaskBackend:
         with self._lock:
             scoped = self.scoped(repos, exclude_repos)
             answers = [index.search(query, top_k, as_of=as_of) for _, index in scoped]
-            others = self._code_without_history(repos, exclude_repos)
-            factors = self._factors(query, scoped, answers, others)
-            labels = self._labels(scoped, others)
-        found = [(label, _scaled(hit, weight))
-                 for hits, weight, label in zip(answers, factors, labels, strict=True)
-                 if weight >= FAINT_HISTORY for hit in hits]
+            weighed = self._weighed(query, scoped, answers, repos, exclude_repos)
+        found = [(said[0], _scaled(hit, said[1]))
+                 for hits, said in zip(answers, weighed, strict=True) if said is not None for hit in hits]
         found.sort(key=lambda pair: -pair[1].score)
         return found[:top_k]
 
@@ -347,12 +352,11 @@ class TaskBackend:
                 weigh(query, found, held.__contains__ if held is not None else None)
                 answers.append((hits, found))
             # Each history ranks its own tasks: weighed by how well they hold the question.
-            others = self._code_without_history(repos, exclude_repos)
-            factors = self._factors(query, scoped, [hits for hits, _ in answers], others)
-            labels = self._labels(scoped, others)
-        for (hits, found), weight, label in zip(answers, factors, labels, strict=True):
-            if weight < FAINT_HISTORY:
+            weighed = self._weighed(query, scoped, [hits for hits, _ in answers], repos, exclude_repos)
+        for (hits, found), said in zip(answers, weighed, strict=True):
+            if said is None:
                 continue
+            label, weight = said
             tasks.extend((label, _scaled(hit, weight)) for hit in hits[:task_k])
             files.extend((label, _scaled(f, weight)) for f in found)
         files.sort(key=lambda pair: -pair[1].score)
@@ -448,6 +452,11 @@ def _postgres_indexes(db: Database) -> list[tuple[int, str, Path, TaskIndex]]:
     ]
 
 
+def _code_path(db_path: Path, label: str) -> Path:
+    """The code index beside a task history (the two share their file stem, ``label``)."""
+    return db_path.parent / f"{label}{INDEX_SUFFIX}"
+
+
 def _repo_label(db_path: Path) -> str:
     return db_path.name.removesuffix(".tasks.sqlite")
 
@@ -456,7 +465,7 @@ def _repo_label(db_path: Path) -> str:
 def _repo_identity(db_path: Path, label: str) -> tuple[str, Path]:
     """The index name and folder of a task history's repository, read from the code
     index beside it (the two share their file stem); the label when there is none."""
-    code_index = db_path.parent / f"{label}{INDEX_SUFFIX}"
+    code_index = _code_path(db_path, label)
     if code_index.is_file():
         try:
             store = SqliteStore(code_index, readonly=True)
