@@ -62,6 +62,13 @@ def test_a_query_written_as_an_expression_goes_as_it_is() -> None:
     assert grep_pattern("the of and") == "the of and"
 
 
+def test_a_sentence_that_mentions_an_escape_is_a_question() -> None:
+    # ``\\r`` is regex syntax and the line compiles, but grep would look for the sentence.
+    assert grep_pattern(r"capfd.readouterr() converts \r to \n since pytest 6") == (
+        "capfd|readouterr|converts|since|pytest")
+    assert grep_pattern(r"raise \w+Error\(") == r"raise \w+Error\("
+
+
 def _grep_tool(pattern_description: str, tool_description: str = "") -> types.Tool:
     return types.Tool(name="search", description=tool_description, inputSchema={
         "type": "object", "required": ["pattern", "path"],

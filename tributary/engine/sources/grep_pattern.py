@@ -9,7 +9,8 @@ identifiers (``default|values|shown|help``), joined as alternatives. Only identi
 characters are kept, so the expression means the same in every regex dialect a grep
 tool may use (Rust's, PCRE, JavaScript's, POSIX extended) and matches in linear time
 even in a backtracking engine. A one-line query that is already written as an
-expression (``def \\w+_help``, ``^class .*Error``) goes as it is.
+expression (``def \\w+_help``, ``^class .*Error``) goes as it is; a sentence that only
+mentions an escape (``readouterr() converts \\r to \\n since 6.0``) is a question.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from tributary.engine.localsearch.longquery import is_task_question, read_task
 PATTERN_WORDS = 8  # alternatives in one expression: more makes grep's answer a flood
 MIN_WORD = 3  # shorter words (``id``, ``py``) match inside almost every line
 MAX_RAW = 300  # a query longer than this is never taken for an expression of its own
+PROSE_WORDS = 4  # plain words, apart, that make a line a sentence rather than an expression
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 _WHOLE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What only an expression says: an escape, an alternative, a repeated dot, a group
 # option, a count, or an anchor at either end (``x[0]`` is more often indexing).
 _REGEX_SYNTAX = re.compile(r"\\[A-Za-z\\.(\[{|]|\||\.[*+?]|\(\?|\{\d{1,3}(?:,\d{0,3})?\}|^\^|\$$")
 _META = re.compile(r"[\\^$.|?*+()\[\]{}]")
+_PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def grep_pattern(query: str) -> str:
@@ -42,6 +45,8 @@ def grep_pattern(query: str) -> str:
 
 def _written_as_expression(query: str) -> bool:
     if len(query) > MAX_RAW or "\n" in query.strip() or _REGEX_SYNTAX.search(query.strip()) is None:
+        return False
+    if sum(_PLAIN_WORD.fullmatch(token) is not None for token in query.split()) >= PROSE_WORDS:
         return False
     try:
         re.compile(query.strip())
