@@ -50,3 +50,24 @@ def test_a_source_that_never_answered_shows_no_latency_but_its_failures() -> Non
     assert figures_text(None, None, 0, 8, failed=8) == "no answer · 0 tok · 8 calls, all failed"
     assert figures_text(100.0, 900.0, 40, 6, failed=2) == "100 / 900 ms · 40 tok · 6 calls, 2 failed"
     assert figures_text(None, None, 0, 0) == "not asked"
+
+
+@pytest.mark.asyncio
+async def test_a_removed_source_is_marked_and_listed_last(qtbot: Any, tmp_path: Path) -> None:
+    """A server taken out of the configuration keeps its calls in the log; the chart
+    still shows them, after the configured sources and marked removed."""
+    from tests.app.fakes import FakeEngine
+
+    path = tmp_path / "history.sqlite"
+    store = QueryLog.open(path)
+    reports = [SourceReport(name="files", status=SourceStatus.OK, latency_ms=40.0, hits=3),
+               SourceReport(name="pygit", status=SourceStatus.OK, latency_ms=900.0, hits=1)]
+    store.record(build_response(SearchRequest(query="fixture scope"), ["files"], reports))
+    store.close()
+    engine = FakeEngine(sources=["files", "tasks"])
+    page = InsightsPage(lambda: read_insights(path), engine=lambda: engine)
+    qtbot.addWidget(page)
+    await page.refresh()
+    assert [row[0] for row in page.chart._rows] == ["files", "pygit"]  # slower, but removed
+    assert figures_text(900.0, 900.0, 10, 1, removed=True) == "removed · 900 / 900 ms · 10 tok · 1 call"
+    assert figures_text(None, None, 0, 0, removed=True) == "removed · not asked"

@@ -8,7 +8,7 @@ reputation comes through the engine facade (``tributary.app.reputation``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,10 +44,14 @@ if TYPE_CHECKING:  # the store is imported when first read, off the start-up pat
     from tributary.engine.api import QueryLogEntry, QueryLogSummary
 
 
-def figures_text(p50: float | None, p95: float | None, tokens: int, calls: int, failed: int = 0) -> str:
+def figures_text(p50: float | None, p95: float | None, tokens: int, calls: int, failed: int = 0,
+                 removed: bool = False) -> str:
     """A source's row beside its latency bar: ``635 / 640 ms · 6,085 tok · 1 call``; a
     source that never answered has no latency to show (``no answer · 8 calls, all
-    failed``), and one never asked says so rather than ``0 / 0 ms``."""
+    failed``), one never asked says so rather than ``0 / 0 ms``, and one taken out of
+    the configuration says that first (``removed · 30 / 43 ms · …``)."""
+    if removed:
+        return "removed · " + figures_text(p50, p95, tokens, calls, failed)
     if not calls:
         return "not asked"
     latency = f"{p50:,.0f} / {p95:,.0f} ms" if p50 is not None and p95 is not None else "no answer"
@@ -83,13 +87,19 @@ class SourceChart(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[tuple[str, float | None, float | None, int, int, int]] = []
+        self._removed: set[str] = set()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(self.ROW + 8)
 
-    def set_sources(self, sources: dict[str, Any]) -> None:
+    def set_sources(self, sources: dict[str, Any], configured: Collection[str] | None = None) -> None:
+        """``sources``' figures, slowest first; with ``configured`` (the servers the
+        engine runs now), the ones no longer configured follow, marked removed: their
+        calls are still in the log, but no search asks them."""
+        gone = set() if configured is None else set(sources) - set(configured)
+        self._removed = gone
         self._rows = [
             (name, s.p50_ms, s.p95_ms, s.tokens, s.calls, s.errors + s.timeouts)
-            for name, s in sorted(sources.items(), key=lambda kv: -(kv[1].p95_ms or 0.0))
+            for name, s in sorted(sources.items(), key=lambda kv: (kv[0] in gone, -(kv[1].p95_ms or 0.0)))
         ]
         self.setFixedHeight(max(1, len(self._rows)) * self.ROW + 8)
         self.update()
@@ -108,9 +118,10 @@ class SourceChart(QWidget):
         bar_w = max(60, self.width() - self.LABEL_W - self.VALUE_W - 12)
         y = 4
         for name, p50, p95, tokens, calls, failed in self._rows:
-            painter.setPen(theme.colour("text"))
+            removed = name in self._removed
+            painter.setPen(theme.colour("muted" if removed else "text"))
             painter.drawText(QRectF(0, y, self.LABEL_W - 6, self.ROW), Qt.AlignmentFlag.AlignVCenter, name)
-            colour = theme.source_colour(name)
+            colour = theme.colour("muted") if removed else theme.source_colour(name)
             faded = QColor(colour)
             faded.setAlpha(70)
             painter.setPen(Qt.PenStyle.NoPen)
@@ -121,7 +132,7 @@ class SourceChart(QWidget):
             painter.setPen(theme.colour("muted"))
             painter.drawText(
                 QRectF(self.LABEL_W + bar_w + 8, y, self.VALUE_W, self.ROW), Qt.AlignmentFlag.AlignVCenter,
-                figures_text(p50, p95, tokens, calls, failed))
+                figures_text(p50, p95, tokens, calls, failed, removed))
             y += self.ROW
 
 
@@ -150,6 +161,7 @@ class InsightsPage(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._reader = reader
+        self._engine = engine
         self.reputation = ReputationPanel(engine)
         self.reputation.message.connect(self.message.emit)
         title = QLabel("Insights")
@@ -228,7 +240,8 @@ class InsightsPage(QWidget):
         self.values["cache"].setText(f"{100 * s.cache_hit_rate:.0f} %" if s.cache_lookups else "—")
         self.values["dedup"].setText(f"{100 * s.mean_dedup_rate:.0f} %" if s.queries else "—")
         self.values["budget"].setText(f"{100 * s.mean_utilisation:.0f} %" if s.queries else "—")
-        self.chart.set_sources(s.sources)
+        engine = self._engine()
+        self.chart.set_sources(s.sources, None if engine is None else engine.effective_config.servers)
         self.table.setRowCount(len(snapshot.recent))
         for row, entry in enumerate(snapshot.recent):
             sources = ", ".join(
