@@ -82,7 +82,8 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-k", type=top_k, default=None, metavar="N",
                         help=f"how many results ({TOP_K_MIN}-{TOP_K_MAX}; default from config, 30)")
     parser.add_argument("--strategy", choices=FUSION_STRATEGIES, help="fusion strategy (default from config)")
-    parser.add_argument("--sources", metavar="A,B", help="ask only these servers (skips routing)")
+    parser.add_argument("--sources", "--source", action="append", metavar="A,B",
+                        help="ask only these servers (skips routing; repeatable)")
     parser.add_argument("--no-cache", action="store_true", help="ask the sources even if cached")
     parser.add_argument("--task-type", choices=[t.value for t in TaskType], default="implementation")
     parser.add_argument("--related-file", action="append", default=[], metavar="PATH",
@@ -129,7 +130,8 @@ def request_from_args(args: argparse.Namespace, default_top_k: int | None) -> Se
     ``--top-k`` is not given, or the model's default when that is None too."""
     plain = SearchRequest(question_of(args))
     check_query(plain)  # before any source is started for it
-    sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else None
+    named = [s.strip() for value in args.sources or () for s in value.split(",") if s.strip()]
+    sources = list(dict.fromkeys(named)) or None
     request = SearchRequest(
         query=args.query,
         task_type=TaskType(args.task_type),
