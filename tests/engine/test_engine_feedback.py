@@ -116,3 +116,21 @@ async def test_feedback_is_validated_before_anything_is_stored(tmp_path: Path) -
         assert store.events() == []
         moved = await engine.record_feedback({"alpha": "h" * MAX_HIT_ID_CHARS}, True, "q" * MAX_QUERY_CHARS)
         assert set(moved) == {"alpha"} and len(store.events()) == 1
+
+
+async def test_an_unreadable_reputation_file_does_not_fail_the_search(tmp_path: Path) -> None:
+    """A reputation read that fails (the file gone bad under the engine) ranked nothing:
+    every search failed with it. Now the search is answered without reputations."""
+    import sqlite3
+
+    engine = make_engine(tmp_path)
+    assert engine.reputation is not None
+
+    def broken() -> dict[str, float]:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    engine.reputation.all_reputations = broken  # type: ignore[method-assign]
+    async with engine:
+        for _ in range(2):
+            response = await engine.search(SearchRequest("handler answers", top_k=10, strategy="weighted"))
+            assert response.error is None and response.hits

@@ -97,6 +97,7 @@ class Engine:
         self.cache = cache
         self.query_log = query_log
         self._log_failed = False
+        self._reputation_failed = False
         self.reputation = reputation
         self._embed = embed
         self._closed = False
@@ -353,7 +354,7 @@ class Engine:
             dedup=self.config.dedup,
             budget=self.config.budget,
             embed=self._embed,
-            reputation=self.reputation.all_reputations() if self.reputation else None,
+            reputation=self._reputations(),
         )
         for name, tokens in result.tokens_per_source.items():
             if name in reports:
@@ -420,6 +421,21 @@ class Engine:
             await self.cache.put_hits(server, *_source_call(server, request, scope), result.hits)
         except Exception as exc:
             log.warning("source cache write failed: %s", exc)
+
+    def _reputations(self) -> dict[str, float] | None:
+        """Each source's reputation for the fusion, or None when the engine keeps none
+        or its file cannot be read: a record of past feedback never fails a search."""
+        if self.reputation is None:
+            return None
+        try:
+            return self.reputation.all_reputations()
+        except Exception as exc:
+            if not (type(exc).__name__ in _SQLITE_ERRORS or isinstance(exc, OSError)):
+                raise
+            if not self._reputation_failed:  # once: every read fails alike
+                log.warning("source reputations unreadable, ranking without them: %s", exc)
+            self._reputation_failed = True
+            return None
 
     async def _finish(self, request: SearchRequest, response: SearchResponse) -> None:
         if self.cache is not None and request.use_cache:

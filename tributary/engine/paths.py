@@ -186,7 +186,14 @@ def private_file(path: Path) -> None:
             here = here.parent
     elif not folder.exists():
         private_dir(folder)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
-    os.close(fd)
+    # Created only when missing: closing a descriptor of a database this process has
+    # open drops every POSIX lock SQLite holds on it, so another process closing its
+    # last connection would take the WAL away from under the open one.
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
     for name in ("", *SQLITE_SIDE_FILES):
         _chmod_own(path.with_name(path.name + name), PRIVATE_FILE_MODE)
