@@ -72,7 +72,7 @@ async def test_dead_servers_are_tried_on_their_backoff_not_once_per_search() -> 
                 assert status is SourceStatus.TIMEOUT  # its first start was waited for
                 continue
             if name == "silent" and status is SourceStatus.TIMEOUT:  # that start, not waited on again
-                assert "earlier search waited its whole deadline" in errors[name]
+                assert "earlier wait of its whole deadline" in errors[name]
                 continue
             # Never waited on: a search that did would have met the gate and timed out.
             assert status in (SourceStatus.ERROR, SourceStatus.CIRCUIT_OPEN), (number, name, status)

@@ -48,7 +48,7 @@ from tributary.engine.model import (
     SourceReport,
     SourceStatus,
 )
-from tributary.engine.paths import indexes_dir
+from tributary.engine.paths import indexes_dir, starts_path
 from tributary.engine.pipeline.assemble import nothing_found
 from tributary.engine.pipeline.run import PipelineResult, run_pipeline
 from tributary.engine.pipeline.tokens import get_tokenizer
@@ -62,6 +62,7 @@ from tributary.engine.sources.fanout import SourceResult, all_failed, fan_out_ro
 from tributary.engine.sources.local_paths import Root, localised
 from tributary.engine.sources.pool import SourcePool
 from tributary.engine.sources.start_gate import StartGate
+from tributary.engine.sources.start_record import StartRecord
 from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 
 _T = TypeVar("_T")
@@ -89,11 +90,13 @@ class Engine:
         reputation: ReputationStore | None = None,
         embed: Embed | None = None,
         start_gate: StartGate | None = None,
+        starts: StartRecord | None = None,
     ) -> None:
         self.config = config
         self._effective = with_builtin_servers(config)
         self._connector = connector
-        self.pool = SourcePool(self._effective.servers.values(), connector=connector, gate=start_gate)
+        self.pool = SourcePool(self._effective.servers.values(), connector=connector, gate=start_gate,
+                               starts=starts)
         self.cache = cache
         self.query_log = query_log
         self._log_failed = False
@@ -137,7 +140,7 @@ class Engine:
                       if persistent else None)
         engine = cls(
             config, connector=connector, cache=cache, query_log=query_log, reputation=reputation,
-            start_gate=start_gate,
+            start_gate=start_gate, starts=StartRecord(starts_path()) if persistent else None,
         )
         if warm:
             engine.warm_up()

@@ -59,6 +59,11 @@ def cache_path() -> Path:
     return data_dir() / "cache.sqlite"
 
 
+def starts_path() -> Path:
+    """Third-party servers whose start failed lately (``sources.start_record``)."""
+    return data_dir() / "starts.json"
+
+
 def insights_path() -> Path:
     """The query log and source reputations. Its first name, ``history.sqlite``, said
     the same as the task history; a file of that name is moved here once."""

@@ -67,6 +67,7 @@ from tributary.engine.sources.normalize import (
     rank_after_answers,
 )
 from tributary.engine.sources.start_gate import StartGate, Ticket
+from tributary.engine.sources.start_record import FailedStart, StartRecord
 from tributary.engine.sources.state import ProbeReport, ServerState, ServerStatus, SourceOutcome
 from tributary.engine.sources.stderr import StderrLog
 from tributary.engine.sources.tools import (
@@ -174,9 +175,15 @@ class SourceClient:
         log_lines: int = 500,
         clock: Clock = time.monotonic,
         gate: StartGate | None = None,
+        starts: StartRecord | None = None,
     ) -> None:
         self.config = config
         self._gate = gate
+        self._starts = starts
+        # Its start failed in an earlier process lately: not waited for beyond a query's
+        # own timeout (``start_record``), until it starts.
+        self._failed_before = _recorded_failure(starts, config)
+        self._noted_failure = False  # this process wrote a failed start down
         self.log = StderrLog(log_lines)
         self.breaker = CircuitBreaker(config.health, clock)
         self.latency = LatencyEstimate()
@@ -301,12 +308,21 @@ class SourceClient:
     def start_limit(self) -> float:
         """How long a caller waits by default for this server to start: its start-up
         timeout (at most the pool's start-up limit, which bounds the handshake itself)."""
+        if self._failed_before is not None:
+            return min(self._start_timeout, self.config.startup_timeout, self.config.timeout)
         return min(self._start_timeout, self.config.startup_timeout)
 
     async def tools(self, timeout: float | None = None) -> list[types.Tool]:
         """The server's tools (starting it if needed; waiting at most its start limit)."""
-        deadline = self._clock() + (self.start_limit if timeout is None else timeout)
-        await self._wait_session(deadline)
+        limit = self.start_limit if timeout is None else timeout
+        try:
+            await self._wait_session(self._clock() + limit)
+        except StartTimeout:
+            # A search right after (a one-shot CLI's) does not wait for it all over again.
+            self._start_missed = True
+            if timeout is None and self._failed_before is None:
+                self._note_missed_start(limit)
+            raise
         return list(self._tools)
 
     async def call_named(
@@ -457,13 +473,16 @@ class SourceClient:
             startup = None if ready_at_entry else ready_ms if ready_ms is not None else took
             return SourceOutcome(self.name, status, took, startup_ms=startup, **kw)
 
+        start_deadline = self._start_deadline(start, deadline)
         try:
-            session = await self._wait_session(self._start_deadline(start, deadline))
+            session = await self._wait_session(start_deadline)
         except StartTimeout as exc:
             # The caller waited its whole timeout for a start: a failure like any other
             # timeout, so a server that never answers opens its breaker. Once the start
             # completes, the breaker lets the next call try at once (``_on_ready``).
             self._start_missed = True
+            if start_deadline > deadline:  # it waited out the whole start-up timeout
+                self._note_missed_start(start_deadline - start)
             return outcome(SourceStatus.TIMEOUT, error=str(exc)), True
         except SourceUnavailable as exc:
             return outcome(SourceStatus.ERROR, error=str(exc)), True
@@ -580,7 +599,7 @@ class SourceClient:
         slow start on a busy machine is not reported as a failed query; after a missed or
         failed start, only the call's own deadline."""
         first_start = (self._status in (ServerStatus.IDLE, ServerStatus.STARTING)
-                       and self._restarts == 0 and not self._start_missed)
+                       and self._restarts == 0 and not self._start_missed and self._failed_before is None)
         if not first_start:
             return deadline
         return max(deadline, start + min(self.config.startup_timeout, self._start_timeout))
@@ -608,8 +627,8 @@ class SourceClient:
                     f"starting again (restart #{self._restarts}) after: {self._last_error}")
             if status is ServerStatus.STARTING and self._start_missed:
                 # A caller already waited its whole deadline on this start: not again.
-                raise StartTimeout("not ready: still starting after an earlier search "
-                                   "waited its whole deadline for it")
+                raise StartTimeout("not ready: still starting after an earlier wait of "
+                                   "its whole deadline" + self._failed_note())
             # Wait through one restart that is due before the deadline, not a crash loop.
             if status is ServerStatus.BACKOFF and (
                 (self._retry_at or 0.0) >= deadline or self._restarts > restarts_at_entry
@@ -619,7 +638,7 @@ class SourceClient:
                     f"restarting in {wait:.1f}s (restart #{self._restarts}) after: {self._last_error}"
                 )
             if now >= deadline:
-                raise StartTimeout(f"not ready within the deadline (server is {status})")
+                raise StartTimeout(f"not ready within the deadline (server is {status})" + self._failed_note())
             changed = self._changed
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), deadline - now)
@@ -712,11 +731,28 @@ class SourceClient:
                 self._session = None
                 self._scope = None
         self._start_failed = not ready and not self._closing
+        if self._start_failed and self._starts is not None and self.config.builtin is None:
+            self._noted_failure = True
+            self._starts.later(self._starts.note_failed, self.config,
+                               self._last_error or "it ended before it was ready")
         if self._replace_reason is not None:
             self._last_error = self._replace_reason
         elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+
+    def _failed_note(self) -> str:
+        failed = self._failed_before
+        return f"; not waited for longer: {failed.describe()}" if failed is not None else ""
+
+    def _note_missed_start(self, waited_s: float) -> None:
+        """A caller waited this server's whole start-up timeout in vain: the next
+        process waits less for it (``start_record``), unless it gets ready meanwhile."""
+        if self._starts is not None and self.config.builtin is None:
+            self._noted_failure = True
+            self._starts.later(self._starts.note_failed, self.config,
+                               f"not ready within its start-up timeout of {waited_s:.0f} s")
+
 
     async def _start_turn(self) -> Ticket | None:
         """Wait for the pool's start gate (local processes only; built-in servers
@@ -765,6 +801,9 @@ class SourceClient:
             self._selection, self._selection_error = None, str(exc)
         self._up_since = self._clock()
         self._silence.heard()
+        if (self._failed_before is not None or self._noted_failure) and self._starts is not None:
+            self._starts.later(self._starts.note_started, self.config)
+        self._failed_before, self._noted_failure = None, False
         if self._fresh_trial or self._start_missed:
             self._fresh_trial = self._start_missed = False
             self.breaker.trial_now()  # a fresh process: no reason to wait out the open period
@@ -852,3 +891,11 @@ def _join(a: str | None, b: str) -> str:
 
 def _join_all(*parts: str | None) -> str | None:
     return "; ".join(p for p in parts if p) or None
+
+
+def _recorded_failure(starts: StartRecord | None, config: ServerConfig) -> FailedStart | None:
+    """A third-party server's recent failed start (the built-in servers are always
+    waited for: their start is the index they serve, slow only on a busy machine)."""
+    if starts is None or not config.enabled or config.builtin is not None:
+        return None
+    return starts.failed(config)

@@ -45,6 +45,7 @@ from tributary.engine.sources.health import HealthMonitor
 from tributary.engine.sources.latency import dispatch_order
 from tributary.engine.sources.normalize import NormalizeLimits
 from tributary.engine.sources.start_gate import StartGate
+from tributary.engine.sources.start_record import StartRecord
 from tributary.engine.sources.state import ProbeReport, ServerState, SourceOutcome
 
 
@@ -59,8 +60,10 @@ class SourcePool:
         start_timeout_s: float = 30.0,
         log_lines: int = 500,
         gate: StartGate | None = None,
+        starts: StartRecord | None = None,
     ) -> None:
         self._connector = connector
+        self._starts = starts
         self._gate = gate if gate is not None else StartGate()
         self._backoff = backoff
         self._limits = limits
@@ -194,6 +197,7 @@ class SourcePool:
         return SourceClient(
             config, self._connector, backoff=self._backoff, limits=self._limits,
             start_timeout_s=self._start_timeout_s, log_lines=self._log_lines, gate=self._gate,
+            starts=self._starts,
         )
 
     def _start_order(self, names: Iterable[str]) -> list[str]:
