@@ -223,6 +223,27 @@ def test_grep_output_becomes_one_hit_per_file() -> None:
     assert out.hits[1].content == "Context before\nWe retry twice."
 
 
+def test_a_grep_answer_is_ranked_by_the_question_words_its_files_hold() -> None:
+    """Grep lists files in the order it walks them: the first ``bench/`` files that say
+    "test" led the answer to "how are fixtures finalized after a test"."""
+    from tributary.engine.sources.normalize import rank_by_pattern_words
+
+    answer = ("bench/empty.py:5:def test_empty(): pass\n"
+              "bench/manyparam.py:3:def test_many(): pass\n"
+              "bench/xunit.py:10:def test_xunit(): pass\nbench/xunit.py:11:def test_other(): pass\n"
+              "src/fixtures.py:630:    def addfinalizer(self, finalizer):  # run fixtures finalized after\n"
+              "src/runner.py:541:        # fixtures torn down\n")
+    hits = norm(types.CallToolResult(content=[text(answer)])).hits
+    rank_by_pattern_words(hits, "fixtures|finalized|after|test")
+    assert [h.path for h in hits] == ["src/fixtures.py", "src/runner.py", "bench/xunit.py", "bench/empty.py",
+                                      "bench/manyparam.py"]
+    assert [h.source_rank for h in hits] == [1, 2, 3, 4, 5]
+    # An expression of the user's own is left in the tool's order.
+    again = norm(types.CallToolResult(content=[text(answer)])).hits
+    rank_by_pattern_words(again, r"def \w+_help")
+    assert [h.path for h in again][0] == "bench/empty.py"
+
+
 def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
     many = "".join(f"big.min.js:{i}:{'x' * 2000}\n" for i in range(1, 500))
     out = norm(types.CallToolResult(content=[text(many)]))

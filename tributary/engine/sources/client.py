@@ -65,6 +65,7 @@ from tributary.engine.sources.normalize import (
     NormalizeLimits,
     normalize_result,
     rank_after_answers,
+    rank_by_pattern_words,
 )
 from tributary.engine.sources.start_gate import StartGate, Ticket
 from tributary.engine.sources.start_record import FailedStart, StartRecord
@@ -508,6 +509,8 @@ class SourceClient:
             unasked = selection.query_argument is None
             if unasked:
                 rank_after_answers(normalized.hits, top_k)
+            elif selection.query_mode == "pattern":
+                rank_by_pattern_words(normalized.hits, selection.query_text(query))
         except asyncio.CancelledError:
             raise
         except TimeoutError:

@@ -32,6 +32,7 @@ that source's error; nothing here is allowed to crash a search.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -492,3 +493,33 @@ def rank_after_answers(hits: list[Hit], top_k: int) -> None:
     fused by rank its first item came level with the best answer."""
     for hit in hits:
         hit.source_rank = top_k + (hit.source_rank or 1)
+
+
+_ALTERNATIVES = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:\|[A-Za-z_][A-Za-z0-9_]{0,99}){0,15}")
+
+
+def rank_by_pattern_words(hits: list[Hit], pattern: str) -> None:
+    """Rank a grep tool's hits by the words of ``pattern`` they hold, when it is the
+    alternation of a question's names that Tributary sent (``fixtures|finalized|test``).
+
+    Grep answers in the order it walks the files, which says nothing of the question:
+    fused by that rank, the first files of ``bench/`` that happened to say "test" came
+    among the best answers. Each word counts by how few of the hits hold it (a word in
+    every file tells them apart least), a hit with more matched lines ahead on a tie,
+    and the answer's order after that."""
+    if len(hits) < 2 or _ALTERNATIVES.fullmatch(pattern) is None:
+        return
+    words = list(dict.fromkeys(word.lower() for word in pattern.split("|")))
+    held = [frozenset(w for w in words if w in (hit.content or "").lower()) for hit in hits]
+    count = {w: sum(w in h for h in held) for w in words}
+    weight = {w: math.log(1 + len(hits) / n) for w, n in count.items() if n}
+
+    def strength(n: int) -> tuple[float, int, int]:
+        matches = hits[n].metadata.get("matches")
+        return sum(weight[w] for w in held[n]), matches if isinstance(matches, int) else 0, -n
+
+    order = sorted(range(len(hits)), key=strength, reverse=True)
+    ranked = [hits[n] for n in order]
+    for rank, hit in enumerate(ranked, 1):
+        hit.source_rank = rank
+    hits[:] = ranked
