@@ -102,8 +102,10 @@ DESCRIPTIONS: dict[str, str] = {
         "`search_files`; `pattern` sends a regular expression for any of its names, an "
         "issue's code names first (`get_help_record|show_default|PosixPath`), for a grep "
         "tool such as mcp-ripgrep's `search` (a one-line query already written as an "
-        "expression goes as it is). Left at `full`, a tool whose query argument says it "
-        "takes a regular expression is sent `pattern`."),
+        "expression goes as it is, unless it reads as a sentence of four or more plain "
+        "words); its files are then ranked by the names they hold, since grep "
+        "lists them in the order it finds them. Left at `full`, a tool whose query "
+        "argument says it takes a regular expression is sent `pattern`."),
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",
