@@ -319,10 +319,11 @@ class SourceClient:
         try:
             await self._wait_session(self._clock() + limit)
         except StartTimeout:
-            # A search right after (a one-shot CLI's) does not wait for it all over again.
-            self._start_missed = True
-            if timeout is None and self._failed_before is None:
-                self._note_missed_start(limit)
+            if timeout is None:  # its whole start-up timeout, waited in vain
+                # A search right after (a one-shot CLI's) does not wait all over again.
+                self._start_missed = True
+                if self._failed_before is None:
+                    self._note_missed_start(limit)
             raise
         return list(self._tools)
 
@@ -734,15 +735,15 @@ class SourceClient:
                 self._session = None
                 self._scope = None
         self._start_failed = not ready and not self._closing
-        if self._start_failed and self._starts is not None and self.config.builtin is None:
-            self._noted_failure = True
-            self._starts.later(self._starts.note_failed, self.config,
-                               self._last_error or "it ended before it was ready")
         if self._replace_reason is not None:
             self._last_error = self._replace_reason
         elif lost:
             self._last_error = self._exit_text("session" if ready else "start-up")
             self.log.event(self._last_error)
+        if self._start_failed and self._starts is not None and self.config.builtin is None:
+            self._noted_failure = True
+            self._starts.later(self._starts.note_failed, self.config,
+                               self._last_error or "it ended before it was ready")
 
     def _failed_note(self) -> str:
         failed = self._failed_before
@@ -755,7 +756,6 @@ class SourceClient:
             self._noted_failure = True
             self._starts.later(self._starts.note_failed, self.config,
                                f"not ready within its start-up timeout of {waited_s:.0f} s")
-
 
     async def _start_turn(self) -> Ticket | None:
         """Wait for the pool's start gate (local processes only; built-in servers
