@@ -241,7 +241,7 @@ def test_a_grep_answer_is_ranked_by_the_question_words_its_files_hold() -> None:
     # An expression of the user's own is left in the tool's order.
     again = norm(types.CallToolResult(content=[text(answer)])).hits
     rank_by_pattern_words(again, r"def \w+_help")
-    assert [h.path for h in again][0] == "bench/empty.py"
+    assert next(h.path for h in again) == "bench/empty.py"
 
 
 def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
