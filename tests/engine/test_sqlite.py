@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tributary.engine.sqlite import connect, migrate, schema_version
+from tributary.engine.sqlite import Connection, connect, migrate, schema_version
 
 MIGRATIONS = (
     "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1)",
@@ -43,3 +43,62 @@ def test_a_second_connection_keeps_the_first_ones_locks(tmp_path: Path) -> None:
     assert path.with_name("db.sqlite-wal").exists()  # still this process's WAL
     first.execute("INSERT INTO t VALUES (3)")
     assert first.execute("SELECT count(*) FROM t").fetchone() == (3,)
+
+
+def _damage(path: Path) -> None:
+    """A database whose schema page is overwritten: every open says it is malformed."""
+    conn = connect(path)
+    conn.execute("CREATE TABLE t (x INTEGER)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with path.open("r+b") as file:
+        file.seek(100)
+        file.write(b"\xa5" * 3000)
+
+
+def test_a_damaged_query_log_is_set_aside_and_a_new_one_started(tmp_path: Path) -> None:
+    """A damaged insights file failed every open: the query log and the reputations
+    stopped for good, silently. It is kept aside and a new one started."""
+    from tributary.engine.insights.store import QueryLog
+
+    path = tmp_path / "insights.sqlite"
+    _damage(path)
+    log = QueryLog.open(path)
+    try:
+        assert log.count() == 0
+    finally:
+        log.close()
+    kept = [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1
+    assert (tmp_path / kept[0]).read_bytes()[100:110] == b"\xa5" * 10  # the old file, untouched
+
+
+def test_a_file_that_is_not_a_database_is_set_aside_too(tmp_path: Path) -> None:
+    from tributary.engine.sqlite import open_or_set_aside
+
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"not a database at all " * 400)
+    conn = open_or_set_aside(path, _migrated, "the response cache")
+    assert schema_version(conn) == 2
+    assert any(".damaged-" in p.name for p in tmp_path.iterdir())
+
+
+def _migrated(path: Path) -> Connection:
+    conn = connect(path)
+    migrate(conn, MIGRATIONS)
+    return conn
+
+
+def test_a_sound_file_that_fails_otherwise_is_left_alone(tmp_path: Path) -> None:
+    from tributary.engine.sqlite import open_or_set_aside
+
+    path = tmp_path / "db.sqlite"
+    migrate(connect(path), MIGRATIONS)
+
+    def refuse(p: Path) -> None:
+        raise RuntimeError("schema version 3 is newer than this program knows")
+
+    with pytest.raises(RuntimeError, match="newer"):
+        open_or_set_aside(path, refuse, "a file")
+    assert [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name] == []

@@ -17,15 +17,21 @@ lock, so two processes opening a fresh file at once do not both apply one.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 import sqlean
 
-from tributary.engine.paths import private_file
+from tributary.engine.paths import SQLITE_SIDE_FILES, private_file
+
+log = logging.getLogger(__name__)
 
 Connection = sqlite3.Connection  # sqlean's Connection has the same API; typed as stdlib's
 
@@ -116,3 +122,53 @@ def statements(script: str) -> list[str]:
     trigger bodies, so a split is enough, and it keeps each migration inside our
     transaction (``executescript`` would commit on its own)."""
     return [part.strip() for part in script.split(";") if part.strip()]
+
+
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_T = TypeVar("_T")
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file itself is damaged (or not a database at all)."""
+    if not isinstance(exc, (sqlite3.DatabaseError, sqlean.DatabaseError)):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF in _CORRUPT_CODES
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def open_or_set_aside(path: Path, opener: Callable[[Path], _T], what: str) -> _T:
+    """``opener(path)``; when the file is damaged, it (with its WAL and shared-memory
+    files) is renamed ``NAME.damaged-YYYYmmdd-HHMMSS`` beside it and a new one opened.
+
+    For the files that only record what happened (the query log, the cache): a damaged
+    one failed every later open, so the record stopped for good; the old file is kept
+    for whoever wants to look into it. The file is checked again first, so a process
+    that saw another one's damaged copy does not set aside the new file."""
+    try:
+        return opener(path)
+    except Exception as exc:
+        if not is_damaged(exc) or not _still_damaged(path):
+            raise
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", *SQLITE_SIDE_FILES):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(path.with_name(path.name + suffix), aside.with_name(aside.name + suffix))
+        log.warning("%s %s was damaged (%s): kept as %s, starting a new one", what, path, exc, aside)
+        return opener(path)
+
+
+def _still_damaged(path: Path) -> bool:
+    try:
+        conn = sqlean.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    except Exception as exc:
+        return is_damaged(exc)
+    try:
+        (result,) = conn.execute("PRAGMA quick_check(1)").fetchone()
+        return str(result) != "ok"
+    except Exception as exc:
+        return is_damaged(exc)
+    finally:
+        conn.close()

@@ -29,7 +29,7 @@ import sqlean
 
 from tributary.engine.cache.base import Cache, Clock
 from tributary.engine.cache.redact import Scrubber
-from tributary.engine.sqlite import connect, statements, transaction
+from tributary.engine.sqlite import connect, open_or_set_aside, statements, transaction
 
 T = TypeVar("T")
 
@@ -172,7 +172,7 @@ class SqliteCache(Cache):
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = _open(self.path)
+            self._conn = open_or_set_aside(self.path, _open, "the response cache")
         return self._conn
 
     def _enforce_bounds(self, conn: sqlite3.Connection, now: float) -> int:

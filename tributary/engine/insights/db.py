@@ -19,7 +19,7 @@ from typing import Any, Literal, Self
 from tributary.engine.cache.base import Clock
 from tributary.engine.cache.redact import Scrubber, likely_secret_values
 from tributary.engine.paths import insights_path
-from tributary.engine.sqlite import connect, migrate, transaction
+from tributary.engine.sqlite import connect, migrate, open_or_set_aside, transaction
 
 QueryRedaction = Literal["keep", "hash", "omit"]
 REDACTIONS: tuple[QueryRedaction, ...] = ("keep", "hash", "omit")
@@ -124,7 +124,7 @@ class InsightsStore:
         self.redaction: QueryRedaction = redaction
         self._scrubber = Scrubber(likely_secret_values() if secrets is None else secrets)
         self._clock: Clock = clock
-        self._db = Database(path)
+        self._db = open_or_set_aside(Path(path), Database, "the insights database")
 
     @classmethod
     def open(cls, path: Path | str | None = None, **options: Any) -> Self:
