@@ -15,6 +15,7 @@ def test_parts_are_named_in_words() -> None:
     assert part_label("rrf:files") == "files rank"
     assert part_label("weighted:docs") == "docs score"
     assert part_label("focus") == "file focus" and part_label("same_file") == "file repeat"
+    assert part_label("role") == "file's role"
     assert part_label("something_new") == "something new"  # an unknown part, as written
 
 

@@ -241,3 +241,22 @@ async def test_the_engine_starts_its_servers_through_the_gate_it_is_given() -> N
         response = await engine.search(SearchRequest("retry logic", top_k=10))
     assert {r.status for r in response.sources} == {SourceStatus.OK}
     assert Counting.entered == 2
+
+
+async def test_third_party_file_hits_are_marked_with_their_roles_share() -> None:
+    """A grep or file-name server weighs no roles: its changelog and lock-file hits are
+    marked with what their role keeps, the built-in servers' are not (they weigh it)."""
+    from tributary.engine.engine import mark_roles
+    from tributary.engine.model import ROLE_FACTOR, Hit
+
+    def found(source: str, path: str) -> Hit:
+        return Hit(id=f"{source}:{path}", source=source, tool="search", title=path, content="retry", path=path)
+
+    rg = [found("rg", "CHANGES.rst"), found("rg", "src/retry.py"), found("rg", "uv.lock")]
+    files = [found("files", "CHANGES.rst")]
+    mark_roles({"rg": rg, "files": files}, "where is retry handled", {"rg"})
+    assert [h.metadata.get(ROLE_FACTOR) for h in rg] == [0.5, None, 0.5]
+    assert ROLE_FACTOR not in files[0].metadata
+    asked = [found("rg", "CHANGES.rst")]
+    mark_roles({"rg": asked}, "what does the changelog say about retry", {"rg"})
+    assert ROLE_FACTOR not in asked[0].metadata  # the question asks for it

@@ -37,6 +37,27 @@ def test_rrf_scores_and_parts() -> None:
     assert a2.parts.raw == {"rrf:a": 2.0}
 
 
+def test_a_marked_role_keeps_its_share_unless_another_source_found_it_unmarked() -> None:
+    """A grep server's changelog ranked as high as its code: the engine marks what its
+    file's role keeps (``ROLE_FACTOR``), and the fusion scales the score by it."""
+    from tributary.engine.model import ROLE_FACTOR
+
+    changelog = hit("rg", 1, "retry twice", path="CHANGES.rst")
+    changelog.metadata[ROLE_FACTOR] = 0.5
+    code = hit("rg", 2, "def retry(): ...", path="src/retry.py")
+    ranked = fuse([changelog, code], [], "rrf", FusionParams(rrf_k=60))
+    assert [h.path for h in ranked] == ["src/retry.py", "CHANGES.rst"]
+    assert changelog.parts.parts["role"] == pytest.approx(-0.5 / 61)
+    assert changelog.parts.raw["role"] == 0.5
+    # The same file from a source that weighs roles itself (no mark): not scaled twice.
+    marked = hit("rg", 1, FUNC_A, path="tests/test_retry.py")
+    marked.metadata[ROLE_FACTOR] = 0.7
+    unmarked = hit("files", 1, FUNC_A.replace("    ", "  "), path="tests/test_retry.py")
+    result = deduplicate([marked, unmarked])
+    (kept,) = fuse(result.hits, result.groups, "rrf", FusionParams(rrf_k=60))
+    assert "role" not in kept.parts.parts
+
+
 def test_rrf_agreement_from_groups_raises_the_score() -> None:
     shared_a = hit("a", 3, FUNC_A)
     shared_b = hit("b", 3, FUNC_A.replace("    ", "  "))

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,10 +33,12 @@ from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.watch import ReloadReport
 from tributary.engine.errors import disk_full, disk_full_message
+from tributary.engine.index.priors import asked_roles, factor, role_of, task_asked_roles
 from tributary.engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
 from tributary.engine.insights.store import QueryLog
-from tributary.engine.localsearch.longquery import task_note
+from tributary.engine.localsearch.longquery import is_task_question, read_task, task_note
 from tributary.engine.model import (
+    ROLE_FACTOR,
     ContextFormat,
     DedupGroup,
     Hit,
@@ -47,6 +49,7 @@ from tributary.engine.model import (
     SearchUpdate,
     SourceReport,
     SourceStatus,
+    is_task,
 )
 from tributary.engine.paths import indexes_dir, starts_path
 from tributary.engine.pipeline.assemble import nothing_found
@@ -350,6 +353,8 @@ class Engine:
             strategy=strategy,
             source_weights=weights,
         )
+        mark_roles(hits_by_source, request.query, {
+            name for name, server in self._effective.servers.items() if server.builtin is None})
         result: PipelineResult = run_pipeline(
             hits_by_source,
             effective,
@@ -747,3 +752,21 @@ def _optional(what: str, opener: Callable[[], _T]) -> _T | None:
 
 
 _SQLITE_ERRORS = frozenset({"OperationalError", "DatabaseError"})
+
+
+def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_party: Collection[str]) -> None:
+    """Mark the file hits of ``third_party`` sources with their file's role factor
+    (``metadata["role_factor"]``, below 1 only) for the fusion to scale their scores.
+
+    The built-in servers weigh a file's role themselves (a test, a changelog, a lock
+    file keeps part of its score unless the question asks for it); a grep or file-name
+    server did not, so its changelogs and docs ranked as high as its code. A question
+    read as a task asks for roles by its title, as the built-in servers read it."""
+    task = is_task_question(query)
+    asked = task_asked_roles(read_task(query).title) if task else asked_roles(query)
+    for name in third_party:
+        for hit in hits_by_source.get(name, ()):
+            if hit.path and not is_task(hit):
+                kept = factor(role_of(hit.path), asked, task=task)
+                if kept < 1.0:
+                    hit.metadata[ROLE_FACTOR] = kept

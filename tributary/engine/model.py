@@ -122,6 +122,9 @@ class Hit:
 
 
 TASK_KIND = "task"
+# A hit's metadata key: what its file's role keeps of its fused score (a test, a
+# changelog, a lock file from a source that does not weigh roles itself).
+ROLE_FACTOR = "role_factor"
 
 
 def repository_of(hit: Hit) -> str | None:

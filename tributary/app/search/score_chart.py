@@ -17,7 +17,7 @@ PART_COLOURS = {
     "reputation": "#9b59b6", "length_penalty": "#e0457b", "length": "#e0457b",
     "source_weight": "#4caf50", "agreement": "#607d8b", "hints": "#c0a020", "hint": "#c0a020",
     "defines": "#7cb342", "focus": "#7e57c2", "lead": "#00897b", "votes": "#5c6bc0", "rank": "#3b6fe0",
-    "cascade_tier": "#8d6e63",
+    "cascade_tier": "#8d6e63", "role": "#c62828",
 }
 # What each part means, in words that fit the label column; the tooltip keeps the names.
 PART_LABELS = {
@@ -25,6 +25,7 @@ PART_LABELS = {
     "focus": "file focus", "lead": "code's first", "same_file": "file repeat", "agreement": "agreement",
     "votes": "votes", "rank": "best rank", "cascade_tier": "cascade tier",
     "freshness": "freshness", "length_penalty": "length", "source_weight": "source weight",
+    "role": "file's role",
 }
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from tributary.engine.model import DedupGroup, Hit, ScoreParts, is_task
+from tributary.engine.model import ROLE_FACTOR, DedupGroup, Hit, ScoreParts, is_task
 
 from .composite import composite
 from .definitions import apply_definitions
@@ -198,7 +198,24 @@ def fuse(
     scorer(hits, by_kept, params)
     apply_definitions(hits, params.names, params.definition_weight, params.query)
     apply_hints(hits, params)
+    apply_roles(hits, by_kept)
     return diversify(sorted(hits, key=sort_key), params.same_file_decay)
+
+
+def apply_roles(hits: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> None:
+    """Add the ``role`` part: a hit whose file's role (a test, a changelog, a lock
+    file) its source marked (``ROLE_FACTOR``) keeps that share of its score, unless
+    another source found it unmarked (that source weighed the role already)."""
+    for hit in hits:
+        kept = max(_role_factor(seen) for seen in appearances(hit, groups).values())
+        if kept < 1.0:
+            hit.parts.add("role", -hit.score * (1.0 - kept), raw=kept)
+            hit.score = hit.parts.total
+
+
+def _role_factor(hit: Hit) -> float:
+    value = hit.metadata.get(ROLE_FACTOR)
+    return float(value) if isinstance(value, (int, float)) and 0.0 < value < 1.0 else 1.0
 
 
 def diversify(ranked: list[Hit], decay: float) -> list[Hit]:
