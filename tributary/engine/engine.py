@@ -766,7 +766,8 @@ def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_pa
     asked = task_asked_roles(read_task(query).title) if task else asked_roles(query)
     for name in third_party:
         for hit in hits_by_source.get(name, ()):
-            if hit.path and not is_task(hit):
-                kept = factor(role_of(hit.path), asked, task=task)
-                if kept < 1.0:
-                    hit.metadata[ROLE_FACTOR] = kept
+            kept = factor(role_of(hit.path), asked, task=task) if hit.path and not is_task(hit) else 1.0
+            if kept < 1.0:
+                hit.metadata[ROLE_FACTOR] = kept
+            else:  # a hit kept from an earlier question (a cache) may carry its mark
+                hit.metadata.pop(ROLE_FACTOR, None)
