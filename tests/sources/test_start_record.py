@@ -73,3 +73,24 @@ def test_the_next_one_shot_search_does_not_wait_again_for_a_start_that_failed(tm
 
     assert "not waited for longer" not in mute_error()
     assert "its start failed at" in mute_error()
+
+
+@pytest.mark.integration
+def test_a_server_tested_and_started_is_forgotten_by_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`servers test` starts the server afresh; when it starts, the next search waits
+    for it as for any first start again."""
+    from tributary.engine.config.load import load_config
+    from tributary.engine.paths import starts_path
+
+    home = tmp_path / "home"
+    config = write_config(home, "servers:\n" + fake("good", "--hits", "2"))
+    server = load_config(config).servers["good"]
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))  # the home the command runs with
+    record = StartRecord(starts_path())
+    record.note_failed(server, "it ended before it was ready")
+    assert record.failed(server) is not None
+    result = tributary("--config", str(config), "servers", "test", "good", home=home, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert record.failed(server) is None

@@ -98,6 +98,7 @@ class Engine:
         self.config = config
         self._effective = with_builtin_servers(config)
         self._connector = connector
+        self._starts = starts
         self.pool = SourcePool(self._effective.servers.values(), connector=connector, gate=start_gate,
                                starts=starts)
         self.cache = cache
@@ -592,6 +593,11 @@ class Engine:
             stderr = pool.stderr_lines(server.name)
         finally:
             await pool.aclose()
+        if self._starts is not None and server.builtin is None:  # what the next search waits for
+            if report.tools:
+                self._starts.later(self._starts.note_started, server)
+            elif report.error:
+                self._starts.later(self._starts.note_failed, server, report.error)
         outcome = report.outcome
         return ServerTest(
             name=server.name,

@@ -109,7 +109,9 @@ def run_test(args: argparse.Namespace) -> int:
 
 async def _test(args: argparse.Namespace) -> int:
     from tributary.engine.engine import Engine
+    from tributary.engine.paths import starts_path
     from tributary.engine.repos.builtins import with_builtin_servers
+    from tributary.engine.sources.start_record import StartRecord
 
     problem = unicode_problem(args.query, "the probe query")
     if problem is not None:
@@ -120,7 +122,7 @@ async def _test(args: argparse.Namespace) -> int:
     if server is None:
         known = ", ".join(config.servers) or "none"
         return fail(f"no server named {args.name!r} (configured: {known})")
-    engine = Engine(config)
+    engine = Engine(config, starts=StartRecord(starts_path()))  # a start here counts for searches
     try:
         result = await engine.test_server(server, args.query)
     finally:
