@@ -96,14 +96,19 @@ async def test_index_in_child_process_with_progress_then_status(
     assert engine.applied == []
     # Once every file is in the keyword index the repository can be asked, long before
     # indexing ends: the engine re-derives its built-in servers at once.
+    fake.entries[str(repo)] = SimpleNamespace(root=repo, name="me/repo", files=4, chunks=40, tasks=3,
+                                                updated_at=time.time(), exists=True)
     (tmp_path / "keyword-gate").touch()
     await until(lambda: unsearchable == [[str(repo)], []])  # once the engine has it
     assert len(engine.applied) == 1
     assert any("keyword and symbol search ready" in m for m in messages)
-    fake.entries[str(repo)] = SimpleNamespace(root=repo, name="me/repo", files=4, chunks=40, tasks=3,
-                                                updated_at=time.time(), exists=True)
+    # The row names the repository and counts its code index once it is written, not
+    # only when the vectors and the history are done too.
+    await until(lambda: [page.table.item(0, c).text() for c in (0, 2, 3)] == ["me/repo", "4", "40"])
     gate.touch()
     await until(lambda: page.table.item(0, 1).text() == "reading history")
+    await page.refresh()  # a refill keeps the live status
+    assert page.table.item(0, 1).text() == "reading history"
     assert page.progress_label.full_text == f"Reading the git history of {repo}…"
     assert page.progress.maximum() == 0  # busy: no count
     (tmp_path / "history-gate").touch()

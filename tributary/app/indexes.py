@@ -172,6 +172,9 @@ class IndexPage(QWidget):
         self._engine = engine
         self._worker = worker
         self._running: dict[str, Progress] = {}
+        # What a running repository's row says now ("semantic index 40 % ready",
+        # "reading history"): a refill of the table keeps it.
+        self._live_status: dict[str, str] = {}
         self._unsearchable: set[str] = set()
         self.confirm_box: QMessageBox | None = None  # the last "delete this index?" question
         self._owns_watchers = watchers is None  # else their owner reports a failed watcher
@@ -282,20 +285,24 @@ class IndexPage(QWidget):
 
     def _set_row(self, path: str, entry: Any, shared_name: bool = False) -> None:
         row = self._row_of(path)
-        running = self._running.get(path)
-        status = "indexing…" if running else str(_get(entry, "status", default="ready") or "ready")
+        running = path in self._running
+        status = (self._live_status.get(path, "indexing…") if running
+                  else str(_get(entry, "status", default="ready") or "ready"))
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
         if isinstance(last, (int, float)) and last:
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         watch = self.watchers.watching(path)
+        tasks = int(_get(entry, "tasks", default=0) or 0) if entry is not None else 0
+        # None yet while a first index is made (its history is read last): not "0".
+        tasks_text = f"{tasks:,}" if entry is not None and (tasks or not running) else ""
         values = [
             shown_name(path, entry, shared_name),
             status,
             f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
             f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
-            f"{int(_get(entry, 'tasks', default=0) or 0):,}" if entry is not None else "",
+            tasks_text,
             str(last or ""),
             "on" if watch else "off",
         ]
@@ -478,6 +485,7 @@ class IndexPage(QWidget):
             self.progress.setRange(0, progress.total)
             self.progress.setValue(progress.done)
         self.progress_label.set_full_text(f"Indexing {key}: {progress.text()}")
+        self._live_status[key] = progress.status
         row = self._row_of(key)
         self.table.setItem(row, 1, QTableWidgetItem(progress.status))
 
@@ -492,6 +500,7 @@ class IndexPage(QWidget):
         def searchable(_: object = None) -> None:  # the engine asks it from now on
             self._now_searchable(key)
             self.indexes_changed.emit()
+            self.refresh()  # its name and the code index's counts, while vectors and history follow
 
         engine = self._engine()
         if engine is None:
@@ -513,10 +522,12 @@ class IndexPage(QWidget):
             return
         self.progress.setRange(0, 0)  # busy: git gives no count up front
         self.progress_label.set_full_text(f"Reading the git history of {key}…")
+        self._live_status[key] = "reading history"
         self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
 
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
+        self._live_status.pop(key, None)
         self._now_searchable(key)
         self._idle_progress()
         files = _get(stats, "files_indexed", "files", default="?")
@@ -531,6 +542,7 @@ class IndexPage(QWidget):
 
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)
+        self._live_status.pop(key, None)
         self._now_searchable(key)
         self._idle_progress()
         self.message.emit(f"Indexing {key} failed: {describe_error(error)}")
