@@ -439,7 +439,7 @@ class Engine:
         try:
             return self.reputation.all_reputations()
         except Exception as exc:
-            if not (type(exc).__name__ in _SQLITE_ERRORS or isinstance(exc, OSError)):
+            if not _store_failed(exc):
                 raise
             if not self._reputation_failed:  # once: every read fails alike
                 log.warning("source reputations unreadable, ranking without them: %s", exc)
@@ -750,7 +750,7 @@ def _optional(what: str, opener: Callable[[], _T]) -> _T | None:
     try:
         return opener()
     except Exception as exc:
-        if not (disk_full(exc) or isinstance(exc, OSError) or type(exc).__name__ in _SQLITE_ERRORS):
+        if not _store_failed(exc):
             raise
         reason = disk_full_message(exc) if disk_full(exc) else str(exc)
         log.warning("%s is unavailable, searching without it: %s", what, reason)
@@ -758,6 +758,12 @@ def _optional(what: str, opener: Callable[[], _T]) -> _T | None:
 
 
 _SQLITE_ERRORS = frozenset({"OperationalError", "DatabaseError"})
+
+
+def _store_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a record's file failing (full disk, I/O, SQLite), which the
+    engine answers without, rather than a bug to raise."""
+    return disk_full(exc) or isinstance(exc, OSError) or type(exc).__name__ in _SQLITE_ERRORS
 
 
 def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_party: Collection[str]) -> None:

@@ -162,7 +162,7 @@ def open_or_set_aside(path: Path, opener: Callable[[Path], _T], what: str) -> _T
 
 def _still_damaged(path: Path) -> bool:
     try:
-        conn = sqlean.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        conn = connect(path, readonly=True)
     except Exception as exc:
         return is_damaged(exc)
     try:

@@ -207,6 +207,8 @@ def apply_roles(hits: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> None:
     file) its source marked (``ROLE_FACTOR``) keeps that share of its score, unless
     another source found it unmarked (that source weighed the role already)."""
     for hit in hits:
+        if _role_factor(hit) >= 1.0:  # unmarked itself: nothing to scale
+            continue
         kept = max(_role_factor(seen) for seen in appearances(hit, groups).values())
         if kept < 1.0:
             hit.parts.add("role", -hit.score * (1.0 - kept), raw=kept)

@@ -501,17 +501,18 @@ class SourceClient:
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:
+            arguments = selection.arguments(query, top_k, scope)
             result = await self._within(
-                session.call_tool(tool, selection.arguments(query, top_k, scope), read_timeout_seconds=remaining),
+                session.call_tool(tool, arguments, read_timeout_seconds=remaining),
                 remaining + _BACKSTOP_S,
             )
             normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
             self._scrub_hits(normalized.hits)
-            unasked = selection.query_argument is None
-            if unasked:
+            asked_with = selection.query_argument
+            if asked_with is None:
                 rank_after_answers(normalized.hits, top_k)
-            elif selection.query_mode == "pattern":
-                rank_by_pattern_words(normalized.hits, selection.query_text(query))
+            elif selection.query_mode == "pattern":  # the expression it was sent
+                rank_by_pattern_words(normalized.hits, str(arguments[asked_with]))
         except asyncio.CancelledError:
             raise
         except TimeoutError:
@@ -535,7 +536,7 @@ class SourceClient:
             return outcome(SourceStatus.ERROR, tool=tool, error=_describe(exc)), True
         warnings = [self.log.scrub(w) for w in normalized.warnings]
         return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits,
-                       detail=_join_all(normalized.note, *warnings, UNASKED_NOTE if unasked else None),
+                       detail=_join_all(normalized.note, *warnings, UNASKED_NOTE if asked_with is None else None),
                        warnings=warnings, degraded=normalized.degraded), False
 
     def _scrub_hits(self, hits: list[Hit]) -> None:
