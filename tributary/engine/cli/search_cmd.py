@@ -66,8 +66,10 @@ async def _search(args: argparse.Namespace) -> int:
             response = await ask_running_engine(args, request)
     if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
+        from tributary.engine.servers.inprocess import in_process_builtins
 
-        engine = await Engine.open(config_path(args), config=config, warm=False)
+        engine = await Engine.open(config_path(args), config=config, warm=False,
+                                   connector=in_process_builtins())
         try:
             await engine.start_sources(engine.route(request.query, request.sources).servers)
             response = await _run_search(engine, request, stream=not args.json)

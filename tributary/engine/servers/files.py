@@ -484,7 +484,9 @@ def build_server(service: FilesService) -> MCPServer[None]:
     return app
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def server_from_args(argv: Sequence[str] | None = None) -> MCPServer[None]:
+    """The server the command line ``argv`` describes, not yet running: ``main`` serves it
+    over stdio, a one-shot command in its own process (``servers.inprocess``)."""
     parser = argparse.ArgumentParser(prog="python -m tributary.engine.servers.files", description=__doc__)
     parser.add_argument("--index-dir", type=Path, help="serve every index in this folder")
     parser.add_argument("--index", type=Path, action="append", default=[], help="an index file")
@@ -494,13 +496,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "answering on keywords alone (default %(default)s)")
     add_postgres_options(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
     files = list(args.index) + [index_path_for(r, directory=args.index_dir) for r in args.repo]
     service = FilesService(args.index_dir, files, model_wait_s=args.model_wait,
                            backend=postgres_backend(args))
-    build_server(service).run()
-    return 0
+    return build_server(service)
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
+    server_from_args(argv).run()
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,16 +19,19 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from tributary.engine.errors import TributaryError
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
@@ -485,7 +488,15 @@ Before = Annotated[str | None, Field(description="ISO date: only tasks dated bef
 
 
 def build_server(backend: TaskBackend) -> MCPServer:
-    server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.")
+    @asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # a server run inside another process leaves no index open behind it
+            await anyio.to_thread.run_sync(backend.close)
+
+    server = MCPServer("tributary-tasks", instructions="Past tasks (commits, issues) of a repo.",
+                       lifespan=lifespan)
 
     @server.tool(description="Find past tasks (commits, issues) similar to the query.")
     def search_tasks(
@@ -588,27 +599,41 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class SetupError(TributaryError):
+    """The command line names nothing to serve, or an option out of its range."""
+
+
+def server_from_args(argv: Sequence[str] | None = None) -> MCPServer:
+    """The server the command line ``argv`` describes, its indexes opening in the
+    background: ``main`` serves it over stdio, a one-shot command in its own process
+    (``servers.inprocess``). Raises ``SetupError`` for a command line it cannot serve."""
+    args = parse_args(argv)
+    dbs = resolve_db_paths(args)
+    shared = postgres_backend(args)
+    if not dbs and shared is None:
+        raise SetupError("tasks server: no task database given (--repo, --db or --index-dir)")
+    if not 0.0 <= args.prefer_code <= 1.0:
+        raise SetupError("tasks server: --prefer-code must be from 0 to 1")
+    params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
+    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
+                          model_wait_s=args.model_wait, backend=shared)
+    backend.start()
+    return build_server(backend)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     # Queries encode one short text at a time: a second intra-op thread only adds
     # synchronisation, and on a busy machine made a query encode 3-10x slower.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
-    dbs = resolve_db_paths(args)
-    shared = postgres_backend(args)
-    if not dbs and shared is None:
-        print("tasks server: no task database given (--repo, --db or --index-dir)", file=sys.stderr)
+    try:
+        server = server_from_args(argv)
+    except SetupError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    if not 0.0 <= args.prefer_code <= 1.0:
-        print("tasks server: --prefer-code must be from 0 to 1", file=sys.stderr)
-        return 2
-    params = replace(DEFAULT_FILE_RANK, non_code_weight=args.prefer_code)
-    backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
-                          model_wait_s=args.model_wait, backend=shared)
-    backend.start()
-    build_server(backend).run("stdio")
+    server.run("stdio")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,74 @@
+"""A one-shot command runs Tributary's own servers in its process, every other as a process."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import fake_server_config
+from tributary.engine.cli.repo_setup import ensure_repo_indexed
+from tributary.engine.config.schema import Config, IndexConfig, ServerConfig
+from tributary.engine.engine import Engine
+from tributary.engine.model import SearchRequest, SearchResponse
+from tributary.engine.repos.builtins import builtin_server
+from tributary.engine.servers.inprocess import in_process_args, in_process_builtins
+from tributary.engine.sources.connect import Connection, default_connector
+from tributary.engine.sources.stderr import StderrLog
+
+
+def test_only_builtins_with_their_own_command_run_in_process(tmp_path: Path) -> None:
+    files = builtin_server("files", tmp_path)
+    assert in_process_args(files) == ("tributary.engine.servers.files", ["--index-dir", str(tmp_path)])
+    assert in_process_args(builtin_server("tasks", tmp_path)) == (
+        "tributary.engine.servers.tasks", ["--index-dir", str(tmp_path)])
+    assert in_process_args(replace(files, command="/opt/my-files-server")) is None
+    assert in_process_args(replace(files, args=["-m", "my.own.module", "--index-dir", "x"])) is None
+    shared = builtin_server("files", index=IndexConfig(backend="postgres", dsn="${DSN}"))
+    assert in_process_args(shared) is None  # its connection string goes in a process's environment
+    assert in_process_args(ServerConfig(name="rg", command="npx", args=["-y", "mcp-ripgrep"])) is None
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)  # the real model loads in this process
+def test_builtins_answer_in_process_and_others_start_as_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "invoice.py").write_text(
+        "def invoice_total(lines, tax):\n    return sum(lines) * (1 + tax)\n", encoding="utf-8")
+    for args in (["init", "-q"], ["add", "."],
+                 ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the invoice total"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    assert ensure_repo_indexed(repo, embed_later=lambda _repo: None) == 0
+
+    spawned: list[str] = []
+
+    @asynccontextmanager
+    async def recording(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
+        spawned.append(config.name)
+        async with default_connector(config, log) as connection:
+            yield connection
+
+    async def ask() -> SearchResponse:
+        config = Config(servers={"alpha": fake_server_config("alpha", "--hits", "2")})
+        engine = Engine(config, connector=in_process_builtins(fallback=recording))
+        try:
+            await engine.start_sources(list(engine.effective_config.servers))
+            return await engine.search(SearchRequest(query="invoice total tax"))
+        finally:
+            await engine.aclose()
+
+    response = asyncio.run(ask())
+    answered = {report.name: report for report in response.sources}
+    assert {"files", "tasks", "alpha"} <= set(answered)
+    assert all(answered[name].status == "ok" and answered[name].hits for name in ("files", "tasks", "alpha"))
+    assert spawned == ["alpha"]
+    assert any(hit.path == "invoice.py" and hit.source == "files" for hit in response.hits)
