@@ -19,3 +19,14 @@ def test_sources_named_again_add_up_rather_than_replace() -> None:
     assert _request("--source", "files", "--source", "tasks") == ["files", "tasks"]
     assert _request("--sources", "files,tasks", "--sources", "rg,files") == ["files", "tasks", "rg"]
     assert _request() is None
+
+
+def test_a_small_budget_keeps_the_configured_share_free() -> None:
+    # `context --max-tokens 500` was refused: the 1,000 tokens kept free by default were
+    # more than the whole.
+    from tributary.engine.cli.context_cmd import _reserved
+
+    assert _reserved(1000, 8000, 16000) == 1000
+    assert _reserved(1000, 8000, 500) == 62
+    assert _reserved(1000, 8000, 1) == 0
+    assert _reserved(0, 8000, 500) == 0

@@ -143,6 +143,12 @@ def test_transport_requirements() -> None:
     assert "http:// or https://" in only(issues, "servers.badurl.url").message
 
 
+def test_a_builtin_tuned_without_saying_so_is_told_how() -> None:
+    issues = issues_of("servers:\n  files:\n    timeout: 20\n  local:\n    timeout: 20\n")
+    assert "add 'builtin: files'" in only(issues, "servers.files.command").message
+    assert "builtin" not in only(issues, "servers.local.command").message
+
+
 def test_routing_rules_naming_unknown_servers() -> None:
     issues = issues_of(
         """\

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "--reserved-tokens (default from config, 8000)")
     parser.add_argument("--reserved-tokens", type=tokens(0), default=None, metavar="N",
                         help="of those, tokens kept free for your question and the answer "
-                        "(default from config, 1000)")
+                        "(default from config, 1000; its share of a smaller --max-tokens)")
     parser.add_argument("--format", choices=[f.value for f in ContextFormat], default=None,
                         help="how each chunk is framed (default from config, markdown): its location, "
                         "source and score, and its repository when the answer holds several")
@@ -47,13 +47,20 @@ def run(args: argparse.Namespace) -> int:
     return run_async(lambda: _context(args))
 
 
+def _reserved(reserved: int, whole: int, asked: int) -> int:
+    """The tokens kept free of a prompt of ``asked`` tokens: the configured number, or,
+    when ``--max-tokens`` asks for less than that, the configured share of it."""
+    return reserved if reserved < asked else asked * reserved // max(whole, reserved + 1)
+
+
 async def _context(args: argparse.Namespace) -> int:
     config = await load_cli_config(args)
     request = request_from_args(args, config.fusion.top_k)
     if args.max_tokens is None:
         request.max_tokens = config.budget.max_tokens
     if args.reserved_tokens is None:
-        request.reserved_tokens = config.budget.reserved_tokens
+        request.reserved_tokens = _reserved(config.budget.reserved_tokens, config.budget.max_tokens,
+                                            request.max_tokens)
     if args.format is None:
         request.format = ContextFormat(config.budget.format)
     if request.reserved_tokens >= request.max_tokens:

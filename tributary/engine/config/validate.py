@@ -157,7 +157,9 @@ class _Validator:
 
     def stdio(self, base: str, server: ServerConfig) -> None:
         if not (server.command or "").strip() and server.builtin is None:
-            self.add(f"{base}.command", "a stdio server needs 'command' (the program to start)")
+            hint = (f"; to tune the built-in {server.name} server, add 'builtin: {server.name}'"
+                    if server.name in BUILTIN_KINDS else "")
+            self.add(f"{base}.command", f"a stdio server needs 'command' (the program to start){hint}")
         if server.url is not None:
             self.add(f"{base}.url", "only http servers use 'url' (set transport: http, or remove it)")
         if server.headers:
