@@ -72,3 +72,55 @@ def test_builtins_answer_in_process_and_others_start_as_processes(
     assert all(answered[name].status == "ok" and answered[name].hits for name in ("files", "tasks", "alpha"))
     assert spawned == ["alpha"]
     assert any(hit.path == "invoice.py" and hit.source == "files" for hit in response.hits)
+
+
+@pytest.mark.integration
+def test_a_search_that_ends_while_the_model_loads_waits_for_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot search over an index that needs no model ended while the model was
+    still loading in a daemon thread: the interpreter then stopped that thread inside
+    ONNX Runtime's native code and the process aborted ("terminate called without an
+    active exception"). The close now waits for the load, in a thread the interpreter
+    waits for even though the engine's own wait is cancelled."""
+    import threading
+
+    from tributary.engine.servers import files
+
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    indexes = tmp_path / "home" / "data" / "indexes"
+    indexes.mkdir(parents=True)
+    (indexes / "old.files.sqlite").write_bytes(b"")  # not an index: nothing is searched
+    release = threading.Event()
+    order: list[str] = []
+
+    def slow_model() -> object:
+        release.wait(60)
+        order.append("loaded")
+        raise RuntimeError("no model in this test")
+
+    monkeypatch.setattr(files, "load_code_embedder", slow_model)
+    closed = files.FilesService.close
+
+    def close(self: files.FilesService) -> None:
+        closed(self)
+        order.append("closed")
+
+    monkeypatch.setattr(files.FilesService, "close", close)
+
+    async def ask() -> None:
+        engine = Engine(Config(), connector=in_process_builtins())
+        try:
+            await engine.start_sources(list(engine.effective_config.servers))
+            await engine.search(SearchRequest(query="retry logic"))
+        finally:
+            await engine.aclose()
+
+    asyncio.run(ask())
+    closing = [t for t in threading.enumerate() if t.name.startswith("closing ")]
+    assert closing and not any(t.daemon for t in closing)  # the interpreter will wait for them
+    assert order == []  # the load still runs, and the close waits for it
+    release.set()
+    for thread in closing:
+        thread.join(60)
+    assert order[0] == "loaded" and set(order) == {"loaded", "closed"}  # (the server's own close may run too)

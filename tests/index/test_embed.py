@@ -137,7 +137,7 @@ def test_without_onnx_the_pytorch_model_is_used(monkeypatch: pytest.MonkeyPatch)
         raise OnnxModelError("no onnxruntime here")
 
     monkeypatch.setattr(embed, "OnnxEmbedder", unavailable)
-    assert embed._load_model.__wrapped__() is load_torch_model()
+    assert embed._loaded_model.__wrapped__() is load_torch_model()
     monkeypatch.setenv("TRIBUTARY_EMBED_BACKEND", "torch")
     assert embed.embed_backend() == "torch"
 
@@ -176,7 +176,7 @@ def test_without_a_prepared_model_or_pytorch_the_error_says_what_to_do(
     monkeypatch.setattr(onnx_model, "default_model_dir", no_weights)  # where the export reads them
     monkeypatch.setattr(embed, "torch_installed", lambda: False)
     with pytest.raises(ModelUnavailableError, match=r"\[model\].*TRIBUTARY_ONNX_MODEL"):
-        embed._load_model.__wrapped__()
+        embed._loaded_model.__wrapped__()
 
 
 def test_a_prepared_model_is_found_where_the_environment_points(

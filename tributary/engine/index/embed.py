@@ -244,8 +244,18 @@ def _model_version() -> str:
     return f"{MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION};sha256={MODEL_SHA256[:12]}"
 
 
-@lru_cache(maxsize=1)
+_LOADING = threading.Lock()
+
+
 def _load_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
+    """The model, loaded once per process: a second thread asking while the first loads
+    (the code and history servers in one process) waits for it instead of loading it again."""
+    with _LOADING:
+        return _loaded_model()
+
+
+@lru_cache(maxsize=1)
+def _loaded_model() -> SentenceTransformerEmbedder | OnnxEmbedder:
     quiet_environment()
     if embed_backend() == "onnx":
         try:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
@@ -177,14 +178,20 @@ class FilesService:
         self._embedder = embedder
         self._embedder_error: BaseException | None = None
         self._ready = threading.Event()
+        self._loader: threading.Thread | None = None
+        self._starting = threading.Lock()
         if embedder is not None:
             self._ready.set()
 
     # model --------------------------------------------------------------------
     def start_loading(self) -> None:
-        if self._ready.is_set():
-            return
-        threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
+        """Load the model in the background, once: queries that come while it loads wait
+        for that load rather than each starting another."""
+        with self._starting:
+            if self._ready.is_set() or self._loader is not None:
+                return
+            self._loader = threading.Thread(target=self._load, name="embedder-load", daemon=True)
+            self._loader.start()
 
     def _load(self) -> None:
         try:
@@ -401,6 +408,10 @@ class FilesService:
         return RepoList(repos=infos)
 
     def close(self) -> None:
+        """Close the indexes once the model's load is over: a process that ends while a
+        thread is inside the model's native code is aborted by it."""
+        if self._loader is not None and self._loader is not threading.current_thread():
+            self._loader.join()
         with self._lock:
             for index in self._indexes.values():
                 index.store.close()
@@ -427,7 +438,7 @@ def build_server(service: FilesService) -> MCPServer[None]:
         try:
             yield
         finally:
-            service.close()
+            await anyio.to_thread.run_sync(service.close)
 
     app: MCPServer[None] = MCPServer(
         "tributary-files",
@@ -484,9 +495,9 @@ def build_server(service: FilesService) -> MCPServer[None]:
     return app
 
 
-def server_from_args(argv: Sequence[str] | None = None) -> MCPServer[None]:
-    """The server the command line ``argv`` describes, not yet running: ``main`` serves it
-    over stdio, a one-shot command in its own process (``servers.inprocess``)."""
+def service_from_args(argv: Sequence[str] | None = None) -> FilesService:
+    """The service the command line ``argv`` describes: ``main`` serves it over stdio,
+    a one-shot command in its own process (``servers.inprocess``)."""
     parser = argparse.ArgumentParser(prog="python -m tributary.engine.servers.files", description=__doc__)
     parser.add_argument("--index-dir", type=Path, help="serve every index in this folder")
     parser.add_argument("--index", type=Path, action="append", default=[], help="an index file")
@@ -497,14 +508,12 @@ def server_from_args(argv: Sequence[str] | None = None) -> MCPServer[None]:
     add_postgres_options(parser)
     args = parser.parse_args(argv)
     files = list(args.index) + [index_path_for(r, directory=args.index_dir) for r in args.repo]
-    service = FilesService(args.index_dir, files, model_wait_s=args.model_wait,
-                           backend=postgres_backend(args))
-    return build_server(service)
+    return FilesService(args.index_dir, files, model_wait_s=args.model_wait, backend=postgres_backend(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
-    server_from_args(argv).run()
+    build_server(service_from_args(argv)).run()
     return 0
 
 if __name__ == "__main__":

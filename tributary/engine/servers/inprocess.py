@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -45,17 +46,20 @@ def in_process_args(server: ServerConfig) -> tuple[str, list[str]] | None:
     return module, list(server.args[lead:])
 
 
-def _server(module: str, argv: Sequence[str]) -> MCPServer:
+def _started(module: str, argv: Sequence[str]) -> tuple[MCPServer, Callable[[], None]]:
+    """The server for ``module`` run with ``argv``, and what closes what it opened."""
     # The SDK's server configures the root logger (Rich, INFO) unless something did:
     # keep the command's own (Python's default: warnings and worse, as bare messages).
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     if module == BUILTINS["files"][0]:
         from tributary.engine.servers import files
 
-        return files.server_from_args(argv)
+        service = files.service_from_args(argv)
+        return files.build_server(service), service.close
     from tributary.engine.servers import tasks
 
-    return tasks.server_from_args(argv)
+    backend = tasks.service_from_args(argv)
+    return tasks.build_server(backend), backend.close
 
 
 def in_process_builtins(fallback: Connector = default_connector) -> Connector:
@@ -72,9 +76,19 @@ def in_process_builtins(fallback: Connector = default_connector) -> Connector:
         from mcp.client._memory import InMemoryTransport
 
         module, argv = found
-        server = await asyncio.to_thread(_server, module, argv)  # imports, opens indexes
-        async with InMemoryTransport(server) as (read, write):
-            log.event(f"running {module} in this process")
-            yield Connection(read, write, None)
+        loop = asyncio.get_running_loop()
+        server, close = await loop.run_in_executor(None, _started, module, argv)  # imports, opens
+        try:
+            async with InMemoryTransport(server) as (read, write):
+                log.event(f"running {module} in this process")
+                yield Connection(read, write, None)
+        finally:
+            # Closing waits for the model's background load: a process that ends while a
+            # thread is inside the model's native code is aborted. Not a daemon thread, so
+            # the interpreter waits for it before it ends, even when this wait is cancelled
+            # (as it is when the engine closes).
+            closing = threading.Thread(target=close, name=f"closing {module}")
+            closing.start()
+            await asyncio.to_thread(closing.join)
 
     return connect

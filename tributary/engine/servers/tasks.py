@@ -147,9 +147,12 @@ class TaskBackend:
         self._opened = threading.Event()  # indexes open: keyword search works
         self._ready = threading.Event()  # the model is loaded too (or failed to)
         self._lock = threading.Lock()  # one query at a time: SQLite handles, one model
+        self._opener: threading.Thread | None = None
+        self._closed = False
 
     def start(self) -> None:
-        threading.Thread(target=self._open, name="tasks-warmup", daemon=True).start()
+        self._opener = threading.Thread(target=self._open, name="tasks-warmup", daemon=True)
+        self._opener.start()
 
     def _open(self) -> None:
         try:
@@ -188,9 +191,16 @@ class TaskBackend:
         return self.indexes
 
     def close(self) -> None:
-        """Close the indexes (once they are open) and the shared index's connection."""
+        """Close the indexes and the shared index's connection once they are open and the
+        model's load is over: a process that ends while a thread is inside the model's
+        native code is aborted by it."""
+        if self._opener is not None and self._opener is not threading.current_thread():
+            self._opener.join()
         self._opened.wait()
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             for _, index in self.indexes:
                 index.close()
             for store in self._code_stores.values():
@@ -603,8 +613,8 @@ class SetupError(TributaryError):
     """The command line names nothing to serve, or an option out of its range."""
 
 
-def server_from_args(argv: Sequence[str] | None = None) -> MCPServer:
-    """The server the command line ``argv`` describes, its indexes opening in the
+def service_from_args(argv: Sequence[str] | None = None) -> TaskBackend:
+    """The history the command line ``argv`` describes, its indexes opening in the
     background: ``main`` serves it over stdio, a one-shot command in its own process
     (``servers.inprocess``). Raises ``SetupError`` for a command line it cannot serve."""
     args = parse_args(argv)
@@ -618,7 +628,7 @@ def server_from_args(argv: Sequence[str] | None = None) -> MCPServer:
     backend = TaskBackend(dbs, embed=not args.no_embed, file_params=params,
                           model_wait_s=args.model_wait, backend=shared)
     backend.start()
-    return build_server(backend)
+    return backend
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -628,11 +638,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
     try:
-        server = server_from_args(argv)
+        backend = service_from_args(argv)
     except SetupError as exc:
         print(exc, file=sys.stderr)
         return 2
-    server.run("stdio")
+    build_server(backend).run("stdio")
     return 0
 
 if __name__ == "__main__":
