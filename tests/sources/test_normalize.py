@@ -254,6 +254,49 @@ def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
     assert [h.path for h in norm(types.CallToolResult(content=[text(prose)])).hits] == [None]
 
 
+def test_a_list_of_paths_becomes_one_hit_per_file() -> None:
+    """server-filesystem's search_files answers with paths, one per line: the block was
+    one hit named after its first path, with no path to open or to meet other sources'."""
+    listing = ("/home/ann/src/click/examples/termui\n/home/ann/src/click/src/click/termui.py\n"
+               "/home/ann/My Projects/notes.py\nC:\\work\\retry.py\nsrc/click/termui.py\n"
+               "src/click/termui.py\nREADME.md\n")
+    out = norm(types.CallToolResult(content=[text(listing)]))
+    assert [h.path for h in out.hits] == [
+        "/home/ann/src/click/examples/termui", "/home/ann/src/click/src/click/termui.py",
+        "/home/ann/My Projects/notes.py", "C:\\work\\retry.py", "src/click/termui.py", "README.md"]
+    assert [h.source_rank for h in out.hits] == [1, 2, 3, 4, 5, 6]
+    assert out.hits[1].title == out.hits[1].content == "/home/ann/src/click/src/click/termui.py"
+
+
+def test_a_list_of_paths_in_structured_content_is_read_as_text_too() -> None:
+    """server-filesystem puts its answer in structured content as ``{"content": TEXT}``."""
+    listing = "/srv/a/src/one.py\n/srv/a/src/two.py"
+    out = norm(types.CallToolResult(content=[text(listing)], structured_content={"content": listing}))
+    assert [h.path for h in out.hits] == ["/srv/a/src/one.py", "/srv/a/src/two.py"]
+    prose = norm(types.CallToolResult(content=[text("x")], structured_content={"content": "Some prose."}))
+    assert [(h.path, h.content) for h in prose.hits] == [(None, "Some prose.")]
+
+
+@pytest.mark.parametrize("answer", [
+    "README.md\nsetup.py",  # no folder anywhere: as likely names as files
+    "/usr/bin is where it lives\nsee the docs",  # prose that starts with a path
+    "No matches found",
+    "/home/ann/a.py: permission denied",
+    "src/a.py\nthen src/b.py",
+    "https://x.test/a.py\nhttps://x.test/b.py",
+])
+def test_text_that_is_not_only_paths_stays_text(answer: str) -> None:
+    assert all(h.path is None for h in norm(types.CallToolResult(content=[text(answer)])).hits)
+
+
+def test_the_path_list_reader_is_linear_on_hostile_lines() -> None:
+    from tributary.engine.sources.file_list import listed_files
+
+    assert listed_files("src/a.py\n" + ("/" * 500_000 + "\n") * 4) is None  # each line over the cap
+    many = "".join(f"src/m{i}.py\n" for i in range(5_000))
+    assert len(listed_files(many) or []) == 200
+
+
 def test_grep_parser_is_linear_on_hostile_lines() -> None:
     from tributary.engine.sources.grep_output import grep_files
 

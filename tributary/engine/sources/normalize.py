@@ -43,6 +43,7 @@ from mcp import types
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import Hit, ScoreParts, make_hit_id
+from tributary.engine.sources.file_list import listed_files
 from tributary.engine.sources.grep_output import grep_files
 from tributary.engine.sources.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 
@@ -184,7 +185,11 @@ def _collect_items(
     if nothing is not None:
         notes.append(f"no hits: the server said {nothing!r}")
         return
-    yield from (_Item(v) for v in structured)
+    bare = _bare_text(structured)
+    if bare is not None:  # read as the text it is: grep output, a list of paths, prose
+        yield from _text_items(types.TextContent(type="text", text=bare), limits)
+    else:
+        yield from (_Item(v) for v in structured)
     skipped: dict[str, int] = {}
     for block in result.content:
         if isinstance(block, types.TextContent):
@@ -228,6 +233,19 @@ def _structured_items(data: Any) -> list[Any]:
     return [data]
 
 
+def _bare_text(items: list[Any]) -> str | None:
+    """The text of a one-item structured answer that holds nothing else: server-filesystem
+    puts its whole answer in ``{"content": "..."}``."""
+    if len(items) != 1 or not isinstance(items[0], dict):
+        return None
+    value = items[0]
+    picked = _pick(value)
+    if set(picked) != {"content"} or set(value) - set(_CATEGORY):
+        return None
+    content = picked["content"]
+    return content if isinstance(content, str) else None
+
+
 def _says_nothing(items: list[Any]) -> str | None:
     """What a one-item answer says when it says there is nothing ("No matches found",
     "0 results", an empty list), else None. server-filesystem puts its "No matches
@@ -269,6 +287,11 @@ def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_
             for value in files:
                 yield _Item(value, annotations=block.annotations)
             return
+    listed = listed_files(text) if len(text) <= limits.max_parse_chars else None
+    if listed:
+        for value in listed:
+            yield _Item(value, annotations=block.annotations)
+        return
     for part in _split_text(text):
         yield _Item(part, annotations=block.annotations)
 
