@@ -145,12 +145,12 @@ def test_an_issue_weighs_a_page_past_fixes_translated_as_a_translation() -> None
 
 
 def test_a_question_weighs_the_translations_of_a_listed_page_down() -> None:
-    from tributary.engine.servers.tasks import weigh_translations
+    from tributary.engine.servers.tasks import weigh_incidental
     from tributary.engine.tasks.model import FileScore
 
     def scores(question: str) -> list[float]:
         files = [FileScore("docs/zh/docs/yield.md", 1.0), FileScore("docs/en/docs/yield.md", 1.0)]
-        weigh_translations(question, files)
+        weigh_incidental(question, files)
         return [f.score for f in files]
 
     translation, original = scores("dependencies with yield")
@@ -158,12 +158,32 @@ def test_a_question_weighs_the_translations_of_a_listed_page_down() -> None:
     assert scores("依赖项 yield") == [1.0, 1.0]  # asked in the translation's script
 
 
+def test_a_question_weighs_files_touched_on_the_way_down() -> None:
+    """"progress bar" in click: the history's files put `.pre-commit-config.yaml` (forty
+    autoupdate commits) and two workflows among the first ten."""
+    from tributary.engine.servers.tasks import weigh_incidental
+    from tributary.engine.tasks.model import FileScore
+
+    def scores(question: str) -> dict[str, float]:
+        files = [FileScore(path, 1.0) for path in (
+            ".pre-commit-config.yaml", ".github/workflows/tests.yaml", "CHANGES.md", "package-lock.json",
+            "src/click/termui.py", "tests/test_termui.py", "docs/utils.md")]
+        weigh_incidental(question, files)
+        return {f.path: f.score for f in files}
+
+    weighed = scores("progress bar")
+    assert all(weighed[path] < 1.0 for path in (".pre-commit-config.yaml", ".github/workflows/tests.yaml",
+                                                "CHANGES.md", "package-lock.json"))
+    assert weighed["src/click/termui.py"] == weighed["tests/test_termui.py"] == weighed["docs/utils.md"] == 1.0
+    assert scores("which workflow runs the tests on CI")[".github/workflows/tests.yaml"] == 1.0
+
+
 def test_a_translation_is_weighed_down_when_the_repository_holds_its_original() -> None:
     """The translation commits list the translated page alone; the repository's files say
     the English page is there."""
-    from tributary.engine.servers.tasks import weigh_translations
+    from tributary.engine.servers.tasks import weigh_incidental
     from tributary.engine.tasks.model import FileScore
 
     files = [FileScore("docs/ja/docs/yield.md", 1.0), FileScore("fastapi/routing.py", 0.9)]
-    weigh_translations("dependencies with yield", files, {"docs/en/docs/yield.md"}.__contains__)
+    weigh_incidental("dependencies with yield", files, {"docs/en/docs/yield.md"}.__contains__)
     assert files[0].score < files[1].score

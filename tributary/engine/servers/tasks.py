@@ -36,7 +36,11 @@ from tributary.engine.index.backend import IndexBackend, add_postgres_options, p
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
 from tributary.engine.index.priors import (
+    GENERATED,
+    RECORD,
+    TOOLING,
     TRANSLATION,
+    VENDORED,
     asked_roles,
     factor,
     role_among,
@@ -354,7 +358,7 @@ class TaskBackend:
         as_of = _as_of(before)
         files: list[tuple[str | None, FileScore]] = []
         tasks: list[tuple[str | None, TaskHit]] = []
-        weigh = weigh_roles if is_task_question(query) else weigh_translations
+        weigh = weigh_roles if is_task_question(query) else weigh_incidental
         answers: list[tuple[list[TaskHit], list[FileScore]]] = []
         with self._lock:
             scoped = self.scoped(repos, exclude_repos)
@@ -376,6 +380,12 @@ class TaskBackend:
         tasks.sort(key=lambda pair: -pair[1].score)
         return files[:top_k], tasks[:task_k]
 
+
+# The roles a commit touches on its way to a change: nobody asks a short question for them.
+# What past changes touch on their way to the code a short question is about: CI and
+# build files, changelogs, generated and vendored copies, translations. The code search
+# weighs them down for such a question; tests, docs and examples can be the answer.
+INCIDENTAL = frozenset({TOOLING, RECORD, GENERATED, VENDORED, TRANSLATION})
 
 _Scored = TypeVar("_Scored", TaskHit, FileScore)
 _Code = tuple[str, Path, "IndexStore"]  # a repository's name, folder and code index
@@ -410,18 +420,20 @@ def weigh_roles(task: str, files: Iterable[FileScore], exists: Callable[[str], b
         entry.score *= factor(role_among(entry.path, copies=copies), asked, task=True)
 
 
-def weigh_translations(
+def weigh_incidental(
     question: str, files: Iterable[FileScore], exists: Callable[[str], bool] | None = None
 ) -> None:
-    """A question's files weighed down where they translate an English page listed or
-    ``exists`` (a change to a page touches its translations too), unless it asks for
-    translations."""
+    """A question's files weighed down as the code search weighs them where past changes
+    touched them only on the way (``INCIDENTAL``: a workflow, a lock or changelog file,
+    the translations of a page listed or that ``exists``), unless the question asks for
+    them. An autoupdate of a CI config touched in forty commits outranked the code."""
+    asked = asked_roles(question)
     listed = list(files)
     copies = translated((entry.path for entry in listed), exists, cheap=True)
-    kept = factor(TRANSLATION, asked_roles(question)) if copies else 1.0
     for entry in listed:
-        if entry.path in copies:
-            entry.score *= kept
+        role = role_among(entry.path, copies=copies)
+        if role in INCIDENTAL:
+            entry.score *= factor(role, asked)
 
 
 def _as_of(before: datetime | None) -> float | None:
