@@ -52,3 +52,42 @@ def test_the_location_column_shows_the_file_name(qtbot: Any) -> None:
     option.rect = QRect(0, 0, 130, 24)
     PathElide(view).initStyleOption(option, model.index(0, 0))
     assert option.text.endswith("/mod_1.py:11-19"), option.text
+
+
+def test_a_title_that_is_a_path_keeps_its_file_name(qtbot: Any) -> None:
+    """server-filesystem's results are named by their whole path: the list showed
+    ``/tmp/click/src/click/…`` for three different files."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QStandardItem, QStandardItemModel
+    from PySide6.QtWidgets import QStyleOptionViewItem, QTreeView
+
+    from tributary.app.elided import TitleLabel, is_path
+    from tributary.app.search.page import TitleElide
+
+    assert is_path("/tmp/click/src/click/_termui_impl.py") and is_path("src/a.py")
+    assert not is_path("Utilities > Showing Progress Bars") and not is_path("I/O errors on close")
+    view = QTreeView()
+    qtbot.addWidget(view)
+    model = QStandardItemModel()
+    model.appendRow([QStandardItem("/tmp/click/src/click/_termui_impl.py"),
+                     QStandardItem("a title that is long enough to be cut on the right")])
+    view.setModel(model)
+    option = QStyleOptionViewItem()
+    option.initFrom(view)
+    option.rect = QRect(0, 0, 170, 24)
+    TitleElide(view).initStyleOption(option, model.index(0, 0))
+    assert option.text.endswith("/_termui_impl.py"), option.text
+    fm = metrics()
+    shown = elide_path("/home/ann/src/click/examples/termui/termui.py", fm, fm.horizontalAdvance("…/termui/termui.py"))
+    assert shown == "…/termui/termui.py"  # the nearest folder, not /home
+    option.rect = QRect(0, 0, 170, 24)
+    TitleElide(view).initStyleOption(option, model.index(0, 1))
+    assert option.text.startswith("a title")  # the view elides it on the right
+
+    label = TitleLabel()
+    qtbot.addWidget(label)
+    label.resize(170, 24)
+    label.set_full_text("/tmp/click/src/click/_termui_impl.py")
+    assert label.text().endswith("/_termui_impl.py") and label.toolTip() == label.full_text
+    label.set_full_text("a title that is long enough to be cut on the right")
+    assert label.text().startswith("a title") and label.text().endswith("…")

@@ -14,9 +14,10 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 def elide_path(text: str, metrics: QFontMetrics, width: int) -> str:
     """``text`` fitted to ``width`` pixels. When it starts with a path (``dir/file:12``,
     a URL), whole folders are dropped first, from the last one back, keeping the
-    first (``tributary/…/routing.py:12``); the file name and what follows it go only
-    when even ``…/`` and they do not fit (then from the right). Other text is elided
-    on the right."""
+    first (``tributary/…/routing.py:12``); of an absolute path, from the first one on,
+    keeping the nearest (``…/click/termui.py``). The file name and what follows it go
+    only when even ``…/`` and they do not fit (then from the right). Other text is
+    elided on the right."""
     if metrics.horizontalAdvance(text) <= width:
         return text
     path, space, rest = text.partition(" ")
@@ -25,10 +26,19 @@ def elide_path(text: str, metrics: QFontMetrics, width: int) -> str:
         return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
     folders, tail = path[:cut].split("/")[:-1], path[cut:] + space + rest
     for keep in range(len(folders) - 1, -1, -1):
-        shown = "/".join([*folders[:keep], "…"]) + "/" + tail
+        if path.startswith(("/", "~")):  # the nearest folders tell more than /home/ann
+            shown = "/".join(["…", *folders[len(folders) - keep:]]) + "/" + tail if keep else "…/" + tail
+        else:
+            shown = "/".join([*folders[:keep], "…"]) + "/" + tail
         if metrics.horizontalAdvance(shown) <= width:
             return shown
     return metrics.elidedText("…/" + tail, Qt.TextElideMode.ElideRight, width)
+
+
+def is_path(text: str) -> bool:
+    """Whether ``text`` is a path and nothing else (``src/pkg/mod.py``, ``/srv/a/b``): a
+    result a file-finding server named by its path alone."""
+    return "/" in text and not any(c.isspace() for c in text)
 
 
 class ElidedLabel(QLabel):
@@ -60,11 +70,27 @@ class PathLabel(ElidedLabel):
     (see :func:`elide_path`)."""
 
     def _elide(self) -> None:
-        margins = self.contentsMargins()
-        width = max(1, self.width() - margins.left() - margins.right())
-        shown = elide_path(self.full_text, self.fontMetrics(), width)
-        self.setText(shown)
-        self.setToolTip(self.full_text if shown != self.full_text else "")
+        _elide_path_in(self)
+
+
+def _elide_path_in(label: ElidedLabel) -> None:
+    """Show ``label``'s text with its folders elided first, the whole text as tooltip."""
+    margins = label.contentsMargins()
+    width = max(1, label.width() - margins.left() - margins.right())
+    shown = elide_path(label.full_text, label.fontMetrics(), width)
+    label.setText(shown)
+    label.setToolTip(label.full_text if shown != label.full_text else "")
+
+
+class TitleLabel(ElidedLabel):
+    """An :class:`ElidedLabel` for a result's title, elided as a :class:`PathLabel` is
+    when the title is a path (``is_path``): ``/home/ann/src/click/…`` told nothing."""
+
+    def _elide(self) -> None:
+        if not is_path(self.full_text):
+            super()._elide()
+            return
+        _elide_path_in(self)
 
 
 class FittingLabel(ElidedLabel):

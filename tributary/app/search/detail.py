@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from tributary.app import safe_text, theme
-from tributary.app.elided import ElidedLabel, PathLabel
+from tributary.app.elided import ElidedLabel, PathLabel, TitleLabel
 from tributary.app.open_file import (  # absolute paths, editor line syntax
     local_file,
     open_in_editor,
@@ -73,7 +73,7 @@ class DetailPane(QWidget):
         layout.setSpacing(6)
         # One line each, elided to the pane's width (whole in the tooltip): a long title
         # or path must never widen the pane past its edge and push its buttons out.
-        self.title = ElidedLabel()
+        self.title = TitleLabel()
         self.title.setObjectName("SectionTitle")
         self.title.set_full_text("Select a result to see it here")
         self.location = PathLabel()

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
 from tributary.app.combo_box import ComboBox
-from tributary.app.elided import elide_path
+from tributary.app.elided import elide_path, is_path
 from tributary.app.layouts import scrolled_down
 from tributary.app.open_file import local_file, open_in_editor, reveal
 from tributary.app.recent_queries import RecentQueries
@@ -197,6 +197,7 @@ class SearchPage(QWidget):
         # Location and Sources follow the view's width (``fit_columns``); paths elide
         # their folders first, so the file name stays readable.
         self.tree.setItemDelegateForColumn(LOCATION, PathElide(self.tree))
+        self.tree.setItemDelegateForColumn(TITLE, TitleElide(self.tree))
         # The source badges are drawn to the column's width (whole badges only); a
         # drag of the column edge redraws them once it pauses.
         self._badge_timer = QTimer(self, singleShot=True, interval=BADGE_RELAYOUT_MS)
@@ -780,6 +781,17 @@ def _summary(response: SearchResponse, final: bool) -> str:
 
 
 PATH_TEXT_MARGIN = 12  # px the style keeps around an item's text (its padding and margins)
+
+
+class TitleElide(QStyledItemDelegate):
+    """Elides a title that is a path (a file-finding server's result) as ``PathElide``
+    does, so its file name stays readable; other titles on the right."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        width = option.rect.width() - PATH_TEXT_MARGIN
+        if width > 0 and is_path(option.text):
+            option.text = elide_path(option.text, option.fontMetrics, width)
 
 
 class PathElide(QStyledItemDelegate):
