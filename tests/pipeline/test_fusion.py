@@ -49,13 +49,20 @@ def test_a_marked_role_keeps_its_share_unless_another_source_found_it_unmarked()
     assert [h.path for h in ranked] == ["src/retry.py", "CHANGES.rst"]
     assert changelog.parts.parts["role"] == pytest.approx(-0.5 / 61)
     assert changelog.parts.raw["role"] == 0.5
-    # The same file from a source that weighs roles itself (no mark): not scaled twice.
+    # The same file from a source that weighs roles itself (no mark): its part is not
+    # scaled twice, the marked source's part is (a file-name search's rank 1 for a test
+    # put it first for "why does echo strip ansi codes on windows").
     marked = hit("rg", 1, FUNC_A, path="tests/test_retry.py")
     marked.metadata[ROLE_FACTOR] = 0.7
     unmarked = hit("files", 1, FUNC_A.replace("    ", "  "), path="tests/test_retry.py")
     result = deduplicate([marked, unmarked])
     (kept,) = fuse(result.hits, result.groups, "rrf", FusionParams(rrf_k=60))
-    assert "role" not in kept.parts.parts
+    assert kept.parts.parts["role"] == pytest.approx(-0.3 / 61)
+    assert kept.score == pytest.approx(1 / 61 + 0.7 / 61)
+    # A strategy without a part per source scales only what every source marked.
+    result = deduplicate([marked, unmarked])
+    (voted,) = fuse(result.hits, result.groups, "vote", FusionParams(rrf_k=60))
+    assert "role" not in voted.parts.parts
 
 
 def test_rrf_agreement_from_groups_raises_the_score() -> None:

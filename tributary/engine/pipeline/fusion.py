@@ -203,16 +203,35 @@ def fuse(
 
 
 def apply_roles(hits: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> None:
-    """Add the ``role`` part: a hit whose file's role (a test, a changelog, a lock
-    file) its source marked (``ROLE_FACTOR``) keeps that share of its score, unless
-    another source found it unmarked (that source weighed the role already)."""
+    """Add the ``role`` part: what a source found in a file whose role (a test, a
+    changelog, a lock file) it marked (``ROLE_FACTOR``) keeps that share. Where the
+    score has a part per source (``rrf``, ``weighted``) only the marked sources' parts
+    are scaled: another source found the item unmarked because it weighed the role
+    itself. Otherwise the whole score is scaled when every source marked it."""
     for hit in hits:
-        if _role_factor(hit) >= 1.0:  # unmarked itself: nothing to scale
+        seen = appearances(hit, groups)
+        marked = {source: kept for source, member in seen.items() if (kept := _role_factor(member)) < 1.0}
+        if not marked:
             continue
-        kept = max(_role_factor(seen) for seen in appearances(hit, groups).values())
-        if kept < 1.0:
-            hit.parts.add("role", -hit.score * (1.0 - kept), raw=kept)
+        own = {source: _source_part(hit, source) for source in marked}
+        if all(part is not None for part in own.values()):
+            cut = sum((part or 0.0) * (1.0 - marked[source]) for source, part in own.items())
+        elif len(marked) == len(seen):
+            cut = hit.score * (1.0 - max(marked.values()))
+        else:
+            continue
+        if cut > 0.0:
+            hit.parts.add("role", -cut, raw=max(marked.values()))
             hit.score = hit.parts.total
+
+
+def _source_part(hit: Hit, source: str) -> float | None:
+    """The part of ``hit``'s score that ``source`` gave, where the strategy keeps one."""
+    parts = hit.parts.parts
+    for name in (f"rrf:{source}", f"weighted:{source}"):
+        if name in parts:
+            return parts[name]
+    return None
 
 
 def _role_factor(hit: Hit) -> float:
