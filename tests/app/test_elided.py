@@ -34,55 +34,50 @@ def test_text_that_is_no_path_elides_on_the_right(qtbot: Any) -> None:
     assert fm.horizontalAdvance(tiny) <= 30
 
 
-def test_the_location_column_shows_the_file_name(qtbot: Any) -> None:
-    """The results' Location column draws paths folders-first elided."""
+def drawn(qtbot: Any, delegate_class: Any, texts: list[str], width: int) -> list[str]:
+    """The text ``delegate_class`` draws for each cell of a one-row view ``width`` wide."""
     from PySide6.QtCore import QRect
     from PySide6.QtGui import QStandardItem, QStandardItemModel
     from PySide6.QtWidgets import QStyleOptionViewItem, QTreeView
 
-    from tributary.app.search.page import PathElide
-
     view = QTreeView()
     qtbot.addWidget(view)
     model = QStandardItemModel()
-    model.appendRow(QStandardItem("src/slack-archive-search/mod_1.py:11-19"))
+    model.appendRow([QStandardItem(text) for text in texts])
     view.setModel(model)
-    option = QStyleOptionViewItem()
-    option.initFrom(view)
-    option.rect = QRect(0, 0, 130, 24)
-    PathElide(view).initStyleOption(option, model.index(0, 0))
-    assert option.text.endswith("/mod_1.py:11-19"), option.text
+    shown = []
+    for column in range(len(texts)):
+        option = QStyleOptionViewItem()
+        option.initFrom(view)
+        option.rect = QRect(0, 0, width, 24)
+        delegate_class(view).initStyleOption(option, model.index(0, column))
+        shown.append(option.text)
+    return shown
+
+
+def test_the_location_column_shows_the_file_name(qtbot: Any) -> None:
+    """The results' Location column draws paths folders-first elided."""
+    from tributary.app.search.page import PathElide
+
+    (shown,) = drawn(qtbot, PathElide, ["src/slack-archive-search/mod_1.py:11-19"], 130)
+    assert shown.endswith("/mod_1.py:11-19"), shown
 
 
 def test_a_title_that_is_a_path_keeps_its_file_name(qtbot: Any) -> None:
     """server-filesystem's results are named by their whole path: the list showed
     ``/tmp/click/src/click/…`` for three different files."""
-    from PySide6.QtCore import QRect
-    from PySide6.QtGui import QStandardItem, QStandardItemModel
-    from PySide6.QtWidgets import QStyleOptionViewItem, QTreeView
-
     from tributary.app.elided import TitleLabel, is_path
     from tributary.app.search.page import TitleElide
 
     assert is_path("/tmp/click/src/click/_termui_impl.py") and is_path("src/a.py")
     assert not is_path("Utilities > Showing Progress Bars") and not is_path("I/O errors on close")
-    view = QTreeView()
-    qtbot.addWidget(view)
-    model = QStandardItemModel()
-    model.appendRow([QStandardItem("/tmp/click/src/click/_termui_impl.py"),
-                     QStandardItem("a title that is long enough to be cut on the right")])
-    view.setModel(model)
-    option = QStyleOptionViewItem()
-    option.initFrom(view)
-    option.rect = QRect(0, 0, 170, 24)
-    TitleElide(view).initStyleOption(option, model.index(0, 0))
-    assert option.text.endswith("/_termui_impl.py"), option.text
+    path, title = drawn(qtbot, TitleElide, ["/tmp/click/src/click/_termui_impl.py",
+                                            "a title that is long enough to be cut on the right"], 170)
+    assert path.endswith("/_termui_impl.py"), path
+    assert title.startswith("a title")  # the view elides it on the right
     fm = metrics()
     shown = elide_path("/home/ann/src/click/examples/termui/termui.py", fm, fm.horizontalAdvance("…/termui/termui.py"))
     assert shown == "…/termui/termui.py"  # the nearest folder, not /home
-    option.rect = QRect(0, 0, 170, 24)
-    TitleElide(view).initStyleOption(option, model.index(0, 1))
-    assert option.text.startswith("a title")  # the view elides it on the right
 
     label = TitleLabel()
     qtbot.addWidget(label)
