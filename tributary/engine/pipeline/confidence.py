@@ -96,13 +96,20 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> set[str]:
     """The text's words as keyword search matches them: identifiers split at ``_`` and
-    case changes, lower-cased, plural and verb endings dropped."""
+    case changes, lower-cased, plural and verb endings dropped. Each distinct token is
+    read once, and a token seen before (code repeats its names) not again."""
     out: set[str] = set()
-    for token in _WORD.findall(text):
-        out.add(_stem(token.lower()))
-        if not (token.islower() or token.isupper()):
-            out.update(_stem(piece.lower()) for piece in _CAMEL.findall(token))
+    for token in set(_WORD.findall(text)):
+        out.update(_token_words(token))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_words(token: str) -> tuple[str, ...]:
+    stem = _stem(token.lower())
+    if token.islower() or token.isupper():
+        return (stem,)
+    return (stem, *(_stem(piece.lower()) for piece in _CAMEL.findall(token)))
 
 
 @lru_cache(maxsize=256)
