@@ -27,7 +27,7 @@ def elide_path(text: str, metrics: QFontMetrics, width: int) -> str:
     folders, tail = path[:cut].split("/")[:-1], path[cut:] + space + rest
     for keep in range(len(folders) - 1, -1, -1):
         if path.startswith(("/", "~")):  # the nearest folders tell more than /home/ann
-            shown = "/".join(["…", *folders[len(folders) - keep:]]) + "/" + tail if keep else "…/" + tail
+            shown = "/".join(["…", *folders[len(folders) - keep:]]) + "/" + tail
         else:
             shown = "/".join([*folders[:keep], "…"]) + "/" + tail
         if metrics.horizontalAdvance(shown) <= width:
@@ -70,27 +70,23 @@ class PathLabel(ElidedLabel):
     (see :func:`elide_path`)."""
 
     def _elide(self) -> None:
-        _elide_path_in(self)
+        margins = self.contentsMargins()
+        width = max(1, self.width() - margins.left() - margins.right())
+        shown = elide_path(self.full_text, self.fontMetrics(), width)
+        self.setText(shown)
+        self.setToolTip(self.full_text if shown != self.full_text else "")
 
 
-def _elide_path_in(label: ElidedLabel) -> None:
-    """Show ``label``'s text with its folders elided first, the whole text as tooltip."""
-    margins = label.contentsMargins()
-    width = max(1, label.width() - margins.left() - margins.right())
-    shown = elide_path(label.full_text, label.fontMetrics(), width)
-    label.setText(shown)
-    label.setToolTip(label.full_text if shown != label.full_text else "")
-
-
-class TitleLabel(ElidedLabel):
-    """An :class:`ElidedLabel` for a result's title, elided as a :class:`PathLabel` is
-    when the title is a path (``is_path``): ``/home/ann/src/click/…`` told nothing."""
+class TitleLabel(PathLabel):
+    """A :class:`PathLabel` for a result's title: a title that is a path (``is_path``)
+    elides its folders first (``/home/ann/src/click/…`` told nothing), any other title
+    on the right."""
 
     def _elide(self) -> None:
-        if not is_path(self.full_text):
+        if is_path(self.full_text):
             super()._elide()
-            return
-        _elide_path_in(self)
+        else:
+            ElidedLabel._elide(self)
 
 
 class FittingLabel(ElidedLabel):

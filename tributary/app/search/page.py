@@ -783,17 +783,6 @@ def _summary(response: SearchResponse, final: bool) -> str:
 PATH_TEXT_MARGIN = 12  # px the style keeps around an item's text (its padding and margins)
 
 
-class TitleElide(QStyledItemDelegate):
-    """Elides a title that is a path (a file-finding server's result) as ``PathElide``
-    does, so its file name stays readable; other titles on the right."""
-
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
-        super().initStyleOption(option, index)
-        width = option.rect.width() - PATH_TEXT_MARGIN
-        if width > 0 and is_path(option.text):
-            option.text = elide_path(option.text, option.fontMetrics, width)
-
-
 class PathElide(QStyledItemDelegate):
     """Elides its column's paths folders first, so the file name stays readable:
     ``tributary/…/base.py:12-40`` (see ``elide_path``)."""
@@ -801,6 +790,18 @@ class PathElide(QStyledItemDelegate):
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         width = option.rect.width() - PATH_TEXT_MARGIN
-        if width > 0 and option.text:
+        if width > 0 and option.text and self.elides(option.text):
             option.text = elide_path(option.text, option.fontMetrics, width)
         option.textElideMode = Qt.TextElideMode.ElideRight  # (what little may still not fit)
+
+    def elides(self, text: str) -> bool:
+        """Whether ``text`` is elided folders first (every text of this column)."""
+        return True
+
+
+class TitleElide(PathElide):
+    """Elides a title that is a path (a file-finding server's result) as ``PathElide``
+    does, so its file name stays readable; other titles on the right."""
+
+    def elides(self, text: str) -> bool:
+        return is_path(text)

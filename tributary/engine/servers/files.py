@@ -516,5 +516,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     build_server(service_from_args(argv)).run()
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -381,7 +381,6 @@ class TaskBackend:
         return files[:top_k], tasks[:task_k]
 
 
-# The roles a commit touches on its way to a change: nobody asks a short question for them.
 # What past changes touch on their way to the code a short question is about: CI and
 # build files, changelogs, generated and vendored copies, translations. The code search
 # weighs them down for such a question; tests, docs and examples can be the answer.
