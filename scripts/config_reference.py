@@ -104,8 +104,12 @@ DESCRIPTIONS: dict[str, str] = {
         "tool such as mcp-ripgrep's `search` (a one-line query already written as an "
         "expression goes as it is, unless it reads as a sentence of four or more plain "
         "words); its files are then ranked by the names they hold, since grep "
-        "lists them in the order it finds them. Left at `full`, a tool whose query "
-        "argument says it takes a regular expression is sent `pattern`."),
+        "lists them in the order it finds them. The tool's own switches for it are set "
+        "unless `arguments` fixes them (`regex: true`, `case_sensitive: false` and their "
+        "other spellings), and its limit is asked for ten lines per file wanted, since "
+        "a grep tool counts lines and its answer is read as one hit per file "
+        "(code-index-mcp's `search_code_advanced`). Left at `full`, a tool whose query "
+        "argument, or the tool itself, says it takes a regular expression is sent `pattern`."),
     "ServerConfig.health": "See `servers.<name>.health`.",
     "ServerConfig.builtin": "`files` or `tasks` for Tributary's own servers (set by Tributary).",
     "ServerConfig.description": "Free text shown in the app.",

@@ -39,6 +39,15 @@ def test_a_path_inside_a_repository_becomes_its_relative_path() -> None:
     assert localised(relative, unread) is relative
 
 
+def test_a_path_from_the_current_folder_loses_its_dot() -> None:
+    """code-index-mcp answers ``./CHANGES.md``: as written it never met the code
+    search's ``CHANGES.md``."""
+    hits = [_hit("./CHANGES.md"), _hit("./src/a.py", "a"), _hit("./../x.py"), _hit("./")]
+    out = localised(hits, list)
+    assert [(h.path, h.title) for h in out] == [("CHANGES.md", "CHANGES.md"), ("src/a.py", "a"),
+                                               ("./../x.py", "./../x.py"), ("./", "./")]
+
+
 @pytest.mark.asyncio
 async def test_a_grep_servers_absolute_path_folds_with_the_code_search(tmp_path: Path) -> None:
     root = tmp_path / "proj"

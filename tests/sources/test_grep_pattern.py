@@ -92,6 +92,40 @@ def test_a_tool_taking_a_regex_gets_the_pattern_unless_a_mode_is_set() -> None:
     assert select_tool(chosen, [_grep_tool("regex")]).query_mode == "keywords"
 
 
+CODE_INDEX = types.Tool(  # code-index-mcp's search_code_advanced (PyPI), its schema as given
+    name="search_code_advanced",
+    description="Search for code pattern with pagination. Auto-selects best search tool "
+                "(ugrep/ripgrep/ag/grep).\nSupports glob file_pattern (e.g., \"*.py\"), explicit "
+                "regex mode, and fuzzy matching (ugrep only).\nRegex matching requires passing "
+                "regex=True and may require an external search tool.",
+    inputSchema={"type": "object", "required": ["pattern"], "properties": {
+        "pattern": {"type": "string"}, "case_sensitive": {"default": True, "type": "boolean"},
+        "file_pattern": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        "regex": {"anyOf": [{"type": "boolean"}, {"type": "null"}], "default": None},
+        "max_results": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 10}}})
+
+
+def test_a_grep_tool_with_switches_is_asked_for_a_regex_in_any_case() -> None:
+    """code-index-mcp reads ``pattern`` literally unless ``regex`` is true, and in its
+    case unless told otherwise: ``echo|pager`` found nothing. Its description's glob is
+    another argument's (``file_pattern``), so the query still goes as a regex; its limit
+    counts lines, so a search asks for lines enough for the files it wants."""
+    selection = select_tool(ServerConfig(name="ci", tool="search_code_advanced"), [CODE_INDEX])
+    assert selection.query_mode == "pattern"
+    assert selection.arguments("echo via pager", 5) == {
+        "regex": True, "case_sensitive": False, "pattern": "echo|pager", "max_results": 50}
+    assert selection.describe() == ("search_code_advanced(pattern as a regex of its names, "
+                                    "max_results=top_k, regex=true, case_sensitive=false) [configured]")
+    fixed = ServerConfig(name="ci", tool="search_code_advanced", arguments={"case_sensitive": True})
+    assert select_tool(fixed, [CODE_INDEX]).arguments("echo", 5)["case_sensitive"] is True
+    plain = ServerConfig(name="ci", tool="search_code_advanced", query_mode="keywords")
+    assert select_tool(plain, [CODE_INDEX]).arguments("echo via pager", 5) == {
+        "pattern": "echo pager", "max_results": 5}
+    # A tool whose own query is the glob keeps the question as configured.
+    files = _grep_tool("what to look for", "Find files by glob pattern or regex")
+    assert select_tool(ServerConfig(name="fs", tool="search", arguments={"path": "/"}), [files]).query_mode == "full"
+
+
 def test_a_named_tool_lacking_a_fixed_argument_asks_for_that_one_only() -> None:
     """mcp-ripgrep's search(pattern, path) named with no ``path``: the message asks for
     ``path``, not for ``pattern`` too, which is where the question goes."""

@@ -304,6 +304,23 @@ def test_grep_parser_is_linear_on_hostile_lines() -> None:
     assert grep_files("x.py:1:ok\n" + hostile) is None
 
 
+def test_a_structured_answer_of_matched_lines_is_one_hit_per_file() -> None:
+    """code-index-mcp's ``search_code_advanced`` gives one item per matched line, in
+    the order it walks the files: read as grep text is, one hit per file."""
+    lines = [{"file": "./CHANGES.md", "line": n, "text": f"- `echo_via_pager` fix {n}"} for n in (108, 111)]
+    lines += [{"file": "./src/click/termui.py", "line": 367, "text": "def echo_via_pager("}]
+    answer = {"results": lines, "pagination": {"total_matches": 3, "has_more": False}}
+    out = norm(types.CallToolResult(content=[text(json.dumps(answer))], structured_content=answer))
+    assert [(h.path, h.start_line, h.end_line, h.source_rank, h.metadata.get("matches")) for h in out.hits] == [
+        ("./CHANGES.md", 108, 111, 1, 2), ("./src/click/termui.py", 367, 367, 2, 1)]
+    assert out.hits[0].content == "- `echo_via_pager` fix 108\n…\n- `echo_via_pager` fix 111"
+    # Items that are more than a line each stay items.
+    chunks = [{"file": "a.py", "line": 1, "text": "def a():\n    pass"}, {"file": "b.py", "line": 2, "text": "x"}]
+    assert len(norm(types.CallToolResult(content=[], structured_content={"results": chunks})).hits) == 2
+    titled = [{"file": "a.py", "line": 1, "text": "x", "name": "a"}, {"file": "a.py", "line": 2, "text": "y"}]
+    assert len(norm(types.CallToolResult(content=[], structured_content={"results": titled})).hits) == 2
+
+
 @pytest.mark.asyncio
 async def test_a_ripgrep_style_server_answers_one_hit_per_file() -> None:
     from tests.fakes import fake_server_config

@@ -16,6 +16,7 @@ separator line and at least one is a match; anything else stays plain text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ def grep_files(text: str) -> list[dict[str, Any]] | None:
             any_match = True
     if not any_match:
         return None
-    files: dict[str, _File] = {}
+    entries: list[tuple[str, int, str, bool]] = []
     for line, found in zip(lines, matches, strict=True):
         if found is None:
             if not line.strip() or line.strip() == "--":
@@ -62,10 +63,17 @@ def grep_files(text: str) -> list[dict[str, Any]] | None:
             found = _context_line(line, paths)
             if found is None:
                 return None  # not grep output after all: keep the text as it is
-            is_match = False
+            entries.append((*found, False))
         else:
-            is_match = True
-        path, number, body = found
+            entries.append((*found, True))
+    return by_file(entries)
+
+
+def by_file(entries: Iterable[tuple[str, int, str, bool]]) -> list[dict[str, Any]]:
+    """One item per file from ``(path, line number, text, is a match)`` lines in the
+    order given (a grep block's, or a structured answer's one item per matched line)."""
+    files: dict[str, _File] = {}
+    for path, number, text, is_match in entries:
         entry = files.get(path)
         if entry is None:
             if len(files) >= MAX_FILES:
@@ -73,7 +81,7 @@ def grep_files(text: str) -> list[dict[str, Any]] | None:
             entry = files[path] = _File(path)
         if is_match:
             entry.matched.append(number)
-        body = body[:MAX_LINE_CHARS]
+        body = text[:MAX_LINE_CHARS]
         if len(entry.lines) >= MAX_LINES_PER_FILE or entry.chars + len(body) > MAX_FILE_CHARS:
             entry.dropped += 1
             continue

@@ -23,7 +23,11 @@ Root = tuple[str, str]  # (the repository's folder, absolute and without a trail
 def localised(hits: list[Hit], roots: Callable[[], Sequence[Root]]) -> list[Hit]:
     """``hits`` with each absolute path inside one of ``roots`` made relative to it (the
     deepest root holding it, for a repository inside another); the others as they were.
-    ``roots`` is asked only when a hit has an absolute path: it reads the indexes."""
+    ``roots`` is asked only when a hit has an absolute path: it reads the indexes. A
+    path written from the current folder (``./src/core.py``, code-index-mcp's) loses
+    its ``./`` whatever the roots."""
+    if any(hit.path and hit.path.startswith("./") for hit in hits):
+        hits = [_plain(hit) if hit.path and hit.path.startswith("./") else hit for hit in hits]
     if not any(_absolute(hit.path) for hit in hits) or not (found := roots()):
         return hits
     deepest = sorted(found, key=lambda root: -len(root[0]))
@@ -32,6 +36,14 @@ def localised(hits: list[Hit], roots: Callable[[], Sequence[Root]]) -> list[Hit]
 
 def _absolute(path: str | None) -> bool:
     return path is not None and path.startswith("/")
+
+
+def _plain(hit: Hit) -> Hit:
+    assert hit.path is not None
+    path = str(PurePosixPath(hit.path))
+    if path == "." or ".." in PurePosixPath(path).parts:
+        return hit
+    return replace(hit, path=path, title=path if hit.title == hit.path else hit.title)
 
 
 def _relative(hit: Hit, roots: Sequence[Root]) -> Hit:

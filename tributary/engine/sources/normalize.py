@@ -44,7 +44,7 @@ from mcp import types
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import Hit, ScoreParts, make_hit_id
 from tributary.engine.sources.file_list import listed_files
-from tributary.engine.sources.grep_output import grep_files
+from tributary.engine.sources.grep_output import by_file, grep_files
 from tributary.engine.sources.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 
 __all__ = ["NormalizeError", "NormalizeLimits", "Normalized", "normalize_result"]
@@ -189,7 +189,7 @@ def _collect_items(
     if bare is not None:  # read as the text it is: grep output, a list of paths, prose
         yield from _text_items(types.TextContent(type="text", text=bare), limits)
     else:
-        yield from (_Item(v) for v in structured)
+        yield from (_Item(v) for v in _line_matches(structured) or structured)
     skipped: dict[str, int] = {}
     for block in result.content:
         if isinstance(block, types.TextContent):
@@ -231,6 +231,27 @@ def _structured_items(data: Any) -> list[Any]:
             return _structured_items(data["result"]) if data["result"] is not None else []
         return [data]
     return [data]
+
+
+def _line_matches(items: list[Any]) -> list[dict[str, Any]] | None:
+    """A grep tool's structured answer, one item per matched line (code-index-mcp's
+    ``{"file", "line", "text"}``), as one item per file, as its text output is read;
+    None unless every item is a path, a line number and one line of text."""
+    if len(items) < 2:
+        return None
+    lines: list[tuple[str, int, str, bool]] = []
+    for value in items:
+        if not isinstance(value, dict):
+            return None
+        picked = _pick(value)
+        path, number, text = picked.get("path"), picked.get("start"), picked.get("content")
+        if (set(picked) - {"path", "start", "end", "content"} or not isinstance(path, str)
+                or not isinstance(text, str) or "\n" in text.strip()
+                or (number := _as_int(number)) is None
+                or _as_int(picked.get("end", number)) != number):
+            return None
+        lines.append((path, number, text.rstrip("\r\n"), True))
+    return by_file(lines)
 
 
 def _bare_text(items: list[Any]) -> str | None:

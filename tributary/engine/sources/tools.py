@@ -63,6 +63,19 @@ QUERY_NAMES = ("query", "q", "text", "search", "pattern", "question", "search_qu
                "searchQuery", "keywords", "term", "prompt")
 TOP_K_NAMES = ("top_k", "topK", "limit", "max_results", "maxResults", "k", "n",
                "num_results", "count", "size")
+# A grep tool's limit counts matched lines (code-index-mcp's ``max_results``) or lines
+# per file (mcp-ripgrep's ``maxResults``, ripgrep's ``-m``); its answer is read as one
+# hit per file, so it is asked for this many lines per file wanted: a few lines' cap
+# gave the files its walk met first, one of which held most of them.
+PATTERN_LINES_PER_FILE = 10
+# A grep tool's own switches that a `pattern` query needs: its words as alternatives of a
+# regular expression (code-index-mcp reads ``pattern`` literally unless ``regex`` is
+# true), matched in any case (the question's ``pager`` for the code's ``Pager``).
+PATTERN_SWITCHES = {
+    "regex": True, "use_regex": True, "useRegex": True, "is_regex": True, "isRegex": True,
+    "regexp": True, "case_sensitive": False, "caseSensitive": False, "ignore_case": True,
+    "ignoreCase": True, "case_insensitive": True, "caseInsensitive": True,
+}
 
 
 class ToolSelectionError(TributaryError):
@@ -79,6 +92,7 @@ class ToolSelection:
     accepts: frozenset[str] = frozenset()  # the tool's argument names
     top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
     query_mode: str = "full"  # "keywords": its content words; "glob": a name pattern; "pattern": a regex
+    switches: dict[str, bool] = field(default_factory=dict)  # set for the query mode
 
     def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
@@ -86,7 +100,7 @@ class ToolSelection:
         A fixed ``arguments`` value from the config wins over the automatic top_k, and
         top_k is kept within the schema's minimum and maximum.
         """
-        args = dict(self.fixed)
+        args = {**self.switches, **self.fixed}
         for key, value in (scope or {}).items():
             if key in self.accepts:
                 args[key] = value
@@ -94,6 +108,8 @@ class ToolSelection:
             args[self.query_argument] = self.query_text(query)
         if self.top_k_argument and self.top_k_argument not in self.fixed:
             low, high = self.top_k_range  # "Too big: expected number to be <=10" otherwise
+            if self.query_mode == "pattern":  # a grep tool counts lines, not files
+                top_k *= PATTERN_LINES_PER_FILE
             count = top_k if high is None else min(top_k, high)
             args[self.top_k_argument] = count if low is None else max(count, low)
         return args
@@ -122,6 +138,8 @@ class ToolSelection:
         parts = [f"{self.tool}({self.query_argument or 'no question: the same call for every search, ranked after the answers'}{mode}"]
         if self.top_k_argument:
             parts.append(f", {self.top_k_argument}=top_k")
+        parts += [f", {name}={str(value).lower()}" for name, value in self.switches.items()
+                  if name not in self.fixed]
         return "".join(parts) + f") [{how}]"
 
 
@@ -178,6 +196,7 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
     tool = min(safe, key=lambda t: (_name_rank(t.name), len(_required(t)), t.name))
     top_k_arg = config.top_k_argument or _top_k_argument(tool)
     query_arg = _query_argument(tool, config)
+    mode = _query_mode(config, tool, query_arg)
     return ToolSelection(
         tool=tool.name,
         query_argument=query_arg,
@@ -186,7 +205,8 @@ def select_tool(config: ServerConfig, tools: Sequence[types.Tool]) -> ToolSelect
         auto=True,
         accepts=frozenset(_properties(tool)),
         top_k_range=_range(tool, top_k_arg),
-        query_mode=_query_mode(config, tool, query_arg),
+        query_mode=mode,
+        switches=_switches(tool, mode),
     )
 
 
@@ -253,9 +273,20 @@ def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
         raise ToolSelectionError(
             f"tool {tool.name!r} requires {missing}{besides}; give them under `arguments`"
         )
+    mode = _query_mode(config, tool, query_arg)
     return ToolSelection(tool.name, query_arg, top_k_arg, dict(config.arguments),
                          accepts=frozenset(props), top_k_range=_range(tool, top_k_arg),
-                         query_mode=_query_mode(config, tool, query_arg))
+                         query_mode=mode, switches=_switches(tool, mode))
+
+
+def _switches(tool: types.Tool, mode: str) -> dict[str, bool]:
+    """The tool's boolean arguments that ``mode`` needs set (``PATTERN_SWITCHES``); a
+    value the config fixes wins over these."""
+    if mode != "pattern":
+        return {}
+    props = _properties(tool)
+    return {name: value for name, value in PATTERN_SWITCHES.items()
+            if name in props and _is_type(props[name], "boolean")}
 
 
 _REGEX_WORDS = re.compile(r"\bregex(?:p|es)?\b|\bregular expressions?\b", re.IGNORECASE)
@@ -268,10 +299,17 @@ def _query_mode(config: ServerConfig, tool: types.Tool, query_arg: str | None) -
     nothing, and an issue with code in it is not a valid expression."""
     if config.query_mode != "full" or query_arg is None:
         return config.query_mode
-    schema = _properties(tool).get(query_arg)
+    props = _properties(tool)
+    schema = props.get(query_arg)
     described = str(schema.get("description", "")) if isinstance(schema, dict) else ""
     said = f"{described} {tool.description or ''}"
-    if "glob" in said.lower():
+    if "glob" in described.lower():
+        return config.query_mode
+    # A glob the tool's description speaks of is the query's unless it names another of
+    # its arguments (code-index-mcp: "Supports glob file_pattern …, explicit regex mode").
+    others = [name for name in props if name != query_arg and len(name) > 3]
+    if "glob" in (tool.description or "").lower() and not any(
+            re.search(rf"\b{re.escape(name)}\b", said) for name in others):
         return config.query_mode
     if query_arg.lower() in ("regex", "regexp") or _REGEX_WORDS.search(said):
         return "pattern"
