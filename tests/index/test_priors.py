@@ -55,6 +55,10 @@ from tributary.engine.index.store import SqliteStore
         ("uv.lock", priors.TOOLING),  # a lock file names every dependency and version
         ("poetry.lock", priors.TOOLING),
         ("setup.py", priors.CODE),
+        ("docs/_static/click-icon.svg", priors.ASSET),  # a grep's or a file-name search's find
+        ("web/public/Logo.PNG", priors.ASSET),
+        ("dist/app.js.map", priors.ASSET),
+        ("src/images.py", priors.CODE),
     ],
 )
 def test_roles_by_path(path: str, role: str) -> None:
@@ -75,6 +79,8 @@ def test_a_question_that_names_a_role_keeps_it_whole() -> None:
     assert priors.factor(priors.TOOLING, priors.asked_roles("which CI workflow runs the linter")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("how is a release built")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("which dependencies does the package pin")) == 1.0
+    assert priors.factor(priors.ASSET, priors.asked_roles("how does click decide the terminal width")) < 1.0
+    assert priors.factor(priors.ASSET, priors.asked_roles("where is the app's icon drawn")) == 1.0
 
 
 def test_a_task_ranks_what_tests_run_on_below_the_tests() -> None:

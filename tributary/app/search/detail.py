@@ -270,6 +270,7 @@ _ROLE_WORDS = {
     "generated": "generated code", "record": "a changelog or package record",
     "superseded": "an older copy of newer code", "tooling": "build, CI or editor configuration",
     "translation": "a translation of a document held in English",
+    "asset": "an image, icon, font or source map",
 }
 
 

@@ -27,6 +27,7 @@ RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
 TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, .github/
 TRANSLATION = "translation"  # a document's copy in another language beside its original
+ASSET = "asset"  # images, icons, fonts, source maps: never indexed, but other sources find them
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -40,6 +41,7 @@ FACTORS: Mapping[str, float] = {
     SUPERSEDED: 0.7,
     TOOLING: 0.5,
     TRANSLATION: 0.3,  # below a vendored copy: the same page again, its file name and code too
+    ASSET: 0.3,  # a grep finds "width" in an icon's markup, a file-name search its "click"
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
@@ -98,11 +100,17 @@ _ASKS = {
         re.I,
     ),
     TRANSLATION: re.compile(r"\b(translat\w*|i18n|l10n|locali[sz]\w*|locales?|languages?)\b", re.I),
+    ASSET: re.compile(r"\b(icons?|logos?|images?|svgs?|png|pictures?|fonts?|assets?|favicons?|"
+                      r"source ?maps?|static files?)\b", re.I),
 }
 _VERSION_DIR = re.compile(r"^v(\d{1,3})$")
 # A letter of a script other than Latin (Greek, Cyrillic, CJK, Arabic, …).
 _NOT_LATIN = re.compile(r"[^\W\d_\u0000-\u024f\u1e00-\u1eff]")
 _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
+_ASSET_SUFFIXES = frozenset({
+    ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".icns", ".webp", ".bmp", ".tif", ".tiff",
+    ".woff", ".woff2", ".ttf", ".otf", ".eot", ".map", ".pdf", ".mp3", ".mp4", ".wav", ".ogg",
+})
 
 
 @cache
@@ -113,6 +121,8 @@ def role_of(path: str, language: str | None = None) -> str:
     stem = PurePosixPath(path).stem  # case kept: ``FooTest``, ``BarSpec``
     if folders & _VENDORED_DIRS:
         return VENDORED
+    if pure.suffix in _ASSET_SUFFIXES:
+        return ASSET
     if folders & _GENERATED_DIRS or _GENERATED_NAME.match(pure.stem):
         return GENERATED
     if _RECORD_NAME.match(pure.stem) and pure.suffix in _RECORD_SUFFIXES:
@@ -167,6 +177,7 @@ TASK_FACTORS: Mapping[str, float] = {
     SUPERSEDED: 0.5,
     TOOLING: 0.2,
     TRANSLATION: 0.2,
+    ASSET: 0.2,
 }
 
 

@@ -36,6 +36,7 @@ from tributary.engine.index.backend import IndexBackend, add_postgres_options, p
 from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
 from tributary.engine.index.priors import (
+    ASSET,
     GENERATED,
     RECORD,
     TOOLING,
@@ -384,7 +385,7 @@ class TaskBackend:
 # What past changes touch on their way to the code a short question is about: CI and
 # build files, changelogs, generated and vendored copies, translations. The code search
 # weighs them down for such a question; tests, docs and examples can be the answer.
-INCIDENTAL = frozenset({TOOLING, RECORD, GENERATED, VENDORED, TRANSLATION})
+INCIDENTAL = frozenset({TOOLING, RECORD, GENERATED, VENDORED, TRANSLATION, ASSET})
 
 _Scored = TypeVar("_Scored", TaskHit, FileScore)
 _Code = tuple[str, Path, "IndexStore"]  # a repository's name, folder and code index
