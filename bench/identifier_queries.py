@@ -1,6 +1,6 @@
 """Identifier lookups: a query that is just a name, answered by where it is defined.
 
-    .venv/bin/python bench/identifier_queries.py [--queries N] [--work-dir DIR]
+    .venv/bin/python bench/identifier_queries.py [--queries N] [--work-dir DIR] [--as-words]
 
 The shared pytest benchmark asks in prose (commit messages). Developers also type a
 bare name (``FixtureDef``, ``getfixturemarker``) and expect its definition first. This
@@ -17,6 +17,10 @@ over those hits as the engine would run it (routing's strategy and weights for t
 query). Printed, for the files server alone and for the fused default: the share of
 queries whose first result is the definition (``def@1``), whose top 10 holds it
 (``def@10``), the definition's MRR, and the defining file's MRR.
+
+``--as-words`` asks each name the way a person types it as words ("get fixture
+marker" for ``get_fixture_marker``, "fixture def" for ``FixtureDef``), from a sample of
+the public names made of two to four words.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import ast
 import asyncio
 import json
 import random
+import re
 import shutil
 import sys
 import time
@@ -79,7 +84,19 @@ def definitions(root: Path) -> list[Definition]:
     ]
 
 
-def write_queries(dataset_dir: Path, chosen: list[Definition], date: str) -> None:
+_NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def as_words(name: str) -> str | None:
+    """``name`` as the words it is made of, lower case (``FixtureDef`` -> "fixture def");
+    None for a private name or one of more than four words or fewer than two."""
+    if name.startswith("_"):
+        return None
+    words = [w.lower() for part in name.split("_") for w in _NAME_WORD.findall(part)]
+    return " ".join(words) if 2 <= len(words) <= 4 else None
+
+
+def write_queries(dataset_dir: Path, chosen: list[Definition], date: str, words: bool = False) -> None:
     """A dataset folder beside the shared one: its corpus and tasks, these queries."""
     dataset_dir.mkdir(parents=True, exist_ok=True)
     for name in ("corpus.json", "tasks.jsonl"):
@@ -87,7 +104,8 @@ def write_queries(dataset_dir: Path, chosen: list[Definition], date: str) -> Non
         shutil.copy2(SHARED / name, dataset_dir / name)
     with (dataset_dir / "queries.jsonl").open("w", encoding="utf-8") as handle:
         for d in chosen:
-            query = EvalQuery(id=f"{d.path}:{d.line}", query=d.name, relevant={d.path: 1.0},
+            asked = (as_words(d.name) or d.name) if words else d.name
+            query = EvalQuery(id=f"{d.path}:{d.line}", query=asked, relevant={d.path: 1.0},
                               spans=(Span(d.path, d.line, d.line, d.name),))
             handle.write(json.dumps({**query.to_json(), "date": date}) + "\n")
 
@@ -120,8 +138,10 @@ async def run(args: argparse.Namespace) -> None:
     cache = default_work_dir() / "corpora"  # the corpus download, shared with `eval run`
     started = time.perf_counter()
     every = definitions(corpus_root(shared, cache))
+    if args.as_words:
+        every = [d for d in every if as_words(d.name)]
     chosen = random.Random(11).sample(every, min(args.queries, len(every)))
-    write_queries(dataset_dir, chosen, first.isoformat())
+    write_queries(dataset_dir, chosen, first.isoformat(), args.as_words)
     dataset = load_dataset(dataset_dir)
     prepared = prepare(dataset, work_dir=work, cache_dir=cache)
     print(f"{len(chosen)} names (of {len(every)} defined once), "
@@ -152,7 +172,8 @@ async def run(args: argparse.Namespace) -> None:
             misses.append(f"  {run_.query.query:<40} definition at {place}, files server put it at "
                           f"{files_only[-1][0]}; first: {ranked[0].source} {ranked[0].path}:{ranked[0].start_line}"
                           if ranked else f"  {run_.query.query}: nothing")
-    print(f"\n{len(runs)} identifier queries on pytest 8.0.0 (servers asked in {asked:.0f} s)")
+    kind = "names asked as words" if args.as_words else "identifier queries"
+    print(f"\n{len(runs)} {kind} on pytest 8.0.0 (servers asked in {asked:.0f} s)")
     print(f"{'files server alone':<22} {figures(files_only)}")
     print(f"{'fused (default)':<22} {figures(fused)}")
     if args.misses:
@@ -165,6 +186,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--work-dir", default=None, help="default: <data dir>/eval/identifiers")
     parser.add_argument("--misses", type=int, default=15, help="list this many queries that missed")
+    parser.add_argument("--as-words", action="store_true", help="ask each name as its words: 'fixture def'")
     asyncio.run(run(parser.parse_args()))
 
 

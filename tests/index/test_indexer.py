@@ -322,5 +322,15 @@ def test_a_name_finds_its_definition_first(
         assert first("WidgetRegistry", Weights()) == "pkg/registry.py:WidgetRegistry"
         # what the list changes
         assert first("WidgetRegistry", Weights(symbol=0.0)) != "pkg/registry.py:WidgetRegistry"
+        # a name typed as its words, as a person types it
+        assert first("widget registry", Weights()) == "pkg/registry.py:WidgetRegistry"
+        assert first("refresh state", Weights()) == "pkg/model.py:Widget.refresh_state"
+        # a phrase that spells no name the index defines changes nothing
+        spelled_nothing = [
+            hybrid_search(store, "registry widgets", embedder.encode(["registry widgets"])[0], repo="widgets",
+                          weights=weights)
+            for weights in (Weights(), Weights(symbol=0.0))
+        ]
+        assert spelled_nothing[0] == spelled_nothing[1]
     finally:
         store.close()

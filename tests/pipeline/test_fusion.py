@@ -326,6 +326,7 @@ def test_a_lookup_ranks_the_definition_first(strategy: str) -> None:
 
     assert ranked("parse_config")[0] == definition.id
     assert ranked("where is parse_config defined")[0] == definition.id
+    assert ranked("parse config")[0] == definition.id  # the name typed as its words
     top = fuse(groups.hits, groups.by_kept, strategy,
                FusionParams.build(SearchRequest(query="parse_config"), FusionConfig()))[0]
     assert top.parts.raw["defines"] == 1.0 and "defines" in top.parts.parts

@@ -10,6 +10,7 @@ from tributary.engine.query.kinds import (
     QUERY_CLASSES,
     SYMBOL,
     classify_query,
+    joined_names,
     lookup_names,
     named_identifiers,
 )
@@ -98,3 +99,20 @@ def test_named_identifiers(query: str, names: set[str]) -> None:
 )
 def test_lookup_names_only_for_lookups(query: str, names: set[str]) -> None:
     assert lookup_names(query) == names
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("echo via pager", {"echo_via_pager", "echoviapager"}),
+        ("Help Formatter", {"help_formatter", "helpformatter"}),
+        ("progress bar", {"progress_bar", "progressbar"}),
+        ("pager", set()),  # one word is looked up as it is, or not at all
+        ("how are routes registered now", set()),  # five words: a question
+        ("what is echo?", set()),  # punctuation: a question
+        ("echo_via_pager pager", set()),  # already spelled as a name
+        ("größe ändern", set()),
+    ],
+)
+def test_a_short_phrase_of_plain_words_may_spell_a_name(query: str, names: set[str]) -> None:
+    assert joined_names(query) == names

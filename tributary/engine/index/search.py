@@ -53,7 +53,7 @@ from tributary.engine.localsearch.longquery import (
     read_task,
 )
 from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, repeats_last
-from tributary.engine.query.kinds import lookup_names
+from tributary.engine.query.kinds import joined_names, lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
 DENSE_WEIGHT = 1.0
@@ -178,6 +178,11 @@ def hybrid_search(
         if names and weights.symbol:
             symbols = store.symbol_search(names, SYMBOL_POOL, where)
             lists.append((weights.symbol, symbols))
+        elif weights.symbol and (spelled := joined_names(query)):
+            symbols = store.symbol_search(spelled, SYMBOL_POOL, where)
+            if symbols:  # the phrase spells a name the index defines: a lookup after all
+                names = spelled
+                lists.append((weights.symbol, symbols))
     ranked = _top_fused(store, lists, keyword, weights, None)
     best = ranked[: top_k * PRIOR_POOL + 20]
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))

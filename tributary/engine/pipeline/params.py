@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from tributary.engine.config.schema import CompositeWeights, FusionConfig
 from tributary.engine.model import Hints, Hit, ScoreParts, SearchRequest
-from tributary.engine.query.kinds import lookup_names
+from tributary.engine.query.kinds import joined_names, lookup_names
 
 from .definitions import DEFAULT_DEFINITION_WEIGHT
 from .hints import with_mentioned_paths
@@ -59,7 +59,7 @@ class FusionParams:
             composite=fusion.composite,
             reputation=dict(reputation or {}),
             hints=with_mentioned_paths(request.hints, request.query),
-            names=lookup_names(request.query),
+            names=lookup_names(request.query) or joined_names(request.query),
         )
         if "order" in extra:
             params.order = [str(s) for s in extra.pop("order")]

@@ -186,6 +186,24 @@ def lookup_names(query: str) -> frozenset[str]:
     return frozenset(names)
 
 
+_MAX_JOINED_WORDS = 4
+
+
+@lru_cache(maxsize=1024)
+def joined_names(query: str) -> frozenset[str]:
+    """The names a short phrase of plain words may spell, case-folded: "echo via pager"
+    may be ``echo_via_pager``, "help formatter" ``HelpFormatter``. A person types a
+    function's name as the words it is made of; the definition is lifted only where the
+    index has one (the files server's symbol search, the engine's ``defines`` part), so
+    a phrase that spells no name changes nothing. Empty unless the query is two to
+    four words of letters and digits and nothing else."""
+    words = query.split()
+    if not 2 <= len(words) <= _MAX_JOINED_WORDS or not all(w.isascii() and w.isalnum() for w in words):
+        return frozenset()
+    folded = [word.casefold() for word in words]
+    return frozenset({"_".join(folded), "".join(folded)})
+
+
 # ----------------------------------------------------------------- questions about the past
 
 _HISTORY = re.compile(
