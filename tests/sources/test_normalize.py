@@ -321,6 +321,17 @@ def test_a_structured_answer_of_matched_lines_is_one_hit_per_file() -> None:
     assert len(norm(types.CallToolResult(content=[], structured_content={"results": titled})).hits) == 2
 
 
+def test_a_structured_list_of_paths_is_one_hit_per_file() -> None:
+    """code-index-mcp's ``find_files``: ``{"result": [paths]}``; words stay words."""
+    answer = {"result": ["tests/test_utils/test_echo_via_pager.py", "src/click/termui.py"]}
+    out = norm(types.CallToolResult(content=[text(json.dumps(answer["result"]))], structured_content=answer))
+    assert [(h.path, h.title, h.source_rank) for h in out.hits] == [
+        ("tests/test_utils/test_echo_via_pager.py", "tests/test_utils/test_echo_via_pager.py", 1),
+        ("src/click/termui.py", "src/click/termui.py", 2)]
+    words = norm(types.CallToolResult(content=[], structured_content={"result": ["retry policy", "backoff"]}))
+    assert [(h.path, h.content) for h in words.hits] == [(None, "retry policy"), (None, "backoff")]
+
+
 @pytest.mark.asyncio
 async def test_a_ripgrep_style_server_answers_one_hit_per_file() -> None:
     from tests.fakes import fake_server_config

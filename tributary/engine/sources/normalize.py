@@ -189,7 +189,7 @@ def _collect_items(
     if bare is not None:  # read as the text it is: grep output, a list of paths, prose
         yield from _text_items(types.TextContent(type="text", text=bare), limits)
     else:
-        yield from (_Item(v) for v in _line_matches(structured) or structured)
+        yield from (_Item(v) for v in _line_matches(structured) or _path_strings(structured) or structured)
     skipped: dict[str, int] = {}
     for block in result.content:
         if isinstance(block, types.TextContent):
@@ -252,6 +252,15 @@ def _line_matches(items: list[Any]) -> list[dict[str, Any]] | None:
             return None
         lines.append((path, number, text.rstrip("\r\n"), True))
     return by_file(lines)
+
+
+def _path_strings(items: list[Any]) -> list[dict[str, Any]] | None:
+    """A structured list of file paths (code-index-mcp's ``find_files`` answers
+    ``{"result": ["tests/test_pager.py"]}``) as one item per file, as the same list in
+    text is read; None unless every item is one path."""
+    if not items or not all(isinstance(v, str) and "\n" not in v for v in items):
+        return None
+    return listed_files("\n".join(items))
 
 
 def _bare_text(items: list[Any]) -> str | None:
