@@ -244,6 +244,25 @@ def test_a_grep_answer_is_ranked_by_the_question_words_its_files_hold() -> None:
     assert next(h.path for h in again) == "bench/empty.py"
 
 
+def test_a_file_name_search_is_ranked_by_the_question_words_its_names_hold() -> None:
+    """server-filesystem lists files as it walks them: ``test_echo.py`` before
+    ``test_echo_via_pager.py`` for "echo via pager"."""
+    from tributary.engine.sources.normalize import rank_by_glob_words
+
+    answer = "/src/click/tests/test_echo.py\n/src/click/tests/test_pager/README\n/src/click/echo_via_pager.py\n"
+    hits = norm(types.CallToolResult(content=[text(answer)])).hits
+    rank_by_glob_words(hits, "**/*{echo,via,pager}*")
+    assert [h.path for h in hits] == ["/src/click/echo_via_pager.py", "/src/click/tests/test_echo.py",
+                                      "/src/click/tests/test_pager/README"]  # a folder's name is no match
+    assert [h.source_rank for h in hits] == [1, 2, 3]
+    one = norm(types.CallToolResult(content=[text(answer)])).hits
+    rank_by_glob_words(one, "**/*pager*")
+    assert one[0].path == "/src/click/echo_via_pager.py"
+    mine = norm(types.CallToolResult(content=[text(answer)])).hits
+    rank_by_glob_words(mine, "*.py")  # not a pattern Tributary made: the server's order
+    assert [h.path for h in mine] == [h.path for h in norm(types.CallToolResult(content=[text(answer)])).hits]
+
+
 def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
     many = "".join(f"big.min.js:{i}:{'x' * 2000}\n" for i in range(1, 500))
     out = norm(types.CallToolResult(content=[text(many)]))

@@ -65,6 +65,7 @@ from tributary.engine.sources.normalize import (
     NormalizeLimits,
     normalize_result,
     rank_after_answers,
+    rank_by_glob_words,
     rank_by_pattern_words,
 )
 from tributary.engine.sources.start_gate import StartGate, Ticket
@@ -513,6 +514,8 @@ class SourceClient:
                 rank_after_answers(normalized.hits, top_k)
             elif selection.query_mode == "pattern":  # the expression it was sent
                 rank_by_pattern_words(normalized.hits, str(arguments[asked_with]))
+            elif selection.query_mode == "glob":
+                rank_by_glob_words(normalized.hits, str(arguments[asked_with]))
         except asyncio.CancelledError:
             raise
         except TimeoutError:

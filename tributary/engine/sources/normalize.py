@@ -563,7 +563,27 @@ def rank_by_pattern_words(hits: list[Hit], pattern: str) -> None:
     if len(hits) < 2 or _ALTERNATIVES.fullmatch(pattern) is None:
         return
     words = list(dict.fromkeys(word.lower() for word in pattern.split("|")))
-    held = [frozenset(w for w in words if w in (hit.content or "").lower()) for hit in hits]
+    _rank_by_words(hits, words, [(hit.content or "").lower() for hit in hits])
+
+
+_NAME_GLOB = re.compile(r"\*\*/\*(?:\{([^{}*]{1,2000})\}|([^{}*,/]{1,200}))\*")
+
+
+def rank_by_glob_words(hits: list[Hit], glob: str) -> None:
+    """Rank a file-name search's hits by the words of ``glob`` their file names hold,
+    when it is the pattern Tributary sent (``**/*{echo,via,pager}*``): the server lists
+    the files in the order it walks them, so ``test_echo.py`` came before
+    ``test_echo_via_pager.py``. Words count as in ``rank_by_pattern_words``."""
+    found = _NAME_GLOB.fullmatch(glob)
+    if len(hits) < 2 or found is None:
+        return
+    words = list(dict.fromkeys((found.group(1) or found.group(2)).split(",")))
+    names = [(hit.path or hit.content or "").replace("\\", "/").rsplit("/", 1)[-1].lower() for hit in hits]
+    _rank_by_words(hits, words, names)
+
+
+def _rank_by_words(hits: list[Hit], words: list[str], texts: list[str]) -> None:
+    held = [frozenset(w for w in words if w in text) for text in texts]
     count = {w: sum(w in h for h in held) for w in words}
     weight = {w: math.log(1 + len(hits) / n) for w, n in count.items() if n}
 
