@@ -605,7 +605,7 @@ class Engine:
             tools=[ToolInfo(str(t.get("name", "")), str(t.get("description") or ""), t.get("sendable") is not False)
                    for t in report.tools],
             selection=report.selection,
-            probe_hits=outcome.hits if outcome else [],
+            probe_hits=localised(outcome.hits, self._repository_roots) if outcome else [],  # as a search shows them
             latency_ms=outcome.latency_ms if outcome else None,
             startup_ms=report.startup_ms,
             error=report.error or (outcome.error if outcome else None),

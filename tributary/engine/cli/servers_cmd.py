@@ -135,7 +135,8 @@ async def _test(args: argparse.Namespace) -> int:
         print(f"    {tool.name} — {one_line(tool.description, 90)}")
     print(f"  query tool: {result.selection or '-'}")
     if result.latency_ms is not None:
-        print(f"  probe {args.query!r}: {len(result.probe_hits)} hits in {result.latency_ms:.0f} ms")
+        found = len(result.probe_hits)
+        print(f"  probe {args.query!r}: {found} hit{'' if found == 1 else 's'} in {result.latency_ms:.0f} ms")
     for hit in result.probe_hits[:5]:
         print(f"    {one_line(hit.location, 50)}  {one_line(hit.title or hit.content, 60)}")
     if result.error:
