@@ -82,6 +82,24 @@ def test_a_tool_taking_a_glob_is_named_with_the_glob_mode_too() -> None:
                                       "pattern, not a question")
 
 
+def test_a_glob_for_another_argument_does_not_make_the_query_a_glob() -> None:
+    """mcp-server-tree-sitter's ``find_text`` takes its text as ``pattern`` and a glob as
+    ``file_pattern``: the advice said to send it a glob of the question's words."""
+    find = tool("find_text", {"project": {"type": "string"}, "pattern": {"type": "string"},
+                              "file_pattern": {"type": "string"}, "use_regex": {"type": "boolean"}},
+                ["project", "pattern"])
+    find.description = ("Search for text pattern in project files. Args: project: Project name "
+                        "pattern: Text pattern to search for file_pattern: Optional glob pattern "
+                        "use_regex: Whether to treat pattern as a regular expression")
+    with pytest.raises(ToolSelectionError) as caught:
+        select_tool(ServerConfig(name="ts"), [find])
+    assert str(caught.value) == ("find_text needs `project` (required); set `arguments: {project: …}` "
+                                 "and `tool: find_text`")
+    named = select_tool(ServerConfig(name="ts", tool="find_text", arguments={"project": "click"}), [find])
+    assert named.query_mode == "pattern" and named.arguments("echo via pager", 5) == {
+        "use_regex": True, "project": "click", "pattern": "echo|pager"}
+
+
 @pytest.mark.asyncio
 @pytest.mark.integration
 async def test_server_filesystem_says_search_files_needs_path(tmp_path: Path) -> None:

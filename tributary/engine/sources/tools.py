@@ -248,7 +248,19 @@ def _named_query(tool: types.Tool, fixed: Mapping[str, Any] | None = None) -> st
 def _matches_globs(tool: types.Tool) -> bool:
     """Whether a tool says it takes a glob pattern (server-filesystem's ``search_files``),
     which a question sent as it is never matches."""
-    return "glob" in (tool.description or "").lower()
+    return _takes_a_glob(tool, _named_query(tool))
+
+
+def _takes_a_glob(tool: types.Tool, query_arg: str | None) -> bool:
+    """Whether the glob a tool's description speaks of is its query's: not when the
+    description names another of its arguments (code-index-mcp: "Supports glob
+    file_pattern"; mcp-server-tree-sitter's ``find_text``: "file_pattern: Optional glob
+    pattern")."""
+    described = tool.description or ""
+    if "glob" not in described.lower():
+        return False
+    others = [name for name in _properties(tool) if name != query_arg and len(name) > 3]
+    return not any(re.search(rf"\b{re.escape(name)}\b", described) for name in others)
 
 
 def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
@@ -303,13 +315,7 @@ def _query_mode(config: ServerConfig, tool: types.Tool, query_arg: str | None) -
     schema = props.get(query_arg)
     described = str(schema.get("description", "")) if isinstance(schema, dict) else ""
     said = f"{described} {tool.description or ''}"
-    if "glob" in described.lower():
-        return config.query_mode
-    # A glob the tool's description speaks of is the query's unless it names another of
-    # its arguments (code-index-mcp: "Supports glob file_pattern …, explicit regex mode").
-    others = [name for name in props if name != query_arg and len(name) > 3]
-    if "glob" in (tool.description or "").lower() and not any(
-            re.search(rf"\b{re.escape(name)}\b", said) for name in others):
+    if "glob" in described.lower() or _takes_a_glob(tool, query_arg):
         return config.query_mode
     if query_arg.lower() in ("regex", "regexp") or _REGEX_WORDS.search(said):
         return "pattern"
