@@ -81,7 +81,9 @@ def test_the_read_only_search_tool_is_the_one_called(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_tool_named_in_the_config_is_called_as_asked(tmp_path: Path) -> None:
+async def test_a_tool_that_writes_is_not_called_even_when_the_config_names_it(tmp_path: Path) -> None:
+    """mcp-server-sqlite's ``write_query`` named as the tool: every search's text would
+    be run as a statement ("drop table notes")."""
     calls = tmp_path / "calls.txt"
     server = ServerConfig(name="db", command=sys.executable, tool="overwrite_query",
                           args=_args(calls, annotated_search=False), timeout=20.0)
@@ -90,8 +92,10 @@ async def test_a_tool_named_in_the_config_is_called_as_asked(tmp_path: Path) -> 
         outcome = await pool.call("db", "on purpose", top_k=2, timeout=60)
     finally:
         await pool.aclose()
-    assert outcome.status is SourceStatus.OK, outcome.error
-    assert calls.read_text() == "overwrite_query on purpose\n"
+    assert outcome.status is not SourceStatus.OK and not calls.exists()
+    assert outcome.error == ("tool 'overwrite_query' is never asked for searches: it is named with the "
+                             "verb 'overwrite', which may change something, and every search would send "
+                             "it its text; name a tool that only reads")
 
 
 @pytest.mark.asyncio

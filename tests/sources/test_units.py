@@ -246,6 +246,9 @@ def test_nothing_clearly_safe_asks_for_a_tool() -> None:
     assert "write_query: named with the write verb 'write'" in message
     assert "run_query: not marked readOnlyHint" in message
     assert "read_query: its description" in message and "set `tool:`" in message
-    # configured explicitly, the same tool is used as asked
-    sel = select_tool(ServerConfig(name="s", command="x", tool="write_query"), [annotated("write_query")])
-    assert sel.tool == "write_query" and not sel.auto
+    # named in the config, a tool that says it writes is still never sent a search
+    with pytest.raises(ToolSelectionError, match="'write_query' is never asked for searches"):
+        select_tool(ServerConfig(name="s", command="x", tool="write_query"), [annotated("write_query")])
+    # one not marked read-only that says nothing of writing is the config's to choose
+    sel = select_tool(ServerConfig(name="s", command="x", tool="lookup_rows"), [annotated("lookup_rows")])
+    assert sel.tool == "lookup_rows" and not sel.auto

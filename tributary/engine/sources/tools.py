@@ -264,6 +264,11 @@ def _takes_a_glob(tool: types.Tool, query_arg: str | None) -> bool:
 
 
 def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
+    writes = writes_reason(tool)
+    if writes is not None:  # mcp-server-sqlite's write_query: a search "drop table notes"
+        raise ToolSelectionError(
+            f"tool {tool.name!r} is never asked for searches: it is {writes}, which may change "
+            "something, and every search would send it its text; name a tool that only reads")
     props = _properties(tool)
     query_arg = config.query_argument
     if query_arg is None:
@@ -324,6 +329,22 @@ def _query_mode(config: ServerConfig, tool: types.Tool, query_arg: str | None) -
 
 def _marked_read_only(tool: types.Tool) -> bool:
     return tool.annotations is not None and tool.annotations.read_only_hint is True
+
+
+def writes_reason(tool: types.Tool) -> str | None:
+    """Why ``tool`` says it changes something (marked destructive, a write verb in its
+    name or first in its description), or None: such a tool is never sent a search,
+    even when the config names it."""
+    notes = tool.annotations
+    if notes is not None and notes.destructive_hint is True:
+        return "marked destructive"
+    verb = write_verb_in(tool_words(tool.name))
+    if verb:
+        return f"named with the verb {verb!r}"
+    verb = write_verb_in(tool_words(tool.description or "")[:1])
+    if verb:
+        return f"described by the verb {verb!r}"
+    return None
 
 
 def unsafe_reason(tool: types.Tool) -> str | None:
