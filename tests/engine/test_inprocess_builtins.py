@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mcp import ClientSession, types
 
 from tests.fakes import fake_server_config
 from tributary.engine.cli.repo_setup import ensure_repo_indexed
@@ -50,6 +51,14 @@ def test_builtins_answer_in_process_and_others_start_as_processes(
     assert ensure_repo_indexed(repo, embed_later=lambda _repo: None) == 0
 
     spawned: list[str] = []
+    checked: list[str] = []  # the tools whose answers the SDK checked against their schema
+    check = ClientSession.validate_tool_result
+
+    async def checking(session: ClientSession, name: str, result: types.CallToolResult) -> None:
+        checked.append(name)
+        await check(session, name, result)
+
+    monkeypatch.setattr(ClientSession, "validate_tool_result", checking)
 
     @asynccontextmanager
     async def recording(config: ServerConfig, log: StderrLog) -> AsyncIterator[Connection]:
@@ -72,6 +81,8 @@ def test_builtins_answer_in_process_and_others_start_as_processes(
     assert all(answered[name].status == "ok" and answered[name].hits for name in ("files", "tasks", "alpha"))
     assert spawned == ["alpha"]
     assert any(hit.path == "invoice.py" and hit.source == "files" for hit in response.hits)
+    # Tributary's own servers' answers are built from typed models: not walked again
+    assert checked == ["search"]
 
 
 @pytest.mark.integration

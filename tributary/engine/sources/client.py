@@ -710,7 +710,7 @@ class SourceClient:
                 ticket = await self._start_turn()
                 async with (
                     self._connector(self.config, self.log) as conn,
-                    ClientSession(
+                    (_OwnServerSession if self.config.builtin else ClientSession)(
                         _WatchedReadStream(conn.read, on_end, self._silence.heard), conn.write,
                         message_handler=self._on_message, logging_callback=self._on_log,
                         client_info=CLIENT_INFO,
@@ -849,6 +849,16 @@ class SourceClient:
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.log.append(f"[log {params.level}] {params.data}")
+
+
+class _OwnServerSession(ClientSession):
+    """A session with one of Tributary's own servers (``files``, ``tasks``). Their answers
+    are built from typed models on the other side, so the SDK's second check of each
+    answer against the tool's output schema, a JSON-schema walk over every hit run in
+    the event loop, is skipped: it cost more CPU than the rest of a search."""
+
+    async def validate_tool_result(self, name: str, result: types.CallToolResult) -> None:
+        return None
 
 
 async def _list_tools(session: ClientSession) -> list[types.Tool]:
