@@ -126,6 +126,16 @@ def test_a_grep_tool_with_switches_is_asked_for_a_regex_in_any_case() -> None:
     assert select_tool(ServerConfig(name="fs", tool="search", arguments={"path": "/"}), [files]).query_mode == "full"
 
 
+def test_a_hostile_tool_list_is_read_in_linear_time() -> None:
+    """Many arguments and a long description that speaks of a glob: read once, not once
+    per argument (twenty thousand times a megabyte here)."""
+    props: dict[str, object] = {"pattern": {"type": "string"}}
+    props.update({f"option_{n}": {"type": "boolean"} for n in range(20_000)})
+    hostile = types.Tool(name="search", description="glob " + "regex words " * 90_000,
+                         inputSchema={"type": "object", "properties": props, "required": ["pattern"]})
+    assert select_tool(ServerConfig(name="h", tool="search"), [hostile]).query_mode == "full"
+
+
 def test_a_named_tool_lacking_a_fixed_argument_asks_for_that_one_only() -> None:
     """mcp-ripgrep's search(pattern, path) named with no ``path``: the message asks for
     ``path``, not for ``pattern`` too, which is where the question goes."""

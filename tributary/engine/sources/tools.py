@@ -56,6 +56,7 @@ NO_READ_ONLY = "no read-only search tool; set `tool:` to choose one"
 TAKES_NO_QUERY = "its tool takes no query"
 GLOB_WORDS = 8  # content words of a question in a `glob` query_mode pattern
 _NAME_TOKEN = re.compile(r"[\w.-]{1,200}")
+_WORD = re.compile(r"\w+")
 # Words in an argument's name or description that say it carries the question.
 _QUERY_WORDS = re.compile(r"\b(?:query|queries|search\w*|text|pattern|keywords?|question|terms?"
                           r"|prompt|phrase)\b", re.IGNORECASE)
@@ -259,8 +260,8 @@ def _takes_a_glob(tool: types.Tool, query_arg: str | None) -> bool:
     described = tool.description or ""
     if "glob" not in described.lower():
         return False
-    others = [name for name in _properties(tool) if name != query_arg and len(name) > 3]
-    return not any(re.search(rf"\b{re.escape(name)}\b", described) for name in others)
+    words = set(_WORD.findall(described))  # one pass, whatever the number of arguments
+    return not any(name in words for name in _properties(tool) if name != query_arg and len(name) > 3)
 
 
 def _configured(config: ServerConfig, tool: types.Tool) -> ToolSelection:
