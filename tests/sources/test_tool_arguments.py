@@ -82,6 +82,22 @@ def test_a_tool_taking_a_glob_is_named_with_the_glob_mode_too() -> None:
                                       "pattern, not a question")
 
 
+def test_a_string_of_a_few_set_values_never_takes_the_question() -> None:
+    """server-everything's ``get-annotated-message(messageType)``: the question was sent
+    as ``messageType`` and refused ("expected one of error|success|debug")."""
+    annotated = tool("get-annotated-message",
+                     {"messageType": {"type": "string", "enum": ["error", "success", "debug"]},
+                      "includeImage": {"type": "boolean"}}, ["messageType"])
+    with pytest.raises(ToolSelectionError, match=r"requires \['messageType'\]; give them under `arguments`"):
+        select_tool(ServerConfig(name="ev", tool="get-annotated-message"), [annotated])
+    fixed = ServerConfig(name="ev", tool="get-annotated-message", arguments={"messageType": "success"})
+    selection = select_tool(fixed, [annotated])
+    assert selection.query_argument is None and selection.arguments("retry", 5) == {"messageType": "success"}
+    constant = tool("lookup", {"query": {"type": "string"}, "kind": {"type": "string", "const": "code"}},
+                    ["query", "kind"])
+    assert select_tool(ServerConfig(name="c", arguments={"kind": "code"}), [constant]).query_argument == "query"
+
+
 def test_a_glob_for_another_argument_does_not_make_the_query_a_glob() -> None:
     """mcp-server-tree-sitter's ``find_text`` takes its text as ``pattern`` and a glob as
     ``file_pattern``: the advice said to send it a glob of the question's words."""

@@ -405,7 +405,9 @@ def _is_type(schema: Any, wanted: str) -> bool:
 
 def _query_argument(tool: types.Tool, config: ServerConfig) -> str | None:
     props = _properties(tool)
-    strings = [n for n, s in props.items() if _is_type(s, "string")]
+    # A string limited to a few values (``enum``, ``const``) cannot take a question:
+    # server-everything's ``messageType`` of "error", "success" or "debug".
+    strings = [n for n, s in props.items() if _is_type(s, "string") and not _chosen_from(s)]
     required = [r for r in _required(tool) if r not in config.arguments]
     required_strings = [r for r in required if r in strings]
     # Any other required argument must be fixed by config, or the call cannot be made.
@@ -424,6 +426,10 @@ _NOT_WORDS = frozenset([
     "url", "uri", "href", "host", "id", "ids", "uuid", "timezone", "tz", "date", "time",
     "timestamp", "branch", "revision", "rev", "ref", "sha", "commit", "repo", "repository",
 ])
+
+
+def _chosen_from(schema: Any) -> bool:
+    return isinstance(schema, dict) and ("enum" in schema or "const" in schema)
 
 
 def _takes_words(name: str) -> bool:
