@@ -336,16 +336,30 @@ def writes_reason(tool: types.Tool) -> str | None:
     """Why ``tool`` says it changes something (marked destructive, a write verb in its
     name or first in its description), or None: such a tool is never sent a search,
     even when the config names it."""
-    notes = tool.annotations
-    if notes is not None and notes.destructive_hint is True:
-        return "marked destructive"
+    found = _says_it_writes(tool)
+    if found is None:
+        return None
+    how, verb = found
+    return {"marked": "marked destructive", "named": f"named with the verb {verb!r}",
+            "described": f"described by the verb {verb!r}"}[how]
+
+
+def _says_it_writes(tool: types.Tool) -> tuple[str, str] | None:
+    """``("marked", "")``, ``("named", verb)`` or ``("described", verb)``: how ``tool``
+    says it changes something; None when it does not."""
+    if tool.annotations is not None and tool.annotations.destructive_hint is True:
+        return "marked", ""
     verb = write_verb_in(tool_words(tool.name))
     if verb:
-        return f"named with the verb {verb!r}"
-    verb = write_verb_in(tool_words(tool.description or "")[:1])
-    if verb:
-        return f"described by the verb {verb!r}"
-    return None
+        return "named", verb
+    verb = write_verb_in(tool_words(_described(tool))[:1])
+    return ("described", verb) if verb else None
+
+
+def _described(tool: types.Tool) -> str:
+    """The tool's description and its arguments' descriptions, as one text."""
+    return " ".join([tool.description or "", *(str(s.get("description", "")) for s in
+                                               _properties(tool).values() if isinstance(s, dict))])
 
 
 def unsafe_reason(tool: types.Tool) -> str | None:
@@ -355,20 +369,14 @@ def unsafe_reason(tool: types.Tool) -> str | None:
     name (word stems, any case), a description that starts with one, or a description
     saying it runs a query language or code.
     """
-    notes = tool.annotations
-    if notes is not None and notes.destructive_hint is True:
-        return "marked destructive"
-    if notes is not None and notes.read_only_hint is False:
+    found = _says_it_writes(tool)
+    if found is not None:
+        how, verb = found
+        return {"marked": "marked destructive", "named": f"named with the write verb {verb!r}",
+                "described": f"its description starts with the write verb {verb!r}"}[how]
+    if tool.annotations is not None and tool.annotations.read_only_hint is False:
         return "marked not read-only"
-    verb = write_verb_in(tool_words(tool.name))
-    if verb:
-        return f"named with the write verb {verb!r}"
-    described = " ".join([tool.description or "", *(str(s.get("description", "")) for s in
-                                                      _properties(tool).values() if isinstance(s, dict))])
-    verb = write_verb_in(tool_words(described)[:1])
-    if verb:
-        return f"its description starts with the write verb {verb!r}"
-    runs = _RUNS_CODE.search(described)
+    runs = _RUNS_CODE.search(_described(tool))
     if runs:
         return f"its description says it takes a query language ({runs.group(0)!r})"
     return None
