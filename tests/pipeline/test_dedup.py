@@ -152,6 +152,20 @@ def test_overlapping_chunks_merge_into_one_span() -> None:
     assert first.content == "\n".join(lines[0:30])  # inputs are not mutated
 
 
+def test_a_grep_line_merged_with_its_function_takes_the_functions_name() -> None:
+    """code-index-mcp's hit for the line ``def help_option(`` ranks first in its source
+    and is kept, named only by its path: the merged span shows the function's name."""
+    body = "def help_option(*decls):\n    return option(*decls)\n"
+    line = hit("ci", 1, "def help_option(*decls):", path="src/click/decorators.py", lines=(603, 603))
+    chunk = hit("files", 3, body, path="src/click/decorators.py", lines=(603, 604), title="help_option")
+    group = deduplicate([line, chunk]).groups[0]
+    assert (group.kept.id, group.kept.title, group.kept.end_line) == (line.id, "help_option", 604)
+    # a kept hit with a name of its own keeps it
+    named = hit("ci", 1, "def help_option(*decls):", path="src/click/decorators.py", lines=(603, 603),
+                title="match")
+    assert deduplicate([named, chunk]).groups[0].kept.title == "match"
+
+
 def test_overlap_with_disagreeing_text_keeps_best_and_records_it() -> None:
     a = hit("files", 1, "a = 1\nb = 2\nc = 3", path="x.py", lines=(1, 3))
     b = hit("other", 2, "B = 20\nc = 3\nd = 4", path="x.py", lines=(2, 4))  # line 2 differs

@@ -523,7 +523,7 @@ def _spanned(kept: Hit, content: str, start: int, end: int, chain: Sequence[Hit]
         id=kept.id,
         source=kept.source,
         tool=kept.tool,
-        title=kept.title,
+        title=_span_title(kept, start, chain),
         content=content,
         path=kept.path,
         start_line=start,
@@ -538,6 +538,15 @@ def _spanned(kept: Hit, content: str, start: int, end: int, chain: Sequence[Hit]
         score=kept.score,
         parts=ScoreParts(dict(parts.parts), dict(parts.raw), parts.combine, parts.total),
     )
+
+
+def _span_title(kept: Hit, start: int, chain: Sequence[Hit]) -> str:
+    """The kept hit's title, unless it only repeats its path (a grep tool's hit for a
+    line, code-index-mcp's ``src/click/decorators.py``) and a chunk of the span that
+    starts where it does has a name of its own (``help_option``)."""
+    if kept.title != kept.path:
+        return kept.title
+    return next((h.title for h in chain if h.start_line == start and h.title and h.title != h.path), kept.title)
 
 
 def _overlapping_same_file(kept: Hit, members: Sequence[Hit]) -> list[Hit]:
