@@ -13,6 +13,7 @@ Each line is looked at once, so the time is linear in the text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from tributary.engine.sources.grep_output import MAX_FILES, MAX_PATH_CHARS
@@ -21,9 +22,14 @@ from tributary.engine.sources.grep_output import MAX_FILES, MAX_PATH_CHARS
 def listed_files(text: str) -> list[dict[str, Any]] | None:
     """One item per path (``path``, ``content``) when ``text`` lists file paths, in the
     order given and at most ``MAX_FILES`` of them; else None."""
+    return listed_paths(text.splitlines())
+
+
+def listed_paths(lines: Iterable[str]) -> list[dict[str, Any]] | None:
+    """``listed_files`` for lines already apart (a structured answer's list of paths)."""
     paths: dict[str, None] = {}  # in order, once each
     foldered = False
-    for line in text.splitlines():
+    for line in lines:
         path = line.strip()
         if not path:
             continue

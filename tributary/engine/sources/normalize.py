@@ -43,7 +43,7 @@ from mcp import types
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import Hit, ScoreParts, make_hit_id
-from tributary.engine.sources.file_list import listed_files
+from tributary.engine.sources.file_list import listed_files, listed_paths
 from tributary.engine.sources.grep_output import by_file, grep_files
 from tributary.engine.sources.hit_split import MAX_HIT_CHARS, MAX_PARTS, says_nothing, split_text
 
@@ -260,7 +260,7 @@ def _path_strings(items: list[Any]) -> list[dict[str, Any]] | None:
     text is read; None unless every item is one path."""
     if not items or not all(isinstance(v, str) and "\n" not in v for v in items):
         return None
-    return listed_files("\n".join(items))
+    return listed_paths(line for item in items for line in item.splitlines())
 
 
 def _bare_text(items: list[Any]) -> str | None:
