@@ -53,6 +53,7 @@ def test_second_import_adds_only_new_commits(
     stats = task_stats(git_repo, **ix)
     assert stats.tasks == 5 and stats.by_source == {"git": 5}
     assert stats.last_git_commit == git(git_repo, "rev-parse", "HEAD").strip()
+    assert stats.with_functions == 0  # (its commits change no definition)
     hits = search_tasks(git_repo, "config cache expiry", 2, **ix, embedder=embedder)
     assert hits[0].task.title == "Expire the config cache"
 

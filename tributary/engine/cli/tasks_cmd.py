@@ -205,6 +205,7 @@ def _search_files(args: argparse.Namespace) -> int:
                     "exists": f.exists,
                     "why": f.why(),
                     "tasks": [h.task.id for h in f.tasks],
+                    "functions": f.likely_functions(),
                 }
                 for f in files
             ],
@@ -233,6 +234,7 @@ def run_stats(args: argparse.Namespace) -> int:
         "last": info.last.isoformat() if info.last else None,
         "embedder": info.embedder,
         "last_git_commit": info.last_git_commit,
+        "with_functions": info.with_functions,
     }
     if args.json:
         dump_json(data, sys.stdout)

@@ -12,7 +12,7 @@ while its budget has room (``further_reading``); the list is untouched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
 from tributary.engine.model import DedupGroup, Hit, is_task
@@ -28,6 +28,9 @@ FOCUS_FILES = 3  # an issue-length task: the first files whose next chunks follo
 FOCUS_CHUNKS = 2  # chunks of each such file together at the top of the list
 FOCUS_LEAD = 6  # chunks of the first of them: the likeliest file's functions come first
 LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file read in place of the list's tail
+HISTORY_FUNCTIONS = 2  # the first file's functions past fixes changed most: next after its best chunk
+HISTORY_KEY = "functions"  # a hit's metadata: names of its file's functions past changes touched
+FUNCTION_KIND = "function"  # a hit's ``kind``: a function's code read because past changes touched it
 # How far above the previous first a task's leading code is lifted: room for its file's
 # next chunks (``focus_functions``) to show scores of their own between the two.
 LEAD_MARGIN = 0.02
@@ -169,7 +172,13 @@ def _read_first(hit: Hit, groups: Mapping[str, DedupGroup]) -> bool:
 
 
 def focus_functions(
-    ranked: Sequence[Hit], *, files: int = FOCUS_FILES, per_file: int = FOCUS_CHUNKS, lead: int = FOCUS_LEAD
+    ranked: Sequence[Hit],
+    *,
+    files: int = FOCUS_FILES,
+    per_file: int = FOCUS_CHUNKS,
+    lead: int = FOCUS_LEAD,
+    changed_before: Mapping[str, Sequence[str]] | None = None,
+    read_before: Collection[str] = (),
 ) -> list[Hit]:
     """For an issue-length task, ``ranked`` with each of its first ``files`` files'
     next-best chunks (up to ``per_file`` in all, ``lead`` for the first file) right after
@@ -178,7 +187,12 @@ def focus_functions(
     A task is answered at function level: the change is in a function of one of the
     likeliest files, not in the best chunk of the tenth. The first file is right far more
     often than the next ones, and its function to change is often not its best chunk, so
-    it brings the most. The same-file decay that spreads a list over files is undone for
+    it brings the most. In the first file, the functions similar past fixes changed most
+    (``changed_before``: names by path, from ``history_functions``) come next, up to
+    ``HISTORY_FUNCTIONS``, each the hit the history read for it where it read one
+    (``read_before``: ids, from ``history_reads``): the code search ranks a file's
+    functions by the issue's words, which name the symptom; the history knows where such
+    symptoms were fixed. The same-file decay that spreads a list over files is undone for
     these: each moved hit gains a ``focus`` part that puts its score between its file's
     best chunk and the next hit, so the list stays in score order."""
     groups: dict[str, list[Hit]] = {path: [] for path in _first_files(ranked, files)}
@@ -189,7 +203,10 @@ def focus_functions(
     for number, (path, group) in enumerate(groups.items()):
         unit = functools.partial(_unit_of, _function_units(group))
         room = max(per_file, lead) if number == 0 else per_file
-        groups[path] = group[:1] + repeats_last(group[1:], unit, {unit(group[0])})[: room - 1]
+        rest = group[1:]
+        if number == 0 and changed_before:
+            rest = named_first(rest, changed_before.get(path, ())[:HISTORY_FUNCTIONS], read_before)
+        groups[path] = group[:1] + repeats_last(rest, unit, {unit(group[0])})[: room - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
     for hit in ranked:
@@ -209,6 +226,51 @@ def focus_functions(
                 hit.score = lifted
             out.append(hit)
     return out
+
+
+def named_first(hits: Sequence[Hit], names: Sequence[str], preferred: Collection[str] = ()) -> list[Hit]:
+    """``hits`` with the best-placed hit of each function in ``names`` first, in the
+    order of ``names`` (of several hits of one name, one whose id is ``preferred`` if
+    any); the rest keep their order. A hit is a function's when its title, part number
+    aside, ends with the name (``bell.eval`` is ``eval``'s)."""
+    chosen: dict[str, Hit] = {}
+    for name in names:
+        named = [h for h in hits if h.id not in chosen and _defined_name(h) == name]
+        found = next((h for h in named if h.id in preferred), named[0] if named else None)
+        if found is not None:
+            chosen[found.id] = found
+    return [*chosen.values(), *(h for h in hits if h.id not in chosen)]
+
+
+def history_functions(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> dict[str, list[str]]:
+    """For each file of ``ranked``, the names of its functions a source said past
+    changes touched (``functions`` of a hit of that file or of a member of its group:
+    the tasks server's files), most first."""
+    found: dict[str, list[str]] = {}
+    for hit in ranked:
+        if not hit.path or hit.path in found:
+            continue
+        for seen in appearances(hit, groups).values():
+            names = seen.metadata.get(HISTORY_KEY)
+            if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+                found[hit.path] = [str(n) for n in names]
+                break
+    return found
+
+
+def history_reads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> set[str]:
+    """The ids of the hits of ``ranked`` that are (or hold in their group) a function a
+    source read because past changes touched it (an item of ``kind`` "function")."""
+    return {hit.id for hit in ranked
+            if any(seen.metadata.get("kind") == FUNCTION_KIND for seen in appearances(hit, groups).values())}  # fmt: skip
+
+
+def _defined_name(hit: Hit) -> str | None:
+    """The last name of a code hit's function (``LatexPrinter._print_Mul`` → ``_print_Mul``)."""
+    function = _function_of(hit)
+    if function == hit.id:
+        return None
+    return function.rsplit(".", 1)[-1].strip() or None
 
 
 def repeats_last(items: Sequence[T], key: Callable[[T], str | None], seen: set[str] | None = None) -> list[T]:

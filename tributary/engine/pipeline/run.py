@@ -32,7 +32,15 @@ from .budget import plan_budget
 from .confidence import score_confidence
 from .dedup import DedupResult, Embedder, deduplicate, merge_group_span
 from .docstrings import WHOLE_LEADS, brief_docstrings
-from .expand import LEAD_CHUNKS, code_leads, context_hits, focus_functions, further_reading
+from .expand import (
+    LEAD_CHUNKS,
+    code_leads,
+    context_hits,
+    focus_functions,
+    further_reading,
+    history_functions,
+    history_reads,
+)
 from .fusion import FusionParams, fuse
 from .hints import HintScorer
 from .limits import clamp_top_k
@@ -149,7 +157,9 @@ def run_pipeline(
     if not quote_files:
         ranked = commits_first(ranked)
     elif task:
-        ranked = focus_functions(code_leads(ranked, result.by_kept, HintScorer(request.hints).score))
+        leading = code_leads(ranked, result.by_kept, HintScorer(request.hints).score)
+        ranked = focus_functions(leading, changed_before=history_functions(ranked, result.by_kept),
+                                 read_before=history_reads(ranked, result.by_kept))
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")

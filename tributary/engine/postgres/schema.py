@@ -214,4 +214,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX task_postings_task ON task_postings(task, lexeme) INCLUDE (impact);
     DROP INDEX tasks_terms;
     """,
+    """
+    CREATE TABLE task_functions (
+        task BIGINT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        line TEXT NOT NULL,
+        PRIMARY KEY (task, path, name)
+    );
+    """,
 )

@@ -6,8 +6,11 @@ Run as ``python -m tributary.engine.servers.tasks --repo PATH [--index-dir DIR]`
 Tools: ``search_tasks(query, top_k)`` and ``files_for_task(query, top_k)``, both
 with an ``outputSchema``. ``files_for_task`` answers with the files *and*, after them
 (before them for a question about the past, ``query.kinds.asks_history``), the best
-few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``. The embedding model is loaded once, in the background
-as soon as the server starts, so the first query does not pay for importing torch.
+few matching tasks themselves as items of ``kind`` "task", each with its own ``rank``;
+each file names the functions those tasks changed most, and for an issue-length
+question the code of those functions in the first files follows, as items of ``kind``
+"function". The embedding model is loaded once, in the background as soon as the
+server starts, so the first query does not pay for importing torch.
 Nothing but the protocol goes to stdout; logs go to stderr.
 """
 
@@ -17,11 +20,12 @@ import argparse
 import functools
 import logging
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -37,6 +41,7 @@ from tributary.engine.index.manager import INDEX_SUFFIX
 from tributary.engine.index.naming import in_scope
 from tributary.engine.index.priors import (
     ASSET,
+    CODE,
     GENERATED,
     RECORD,
     TOOLING,
@@ -45,11 +50,12 @@ from tributary.engine.index.priors import (
     asked_roles,
     factor,
     role_among,
+    role_of,
     task_asked_roles,
     translated,
 )
 from tributary.engine.index.search import SearchHit, hybrid_search
-from tributary.engine.index.store import IndexStore, SqliteStore
+from tributary.engine.index.store import IndexStore, SearchFilter, SqliteStore, StoredChunk
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
 from tributary.engine.query.kinds import asks_history
@@ -112,13 +118,32 @@ class FileItem(BaseModel):
     start_line: int | None = None
     title: str
     tasks: list[str] = Field(description="ids of the supporting tasks")
+    functions: list[str] = Field(
+        default_factory=list, description="names of the file's functions those tasks changed, most first"
+    )
     cosine: float | None = Field(default=None, description="best supporting task's cosine")
     exists: bool | None = None
     repo: str | None = None
 
 
+class FunctionItem(BaseModel):
+    """A function of one of the first files that the similar past tasks changed: its
+    code as the code index holds it, so an issue's answer can read it."""
+
+    kind: Literal["function"] = "function"
+    path: str
+    title: str
+    start_line: int
+    end_line: int
+    score: float
+    rank: int
+    content: str
+    tasks: list[str] = Field(description="ids of the supporting tasks")
+    repo: str | None = None
+
+
 class FileResults(BaseModel):
-    results: list[FileItem | TaskItem]
+    results: list[FileItem | TaskItem | FunctionItem]
 
 
 class TaskBackend:
@@ -355,12 +380,24 @@ class TaskBackend:
         """The files ranked by the tasks like ``query``, and the best ``task_k`` of those
         tasks: one task search serves both. ``before``: only tasks dated earlier count.
         Each comes with its repository's name when several repositories are indexed."""
+        files, tasks, _ = self.answer(query, top_k, task_k, repos, exclude_repos, before)
+        return files, tasks
+
+    def answer(
+        self, query: str, top_k: int, task_k: int,
+        repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
+        before: datetime | None = None,
+    ) -> tuple[list[tuple[str | None, FileScore]], list[tuple[str | None, TaskHit]], list[NamedChunk]]:
+        """``files_and_tasks``, and for an issue-length question the code of the
+        functions the similar tasks changed in the first ``FUNCTION_FILES`` files
+        (``named_chunks``)."""
         top_k = max(1, min(top_k, MAX_TOP_K))
         as_of = _as_of(before)
         files: list[tuple[str | None, FileScore]] = []
         tasks: list[tuple[str | None, TaskHit]] = []
         weigh = weigh_roles if is_task_question(query) else weigh_incidental
         answers: list[tuple[list[TaskHit], list[FileScore]]] = []
+        by_label: dict[str | None, tuple[str, TaskIndex]] = {}
         with self._lock:
             scoped = self.scoped(repos, exclude_repos)
             for _, index in scoped:
@@ -371,15 +408,100 @@ class TaskBackend:
                 answers.append((hits, found))
             # Each history ranks its own tasks: weighed by how well they hold the question.
             weighed = self._weighed(query, scoped, [hits for hits, _ in answers], repos, exclude_repos)
-        for (hits, found), said in zip(answers, weighed, strict=True):
+        for (own, index), (hits, found), said in zip(scoped, answers, weighed, strict=True):
             if said is None:
                 continue
             label, weight = said
+            by_label[label] = (own, index)
             tasks.extend((label, _scaled(hit, weight)) for hit in hits[:task_k])
             files.extend((label, _scaled(f, weight)) for f in found)
         files.sort(key=lambda pair: -pair[1].score)
         tasks.sort(key=lambda pair: -pair[1].score)
-        return files[:top_k], tasks[:task_k]
+        files = files[:top_k]
+        named: list[NamedChunk] = []
+        if is_task_question(query):
+            with self._lock:
+                for label, file in files[:FUNCTION_FILES]:
+                    code = self._code_of(*by_label[label]) if label in by_label else None
+                    named.extend(NamedChunk(label, file, chunk) for chunk in named_chunks(code, file))
+        return files, tasks[:task_k], named
+
+
+FUNCTION_FILES = 3  # an issue's first files whose functions past tasks changed are read
+FUNCTIONS_PER_FILE = 2  # ... the ones they changed most, of each
+
+
+@dataclass(frozen=True, slots=True)
+class NamedChunk:
+    """The code of a function similar past tasks changed, in a file they rank."""
+
+    repo: str | None
+    file: FileScore
+    chunk: StoredChunk
+
+
+def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER_FILE) -> list[StoredChunk]:
+    """The chunks of ``file`` in its repository's code index that define the functions
+    its supporting tasks changed most, up to ``limit``. Where several of the file's
+    chunks define a name (``eval`` of many classes), the one whose signature is the
+    definition line the tasks' hunks showed (``same_definition``), else none. Only code
+    is read so (a past fix's tests are not this fix's); a path with glob characters is
+    not looked up."""
+    if code is None or not file.functions or role_of(file.path) != CODE or any(c in file.path for c in "*?["):
+        return []
+    store = code[2]
+    try:
+        ids = store.chunk_ids_matching(file.path)
+        if not ids:
+            return []
+        where = SearchFilter(path_ids=ids)
+        found: list[StoredChunk] = []
+        for name in file.likely_functions(limit):
+            chunks = store.chunks_by_id(store.symbol_search([name], NAMESAKES, where))
+            chosen = same_definition([c for c in chunks.values() if c.path == file.path], file.function_lines.get(name, []))
+            if chosen is not None:
+                found.append(chosen)
+        return found
+    except Exception as exc:  # a damaged or half-written index: no functions
+        log.warning("could not read the functions of %s: %s", file.path, exc)
+        return []
+
+
+NAMESAKES = 50  # a file's chunks of one name looked at to find the one a hunk named
+SAME_WORDS = 0.4  # the share of words a chunk's signature must share with a hunk's definition line ...
+WORDS_MARGIN = 0.2  # ... and by how much more than any namesake's
+_WORD = re.compile(r"\w+")
+# Words every definition of a name has: they tell no two apart.
+_COMMON_WORDS = frozenset({"def", "async", "class", "self", "cls", "None", "fn", "func", "function", "pub",
+                           "static", "public", "private", "void", "return", "const"})  # fmt: skip
+
+
+def same_definition(defining: Sequence[StoredChunk], lines: Sequence[str]) -> StoredChunk | None:
+    """The one of ``defining`` (chunks of a file that define one name) that past hunks
+    named: the only one, or the one whose signature's words (its parameters, their
+    types) are clearly the nearest to a definition line they showed (``lines``: a
+    signature changes a little over time); None when no one is."""
+    if len(defining) <= 1:
+        return defining[0] if defining else None
+    shown = [_words(line) for line in lines]
+    scored = sorted(((max((_alike(_words(_signature(chunk)), words) for words in shown), default=0.0), chunk)
+                     for chunk in defining), key=lambda pair: -pair[0])  # fmt: skip
+    (best, chosen), (second, _) = scored[0], scored[1]
+    return chosen if best >= SAME_WORDS and best - second >= WORDS_MARGIN else None
+
+
+def _words(line: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(line)) - _COMMON_WORDS
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> float:
+    """The share of their words two definition lines have in common (Jaccard)."""
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _signature(chunk: StoredChunk) -> str:
+    """A chunk's definition line, as a hunk's header would show it."""
+    return chunk.signature or chunk.content.partition("\n")[0]
 
 
 # What past changes touch on their way to the code a short question is about: CI and
@@ -536,9 +658,9 @@ def build_server(backend: TaskBackend) -> MCPServer:
         exclude_repos: list[str] | None = None, before: Before = None,
     ) -> FileResults:
         check_scope(repos, exclude_repos)
-        files, tasks = backend.files_and_tasks(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or (),
-                                               parse_before(before))
-        file_items: list[FileItem | TaskItem] = [
+        files, tasks, named = backend.answer(query, top_k, TASKS_WITH_FILES, repos or (), exclude_repos or (),
+                                             parse_before(before))
+        file_items: list[FileItem | TaskItem | FunctionItem] = [
             FileItem(
                 path=f.path,
                 title=f.path,
@@ -546,6 +668,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
                 rank=rank,
                 content=f.why(),
                 tasks=[hit.task.id for hit in f.tasks],
+                functions=f.likely_functions(),
                 cosine=_best_similarity(f.tasks),
                 exists=f.exists,
                 repo=label,
@@ -554,9 +677,18 @@ def build_server(backend: TaskBackend) -> MCPServer:
         ]
         # Commits answer a question about the past; for any other query they follow the files.
         offset = 0 if asks_history(query) else len(files)
-        task_items: list[FileItem | TaskItem] = [task_item(hit, offset + rank, label)
+        task_items: list[FileItem | TaskItem | FunctionItem] = [task_item(hit, offset + rank, label)
                       for rank, (label, hit) in enumerate(tasks, 1)]
-        return FileResults(results=task_items + file_items if offset == 0 else file_items + task_items)
+        function_items: list[FileItem | TaskItem | FunctionItem] = [
+            FunctionItem(
+                path=n.file.path, title=n.chunk.symbol or n.file.path, start_line=n.chunk.start_line,
+                end_line=n.chunk.end_line, score=round(n.file.score, 6), rank=len(file_items) + len(task_items) + rank,
+                content=n.chunk.content, tasks=[hit.task.id for hit in n.file.tasks], repo=n.repo,
+            )
+            for rank, n in enumerate(named, 1)
+        ]  # fmt: skip
+        listed = task_items + file_items if offset == 0 else file_items + task_items
+        return FileResults(results=[*listed, *function_items])
 
     return server
 

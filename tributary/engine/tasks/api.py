@@ -21,10 +21,12 @@ from tributary.engine import paths
 from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.paths import repo_id
+from tributary.engine.tasks.functions import read_git_functions
 from tributary.engine.tasks.model import FileScore, ImportStats, TaskHit, TaskStats
 from tributary.engine.tasks.ranking import DEFAULT_FILE_RANK, FileRankParams
 from tributary.engine.tasks.search import DEFAULT_SEARCH, TaskIndex, TaskSearchParams
 from tributary.engine.tasks.sources import (
+    MAX_ERRORS_KEPT,
     GitError,
     head_commit,
     is_ancestor,
@@ -125,9 +127,27 @@ def import_git_history(
             meta=meta,
             on_progress=(lambda d, t: on_progress("write", d, t)) if on_progress else None,
         )
+        _record_functions(store, repo, history.head, full, stats)
         _snapshot(store, repo)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+_FUNCTIONS_HEAD = "functions_head"  # the commit up to which the changed functions were read
+
+
+def _record_functions(store: TaskHistory, repo: Path, head: str | None, full: bool, stats: ImportStats) -> None:
+    """Read and record which functions the commits since the last import changed (all
+    of them on the first import, or when a history imported before kept none); a
+    problem that stopped the read is one of the import's errors."""
+    last = None if full else store.get_meta(_FUNCTIONS_HEAD)
+    if head is None or last == head:
+        return
+    since = last if last is not None and is_ancestor(repo, last, head) else None
+    read = read_git_functions(repo, head, since=since)
+    store.record_functions(read.functions, {_FUNCTIONS_HEAD: head})
+    if read.problem is not None and len(stats.errors) < MAX_ERRORS_KEPT:
+        stats.errors.append(read.problem)
 
 
 def embed_history(

@@ -5,13 +5,13 @@ shared PostgreSQL database (``tributary.engine.tasks.pg_store.PgTaskStore``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo
-from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
+from tributary.engine.tasks.model import Changed, ImportStats, Rename, Task, TaskStats
 
 
 class TaskHistory(Protocol):
@@ -40,6 +40,11 @@ class TaskHistory(Protocol):
         meta: dict[str, str] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None: ...
+    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+        """Record which functions each task (by id) changed, with ``meta``; the number of
+        tasks that got some."""
+        ...
+
     def set_snapshot_files(self, paths: Iterable[str]) -> None: ...
     def bm25(self, query: str, limit: int, as_of: int | None = None) -> list[tuple[int, float]]: ...
     def knn(self, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]: ...

@@ -6,12 +6,16 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+Changed = tuple[str, str, str]  # a function a task changed: (path, name, its definition's line)
+
 
 @dataclass(frozen=True, slots=True)
 class Task:
     """One unit of past work: a commit, or an issue from a tracker export.
 
-    ``date`` is timezone-aware; ``files`` are repository-relative paths the task touched.
+    ``date`` is timezone-aware; ``files`` are repository-relative paths the task touched,
+    ``functions`` the (path, name, header line) of each definition its changes fell in
+    (a commit's, from its diff; recorded apart from the task, so not part of its hash).
     """
 
     id: str
@@ -21,6 +25,7 @@ class Task:
     files: tuple[str, ...] = ()
     source: str = "jsonl"
     author: str = ""
+    functions: tuple[Changed, ...] = ()
 
     @property
     def text(self) -> str:
@@ -72,6 +77,12 @@ class FileScore:
     tasks: list[TaskHit] = field(default_factory=list)  # supporting tasks, best first
     exists: bool | None = None  # None when the caller did not say which files exist
     original_path: str | None = None  # the path the tasks used, when it was remapped
+    functions: dict[str, float] = field(default_factory=dict)  # name → weight of the tasks that changed it
+    function_lines: dict[str, list[str]] = field(default_factory=dict)  # name → its definition lines seen
+
+    def likely_functions(self, limit: int = 5) -> list[str]:
+        """The names of the file's functions the supporting tasks changed most, best first."""
+        return [name for name, _ in sorted(self.functions.items(), key=lambda item: (-item[1], item[0]))[:limit]]
 
     def why(self, limit: int = 3) -> str:
         """A short explanation: the titles of the tasks that support this file."""
@@ -120,6 +131,7 @@ class TaskStats:
     last: datetime | None = None
     embedder: str | None = None
     last_git_commit: str | None = None
+    with_functions: int = 0  # commits whose changed functions are recorded
 
 
 def parse_date(value: str) -> datetime:

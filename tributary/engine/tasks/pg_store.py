@@ -9,7 +9,7 @@ similarities (exact: a repository's history is thousands of rows, not millions).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +25,7 @@ from tributary.engine.postgres.collection import (
 )
 from tributary.engine.postgres.db import Connection, Database, redact
 from tributary.engine.postgres.repositories import ensure_repository, find_repository
-from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
+from tributary.engine.tasks.model import Changed, ImportStats, Rename, Task, TaskStats
 from tributary.engine.tasks.store import BATCH, path_tokens, query_terms
 
 # The postings' weights are made over the history's average length in words; they are
@@ -248,6 +248,30 @@ class PgTaskStore:
                 )
         return task_row
 
+    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+        """Record the (path, name, line) of the functions each task (by id) changed, and
+        ``meta``, in one transaction; tasks not in the history are passed over. The
+        number of tasks that got functions."""
+        ids = list(functions)
+        recorded = 0
+        with self.db.transaction() as conn:
+            for start in range(0, len(ids), 1000):
+                chunk = ids[start : start + 1000]
+                rows = conn.execute(
+                    "SELECT task_id, id FROM tasks WHERE repo = %s AND task_id = ANY(%s)", (self.repo, chunk)
+                ).fetchall()
+                pairs = [(int(row), *changed) for task_id, row in rows for changed in functions[str(task_id)]]
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO task_functions(task, path, name, line) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        pairs,
+                    )
+                recorded += len(rows)
+            for key, value in meta.items():
+                self._set_meta(conn, key, value)
+        return recorded
+
     def set_snapshot_files(self, paths: Iterable[str]) -> None:
         """Record which files exist in the repository now (replacing the previous set)."""
         unique = sorted(set(paths))
@@ -299,23 +323,29 @@ class PgTaskStore:
         if not ids:
             return {}
 
-        def work(conn: Connection) -> tuple[list[Any], list[Any]]:
+        def work(conn: Connection) -> tuple[list[Any], list[Any], list[Any]]:
             files = conn.execute("SELECT task, path FROM task_files WHERE task = ANY(%s)", (ids,)).fetchall()
+            named = conn.execute(
+                "SELECT task, path, name, line FROM task_functions WHERE task = ANY(%s)", (ids,)
+            ).fetchall()
             rows = conn.execute(
                 "SELECT id, task_id, date, title, body, source, author FROM tasks "
                 "WHERE id = ANY(%s) AND repo = %s",
                 (ids, self.repo),
             ).fetchall()
-            return files, rows
+            return files, named, rows
 
-        file_rows, task_rows = self.db.read(work)
+        file_rows, function_rows, task_rows = self.db.read(work)
         files: dict[int, list[str]] = {}
         for task, path in file_rows:
             files.setdefault(int(task), []).append(str(path))
+        functions: dict[int, list[Changed]] = {}
+        for task, path, name, line in function_rows:
+            functions.setdefault(int(task), []).append((str(path), str(name), str(line)))
         return {
             int(r[0]): Task(id=str(r[1]), date=datetime.fromisoformat(str(r[2])), title=str(r[3]),
                             body=str(r[4]), files=tuple(sorted(files.get(int(r[0]), []))), source=str(r[5]),
-                            author=str(r[6] or ""))
+                            author=str(r[6] or ""), functions=tuple(sorted(functions.get(int(r[0]), []))))
             for r in task_rows
         }  # fmt: skip
 
@@ -347,7 +377,12 @@ class PgTaskStore:
             sources = conn.execute(
                 "SELECT source, COUNT(*) FROM tasks WHERE repo = %s GROUP BY source", (self.repo,)
             ).fetchall()
-            return totals, sources
+            named = conn.execute(
+                "SELECT COUNT(DISTINCT f.task) FROM task_functions f JOIN tasks t ON t.id = f.task WHERE t.repo = %s",
+                (self.repo,),
+            ).fetchone()
+            assert totals is not None and named is not None  # (aggregates always give a row)
+            return (*totals, named[0]), sources
 
         totals, sources = self.db.read(work)
         result = TaskStats(db_path=self.path)
@@ -360,4 +395,5 @@ class PgTaskStore:
         model = self.model()
         result.embedder = model.signature if model else None
         result.last_git_commit = self.get_meta("git_head")
+        result.with_functions = int(totals[4])
         return result

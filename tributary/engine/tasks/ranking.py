@@ -203,10 +203,31 @@ def rank_files(
             entry.score += share * factor
             if len(entry.tasks) < params.max_supporting:
                 entry.tasks.append(hit)
+        _add_functions(scores, hit, resolver, weight)
     if touched is not None and params.popularity:
         for entry in scores.values():
             entry.score /= max(touched(entry.path), 1) ** params.popularity
     return sorted(scores.values(), key=lambda f: (-f.score, f.path))
+
+
+MAX_LINES_KEPT = 3  # a function's definition lines kept per file: its signature as it changed
+
+
+def _add_functions(scores: dict[str, FileScore], hit: TaskHit, resolver: PathResolver, weight: float) -> None:
+    """Give each function the task changed in a ranked file its share of ``weight``: the
+    whole of it when the task changed that one function of the file, a part when several."""
+    named: dict[str, list[tuple[str, str]]] = {}
+    for recorded, name, line in hit.task.functions:
+        named.setdefault(recorded, []).append((name, line))
+    for recorded, names in named.items():
+        entry = scores.get(resolver.resolve(recorded)[0])
+        if entry is None:
+            continue
+        for name, line in names:
+            entry.functions[name] = entry.functions.get(name, 0.0) + weight / len(names)
+            lines = entry.function_lines.setdefault(name, [])
+            if line and line not in lines and len(lines) < MAX_LINES_KEPT:
+                lines.append(line)
 
 
 class TouchCounts:

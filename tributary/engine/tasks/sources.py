@@ -92,13 +92,13 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
     line, its body the rest, its date and author the author's, its files the paths it
     changed (the new path of a rename; renames are also returned so older tasks can follow).
     In a folder inside a work tree, only the commits that changed something in it, with
-    paths relative to it (``_scope``), as its files are indexed.
+    paths relative to it (``scope_arguments``), as its files are indexed.
     """
     history = GitHistory(head=head_commit(repo))
     if history.head is None:
         return history
     revision = f"{since}..{history.head}" if since else history.head
-    scope = _scope(repo)
+    scope = scope_arguments(repo)
     try:
         raw = _git(repo, "log", "--no-merges", "--name-status", "-M", "-z", _FORMAT, revision, *scope)
     except GitError as exc:
@@ -122,7 +122,7 @@ def read_git_history(repo: Path, since: str | None = None) -> GitHistory:
     return history
 
 
-def _scope(repo: Path) -> tuple[str, ...]:
+def scope_arguments(repo: Path) -> tuple[str, ...]:
     """The ``git log`` arguments that keep to ``repo``: all of history at a work tree's
     top; in a folder below it, the commits that changed the folder (every one of them:
     ``--full-history`` skips git's pruning of merged branches) and their paths relative

@@ -15,7 +15,7 @@ by content hash, which also makes an interrupted import resumable.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +41,7 @@ from tributary.engine.localsearch.vectors import (
     upgrade_model_record,
     vector_bytes,
 )
-from tributary.engine.tasks.model import ImportStats, Rename, Task, TaskStats
+from tributary.engine.tasks.model import Changed, ImportStats, Rename, Task, TaskStats
 
 BATCH = 256
 
@@ -76,6 +76,15 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE tasks ADD COLUMN author TEXT NOT NULL DEFAULT '';
+    """,
+    """
+    CREATE TABLE task_functions (
+        task INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        line TEXT NOT NULL,
+        PRIMARY KEY (task, path, name)
+    ) WITHOUT ROWID;
     """,
 )
 
@@ -124,6 +133,7 @@ class TaskStore:
             self.conn, keywords=TASK_KEYWORDS, vectors=TASK_VECTORS, load=self._load_vectors
         )
         self._author: bool | None = None
+        self._functions: bool | None = None
         if not readonly:
             migrate(self.conn, MIGRATIONS)
             upgrade_model_record(self.conn)
@@ -316,6 +326,27 @@ class TaskStore:
                 (rowid, vector_bytes(vector), task.timestamp),
             )
 
+    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+        """Record the (path, name, line) of the functions each task (by id) changed, and
+        ``meta``, in one transaction; tasks not in the history are passed over. The
+        number of tasks that got functions."""
+        ids = list(functions)
+        recorded = 0
+        with transaction(self.conn):
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self.conn.execute(f"SELECT task_id, id FROM tasks WHERE task_id IN ({marks})", chunk)
+                for task_id, rowid in rows.fetchall():
+                    self.conn.executemany(
+                        "INSERT OR IGNORE INTO task_functions(task, path, name, line) VALUES (?, ?, ?, ?)",
+                        [(int(rowid), *changed) for changed in functions[str(task_id)]],
+                    )
+                    recorded += 1
+            for key, value in meta.items():
+                write_meta(self.conn, key, value)
+        return recorded
+
     def set_snapshot_files(self, paths: Iterable[str]) -> None:
         """Record which files exist in the repository now (replacing the previous set)."""
         with transaction(self.conn):
@@ -388,6 +419,12 @@ class TaskStore:
                 f"SELECT task, path FROM task_files WHERE task IN ({marks})", ids
             ):
                 files.setdefault(int(task), []).append(str(path))
+            functions: dict[int, list[Changed]] = {}
+            if self._has_functions():
+                for task, path, name, line in self.conn.execute(
+                    f"SELECT task, path, name, line FROM task_functions WHERE task IN ({marks})", ids
+                ):
+                    functions.setdefault(int(task), []).append((str(path), str(name), str(line)))
             author = "author" if self._has_author() else "''"
             for row in self.conn.execute(
                 f"SELECT id, task_id, date, title, body, source, {author} FROM tasks WHERE id IN ({marks})",
@@ -402,8 +439,16 @@ class TaskStore:
                     files=tuple(sorted(files.get(rowid, []))),
                     source=str(row[5]),
                     author=str(row[6] or ""),
+                    functions=tuple(sorted(functions.get(rowid, []))),
                 )
         return out
+
+    def _has_functions(self) -> bool:
+        """Whether the file has the functions table (an older file opened read-only has not)."""
+        if self._functions is None:
+            found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'task_functions'").fetchone()
+            self._functions = found is not None
+        return self._functions
 
     def _has_author(self) -> bool:
         """Whether the file has the author column (a read-only open of an older file is
@@ -449,4 +494,6 @@ class TaskStore:
         model = self.model()
         result.embedder = model.signature if model else None
         result.last_git_commit = self.get_meta("git_head")
+        if self._has_functions():
+            result.with_functions = int(conn.execute("SELECT COUNT(DISTINCT task) FROM task_functions").fetchone()[0])
         return result
