@@ -139,6 +139,17 @@ def test_the_code_indexs_own_reasons_are_said(qtbot: Any) -> None:
     assert "Ranked by" not in pane.group.text()
 
 
+def test_a_function_the_history_read_says_which_past_tasks_changed_it(qtbot: Any) -> None:
+    pane = _pane(qtbot)
+    hit = Hit(id="f", source="tasks", tool="files_for_task", title="Parser.parse", content=CHUNK,
+              path="pkg/mod.py", start_line=8, end_line=11, confidence=0.2,
+              metadata={"kind": "function", "changed_by": "Split on commas (2022-02-01)"})  # fmt: skip
+    pane.show_hit(hit)
+    assert "Ranked by tasks: past tasks like this question changed it: Split on commas (2022-02-01)" in (
+        pane.group.text()
+    )
+
+
 def test_the_summary_says_when_nothing_is_confident() -> None:
     from tributary.app.search.page import _summary
     from tributary.engine.model import SearchRequest, SearchResponse

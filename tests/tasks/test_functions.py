@@ -201,6 +201,8 @@ def test_the_tasks_server_reads_the_functions_past_fixes_changed_for_an_issue(
         assert files[0][1].path == "src/parser.py"
         assert {(n.chunk.symbol, n.chunk.start_line) for n in named} == {("Parser.parse", 5), ("load", 9)}
         assert all(n.file.path == "src/parser.py" for n in named)
+        assert {n.name: n.file.changed_by(n.name) for n in named} == {
+            "parse": "Split on commas when parsing (2022-02-01)", "load": "Strip the loaded text (2022-03-01)"}
         assert backend.answer("parse commas", 10, 0)[2] == []  # a short question reads none
     finally:
         backend.close()
@@ -228,3 +230,36 @@ def test_the_hits_holding_a_function_the_history_read_are_known() -> None:
     alone = _hit("a2", "src/a.py", "Parser.render", 30, 0.9)
     groups = {"a1": DedupGroup(kept=kept, members=[GroupMember(hit=read, reason=DedupReason.HASH, similarity=1.0)])}
     assert history_reads([kept, alone], groups) == {"a1"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.integration
+async def test_the_functions_reach_a_client_of_the_tasks_server(tmp_path: Path, history: Path) -> None:
+    import sys
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.index.index_helpers import HashingEmbedder
+    from tributary.engine.index.manager import index_repository
+
+    ix = tmp_path / "ix"
+    index_repository(history, embedder=HashingEmbedder(), index_dir=ix)
+    import_git_history(history, indexes_dir=ix, embed=False)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tributary.engine.servers.tasks", "--repo", str(history), "--index-dir", str(ix), "--no-embed"],
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        answer = await session.call_tool("files_for_task", {"query": ISSUE, "top_k": 5})
+        assert not answer.is_error and answer.structured_content is not None
+        items = answer.structured_content["results"]
+        files = [item for item in items if item["kind"] == "file"]
+        functions = [item for item in items if item["kind"] == "function"]
+        assert files[0]["path"] == "src/parser.py" and files[0]["functions"][:2] == ["parse", "load"]
+        assert functions[0]["title"] == "Parser.parse" and functions[0]["start_line"] == 5
+        assert "def parse(self):" in functions[0]["content"]
+        assert functions[0]["changed_by"] == "Split on commas when parsing (2022-02-01)"
+        assert functions[0]["rank"] == len(items) - len(functions) + 1  # after the files and tasks

@@ -277,12 +277,16 @@ _ROLE_WORDS = {
 def _ranking_reasons(hit: Hit) -> str:
     """What the code index weighed beyond the words and meaning, from the hit's
     metadata (``tributary.engine.index.search.SearchHit``): its file's role, a file name made of
-    the question's words, a definition of the looked-up name."""
+    the question's words, a definition of the looked-up name; for a function the history
+    read, the past tasks that changed it."""
     reasons: list[str] = []
     if hit.metadata.get("symbol_match") is True:
         reasons.append("defines the name looked up")
     if hit.metadata.get("name_match") is True:
         reasons.append("its file is named by the question's words")
+    changed_by = hit.metadata.get("changed_by")
+    if hit.metadata.get("kind") == "function" and isinstance(changed_by, str) and changed_by:
+        reasons.append(f"past tasks like this question changed it: {changed_by}")
     role = hit.metadata.get("role")
     if isinstance(role, str) and role in _ROLE_WORDS:
         reasons.append(f"{_ROLE_WORDS[role]}, ranked below code unless the question asks for it")

@@ -139,6 +139,7 @@ class FunctionItem(BaseModel):
     rank: int
     content: str
     tasks: list[str] = Field(description="ids of the supporting tasks")
+    changed_by: str = Field(description="the titles of the similar past tasks that changed this function")
     repo: str | None = None
 
 
@@ -423,7 +424,7 @@ class TaskBackend:
             with self._lock:
                 for label, file in files[:FUNCTION_FILES]:
                     code = self._code_of(*by_label[label]) if label in by_label else None
-                    named.extend(NamedChunk(label, file, chunk) for chunk in named_chunks(code, file))
+                    named.extend(NamedChunk(label, file, name, chunk) for name, chunk in named_chunks(code, file))
         return files, tasks[:task_k], named
 
 
@@ -437,10 +438,11 @@ class NamedChunk:
 
     repo: str | None
     file: FileScore
+    name: str
     chunk: StoredChunk
 
 
-def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER_FILE) -> list[StoredChunk]:
+def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER_FILE) -> list[tuple[str, StoredChunk]]:
     """The chunks of ``file`` in its repository's code index that define the functions
     its supporting tasks changed most, up to ``limit``. Where several of the file's
     chunks define a name (``eval`` of many classes), the one whose signature is the
@@ -455,12 +457,12 @@ def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER
         if not ids:
             return []
         where = SearchFilter(path_ids=ids)
-        found: list[StoredChunk] = []
+        found: list[tuple[str, StoredChunk]] = []
         for name in file.likely_functions(limit):
             chunks = store.chunks_by_id(store.symbol_search([name], NAMESAKES, where))
             chosen = same_definition([c for c in chunks.values() if c.path == file.path], file.function_lines.get(name, []))
             if chosen is not None:
-                found.append(chosen)
+                found.append((name, chosen))
         return found
     except Exception as exc:  # a damaged or half-written index: no functions
         log.warning("could not read the functions of %s: %s", file.path, exc)
@@ -683,7 +685,8 @@ def build_server(backend: TaskBackend) -> MCPServer:
             FunctionItem(
                 path=n.file.path, title=n.chunk.symbol or n.file.path, start_line=n.chunk.start_line,
                 end_line=n.chunk.end_line, score=round(n.file.score, 6), rank=len(file_items) + len(task_items) + rank,
-                content=n.chunk.content, tasks=[hit.task.id for hit in n.file.tasks], repo=n.repo,
+                content=n.chunk.content, tasks=[hit.task.id for hit in n.file.function_tasks.get(n.name, [])],
+                changed_by=n.file.changed_by(n.name), repo=n.repo,
             )
             for rank, n in enumerate(named, 1)
         ]  # fmt: skip

@@ -79,6 +79,12 @@ class FileScore:
     original_path: str | None = None  # the path the tasks used, when it was remapped
     functions: dict[str, float] = field(default_factory=dict)  # name → weight of the tasks that changed it
     function_lines: dict[str, list[str]] = field(default_factory=dict)  # name → its definition lines seen
+    function_tasks: dict[str, list[TaskHit]] = field(default_factory=dict)  # name → the best tasks that changed it
+
+    def changed_by(self, name: str, limit: int = 3) -> str:
+        """The titles of the best tasks that changed the file's function ``name``."""
+        return "; ".join(f"{hit.task.title} ({hit.task.date.date().isoformat()})"
+                         for hit in self.function_tasks.get(name, [])[:limit])  # fmt: skip
 
     def likely_functions(self, limit: int = 5) -> list[str]:
         """The names of the file's functions the supporting tasks changed most, best first."""

@@ -210,7 +210,7 @@ def rank_files(
     return sorted(scores.values(), key=lambda f: (-f.score, f.path))
 
 
-MAX_LINES_KEPT = 3  # a function's definition lines kept per file: its signature as it changed
+MAX_LINES_KEPT = 3  # a function's definition lines (its signature as it changed) and tasks kept per file
 
 
 def _add_functions(scores: dict[str, FileScore], hit: TaskHit, resolver: PathResolver, weight: float) -> None:
@@ -228,6 +228,9 @@ def _add_functions(scores: dict[str, FileScore], hit: TaskHit, resolver: PathRes
             lines = entry.function_lines.setdefault(name, [])
             if line and line not in lines and len(lines) < MAX_LINES_KEPT:
                 lines.append(line)
+            tasks = entry.function_tasks.setdefault(name, [])
+            if len(tasks) < MAX_LINES_KEPT:
+                tasks.append(hit)
 
 
 class TouchCounts:
