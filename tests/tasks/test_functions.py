@@ -220,6 +220,13 @@ def test_of_two_methods_of_one_name_the_one_whose_signature_a_hunk_showed_is_rea
     assert same_definition([fixture, plugin], ["def __init__(self, item: nodes.Node) -> None:"]) is fixture
     assert same_definition([fixture, plugin], ["def __init__(self):"]) is None  # no clear one
     assert same_definition([plugin], []) is plugin
+    # The first line that tells one namesake from the others decides, the best-supported first.
+    lucas = _chunk(30, "lucas.eval", "def eval(cls, n)")
+    fibonacci = _chunk(40, "fibonacci.eval", "def eval(cls, n)")
+    bell = _chunk(50, "bell.eval", "def eval(cls, n, k_sym=None, symbols=None)")
+    lines = ["def eval(cls, n):", "def eval(cls, n, k_sym=None, symbols=None):"]
+    assert same_definition([lucas, fibonacci, bell], lines) is bell
+    assert same_definition([lucas, fibonacci, bell], lines[:1]) is None
     assert same_definition([], ["def f():"]) is None
 
 

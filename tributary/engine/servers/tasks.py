@@ -445,10 +445,9 @@ class NamedChunk:
 def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER_FILE) -> list[tuple[str, StoredChunk]]:
     """The chunks of ``file`` in its repository's code index that define the functions
     its supporting tasks changed most, up to ``limit``. Where several of the file's
-    chunks define a name (``eval`` of many classes), the one whose signature is the
-    definition line the tasks' hunks showed (``same_definition``), else none. Only code
-    is read so (a past fix's tests are not this fix's); a path with glob characters is
-    not looked up."""
+    chunks define a name (``eval`` of many classes), the one the hunks' definition lines
+    single out (``same_definition``), else none. Only code is read so (a past fix's
+    tests are not this fix's); a path with glob characters is not looked up."""
     if code is None or not file.functions or role_of(file.path) != CODE or any(c in file.path for c in "*?["):
         return []
     store = code[2]
@@ -460,7 +459,8 @@ def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER
         found: list[tuple[str, StoredChunk]] = []
         for name in file.likely_functions(limit):
             chunks = store.chunks_by_id(store.symbol_search([name], NAMESAKES, where))
-            chosen = same_definition([c for c in chunks.values() if c.path == file.path], file.function_lines.get(name, []))
+            defining = [c for c in chunks.values() if c.path == file.path]
+            chosen = same_definition(defining, file.function_lines.get(name, []))
             if chosen is not None:
                 found.append((name, chosen))
         return found
@@ -481,15 +481,22 @@ _COMMON_WORDS = frozenset({"def", "async", "class", "self", "cls", "None", "fn",
 def same_definition(defining: Sequence[StoredChunk], lines: Sequence[str]) -> StoredChunk | None:
     """The one of ``defining`` (chunks of a file that define one name) that past hunks
     named: the only one, or the one whose signature's words (its parameters, their
-    types) are clearly the nearest to a definition line they showed (``lines``: a
-    signature changes a little over time); None when no one is."""
+    types) are clearly the nearest to a definition line the hunks showed (``lines``,
+    the best-supported first: the first that tells one chunk from its namesakes
+    decides; a signature changes a little over time). None when no one is: then the
+    engine takes the namesake the code search placed best."""
     if len(defining) <= 1:
         return defining[0] if defining else None
-    shown = [_words(line) for line in lines]
-    scored = sorted(((max((_alike(_words(_signature(chunk)), words) for words in shown), default=0.0), chunk)
-                     for chunk in defining), key=lambda pair: -pair[0])  # fmt: skip
-    (best, chosen), (second, _) = scored[0], scored[1]
-    return chosen if best >= SAME_WORDS and best - second >= WORDS_MARGIN else None
+    for line in lines:
+        shown = _words(line)
+        scored = sorted(((_alike(_words(_signature(chunk)), shown), chunk) for chunk in defining),
+                        key=lambda pair: -pair[0])  # fmt: skip
+        (best, chosen), (second, _) = scored[0], scored[1]
+        if best >= SAME_WORDS and best - second >= WORDS_MARGIN:
+            return chosen
+    return None
+
+
 
 
 def _words(line: str) -> frozenset[str]:
