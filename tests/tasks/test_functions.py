@@ -15,8 +15,7 @@ from tributary.engine.index.store import StoredChunk
 from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hit
 from tributary.engine.pipeline.expand import (
     focus_functions,
-    history_functions,
-    history_reads,
+    history_evidence,
     named_first,
 )
 from tributary.engine.servers.tasks import same_definition
@@ -135,7 +134,7 @@ def test_a_file_ranks_its_functions_by_the_tasks_that_changed_them() -> None:
     files = rank_files(hits, query_time=datetime(2023, 1, 1, tzinfo=UTC).timestamp(), resolver=PathResolver())
     assert files[0].path == "src/a.py"
     assert files[0].likely_functions(2) == ["parse", "load"]
-    assert files[0].function_lines["parse"] == ["def parse(self):"]
+    assert files[0].functions["parse"].lines == ["def parse(self):"]
 
 
 def _hit(hit_id: str, path: str, title: str, start: int, score: float, **metadata: object) -> Hit:
@@ -154,12 +153,12 @@ def test_the_likeliest_files_functions_past_fixes_changed_follow_its_best_chunk(
     task_file = Hit(id="t1", source="tasks", tool="files_for_task", title="src/a.py", content="why",
                     path="src/a.py", metadata={"kind": "file", "functions": ["__init__", "missing"]})  # fmt: skip
     groups = {"a1": DedupGroup(kept=ranked[0], members=[GroupMember(hit=task_file, reason=DedupReason.FILE, similarity=1.0)])}
-    named = history_functions(ranked, groups)
-    assert named == {"src/a.py": ["__init__", "missing"]}
-    out = [h.id for h in focus_functions(ranked, changed_before=named)]
+    named = history_evidence(ranked, groups)
+    assert named.names == {"src/a.py": ["__init__", "missing"]}
+    out = [h.id for h in focus_functions(ranked, history=named)]
     assert out[:3] == ["a1", "a3", "a2"]  # the code search's best __init__ of the file is taken
-    read = {"a4"}  # ... unless the history read one of them itself
-    assert [h.id for h in focus_functions(ranked, changed_before=named, read_before=read)][:3] == ["a1", "a4", "a2"]
+    named.read = {"a4"}  # ... unless the history read one of them itself
+    assert [h.id for h in focus_functions(ranked, history=named)][:3] == ["a1", "a4", "a2"]
     assert [h.id for h in focus_functions(ranked)][:3] == ["a1", "a2", "a3"]
 
 
@@ -236,7 +235,7 @@ def test_the_hits_holding_a_function_the_history_read_are_known() -> None:
                start_line=10, end_line=15, metadata={"kind": "function"})  # fmt: skip
     alone = _hit("a2", "src/a.py", "Parser.render", 30, 0.9)
     groups = {"a1": DedupGroup(kept=kept, members=[GroupMember(hit=read, reason=DedupReason.HASH, similarity=1.0)])}
-    assert history_reads([kept, alone], groups) == {"a1"}
+    assert history_evidence([kept, alone], groups).read == {"a1"}
 
 
 @pytest.mark.asyncio

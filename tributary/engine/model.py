@@ -122,6 +122,7 @@ class Hit:
 
 
 TASK_KIND = "task"
+FUNCTION_KIND = "function"  # a function's code a source read because past changes touched it
 # A hit's metadata key: what its file's role keeps of its fused score (a test, a
 # changelog, a lock file from a source that does not weigh roles itself).
 ROLE_FACTOR = "role_factor"

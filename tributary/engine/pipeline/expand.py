@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
-from tributary.engine.model import DedupGroup, Hit, is_task
+from tributary.engine.model import FUNCTION_KIND, DedupGroup, Hit, is_task
 
 from .fusion import appearances
 from .tokens import fill_tokens
@@ -30,7 +31,6 @@ FOCUS_LEAD = 6  # chunks of the first of them: the likeliest file's functions co
 LEAD_CHUNKS = 15  # an issue-length task: chunks of its first file read in place of the list's tail
 HISTORY_FUNCTIONS = 2  # the first file's functions past fixes changed most: next after its best chunk
 HISTORY_KEY = "functions"  # a hit's metadata: names of its file's functions past changes touched
-FUNCTION_KIND = "function"  # a hit's ``kind``: a function's code read because past changes touched it
 # How far above the previous first a task's leading code is lifted: room for its file's
 # next chunks (``focus_functions``) to show scores of their own between the two.
 LEAD_MARGIN = 0.02
@@ -177,8 +177,7 @@ def focus_functions(
     files: int = FOCUS_FILES,
     per_file: int = FOCUS_CHUNKS,
     lead: int = FOCUS_LEAD,
-    changed_before: Mapping[str, Sequence[str]] | None = None,
-    read_before: Collection[str] = (),
+    history: HistoryEvidence | None = None,
 ) -> list[Hit]:
     """For an issue-length task, ``ranked`` with each of its first ``files`` files'
     next-best chunks (up to ``per_file`` in all, ``lead`` for the first file) right after
@@ -188,11 +187,10 @@ def focus_functions(
     likeliest files, not in the best chunk of the tenth. The first file is right far more
     often than the next ones, and its function to change is often not its best chunk, so
     it brings the most. In the first file, the functions similar past fixes changed most
-    (``changed_before``: names by path, from ``history_functions``) come next, up to
-    ``HISTORY_FUNCTIONS``, each the hit the history read for it where it read one
-    (``read_before``: ids, from ``history_reads``): the code search ranks a file's
-    functions by the issue's words, which name the symptom; the history knows where such
-    symptoms were fixed. The same-file decay that spreads a list over files is undone for
+    (``history``, from ``history_evidence``) come next, up to ``HISTORY_FUNCTIONS``,
+    each the hit the history read for it where it read one: the code search ranks a
+    file's functions by the issue's words, which name the symptom; the history knows
+    where such symptoms were fixed. The same-file decay that spreads a list over files is undone for
     these: each moved hit gains a ``focus`` part that puts its score between its file's
     best chunk and the next hit, so the list stays in score order."""
     groups: dict[str, list[Hit]] = {path: [] for path in _first_files(ranked, files)}
@@ -204,8 +202,8 @@ def focus_functions(
         unit = functools.partial(_unit_of, _function_units(group))
         room = max(per_file, lead) if number == 0 else per_file
         rest = group[1:]
-        if number == 0 and changed_before:
-            rest = named_first(rest, changed_before.get(path, ())[:HISTORY_FUNCTIONS], read_before)
+        if number == 0 and history is not None:
+            rest = named_first(rest, history.names.get(path, [])[:HISTORY_FUNCTIONS], history.read)
         groups[path] = group[:1] + repeats_last(rest, unit, {unit(group[0])})[: room - 1]
     moved = {h.id for group in groups.values() for h in group[1:]}
     segments: list[list[Hit]] = []
@@ -242,27 +240,34 @@ def named_first(hits: Sequence[Hit], names: Sequence[str], preferred: Collection
     return [*chosen.values(), *(h for h in hits if h.id not in chosen)]
 
 
-def history_functions(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> dict[str, list[str]]:
-    """For each file of ``ranked``, the names of its functions a source said past
-    changes touched (``functions`` of a hit of that file or of a member of its group:
-    the tasks server's files), most first."""
-    found: dict[str, list[str]] = {}
+@dataclass(slots=True)
+class HistoryEvidence:
+    """What the sources said past changes touched, as ``focus_functions`` reads it:
+    ``names``, for each file, the names of its functions they changed, most first (the
+    tasks server's files' ``functions``); ``read``, the ids of the hits that are (or hold
+    in their group) a function read for that reason (an item of ``kind`` "function")."""
+
+    names: dict[str, list[str]] = field(default_factory=dict)
+    read: set[str] = field(default_factory=set)
+
+
+def history_evidence(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> HistoryEvidence:
+    """The ``HistoryEvidence`` of ``ranked``: each hit's own and its group's sources, read once."""
+    found = HistoryEvidence()
     for hit in ranked:
-        if not hit.path or hit.path in found:
-            continue
         for seen in appearances(hit, groups).values():
-            names = seen.metadata.get(HISTORY_KEY)
-            if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
-                found[hit.path] = [str(n) for n in names]
-                break
+            if seen.metadata.get("kind") == FUNCTION_KIND:
+                found.read.add(hit.id)
+            names = _names_of(seen)
+            if names and hit.path and hit.path not in found.names:
+                found.names[hit.path] = names
     return found
 
 
-def history_reads(ranked: Sequence[Hit], groups: Mapping[str, DedupGroup]) -> set[str]:
-    """The ids of the hits of ``ranked`` that are (or hold in their group) a function a
-    source read because past changes touched it (an item of ``kind`` "function")."""
-    return {hit.id for hit in ranked
-            if any(seen.metadata.get("kind") == FUNCTION_KIND for seen in appearances(hit, groups).values())}  # fmt: skip
+def _names_of(hit: Hit) -> list[str]:
+    """The function names a hit's source said past changes touched in its file (none: [])."""
+    names = hit.metadata.get(HISTORY_KEY)
+    return [str(n) for n in names] if isinstance(names, list) and all(isinstance(n, str) for n in names) else []
 
 
 def _defined_name(hit: Hit) -> str | None:

@@ -38,8 +38,7 @@ from .expand import (
     context_hits,
     focus_functions,
     further_reading,
-    history_functions,
-    history_reads,
+    history_evidence,
 )
 from .fusion import FusionParams, fuse
 from .hints import HintScorer
@@ -158,8 +157,7 @@ def run_pipeline(
         ranked = commits_first(ranked)
     elif task:
         leading = code_leads(ranked, result.by_kept, HintScorer(request.hints).score)
-        ranked = focus_functions(leading, changed_before=history_functions(ranked, result.by_kept),
-                                 read_before=history_reads(ranked, result.by_kept))
+        ranked = focus_functions(leading, history=history_evidence(ranked, result.by_kept))
     top_k = clamp_top_k(request.top_k)
     top = ranked[:top_k]
     clock.lap("fuse")

@@ -396,7 +396,8 @@ class TaskBackend:
         as_of = _as_of(before)
         files: list[tuple[str | None, FileScore]] = []
         tasks: list[tuple[str | None, TaskHit]] = []
-        weigh = weigh_roles if is_task_question(query) else weigh_incidental
+        task = is_task_question(query)
+        weigh = weigh_roles if task else weigh_incidental
         answers: list[tuple[list[TaskHit], list[FileScore]]] = []
         by_label: dict[str | None, tuple[str, TaskIndex]] = {}
         with self._lock:
@@ -420,7 +421,7 @@ class TaskBackend:
         tasks.sort(key=lambda pair: -pair[1].score)
         files = files[:top_k]
         named: list[NamedChunk] = []
-        if is_task_question(query):
+        if task:
             with self._lock:
                 for label, file in files[:FUNCTION_FILES]:
                     code = self._code_of(*by_label[label]) if label in by_label else None
@@ -460,7 +461,7 @@ def named_chunks(code: _Code | None, file: FileScore, limit: int = FUNCTIONS_PER
         for name in file.likely_functions(limit):
             chunks = store.chunks_by_id(store.symbol_search([name], NAMESAKES, where))
             defining = [c for c in chunks.values() if c.path == file.path]
-            chosen = same_definition(defining, file.function_lines.get(name, []))
+            chosen = same_definition(defining, file.functions[name].lines)
             if chosen is not None:
                 found.append((name, chosen))
         return found
@@ -495,8 +496,6 @@ def same_definition(defining: Sequence[StoredChunk], lines: Sequence[str]) -> St
         if best >= SAME_WORDS and best - second >= WORDS_MARGIN:
             return chosen
     return None
-
-
 
 
 def _words(line: str) -> frozenset[str]:
@@ -692,7 +691,7 @@ def build_server(backend: TaskBackend) -> MCPServer:
             FunctionItem(
                 path=n.file.path, title=n.chunk.symbol or n.file.path, start_line=n.chunk.start_line,
                 end_line=n.chunk.end_line, score=round(n.file.score, 6), rank=len(file_items) + len(task_items) + rank,
-                content=n.chunk.content, tasks=[hit.task.id for hit in n.file.function_tasks.get(n.name, [])],
+                content=n.chunk.content, tasks=[hit.task.id for hit in n.file.functions[n.name].tasks],
                 changed_by=n.file.changed_by(n.name), repo=n.repo,
             )
             for rank, n in enumerate(named, 1)

@@ -11,7 +11,6 @@ signature rarely do, and the line tells apart two methods of one name in a file.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -21,7 +20,12 @@ from pathlib import Path
 
 from tributary.engine.tasks.model import Changed
 from tributary.engine.tasks.ranking import CODE_EXTENSIONS, is_code_file
-from tributary.engine.tasks.sources import GitError, scope_arguments
+from tributary.engine.tasks.sources import (
+    GitError,
+    git_environment,
+    is_partial_clone,
+    scope_arguments,
+)
 
 # A commit's functions are evidence while they say where a change is: a sweeping
 # refactor's hundredth function says little, and its rows would be most of the table.
@@ -85,7 +89,7 @@ def read_git_functions(repo: Path, head: str, since: str | None = None) -> Funct
     stops git part-way: what was read by then is kept (the newer commits) and the
     problem said. A partial clone is not read at all: git would fetch every old file's
     contents from its remote to diff them."""
-    if _partial_clone(repo):
+    if is_partial_clone(repo):
         return FunctionsRead(problem="functions not read: a partial clone would fetch every past file")
     revision = f"{since}..{head}" if since else head
     scope = scope_arguments(repo)
@@ -100,7 +104,7 @@ def read_git_functions(repo: Path, head: str, since: str | None = None) -> Funct
         ]  # fmt: skip
         with tempfile.TemporaryFile() as errors:
             try:
-                process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=_GIT_ENV)
+                process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=git_environment())
             except OSError as exc:
                 raise GitError(f"cannot run git: {exc}") from exc
             assert process.stdout is not None
@@ -111,18 +115,6 @@ def read_git_functions(repo: Path, head: str, since: str | None = None) -> Funct
                 message = errors.read().decode("utf-8", "replace").strip().splitlines()
                 found.problem = f"functions of older commits not read: {message[-1] if message else 'git log failed'}"
     return found
-
-
-_GIT_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-
-
-def _partial_clone(repo: Path) -> bool:
-    """Whether ``repo`` is a partial clone (its missing objects come from a remote)."""
-    done = subprocess.run(
-        ["git", "-C", str(repo), "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$"],
-        capture_output=True, check=False, env=_GIT_ENV,
-    )  # fmt: skip
-    return done.returncode == 0 and bool(done.stdout.strip())
 
 
 def changed_functions(lines: Iterable[bytes]) -> Iterator[tuple[str, tuple[Changed, ...]]]:

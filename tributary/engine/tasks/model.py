@@ -69,6 +69,15 @@ class TaskHit:
 
 
 @dataclass(slots=True)
+class ChangedFunction:
+    """A function of a ranked file that similar past tasks changed."""
+
+    weight: float = 0.0  # the tasks' weight it was given
+    lines: list[str] = field(default_factory=list)  # its definition lines they showed, best-supported first
+    tasks: list[TaskHit] = field(default_factory=list)  # the best of those tasks
+
+
+@dataclass(slots=True)
 class FileScore:
     """A file ranked by the similar tasks that touched it."""
 
@@ -77,18 +86,18 @@ class FileScore:
     tasks: list[TaskHit] = field(default_factory=list)  # supporting tasks, best first
     exists: bool | None = None  # None when the caller did not say which files exist
     original_path: str | None = None  # the path the tasks used, when it was remapped
-    functions: dict[str, float] = field(default_factory=dict)  # name → weight of the tasks that changed it
-    function_lines: dict[str, list[str]] = field(default_factory=dict)  # name → its definition lines seen
-    function_tasks: dict[str, list[TaskHit]] = field(default_factory=dict)  # name → the best tasks that changed it
+    functions: dict[str, ChangedFunction] = field(default_factory=dict)  # by name: those the tasks changed
 
     def changed_by(self, name: str, limit: int = 3) -> str:
         """The titles of the best tasks that changed the file's function ``name``."""
+        changed = self.functions.get(name)
         return "; ".join(f"{hit.task.title} ({hit.task.date.date().isoformat()})"
-                         for hit in self.function_tasks.get(name, [])[:limit])  # fmt: skip
+                         for hit in (changed.tasks if changed else [])[:limit])  # fmt: skip
 
     def likely_functions(self, limit: int = 5) -> list[str]:
         """The names of the file's functions the supporting tasks changed most, best first."""
-        return [name for name, _ in sorted(self.functions.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+        ranked = sorted(self.functions.items(), key=lambda item: (-item[1].weight, item[0]))
+        return [name for name, _ in ranked[:limit]]
 
     def why(self, limit: int = 3) -> str:
         """A short explanation: the titles of the tasks that support this file."""

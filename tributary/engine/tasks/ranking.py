@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from tributary.engine.repo_files import never_indexed
-from tributary.engine.tasks.model import FileScore, Rename, TaskHit
+from tributary.engine.tasks.model import ChangedFunction, FileScore, Rename, TaskHit
 
 SECONDS_PER_YEAR = 365.25 * 86400
 
@@ -224,13 +224,12 @@ def _add_functions(scores: dict[str, FileScore], hit: TaskHit, resolver: PathRes
         if entry is None:
             continue
         for name, line in names:
-            entry.functions[name] = entry.functions.get(name, 0.0) + weight / len(names)
-            lines = entry.function_lines.setdefault(name, [])
-            if line and line not in lines and len(lines) < MAX_LINES_KEPT:
-                lines.append(line)
-            tasks = entry.function_tasks.setdefault(name, [])
-            if len(tasks) < MAX_LINES_KEPT:
-                tasks.append(hit)
+            changed = entry.functions.setdefault(name, ChangedFunction())
+            changed.weight += weight / len(names)
+            if line and line not in changed.lines and len(changed.lines) < MAX_LINES_KEPT:
+                changed.lines.append(line)
+            if len(changed.tasks) < MAX_LINES_KEPT:
+                changed.tasks.append(hit)
 
 
 class TouchCounts:

@@ -37,14 +37,18 @@ class GitHistory:
     errors: list[str] = field(default_factory=list)
 
 
+def git_environment() -> dict[str, str]:
+    """The environment git runs in here: never prompting, messages untranslated."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
 def _git(repo: Path, *args: str) -> bytes:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), "-c", "core.quotepath=false", *args],
             capture_output=True,
             check=False,
-            env=env,
+            env=git_environment(),
         )
     except OSError as exc:
         raise GitError(f"cannot run git: {exc}") from exc
@@ -70,6 +74,15 @@ def head_commit(repo: Path) -> str | None:
         return _text(_git(repo, "rev-parse", "--verify", "-q", "HEAD")).strip() or None
     except GitError:
         return None  # an empty repository has no HEAD yet
+
+
+def is_partial_clone(repo: Path) -> bool:
+    """Whether ``repo`` is a partial clone (its missing objects come from a remote)."""
+    try:
+        found = _git(repo, "config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$")
+    except GitError:
+        return False  # (no such setting: git says so by failing)
+    return bool(found.strip())
 
 
 def is_ancestor(repo: Path, commit: str, head: str) -> bool:
