@@ -65,6 +65,14 @@ async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) ->
 
         too_many = await session.call_tool("search", {"query": "retry", "top_k": 1000})
         assert too_many.is_error
+        assert "search: argument 'top_k': Input should be less than or equal to 100" in str(too_many.content)
+        assert "errors.pydantic.dev" not in str(too_many.content)
+
+        # An argument a tool does not take is an error, not silently the default.
+        assert all(t.input_schema["additionalProperties"] is False for t in tools.values())
+        misspelt = await session.call_tool("get_context", {"query": "retry", "maxTokens": 100})
+        assert misspelt.is_error
+        assert "unknown argument 'maxTokens' (did you mean 'max_tokens'?)" in str(misspelt.content)
 
 
 def test_a_skipped_source_is_reported_to_clients_without_its_setup_advice() -> None:
@@ -89,3 +97,15 @@ def test_a_skipped_source_is_reported_to_clients_without_its_setup_advice() -> N
         ("fs", None, "search_files needs `path`"),
         ("docs", 12.3, "tool reported an error: boom (see log)"),  # a source's own error stays whole
     ]
+
+
+def test_unknown_arguments_are_named_with_the_ones_a_tool_takes() -> None:
+    from tributary.engine.servers.face import unknown_arguments
+
+    schema = {"properties": {"query": {}, "max_tokens": {}, "format": {}}}
+    assert unknown_arguments("get_context", schema, {"query": "x", "format": "json"}) is None
+    assert unknown_arguments("get_context", schema, {"qury": "x"}) == (
+        "get_context: unknown argument 'qury' (did you mean 'query'?); it takes query, max_tokens, format")
+    many = unknown_arguments("get_context", schema, {"query": "x", "a\nb" * 50: 1, **{f"k{n}": n for n in range(6)}})
+    assert many is not None and many.startswith("get_context: unknown arguments one whose name is not shown, 'k0'")
+    assert "and 2 more" in many and "a\nb" not in many  # not an identifier: not echoed

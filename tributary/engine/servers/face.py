@@ -39,8 +39,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from tributary.engine.config.errors import did_you_mean
 from tributary.engine.config.schema import MAX_CONTEXT_TOKENS, TOP_K_MAX
 from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
@@ -278,7 +279,10 @@ class FaceServer(MCPServer[Any]):
         return exposed
 
     async def list_tools(self) -> list[types.Tool]:
-        own = await super().list_tools()
+        # Tributary's own tools take no arguments but those listed: a misspelt one is an
+        # error (``unknown_arguments``), and the schema says so to the client.
+        own = [tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+               for tool in await super().list_tools()]
         taken = {tool.name for tool in own}
         passed = [
             types.Tool(
@@ -307,7 +311,15 @@ class FaceServer(MCPServer[Any]):
                     result.content = [types.TextContent(type="text", text=f"{server}: "),
                                       *result.content]
                 return result
-        return await super().call_tool(name, arguments, context)
+        own = self._tool_manager.get_tool(name)
+        if own is not None and (problem := unknown_arguments(name, own.parameters, arguments)):
+            raise ToolError(problem)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if own is not None and isinstance(exc.__cause__, ValidationError):
+                raise ToolError(invalid_arguments(name, exc.__cause__)) from exc.__cause__
+            raise
 
     async def _target(self, engine: Engine, name: str) -> tuple[str, str] | None:
         """The (server, tool) an exposed name stands for, from the config alone (a call
@@ -459,6 +471,37 @@ def _compact_result(out: SearchOut) -> types.CallToolResult:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=data)
+
+
+_ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+
+
+def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """What is wrong with a call that names arguments ``tool`` does not take (None when
+    it names none): such an argument would otherwise be dropped without a word, and a
+    client that wrote ``maxTokens`` would get the default budget believing it got its
+    own. Names that are not identifier-shaped are not echoed."""
+    known = list(schema.get("properties", {}))
+    unknown = [key for key in arguments if key not in known]
+    if not unknown:
+        return None
+    said = [
+        f"'{key}'{did_you_mean(key, known)}" if _ARGUMENT_NAME.fullmatch(key) else "one whose name is not shown"
+        for key in unknown[:5]
+    ]
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    noun = "argument" if len(unknown) == 1 else "arguments"
+    return f"{tool}: unknown {noun} {', '.join(said)}{more}; it takes {', '.join(known)}"
+
+
+def invalid_arguments(tool: str, error: ValidationError) -> str:
+    """A rejected call's arguments as ``tool: argument 'x': what is wrong``, each on a
+    line, without the values given or the validator's links."""
+    lines = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        lines.append(f"{tool}: argument '{where}': {problem['msg']}")
+    return "\n".join(lines) or f"{tool}: invalid arguments"
 
 
 @contextmanager
