@@ -12,6 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.fakes import FAKE_SERVER
+from tributary.engine.pipeline.tokens import count_tokens
 from tributary.engine.servers.face import require_token, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +66,15 @@ async def test_search_and_get_context_over_stdio(tmp_path: Path) -> None:
         assert 0 < out["tokens"] <= 300
         assert "src/alpha/mod_1.py" in out["context"]
         assert out["confident"] is True and 0 < out["confidence"] <= 1
+        # The text a model reads is the context itself, not its JSON (which escaped
+        # every newline and quote of the code).
+        text = ctx.content[0].text  # type: ignore[union-attr]
+        assert text == out["context"]  # a budget this small keeps no room for the footer
+        big = await session.call_tool("get_context", {"query": "retry", "max_tokens": 4000})
+        read = big.content[0].text  # type: ignore[union-attr]
+        assert big.structured_content is not None and read.startswith(big.structured_content["context"])
+        assert read.endswith("\n---\nSources: alpha (4 hits)") and count_tokens(read) <= 4000
+        assert big.structured_content["budget"] == 4000
 
         fb = await session.call_tool("feedback", {"hit_id": data["hits"][0]["id"],
                                                   "source": "alpha", "useful": True})

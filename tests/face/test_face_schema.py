@@ -109,3 +109,22 @@ def test_unknown_arguments_are_named_with_the_ones_a_tool_takes() -> None:
     many = unknown_arguments("get_context", schema, {"query": "x", "a\nb" * 50: 1, **{f"k{n}": n for n in range(6)}})
     assert many is not None and many.startswith("get_context: unknown arguments one whose name is not shown, 'k0'")
     assert "and 2 more" in many and "a\nb" not in many  # not an identifier: not echoed
+
+
+def test_the_context_text_ends_with_what_the_sources_did_within_its_room() -> None:
+    from tributary.engine.servers.face import ContextOut, SourceOut, context_result
+
+    out = ContextOut(
+        context="### src/a.py:1-2\n```python\nx = 1\n```", confident=True, confidence=0.5, tokens=9,
+        budget=8000, format="markdown", chunks=1, error=None,
+        sources=[SourceOut(name="files", status="ok", latency_ms=3.0, hits=12),
+                 SourceOut(name="ci", status="timeout", latency_ms=3000.0, hits=0, error="no answer in 3.0 s")],
+        notes=["read as a task (2,000 characters)", "word " * 200],
+    )
+    text = context_result(out, 80).content[0].text  # type: ignore[union-attr]
+    assert text.startswith(out.context + "\n\n---\n")
+    assert "Sources: files (12 hits), ci (timeout: no answer in 3.0 s)" in text
+    assert "Note: read as a task (2,000 characters)" in text
+    assert "word word" not in text  # a line past the room is left to the structured content
+    assert context_result(out, 0).content[0].text == out.context  # type: ignore[union-attr]
+    assert context_result(out, 80).structured_content == out.model_dump(mode="json")

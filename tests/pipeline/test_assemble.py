@@ -49,6 +49,18 @@ def test_xml_parses_and_round_trips_content() -> None:
     assert chunks[1].get("uri") == "https://example.org/?a=1&b=<2>"
 
 
+def test_a_pasted_issue_is_not_repeated_whole_in_the_xml_context() -> None:
+    """The caller sent the issue; repeated whole in the wrapper, a long one took the
+    budget and the context held no chunk at all."""
+    issue = "Dynamically adding xfail marker no longer ignores failure\n\n" + "traceback line\n" * 2000
+    plan = plan_budget(_hits(), budget=1000, fmt=ContextFormat.XML, query=issue)
+    root = ET.fromstring(assemble(plan, ContextFormat.XML, issue).text)
+    asked = root.get("query") or ""
+    assert asked.startswith("Dynamically adding xfail marker no longer ignores failure traceback line")
+    assert asked.endswith("…") and len(asked) <= 201
+    assert len(root.findall("chunk")) == 3
+
+
 def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:
     history = hit("tasks", 1, "Fix the parser crash when the file is empty (#42); cache the result", path="src/conf.py")
     snippet = hit("serena", 1, FUNC_A, path="src/conf.py")  # code without its line range

@@ -137,11 +137,27 @@ def _attr(value: str) -> str:
     return quoteattr(_xml_text(value))
 
 
+# The question as the XML context's attribute keeps this many characters: a pasted issue
+# whole would spend the budget on repeating what the caller sent.
+QUERY_ATTRIBUTE_CHARS = 200
+
+
 def wrapper(fmt: ContextFormat, query: str) -> tuple[str, str]:
     """Text before the first and after the last chunk."""
     if fmt is ContextFormat.XML:
-        return f"<context query={_attr(_one_line(query))}>", "</context>"
+        return f"<context query={_attr(query_attribute(query))}>", "</context>"
     return "", ""
+
+
+def query_attribute(query: str) -> str:
+    """``query`` on one line, cut after ``QUERY_ATTRIBUTE_CHARS`` characters at a word
+    (``…`` marks the cut): enough to say which question the context answers."""
+    line = _one_line(query)
+    if len(line) <= QUERY_ATTRIBUTE_CHARS:
+        return line
+    cut = line[:QUERY_ATTRIBUTE_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > QUERY_ATTRIBUTE_CHARS // 2 else cut) + "…"
 
 
 def render(head: str, text: str, tail: str) -> str:

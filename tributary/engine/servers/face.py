@@ -56,6 +56,7 @@ from tributary.engine.model import (
     TaskType,
 )
 from tributary.engine.pipeline.confidence import source_views
+from tributary.engine.pipeline.tokens import count_tokens
 from tributary.engine.runtime.heap import settle
 from tributary.engine.runtime.shutdown import hangup_as_terminate, run_until_signalled
 from tributary.engine.servers.stdio_serve import serve_stdio
@@ -404,7 +405,7 @@ def build_server(
         language: Language = None,
         framework: Framework = None,
         repos: Repos = None,
-    ) -> ContextOut:
+    ) -> Annotated[types.CallToolResult, ContextOut]:
         """Context for a prompt: ranked, de-duplicated, fitted to max_tokens, attributed."""
         engine = state["engine"]
         request = SearchRequest(
@@ -412,7 +413,7 @@ def build_server(
             task_type=_choice(TaskType, task_type, "task_type"),
             top_k=engine.config.fusion.top_k,
             max_tokens=max_tokens,
-            reserved_tokens=0,
+            reserved_tokens=footer_reserve(max_tokens),
             format=_choice(ContextFormat, format, "format"),
             hints=_hints(related_files, language, framework),
             filters=SearchFilters(repos=list(repos or [])),
@@ -420,18 +421,18 @@ def build_server(
         with user_errors():
             response = await engine.search(request)
         context = response.context
-        return ContextOut(
+        return context_result(ContextOut(
             context=context.text if context else "",
             confident=response.confident,
             confidence=response.confidence,
             tokens=context.token_count if context else 0,
-            budget=context.budget if context else request.effective_budget,
+            budget=max_tokens,
             format=str(request.format),
             chunks=len(context.chunks) if context else 0,
             sources=_sources_out(response),
             notes=response.notes,
             error=response.error,
-        )
+        ), request.reserved_tokens)
 
     @server.tool(annotations=types.ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
@@ -471,6 +472,50 @@ def _compact_result(out: SearchOut) -> types.CallToolResult:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=data)
+
+
+# What ``get_context``'s text says after the context, at most this many tokens of the
+# budget (kept for it when the budget is this many times larger).
+FOOTER_TOKENS = 80
+FOOTER_SHARE = 10
+_ANSWERED = ("ok", "cached")
+
+
+def footer_reserve(max_tokens: int) -> int:
+    """The tokens of ``max_tokens`` kept for the footer ``context_result`` writes."""
+    return FOOTER_TOKENS if max_tokens >= FOOTER_TOKENS * FOOTER_SHARE else 0
+
+
+def context_result(out: ContextOut, room: int) -> types.CallToolResult:
+    """``get_context``'s answer: every field as structured content, and as the text a
+    model reads, the context itself and a short footer (what the sources did, the
+    notes, the error). The SDK's default text is the fields as JSON, which escapes
+    every newline and quote of the code: a model read about a quarter more tokens than
+    the budget it asked for. The footer takes at most ``room`` tokens, whole lines."""
+    data = out.model_dump(mode="json")
+    text = out.context
+    lines = context_footer(out)
+    if lines and room:
+        kept: list[str] = []
+        for line in lines:
+            if count_tokens("\n".join([*kept, line])) > room:
+                break
+            kept.append(line)
+        if kept:
+            text = f"{text}\n\n---\n" + "\n".join(kept)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+
+def context_footer(out: ContextOut) -> list[str]:
+    """The lines after the context: its sources (those that failed with why), then the
+    error and the notes."""
+    said = [f"{s.name} ({s.hits} hits)" if s.status in _ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
+            for s in out.sources]
+    lines = [f"Sources: {', '.join(said)}"] if said else []
+    if out.error:
+        lines.append(f"Error: {out.error}")
+    lines.extend(f"Note: {note}" for note in out.notes)
+    return lines
 
 
 _ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
