@@ -63,6 +63,11 @@ async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) ->
         full = detailed.structured_content
         assert full is not None and full["hits"][0]["score_parts"] and full["hits"][0]["content"]
 
+        pasted = await session.call_tool("search", {"query": "retry logic fails\n" + "frame line\n" * 1000})
+        assert pasted.structured_content is not None
+        assert pasted.structured_content["query"].startswith("retry logic fails frame line")
+        assert pasted.structured_content["query"].endswith("…") and len(pasted.structured_content["query"]) <= 201
+
         too_many = await session.call_tool("search", {"query": "retry", "top_k": 1000})
         assert too_many.is_error
         assert "search: argument 'top_k': Input should be less than or equal to 100" in str(too_many.content)

@@ -56,6 +56,7 @@ from tributary.engine.model import (
     TaskType,
 )
 from tributary.engine.pipeline.confidence import source_views
+from tributary.engine.pipeline.formats import query_attribute
 from tributary.engine.pipeline.tokens import count_tokens
 from tributary.engine.runtime.heap import settle
 from tributary.engine.runtime.shutdown import hangup_as_terminate, run_until_signalled
@@ -110,7 +111,7 @@ class SourceOut(BaseModel):
 
 
 class SearchOut(BaseModel):
-    query: str
+    query: str = Field(description="the question answered, its first 200 characters on one line")
     strategy: str
     confident: bool = Field(description="false when no hit is likely relevant")
     confidence: float
@@ -230,8 +231,10 @@ def _choice(kind: type[_E], value: str, name: str) -> _E:
 
 
 def search_out(response: SearchResponse, details: bool = True) -> SearchOut:
+    """The answer a client gets. The question is named by its start: the caller sent it,
+    and a pasted issue repeated whole was most of the answer's tokens."""
     return SearchOut(
-        query=response.request.query,
+        query=query_attribute(response.request.query),
         strategy=response.strategy,
         confident=response.confident,
         confidence=response.confidence,
