@@ -56,6 +56,7 @@ async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) ->
         assert data is not None and len(data["hits"]) == 3
         hit = data["hits"][0]
         assert {"id", "path", "start_line", "end_line", "score", "snippet"} <= set(hit)
+        assert hit["title"] == "alpha hit 1"  # what the hit is, where its location does not say
         assert not {"content", "score_parts", "source_views", "duplicates"} & set(hit)
         assert "retry logic" in hit["snippet"]
 

@@ -61,6 +61,25 @@ def test_a_pasted_issue_is_not_repeated_whole_in_the_xml_context() -> None:
     assert len(root.findall("chunk")) == 3
 
 
+def test_a_chunk_is_named_by_what_it_defines_where_its_location_does_not_say() -> None:
+    """A method's chunk shows ``def get_help_extra(self, ctx)``: its head says whose."""
+    from tributary.engine.pipeline.formats import shown_name
+
+    method = hit("files", 1, "    def get_help_extra(self, ctx):\n        return {}", path="src/core.py",
+                 lines=(3383, 3384), title="Option.get_help_extra")
+    by_path = hit("fs", 2, "x = 1", path="src/util.py")  # its title is its path
+    part = hit("grep", 3, "y = 2", path="src/big.py", lines=(1, 2), title="src/big.py (part 2 of 3)")
+    assert [shown_name(h) for h in (method, by_path, part)] == ["Option.get_help_extra", None, "(part 2 of 3)"]
+    hits = [method, by_path]
+    fill_tokens(hits)
+    for fmt, head in ((ContextFormat.MARKDOWN, "### src/core.py:3383-3384 · Option.get_help_extra\n"),
+                      (ContextFormat.PLAIN, "=== src/core.py:3383-3384 · Option.get_help_extra | files"),
+                      (ContextFormat.XML, 'name="Option.get_help_extra"')):
+        text = assemble(plan_budget(hits, budget=4000, fmt=fmt, query="q"), fmt, "q").text
+        assert head in text, fmt
+        assert "src/util.py ·" not in text and 'name="src/util.py"' not in text
+
+
 def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:
     history = hit("tasks", 1, "Fix the parser crash when the file is empty (#42); cache the result", path="src/conf.py")
     snippet = hit("serena", 1, FUNC_A, path="src/conf.py")  # code without its line range

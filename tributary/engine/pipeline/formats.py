@@ -62,8 +62,11 @@ def frame_pieces(
         return _commit_pieces(hit, fmt, treatment, score)
     location = _one_line(hit.location)
     repo = repository_of(hit) if named else None
+    name = shown_name(hit)
     if fmt is ContextFormat.XML:
         attrs = {"treatment": treatment}
+        if name is not None:
+            attrs["name"] = name
         if repo is not None:
             attrs["repo"] = repo
         if hit.path:
@@ -77,13 +80,29 @@ def frame_pieces(
         return before, score, after, "]]></chunk>"
     note = "" if treatment == "full" else f", {treatment}"
     where = "" if repo is None else f"in {_one_line(repo)}"
+    named_at = location if name is None else f"{location} · {name}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
         language = _fence_language(hit)
         source = f"{_one_line(hit.source)} · {where}" if where else _one_line(hit.source)
-        return f"### {location}\n_{source} · score ", score, f"{note}_\n{fence}{language}", fence
+        return f"### {named_at}\n_{source} · score ", score, f"{note}_\n{fence}{language}", fence
     source = f"{_one_line(hit.source)} | {where}" if where else _one_line(hit.source)
-    return f"=== {location} | {source} | score ", score, f"{note} ===", "=== end ==="
+    return f"=== {named_at} | {source} | score ", score, f"{note} ===", "=== end ==="
+
+
+NAME_CHARS = 120  # a longer title is a sentence, not a name
+
+
+def shown_name(hit: Hit) -> str | None:
+    """What a chunk of code defines (``Option.get_help_extra``, a document's section),
+    when its title says more than its location: a method's chunk shows ``def
+    get_help_extra(self, ctx)`` without its class. None for a title that is the path."""
+    title = _one_line(hit.title or "")
+    if hit.path and title.startswith(hit.path):  # a path with more: "a.py (part 2 of 3)"
+        title = title[len(hit.path):].strip()
+    if not title or len(title) > NAME_CHARS or title in hit.location:
+        return None
+    return title
 
 
 def commit_line(hit: Hit) -> str:

@@ -56,7 +56,7 @@ from tributary.engine.model import (
     TaskType,
 )
 from tributary.engine.pipeline.confidence import source_views
-from tributary.engine.pipeline.formats import query_attribute
+from tributary.engine.pipeline.formats import query_attribute, shown_name
 from tributary.engine.pipeline.tokens import count_tokens
 from tributary.engine.runtime.heap import settle
 from tributary.engine.runtime.shutdown import hangup_as_terminate, run_until_signalled
@@ -92,7 +92,9 @@ class HitOut(BaseModel):
     start_line: int | None = None
     end_line: int | None = None
     snippet: str = Field(description="the start of the content")
-    title: str | None = None
+    title: str | None = Field(default=None, description=(
+        "what it is: the function or class a chunk defines (Option.get_help_extra), a "
+        "past task's subject"))
     sources: list[str] | None = Field(default=None, description="every source that returned this item")
     uri: str | None = None
     content: str | None = None
@@ -194,7 +196,8 @@ def snippet(content: str) -> str:
 def _hit_out(rank: int, hit: Hit, response: SearchResponse, details: bool = True) -> HitOut:
     compact = HitOut(id=hit.id, rank=rank, score=round(hit.score, 6), source=hit.source,
                      location=hit.location, path=hit.path, start_line=hit.start_line,
-                     end_line=hit.end_line, snippet=snippet(hit.content))
+                     end_line=hit.end_line, snippet=snippet(hit.content),
+                     title=shown_name(hit))
     if not details:
         return compact
     group = response.group_of(hit.id)
