@@ -35,6 +35,7 @@ async def test_tools_describe_themselves_and_answer_compactly(tmp_path: Path) ->
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
         assert init.server_info.version == package_version() != UNKNOWN
+        assert "the whole task text" in (init.instructions or "")  # how to ask, said once
 
         tools = {t.name: t for t in (await session.list_tools()).tools}
         for tool in tools.values():

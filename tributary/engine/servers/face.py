@@ -64,6 +64,15 @@ from tributary.engine.servers.stdio_serve import serve_stdio
 from tributary.engine.version import package_version
 
 SERVER_NAME = "tributary"
+# Sent once, at initialisation: how to ask, which the tools' one-line descriptions leave out.
+INSTRUCTIONS = (
+    "Fused, de-duplicated, budgeted context from many sources: the indexed repositories' "
+    "code, their history of past changes, and other configured servers. For a task, pass "
+    "the whole task text (an issue, a bug report with its traceback) as the query of "
+    "get_context: its file paths, names and messages all count, and the answer puts the "
+    "code most likely to change first, within max_tokens. Use search for a ranked list "
+    "of locations, and filter by repos when several repositories are indexed."
+)
 log = logging.getLogger("tributary.serve")
 
 Scope = MutableMapping[str, Any]
@@ -367,7 +376,7 @@ def build_server(
         lambda: state.get("engine"),
         SERVER_NAME,
         version=package_version(),
-        instructions="Fused, de-duplicated, budgeted context from many sources.",
+        instructions=INSTRUCTIONS,
         lifespan=lifespan,
     )
 
@@ -462,7 +471,9 @@ def build_server(
 # search and get_context only read (they reach out to the configured sources)
 _READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                idempotent_hint=True, open_world_hint=True)
-Query = Annotated[str, Field(description="what to look for, in plain words")]
+Query = Annotated[str, Field(description=(
+    "what to look for: a question, or the whole task as it is (an issue or bug report "
+    "with its traceback and code; every part of it is read)"))]
 RelatedFiles = Annotated[list[str] | None, Field(
     description="files the task is about (paths); hits near them rank higher")]
 Language = Annotated[str | None, Field(description="the programming language, e.g. python")]
