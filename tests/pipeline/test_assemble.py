@@ -62,22 +62,29 @@ def test_a_pasted_issue_is_not_repeated_whole_in_the_xml_context() -> None:
 
 
 def test_a_chunk_is_named_by_what_it_defines_where_its_location_does_not_say() -> None:
-    """A method's chunk shows ``def get_help_extra(self, ctx)``: its head says whose."""
-    from tributary.engine.pipeline.formats import shown_name
+    """A method's chunk shows ``def get_help_extra(self, ctx)``: its head says whose. A
+    function's own first line names it, so its head does not again."""
+    from tributary.engine.pipeline.formats import enclosing, shown_name
 
     method = hit("files", 1, "    def get_help_extra(self, ctx):\n        return {}", path="src/core.py",
                  lines=(3383, 3384), title="Option.get_help_extra")
     by_path = hit("fs", 2, "x = 1", path="src/util.py")  # its title is its path
     part = hit("grep", 3, "y = 2", path="src/big.py", lines=(1, 2), title="src/big.py (part 2 of 3)")
     assert [shown_name(h) for h in (method, by_path, part)] == ["Option.get_help_extra", None, "(part 2 of 3)"]
-    hits = [method, by_path]
+    section = hit("files", 5, "## Defaults", path="docs/options.md", lines=(3, 9), title="Options > Defaults")
+    split = hit("files", 6, "x", path="src/core.py", lines=(5, 9), title="Option.parse (part 1 of 2)")
+    version = hit("web", 7, "notes", uri="https://example.org/notes", title="Release 8.1.7")
+    assert [enclosing(h) for h in (method, by_path, part, section, split, version)] == [
+        "Option", None, "part 2 of 3", "Options", "Option, part 1 of 2", None]
+    plain = hit("files", 4, "def parse(text):\n    return text", path="src/parse.py", lines=(1, 2), title="parse")
+    hits = [method, by_path, plain]
     fill_tokens(hits)
-    for fmt, head in ((ContextFormat.MARKDOWN, "### src/core.py:3383-3384 · Option.get_help_extra\n"),
-                      (ContextFormat.PLAIN, "=== src/core.py:3383-3384 · Option.get_help_extra | files"),
-                      (ContextFormat.XML, 'name="Option.get_help_extra"')):
+    for fmt, head in ((ContextFormat.MARKDOWN, "### src/core.py:3383-3384 · in Option\n"),
+                      (ContextFormat.PLAIN, "=== src/core.py:3383-3384 · in Option | files"),
+                      (ContextFormat.XML, 'in="Option"')):
         text = assemble(plan_budget(hits, budget=4000, fmt=fmt, query="q"), fmt, "q").text
         assert head in text, fmt
-        assert "src/util.py ·" not in text and 'name="src/util.py"' not in text
+        assert text.count(" · in ") + text.count(' in="') == 1  # the function's def line says all
 
 
 def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:

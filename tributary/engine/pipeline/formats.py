@@ -62,11 +62,11 @@ def frame_pieces(
         return _commit_pieces(hit, fmt, treatment, score)
     location = _one_line(hit.location)
     repo = repository_of(hit) if named else None
-    name = shown_name(hit)
+    scope = enclosing(hit)
     if fmt is ContextFormat.XML:
         attrs = {"treatment": treatment}
-        if name is not None:
-            attrs["name"] = name
+        if scope is not None:
+            attrs["in"] = scope
         if repo is not None:
             attrs["repo"] = repo
         if hit.path:
@@ -80,7 +80,7 @@ def frame_pieces(
         return before, score, after, "]]></chunk>"
     note = "" if treatment == "full" else f", {treatment}"
     where = "" if repo is None else f"in {_one_line(repo)}"
-    named_at = location if name is None else f"{location} · {name}"
+    named_at = location if scope is None else f"{location} · in {scope}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
         language = _fence_language(hit)
@@ -91,6 +91,8 @@ def frame_pieces(
 
 
 NAME_CHARS = 120  # a longer title is a sentence, not a name
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # Class.method, module.function
+_PART = re.compile(r" ?\((part \d+ of \d+\+?)\)$")
 
 
 def shown_name(hit: Hit) -> str | None:
@@ -182,3 +184,21 @@ def query_attribute(query: str) -> str:
 def render(head: str, text: str, tail: str) -> str:
     """One chunk: parts joined by newlines, so token counts add up exactly."""
     return "\n".join(part for part in (head, text, tail) if part)
+
+
+def enclosing(hit: Hit) -> str | None:
+    """Where a chunk's code lives that its own lines do not say: a method's class
+    (``Option`` for ``Option.get_help_extra``, whose chunk shows ``def
+    get_help_extra(self, ctx)``), a section's headings above it, which part of a long
+    function it is. None for a top-level function or class: its first line says all."""
+    name = shown_name(hit)
+    if name is None:
+        return None
+    part = _PART.search(name)
+    if part is not None:
+        name = name[: part.start()]
+    scope = (name.rsplit(" > ", 1)[0] if " > " in name
+             else name.rsplit(".", 1)[0] if _DOTTED.fullmatch(name) else None)
+    said = [piece for piece in (scope, part.group(1) if part else None) if piece]
+    return ", ".join(said) or None
+
