@@ -31,6 +31,7 @@ from tributary.app.search.controller import SearchController
 from tributary.app.search.source_strip import waiting_text
 from tributary.engine.api import EngineLike
 from tributary.engine.model import (
+    ANSWERED,
     Hit,
     SearchResponse,
     SearchUpdate,
@@ -230,7 +231,7 @@ class QuickPopup(QWidget):
             self.results.addItem(item)
         if self._chosen is not None and self.results.count():
             self.results.setCurrentRow(min(self._chosen, self.results.count() - 1))
-        answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
+        answered = sum(1 for s in response.sources if s.status in ANSWERED)
         asked = sum(1 for s in response.sources if s.status != "skipped")
         tokens = response.context.token_count if response.context else 0
         state = "" if update.final else f" · {waiting_text(response.sources)}"

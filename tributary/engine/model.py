@@ -29,6 +29,8 @@ class SourceStatus(StrEnum):
 
 # Sources that were not asked this time, so no answer of theirs was timed.
 NOT_ASKED: frozenset[SourceStatus] = frozenset({SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN})
+# Sources whose hits this answer holds: asked now, or answered from the cache.
+ANSWERED: frozenset[SourceStatus] = frozenset({SourceStatus.OK, SourceStatus.CACHED})
 
 
 class TaskType(StrEnum):

@@ -76,6 +76,7 @@ from tributary.app.spin_box import SpinBox
 from tributary.engine.api import EngineLike, format_filters, is_task_question, parse_query
 from tributary.engine.config.schema import TOP_K_MAX, TOP_K_MIN
 from tributary.engine.model import (
+    ANSWERED,
     FUSION_STRATEGIES,
     ContextFormat,
     DedupGroup,
@@ -758,7 +759,7 @@ class SearchPage(QWidget):
 
 def _summary(response: SearchResponse, final: bool) -> str:
     m = response.metrics
-    answered = sum(1 for s in response.sources if s.status in ("ok", "cached"))
+    answered = sum(1 for s in response.sources if s.status in ANSWERED)
     asked = sum(1 for s in response.sources if s.status != "skipped")  # not the ones routing left out
     text = f"{len(response.hits)} results · {answered}/{asked} sources"
     if commits_listed_first(response):  # the list is not in score order: say so where it shows

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.elided import FittingLabel
-from tributary.engine.model import NOT_ASKED, SourceReport, SourceStatus
+from tributary.engine.model import ANSWERED, NOT_ASKED, SourceReport, SourceStatus
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState
@@ -145,7 +145,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
     restarted = " · restarted" if state is not None and restarted_lately(state) else ""
-    if status in (SourceStatus.OK, SourceStatus.CACHED):
+    if status in ANSWERED:
         cached = " · cached" if status == SourceStatus.CACHED else ""
         hits = "1 hit" if report.hits == 1 else f"{report.hits} hits"
         partial = " · keyword only" if report.degraded else ""  # its vectors are not all there yet

@@ -13,7 +13,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from tributary.engine.model import NOT_ASKED, SearchResponse, SourceReport, SourceStatus, is_task
+from tributary.engine.model import (
+    ANSWERED,
+    NOT_ASKED,
+    SearchResponse,
+    SourceReport,
+    SourceStatus,
+    is_task,
+)
 from tributary.engine.pipeline.formats import commit_line
 
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)} | {127: "\\x7f"}
@@ -70,7 +77,7 @@ def source_line(report: SourceReport) -> str:
     parts = [f"{report.name}: {_STATUS_MARK.get(report.status, str(report.status))}"]
     if report.latency_ms is not None and report.status not in NOT_ASKED:
         parts.append(f"{report.latency_ms:.0f} ms")
-    if report.status in (SourceStatus.OK, SourceStatus.CACHED):
+    if report.status in ANSWERED:
         parts.append(f"{report.hits} hits")
     if report.tokens:
         parts.append(f"{report.tokens} tokens")

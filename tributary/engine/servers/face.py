@@ -47,6 +47,7 @@ from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import (
+    ANSWERED,
     ContextFormat,
     Hints,
     Hit,
@@ -495,7 +496,6 @@ def _compact_result(out: SearchOut) -> types.CallToolResult:
 # budget (kept for it when the budget is this many times larger).
 FOOTER_TOKENS = 80
 FOOTER_SHARE = 10
-_ANSWERED = ("ok", "cached")
 
 
 def footer_reserve(max_tokens: int) -> int:
@@ -526,7 +526,7 @@ def context_result(out: ContextOut, room: int) -> types.CallToolResult:
 def context_footer(out: ContextOut) -> list[str]:
     """The lines after the context: its sources (those that failed with why), then the
     error and the notes."""
-    said = [f"{s.name} ({s.hits} hits)" if s.status in _ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
+    said = [f"{s.name} ({s.hits} hits)" if s.status in ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
             for s in out.sources]
     lines = [f"Sources: {', '.join(said)}"] if said else []
     if out.error:

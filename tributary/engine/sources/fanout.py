@@ -28,7 +28,7 @@ from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tributary.engine.model import Hit, SourceReport, SourceStatus
+from tributary.engine.model import ANSWERED, Hit, SourceReport, SourceStatus
 from tributary.engine.sources.pool import SourcePool
 from tributary.engine.sources.state import SourceOutcome
 
@@ -48,7 +48,7 @@ class SourceResult:
 
     @property
     def ok(self) -> bool:
-        return self.report.status in (SourceStatus.OK, SourceStatus.CACHED)
+        return self.report.status in ANSWERED
 
 
 async def fan_out(
