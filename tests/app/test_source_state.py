@@ -180,7 +180,7 @@ def test_a_server_that_needs_a_setting_says_which_kind_in_the_list(qtbot: Any, t
 
 def test_describe_state_says_what_a_search_sends_a_running_server() -> None:
     # A grep tool left at `query_mode: full` is sent a regex of the question's names:
-    # the form's Query mode says "the whole question", so the status says what is asked.
+    # the status says what is asked of this one.
     grep = state("rg", 12.0, tool="search(pattern as a regex of its names, maxResults=top_k) [configured]")
     assert describe_state(grep).endswith(
         " · asks search(pattern as a regex of its names, maxResults=top_k) [configured]")

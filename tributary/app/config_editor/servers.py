@@ -88,7 +88,8 @@ NAME_CHARS = 20  # a server name this long shows whole in the list at 1,024 px
 QUERY_MODE_CHARS = 14  # the Query mode choice's width, in characters
 STATE_REFRESH_MS = 2000
 QUERY_MODE_LABELS: dict[str, str] = {
-    "full": "the whole question",
+    # The default sends a grep tool a regex (tributary.engine.sources.tools): say so here.
+    "full": "whole (grep: a regex)",
     "keywords": "its content words",
     "glob": "a file-name glob of them",
     "pattern": "a regex of its names (grep)",
@@ -390,11 +391,11 @@ class ServersPage(QWidget):
         self.query_mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.query_mode.setMinimumContentsLength(QUERY_MODE_CHARS)
         self.query_mode.setToolTip(
-            "What the tool is sent: the whole question; its content words, for a tool that "
-            "matches its query as one substring (server-memory); a file-name glob made of "
+            "What the tool is sent: the whole question (or, for a tool that says its query "
+            "is a regex, a regular expression of its names); its content words, for a tool "
+            "that matches its query as one substring (server-memory); a file-name glob made of "
             "them, for a tool that matches names (server-filesystem's search_files); or a "
-            "regular expression for any of its names, for a grep tool (chosen by itself "
-            "when the tool says its query is a regex)")
+            "regular expression for any of its names, for a grep tool")
         self.tool_arguments = QLineEdit()
         self.tool_arguments.setPlaceholderText("fixed arguments, e.g. {path: /srv/docs}")
         self.tool_arguments.setToolTip(
