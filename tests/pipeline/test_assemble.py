@@ -75,7 +75,7 @@ def test_a_chunk_is_named_by_what_it_defines_where_its_location_does_not_say() -
     split = hit("files", 6, "x", path="src/core.py", lines=(5, 9), title="Option.parse (part 1 of 2)")
     version = hit("web", 7, "notes", uri="https://example.org/notes", title="Release 8.1.7")
     assert [enclosing(h) for h in (method, by_path, part, section, split, version)] == [
-        "Option", None, "part 2 of 3", "Options", "Option, part 1 of 2", None]
+        "in Option", None, "part 2 of 3", "in Options", "in Option, part 1 of 2", None]
     plain = hit("files", 4, "def parse(text):\n    return text", path="src/parse.py", lines=(1, 2), title="parse")
     hits = [method, by_path, plain]
     fill_tokens(hits)
@@ -85,6 +85,10 @@ def test_a_chunk_is_named_by_what_it_defines_where_its_location_does_not_say() -
         text = assemble(plan_budget(hits, budget=4000, fmt=fmt, query="q"), fmt, "q").text
         assert head in text, fmt
         assert text.count(" · in ") + text.count(' in="') == 1  # the function's def line says all
+    xml = assemble(plan_budget([split, part], budget=4000, fmt=ContextFormat.XML, query="q"), ContextFormat.XML, "q").text
+    assert 'in="Option" part="1 of 2"' in xml and 'part="2 of 3"' in xml
+    markdown = assemble(plan_budget([part], budget=4000, fmt=ContextFormat.MARKDOWN, query="q"), ContextFormat.MARKDOWN, "q").text
+    assert "### src/big.py:1-2 · part 2 of 3\n" in markdown  # no class to be "in"
 
 
 def test_markdown_fence_names_the_language_only_of_quoted_code() -> None:

@@ -62,11 +62,13 @@ def frame_pieces(
         return _commit_pieces(hit, fmt, treatment, score)
     location = _one_line(hit.location)
     repo = repository_of(hit) if named else None
-    scope = enclosing(hit)
     if fmt is ContextFormat.XML:
         attrs = {"treatment": treatment}
+        scope, part = scope_and_part(hit)
         if scope is not None:
             attrs["in"] = scope
+        if part is not None:
+            attrs["part"] = part.removeprefix("part ")
         if repo is not None:
             attrs["repo"] = repo
         if hit.path:
@@ -80,7 +82,8 @@ def frame_pieces(
         return before, score, after, "]]></chunk>"
     note = "" if treatment == "full" else f", {treatment}"
     where = "" if repo is None else f"in {_one_line(repo)}"
-    named_at = location if scope is None else f"{location} · in {scope}"
+    said = enclosing(hit)
+    named_at = location if said is None else f"{location} · {said}"
     if fmt is ContextFormat.MARKDOWN:
         fence = fence_for(content)
         language = _fence_language(hit)
@@ -187,18 +190,25 @@ def render(head: str, text: str, tail: str) -> str:
 
 
 def enclosing(hit: Hit) -> str | None:
-    """Where a chunk's code lives that its own lines do not say: a method's class
-    (``Option`` for ``Option.get_help_extra``, whose chunk shows ``def
-    get_help_extra(self, ctx)``), a section's headings above it, which part of a long
-    function it is. None for a top-level function or class: its first line says all."""
+    """Where a chunk's code lives that its own lines do not say, as its head reads it:
+    ``in Option`` for ``Option.get_help_extra`` (whose chunk shows ``def
+    get_help_extra(self, ctx)``), ``in Options`` for a section under that heading, and
+    which part of a long function it is (``in Option, part 1 of 2``; ``part 2 of 3``).
+    None for a top-level function or class: its first line says all."""
+    scope, part = scope_and_part(hit)
+    said = [piece for piece in (f"in {scope}" if scope else None, part) if piece]
+    return ", ".join(said) or None
+
+
+def scope_and_part(hit: Hit) -> tuple[str | None, str | None]:
+    """The class or headings a chunk lies in (``Option``, ``Options``), and which part
+    of a long definition it is (``part 1 of 2``), where its title says so."""
     name = shown_name(hit)
     if name is None:
-        return None
+        return None, None
     part = _PART.search(name)
     if part is not None:
         name = name[: part.start()]
     scope = (name.rsplit(" > ", 1)[0] if " > " in name
              else name.rsplit(".", 1)[0] if _DOTTED.fullmatch(name) else None)
-    said = [piece for piece in (scope, part.group(1) if part else None) if piece]
-    return ", ".join(said) or None
-
+    return scope or None, part.group(1) if part else None
