@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from tests.pipeline.helpers import hit
-from tributary.engine.model import DedupGroup, DedupReason, GroupMember, Hints, Hit, SearchRequest
+from tributary.engine.model import (
+    ROLE_FACTOR,
+    DedupGroup,
+    DedupReason,
+    GroupMember,
+    Hints,
+    Hit,
+    SearchRequest,
+)
 from tributary.engine.pipeline.budget import plan_budget
 from tributary.engine.pipeline.expand import (
     CHUNKS_PER_FILE,
@@ -224,6 +232,27 @@ def test_code_leads_leaves_a_list_whose_first_file_is_the_codes() -> None:
     asked = _scored(hinted, c1)
     assert code_leads(asked, {}, HintScorer(Hints(related_files=["d.py"])).score) == asked  # the asker's file stays
     assert code_leads(asked, {}, HintScorer(Hints(language="python")).score)[0] is c1  # both hinted alike
+
+
+def test_a_test_file_a_source_found_first_does_not_lead() -> None:
+    """A grep tool's first file is often the test that repeats the issue's names, and
+    the agreement of several sources puts it first: the code a source found first leads
+    instead, whether the source that found the test marked its role (a third-party
+    source, ``role_factor``) or scaled its score for it (a built-in server)."""
+    code, test = _chunk("src/a.py", 1, 1), _chunk("tests/test_a.py", 4, 1)
+    grep = hit("rg", 1, "def test_a(): assert part(1)", path="tests/test_a.py", lines=(1, 2),
+               metadata={ROLE_FACTOR: 0.7})
+    ranked = _scored(test, code)
+    out = code_leads(ranked, {test.id: DedupGroup(test, [GroupMember(grep, DedupReason.OVERLAP, 1.0)])})
+    assert [h.id for h in out] == [code.id, test.id]
+    scaled = hit("files", 1, "def test_b(): assert part(2)", path="tests/test_b.py", lines=(1, 2),
+                 metadata={"role": "test", "fused": 0.1}, score=0.07)
+    ranked = _scored(scaled, code)
+    assert [h.id for h in code_leads(ranked, {})] == [code.id, scaled.id]
+    unscaled = hit("files", 1, "def part_c(): return 3", path="src/c.py", lines=(1, 2),
+                   metadata={"role": "code", "fused": 0.1}, score=0.1)
+    ranked = _scored(unscaled, code)
+    assert code_leads(ranked, {}) == ranked  # its own first hit, not scaled: it stays
 
 
 def test_a_path_the_issue_mentions_does_not_hold_the_first_place() -> None:

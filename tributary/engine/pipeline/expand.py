@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from tributary.engine.model import FUNCTION_KIND, DedupGroup, Hit, is_task
 
-from .fusion import appearances
+from .fusion import appearances, role_demoted
 from .tokens import fill_tokens
 
 T = TypeVar("T")
@@ -167,8 +167,12 @@ def code_leads(
 
 def _read_first(hit: Hit, groups: Mapping[str, DedupGroup]) -> bool:
     """Whether a source ranked this item (or a member of its dedup group) first as lines
-    of a file."""
-    return not is_task(hit) and any(seen.source_rank == 1 and _is_code(seen) for seen in appearances(hit, groups).values())
+    of a file, and not in a file whose role it is scaled down for (a test, a doc): a
+    grep tool's first file is often the test that repeats the issue's names."""
+    return not is_task(hit) and any(
+        seen.source_rank == 1 and _is_code(seen) and not role_demoted(seen)
+        for seen in appearances(hit, groups).values()
+    )
 
 
 def focus_functions(

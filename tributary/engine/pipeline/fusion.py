@@ -239,6 +239,20 @@ def _role_factor(hit: Hit) -> float:
     return float(value) if isinstance(value, (int, float)) and 0.0 < value < 1.0 else 1.0
 
 
+def role_demoted(hit: Hit) -> bool:
+    """Whether ``hit``'s score was scaled down for its file's role: marked so for the
+    fusion (a third-party source's test or changelog, ``ROLE_FACTOR``), or scored so by
+    a built-in server (its ``fused`` score, before the role's prior, above the one it
+    ranked by)."""
+    if _role_factor(hit) < 1.0:
+        return True
+    before = hit.metadata.get("fused")
+    return isinstance(before, (int, float)) and hit.source_score is not None and hit.source_score < before * ROLE_SLACK
+
+
+ROLE_SLACK = 0.999  # a built-in score this close to its unscaled one was not scaled
+
+
 def diversify(ranked: list[Hit], decay: float) -> list[Hit]:
     """Scale the n-th further hit of an already-ranked file by ``decay**n`` and re-sort.
 
