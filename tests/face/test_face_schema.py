@@ -125,12 +125,13 @@ def test_the_context_text_ends_with_what_the_sources_did_within_its_room() -> No
         context="### src/a.py:1-2\n```python\nx = 1\n```", confident=True, confidence=0.5, tokens=9,
         budget=8000, format="markdown", chunks=1, error=None,
         sources=[SourceOut(name="files", status="ok", latency_ms=3.0, hits=12),
-                 SourceOut(name="ci", status="timeout", latency_ms=3000.0, hits=0, error="no answer in 3.0 s")],
+                 SourceOut(name="ci", status="timeout", latency_ms=3000.0, hits=0, error="no answer in 3.0 s"),
+                 SourceOut(name="git", status="ok", latency_ms=13.0, hits=1)],
         notes=["read as a task (2,000 characters)", "word " * 200],
     )
     text = context_result(out, 80).content[0].text  # type: ignore[union-attr]
     assert text.startswith(out.context + "\n\n---\n")
-    assert "Sources: files (12 hits), ci (timeout: no answer in 3.0 s)" in text
+    assert "Sources: files (12 hits), ci (timeout: no answer in 3.0 s), git (1 hit)" in text
     assert "Note: read as a task (2,000 characters)" in text
     assert "word word" not in text  # a line past the room is left to the structured content
     assert context_result(out, 0).content[0].text == out.context  # type: ignore[union-attr]

@@ -77,6 +77,7 @@ from tributary.engine.api import (
     twin_of,
 )
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
+from tributary.engine.model import hits_said
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState, ServerTest
@@ -1031,7 +1032,7 @@ class ServersPage(QWidget):
         if result.ok:
             self.test_result.setObjectName("Ok")
             took = f" in {latency:.0f} ms" if latency is not None else ""
-            self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {len(hits)} hit(s).")
+            self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {hits_said(len(hits))}.")
         else:
             self.test_result.setObjectName("Error")
             self.test_result.setText(f"Failed: {result.error or 'unknown error'}")

@@ -147,7 +147,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     restarted = " · restarted" if state is not None and restarted_lately(state) else ""
     if status in ANSWERED:
         cached = " · cached" if status == SourceStatus.CACHED else ""
-        hits = "1 hit" if report.hits == 1 else f"{report.hits} hits"
+        hits = report.hits_said
         partial = " · keyword only" if report.degraded else ""  # its vectors are not all there yet
         return f"{report.name} {hits}{partial}{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
@@ -174,7 +174,7 @@ def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
         lines.append(f"typically answers in {typical}")
     if state is not None and (note := restart_note(state)):
         lines.append(note)
-    lines.append(f"{report.hits} hits, {report.tokens} tokens, weight {report.weight:g}")
+    lines.append(f"{report.hits_said}, {report.tokens} tokens, weight {report.weight:g}")
     if report.tool:
         lines.append(f"tool {report.tool}")
     if report.detail:

@@ -78,7 +78,7 @@ def source_line(report: SourceReport) -> str:
     if report.latency_ms is not None and report.status not in NOT_ASKED:
         parts.append(f"{report.latency_ms:.0f} ms")
     if report.status in ANSWERED:
-        parts.append(f"{report.hits} hits")
+        parts.append(report.hits_said)
     if report.tokens:
         parts.append(f"{report.tokens} tokens")
     text = ", ".join(parts)

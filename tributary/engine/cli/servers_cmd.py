@@ -14,6 +14,7 @@ from tributary.engine.cli.render import one_line, safe, table, terminal_width
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.secrets import server_summary
+from tributary.engine.model import hits_said
 from tributary.engine.query.check import unicode_problem
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ async def _test(args: argparse.Namespace) -> int:
     print(f"  query tool: {result.selection or '-'}")
     if result.latency_ms is not None:
         found = len(result.probe_hits)
-        print(f"  probe {args.query!r}: {found} hit{'' if found == 1 else 's'} in {result.latency_ms:.0f} ms")
+        print(f"  probe {args.query!r}: {hits_said(found)} in {result.latency_ms:.0f} ms")
     for hit in result.probe_hits[:5]:
         print(f"    {one_line(hit.location, 50)}  {one_line(hit.title or hit.content, 60)}")
     if result.error:

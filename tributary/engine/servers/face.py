@@ -55,6 +55,7 @@ from tributary.engine.model import (
     SearchRequest,
     SearchResponse,
     TaskType,
+    hits_said,
 )
 from tributary.engine.pipeline.confidence import source_views
 from tributary.engine.pipeline.formats import query_attribute, shown_name
@@ -526,7 +527,7 @@ def context_result(out: ContextOut, room: int) -> types.CallToolResult:
 def context_footer(out: ContextOut) -> list[str]:
     """The lines after the context: its sources (those that failed with why), then the
     error and the notes."""
-    said = [f"{s.name} ({s.hits} hits)" if s.status in ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
+    said = [f"{s.name} ({hits_said(s.hits)})" if s.status in ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
             for s in out.sources]
     lines = [f"Sources: {', '.join(said)}"] if said else []
     if out.error:
