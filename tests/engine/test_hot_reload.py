@@ -200,3 +200,7 @@ async def test_a_built_in_servers_tuning_is_not_counted_as_a_server(tmp_path: Pa
     report = await reload_once(path, apply)
     assert report is not None and report.ok and report.message.endswith("reloaded: 1 server")
     assert applied[0].servers["tasks"].weight == 0.5
+    path.write_text("servers:\n  git:\n    command: uvx\n  rg:\n    command: npx\n    enabled: false\n",
+                    encoding="utf-8")
+    report = await reload_once(path, apply)  # one just turned off is not counted as on
+    assert report is not None and report.ok and report.message.endswith("reloaded: 1 server on, 1 off")

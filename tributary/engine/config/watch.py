@@ -137,5 +137,14 @@ async def reload_once(
         await apply(config)
     except Exception as exc:
         return ReloadReport(False, f"{path} is valid but could not be applied: {type(exc).__name__}: {exc}")
-    servers = sum(1 for s in config.servers.values() if not s.tunes_builtin)
-    return ReloadReport(True, f"{path} reloaded: {servers} server{'s' * (servers != 1)}")
+    return ReloadReport(True, f"{path} reloaded: {servers_said(config)}")
+
+
+def servers_said(config: Config) -> str:
+    """The configured servers as a reload reports them, those turned off apart (one
+    just unchecked in the app is still configured, and "4 servers" read as unchanged):
+    ``3 servers``, ``3 servers on, 1 off``."""
+    own = [s for s in config.servers.values() if not s.tunes_builtin]
+    on = sum(1 for s in own if s.enabled)
+    said = f"{on} server{'s' * (on != 1)}"
+    return said if on == len(own) else f"{said} on, {len(own) - on} off"
