@@ -46,6 +46,8 @@ from tributary.engine.index.store import SqliteStore
         ("src/attestation.go", priors.CODE),
         (".goreleaser.yaml", priors.TOOLING),
         (".github/workflows/ci.yml", priors.TOOLING),
+        (".git/description", priors.TOOLING),
+        (".hg/hgrc", priors.TOOLING),
         (".github/ISSUE_TEMPLATE/bug.md", priors.TOOLING),
         ("web/.eslintrc.js", priors.TOOLING),
         ("app/.env", priors.CODE),  # read by the application itself

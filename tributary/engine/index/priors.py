@@ -57,7 +57,10 @@ _VENDORED_DIRS = frozenset({
 _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
 # Folders of CI and editor tooling. A file whose name starts with a dot (.travis.yml,
 # .golangci.yml, .pre-commit-config.yaml) is tooling wherever it lies.
-_TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines"})
+# A version control store's own files (.git/description, its hooks) count too: a
+# file-name search of the whole tree finds them ("script" in "description").
+_TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines",
+                           ".git", ".hg", ".svn"})
 _NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
 # Lock files: generated, never indexed as code (``tributary.engine.index.discovery``),
 # but the history's commits touch them.
