@@ -206,10 +206,6 @@ class SourceReport:
     # launch): a start-up, not how fast the source answers, so latency figures leave it out.
     startup_ms: float | None = None
 
-    @property
-    def hits_said(self) -> str:
-        return hits_said(self.hits)
-
 
 def hits_said(count: int) -> str:
     """A source's count of hits as a line says it: ``1 hit``, ``24 hits``."""

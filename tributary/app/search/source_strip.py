@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.elided import FittingLabel
-from tributary.engine.model import ANSWERED, NOT_ASKED, SourceReport, SourceStatus
+from tributary.engine.model import ANSWERED, NOT_ASKED, SourceReport, SourceStatus, hits_said
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState
@@ -147,7 +147,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     restarted = " · restarted" if state is not None and restarted_lately(state) else ""
     if status in ANSWERED:
         cached = " · cached" if status == SourceStatus.CACHED else ""
-        hits = report.hits_said
+        hits = hits_said(report.hits)
         partial = " · keyword only" if report.degraded else ""  # its vectors are not all there yet
         return f"{report.name} {hits}{partial}{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
@@ -174,7 +174,7 @@ def chip_tooltip(report: SourceReport, state: ServerState | None = None) -> str:
         lines.append(f"typically answers in {typical}")
     if state is not None and (note := restart_note(state)):
         lines.append(note)
-    lines.append(f"{report.hits_said}, {report.tokens} tokens, weight {report.weight:g}")
+    lines.append(f"{hits_said(report.hits)}, {report.tokens} tokens, weight {report.weight:g}")
     if report.tool:
         lines.append(f"tool {report.tool}")
     if report.detail:

@@ -19,6 +19,7 @@ from tributary.engine.model import (
     SearchResponse,
     SourceReport,
     SourceStatus,
+    hits_said,
     is_task,
 )
 from tributary.engine.pipeline.formats import commit_line
@@ -78,7 +79,7 @@ def source_line(report: SourceReport) -> str:
     if report.latency_ms is not None and report.status not in NOT_ASKED:
         parts.append(f"{report.latency_ms:.0f} ms")
     if report.status in ANSWERED:
-        parts.append(report.hits_said)
+        parts.append(hits_said(report.hits))
     if report.tokens:
         parts.append(f"{report.tokens} tokens")
     text = ", ".join(parts)
