@@ -239,6 +239,9 @@ def _role_factor(hit: Hit) -> float:
     return float(value) if isinstance(value, (int, float)) and 0.0 < value < 1.0 else 1.0
 
 
+ROLE_SLACK = 0.999  # a built-in score this close to its unscaled one was not scaled
+
+
 def role_demoted(hit: Hit) -> bool:
     """Whether ``hit``'s score was scaled down for its file's role: marked so for the
     fusion (a third-party source's test or changelog, ``ROLE_FACTOR``), or scored so by
@@ -248,9 +251,6 @@ def role_demoted(hit: Hit) -> bool:
         return True
     before = hit.metadata.get("fused")
     return isinstance(before, (int, float)) and hit.source_score is not None and hit.source_score < before * ROLE_SLACK
-
-
-ROLE_SLACK = 0.999  # a built-in score this close to its unscaled one was not scaled
 
 
 def diversify(ranked: list[Hit], decay: float) -> list[Hit]:
