@@ -91,6 +91,16 @@ def test_titles_are_flattened_to_one_safe_line() -> None:
     assert model.index(0, 0, QModelIndex()).data(HIT_ROLE) is response.hits[0]
 
 
+def test_a_window_titled_by_its_path_shows_its_first_line_of_code() -> None:
+    model = ResultsModel()
+    response = _response(["files"])
+    hit = response.hits[0]
+    hit.title, hit.path, hit.content = "lib/view.js", "lib/view.js", "/*!\n * express\n */\n\nvar path = require('path');"
+    model.set_response(response)
+    assert model.index(0, TITLE).data() == "var path = require('path');"
+    assert model.index(0, LOCATION).data().startswith("lib/view.js")
+
+
 # -- live updates in place ------------------------------------------------------------
 
 

@@ -26,3 +26,17 @@ def test_the_route_line_says_when_a_question_is_read_as_a_task() -> None:
     assert "class: howto (read as a task);" in text
     short = response_text(SearchResponse(request=SearchRequest("rational value"), route=routed), 120)
     assert "class: howto;" in short
+
+
+def test_a_hit_whose_title_is_its_path_is_summed_up_by_its_first_line() -> None:
+    window = Hit(id="1", source="files", tool="search_code", title="lib/response.js",
+                 content="/*!\n * express\n */\n\nvar contentDisposition = require('content-disposition');",
+                 path="lib/response.js", start_line=1, end_line=40, score=1.0)
+    named = Hit(id="2", source="files", tool="search_code", title="res.send",
+                content="res.send = function send(body) {", path="lib/response.js", start_line=112,
+                end_line=218, score=0.5)
+    assert window.headline == "var contentDisposition = require('content-disposition');"
+    assert named.headline == "res.send"
+    text = response_text(SearchResponse(request=SearchRequest("send"), hits=[window, named]), 160)
+    (row,) = [line for line in text.splitlines() if line.startswith("1 ")]
+    assert row.count("lib/response.js") == 1 and "var contentDisposition" in row

@@ -96,6 +96,53 @@ def test_typescript_units(repo: Path) -> None:
             ("Courier.deliver", "method")} <= units  # fmt: skip
 
 
+def test_commonjs_functions_assigned_and_passed_are_units() -> None:
+    source = (
+        "'use strict'\n"
+        "var res = Object.create(http.ServerResponse.prototype)\n\n"
+        "/**\n * Send a response.\n *\n * @public\n */\n\n"
+        "res.send = function send(body) {\n  this.end(body);\n  return this;\n};\n\n"
+        "res.contentType =\nres.type = function contentType(type) {\n  return this.set(type);\n};\n\n"
+        "Router.prototype.route = function (path) {\n  return new Route(path);\n};\n\n"
+        "module.exports = function createApplication() {\n  return app;\n};\n\n"
+        "exports.compileETag = function (value) {\n  return value;\n};\n\n"
+        "defineGetter(req, 'path', function path() {\n  return parse(this).pathname;\n});\n\n"
+        "describe('send', function () {\n  it('sends', function () {\n    send();\n  });\n});\n"
+    )
+    chunks = chunk_text("lib/response.js", "javascript", source)
+    assert _units(chunks) == {
+        ("res.send", "method"), ("res.contentType", "method"), ("Router.route", "method"),
+        ("createApplication", "function"), ("compileETag", "function"), ("path", "function"),
+    }  # fmt: skip
+    send = next(c for c in chunks if c.symbol == "res.send")
+    # a JSDoc block one blank line above is the function's own
+    assert send.docstring is not None and send.docstring.startswith("Send a response.")
+    assert send.content.startswith("/**") and send.signature == "res.send = function send(body)"
+    # an unnamed callback (a test's) stays in a window
+    assert any("describe('send'" in c.content for c in chunks if c.kind == "block")
+
+
+def test_typescript_named_values_are_units() -> None:
+    source = (
+        "export const $ZodString: core.$constructor<$ZodString> = core.$constructor(\n"
+        "  \"$ZodString\",\n  (inst, def) => {\n    inst._zod.parse = (payload) => payload;\n  }\n);\n\n"
+        "const defaults = {\n  retries: 3,\n  timeout: 10,\n} as const;\n\n"
+        "export const Button = React.memo((props: Props) => {\n  return null;\n});\n\n"
+        "const Shape = class {\n  area(): number {\n    return 0;\n  }\n};\n\n"
+        "const short = compute(1, 2);\nconst other = {\n  a: 1 };\n"
+    )
+    chunks = chunk_text("src/schemas.ts", "typescript", source)
+    by_symbol = {c.symbol: c for c in chunks}
+    assert (by_symbol["$ZodString"].kind, by_symbol["$ZodString"].start_line) == ("function", 1)
+    assert by_symbol["$ZodString"].signature == (
+        'const $ZodString: core.$constructor<$ZodString> = core.$constructor( "$ZodString", (inst, def) =>'
+    )
+    assert by_symbol["Button"].kind == "function"
+    assert (by_symbol["Shape"].kind, by_symbol["Shape.area"].kind) == ("class", "method")
+    # tables and short values stay in the file's windows
+    assert {"defaults", "short", "other"}.isdisjoint(by_symbol)
+
+
 def test_go_units(repo: Path) -> None:
     chunks = _chunks(repo, "cmd/server.go")
     assert _units(chunks) == {

@@ -226,7 +226,7 @@ class QuickPopup(QWidget):
                 where += f" in {safe_text.one_line(repo, 60)}"
             where += " · " if where else ""
             sources = ", ".join(agreeing.get(hit.id) or [hit.source])  # every source that found it
-            item = QListWidgetItem(f"{safe_text.one_line(hit.title, 120)}\n{where}{safe_text.one_line(sources, 80)}")
+            item = QListWidgetItem(f"{safe_text.one_line(hit.headline, 120)}\n{where}{safe_text.one_line(sources, 80)}")
             item.setToolTip(safe_text.tooltip(hit.content, 2000))
             self.results.addItem(item)
         if self._chosen is not None and self.results.count():

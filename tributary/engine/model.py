@@ -122,7 +122,22 @@ class Hit:
             return self.path
         return self.uri or self.title
 
+    @property
+    def headline(self) -> str:
+        """What the hit is, in a line: its title, or, where the title only repeats its
+        path (a window of module code, a file a file server found), the first line of
+        its text that says something (code before comments and directives), so a list
+        of hits does not show the path twice."""
+        if self.title and self.title not in (self.path, self.location):
+            return self.title
+        lines = [line.strip() for line in self.content[:HEADLINE_SCAN].splitlines()]
+        saying = [line for line in lines if sum(ch.isalnum() for ch in line) >= 3]
+        code = next((line for line in saying if not line.startswith(_NOT_CODE)), None)
+        return code or (saying[0] if saying else self.title)
 
+
+HEADLINE_SCAN = 4000  # characters of a hit's text searched for its headline
+_NOT_CODE = ("#", "//", "/*", "*", "--", "<!--", ";", '"""', "'''", "'use strict'", '"use strict"')
 TASK_KIND = "task"
 FUNCTION_KIND = "function"  # a function's code a source read because past changes touched it
 # A hit's metadata key: what its file's role keeps of its fused score (a test, a

@@ -309,7 +309,7 @@ class ResultsModel(QStandardItemModel):
         return [
             {_DISPLAY: str(row.position + 1), _ORDER: row.position, _HIT: hit, _SOURCES: sources,
              _RATING: rating},
-            {_DISPLAY: safe_text.one_line(hit.title), _DECORATION: _rating_icon(rating)},
+            {_DISPLAY: safe_text.one_line(hit.headline), _DECORATION: _rating_icon(rating)},
             {_DISPLAY: _where(hit)},
             {**self._badge_cell(sources), _ACCESSIBLE: ", ".join(sources)},
             {_DISPLAY: f"{hit.score:.4f}"},
@@ -323,7 +323,7 @@ class ResultsModel(QStandardItemModel):
         return [
             {_ORDER: row.position, _HIT: hit, _MEMBER: member, _SOURCES: row.sources,
              _RATING: rating},
-            {_DISPLAY: safe_text.one_line(hit.title), _DECORATION: _rating_icon(rating)},
+            {_DISPLAY: safe_text.one_line(hit.headline), _DECORATION: _rating_icon(rating)},
             {_DISPLAY: _where(hit)},
             {**self._badge_cell(row.sources), _ACCESSIBLE: hit.source},
             {_DISPLAY: fold_label(member)},
@@ -469,7 +469,7 @@ def _tooltip(hit: Hit, sources: list[str], useful: bool | None) -> str:
     where = _where(hit) or safe_text.one_line(hit.location, 300)
     if (repo := repository_of(hit)) is not None:
         where = f"{where} in {safe_text.one_line(repo, 120)}"
-    lines = [safe_text.one_line(hit.title, 200), where, f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
+    lines = [safe_text.one_line(hit.headline, 200), where, f"score {hit.score:.4f} · confidence {hit.confidence:.2f}"]
     if len(sources) > 1:
         lines.append("agreed by " + ", ".join(sources))
     elif sources:  # the Sources column may show it elided

@@ -92,7 +92,7 @@ def results_table(response: SearchResponse, width: int) -> str:
     for rank, hit in enumerate(response.hits, 1):
         group = response.group_of(hit.id)
         sources = ",".join(group.sources) if group else hit.source
-        summary = hit.title if hit.title and hit.title != hit.location else hit.content
+        summary = hit.headline
         if is_task(hit):
             summary = f"{commit_line(hit)} — {hit.title}"
         rows.append([str(rank), f"{hit.score:.4f}", f"{hit.confidence:.2f}", sources,

@@ -23,12 +23,13 @@ from typing import Any
 
 from tributary.engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "5"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "6"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
 MAX_UNIT_LINES = 200  # longer units are split into parts of WINDOW_LINES
 MIN_GAP_LINES = 2  # uncovered runs with fewer non-blank lines are not worth a chunk
+MIN_VALUE_LINES = 3  # a JavaScript definition by a call (``memo(() => ...)``) this long is a unit
 SIGNATURE_CHARS = 240
 DOCSTRING_CHARS = 400
 EMBED_CHARS = 1200  # beyond what 128 tokens can hold; avoids tokenising huge bodies
@@ -239,6 +240,10 @@ _ELIXIR_FUNCTIONS = frozenset(
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
+_JS_GRAMMARS = frozenset({"javascript", "typescript", "tsx"})
+_JS_WRAPPED_VALUES = frozenset(
+    {"as_expression", "satisfies_expression", "parenthesized_expression", "non_null_expression"}
+)
 
 
 def _text(node: Any, source: bytes) -> str:
@@ -305,12 +310,7 @@ def _elixir_unit(node: Any, source: bytes) -> tuple[str, str | None, Any] | None
 
 
 def _signature(node: Any, source: bytes) -> str:
-    body = node.child_by_field_name("body")
-    end = body.start_byte if body is not None else node.end_byte
-    head = source[node.start_byte : end].decode("utf-8", errors="replace")
-    if body is None:
-        head = head.split("\n", 1)[0]
-    return " ".join(head.split()).rstrip(":{ ")[:SIGNATURE_CHARS]
+    return _head(node, node.child_by_field_name("body"), source)
 
 
 def _python_docstring(node: Any, source: bytes) -> str | None:
@@ -333,11 +333,14 @@ _INNER_DOC = ("//!", "/*!", "#!")
 
 
 def _leading(outer: Any, spec: _Spec, source: bytes) -> list[Any]:
-    """The comments and attributes right above ``outer`` (no blank line between), top
-    first; a run with no comment in it is none."""
+    """The comments and attributes right above ``outer`` (no blank line between, or one
+    below a ``/** ... */`` doc comment, as much JavaScript is written), top first; a run
+    with no comment in it is none."""
     run: list[Any] = []
     node = outer.prev_named_sibling
     row = outer.start_point[0]
+    if node is not None and node.end_point[0] == row - 2 and _text(node, source).startswith("/**"):
+        row -= 1
     while node is not None and node.end_point[0] >= row - 1:
         if node.type in spec.comments:
             if _text(node, source).startswith(_INNER_DOC):
@@ -393,6 +396,99 @@ def _variable_function(node: Any, source: bytes) -> tuple[str, Any] | None:
     return _text(name, source), value
 
 
+def _first_function(node: Any) -> Any:
+    """The first function value among a call's (or ``new``'s) arguments, else ``None``."""
+    arguments = node.child_by_field_name("arguments")
+    if node.type not in ("call_expression", "new_expression") or arguments is None:
+        return None
+    return next((arg for arg in arguments.named_children if arg.type in _FUNCTION_VALUES), None)
+
+
+def _unwrapped(value: Any) -> Any:
+    """``value`` without the TypeScript casts and parentheses around it."""
+    while value.type in _JS_WRAPPED_VALUES and value.named_children:
+        value = value.named_children[0]
+    return value
+
+
+def _head(node: Any, body: Any, source: bytes) -> str:
+    """The text of ``node`` up to ``body`` (or its first line), on one line."""
+    end = body.start_byte if body is not None else node.end_byte
+    head = source[node.start_byte : end].decode("utf-8", errors="replace")
+    if body is None:
+        head = head.split("\n", 1)[0]
+    return " ".join(head.split()).rstrip(":{ ")[:SIGNATURE_CHARS]
+
+
+def _variable_value(node: Any, source: bytes) -> tuple[str, str, Any, str] | None:
+    """``const name = <several lines>``: the kind, name, class body (for a class value)
+    and signature of a named value that is a function or class made another way than
+    by a plain function value.
+
+    Much JavaScript and TypeScript is defined so (``export const $ZodString =
+    core.$constructor("$ZodString", (inst, def) => {...})``, ``const Button =
+    React.memo((props) => ...)``, ``const Shape = class {...}``): each is a unit of its
+    own rather than lines of a window that cuts through it. Other values (objects,
+    tables) stay in the file's windows, as module constants do in every language.
+    """
+    declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+    if len(declarators) != 1 or node.end_point[0] - node.start_point[0] + 1 < MIN_VALUE_LINES:
+        return None
+    value = declarators[0].child_by_field_name("value")
+    name = declarators[0].child_by_field_name("name")
+    if value is None or name is None or name.type != "identifier":
+        return None
+    value = _unwrapped(value)
+    if value.type == "class":
+        return "class", _text(name, source), value.child_by_field_name("body"), _head(node, value.child_by_field_name("body"), source)
+    function = _first_function(value)
+    if function is None:
+        return None
+    return "function", _text(name, source), None, _head(node, function.child_by_field_name("body"), source)
+
+
+def _named_argument(call: Any, statement: Any, source: bytes) -> tuple[str, str, str] | None:
+    """``defineGetter(req, 'path', function path() {...})``: a function defined as a
+    call's argument, when it has a name of its own (an unnamed one, as in a test's
+    ``it('...', function () {...})``, stays in its window)."""
+    function = _first_function(call)
+    own = function.child_by_field_name("name") if function is not None else None
+    if own is None or statement.end_point[0] - statement.start_point[0] + 1 < MIN_VALUE_LINES:
+        return None
+    return "function", _text(own, source), _head(statement, function.child_by_field_name("body"), source)
+
+
+def _assigned_function(node: Any, source: bytes) -> tuple[str, str, str] | None:
+    """``res.send = function send(body) {...}`` and ``Router.prototype.route =
+    function (path) {...}``: CommonJS modules and prototypes define their functions by
+    assignment. The kind, the name (the assigned name, ``.prototype`` left out, or a
+    module export's own name) and the signature; also a named function passed to a call
+    (``_named_argument``)."""
+    expression = node.named_children[0] if node.named_child_count == 1 else None
+    if expression is not None and expression.type == "call_expression":
+        return _named_argument(expression, node, source)
+    if expression is None or expression.type != "assignment_expression":
+        return None
+    left, right = expression.child_by_field_name("left"), expression.child_by_field_name("right")
+    while right is not None and right.type == "assignment_expression":  # a = b = function
+        right = right.child_by_field_name("right")
+    if left is None or right is None or right.type not in _FUNCTION_VALUES:
+        return None
+    target = _text(left, source).replace(".prototype.", ".")
+    own = right.child_by_field_name("name")
+    signature = _head(node, right.child_by_field_name("body"), source)
+    parts = target.split(".")
+    if parts[0] in ("module", "exports"):
+        if target in ("module.exports", "exports"):
+            return ("function", _text(own, source), signature) if own is not None else None
+        return "function", parts[-1], signature
+    if left.type == "identifier":
+        return "function", target, signature
+    if left.type != "member_expression" or not all(part.isidentifier() or part.startswith("$") for part in parts):
+        return None
+    return "method", target, signature
+
+
 def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
     spec = _SPECS[language]
     units: list[_Unit] = []
@@ -430,8 +526,21 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                     if block is not None:
                         visit(block, qualified or owner)
                     continue
+            if language in _JS_GRAMMARS and node.type == "expression_statement":
+                assigned = _assigned_function(node, source)
+                if assigned is not None:
+                    kind, name, sig = assigned
+                    units.append(_Unit(kind, name, outer.start_point[0], outer.end_point[0], sig, *_above(outer, spec, source)))
+                    continue
             if node.type in ("lexical_declaration", "variable_declaration"):
                 found = _variable_function(node, source)
+                valued = _variable_value(node, source) if found is None and language in _JS_GRAMMARS else None
+                if valued is not None:
+                    kind, var_name, body, sig = valued
+                    qualified = f"{owner}.{var_name}" if owner else var_name
+                    units.append(_Unit(kind, qualified, outer.start_point[0], outer.end_point[0], sig, *_above(outer, spec, source)))
+                    if body is not None:
+                        visit(body, qualified)
                 if found is not None:
                     var_name = found[0]
                     kind = "method" if owner else "function"
