@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder, search_repository
 from tributary.engine.index import indexer
+from tributary.engine.index import search as search_module
 from tributary.engine.index import store as store_module
 from tributary.engine.index.manager import (
     index_repository,
@@ -332,5 +333,33 @@ def test_a_name_finds_its_definition_first(
             for weights in (Weights(), Weights(symbol=0.0))
         ]
         assert spelled_nothing[0] == spelled_nothing[1]
+    finally:
+        store.close()
+
+
+def test_a_lookup_prefers_the_name_as_written(tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder) -> None:
+    # Express's own shape: a method assigned to ``res`` and a private helper whose name
+    # differs only in case; the lookup compares last parts case-folded.
+    repo = tmp_path / "web"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "response.js").write_text(
+        "var res = module.exports = {};\n\n"
+        "/**\n * Transfer the file at the given `path`.\n */\n\n"
+        "res.sendFile = function sendFile(path, options) {\n  var file = send(this.req, path);\n"
+        "  sendfile(this, file, options);\n};\n\n"
+        "// pipe the send file stream\nfunction sendfile(res, file, options) {\n  file.pipe(res);\n"
+        "  return file;\n}\n",
+        encoding="utf-8",
+    )
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
+    try:
+        for query in ("res.sendFile", "sendFile"):
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="web")
+            assert hits[0].symbol == "res.sendFile", query
+        # the lookup's own list, as written in lower case: the helper first
+        found = store.symbol_search({"sendfile"}, 10, SearchFilter())
+        ordered = search_module._as_written(store, found, "sendfile")
+        assert [store.chunks_by_id([cid])[cid].symbol for cid in ordered] == ["sendfile", "res.sendFile"]
     finally:
         store.close()

@@ -279,6 +279,9 @@ def test_config_weights_under_request_weights() -> None:
         ("export interface Shipment { id: string }", "Shipment"),
         ("    public String greet(String name) {", "greet"),
         ("  public static async Task<int> RunAsync(int x)", "RunAsync"),
+        ("res.send = function send(body) {", "send"),
+        ("Router.prototype.route = async function (path) {", "route"),
+        ("res.locals = {}", None),
         ("public int count = 0;", None),
         ("const LIMIT = 5\nconst other = 6", None),  # constants are not looked up by this rule
         ("Fix the routing of fallback servers (2024-05-01)", None),

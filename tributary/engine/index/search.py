@@ -61,6 +61,7 @@ KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
+LOOKUP_CHARS = 400  # a lookup is a few names: the head of the query holds them
 NAME_WEIGHT = 0.25  # files whose name the question spells out (tributary.engine.index.file_names)
 PRIOR_POOL = 10  # × top_k: the fused candidates whose file roles are weighed
 PER_FILE = 2  # chunks of one file at full score; the next ones keep REPEAT_FACTOR of it
@@ -176,7 +177,7 @@ def hybrid_search(
     else:
         names = lookup_names(query)
         if names and weights.symbol:
-            symbols = store.symbol_search(names, SYMBOL_POOL, where)
+            symbols = _as_written(store, store.symbol_search(names, SYMBOL_POOL, where), query)
             lists.append((weights.symbol, symbols))
         elif weights.symbol and (spelled := joined_names(query)):
             symbols = store.symbol_search(spelled, SYMBOL_POOL, where)
@@ -427,6 +428,31 @@ def _constructors(chunks: Sequence[StoredChunk], constructed: Sequence[str]) -> 
              if c.symbol and len(parts := symbol_parts(c.symbol)) >= 2
              and parts[-1] in CONSTRUCTORS and parts[-2] in wanted]
     return [n for _, n in sorted(found)]
+
+
+_WRITTEN_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+
+def _as_written(store: IndexStore, symbols: Sequence[int], query: str) -> list[int]:
+    """A lookup's definitions (``symbols``, best first) with those named as the query
+    writes the name first: the whole qualified name (``res.sendFile`` before a function
+    ``sendfile`` in the same file), then its last part in the same case (``sendFile``).
+    The lookup compares last parts case-folded, and would put the shorter top-level
+    name first."""
+    written = _WRITTEN_NAME.findall(query[:LOOKUP_CHARS])
+    if not symbols or not written:
+        return list(symbols)
+    whole = set(written)
+    last = {symbol_parts(name)[-1] for name in written}
+    chunks = store.chunks_by_id(list(symbols))
+
+    def order(cid: int) -> int:
+        symbol = chunks[cid].symbol if cid in chunks else None
+        if symbol in whole:
+            return 0
+        return 1 if symbol and symbol_parts(symbol)[-1] in last else 2
+
+    return sorted(symbols, key=order)
 
 
 def _same_file(written: str, path: str) -> bool:

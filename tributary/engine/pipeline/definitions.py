@@ -9,13 +9,13 @@ more often than the fused ranking did (docs/benchmarks.md, "Lookups").
 
 So ``fuse`` adds a ``defines`` part to each hit that defines a name the lookup asks for
 (``tributary.engine.query.kinds.lookup_names``, compared case-folded): ``def``, ``class``,
-``function``, ``fn``, ``func``, ``struct``, …, a JS/TS ``const f = (…)`` or a Java/C#
-method after its access modifier, in the hit's first 4,000 characters. The part is the
-weight times the best base score, so it is on every strategy's scale, as the hints
-boost is; half that when the name is not the hit's first definition (a helper nested in
-a test). Names compare case-folded, but where some hit defines the name spelled as the
-question spells it, the others keep half: ``Serialize`` asks for the trait, not the
-hundred ``fn serialize`` methods of its impls. Nothing is added for other queries: a
+``function``, ``fn``, ``func``, ``struct``, …, a JS/TS ``const f = (…)`` or ``obj.f =
+function``, or a Java/C# method after its access modifier, in the hit's first 4,000
+characters. The part is the weight times the best base score, so it is on every
+strategy's scale, as the hints boost is; half that when the name is not the hit's first
+definition (a helper nested in a test). Names compare case-folded, but where some hit
+defines the name spelled as the question spells it, the others keep half:
+``Serialize`` asks for the trait, not the hundred ``fn serialize`` methods of its impls. Nothing is added for other queries: a
 question that mentions a name is not asking where it is defined.
 """
 
@@ -44,7 +44,9 @@ _DEFINITION = re.compile(
     # Java/C#-style methods, after an access modifier: ``public String greet(``
     r"|^[ \t]*(?:public|private|protected|internal)\s+"
     r"(?:(?:static|final|virtual|override|abstract|synchronized|async)\s+)*"
-    r"[\w.$]+(?:<[^>\n]*>)?(?:\[\])*\s+([A-Za-z_$][\w$]*)\s*\(",
+    r"[\w.$]+(?:<[^>\n]*>)?(?:\[\])*\s+([A-Za-z_$][\w$]*)\s*\("
+    # JavaScript's functions assigned to a member: ``res.send = function send(body) {``
+    r"|^[ \t]*(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b",
     re.M,
 )
 
@@ -52,16 +54,20 @@ _DEFINITION = re.compile(
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
 
+def _name(match: re.Match[str]) -> str:
+    return match.group(1) or match.group(2) or match.group(3)
+
+
 def first_definition(text: str) -> str | None:
     """The name of the first function, class or type ``text`` defines, if any."""
     match = _DEFINITION.search(text, 0, _SCAN_CHARS)
-    return (match.group(1) or match.group(2)) if match else None
+    return _name(match) if match else None
 
 
 def _defined(text: str, names: frozenset[str]) -> tuple[float, str | None]:
     signal = 1.0
     for match in _DEFINITION.finditer(text, 0, _SCAN_CHARS):
-        name = match.group(1) or match.group(2)
+        name = _name(match)
         if name.casefold() in names:
             return signal, name
         signal = LATER_DEFINITION
