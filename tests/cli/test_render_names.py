@@ -40,3 +40,17 @@ def test_a_hit_whose_title_is_its_path_is_summed_up_by_its_first_line() -> None:
     text = response_text(SearchResponse(request=SearchRequest("send"), hits=[window, named]), 160)
     (row,) = [line for line in text.splitlines() if line.startswith("1 ")]
     assert row.count("lib/response.js") == 1 and "var contentDisposition" in row
+
+
+def test_hits_from_several_repositories_say_whose_each_is() -> None:
+    def hit(n: str, repo: str) -> Hit:
+        return Hit(id=n, source="files", tool="search_code", title="Params", content="type Params []Param",
+                   path="tree.go", start_line=22, end_line=25, score=1.0, confidence=0.9,
+                   metadata={"repo": repo})
+
+    both = [hit("1", "gin-gonic/gin"), hit("2", "/home/ana/src/a-very-long-folder-name/gin-fork")]
+    text = response_text(SearchResponse(request=SearchRequest("params"), hits=both), 160)
+    assert any(line.startswith("#") and "repository" in line for line in text.splitlines())
+    assert "gin-gonic/gin" in text and "…ng-folder-name/gin-fork" in text
+    alone = response_text(SearchResponse(request=SearchRequest("params"), hits=both[:1]), 160)
+    assert "repository" not in alone and "gin-gonic/gin" not in alone

@@ -21,6 +21,8 @@ from tributary.engine.model import (
     SourceStatus,
     hits_said,
     is_task,
+    repository_of,
+    several_repositories,
 )
 from tributary.engine.pipeline.formats import commit_line
 
@@ -88,6 +90,9 @@ def source_line(report: SourceReport) -> str:
 
 
 def results_table(response: SearchResponse, width: int) -> str:
+    """One row a hit; with hits from several indexed repositories, a column says whose
+    each is (``tests/test_basic.py`` alone does not)."""
+    several = several_repositories(response.hits)
     rows = []
     for rank, hit in enumerate(response.hits, 1):
         group = response.group_of(hit.id)
@@ -95,10 +100,21 @@ def results_table(response: SearchResponse, width: int) -> str:
         summary = hit.headline
         if is_task(hit):
             summary = f"{commit_line(hit)} — {hit.title}"
-        rows.append([str(rank), f"{hit.score:.4f}", f"{hit.confidence:.2f}", sources,
-                     one_line("(commit)" if is_task(hit) else hit.location, 60),
-                     summary])
-    return table(rows, ["#", "score", "conf", "sources", "location", "summary"], width)
+        where = [one_line("(commit)" if is_task(hit) else hit.location, 60)]
+        if several:
+            where.append(_tail(repository_of(hit) or "", REPO_COLUMN))
+        rows.append([str(rank), f"{hit.score:.4f}", f"{hit.confidence:.2f}", sources, *where, summary])
+    headers = ["#", "score", "conf", "sources", "location", *(["repository"] if several else []), "summary"]
+    return table(rows, headers, width)
+
+
+REPO_COLUMN = 24
+
+
+def _tail(text: str, width: int) -> str:
+    """``text`` on one line, its end kept when it is too long (a folder's own name)."""
+    flat = " ".join(safe(text).split())
+    return flat if len(flat) <= width else "…" + flat[len(flat) - width + 1 :]
 
 
 def _is_task(query: str) -> bool:
