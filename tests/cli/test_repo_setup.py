@@ -105,3 +105,28 @@ def test_the_history_is_searchable_at_once_and_embedded_later(tmp_path: Path, mo
     later.clear()
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == []  # nothing waits
+
+
+@pytest.mark.parametrize("command", ["search", "context"])
+def test_search_and_context_ask_one_repository_by_the_builtin_servers(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tributary.engine.cli.main import build_parser
+    from tributary.engine.cli.repo_setup import prepare_repo, scope_to_repo
+    from tributary.engine.config.schema import Config
+    from tributary.engine.model import SearchRequest
+
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "invoice.py").write_text("def total(lines):\n    return sum(lines)\n", encoding="utf-8")
+    args = build_parser(f"tributary.engine.cli.{command}_cmd").parse_args([command, "--repo", str(repo), "q"])
+    later: list[Path] = []
+    assert prepare_repo(args, embed_later=later.append) == 0  # indexed on first use
+    assert later == [repo.resolve()]
+    request = SearchRequest("why does the invoice total skip tax")
+    scope_to_repo(request, args.repo, Config())
+    assert request.filters.repos == [str(repo.resolve())] and request.sources == ["files"]  # no history: no git
+    named = SearchRequest("q", sources=["files"])  # --sources files: kept
+    scope_to_repo(named, args.repo, Config())
+    assert named.sources == ["files"]

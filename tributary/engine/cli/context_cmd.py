@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import (
     add_request_options,
@@ -17,10 +16,8 @@ from tributary.engine.cli.common import (
     tokens,
 )
 from tributary.engine.cli.render import source_line
+from tributary.engine.cli.repo_setup import add_repo_option, prepare_repo, scope_to_repo
 from tributary.engine.model import ContextFormat
-
-if TYPE_CHECKING:
-    pass
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,6 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "assembled context (attribution per chunk). Source status goes to stderr.",
     )
     add_request_options(parser)
+    add_repo_option(parser)
     parser.add_argument("--max-tokens", type=tokens(1), default=None, metavar="N",
                         help="tokens for the prompt as a whole; the context gets N minus "
                         "--reserved-tokens (default from config, 8000)")
@@ -44,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_async(lambda: _context(args))
+    return prepare_repo(args) or run_async(lambda: _context(args))
 
 
 def _reserved(reserved: int, whole: int, asked: int) -> int:
@@ -66,6 +64,8 @@ async def _context(args: argparse.Namespace) -> int:
     if request.reserved_tokens >= request.max_tokens:
         return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
                     f"--max-tokens ({request.max_tokens})")
+    if args.repo:
+        scope_to_repo(request, args.repo, config)
     response = await ask_running_engine(args, request)
     if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine

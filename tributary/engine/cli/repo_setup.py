@@ -10,15 +10,46 @@ arrive.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tributary.engine.cli.common import forget_cached_answers
+from tributary.engine.cli.common import config_path, forget_cached_answers
 from tributary.engine.cli.progress import ProgressBar
+
+if TYPE_CHECKING:
+    from tributary.engine.config.schema import Config
+    from tributary.engine.model import SearchRequest
+
+
+def add_repo_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", metavar="PATH",
+                        help="ask this repository only (indexed on first use), by the built-in servers")
+
+
+def prepare_repo(args: argparse.Namespace, embed_later: Callable[[Path], None] | None = None) -> int:
+    """0 when the command's ``--repo`` (if any) is indexed and ready; an exit status
+    otherwise. Its vectors are left to ``embed_later`` (a background ``index embed``)."""
+    if not args.repo:
+        return 0
+    return ensure_repo_indexed(Path(args.repo), config_path(args), history=wants_history(args),
+                               embed_later=embed_later or embed_in_background)
+
+
+def scope_to_repo(request: SearchRequest, repo: str, config: Config) -> None:
+    """``request`` asks ``repo`` only, by the built-in servers unless ``--sources``
+    named others."""
+    request.filters.repos.append(str(Path(repo).expanduser().resolve()))
+    if request.sources is None:
+        from tributary.engine.repos.builtins import with_builtin_servers
+
+        servers = with_builtin_servers(config).servers
+        request.sources = [n for n in ("files", "tasks") if n in servers]
 
 
 def embed_in_background(root: Path) -> None:

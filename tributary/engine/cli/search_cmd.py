@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import (
@@ -18,6 +17,7 @@ from tributary.engine.cli.common import (
     run_async,
 )
 from tributary.engine.cli.render import dump_json, response_text, source_line, terminal_width
+from tributary.engine.cli.repo_setup import add_repo_option, prepare_repo, scope_to_repo
 from tributary.engine.model import SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
@@ -32,20 +32,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "source's status, latency and error.",
     )
     add_request_options(parser)
-    parser.add_argument("--repo", metavar="PATH",
-                        help="search this repository (indexed on first use) with the built-in servers")
+    add_repo_option(parser)
     parser.add_argument("--json", action="store_true", help="print the whole response as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.repo:
-        from tributary.engine.cli.repo_setup import ensure_repo_indexed, wants_history
-
-        status = ensure_repo_indexed(Path(args.repo), config_path(args), history=wants_history(args))
-        if status:
-            return status
-    return run_async(lambda: _search(args))
+    return prepare_repo(args) or run_async(lambda: _search(args))
 
 
 async def _search(args: argparse.Namespace) -> int:
@@ -56,13 +49,8 @@ async def _search(args: argparse.Namespace) -> int:
     if response is None:
         config = await load_cli_config(args)
         request = request_from_args(args, config.fusion.top_k)
-        if args.repo:  # that repository only, by its built-in servers unless told otherwise
-            request.filters.repos.append(str(Path(args.repo).expanduser().resolve()))
-            if request.sources is None:
-                from tributary.engine.repos.builtins import with_builtin_servers
-
-                servers = with_builtin_servers(config).servers
-                request.sources = [n for n in ("files", "tasks") if n in servers]
+        if args.repo:
+            scope_to_repo(request, args.repo, config)
             response = await ask_running_engine(args, request)
     if response is None:  # none runs: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
