@@ -170,6 +170,11 @@ def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> No
     nodes = tool("search_nodes", {"query": {"type": "string"}}, ["query"])
     selection = select_tool(ServerConfig(name="s", query_mode="keywords"), [nodes])
     assert selection.arguments("Who owns the billing service?", 5) == {"query": "owns billing service"}
+    # a search asks each telling word in turn, longest first, none inside another
+    assert selection.query_texts("Who owns the billing service?") == ["billing", "service", "owns"]
+    assert selection.query_texts("why does res.sendFile answer 404") == ["sendfile", "answer", "res"]
+    assert selection.query_texts("who is it") == ["who is it"]
+    assert select_tool(ServerConfig(name="s"), [nodes]).query_texts("Who owns it?") == ["Who owns it?"]
     assert selection.arguments("who is it", 5) == {"query": "who is it"}  # stopwords only: whole
     assert select_tool(ServerConfig(name="s"), [nodes]).arguments("who is it", 5) == {"query": "who is it"}
     with pytest.raises(ConfigError, match="query_mode: must be one of"):

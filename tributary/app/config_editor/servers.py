@@ -91,7 +91,7 @@ STATE_REFRESH_MS = 2000
 QUERY_MODE_LABELS: dict[str, str] = {
     # The default sends a grep tool a regex (tributary.engine.sources.tools): say so here.
     "full": "whole (grep: a regex)",
-    "keywords": "its content words",
+    "keywords": "each of its words",
     "glob": "a file-name glob of them",
     "pattern": "a regex of its names (grep)",
 }
@@ -393,8 +393,8 @@ class ServersPage(QWidget):
         self.query_mode.setMinimumContentsLength(QUERY_MODE_CHARS)
         self.query_mode.setToolTip(
             "What the tool is sent: the whole question (or, for a tool that says its query "
-            "is a regex, a regular expression of its names); its content words, for a tool "
-            "that matches its query as one substring (server-memory); a file-name glob made of "
+            "is a regex, a regular expression of its names); each of its longest words in turn, "
+            "for a tool that matches its query as one substring (server-memory); a file-name glob of "
             "them, for a tool that matches names (server-filesystem's search_files); or a "
             "regular expression for any of its names, for a grep tool")
         self.tool_arguments = QLineEdit()

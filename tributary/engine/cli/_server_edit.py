@@ -107,7 +107,7 @@ def _setting_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weight", type=float, help="its share in the fused ranking (default 1)")
     parser.add_argument("--tool", help="the tool that answers searches (default: auto-detected)")
     parser.add_argument("--query-mode", choices=get_args(QueryMode), default=None,
-                        help="what the tool is sent: the whole question, its content words, a "
+                        help="what the tool is sent: the whole question, each of its words in turn, a "
                              "glob, or a regex of its names")
     parser.add_argument("--arguments", metavar="YAML",
                         help="fixed tool arguments as a YAML mapping, e.g. '{path: /srv/docs}'")

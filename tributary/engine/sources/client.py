@@ -63,9 +63,11 @@ from tributary.engine.sources.normalize import (
     UNASKED_NOTE,
     NormalizeError,
     NormalizeLimits,
+    merged,
     normalize_result,
     rank_after_answers,
     rank_by_glob_words,
+    rank_by_keywords,
     rank_by_pattern_words,
 )
 from tributary.engine.sources.start_gate import StartGate, Ticket
@@ -502,16 +504,25 @@ class SourceClient:
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:
-            arguments = selection.arguments(query, top_k, scope)
-            result = await self._within(
-                session.call_tool(tool, arguments, read_timeout_seconds=remaining),
-                remaining + _BACKSTOP_S,
-            )
-            normalized = normalize_result(result, source=self.name, tool=tool, limits=self._limits)
+            texts = selection.query_texts(query)
+            arguments = selection.arguments(query, top_k, scope, texts[0])
+
+            async def each() -> list[types.CallToolResult]:
+                # one call, or (a substring search) one for each word, side by side
+                return list(await asyncio.gather(*(
+                    session.call_tool(tool, selection.arguments(query, top_k, scope, text),
+                                      read_timeout_seconds=remaining)
+                    for text in texts)))
+
+            results = await self._within(each(), remaining + _BACKSTOP_S)
+            normalized = merged([normalize_result(result, source=self.name, tool=tool, limits=self._limits)
+                                 for result in results])
             self._scrub_hits(normalized.hits)
             asked_with = selection.query_argument
             if asked_with is None:
                 rank_after_answers(normalized.hits, top_k)
+            elif len(texts) > 1:
+                rank_by_keywords(normalized.hits, texts)
             elif selection.query_mode == "pattern":  # the expression it was sent
                 rank_by_pattern_words(normalized.hits, str(arguments[asked_with]))
             elif selection.query_mode == "glob":

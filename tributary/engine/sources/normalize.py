@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -564,6 +564,32 @@ def rank_by_pattern_words(hits: list[Hit], pattern: str) -> None:
         return
     words = list(dict.fromkeys(word.lower() for word in pattern.split("|")))
     _rank_by_words(hits, words, [(hit.content or "").lower() for hit in hits])
+
+
+def merged(answers: Sequence[Normalized]) -> Normalized:
+    """The answers of one search's calls as one: their hits in order, an item more than
+    one call found kept once (the first), every note and warning."""
+    if len(answers) == 1:
+        return answers[0]
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for answer in answers:
+        for hit in answer.hits:
+            if hit.id not in seen:
+                seen.add(hit.id)
+                hits.append(hit)
+    notes = list(dict.fromkeys(a.note for a in answers if a.note))
+    warnings = list(dict.fromkeys(w for a in answers for w in a.warnings))
+    return Normalized(hits, "; ".join(notes) or None, warnings, any(a.degraded for a in answers))
+
+
+def rank_by_keywords(hits: list[Hit], words: Sequence[str]) -> None:
+    """Rank a substring search's hits, gathered by asking it each of ``words``, by the
+    words their title and text hold; words count as in ``rank_by_pattern_words``."""
+    if len(hits) < 2 or len(words) < 2:
+        return
+    _rank_by_words(hits, list(dict.fromkeys(w.lower() for w in words)),
+                   [f"{hit.title}\n{hit.content}".lower() for hit in hits])
 
 
 _NAME_GLOB = re.compile(r"\*\*/\*(?:\{([^{}*]{1,2000})\}|([^{}*,/]{1,200}))\*")

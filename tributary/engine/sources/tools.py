@@ -20,8 +20,8 @@ rule — the name (``search`` first), fewer required arguments, then the name it
 never by the server's list order.
 
 Fixed ``arguments`` win over the automatic top_k, which is kept within the schema's
-minimum/maximum. ``query_mode: keywords`` sends only the query's content words (for
-substring searches), ``glob`` a file-name pattern made of them (for a tool that
+minimum/maximum. ``query_mode: keywords`` asks a substring search once for each of the
+query's most telling words (:func:`substring_words`), ``glob`` a file-name pattern made of them (for a tool that
 matches names against a glob), ``pattern`` a regular expression for any of its names
 (for a grep tool; chosen by itself for a tool whose query argument says it is a regular
 expression, unless another mode is set). A server none of whose tools takes a query-like argument is not
@@ -92,11 +92,14 @@ class ToolSelection:
     auto: bool = False
     accepts: frozenset[str] = frozenset()  # the tool's argument names
     top_k_range: tuple[int | None, int | None] = (None, None)  # the schema's minimum, maximum
-    query_mode: str = "full"  # "keywords": its content words; "glob": a name pattern; "pattern": a regex
+    query_mode: str = "full"  # "keywords": each of its words in turn; "glob": a name pattern; "pattern": a regex
     switches: dict[str, bool] = field(default_factory=dict)  # set for the query mode
 
-    def arguments(self, query: str, top_k: int, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them.
+    def arguments(
+        self, query: str, top_k: int, scope: Mapping[str, Any] | None = None, text: str | None = None
+    ) -> dict[str, Any]:
+        """The call's arguments; ``scope`` items (``repos``) only where the tool takes them;
+        ``text`` is what the query argument gets (default: :meth:`query_text`).
 
         A fixed ``arguments`` value from the config wins over the automatic top_k, and
         top_k is kept within the schema's minimum and maximum.
@@ -106,7 +109,7 @@ class ToolSelection:
             if key in self.accepts:
                 args[key] = value
         if self.query_argument:
-            args[self.query_argument] = self.query_text(query)
+            args[self.query_argument] = self.query_text(query) if text is None else text
         if self.top_k_argument and self.top_k_argument not in self.fixed:
             low, high = self.top_k_range  # "Too big: expected number to be <=10" otherwise
             if self.query_mode == "pattern":  # a grep tool counts lines, not files
@@ -115,13 +118,19 @@ class ToolSelection:
             args[self.top_k_argument] = count if low is None else max(count, low)
         return args
 
+    def query_texts(self, query: str) -> list[str]:
+        """What each call of one search sends as the query: one call, except that a
+        substring search (``keywords``) is asked once for each of its telling words."""
+        if self.query_mode == "keywords" and self.query_argument:
+            return substring_words(query) or [query]
+        return [self.query_text(query)]
+
     def query_text(self, query: str) -> str:
         """``query`` as this tool gets it: whole, (``keywords``) its content words, or
         (``glob``) a pattern for file names holding any of them: ``**/*{routing,rules}*``.
 
-        A substring search (server-memory's ``search_nodes``) finds nothing for "who owns
-        the billing service"; "owns billing service" can match. No retry follows: if the
-        words find nothing, nothing is the answer. A query of stopwords only goes whole.
+        For ``keywords``, the content words joined (what the status line shows); a search
+        asks each of :func:`substring_words` in turn. A query of stopwords only goes whole.
         """
         if self.query_mode == "glob":  # a file-name search (server-filesystem's search_files)
             return _name_glob(query)
@@ -142,6 +151,27 @@ class ToolSelection:
         parts += [f", {name}={str(value).lower()}" for name, value in self.switches.items()
                   if name not in self.fixed]
         return "".join(parts) + f") [{how}]"
+
+
+KEYWORD_CALLS = 3  # a substring search is asked once for each of at most this many words
+
+
+def substring_words(query: str) -> list[str]:
+    """The words a substring search is asked for, one call each: the question's content
+    words, longest first (the first said first among equals), none inside one already
+    taken (what holds ``sendfile`` holds ``send``), at most ``KEYWORD_CALLS``.
+
+    A tool that matches its query as one substring (server-memory's ``search_nodes``)
+    finds nothing for "who owns the billing service", nor for "owns billing service"
+    unless some text holds those words in that order; "billing" and "service" each find
+    what holds them, and the answers are then ranked by the words they hold."""
+    picked: list[str] = []
+    for word in sorted(dict.fromkeys(fts_terms(query, numbers=True)), key=len, reverse=True):
+        if not any(word in taken for taken in picked):
+            picked.append(word)
+        if len(picked) == KEYWORD_CALLS:
+            break
+    return picked
 
 
 def _name_glob(query: str) -> str:
