@@ -93,10 +93,11 @@ DESCRIPTIONS: dict[str, str] = {
                                "minimum and maximum). The server form's *Tool arguments* field "
                                "takes them on one line: `{path: /srv/docs, limit: 20}`."),
     "ServerConfig.query_mode": (
-        "`full` sends the whole question; `keywords` sends its content words (stopwords "
-        "dropped) joined by spaces, for a tool that matches its query as one substring, "
-        "such as server-memory's `search_nodes` (set on import, by `servers add` and in the app's "
-        "form); `glob` sends a pattern "
+        "`full` sends the whole question; `keywords` asks a tool that matches its query as "
+        "one substring, such as server-memory's `search_nodes`, once for each of the question's "
+        "three longest content words (none inside another already asked: `sendfile`, not also "
+        "`send`), side by side, and ranks what they found by the words each item holds (set on "
+        "import, by `servers add` and in the app's form); `glob` sends a pattern "
         "for file names holding any of those words (`**/*{routing,rules}*`; a name with "
         "its dot stays whole), for a file-name search such as server-filesystem's "
         "`search_files`, whose files are then ranked by the words their names hold; `pattern` sends a regular expression for any of its names, an "

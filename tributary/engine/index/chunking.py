@@ -440,7 +440,8 @@ def _variable_value(node: Any, source: bytes) -> tuple[str, str, Any, str] | Non
         return None
     value = _unwrapped(value)
     if value.type == "class":
-        return "class", _text(name, source), value.child_by_field_name("body"), _head(node, value.child_by_field_name("body"), source)
+        body = value.child_by_field_name("body")
+        return "class", _text(name, source), body, _head(node, body, source)
     function = _first_function(value)
     if function is None:
         return None
@@ -458,12 +459,12 @@ def _named_argument(call: Any, statement: Any, source: bytes) -> tuple[str, str,
     return "function", _text(own, source), _head(statement, function.child_by_field_name("body"), source)
 
 
-def _assigned_function(node: Any, source: bytes) -> tuple[str, str, str] | None:
-    """``res.send = function send(body) {...}`` and ``Router.prototype.route =
-    function (path) {...}``: CommonJS modules and prototypes define their functions by
-    assignment. The kind, the name (the assigned name, ``.prototype`` left out, or a
-    module export's own name) and the signature; also a named function passed to a call
-    (``_named_argument``)."""
+def _statement_function(node: Any, source: bytes) -> tuple[str, str, str] | None:
+    """The kind, name and signature of the function an expression statement defines:
+    ``res.send = function send(body) {...}`` or ``Router.prototype.route = function
+    (path) {...}`` (CommonJS modules and prototypes define their functions by assignment;
+    the name is the assigned one, ``.prototype`` left out, or a module export's own), or
+    a named function passed to a call (``_named_argument``)."""
     expression = node.named_children[0] if node.named_child_count == 1 else None
     if expression is not None and expression.type == "call_expression":
         return _named_argument(expression, node, source)
@@ -527,7 +528,7 @@ def _units(root: Any, language: str, source: bytes) -> list[_Unit]:
                         visit(block, qualified or owner)
                     continue
             if language in _JS_GRAMMARS and node.type == "expression_statement":
-                assigned = _assigned_function(node, source)
+                assigned = _statement_function(node, source)
                 if assigned is not None:
                     kind, name, sig = assigned
                     units.append(_Unit(kind, name, outer.start_point[0], outer.end_point[0], sig, *_above(outer, spec, source)))
