@@ -225,4 +225,4 @@ async def test_server_memory_finds_a_question_by_its_keywords(tmp_path: Path) ->
     assert [h.title for h in words.hits][:1] == ["Ledger team"]  # it holds every word
     assert "Tokenizer" not in {h.title for h in words.hits}
     assert nothing.status is SourceStatus.OK and nothing.hits == []
-    assert state.tool and state.tool.startswith("search_nodes(query as keywords")
+    assert state.tool and state.tool.startswith("search_nodes(query, word by word")

@@ -142,7 +142,7 @@ class ToolSelection:
 
     def describe(self) -> str:
         how = "auto-detected" if self.auto else "configured"
-        modes = {"keywords": " as keywords", "glob": " as a glob", "pattern": " as a regex of its names"}
+        modes = {"keywords": ", word by word", "glob": " as a glob", "pattern": " as a regex of its names"}
         mode = modes.get(self.query_mode, "") if self.query_argument else ""
         # A tool that takes no question answers every search alike: say so, not "git_log()".
         parts = [f"{self.tool}({self.query_argument or 'no question: the same call for every search, ranked after the answers'}{mode}"]
