@@ -54,3 +54,15 @@ def test_hits_from_several_repositories_say_whose_each_is() -> None:
     assert "gin-gonic/gin" in text and "…ng-folder-name/gin-fork" in text
     alone = response_text(SearchResponse(request=SearchRequest("params"), hits=both[:1]), 160)
     assert "repository" not in alone and "gin-gonic/gin" not in alone
+
+
+def test_a_past_task_shows_its_commit_where_a_location_goes_and_its_title_after() -> None:
+    from tributary.engine.model import TASK_KIND
+
+    task = Hit(id="t", source="tasks", tool="search_tasks", title="Support pipes in discriminated unions",
+               content="Files touched (4): ...", score=1.0, confidence=0.9,
+               metadata={"kind": TASK_KIND, "short_id": "f91a73ec23f9", "author": "Colin McDonnell"})
+    text = response_text(SearchResponse(request=SearchRequest("who wrote pipes"), hits=[task]), 160)
+    (row,) = [line for line in text.splitlines() if line.startswith("1 ")]
+    assert "commit f91a73ec23f9 · Colin McDonnell" in row and "(commit)" not in row
+    assert row.rstrip().endswith("Support pipes in discriminated unions")

@@ -97,10 +97,9 @@ def results_table(response: SearchResponse, width: int) -> str:
     for rank, hit in enumerate(response.hits, 1):
         group = response.group_of(hit.id)
         sources = ",".join(group.sources) if group else hit.source
-        summary = hit.headline
-        if is_task(hit):
-            summary = f"{commit_line(hit)} — {hit.title}"
-        where = [one_line("(commit)" if is_task(hit) else hit.location, 60)]
+        # a past task: its commit (hash, date, author) where a location goes, its title after
+        where = [one_line(commit_line(hit) if is_task(hit) else hit.location, 60)]
+        summary = hit.title if is_task(hit) else hit.headline
         if several:
             where.append(_tail(repository_of(hit) or "", REPO_COLUMN))
         rows.append([str(rank), f"{hit.score:.4f}", f"{hit.confidence:.2f}", sources, *where, summary])
