@@ -81,7 +81,7 @@ def test_cli_add_list_status_update_remove(
 
     (repo / "web/app.js").write_text("function renamed() {}\n")
     assert main(["index", "update"]) == 0
-    assert "1 re-indexed" in capsys.readouterr().err
+    assert "1 new or changed" in capsys.readouterr().err
 
     assert main(["index", "remove", str(repo)]) == 0
     assert list_indexes() == []

@@ -118,7 +118,7 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
     stats = index_repository(root, on_progress=on_progress, config=config, backend=_backend(args))
     bar.finish(
         f"{stats.files_total} files, {stats.chunks_total} chunks; {stats.files_indexed} "
-        f"re-indexed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
+        f"new or changed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
         f"in {stats.seconds:.1f}s"
     )
     for warning in stats.warnings[:10]:
@@ -197,7 +197,7 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
         forget_cached_answers(root, config_path(args))
         stamp = datetime.now().strftime("%H:%M:%S")
         print(
-            f"{stamp} {root.name}: {stats.files_indexed} re-indexed, {stats.files_deleted} "
+            f"{stamp} {root.name}: {stats.files_indexed} new or changed, {stats.files_deleted} "
             f"removed, {stats.chunks_embedded} chunks embedded in {stats.seconds * 1000:.0f} ms "
             f"({stats.files_total} files, {stats.chunks_total} chunks)",
             file=sys.stderr,
