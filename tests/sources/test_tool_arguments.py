@@ -230,3 +230,26 @@ async def test_a_tool_called_without_the_question_ranks_after_the_answers() -> N
     assert sources == ["docs"] * 4 + ["clock"], sources
     report = {r.name: r for r in response.sources}["clock"]
     assert UNASKED_NOTE in (report.detail or "")
+
+
+@pytest.mark.asyncio
+@pytest.mark.integration
+async def test_a_word_whose_call_fails_leaves_the_others_answers(tmp_path: Path) -> None:
+    """A substring search asked word by word: one failed call is a warning, not the
+    source's failure; every call failing is."""
+    from tests.fakes import fake_server_config
+    from tributary.engine.model import SourceStatus
+
+    flaky = fake_server_config("flaky", "--mode", "fail-then-ok", "--fail-times", "1", "--hits", "2",
+                               "--state-file", str(tmp_path / "calls"), timeout=30.0, query_mode="keywords")
+    broken = fake_server_config("broken", "--mode", "error", timeout=30.0, query_mode="keywords")
+    pool = SourcePool([flaky, broken])
+    try:
+        await pool.warm_up(timeout=60)
+        some = await pool.call("flaky", "who owns the billing service", top_k=5)
+        none = await pool.call("broken", "who owns the billing service", top_k=5)
+    finally:
+        await pool.aclose()
+    assert some.status is SourceStatus.OK and some.hits, (some.status, some.error)
+    assert any("1 of 3 calls failed" in w for w in some.warnings), some.warnings
+    assert none.status is SourceStatus.ERROR and "backend unavailable" in (none.error or "")

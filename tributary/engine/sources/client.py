@@ -61,6 +61,7 @@ from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock,
 from tributary.engine.sources.latency import LatencyEstimate
 from tributary.engine.sources.normalize import (
     UNASKED_NOTE,
+    Normalized,
     NormalizeError,
     NormalizeLimits,
     merged,
@@ -507,16 +508,14 @@ class SourceClient:
             texts = selection.query_texts(query)
             arguments = selection.arguments(query, top_k, scope, texts[0])
 
-            async def each() -> list[types.CallToolResult]:
+            async def each() -> list[types.CallToolResult | BaseException]:
                 # one call, or (a substring search) one for each word, side by side
                 return list(await asyncio.gather(*(
                     session.call_tool(tool, selection.arguments(query, top_k, scope, text),
                                       read_timeout_seconds=remaining)
-                    for text in texts)))
+                    for text in texts), return_exceptions=True))
 
-            results = await self._within(each(), remaining + _BACKSTOP_S)
-            normalized = merged([normalize_result(result, source=self.name, tool=tool, limits=self._limits)
-                                 for result in results])
+            normalized = merged(self._answered(await self._within(each(), remaining + _BACKSTOP_S), tool))
             self._scrub_hits(normalized.hits)
             asked_with = selection.query_argument
             if asked_with is None:
@@ -552,6 +551,26 @@ class SourceClient:
         return outcome(SourceStatus.OK, tool=tool, hits=normalized.hits,
                        detail=_join_all(normalized.note, *warnings, UNASKED_NOTE if asked_with is None else None),
                        warnings=warnings, degraded=normalized.degraded), False
+
+    def _answered(self, results: list[types.CallToolResult | BaseException], tool: str) -> list[Normalized]:
+        """The calls of one search, normalized: those that failed are left out while
+        another answered (a substring search asked word by word), else the first
+        failure is raised, as a single call's would be."""
+        answers: list[Normalized] = []
+        failures: list[BaseException] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                failures.append(result)
+                continue
+            try:
+                answers.append(normalize_result(result, source=self.name, tool=tool, limits=self._limits))
+            except NormalizeError as exc:
+                failures.append(exc)
+        if not answers:
+            raise failures[0]
+        if failures:
+            answers[0].warnings.append(f"{len(failures)} of {len(results)} calls failed: {_describe(failures[0])}")
+        return answers
 
     def _scrub_hits(self, hits: list[Hit]) -> None:
         """A server that echoes its own token or key in a result must not put it in the
