@@ -12,7 +12,6 @@ import pytest
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder, search_repository
 from tributary.engine.index import indexer
-from tributary.engine.index import search as search_module
 from tributary.engine.index import store as store_module
 from tributary.engine.index.manager import (
     index_repository,
@@ -358,8 +357,7 @@ def test_a_lookup_prefers_the_name_as_written(tmp_path: Path, at: IndexTarget, e
             hits = hybrid_search(store, query, embedder.encode([query])[0], repo="web")
             assert hits[0].symbol == "res.sendFile", query
         # the lookup's own list, as written in lower case: the helper first
-        found = store.symbol_search({"sendfile"}, 10, SearchFilter())
-        ordered = search_module._as_written(store, found, "sendfile")
+        ordered = store.symbol_search({"sendfile"}, 10, SearchFilter(), frozenset({"sendfile"}))
         assert [store.chunks_by_id([cid])[cid].symbol for cid in ordered] == ["sendfile", "res.sendFile"]
     finally:
         store.close()

@@ -555,10 +555,12 @@ class PgIndexStore:
             f"terms @@ to_tsquery('{TS_CONFIG}', %s) LIMIT %s) s", (self.repo, text, limit)).fetchone())  # fmt: skip
         return int(row[0]) if row else 0
 
-    def symbol_search(self, names: Iterable[str], k: int, where: SearchFilter) -> list[int]:
+    def symbol_search(
+        self, names: Iterable[str], k: int, where: SearchFilter, written: frozenset[str] = frozenset()
+    ) -> list[int]:
         """Chunks that define one of ``names`` (compared case-folded), best first: the
-        same rules as the SQLite backend's (symbols named so, top-level first, shorter
-        first; else definitions nested in a chunk, found among the body matches)."""
+        same rules as the SQLite backend's (symbols named so, in ``symbol_order``; else
+        definitions nested in a chunk, found among the body matches)."""
         wanted = frozenset(name.casefold() for name in names if name)
         if not wanted:
             return []
@@ -568,7 +570,7 @@ class PgIndexStore:
             # (a Markdown section's heading is its symbol, but it defines nothing)
             f"SELECT id, symbol FROM chunks WHERE repo = %s AND symbol_key = ANY(%s) AND kind <> 'text'{extra}",
             [self.repo, sorted(wanted), *params]).fetchall())  # fmt: skip
-        found = sorted((len(symbol_parts(s)), len(str(s)), int(cid)) for cid, s in rows)
+        found = sorted((*base.symbol_order(str(s), written), int(cid)) for cid, s in rows)
         ranked = [cid for *_, cid in found[:k]]
         if ranked:
             return ranked

@@ -177,7 +177,8 @@ def hybrid_search(
     else:
         names = lookup_names(query)
         if names and weights.symbol:
-            symbols = _as_written(store, store.symbol_search(names, SYMBOL_POOL, where), query)
+            written = frozenset(_WRITTEN_NAME.findall(query[:LOOKUP_CHARS]))
+            symbols = store.symbol_search(names, SYMBOL_POOL, where, written)
             lists.append((weights.symbol, symbols))
         elif weights.symbol and (spelled := joined_names(query)):
             symbols = store.symbol_search(spelled, SYMBOL_POOL, where)
@@ -430,29 +431,8 @@ def _constructors(chunks: Sequence[StoredChunk], constructed: Sequence[str]) -> 
     return [n for _, n in sorted(found)]
 
 
+# A name as a query writes it, qualified or not (``res.sendFile``, ``Config::get``).
 _WRITTEN_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
-
-
-def _as_written(store: IndexStore, symbols: Sequence[int], query: str) -> list[int]:
-    """A lookup's definitions (``symbols``, best first) with those named as the query
-    writes the name first: the whole qualified name (``res.sendFile`` before a function
-    ``sendfile`` in the same file), then its last part in the same case (``sendFile``).
-    The lookup compares last parts case-folded, and would put the shorter top-level
-    name first."""
-    written = _WRITTEN_NAME.findall(query[:LOOKUP_CHARS])
-    if not symbols or not written:
-        return list(symbols)
-    whole = set(written)
-    last = {symbol_parts(name)[-1] for name in written}
-    chunks = store.chunks_by_id(list(symbols))
-
-    def order(cid: int) -> int:
-        symbol = chunks[cid].symbol if cid in chunks else None
-        if symbol in whole:
-            return 0
-        return 1 if symbol and symbol_parts(symbol)[-1] in last else 2
-
-    return sorted(symbols, key=order)
 
 
 def _same_file(written: str, path: str) -> bool:

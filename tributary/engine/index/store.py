@@ -224,7 +224,7 @@ class IndexStore(Protocol):
         self, query: str, k: int, where: SearchFilter
     ) -> list[tuple[int, float]]: ...
     def symbol_search(
-        self, names: Iterable[str], k: int, where: SearchFilter
+        self, names: Iterable[str], k: int, where: SearchFilter, written: frozenset[str] = frozenset()
     ) -> list[int]: ...
     def candidates(
         self, query: str, vector: QueryVector, k: int, where: SearchFilter
@@ -247,6 +247,20 @@ _SYMBOL_PARTS = re.compile(r"\.|::|#")
 def symbol_parts(symbol: str | None) -> list[str]:
     """A chunk's symbol split at its separators: ``CallSpec2.getparam`` -> both names."""
     return _SYMBOL_PARTS.split(symbol) if symbol else []
+
+
+def symbol_order(symbol: str, written: frozenset[str]) -> tuple[int, int, int]:
+    """Where a lookup puts a symbol it found (lower first): named as the query writes
+    the name (``written``: the whole qualified name, ``res.sendFile`` before a helper
+    ``sendfile``, then its last part in the same case), then top-level before members,
+    shorter first. Names are found case-folded by their last part, so without the
+    first rule the shorter top-level name would lead."""
+    parts = symbol_parts(symbol)
+    if symbol in written:
+        as_written = 0
+    else:
+        as_written = 1 if parts and any(symbol_parts(name)[-1] == parts[-1] for name in written) else 2
+    return as_written, len(parts), len(symbol)
 
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")  # unicode61's tokens of an identifier
@@ -666,12 +680,15 @@ class SqliteStore:
             hits = [hit for hit in hits if hit[0] in where.path_ids][:k]
         return hits
 
-    def symbol_search(self, names: Iterable[str], k: int, where: SearchFilter) -> list[int]:
+    def symbol_search(
+        self, names: Iterable[str], k: int, where: SearchFilter, written: frozenset[str] = frozenset()
+    ) -> list[int]:
         """Chunks that define one of ``names`` (compared case-folded), best first.
 
         First the chunks whose symbol, or its last part (``CallSpec2.getparam`` ->
         ``getparam``), is the name: found through the FTS symbol column (every word of
-        the name), checked exactly, top-level before members, shorter symbols first.
+        the name), checked exactly, in ``symbol_order`` (``written``: the names as the
+        query writes them).
         When no symbol is the name, the chunks that define it inside them (a helper
         nested in a test, whose chunk is the test's): the name as a phrase in the body,
         the best ``NESTED_POOL`` of them checked for a definition line of it; unless the
@@ -684,13 +701,13 @@ class SqliteStore:
         ]
         if not by_symbol:
             return []
-        found: list[tuple[int, int, int]] = []
+        found: list[tuple[int, int, int, int]] = []
         # (a Markdown section's heading is its symbol, but it defines nothing)
         defined = "CASE WHEN c.kind = 'text' THEN NULL ELSE c.symbol END"
         for cid, symbol in self._chunks_matching("symbol : (" + " OR ".join(by_symbol) + ")", defined, where):
             parts = symbol_parts(str(symbol or ""))
             if parts and parts[-1].casefold() in wanted:
-                found.append((len(parts), len(str(symbol)), cid))
+                found.append((*symbol_order(str(symbol), written), cid))
         ranked = [cid for *_, cid in sorted(found)[:k]]
         if not ranked:  # (a body search ranks every chunk using the name: only when needed)
             phrases = " OR ".join(f'"{" ".join(_ALNUM.findall(name))}"' for name in sorted(wanted) if _ALNUM.search(name))

@@ -15,8 +15,9 @@ characters. The part is the weight times the best base score, so it is on every
 strategy's scale, as the hints boost is; half that when the name is not the hit's first
 definition (a helper nested in a test). Names compare case-folded, but where some hit
 defines the name spelled as the question spells it, the others keep half:
-``Serialize`` asks for the trait, not the hundred ``fn serialize`` methods of its impls. Nothing is added for other queries: a
-question that mentions a name is not asking where it is defined.
+``Serialize`` asks for the trait, not the hundred ``fn serialize`` methods of its
+impls. Nothing is added for other queries: a question that mentions a name is not
+asking where it is defined.
 """
 
 from __future__ import annotations

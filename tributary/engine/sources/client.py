@@ -505,8 +505,7 @@ class SourceClient:
         remaining = max(0.001, deadline - self._clock())
         tool = selection.tool
         try:
-            texts = selection.query_texts(query)
-            arguments = selection.arguments(query, top_k, scope, texts[0])
+            texts = selection.query_texts(query)  # what each call's query argument gets
 
             async def each() -> list[types.CallToolResult | BaseException]:
                 # one call, or (a substring search) one for each word, side by side
@@ -523,9 +522,9 @@ class SourceClient:
             elif len(texts) > 1:
                 rank_by_keywords(normalized.hits, texts)
             elif selection.query_mode == "pattern":  # the expression it was sent
-                rank_by_pattern_words(normalized.hits, str(arguments[asked_with]))
+                rank_by_pattern_words(normalized.hits, texts[0])
             elif selection.query_mode == "glob":
-                rank_by_glob_words(normalized.hits, str(arguments[asked_with]))
+                rank_by_glob_words(normalized.hits, texts[0])
         except asyncio.CancelledError:
             raise
         except TimeoutError:

@@ -21,12 +21,13 @@ never by the server's list order.
 
 Fixed ``arguments`` win over the automatic top_k, which is kept within the schema's
 minimum/maximum. ``query_mode: keywords`` asks a substring search once for each of the
-query's most telling words (:func:`substring_words`), ``glob`` a file-name pattern made of them (for a tool that
-matches names against a glob), ``pattern`` a regular expression for any of its names
-(for a grep tool; chosen by itself for a tool whose query argument says it is a regular
-expression, unless another mode is set). A server none of whose tools takes a query-like argument is not
-asked (:data:`TAKES_NO_QUERY`); a search tool that needs required arguments Tributary
-cannot fill is named in the error with the config that would use it.
+query's most telling words (:func:`substring_words`), ``glob`` sends a file-name pattern
+made of its words (for a tool that matches names against a glob), ``pattern`` a regular
+expression for any of its names (for a grep tool; chosen by itself for a tool whose
+query argument says it is a regular expression, unless another mode is set). A server
+none of whose tools takes a query-like argument is not asked (:data:`TAKES_NO_QUERY`);
+a search tool that needs required arguments Tributary cannot fill is named in the error
+with the config that would use it.
 """
 
 from __future__ import annotations
