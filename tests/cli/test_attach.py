@@ -105,9 +105,16 @@ class _Engine:
         self.config.fusion.top_k = 7
         self.effective_config = self.config
 
+        self.applied: list[Config] = []
+
     async def search(self, request: SearchRequest) -> SearchResponse:
         self.asked.append(request.query)
         return SearchResponse(request=request)
+
+    async def apply_config(self, config: Config) -> None:
+        self.applied.append(config)
+        self.asked.append("(config applied)")
+        self.config = self.effective_config = config
 
 
 @pytest.mark.asyncio
@@ -135,6 +142,29 @@ async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Pat
     finally:
         await server.close()
     assert await attach.ask(SearchRequest(query="gone"), config) is None
+
+
+@pytest.mark.asyncio
+async def test_a_config_saved_just_before_a_search_is_applied_before_it_is_answered(home: Path) -> None:
+    config = _config(home)
+    engine = _Engine()
+    server = attach.AttachServer(engine, config)
+    assert await server.start()
+    try:
+        assert await attach.ask(SearchRequest(query="before"), config) is not None
+        assert engine.applied == []  # the file as the engine has it: nothing to apply
+        config.write_text(config.read_text(encoding="utf-8") + "    timeout: 9\n", encoding="utf-8")
+        assert await attach.ask(SearchRequest(query="after"), config) is not None
+        assert [c.servers["alpha"].timeout for c in engine.applied] == [9]
+        assert engine.asked == ["before", "(config applied)", "after"]
+        assert await attach.ask(SearchRequest(query="again"), config) is not None
+        assert len(engine.applied) == 1  # applied once
+        # A file that does not validate: the running config answers; the watcher reports it.
+        config.write_text("servers: [not, a, mapping]\n", encoding="utf-8")
+        assert await attach.ask(SearchRequest(query="broken"), config) is not None
+        assert len(engine.applied) == 1 and engine.asked[-1] == "broken"
+    finally:
+        await server.close()
 
 
 @pytest.mark.asyncio

@@ -9,9 +9,12 @@ Only the same user may ask: the socket sits in a directory only that user can en
 (0700, checked on every use) and is itself 0600; on Linux the server also checks the
 peer's uid (``SO_PEERCRED``) and refuses anyone else. An engine opened with another
 config file than the client's refuses the request, and the client then runs its own.
+The client also sends a hash of the config file's bytes: a file saved since the engine
+last applied it (``tributary servers set`` a moment ago, before the file watcher's
+quiet period ends) is applied first, so the answer never comes from the old settings.
 
 Protocol: one JSON line each way. Request ``{"version": 1, "op": "search", "config":
-PATH, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
+PATH, "config_digest": SHA256, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
 "response": SearchResponse}`` or ``{"ok": false, "error": TEXT}``. ``op: "ping"``
 answers ``{"ok": true, "engine": ...}``. Platforms without Unix sockets never attach.
 
@@ -129,6 +132,8 @@ class Searcher(Protocol):
 
     async def search(self, request: SearchRequest) -> SearchResponse: ...
 
+    async def apply_config(self, config: Config) -> None: ...
+
 
 @dataclass(slots=True)
 class Attached:
@@ -146,6 +151,10 @@ class AttachServer:
         self.config_key = _config_key(config_file)
         self.path = path
         self._server: asyncio.AbstractServer | None = None
+        # The config file's bytes as last applied (or found wanting) here: a client that
+        # read other bytes saved a change the file watcher has not applied yet.
+        self._applied = config_digest(Path(self.config_key))
+        self._catching_up = asyncio.Lock()
 
     async def start(self) -> bool:
         """Listen; False when the platform cannot, or another engine already answers."""
@@ -215,6 +224,9 @@ class AttachServer:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if message.get("config") != self.config_key:
             return {"ok": False, "error": f"this engine runs with config {self.config_key}"}
+        wanted = message.get("config_digest")
+        if isinstance(wanted, str) and wanted != self._applied:
+            await self._catch_up(wanted)
         try:
             request = from_jsonable(SearchRequest, message.get("request"))
             if message.get("top_k_from_config") is True:
@@ -228,6 +240,31 @@ class AttachServer:
             log.warning("attach request failed: %s", exc)
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return {"ok": True, "engine": engine_info, "response": to_jsonable(response)}
+
+
+    async def _catch_up(self, wanted: str) -> None:
+        """Apply the config file as the client read it, before answering: ``tributary
+        servers set`` and then a search must not get the settings of before, which the
+        file watcher applies only once the file has been quiet a while. A file that does
+        not validate keeps the running config (the watcher reports it)."""
+        from tributary.engine.config.watch import reload_once
+
+        async with self._catching_up:
+            if wanted == self._applied:
+                return
+            outcome = await reload_once(Path(self.config_key), self.engine.apply_config, expect=wanted)
+            if outcome is None:
+                return  # changed again while read: the next request or the watcher applies it
+            self._applied = wanted
+            log.info("%s", outcome.message)
+
+
+def config_digest(path: Path) -> str | None:
+    """A hash of the config file's bytes, or None when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
@@ -300,6 +337,7 @@ async def ask(
         return None
     message = {
         "version": PROTOCOL_VERSION, "op": "search", "config": _config_key(config_file),
+        "config_digest": config_digest(Path(_config_key(config_file))),
         "request": to_jsonable(request), "top_k_from_config": top_k_from_config,
     }  # fmt: skip
     try:
