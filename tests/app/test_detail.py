@@ -289,3 +289,11 @@ def test_a_hit_says_which_repository_it_is_from(qtbot: Any) -> None:
     assert "pkg/mod.py:8-11 in pallets/click" in _tooltip(hit, ["files"], None)
     pane.show_hit(_code(), query="other lines")  # a hit no index gave
     assert pane.location.full_text == "pkg/mod.py:8-11    ·    files / search_code"
+
+
+def test_a_file_past_tasks_changed_reads_as_wrapped_prose_not_as_its_language() -> None:
+    hit = Hit(id="f", source="tasks", tool="files_for_task", title="pattern_test.go", path="pattern_test.go",
+              content="feat(mux): support http.Request.Pattern in Go 1.23 (#986) (2025-08-26); fix: set it",
+              metadata={"kind": "file", "tasks": ["d12cc49"]})
+    shown = presentation(hit)
+    assert shown.language is None and shown.wrap and shown.text.startswith("feat(mux)")

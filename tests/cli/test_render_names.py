@@ -66,3 +66,32 @@ def test_a_past_task_shows_its_commit_where_a_location_goes_and_its_title_after(
     (row,) = [line for line in text.splitlines() if line.startswith("1 ")]
     assert "commit f91a73ec23f9 · Colin McDonnell" in row and "(commit)" not in row
     assert row.rstrip().endswith("Support pipes in discriminated unions")
+
+
+def test_a_module_window_is_headed_by_its_documentation_or_its_first_statement() -> None:
+    def headline(content: str, path: str) -> str:
+        return Hit(id="w", source="files", tool="search_code", title=path, content=content, path=path).headline
+
+    rust = "//! Deserialization for untagged enums:\n//!\n//! ```ignore\n\nuse crate::de::struct_;\n"
+    assert headline(rust, "src/de/enum_untagged.rs") == "Deserialization for untagged enums:"
+    python = '# Copyright 2020 the authors\n"""Read and write config files."""\nimport os\n'
+    assert headline(python, "conf.py") == "Read and write config files."
+    go = 'package middleware\n\nimport (\n\t"net/http"\n)\n\nvar DefaultLogger = New()\n'
+    assert headline(go, "middleware/logger.go") == "var DefaultLogger = New()"
+    assert headline('package middleware\n\nimport (\n\t"net/http"\n)\n', "m.go") == "package middleware"
+    licensed = "// Copyright 2019 X. All rights reserved.\n\nuse std::fmt;\n\npub struct Error;\n"
+    assert headline(licensed, "error.rs") == "pub struct Error;"
+    example = "// This example serves a REST API.\n// It uses chi.\npackage main\n\nimport \"fmt\"\n"
+    assert headline(example, "_examples/rest/main.go") == "This example serves a REST API."
+    apart = "// Copyright 2020 X.\n\npackage main\n\nfunc main() {}\n"
+    assert headline(apart, "main.go") == "func main() {}"
+
+
+def test_a_file_past_tasks_changed_says_so_instead_of_a_task_subject() -> None:
+    changed = Hit(id="f", source="tasks", tool="files_for_task", title="pattern_test.go", path="pattern_test.go",
+                  content="feat(mux): support http.Request.Pattern (#986) (2025-08-26); fix: set it (#1097)",
+                  metadata={"kind": "file", "tasks": ["d12cc49", "818fdcf"], "functions": ["TestPattern"]})
+    assert changed.headline == "changed by 2 past tasks (TestPattern)"
+    once = Hit(id="g", source="tasks", tool="files_for_task", title="mux.go", path="mux.go", content="x (#1)",
+               metadata={"kind": "file", "tasks": ["d12cc49"]})
+    assert once.headline == "changed by 1 past task"

@@ -130,15 +130,64 @@ class Hit:
         of hits does not show the path twice."""
         if self.title and self.title not in (self.path, self.location):
             return self.title
+        tasks = self.metadata.get("tasks")
+        if self.metadata.get("kind") == FILE_KIND and isinstance(tasks, list) and tasks:
+            return _changed_by(len(tasks), self.metadata.get("functions"))
         lines = [line.strip() for line in self.content[:HEADLINE_SCAN].splitlines()]
         saying = [line for line in lines if sum(ch.isalnum() for ch in line) >= 3]
-        code = next((line for line in saying if not line.startswith(_NOT_CODE)), None)
-        return code or (saying[0] if saying else self.title)
+        code = [line for line in saying if not line.startswith(_NOT_CODE)]
+        doc = _module_doc(saying[: saying.index(code[0])] if code else saying) or _package_doc(lines)
+        statement = next((line for line in code if not line.startswith(_IMPORT) and not _names_a_module(line)), None)
+        return doc or statement or (code[0] if code else saying[0] if saying else self.title)
 
 
 HEADLINE_SCAN = 4000  # characters of a hit's text searched for its headline
 _NOT_CODE = ("#", "//", "/*", "*", "--", "<!--", ";", '"""', "'''", "'use strict'", '"use strict"')
+# What opens a module's own documentation (Rust's ``//!``, a Python docstring, Go's
+# ``// Package x ...``), as against a licence header or a commented-out line.
+_DOC_OPENERS = ("//!", "/*!", '"""', "'''", 'r"""', "// Package ")
+# Lines that only bring names in: a module's code says more after them.
+_IMPORT = ("use ", "pub use ", "import ", "from ", "#include", "require ", "require(", "using ", "package ")
+
+
+def _names_a_module(line: str) -> bool:
+    """A line that is only a quoted name, as in Go's ``import (`` block."""
+    bare = line.rstrip(",;")
+    return len(bare) > 1 and bare[0] in "\"'`" and bare[-1] == bare[0]
+
+
+def _changed_by(count: int, functions: object) -> str:
+    """A history's file hit in a line: how many past tasks changed it, and where."""
+    said = f"changed by {count} past task{'s' if count != 1 else ''}"
+    names = [name for name in functions if isinstance(name, str)][:2] if isinstance(functions, list) else []
+    return f"{said} ({', '.join(names)})" if names else said
+
+
+def _package_doc(lines: list[str]) -> str | None:
+    """Go's package documentation: the ``//`` comment right above ``package x`` (a
+    licence is kept apart by a blank line), its first line."""
+    at = next((i for i, line in enumerate(lines) if line.startswith("package ")), 0)
+    first = at
+    while first > 0 and lines[first - 1].startswith("//"):
+        first -= 1
+    text = lines[first][2:].strip() if first < at else ""
+    return text if sum(ch.isalnum() for ch in text) >= 3 else None
+
+
+def _module_doc(comments: list[str]) -> str | None:
+    """The first line of a module's documentation among the comment lines that open a
+    chunk, without its markers (``Deserialization for untagged enums:``), or None."""
+    for line in comments:
+        opener = next((o for o in _DOC_OPENERS if line.startswith(o)), None)
+        if opener is None:
+            continue
+        text = line[len(opener) :] if opener != "// Package " else line[3:]
+        text = text.strip().strip("\"'").strip()
+        if sum(ch.isalnum() for ch in text) >= 3:
+            return text
+    return None
 TASK_KIND = "task"
+FILE_KIND = "file"  # a file that past tasks changed, its text the tasks (not the file's)
 FUNCTION_KIND = "function"  # a function's code a source read because past changes touched it
 # A hit's metadata key: what its file's role keeps of its fused score (a test, a
 # changelog, a lock file from a source that does not weigh roles itself).

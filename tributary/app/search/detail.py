@@ -40,6 +40,7 @@ from tributary.app.search.highlighter import (
 from tributary.app.search.score_chart import ScoreChart
 from tributary.engine.api import commit_line, fold_label, quotes_files, source_views, why_folded
 from tributary.engine.model import (
+    FILE_KIND,
     DedupGroup,
     GroupMember,
     Hit,
@@ -309,6 +310,8 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
     they can be read), anything else as wrapped prose."""
     if is_task(hit):
         return Presentation(_commit_text(hit), None, wrap=True)
+    if hit.metadata.get("kind") == FILE_KIND:  # the past tasks that changed a file, not its code
+        return Presentation(safe_text.block(hit.content, limit=MAX_SHOWN), None, wrap=True)
     # Long lines are cut for display: a megabyte line would stall the text layout.
     text = safe_text.block(hit.content, limit=MAX_SHOWN)
     language = language_for(hit.path, text)
