@@ -153,3 +153,14 @@ def test_the_bundle_is_told_of_every_grammar_module() -> None:
     assert {name.split(".")[0] for name in loaded} - {"tree_sitter_markdown"} <= modules
     for name in modules:
         importlib.import_module(name)
+
+
+def test_a_markdown_heading_is_titled_by_its_words_not_its_markup() -> None:
+    text = (
+        '# <img alt="chi" src="https://cdn.example/chi.svg" width="220" />\n\nA router.\n\n'
+        "## [![CI](https://ci.example/badge.svg)](https://ci.example) Install [pip](https://pip.example)\n\n"
+        "Run pip.\n\n## <p align=center><img src=x.png></p>\n\nPictures.\n"
+    )
+    assert [c.symbol for c in chunk_text("README.md", "markdown", text)] == [
+        "chi", "chi > Install pip", "chi",
+    ]

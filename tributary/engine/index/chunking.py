@@ -23,7 +23,7 @@ from typing import Any
 
 from tributary.engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "6"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "7"  # bump when chunk boundaries or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40
@@ -735,6 +735,28 @@ def _text_windows(
     return chunks
 
 
+# What a Markdown heading shows a reader, not its markup: a badge (a linked image) is
+# dropped, an image or an HTML ``<img>`` reads as its alt text, a link as its text, any
+# other tag as nothing (``# <img alt="chi" src="logo.svg" />`` is the heading "chi").
+# Each pattern is one bounded run of a negated class: linear in the heading.
+_BADGE = re.compile(r"\[!\[[^\]\n]{0,400}\]\([^)\n]{0,1000}\)\]\([^)\n]{0,1000}\)")
+_IMAGE = re.compile(r"!\[([^\]\n]{0,400})\]\([^)\n]{0,1000}\)")
+_LINK = re.compile(r"\[([^\]\n]{0,400})\]\([^)\n]{0,1000}\)")
+_HTML_IMAGE = re.compile(r"<img\b[^>]{0,1000}?\balt=[\"']([^\"'>]{0,400})[\"'][^>]{0,1000}>", re.I)
+_TAG = re.compile(r"</?[A-Za-z][^>\n]{0,1000}>")
+
+
+def heading_text(raw: str) -> str | None:
+    """A Markdown heading as a reader sees it: its words, without images' and links'
+    markup or HTML tags; None when nothing readable is left."""
+    text = _BADGE.sub(" ", raw)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_IMAGE.sub(r" \1 ", text)
+    text = _TAG.sub(" ", text)
+    return " ".join(text.split()) or None
+
+
 def _markdown_sections(text: str) -> list[tuple[int, int, str | None]]:
     """(first row, stop row, heading path) of each Markdown section's own text, the text
     before its first subsection; the heading path reads ``Install > From source``."""
@@ -751,7 +773,7 @@ def _markdown_sections(text: str) -> list[tuple[int, int, str | None]]:
             if child.type == "atx_heading":
                 content = child.child_by_field_name("heading_content")
                 if content is not None:
-                    return " ".join(_text(content, source).split()) or None
+                    return heading_text(_text(content, source))
         return None
 
     def visit(node: Any, trail: tuple[str, ...]) -> None:
