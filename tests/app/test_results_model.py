@@ -101,6 +101,21 @@ def test_a_window_titled_by_its_path_shows_its_first_line_of_code() -> None:
     assert model.index(0, LOCATION).data().startswith("lib/view.js")
 
 
+def test_with_the_location_hidden_a_nameless_hit_leads_with_its_file_name() -> None:
+    model = ResultsModel()
+    response = _response(["files"])
+    window, named = response.hits[0], response.hits[1]
+    window.title, window.path = "src/de/enum_untagged.rs", "src/de/enum_untagged.rs"
+    window.content = "//! Deserialization for untagged enums:\nuse crate::de;"
+    model.set_response(response)
+    assert model.index(0, TITLE).data() == "Deserialization for untagged enums:"
+    model.set_names_files(True)  # a narrow window: no location column
+    assert model.index(0, TITLE).data() == "enum_untagged.rs · Deserialization for untagged enums:"
+    assert model.index(1, TITLE).data() == named.headline  # a named hit says what it is
+    model.set_names_files(False)
+    assert model.index(0, TITLE).data() == "Deserialization for untagged enums:"
+
+
 # -- live updates in place ------------------------------------------------------------
 
 

@@ -458,6 +458,7 @@ class SearchPage(QWidget):
             location = min(420, free - TITLE_MIN, free // 2)
         header.setSectionHidden(SOURCES, hide_sources)
         header.setSectionHidden(LOCATION, location < LOCATION_MIN)
+        self.model.set_names_files(location < LOCATION_MIN)
         for column, size in ((SOURCES, sources), (LOCATION, max(location, LOCATION_MIN))):
             if header.sectionSize(column) != size:
                 header.resizeSection(column, size)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt
@@ -142,6 +143,7 @@ class ResultsModel(QStandardItemModel):
         self._badge_width = BADGE_WIDTH
         self._badge_layout: tuple[str, int] = (self._badge_font.key(), self._badge_width)
         self._badge_cells: dict[tuple[str, ...], dict[int, Any]] = {}  # for the current layout
+        self._names_files = False  # the location column is hidden: a nameless hit says its file
 
     # -- loading ------------------------------------------------------------------------
 
@@ -294,7 +296,7 @@ class ResultsModel(QStandardItemModel):
         member = row.member
         return (hit, hit.title, hit.path, hit.uri, hit.start_line, hit.end_line, hit.source, hit.score,
                 hit.confidence,
-                tuple(row.sources), self._ratings.get(hit.id), self._badge_layout,
+                tuple(row.sources), self._ratings.get(hit.id), self._badge_layout, self._names_files,
                 None if member is None else (member.reason, member.similarity))
 
     # -- cells --------------------------------------------------------------------------
@@ -309,7 +311,7 @@ class ResultsModel(QStandardItemModel):
         return [
             {_DISPLAY: str(row.position + 1), _ORDER: row.position, _HIT: hit, _SOURCES: sources,
              _RATING: rating},
-            {_DISPLAY: safe_text.one_line(hit.headline), _DECORATION: _rating_icon(rating)},
+            {_DISPLAY: self._name(hit), _DECORATION: _rating_icon(rating)},
             {_DISPLAY: _where(hit)},
             {**self._badge_cell(sources), _ACCESSIBLE: ", ".join(sources)},
             {_DISPLAY: f"{hit.score:.4f}"},
@@ -323,7 +325,7 @@ class ResultsModel(QStandardItemModel):
         return [
             {_ORDER: row.position, _HIT: hit, _MEMBER: member, _SOURCES: row.sources,
              _RATING: rating},
-            {_DISPLAY: safe_text.one_line(hit.headline), _DECORATION: _rating_icon(rating)},
+            {_DISPLAY: self._name(hit), _DECORATION: _rating_icon(rating)},
             {_DISPLAY: _where(hit)},
             {**self._badge_cell(row.sources), _ACCESSIBLE: hit.source},
             {_DISPLAY: fold_label(member)},
@@ -343,6 +345,23 @@ class ResultsModel(QStandardItemModel):
                          QFontMetrics(self._badge_font).height() + ROW_PADDING)
             cell = self._badge_cells[key] = {_DECORATION: badges_icon(pixmap), _SIZE_HINT: hint}
         return cell
+
+    def _name(self, hit: Hit) -> str:
+        """The Result cell: what the hit is; with the location column hidden, a hit with
+        no name of its own (a window of a module, a file) leads with its file's name, so
+        three modules' windows do not read alike."""
+        said = safe_text.one_line(hit.headline)
+        if self._names_files and hit.path and hit.title in (hit.path, hit.location, ""):
+            return f"{safe_text.one_line(PurePosixPath(hit.path).name, 80)} · {said}"
+        return said
+
+    def set_names_files(self, on: bool) -> None:
+        """Whether the Result cell names a nameless hit's file (the location column is hidden)."""
+        if on == self._names_files:
+            return
+        self._names_files = on
+        for row in self._all_rows():
+            self._refresh(row)
 
     def set_badge_layout(self, font: QFont, width: int) -> None:
         """Draw the source badges in ``font`` to fit a column ``width`` pixels wide."""
