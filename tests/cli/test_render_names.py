@@ -81,6 +81,7 @@ def test_a_module_window_is_headed_by_its_documentation_or_its_first_statement()
     assert headline('package middleware\n\nimport (\n\t"net/http"\n)\n', "m.go") == "package middleware"
     licensed = "// Copyright 2019 X. All rights reserved.\n\nuse std::fmt;\n\npub struct Error;\n"
     assert headline(licensed, "error.rs") == "pub struct Error;"
+    assert headline("mod ignored_any;\nmod impls;\n\npub trait Error {}\n", "de/mod.rs") == "pub trait Error {}"
     example = "// This example serves a REST API.\n// It uses chi.\npackage main\n\nimport \"fmt\"\n"
     assert headline(example, "_examples/rest/main.go") == "This example serves a REST API."
     apart = "// Copyright 2020 X.\n\npackage main\n\nfunc main() {}\n"

@@ -147,7 +147,8 @@ _NOT_CODE = ("#", "//", "/*", "*", "--", "<!--", ";", '"""', "'''", "'use strict
 # ``// Package x ...``), as against a licence header or a commented-out line.
 _DOC_OPENERS = ("//!", "/*!", '"""', "'''", 'r"""', "// Package ")
 # Lines that only bring names in: a module's code says more after them.
-_IMPORT = ("use ", "pub use ", "import ", "from ", "#include", "require ", "require(", "using ", "package ")
+_IMPORT = ("use ", "pub use ", "import ", "from ", "#include", "require ", "require(", "using ", "package ",
+           "mod ", "pub mod ", "extern crate ")
 
 
 def _names_a_module(line: str) -> bool:
