@@ -608,6 +608,35 @@ def test_a_task_history_ranks_its_words_by_bm25_alike_on_both_backends(postgres_
         local.close()
 
 
+def test_a_snake_case_name_is_found_whole_on_both_backends(postgres_dsn: str, tmp_path: Path) -> None:
+    """``deny_unknown_fields`` is searched as one identifier as well as its words: the
+    chunk that uses it comes before chunks that only hold ``deny``, ``unknown`` and
+    ``fields`` more often."""
+    from tributary.engine.index.store import SqliteStore
+
+    db = Database(postgres_dsn)
+    pg = PgIndexStore(db, ensure_repository(db, "/team/snake", "snake"))
+    local = SqliteStore(tmp_path / "files.sqlite")
+    texts = {
+        "attr.py": "deny unknown fields: deny the unknown fields, unknown fields denied",
+        "codegen.py": "if has_flatten and cattrs.deny_unknown_fields(): collect",
+        "check.py": "fields unknown to the container deny nothing",
+        **{f"pad{i}.py": f"filler text {i}" for i in range(6)},
+    }
+    try:
+        for store in (pg, local):
+            _write_texts(store, texts)
+        pg.ensure_vector_index()
+        for store in (pg, local):
+            hits = store.keyword_search("why is deny_unknown_fields ignored", 10, SearchFilter())
+            paths = store.chunks_by_id([cid for cid, _ in hits])
+            assert [paths[cid].path for cid, _ in hits][0] == "codegen.py", store
+    finally:
+        pg.close()
+        local.close()
+        db.close()
+
+
 def _write_texts(store: Any, texts: dict[str, str]) -> None:
     """One chunk a file, each file's text as given."""
     for round_, (path, text) in enumerate(texts.items()):

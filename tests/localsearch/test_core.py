@@ -56,3 +56,14 @@ def test_meta_round_trips_inside_and_outside_a_transaction(tmp_path: Path) -> No
         write_meta(conn, "model", "b")
     assert read_meta(conn, "model") == "b"
     conn.close()
+
+
+def test_snake_case_identifiers_are_terms_whole_and_dunders_are_not() -> None:
+    from tributary.engine.localsearch.fts import identifier_terms, keyword_terms, split_identifiers
+
+    assert identifier_terms("call deny_unknown_fields() or _print_SeqFormula, not __init__") == [
+        "denyunknownfields", "printseqformula",
+    ]
+    assert "denyunknownfields" in split_identifiers("if cattrs.deny_unknown_fields() {")
+    assert keyword_terms("deny_unknown_fields ignored") == ["deny", "unknown", "fields", "ignored", "denyunknownfields"]
+    assert identifier_terms("a" * 40 + "_" + "b" * 40) == []  # too long to be a name

@@ -34,7 +34,7 @@ from tributary.engine.index.store import (
     symbol_parts,
 )
 from tributary.engine.localsearch.embedder import ModelInfo, Vectors
-from tributary.engine.localsearch.fts import fts_terms, split_identifiers
+from tributary.engine.localsearch.fts import keyword_terms, split_identifiers
 from tributary.engine.pipeline.definitions import definition_signal
 from tributary.engine.postgres.collection import (
     COMPLETED_PER_SEARCH,
@@ -501,7 +501,7 @@ class PgIndexStore:
         filter only each word's ``POSTINGS_PER_WORD`` best chunks, which bounds the work
         whatever the index's size, the ``COMPLETED_PER_SEARCH`` best of them then scored
         by every word; with one, every chunk holding a word."""
-        terms = list(dict.fromkeys(fts_terms(query)))
+        terms = list(dict.fromkeys(keyword_terms(query)))
         if not terms:
             return []
         found, total = self._word_counts(terms)

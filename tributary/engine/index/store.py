@@ -43,6 +43,7 @@ from tributary.engine.localsearch.fts import (
     CODE_WEIGHTS,
     fts_query,
     fts_terms,
+    keyword_terms,
     split_identifiers,
     symbol_text,
 )
@@ -116,7 +117,7 @@ MIGRATIONS: tuple[str, ...] = (
 # What ``_fts_texts`` derives from a chunk. Change it together with that function: the
 # keyword index is then rebuilt once, since a chunk can only be deleted with the texts it
 # was indexed with.
-FTS_TEXTS_VERSION = "1"
+FTS_TEXTS_VERSION = "2"
 
 CHUNK_KEYWORDS = KeywordIndex("chunks_fts", CODE_WEIGHTS)
 
@@ -667,7 +668,7 @@ class SqliteStore:
         return {**found, **self._file_ids_from_db(missing)} if missing else found
 
     def keyword_search(self, query: str, k: int, where: SearchFilter) -> list[tuple[int, float]]:
-        terms = fts_terms(query)
+        terms = keyword_terms(query)
         common = self._common_terms(terms)
         match = fts_query([t for t in terms if t not in common] or terms)
         if match is None:

@@ -33,10 +33,13 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def split_identifiers(text: str) -> str:
-    """The parts of CamelCase and mixed identifiers (``LogXML`` -> ``Log XML``), for an
-    index's terms column.
+    """The parts of CamelCase and mixed identifiers (``LogXML`` -> ``Log XML``) and each
+    snake_case identifier whole (``deny_unknown_fields`` -> ``denyunknownfields``), for
+    an index's terms column.
 
-    unicode61 already splits on ``_``, ``/`` and ``.``; only case changes need help.
+    unicode61 already splits on ``_``, ``/`` and ``.``, so a CamelCase name is a word of
+    its own and its parts need help; a snake_case name is only its parts, and the whole
+    (``identifier_terms``) is what lets a question that spells it find its uses.
     """
     parts: list[str] = []
     seen: set[str] = set()
@@ -47,7 +50,37 @@ def split_identifiers(text: str) -> str:
         pieces = _CAMEL.findall(word)
         if len(pieces) > 1:
             parts.extend(pieces)
+    parts.extend(identifier_terms(text, limit=None))
     return " ".join(parts)
+
+
+# A snake_case identifier: words joined by underscores (leading ones allowed). The
+# separator class and the word class are disjoint, so the match is linear.
+_SNAKE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+")
+_SNAKE_PART = re.compile(r"[A-Za-z0-9]+")
+MAX_IDENTIFIER_CHARS = 64  # a longer run of words and underscores is not a name
+MAX_IDENTIFIER_TERMS = 24  # a question's whole identifiers searched
+
+
+def identifier_terms(text: str, *, limit: int | None = MAX_IDENTIFIER_TERMS) -> list[str]:
+    """The snake_case identifiers in ``text``, each squashed into one lower-case term
+    (``_print_SeqFormula`` -> ``printseqformula``), distinct, in order; at most
+    ``limit`` (None: all). An identifier is a term as a whole, not only its words:
+    ``deny_unknown_fields`` is rare where ``deny``, ``unknown`` and ``fields`` are not."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for match in _SNAKE.finditer(text):
+        word = match.group()
+        if len(word) > MAX_IDENTIFIER_CHARS:
+            continue
+        term = "".join(_SNAKE_PART.findall(word)).lower()
+        if term in seen:
+            continue
+        seen.add(term)
+        terms.append(term)
+        if limit is not None and len(terms) >= limit:
+            break
+    return terms
 
 
 def fts_terms(text: str, *, numbers: bool = False, limit: int = MAX_QUERY_TERMS) -> list[str]:
@@ -67,6 +100,15 @@ def fts_terms(text: str, *, numbers: bool = False, limit: int = MAX_QUERY_TERMS)
         if len(terms) >= limit:
             break
     return terms[:limit]
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The code index's terms for ``text``: its words (``fts_terms``), then its
+    snake_case identifiers whole (``identifier_terms``), which the index's terms column
+    holds too."""
+    terms = fts_terms(text)
+    held = set(terms)
+    return terms + [term for term in identifier_terms(text) if term not in held]
 
 
 def fts_query(text: str | Sequence[str]) -> str | None:
