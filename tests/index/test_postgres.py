@@ -630,7 +630,7 @@ def test_a_snake_case_name_is_found_whole_on_both_backends(postgres_dsn: str, tm
         for store in (pg, local):
             hits = store.keyword_search("why is deny_unknown_fields ignored", 10, SearchFilter())
             paths = store.chunks_by_id([cid for cid, _ in hits])
-            assert [paths[cid].path for cid, _ in hits][0] == "codegen.py", store
+            assert paths[hits[0][0]].path == "codegen.py", store
     finally:
         pg.close()
         local.close()
