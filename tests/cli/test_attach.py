@@ -117,12 +117,18 @@ class _Engine:
         self.config = self.effective_config = config
 
 
-@pytest.mark.asyncio
-async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Path) -> None:
+async def _listening(home: Path) -> tuple[Path, _Engine, attach.AttachServer]:
+    """A config, a fake engine and its socket, listening."""
     config = _config(home)
     engine = _Engine()
     server = attach.AttachServer(engine, config)
     assert await server.start()
+    return config, engine, server
+
+
+@pytest.mark.asyncio
+async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Path) -> None:
+    config, engine, server = await _listening(home)
     second = attach.AttachServer(_Engine(), config)
     try:
         assert not await second.start()  # the first still answers: not stolen
@@ -146,10 +152,7 @@ async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Pat
 
 @pytest.mark.asyncio
 async def test_a_config_saved_just_before_a_search_is_applied_before_it_is_answered(home: Path) -> None:
-    config = _config(home)
-    engine = _Engine()
-    server = attach.AttachServer(engine, config)
-    assert await server.start()
+    config, engine, server = await _listening(home)
     try:
         assert await attach.ask(SearchRequest(query="before"), config) is not None
         assert engine.applied == []  # the file as the engine has it: nothing to apply
