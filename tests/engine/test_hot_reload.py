@@ -120,7 +120,7 @@ async def test_a_file_being_written_is_read_once_it_settles(tmp_path: Path) -> N
     writer = asyncio.create_task(finish())
     digest = await watch._settled_digest(path)
     await writer
-    assert digest == watch._digest(path)  # the whole file, not the half read first
+    assert digest == watch.file_digest(path)  # the whole file, not the half read first
 
 
 async def _watching(path: Path, applied: list[Config], reports: list[ReloadReport]) -> tuple[asyncio.Task[None], asyncio.Event]:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tributary.engine import paths
+from tributary.engine.config.digest import file_digest
 from tributary.engine.errors import TributaryError
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ class AttachServer:
         self._server: asyncio.AbstractServer | None = None
         # The config file's bytes as last applied (or found wanting) here: a client that
         # read other bytes saved a change the file watcher has not applied yet.
-        self._applied = config_digest(Path(self.config_key))
+        self._applied = file_digest(Path(self.config_key))
         self._catching_up = asyncio.Lock()
 
     async def start(self) -> bool:
@@ -241,7 +242,6 @@ class AttachServer:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return {"ok": True, "engine": engine_info, "response": to_jsonable(response)}
 
-
     async def _catch_up(self, wanted: str) -> None:
         """Apply the config file as the client read it, before answering: ``tributary
         servers set`` and then a search must not get the settings of before, which the
@@ -257,14 +257,6 @@ class AttachServer:
                 return  # changed again while read: the next request or the watcher applies it
             self._applied = wanted
             log.info("%s", outcome.message)
-
-
-def config_digest(path: Path) -> str | None:
-    """A hash of the config file's bytes, or None when it cannot be read."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
@@ -335,9 +327,9 @@ async def ask(
     except (AttachError, OSError) as exc:
         print(f"tributary: {exc}", file=sys.stderr)
         return None
+    key = _config_key(config_file)
     message = {
-        "version": PROTOCOL_VERSION, "op": "search", "config": _config_key(config_file),
-        "config_digest": config_digest(Path(_config_key(config_file))),
+        "version": PROTOCOL_VERSION, "op": "search", "config": key, "config_digest": file_digest(Path(key)),
         "request": to_jsonable(request), "top_k_from_config": top_k_from_config,
     }  # fmt: skip
     try:

@@ -12,13 +12,13 @@ A removed file is reported and changes nothing. Each outcome is one
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tributary.engine.config.digest import file_digest
 from tributary.engine.config.errors import ConfigError
 from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config
@@ -31,13 +31,6 @@ MAX_REPORTED = 10  # problems listed in one report (a wrong file may have thousa
 class ReloadReport:
     ok: bool
     message: str
-
-
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 SETTLE_S = 0.15  # a file written in place must read the same twice this far apart
@@ -61,12 +54,12 @@ async def _settled_digest(path: Path, tries: int = 20) -> str | None:
     mid-file leaves it unchanged for a while, but not untouched)."""
     loop = asyncio.get_running_loop()
     give_up = loop.time() + MAX_SETTLE_S
-    digest, stamp = _digest(path), _stamp(path)
+    digest, stamp = file_digest(path), _stamp(path)
     for _ in range(tries * 10):
         quiet = time.time() - stamp[0] / 1e9 if stamp is not None else QUIET_S
         wait = max(SETTLE_S, QUIET_S - quiet)
         await asyncio.sleep(min(wait, max(0.0, give_up - loop.time())) or SETTLE_S)
-        again, again_stamp = _digest(path), _stamp(path)
+        again, again_stamp = file_digest(path), _stamp(path)
         still = again == digest and again_stamp == stamp
         untouched = again_stamp is None or time.time() - again_stamp[0] / 1e9 >= QUIET_S
         if (still and untouched) or loop.time() >= give_up:
@@ -91,7 +84,7 @@ async def watch_config(
     logging.getLogger("watchfiles.main").setLevel(logging.WARNING)  # not "1 change detected"
     path = path.expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    last = _digest(path)
+    last = file_digest(path)
     name = path.name
 
     def ours(_change: object, changed: str) -> bool:
@@ -125,13 +118,13 @@ async def reload_once(
     try:
         config = await asyncio.to_thread(load_config, path)
     except ConfigError as exc:
-        if expect is not None and _digest(path) != expect:
+        if expect is not None and file_digest(path) != expect:
             return None
         issues = exc.issues[:MAX_REPORTED]
         more = len(exc.issues) - len(issues)
         listed = "\n".join(f"  {issue}" for issue in issues) + (f"\n  … and {more} more" if more else "")
         return ReloadReport(False, f"{path} not applied; the running config stays in effect:\n{listed}")
-    if expect is not None and _digest(path) != expect:
+    if expect is not None and file_digest(path) != expect:
         return None
     try:
         await apply(config)
