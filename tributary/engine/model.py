@@ -123,12 +123,18 @@ class Hit:
         return self.uri or self.title
 
     @property
+    def has_own_name(self) -> bool:
+        """Whether the title names the hit (a function, a page) rather than repeating its
+        path (a window of module code, a file a file server found)."""
+        return bool(self.title) and self.title not in (self.path, self.location)
+
+    @property
     def headline(self) -> str:
         """What the hit is, in a line: its title, or, where the title only repeats its
         path (a window of module code, a file a file server found), the first line of
         its text that says something (code before comments and directives), so a list
         of hits does not show the path twice."""
-        if self.title and self.title not in (self.path, self.location):
+        if self.has_own_name:
             return self.title
         tasks = self.metadata.get("tasks")
         if self.metadata.get("kind") == FILE_KIND and isinstance(tasks, list) and tasks:
@@ -187,6 +193,8 @@ def _module_doc(comments: list[str]) -> str | None:
         if sum(ch.isalnum() for ch in text) >= 3:
             return text
     return None
+
+
 TASK_KIND = "task"
 FILE_KIND = "file"  # a file that past tasks changed, its text the tasks (not the file's)
 FUNCTION_KIND = "function"  # a function's code a source read because past changes touched it

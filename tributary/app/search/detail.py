@@ -310,10 +310,10 @@ def presentation(hit: Hit, around: int = AROUND) -> Presentation:
     they can be read), anything else as wrapped prose."""
     if is_task(hit):
         return Presentation(_commit_text(hit), None, wrap=True)
-    if hit.metadata.get("kind") == FILE_KIND:  # the past tasks that changed a file, not its code
-        return Presentation(safe_text.block(hit.content, limit=MAX_SHOWN), None, wrap=True)
     # Long lines are cut for display: a megabyte line would stall the text layout.
     text = safe_text.block(hit.content, limit=MAX_SHOWN)
+    if hit.metadata.get("kind") == FILE_KIND:  # the past tasks that changed a file, not its code
+        return Presentation(text, None, wrap=True)
     language = language_for(hit.path, text)
     if language is None or hit.start_line is None:
         return Presentation(text, language, wrap=language is None)

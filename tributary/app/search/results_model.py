@@ -351,7 +351,7 @@ class ResultsModel(QStandardItemModel):
         no name of its own (a window of a module, a file) leads with its file's name, so
         three modules' windows do not read alike."""
         said = safe_text.one_line(hit.headline)
-        if self._names_files and hit.path and hit.title in (hit.path, hit.location, ""):
+        if self._names_files and hit.path and not hit.has_own_name:
             return f"{safe_text.one_line(PurePosixPath(hit.path).name, 80)} · {said}"
         return said
 
