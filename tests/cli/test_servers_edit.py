@@ -196,6 +196,15 @@ def test_set_changes_the_named_settings_and_keeps_the_others(capsys: pytest.Capt
     assert "env B removed" in capsys.readouterr().out
 
 
+def test_set_takes_the_switch_as_add_spells_it() -> None:
+    """``servers add --disabled`` is how a user learns the switch; ``set`` takes it too."""
+    assert main(["servers", "add", "rg", "--", "mcp-ripgrep"]) == 0
+    assert main(["servers", "set", "rg", "--disabled"]) == 0
+    assert not load_config(paths.default_config_path()).servers["rg"].enabled
+    assert main(["servers", "set", "rg", "--enabled"]) == 0
+    assert load_config(paths.default_config_path()).servers["rg"].enabled
+
+
 @pytest.mark.parametrize(("argv", "says"), [
     (["rg"], "nothing to change"),
     (["rg", "--reset", "tool", "--tool", "x"], "--reset tool and a new value for it"),

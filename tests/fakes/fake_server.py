@@ -38,7 +38,7 @@ Other options:
                        annotated ``readOnlyHint: true`` unless ``--unannotated``
   --unannotated        the search tool declares no annotations (read-only or not)
   --extra-tool JSON    one more tool taking ``query``: ``{"name": N, "description": D,
-                       "readOnly": true}`` (repeatable); a call appends ``N QUERY`` to
+                       "readOnly": true|false}`` (repeatable); a call appends ``N QUERY`` to
                        ``--calls-file`` and answers one hit, so tests see it was called
   --calls-file PATH    where extra tools record their calls
   --plain              answer with ``--content`` as one plain text block (no JSON), as a
@@ -314,7 +314,8 @@ def add_extra_tool(server: MCPServer, spec: dict[str, Any], opts: argparse.Names
     """A tool that records each call (``--extra-tool``): dangerous-looking tools are
     offered next to the search tool, and the test checks none of them is ever called."""
     name = str(spec["name"])
-    notes = types.ToolAnnotations(read_only_hint=True) if spec.get("readOnly") else None
+    # "readOnly": true or false is sent as the mark; left out, the tool says nothing.
+    notes = types.ToolAnnotations(read_only_hint=bool(spec["readOnly"])) if "readOnly" in spec else None
 
     def run(query: str) -> str:
         if opts.calls_file:

@@ -32,6 +32,8 @@ DANGEROUS = [
     {"name": "wipe_query", "readOnly": True},
     {"name": "overwrite_query"},
     {"name": "query_rows", "description": "Execute a select query", "readOnly": True},
+    # mcp-server-git's git_commit: no write verb, but marked as changing something.
+    {"name": "git_commit", "description": "Records changes to the repository", "readOnly": False},
 ]
 
 
@@ -96,6 +98,26 @@ async def test_a_tool_that_writes_is_not_called_even_when_the_config_names_it(tm
     assert outcome.error == ("tool 'overwrite_query' is never asked for searches: it is named with the "
                              "verb 'overwrite', which may change something, and every search would send "
                              "it its text; name a tool that only reads")
+
+
+@pytest.mark.asyncio
+async def test_a_tool_marked_not_read_only_is_not_called_when_the_config_names_it(
+        tmp_path: Path) -> None:
+    """mcp-server-git's ``git_commit`` (``readOnlyHint: false``, nothing in its name or
+    description a write verb) named as the tool, its other argument fixed: every search
+    would commit whatever is staged, its text the message."""
+    calls = tmp_path / "calls.txt"
+    server = ServerConfig(name="db", command=sys.executable, tool="git_commit",
+                          args=_args(calls, annotated_search=False), timeout=20.0)
+    pool = SourcePool([server])
+    try:
+        outcome = await pool.call("db", "fix the parser", top_k=2, timeout=60)
+    finally:
+        await pool.aclose()
+    assert outcome.status is not SourceStatus.OK and not calls.exists()
+    assert outcome.error is not None
+    assert outcome.error.startswith("tool 'git_commit' is never asked for searches: it is marked "
+                                    "not read-only, which may change something")
 
 
 @pytest.mark.asyncio

@@ -79,9 +79,10 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     change.add_argument("--unset-env", action="append", default=[], metavar="KEY",
                         help="remove one environment variable (repeatable)")
     switch = change.add_mutually_exclusive_group()
-    switch.add_argument("--enable", dest="enabled", action="store_const", const=True, default=None,
-                        help="let searches ask it")
-    switch.add_argument("--disable", dest="enabled", action="store_const", const=False,
+    # ``--enabled``/``--disabled`` too: ``servers add`` spells its switch ``--disabled``.
+    switch.add_argument("--enable", "--enabled", dest="enabled", action="store_const", const=True,
+                        default=None, help="let searches ask it")
+    switch.add_argument("--disable", "--disabled", dest="enabled", action="store_const", const=False,
                         help="switch it off (kept in the config)")
     change.add_argument("--reset", action="append", default=[], choices=RESETTABLE, metavar="SETTING",
                         help=f"put a setting back to its default (repeatable: {', '.join(RESETTABLE)})")

@@ -364,22 +364,25 @@ def _marked_read_only(tool: types.Tool) -> bool:
 
 
 def writes_reason(tool: types.Tool) -> str | None:
-    """Why ``tool`` says it changes something (marked destructive, a write verb in its
-    name or first in its description), or None: such a tool is never sent a search,
-    even when the config names it."""
+    """Why ``tool`` says it changes something (marked destructive or not read-only, a
+    write verb in its name or first in its description), or None: such a tool is never
+    sent a search, even when the config names it (mcp-server-git's ``git_commit`` and
+    ``git_checkout``, marked not read-only, would commit or switch branches)."""
     found = _says_it_writes(tool)
     if found is None:
         return None
-    how, verb = found
-    return {"marked": "marked destructive", "named": f"named with the verb {verb!r}",
-            "described": f"described by the verb {verb!r}"}[how]
+    how, word = found
+    return {"marked": f"marked {word}", "named": f"named with the verb {word!r}",
+            "described": f"described by the verb {word!r}"}[how]
 
 
 def _says_it_writes(tool: types.Tool) -> tuple[str, str] | None:
-    """``("marked", "")``, ``("named", verb)`` or ``("described", verb)``: how ``tool``
+    """``("marked", mark)``, ``("named", verb)`` or ``("described", verb)``: how ``tool``
     says it changes something; None when it does not."""
     if tool.annotations is not None and tool.annotations.destructive_hint is True:
-        return "marked", ""
+        return "marked", "destructive"
+    if tool.annotations is not None and tool.annotations.read_only_hint is False:
+        return "marked", "not read-only"
     verb = write_verb_in(tool_words(tool.name))
     if verb:
         return "named", verb
@@ -402,11 +405,9 @@ def unsafe_reason(tool: types.Tool) -> str | None:
     """
     found = _says_it_writes(tool)
     if found is not None:
-        how, verb = found
-        return {"marked": "marked destructive", "named": f"named with the write verb {verb!r}",
-                "described": f"its description starts with the write verb {verb!r}"}[how]
-    if tool.annotations is not None and tool.annotations.read_only_hint is False:
-        return "marked not read-only"
+        how, word = found
+        return {"marked": f"marked {word}", "named": f"named with the write verb {word!r}",
+                "described": f"its description starts with the write verb {word!r}"}[how]
     runs = _RUNS_CODE.search(_described(tool))
     if runs:
         return f"its description says it takes a query language ({runs.group(0)!r})"
