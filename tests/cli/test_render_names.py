@@ -86,6 +86,9 @@ def test_a_module_window_is_headed_by_its_documentation_or_its_first_statement()
     assert headline(example, "_examples/rest/main.go") == "This example serves a REST API."
     apart = "// Copyright 2020 X.\n\npackage main\n\nfunc main() {}\n"
     assert headline(apart, "main.go") == "func main() {}"
+    # A window that begins inside an import's parenthesised names (httpx's transports).
+    inside = "    ConnectTimeout,\n    errors.ProxyError,\n)\nfrom ._models import Request\n\nT = TypeVar('T')\n"
+    assert headline(inside, "httpx/_transports/default.py") == "T = TypeVar('T')"
 
 
 def test_a_file_past_tasks_changed_says_so_instead_of_a_task_subject() -> None:

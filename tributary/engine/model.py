@@ -7,6 +7,7 @@ over these objects; the UI, the CLI and the MCP face only ever render them.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -158,9 +159,16 @@ _IMPORT = ("use ", "pub use ", "import ", "from ", "#include", "require ", "requ
 
 
 def _names_a_module(line: str) -> bool:
-    """A line that is only a quoted name, as in Go's ``import (`` block."""
+    """A line that only names something inside a list: a quoted name, as in Go's
+    ``import (`` block, or a name and a comma, as in the rest of a Python import's
+    parenthesised names when a window of module code begins inside it."""
     bare = line.rstrip(",;")
-    return len(bare) > 1 and bare[0] in "\"'`" and bare[-1] == bare[0]
+    if len(bare) > 1 and bare[0] in "\"'`" and bare[-1] == bare[0]:
+        return True
+    return line.endswith(",") and _DOTTED_NAME.fullmatch(bare.strip()) is not None
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]{0,200}(?:\.[A-Za-z_$][\w$]{0,200}){0,20}")
 
 
 def _changed_by(count: int, functions: object) -> str:
