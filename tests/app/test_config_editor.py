@@ -770,7 +770,7 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
     from tributary.engine.sources.state import ServerStatus
 
     config = Config()
-    for name in ("missing", "hung", "fine"):
+    for name in ("missing", "hung", "broken", "crashed", "fine"):
         config.servers[name] = ServerConfig(name=name, command="python", args=["-m", "x"])
     engine = FakeEngine(config=config)
     states = engine.server_states
@@ -778,6 +778,12 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
         "missing": {"status": ServerStatus.STOPPED, "last_error": "command not found: /nonexistent/server"},
         "hung": {"status": ServerStatus.STARTING, "restarts": 3,
                  "last_error": "HandshakeTimeout: no answer to initialize within 30s"},
+        # waiting to start again, never having answered: its import fails
+        "broken": {"status": ServerStatus.BACKOFF, "restarts": 6, "latency_ms": None,
+                   "last_error": "server exited during the start-up: ModuleNotFoundError: No module named 'x'"},
+        # down after it answered: it will again
+        "crashed": {"status": ServerStatus.BACKOFF, "restarts": 1, "latency_ms": 40.0,
+                    "last_error": "server exited"},
     }
     engine.server_states = lambda: [replace(s, **trouble.get(s.name, {})) for s in states()]  # type: ignore[method-assign]
     editor = ConfigEditor(lambda: engine)
@@ -787,6 +793,7 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
     view = editor.servers.list
     shown = {view.item(row).text(): view.item(row).data(LATENCY_ROLE) for row in range(view.count())}
     assert shown["missing"] == "no command" and shown["hung"] == "not starting"
+    assert shown["broken"] == "not starting" and shown["crashed"] == "~40 ms"
     assert shown["fine"] not in ("not starting", "no command")
     hung = next(view.item(row) for row in range(view.count()) if view.item(row).text() == "hung")
     assert "HandshakeTimeout" in hung.toolTip()

@@ -140,6 +140,25 @@ def test_a_source_that_needs_a_setting_says_so_on_its_chip() -> None:
     assert chip_text(failed) == "db · error"
 
 
+@pytest.mark.asyncio
+async def test_a_server_whose_start_keeps_failing_says_so_on_its_chip() -> None:
+    """A search does not wait on a server whose last start failed; its chip said
+    "error · 0 ms · restarted", as if it had run and answered badly."""
+    from tests.sources.helpers import stdio_config
+    from tributary.engine.sources import SourcePool
+
+    pool = SourcePool([stdio_config("git", "--mode", "crash-start", timeout=30.0)])
+    try:
+        first = await pool.call("git", "redirects", top_k=2, timeout=60)
+        again = await pool.call("git", "redirects", top_k=2, timeout=60)
+    finally:
+        await pool.aclose()
+    assert first.status is SourceStatus.ERROR and again.status is SourceStatus.ERROR
+    report = SourceReport(name="git", status=again.status, latency_ms=0.1, error=again.error)
+    assert chip_text(report) == "git · not starting"
+    assert "exited" in chip_tooltip(report)
+
+
 def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> None:
     sources = [SourceReport(name="files", status=SourceStatus.OK, hits=3),
                SourceReport(name="git", status=SourceStatus.PENDING),

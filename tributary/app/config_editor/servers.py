@@ -136,13 +136,16 @@ def describe_state(state: ServerState) -> str:
 def trouble(state: ServerState) -> str | None:
     """A few words for the list on a server that is failing to run (its Status line and
     tooltip say the whole reason), or None: ``no command`` (not found), ``not starting`` for
-    one that never finishes its start. (One down and restarting keeps its red dot and its
-    typical latency: it answered before and will again.)"""
+    one that never finishes its start, or that waits to start again having never answered
+    (its import fails). (One down and restarting after it answered keeps its red dot and
+    its typical latency: it will again.)"""
     status = str(state.status)
     error = str(state.last_error or state.restart_reason or "")
     if status == "stopped" and error:
         return "no command" if error.startswith("command not found") else "failed to start"
     if status == "starting" and state.restarts and error:
+        return "not starting"
+    if status == "backoff" and state.restarts and error and state.latency_ms is None:
         return "not starting"
     return None
 

@@ -37,7 +37,14 @@ from PySide6.QtWidgets import (
 
 from tributary.app import safe_text, theme
 from tributary.app.elided import FittingLabel
-from tributary.engine.model import ANSWERED, NOT_ASKED, SourceReport, SourceStatus, hits_said
+from tributary.engine.model import (
+    ANSWERED,
+    NOT_ASKED,
+    NOT_STARTING,
+    SourceReport,
+    SourceStatus,
+    hits_said,
+)
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState
@@ -157,6 +164,10 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
         return f"{report.name} · no search tool"
     if status == SourceStatus.SKIPPED and (setup := setup_needed(report.detail or report.error or "")):
         return f"{report.name} · {setup}"
+    if status == SourceStatus.ERROR and (report.error or "").startswith(NOT_STARTING):
+        # Its start keeps failing and it was not waited on: no latency, and "restarted"
+        # would say it ran again.
+        return f"{report.name} · not starting"
     label = {"circuit_open": "circuit open", "skipped": "not asked"}.get(status.value, status.value)
     if status in NOT_ASKED:
         latency = ""
