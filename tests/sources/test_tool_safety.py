@@ -83,11 +83,17 @@ def test_the_read_only_search_tool_is_the_one_called(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_tool_that_writes_is_not_called_even_when_the_config_names_it(tmp_path: Path) -> None:
-    """mcp-server-sqlite's ``write_query`` named as the tool: every search's text would
-    be run as a statement ("drop table notes")."""
+@pytest.mark.parametrize(("tool", "says"), [
+    # mcp-server-sqlite's ``write_query``: every search's text run as a statement
+    ("overwrite_query", "named with the verb 'overwrite'"),
+    # mcp-server-git's ``git_commit`` (``readOnlyHint: false``, no write verb in its name
+    # or description): every search would commit what is staged, its text the message
+    ("git_commit", "marked not read-only"),
+])
+async def test_a_tool_that_writes_is_not_called_even_when_the_config_names_it(
+        tmp_path: Path, tool: str, says: str) -> None:
     calls = tmp_path / "calls.txt"
-    server = ServerConfig(name="db", command=sys.executable, tool="overwrite_query",
+    server = ServerConfig(name="db", command=sys.executable, tool=tool,
                           args=_args(calls, annotated_search=False), timeout=20.0)
     pool = SourcePool([server])
     try:
@@ -95,29 +101,8 @@ async def test_a_tool_that_writes_is_not_called_even_when_the_config_names_it(tm
     finally:
         await pool.aclose()
     assert outcome.status is not SourceStatus.OK and not calls.exists()
-    assert outcome.error == ("tool 'overwrite_query' is never asked for searches: it is named with the "
-                             "verb 'overwrite', which may change something, and every search would send "
-                             "it its text; name a tool that only reads")
-
-
-@pytest.mark.asyncio
-async def test_a_tool_marked_not_read_only_is_not_called_when_the_config_names_it(
-        tmp_path: Path) -> None:
-    """mcp-server-git's ``git_commit`` (``readOnlyHint: false``, nothing in its name or
-    description a write verb) named as the tool, its other argument fixed: every search
-    would commit whatever is staged, its text the message."""
-    calls = tmp_path / "calls.txt"
-    server = ServerConfig(name="db", command=sys.executable, tool="git_commit",
-                          args=_args(calls, annotated_search=False), timeout=20.0)
-    pool = SourcePool([server])
-    try:
-        outcome = await pool.call("db", "fix the parser", top_k=2, timeout=60)
-    finally:
-        await pool.aclose()
-    assert outcome.status is not SourceStatus.OK and not calls.exists()
-    assert outcome.error is not None
-    assert outcome.error.startswith("tool 'git_commit' is never asked for searches: it is marked "
-                                    "not read-only, which may change something")
+    assert outcome.error == (f"tool '{tool}' is never asked for searches: it is {says}, which may change "
+                             "something, and every search would send it its text; name a tool that only reads")
 
 
 @pytest.mark.asyncio
