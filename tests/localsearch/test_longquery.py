@@ -100,6 +100,20 @@ def test_an_issue_is_read_as_title_names_files_and_prose() -> None:
     assert embedding_text(ISSUE) == task.meaning
 
 
+def test_a_method_a_traceback_line_calls_on_self_is_a_name() -> None:
+    """``stream = self._redirect_stream(request, method)`` in the innermost frame names the
+    method that raised; the ``self.`` before it had kept it out of the names."""
+    issue = ("Redirect with a streaming body raises StreamConsumed\n\nPosting a generator:\n\n```\n"
+             "Traceback (most recent call last):\n"
+             '  File "/venv/lib/python3.11/site-packages/httpx/_client.py", line 503, in _build_redirect_request\n'
+             "    stream = self._redirect_stream(request, method)\n"
+             "httpx.StreamConsumed: the content has already been streamed.\n```\n\n"
+             "It should say that a generator body cannot be sent again. " * 4)
+    names = dict(read_task(issue).names)
+    assert "_redirect_stream" in names and "_build_redirect_request" in names
+    assert "self" not in names
+
+
 def test_code_is_searched_by_an_issues_title_and_past_tasks_by_its_prose() -> None:
     """The title says what is wrong in a few words; the prose around it (steps, versions,
     what was expected) is what past reports share with it."""

@@ -79,6 +79,9 @@ _LINKED_FILE = re.compile(
 )
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,8})")
 _IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w{2,80})(\()?")
+# A method or attribute of the instance a traceback's line or a snippet is inside:
+# ``stream = self._redirect_stream(request, method)`` names ``_redirect_stream``.
+_OWN_MEMBER = re.compile(r"(?<![\w.])(?:self|cls|this)\.([A-Za-z_]\w{2,80})(\()?")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:)")
 # Words of code that name nothing of the repository's own.
 _COMMON_CODE = frozenset(["self", "cls", "def", "class", "return", "import", "from", "none", "true", "false", "print", "assert", "raise", "lambda", "yield", "pass", "elif", "else", "while", "with", "for", "try", "except", "finally", "async", "await", "global", "nonlocal", "and", "not", "str", "int", "float", "bool", "list", "dict", "set", "tuple", "object", "type", "len", "range", "isinstance", "getattr", "setattr", "hasattr", "super", "open", "repr", "format", "sorted", "enumerate", "zip", "map", "filter", "min", "max", "sum", "abs", "any", "all", "append", "extend", "items", "keys", "values", "get", "kwargs", "args", "np", "numpy", "pd", "os", "sys", "re", "json", "path", "value", "result", "error", "exception", "traceback", "warning", "warnings", "most", "recent", "call", "last", "line"]) | frozenset(
@@ -247,10 +250,11 @@ def read_task(text: str) -> TaskQuery:
     for _path, _line, name in frames:
         if name.isidentifier() and name.lower() not in _COMMON_CODE:
             names[name] += 2
-    for match in _IDENTIFIER.finditer(text):
-        word = match.group(1)
-        if _code_like(word, match.group(2) is not None, quoted):
-            names[word] += 1
+    for pattern in (_IDENTIFIER, _OWN_MEMBER):
+        for match in pattern.finditer(text):
+            word = match.group(1)
+            if _code_like(word, match.group(2) is not None, quoted):
+                names[word] += 1
     modules = list(dict.fromkeys(
         m.group(1) for m in _DOTTED.finditer(text)
         if m.group(1).split(".")[0].lower() not in _COMMON_CODE and "/" not in m.group(1)
