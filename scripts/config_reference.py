@@ -82,7 +82,9 @@ DESCRIPTIONS: dict[str, str] = {
     "ServerConfig.enabled": "`false` keeps the entry but never asks the server.",
     "ServerConfig.tool": ("Which tool answers queries. When left out, only a search tool its "
                           "server marks `readOnlyHint: true` is chosen, and a server none of whose "
-                          "tools takes a query is not asked; set it to use any other. A named tool that takes "
+                          "tools takes a query is not asked; set it to use any other, except a tool its "
+                          "server marks destructive or `readOnlyHint: false` or whose name says it writes: "
+                          "that one is never sent a search. A named tool that takes "
                           "no query (or whose only required argument is a path or a key, given "
                           "under `arguments`) is called the same way for every search, so its "
                           "items rank after the answers of the sources that were sent the question."),
