@@ -32,9 +32,11 @@ class SourceStatus(StrEnum):
 NOT_ASKED: frozenset[SourceStatus] = frozenset({SourceStatus.SKIPPED, SourceStatus.CIRCUIT_OPEN})
 # Sources whose hits this answer holds: asked now, or answered from the cache.
 ANSWERED: frozenset[SourceStatus] = frozenset({SourceStatus.OK, SourceStatus.CACHED})
-# How the error of a source whose server keeps failing its start begins: it was not
-# waited on, so the search took no time over it.
-NOT_STARTING = ("failed to start; ", "starting again (restart #")
+# How the error of a source whose server keeps failing its start begins (waiting to
+# start again, or starting again): it was not waited on, so the search took no time over it.
+START_FAILED = "failed to start; "
+STARTING_AGAIN = "starting again (restart #"
+NOT_STARTING = (START_FAILED, STARTING_AGAIN)
 
 
 class TaskType(StrEnum):

@@ -55,7 +55,7 @@ from mcp.shared.message import SessionMessage
 
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.errors import TributaryError
-from tributary.engine.model import NOT_STARTING, Hit, SourceStatus
+from tributary.engine.model import START_FAILED, STARTING_AGAIN, Hit, SourceStatus
 from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
@@ -656,12 +656,12 @@ class SourceClient:
                 # Its last start failed: the next one most likely will too.
                 wait = max(0.0, (self._retry_at or now) - now)
                 raise SourceUnavailable(
-                    f"{NOT_STARTING[0]}retrying in {wait:.1f}s (restart #{self._restarts}): "
+                    f"{START_FAILED}retrying in {wait:.1f}s (restart #{self._restarts}): "
                     f"{self._last_error}")
             if status is ServerStatus.STARTING and self._start_failed:
                 # Starting again after a failed start: not waited on.
                 raise SourceUnavailable(
-                    f"{NOT_STARTING[1]}{self._restarts}) after: {self._last_error}")
+                    f"{STARTING_AGAIN}{self._restarts}) after: {self._last_error}")
             if status is ServerStatus.STARTING and self._start_missed:
                 # A caller already waited its whole deadline on this start: not again.
                 raise StartTimeout("not ready: still starting after an earlier wait of "
