@@ -208,6 +208,7 @@ def test_set_takes_the_switch_as_add_spells_it() -> None:
 @pytest.mark.parametrize(("argv", "says"), [
     (["rg"], "nothing to change"),
     (["rg", "--reset", "tool", "--tool", "x"], "--reset tool and a new value for it"),
+    (["rg", "--tool", ""], "--tool '': to go back to the default, give --reset tool"),
     (["rg", "--weight", "-1"], "not changed (the config file is unchanged)"),
     (["nope", "--timeout", "3"], "no server named 'nope' in the config (configured: rg)"),
     (["files", "--weight", "2"], "'files' is a built-in server, run once a repository is indexed"),

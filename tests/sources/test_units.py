@@ -214,7 +214,8 @@ def test_destructive_or_not_read_only_tools_are_never_chosen() -> None:
 
 @pytest.mark.parametrize("name", ["deletes_by_query", "erase_by_query", "wipe_query",
                                   "overwrite_query", "DeletedQuery", "dropping_query",
-                                  "erasing_search", "Wipes_Query"])
+                                  "erasing_search", "Wipes_Query", "start_search",
+                                  "launchSearch"])
 def test_write_verbs_veto_in_any_inflection_and_case(name: str) -> None:
     with pytest.raises(ToolSelectionError, match=rf"{name}: named with the write verb"):
         select_tool(CFG, [annotated(name, read_only_hint=True)])

@@ -234,6 +234,9 @@ def _changes(args: argparse.Namespace) -> dict[str, Any]:
         asked["env"] = _pairs(args.env, "=", "--env", "KEY=VALUE")
     if args.header:
         asked["headers"] = _pairs(args.header, ":", "--header", "NAME: VALUE")
+    for name in ("cwd", "tool"):  # ``--tool ""`` reads as "auto-detect again"
+        if getattr(args, name) == "":
+            raise ValueError(f"--{name} '': to go back to the default, give --reset {name}")
     for name in ("cwd", "timeout", "weight", "tool", "query_mode", "enabled"):
         if (value := getattr(args, name)) is not None:
             asked[name] = value

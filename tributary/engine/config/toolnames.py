@@ -14,6 +14,8 @@ from collections.abc import Sequence
 SEARCH_WORDS = ("search", "query", "find", "lookup", "retrieve", "grep", "ask")
 # Verbs that change something: a tool named with one is never called with a search's text.
 # (Words that are as often nouns — post, commit, index, store, archive — are left out.)
+# Verbs that start something running count too: desktop-commander's ``start_search``
+# answers with a session id and leaves a search running in the server for every query.
 WRITE_WORDS = frozenset((
     "write", "delete", "del", "remove", "rm", "drop", "create", "update", "upsert", "insert",
     "put", "set", "add", "edit", "modify", "patch", "send", "exec", "execute", "run", "kill",
@@ -23,6 +25,7 @@ WRITE_WORDS = frozenset((
     "unlink", "shred", "evict", "expunge", "discard", "terminate", "restart", "stop",
     "shutdown", "deploy", "merge", "revert", "rollback", "disable", "enable", "import",
     "invoke", "call", "trigger", "submit", "post", "transfer", "pay", "format", "wipeout",
+    "start", "launch", "spawn", "schedule", "enqueue",
 ))
 
 
