@@ -47,3 +47,10 @@ def test_no_results_says_which_routing_rule_chose_the_sources(qtbot: Any) -> Non
     assert "Routing rules" in body
     empty.show_no_results("remember the note about release", False)
     assert "routing" not in empty.body.text()
+
+
+def test_no_results_says_first_why_the_answer_is_empty(qtbot: Any) -> None:
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    empty.show_no_results("etag", True, notes=["lang:ts left out all 153 hits the sources gave"])
+    assert empty.body.text().startswith("lang:ts left out all 153 hits the sources gave.\n\nTry fewer")

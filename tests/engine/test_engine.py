@@ -208,6 +208,10 @@ async def test_query_syntax_filters_sources_and_paths() -> None:
     assert {r.name: r.status for r in only.sources}["alpha"] == SourceStatus.SKIPPED
     assert excluded.hits and all(not (h.path or "").startswith("src/alpha/") for h in excluded.hits)
     assert nothing.hits == []  # the fakes' hits are Python files
+    # ... and the answer says the filter left them all out, not that nothing was found
+    emptied = [note for note in nothing.notes if note.startswith("lang:go left out all ")]
+    assert emptied and emptied[0].endswith("hits the sources gave (they are in python)")
+    assert not [note for note in excluded.notes if "left out" in note]
 
 
 async def test_a_server_with_no_search_tool_is_skipped_with_the_reason() -> None:

@@ -57,3 +57,13 @@ def test_hits_keeps_each_sources_hits_that_pass() -> None:
     kept = Filters(SearchFilters(languages=["go"], exclude_paths=["tests/"])).hits(hits)
     assert {name: [h.path for h in found] for name, found in kept.items()} == {
         "files": ["src/a.go"], "tasks": []}
+
+
+def test_a_note_says_when_the_filters_left_out_every_hit() -> None:
+    hits = {"files": [_hit("files", "src/a.go"), _hit("files", "README.md")], "tasks": []}
+    filters = Filters(SearchFilters(languages=["ts"], paths=["src/"]))
+    note = filters.emptied_note(hits, filters.hits(hits))
+    assert note == "lang:ts path:src/ left out all 2 hits the sources gave (they are in go, markdown)"
+    some = Filters(SearchFilters(languages=["go"]))
+    assert some.emptied_note(hits, some.hits(hits)) is None
+    assert filters.emptied_note({"files": []}, {"files": []}) is None  # nothing was given

@@ -271,10 +271,12 @@ class Engine:
                 for result in batch:
                     yield SearchUpdate(partial, source=reports[result.name])
 
-        response = self._respond(request, decision, reports, filters.hits(hits_by_source), started,
-                                 final=True)
+        kept = filters.hits(hits_by_source)
+        response = self._respond(request, decision, reports, kept, started, final=True)
         read = task_note(request.query)
-        response.notes = notes + ([read] if read else []) + source_notes(response.sources)
+        emptied = filters.emptied_note(hits_by_source, kept)
+        response.notes = (notes + ([read] if read else []) + source_notes(response.sources)
+                          + ([emptied] if emptied else []))
         response.metrics.cache_hits, response.metrics.cache_lookups = cache_hits, lookups
         if partials:
             for result in last_round:

@@ -169,10 +169,13 @@ class EmptyState(QWidget):
         self._show("asking", f"Asking for “{_quoted(query)}”…", body, keys=SYNTAX)
 
     def show_no_results(self, query: str, filtered: bool, rules: Sequence[str] = (),
-                        asked: Sequence[str] = ()) -> None:
+                        asked: Sequence[str] = (), notes: Sequence[str] = ()) -> None:
         """Nothing found: what to try. When routing ``rules`` chose the sources (``asked``),
-        say so: the others were never asked, which is not what "no results" suggests."""
-        tips = "Try fewer or other words"
+        say so: the others were never asked, which is not what "no results" suggests.
+        The answer's ``notes`` come first (the filters left out every hit; a source's
+        index still filling in): they say why better than a tip."""
+        tips = "".join(f"{note.rstrip('.')}.\n\n" for note in notes)
+        tips += "Try fewer or other words"
         tips += ", or loosen the filters (Sources, Language, Paths)." if filtered else "."
         if rules:
             named = ", ".join(f"“{rule}”" for rule in rules)

@@ -391,7 +391,7 @@ class SearchPage(QWidget):
         elif response is not None and self.controller.final and not response.error:
             route = response.route
             self.empty.show_no_results(response.request.query, not response.request.filters.is_empty(),
-                                       route.matched_rules, route.servers)
+                                       route.matched_rules, route.servers, response.notes)
         elif reason:
             self.empty.show_problem(reason)
         elif engine is not None and self.controller.query and not self.controller.final:

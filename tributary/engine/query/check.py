@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import SearchFilters, SearchRequest
-from tributary.engine.query.filters import Filters
+from tributary.engine.query.filters import FILTER_SYNTAX, Filters
 from tributary.engine.query.syntax import with_query_filters
 
 # An issue handed over whole by an agent (tracebacks, code and all) fits; a pasted log
@@ -86,18 +86,10 @@ def scope_problem(values: Sequence[str], what: str = "repos") -> str | None:
     return None
 
 
-# Each filter list, and the query syntax that writes it.
-_FILTER_SYNTAX = {
-    "sources": "source:", "exclude_sources": "-source:", "languages": "lang:",
-    "exclude_languages": "-lang:", "paths": "path:", "exclude_paths": "-path:",
-    "repos": "repo:", "exclude_repos": "-repo:",
-}
-
-
 def filter_problem(filters: SearchFilters, query: str) -> str | None:
     """Why ``filters`` cannot be searched with, naming the filter and where it was
     written (its place in ``query``, or the request's own filters), or None."""
-    for name, syntax in _FILTER_SYNTAX.items():
+    for name, syntax in FILTER_SYNTAX.items():
         values: list[str] = getattr(filters, name)
         check = scope_problem if name.endswith("repos") else values_problem
         problem = check(values, f"the filter {syntax}")

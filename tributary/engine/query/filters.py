@@ -21,7 +21,8 @@ when it has no ``/``.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
@@ -29,6 +30,14 @@ from urllib.parse import unquote, urlparse
 from tributary.engine.model import Hit, RouteDecision, SearchFilters
 from tributary.engine.query.languages import detect_language
 
+# Each filter list, and the query syntax that writes it.
+FILTER_SYNTAX = {
+    "sources": "source:", "exclude_sources": "-source:", "languages": "lang:",
+    "exclude_languages": "-lang:", "paths": "path:", "exclude_paths": "-path:",
+    "repos": "repo:", "exclude_repos": "-repo:",
+}
+_HIT_FILTERS = ("languages", "exclude_languages", "paths", "exclude_paths")
+_LANGUAGES_NAMED = 4  # languages a note on an emptied answer lists
 SKIP_EXCLUDED = "excluded by the query"
 SKIP_NOT_CHOSEN = "not chosen by the query"
 _GLOB_CHARS = frozenset("*?[")
@@ -61,6 +70,22 @@ class Filters:
         if self.spec.is_empty():
             return hits_by_source
         return {name: filter_hits(hits, self.spec) for name, hits in hits_by_source.items()}
+
+    def emptied_note(self, given: Mapping[str, list[Hit]], kept: Mapping[str, list[Hit]]) -> str | None:
+        """When the language and path filters left out every hit the sources ``given``,
+        a note saying so, with the languages those hits are in: "no results" after
+        sources that answered with many reads as a fault otherwise."""
+        total = sum(len(hits) for hits in given.values())
+        if not total or any(kept.values()):
+            return None
+        written = " ".join(f"{FILTER_SYNTAX[name]}{value}" for name in _HIT_FILTERS
+                           for value in getattr(self.spec, name))
+        note = f"{written} left out all {total} hits the sources gave"
+        if self.spec.languages or self.spec.exclude_languages:
+            seen = Counter(hit_language(hit) or "no language" for hits in given.values() for hit in hits)
+            note += f" (they are in {', '.join(name for name, _ in seen.most_common(_LANGUAGES_NAMED))}"
+            note += ", …)" if len(seen) > _LANGUAGES_NAMED else ")"
+        return note
 
 
 def filter_sources(decision: RouteDecision, filters: SearchFilters) -> RouteDecision:
