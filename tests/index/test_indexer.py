@@ -336,6 +336,39 @@ def test_a_name_finds_its_definition_first(
         store.close()
 
 
+def test_a_question_writing_a_qualified_name_finds_its_definition(
+    tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder
+) -> None:
+    """"how does res.redirect build the Location header": the chunk setting the header
+    matched every word and the one named came eighth; the named one now leads, and a
+    statement naming it (a commit's "Add test for …") is left as it was."""
+    repo = tmp_path / "web"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "response.js").write_text(
+        "var res = module.exports = {};\n\n"
+        "/**\n * Set the Location header to `url`: the location header of the response.\n */\n\n"
+        "res.location = function location(url) {\n  return this.set('Location', encodeUrl(url));\n};\n\n"
+        "/**\n * Redirect to the given `url` with a status.\n */\n\n"
+        "res.redirect = function redirect(url) {\n  var status = 302;\n"
+        "  address = this.location(url).get('Location');\n  this.status(status);\n};\n",
+        encoding="utf-8",
+    )
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
+    try:
+        def first(query: str, weights: Weights | None = None) -> str | None:
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="web", weights=weights)
+            return hits[0].symbol if hits else None
+
+        asked = "how does res.redirect build the location header of the response"
+        assert first(asked) == "res.redirect"
+        assert first(asked, Weights(symbol=0.0)) == "res.location"  # what the list changes
+        said = "res.redirect builds the location header of the response"
+        assert first(said) == first(said, Weights(symbol=0.0))
+    finally:
+        store.close()
+
+
 def test_a_lookup_prefers_the_name_as_written(tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder) -> None:
     # Express's own shape: a method assigned to ``res`` and a private helper whose name
     # differs only in case; the lookup compares last parts case-folded.

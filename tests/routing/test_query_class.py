@@ -9,6 +9,7 @@ from tributary.engine.query.kinds import (
     HOWTO,
     QUERY_CLASSES,
     SYMBOL,
+    asked_qualified_names,
     classify_query,
     joined_names,
     lookup_names,
@@ -116,3 +117,18 @@ def test_lookup_names_only_for_lookups(query: str, names: set[str]) -> None:
 )
 def test_a_short_phrase_of_plain_words_may_spell_a_name(query: str, names: set[str]) -> None:
     assert joined_names(query) == names
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("how does res.redirect build the Location header", {"res.redirect"}),
+        ("Why is Config.getini cached?", {"Config.getini"}),
+        ("is Vec::push amortised?", {"Vec::push"}),
+        ("Add test for Cache.mkdir", set()),  # a statement: the commit changed a test
+        ("Do not collect symlinked tests (os.path.samefile)", set()),
+        ("how are fixtures cached", set()),
+    ],
+)
+def test_a_question_asks_about_the_qualified_names_it_writes(query: str, names: set[str]) -> None:
+    assert asked_qualified_names(query) == names

@@ -4,8 +4,10 @@ A lookup (``tributary.engine.query.kinds.lookup_names``: ``FixtureDef``, ``Confi
 ``where is getfixturemarker defined``) adds a third list: the chunks whose symbol is
 the name (``IndexStore.symbol_search``), so a definition ranks first even where neither
 its words nor its meaning stand out (a long class header, a one-line function). Only
-for lookups: a question that mentions a name is not asking where it is defined (on the
-pytest benchmark's commit messages the list cost files-only MRR 0.736 -> 0.718).
+for lookups: a query that mentions a name is not asking where it is defined (on the
+pytest benchmark's commit messages the list cost files-only MRR). A question (how,
+what, why …, or ending in "?") that writes a qualified name (``res.redirect``) gets
+the chunks whose symbol is that whole name, at half the weight.
 
 Each list is cut to a candidate pool larger than ``top_k`` so fusion can promote a
 chunk that is good on both signals but top on neither. Filters (language, kind, path
@@ -53,7 +55,7 @@ from tributary.engine.localsearch.longquery import (
     read_task,
 )
 from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, repeats_last
-from tributary.engine.query.kinds import joined_names, lookup_names
+from tributary.engine.query.kinds import asked_qualified_names, joined_names, lookup_names
 
 MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmarks.md)
 DENSE_WEIGHT = 1.0
@@ -78,6 +80,9 @@ FILE_SHARE = 0.3
 # the definitions of the names it uses, the files it names (tracebacks, paths, dotted
 # modules) and the words of its title, each a share of the keyword list's weight.
 TASK_SYMBOL_SHARE = 0.75
+# A question (not a lookup) that writes a qualified name (``res.redirect``): the
+# chunks defining it, a share of the symbol list's weight (a lookup's is whole).
+QUESTION_SYMBOL_SHARE = 0.5
 TASK_PATH_SHARE = 1.0
 TASK_TITLE_SHARE = 0.5
 TASK_PHRASE_SHARE = 1.0
@@ -185,6 +190,10 @@ def hybrid_search(
             if symbols:  # the phrase spells a name the index defines: a lookup after all
                 names = spelled
                 lists.append((weights.symbol, symbols))
+        elif weights.symbol and (qualified := asked_qualified_names(query[:LOOKUP_CHARS])):
+            symbols = _written_definitions(store, qualified, where)
+            if symbols:
+                lists.append((weights.symbol * QUESTION_SYMBOL_SHARE, symbols))
     ranked = _top_fused(store, lists, keyword, weights, None)
     best = ranked[: top_k * PRIOR_POOL + 20]
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
@@ -228,6 +237,16 @@ def hybrid_search(
         task.constructed,
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
+
+
+def _written_definitions(store: IndexStore, qualified: frozenset[str], where: SearchFilter) -> list[int]:
+    """The chunks whose symbol is one of the ``qualified`` names a question writes
+    (``res.redirect``), compared whole and case-folded: not every ``redirect``."""
+    found = store.symbol_search({symbol_parts(name)[-1] for name in qualified}, SYMBOL_POOL, where, qualified)
+    chunks = store.chunks_by_id(found)
+    wanted = {name.casefold() for name in qualified}
+    return [cid for cid in found
+            if (chunk := chunks.get(cid)) is not None and (chunk.symbol or "").casefold() in wanted]
 
 
 def focus_files(

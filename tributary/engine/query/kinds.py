@@ -186,6 +186,26 @@ def lookup_names(query: str) -> frozenset[str]:
     return frozenset(names)
 
 
+_QUESTION = re.compile(
+    r"^\s*(?:how|what|why|where|when|which|who)\b|\?\s*$",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=1024)
+def asked_qualified_names(query: str) -> frozenset[str]:
+    """The qualified names a question writes, as written: ``res.redirect``,
+    ``Config.getini``, ``Vec::push``. A question about one ("how does res.redirect build
+    the Location header") is about that definition, whatever else it asks; a statement
+    that mentions one is often not (the commit "Add test for Cache.mkdir" changed a
+    test). A question starts with a question word or ends with a question mark ("Do
+    not collect …" is a commit's imperative). The files server looks each up as a
+    whole name, so a file name (``utils.js``) or an abbreviation (``e.g``) that no
+    symbol spells finds nothing."""
+    text = query[:_MAX_CHARS]
+    return frozenset(_QUALIFIED.findall(text)) if _QUESTION.search(text) else frozenset()
+
+
 _MAX_JOINED_WORDS = 4
 
 
