@@ -24,7 +24,9 @@ def test_import_search_and_stats(
 ) -> None:
     ix = str(tmp_path / "ix")
     assert _run("tasks", "import", "--repo", str(git_repo), "--no-embed", "--index-dir", ix) == 0
-    assert "git: read 3, added 3" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "git: read 3, added 3" in out
+    assert err.splitlines()[-1] == "writing tasks: 3 written" and "\r" not in err  # a log's lines
     assert _run("tasks", "search", "--repo", str(git_repo), "--index-dir", ix, "--json",
                 "parser crash") == 0  # fmt: skip
     tasks = json.loads(capsys.readouterr().out)

@@ -89,6 +89,13 @@ def test_hunk_headers_of_several_languages_give_their_names() -> None:
     assert defined_name("pub fn parse_args<T>(input: &str) -> T {") == "parse_args"
     assert defined_name("static int compare_keys(const void *a, const void *b)") == "compare_keys"
     assert defined_name("## Installation") is None
+    # JavaScript, which git has no driver for: its header is the last unindented line
+    assert defined_name("res.redirect = function redirect(url) {") == "redirect"
+    assert defined_name("exports.compileETag = function(val) {") == "compileETag"
+    assert defined_name("const handler = async (req, res) => {") == "handler"
+    assert defined_name("module.exports = function(){") == "exports"
+    assert defined_name("var send = require('send');") is None
+    assert defined_name("if (process.env.NODE_ENV) {") is None
 
 
 def test_the_diff_reader_skips_what_is_not_a_definition_and_bounds_a_sweep() -> None:

@@ -33,8 +33,9 @@ class ProgressBar:
         else:
             filled = int(done / total * self.width)
             eta = f", ETA {eta_s:.0f}s" if eta_s is not None else ""
+            said = f", {note}" if note else ""
             line = (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                    f"{done}/{total} {unit}, {note}{eta}")
+                    f"{done}/{total} {unit}{said}{eta}")
         if self.tty:
             self.stream.write("\r\x1b[K" + line)
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -80,10 +81,22 @@ def _date(text: str) -> datetime:
         raise argparse.ArgumentTypeError(f"not an ISO date: {text}") from exc
 
 
-def _progress(phase: str, done: int, total: int) -> None:
-    if phase == "write" and total:
-        end = "\n" if done >= total else ""
-        print(f"\rwriting tasks: {done}/{total}", end=end, file=sys.stderr, flush=True)
+def _progress() -> Callable[[str, int, int], None]:
+    """A bar for the tasks being written: redrawn in place on a terminal, a line every
+    few seconds in a log (it ran a thousand counts together on one line there)."""
+    from tributary.engine.cli.progress import ProgressBar
+
+    bar = ProgressBar("writing tasks")
+
+    def on_progress(phase: str, done: int, total: int) -> None:
+        if phase != "write" or not total:
+            return
+        if done >= total:
+            bar.finish(f"{total} written")
+        else:
+            bar.update(done, total, unit="tasks")
+
+    return on_progress
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -101,7 +114,7 @@ def run_import(args: argparse.Namespace) -> int:
                 args.jsonl,
                 indexes_dir=args.index_dir,
                 embed=not args.no_embed,
-                on_progress=_progress,
+                on_progress=_progress(),
             )
         else:
             stats = import_git_history(
@@ -109,7 +122,7 @@ def run_import(args: argparse.Namespace) -> int:
                 indexes_dir=args.index_dir,
                 embed=not args.no_embed,
                 full=args.full,
-                on_progress=_progress,
+                on_progress=_progress(),
             )
     except (GitError, OSError) as exc:
         print(f"tributary: {exc}", file=sys.stderr)

@@ -54,17 +54,36 @@ _KEYWORD = re.compile(
     r"\b(?:def|class|fn|func|function|struct|enum|trait|interface|module|impl|sub|object|defp?|defmodule)"
     r"\s+(?:\([^()]{0,80}\)\s*)?([A-Za-z_$][\w$]*)"
 )
+# JavaScript and TypeScript have no driver of git's: git's default header is the last
+# unindented line, so a function is often a value assigned to a name
+# (``exports.compileETag = function(val) {``, ``const handler = async (req) => {``).
+_ASSIGNED = re.compile(
+    r"([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^()]{0,80}\)\s*=>|[A-Za-z_$][\w$]*\s*=>)"
+)
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
+# Words followed by "(" that name no definition (``if (``, ``function(``, ``switch (``).
+_NOT_NAMES = frozenset(("if", "for", "while", "switch", "catch", "return", "function", "typeof",
+                        "await", "new", "sizeof", "elif", "with", "super"))
 
 Functions = dict[str, tuple[Changed, ...]]  # commit hash → its (path, name, header line)s
 
 
 def defined_name(header: str) -> str | None:
     """The name a hunk header's definition line gives (``def eval(cls, n):`` → ``eval``;
-    ``func (r *T) Close() error`` → ``Close``; ``int main(void)`` → ``main``), or None."""
+    ``func (r *T) Close() error`` → ``Close``; ``int main(void)`` → ``main``;
+    ``exports.wetag = function(body) {`` → ``wetag``), or None: not a keyword
+    (``module.exports = function(){``), nor a call whose value is assigned
+    (``var send = require('send')``)."""
     text = header[:_HEADER_CHARS]
-    found = _KEYWORD.search(text) or _CALL.search(text)
-    return found.group(1) if found else None
+    found = _KEYWORD.search(text) or _ASSIGNED.search(text)
+    if found:
+        return found.group(1)
+    for call in _CALL.finditer(text):
+        if "=" in text[: call.start()]:
+            return None  # a call's value assigned: a statement, not a definition
+        if call.group(1) not in _NOT_NAMES:
+            return call.group(1)
+    return None
 
 
 def attributes_text() -> str:
