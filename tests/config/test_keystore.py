@@ -31,6 +31,17 @@ def test_a_secrets_lock_an_older_version_left_0644_is_made_private() -> None:
     assert stat.S_IMODE(os.stat(lock).st_mode) == 0o600
 
 
+def test_the_data_folder_a_first_secret_makes_is_private() -> None:
+    """``config import`` with a secret in it can be the first thing to write there."""
+    assert not paths.data_dir().exists()
+    previous = os.umask(0o022)
+    try:
+        keystore.set_secret("GITHUB_TOKEN", SECRET)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(paths.data_dir()).st_mode) == 0o700
+
+
 def test_secrets_round_trip_in_a_0600_file_named_in_the_notice() -> None:
     keystore.set_secret("GITHUB_TOKEN", SECRET)
     keystore.set_secret("other.key", "v4lue-2")

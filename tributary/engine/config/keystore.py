@@ -123,14 +123,14 @@ class _SafeFileKeyring(PlaintextKeyring):  # type: ignore[misc]
     def _replace(self, config: configparser.RawConfigParser) -> None:
         text = io.StringIO()
         config.write(text)
+        paths.private_dir(Path(self.file_path).parent)
         paths.write_private_text(Path(self.file_path), text.getvalue())
 
 
 @contextlib.contextmanager
 def _lock() -> Iterator[None]:
     """The store's write lock, across threads and processes (re-entrant in a thread)."""
-    path = paths.data_dir() / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = paths.private_dir(paths.data_dir()) / LOCK_FILE  # the first file there may be this one
     lock = filelock.FileLock(str(path), timeout=LOCK_WAIT_S, mode=paths.PRIVATE_FILE_MODE, is_singleton=True)
     try:
         lock.acquire()
