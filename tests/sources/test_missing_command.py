@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 
 import pytest
 
@@ -48,3 +49,18 @@ async def test_missing_working_directory_is_named(tmp_path) -> None:  # type: ig
         assert outcome.error == f"working directory not found: {tmp_path / 'gone'}"
     finally:
         await pool.aclose()
+
+
+async def test_a_command_that_exits_silently_at_start_is_named_to_run_by_hand() -> None:
+    """``npx -y pkg`` whose install failed exits 1 printing nothing: the reason said
+    "server exited during the start-up" and no more."""
+    silent = ServerConfig(name="s", command=sys.executable, args=["-c", "raise SystemExit(1)"], timeout=30.0)
+    pool = SourcePool([silent], backoff=Backoff(initial_s=0.01))
+    try:
+        outcome = await pool.call("s", "anything", top_k=2, timeout=60)
+    finally:
+        await pool.aclose()
+    assert outcome.status is SourceStatus.ERROR
+    assert (outcome.error or "").endswith(
+        f"server exited during the start-up and printed nothing; run "
+        f"`{sys.executable} -c 'raise SystemExit(1)'` in a terminal to see why")

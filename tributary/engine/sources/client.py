@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from tributary.engine.config.schema import ServerConfig
+from tributary.engine.config.secrets import mask_secrets
 from tributary.engine.errors import TributaryError
 from tributary.engine.model import START_FAILED, STARTING_AGAIN, Hit, SourceStatus
 from tributary.engine.sources.connect import Connector, SourceRefused
@@ -625,10 +627,19 @@ class SourceClient:
         self._replace.set()
 
     def _exit_text(self, during: str) -> str:
-        gone = "server exited" if self.config.transport == "stdio" else "connection closed"
-        text = f"{gone} during the {during}"
+        """Why the server is gone, with its last words; a program that exited during its
+        start-up saying nothing (``npx`` whose package's install failed) is named, so it
+        can be run where it shows what it did."""
+        stdio = self.config.transport == "stdio"
+        text = f"{'server exited' if stdio else 'connection closed'} during the {during}"
         last = self.log.last_output()
-        return f"{text}: {last}" if last else text
+        if last:
+            return f"{text}: {last}"
+        if stdio and during == "start-up":
+            shown = mask_secrets(self.config)
+            command = shlex.join([shown.command or "", *shown.args])
+            return f"{text} and printed nothing; run `{command}` in a terminal to see why"
+        return text
 
     def _start_deadline(self, start: float, deadline: float) -> float:
         """How long a call waits for the server to be ready. A server still making its
