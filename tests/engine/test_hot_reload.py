@@ -204,3 +204,23 @@ async def test_a_built_in_servers_tuning_is_not_counted_as_a_server(tmp_path: Pa
                     encoding="utf-8")
     report = await reload_once(path, apply)  # one just turned off is not counted as on
     assert report is not None and report.ok and report.message.endswith("reloaded: 1 server on, 1 off")
+
+
+@pytest.mark.asyncio
+async def test_a_reload_counts_the_built_in_servers_as_the_list_shows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a repository indexed the server list shows files and tasks too; "1 server
+    on, 1 off" under a list of four, three on, read as a miscount."""
+    from tributary.engine.config.watch import reload_once
+    from tributary.engine.repos import builtins
+
+    monkeypatch.setattr(builtins, "available_builtins", lambda *_: ("files", "tasks"))
+    path = tmp_path / "config.yaml"
+    path.write_text("servers:\n  rg:\n    command: npx\n  dc:\n    command: npx\n    enabled: false\n",
+                    encoding="utf-8")
+    from tributary.engine.engine import Engine
+
+    async with Engine(Config()) as engine:  # not warmed up: nothing is started
+        report = await reload_once(path, engine.apply_config, in_effect=lambda: engine.effective_config)
+    assert report is not None and report.ok and report.message.endswith("reloaded: 3 servers on, 1 off")

@@ -252,7 +252,8 @@ class AttachServer:
         async with self._catching_up:
             if wanted == self._applied:
                 return
-            outcome = await reload_once(Path(self.config_key), self.engine.apply_config, expect=wanted)
+            outcome = await reload_once(Path(self.config_key), self.engine.apply_config, expect=wanted,
+                                        in_effect=lambda: self.engine.effective_config)
             if outcome is None:
                 return  # changed again while read: the next request or the watcher applies it
             self._applied = wanted

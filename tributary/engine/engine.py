@@ -673,7 +673,7 @@ class Engine:
         self._watch_stop = asyncio.Event()
         self._watch_task = asyncio.get_running_loop().create_task(
             watch_config(target, self.apply_config, report or _log_reload,
-                         stop=self._watch_stop, ready=ready),
+                         stop=self._watch_stop, ready=ready, in_effect=lambda: self._effective),
             name="tributary-config-watch")
         return ready
 

@@ -76,9 +76,11 @@ async def watch_config(
     stop: asyncio.Event | None = None,
     ready: asyncio.Event | None = None,
     debounce_ms: int = DEBOUNCE_MS,
+    in_effect: Callable[[], Config] | None = None,
 ) -> None:
     """Until ``stop`` is set (or the task is cancelled), apply every valid change of
-    ``path``; ``ready`` is set once the watch is in place."""
+    ``path``; ``ready`` is set once the watch is in place. ``in_effect``: the config as
+    it runs once applied (with the built-in servers), which a report counts."""
     from watchfiles import awatch
 
     logging.getLogger("watchfiles.main").setLevel(logging.WARNING)  # not "1 change detected"
@@ -102,7 +104,7 @@ async def watch_config(
             last = digest
             report(ReloadReport(False, f"{path} was removed; the running config stays in effect"))
             continue
-        outcome = await reload_once(path, apply, expect=digest)
+        outcome = await reload_once(path, apply, expect=digest, in_effect=in_effect)
         if outcome is None:
             continue  # changed again while it was read: the next event reads it whole
         last = digest
@@ -111,10 +113,13 @@ async def watch_config(
 
 async def reload_once(
     path: Path, apply: Callable[[Config], Awaitable[None]], *, expect: str | None = None,
+    in_effect: Callable[[], Config] | None = None,
 ) -> ReloadReport | None:
     """Load ``path`` and apply it if it is valid; what happened, in one line or a few.
     With ``expect`` (the settled file's digest), None when the file no longer has it
-    after loading: what was loaded may be a half-written file."""
+    after loading: what was loaded may be a half-written file. The servers counted are
+    those of ``in_effect()`` once applied (the built-in ones too, as the server list
+    shows them), else the file's own."""
     try:
         config = await asyncio.to_thread(load_config, path)
     except ConfigError as exc:
@@ -130,11 +135,11 @@ async def reload_once(
         await apply(config)
     except Exception as exc:
         return ReloadReport(False, f"{path} is valid but could not be applied: {type(exc).__name__}: {exc}")
-    return ReloadReport(True, f"{path} reloaded: {servers_said(config)}")
+    return ReloadReport(True, f"{path} reloaded: {servers_said(in_effect() if in_effect else config)}")
 
 
 def servers_said(config: Config) -> str:
-    """The configured servers as a reload reports them, those turned off apart (one
+    """The servers as a reload reports them, those turned off apart (one
     just unchecked in the app is still configured, and "4 servers" read as unchanged):
     ``3 servers``, ``3 servers on, 1 off``."""
     own = [s for s in config.servers.values() if not s.tunes_builtin]
