@@ -13,9 +13,10 @@ codex         ``$CODEX_HOME/config.toml`` (``~/.codex``)       ``[mcp_servers.NA
 zed           ``~/.config/zed/settings.json``                  ``context_servers``
 ============  ===============================================  ======================
 
-Everything else in the file stays. JSON is loaded, given the one entry and written back
-with an indent of 2 (comments in a JSONC file are not kept: the backup has them); in
-TOML the one table is appended or replaced as text and the result checked with tomllib.
+Everything else in the file stays. In JSON the one entry is spliced into the text
+(:mod:`tributary.engine.config.jsonc_edit`), so a JSONC file's comments, trailing
+commas and layout are kept; in TOML the one table is appended or replaced as text and
+the result checked with tomllib.
 The file is replaced atomically, the old one kept beside it as ``FILE.bak``. Adding
 twice adds once; an entry of that name that differs, or Tributary already listed under
 another name, is left alone unless ``force``. Importing the file back never brings the
@@ -37,6 +38,7 @@ from typing import Any
 
 from tributary.engine.config.clients import _app_dirs
 from tributary.engine.config.importer import strip_jsonc
+from tributary.engine.config.jsonc_edit import JsoncEditError, set_member
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.config.selfref import self_reference
 from tributary.engine.errors import TributaryError
@@ -187,8 +189,11 @@ def _json_update(target: Target, text: str, name: str,
     if not isinstance(section, dict):
         raise ClientSetupError(f"{target.path}: '{target.section}' is not an object; nothing written")
     servers = dict(section)
-    data[target.section] = {**section, name: dict(entry)}
-    return servers, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:  # spliced into the text: the user's comments and layout stay
+        return servers, set_member(text, target.section, name, dict(entry))
+    except (JsoncEditError, RecursionError):
+        data[target.section] = {**section, name: dict(entry)}
+        return servers, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _toml_key(name: str) -> str:
