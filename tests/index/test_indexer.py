@@ -20,7 +20,7 @@ from tributary.engine.index.manager import (
 )
 from tributary.engine.index.progress import IndexProgress, IndexStats
 from tributary.engine.index.search import Weights, hybrid_search
-from tributary.engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.index.store import IndexStore, SearchFilter, SqliteStore
 from tributary.engine.repos.manage import remove_repository
 
 
@@ -336,25 +336,29 @@ def test_a_name_finds_its_definition_first(
         store.close()
 
 
+def _response_js(tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder, text: str) -> IndexStore:
+    """The index of a repository holding only ``lib/response.js`` (Express's shape:
+    methods assigned to ``res``), opened."""
+    repo = tmp_path / "web"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "response.js").write_text(text, encoding="utf-8")
+    _index(repo, at, embedder)
+    return open_index_store(repo, **at.kw)
+
+
 def test_a_question_writing_a_qualified_name_finds_its_definition(
     tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder
 ) -> None:
     """"how does res.redirect build the Location header": the chunk setting the header
     matched every word and the one named came eighth; the named one now leads, and a
     statement naming it (a commit's "Add test for …") is left as it was."""
-    repo = tmp_path / "web"
-    (repo / "lib").mkdir(parents=True)
-    (repo / "lib" / "response.js").write_text(
+    store = _response_js(tmp_path, at, embedder, (
         "var res = module.exports = {};\n\n"
         "/**\n * Set the Location header to `url`: the location header of the response.\n */\n\n"
         "res.location = function location(url) {\n  return this.set('Location', encodeUrl(url));\n};\n\n"
         "/**\n * Redirect to the given `url` with a status.\n */\n\n"
         "res.redirect = function redirect(url) {\n  var status = 302;\n"
-        "  address = this.location(url).get('Location');\n  this.status(status);\n};\n",
-        encoding="utf-8",
-    )
-    _index(repo, at, embedder)
-    store = open_index_store(repo, **at.kw)
+        "  address = this.location(url).get('Location');\n  this.status(status);\n};\n"))
     try:
         def first(query: str, weights: Weights | None = None) -> str | None:
             hits = hybrid_search(store, query, embedder.encode([query])[0], repo="web", weights=weights)
@@ -372,19 +376,13 @@ def test_a_question_writing_a_qualified_name_finds_its_definition(
 def test_a_lookup_prefers_the_name_as_written(tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder) -> None:
     # Express's own shape: a method assigned to ``res`` and a private helper whose name
     # differs only in case; the lookup compares last parts case-folded.
-    repo = tmp_path / "web"
-    (repo / "lib").mkdir(parents=True)
-    (repo / "lib" / "response.js").write_text(
+    store = _response_js(tmp_path, at, embedder, (
         "var res = module.exports = {};\n\n"
         "/**\n * Transfer the file at the given `path`.\n */\n\n"
         "res.sendFile = function sendFile(path, options) {\n  var file = send(this.req, path);\n"
         "  sendfile(this, file, options);\n};\n\n"
         "// pipe the send file stream\nfunction sendfile(res, file, options) {\n  file.pipe(res);\n"
-        "  return file;\n}\n",
-        encoding="utf-8",
-    )
-    _index(repo, at, embedder)
-    store = open_index_store(repo, **at.kw)
+        "  return file;\n}\n"))
     try:
         for query in ("res.sendFile", "sendFile"):
             hits = hybrid_search(store, query, embedder.encode([query])[0], repo="web")
