@@ -127,6 +127,22 @@ def test_an_import_records_functions_and_the_next_one_adds_only_new_commits(
     assert task_stats(history, **at.tasks_kw).with_functions == 3
 
 
+def test_a_full_import_replaces_the_names_an_older_reader_got_wrong(
+    at: IndexTarget, history: Path, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JavaScript's headers once gave ``function`` and ``require`` as names; a user's
+    ``tasks import --full`` added the right names beside them and kept the wrong ones."""
+    from tributary.engine.tasks import functions
+
+    monkeypatch.setattr(functions, "defined_name", lambda header: "function")
+    import_git_history(history, **at.tasks_kw, embedder=embedder)
+    monkeypatch.undo()
+    import_git_history(history, **at.tasks_kw, embedder=embedder, full=True)
+    with open_index(history, **at.tasks_kw, embedder=embedder) as index:
+        hits = index.search("split commas parse", 3)
+    assert hits[0].task.functions == (("src/parser.py", "parse", "def parse(self):"),)
+
+
 def _task(title: str, files: tuple[str, ...], functions: tuple[tuple[str, str], ...]) -> Task:
     changed = tuple((path, name, f"def {name}(self):") for path, name in functions)
     return Task(id=title, date=datetime(2022, 1, 1, tzinfo=UTC), title=title, files=files, functions=changed)

@@ -138,14 +138,16 @@ _FUNCTIONS_HEAD = "functions_head"  # the commit up to which the changed functio
 
 def _record_functions(store: TaskHistory, repo: Path, head: str | None, full: bool, stats: ImportStats) -> None:
     """Read and record which functions the commits since the last import changed (all
-    of them on the first import, or when a history imported before kept none); a
-    problem that stopped the read is one of the import's errors."""
+    of them on the first import, with ``full``, or when a history imported before kept
+    none; such a whole read replaces what was recorded); a problem that stopped the
+    read is one of the import's errors."""
     last = None if full else store.get_meta(_FUNCTIONS_HEAD)
     if head is None or last == head:
         return
     since = last if last is not None and is_ancestor(repo, last, head) else None
     read = read_git_functions(repo, head, since=since)
-    store.record_functions(read.functions, {_FUNCTIONS_HEAD: head})
+    # A whole read replaces what older reads recorded, unless it stopped part-way.
+    store.record_functions(read.functions, {_FUNCTIONS_HEAD: head}, whole=since is None and read.problem is None)
     if read.problem is not None and len(stats.errors) < MAX_ERRORS_KEPT:
         stats.errors.append(read.problem)
 

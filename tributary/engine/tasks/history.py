@@ -40,9 +40,12 @@ class TaskHistory(Protocol):
         meta: dict[str, str] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None: ...
-    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+    def record_functions(
+        self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str], *, whole: bool = False
+    ) -> int:
         """Record which functions each task (by id) changed, with ``meta``; the number of
-        tasks that got some."""
+        tasks that got some. ``whole``: ``functions`` is a read of the whole history, and
+        replaces every function recorded before (names an older reader got wrong)."""
         ...
 
     def set_snapshot_files(self, paths: Iterable[str]) -> None: ...

@@ -248,13 +248,19 @@ class PgTaskStore:
                 )
         return task_row
 
-    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+    def record_functions(
+        self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str], *, whole: bool = False
+    ) -> int:
         """Record the (path, name, line) of the functions each task (by id) changed, and
         ``meta``, in one transaction; tasks not in the history are passed over. The
-        number of tasks that got functions."""
+        number of tasks that got functions. ``whole``: a read of the whole history,
+        which replaces what was recorded for this repository."""
         ids = list(functions)
         recorded = 0
         with self.db.transaction() as conn:
+            if whole:
+                conn.execute("DELETE FROM task_functions WHERE task IN (SELECT id FROM tasks WHERE repo = %s)",
+                             (self.repo,))
             for start in range(0, len(ids), 1000):
                 chunk = ids[start : start + 1000]
                 rows = conn.execute(

@@ -326,13 +326,18 @@ class TaskStore:
                 (rowid, vector_bytes(vector), task.timestamp),
             )
 
-    def record_functions(self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str]) -> int:
+    def record_functions(
+        self, functions: Mapping[str, Sequence[Changed]], meta: dict[str, str], *, whole: bool = False
+    ) -> int:
         """Record the (path, name, line) of the functions each task (by id) changed, and
         ``meta``, in one transaction; tasks not in the history are passed over. The
-        number of tasks that got functions."""
+        number of tasks that got functions. ``whole``: a read of the whole history,
+        which replaces what was recorded."""
         ids = list(functions)
         recorded = 0
         with transaction(self.conn):
+            if whole:
+                self.conn.execute("DELETE FROM task_functions")
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 marks = ",".join("?" * len(chunk))
