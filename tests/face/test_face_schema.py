@@ -135,4 +135,10 @@ def test_the_context_text_ends_with_what_the_sources_did_within_its_room() -> No
     assert "Note: read as a task (2,000 characters)" in text
     assert "word word" not in text  # a line past the room is left to the structured content
     assert context_result(out, 0).content[0].text == out.context  # type: ignore[union-attr]
+    # a skipped server's reason is cut to its first clause, and the notes come first
+    skipped = SourceOut(name="dc", status="skipped", latency_ms=None, hits=0,
+                        error="no read-only search tool; set `tool:` to choose one (passed over: start_search: …)")
+    emptied = out.model_copy(update={"sources": [skipped], "notes": ["lang:ts left out all 153 hits"]})
+    footer = context_result(emptied, 80).content[0].text.split("\n---\n")[1]  # type: ignore[union-attr]
+    assert footer == "Note: lang:ts left out all 153 hits\nSources: dc (skipped: no read-only search tool)"
     assert context_result(out, 80).structured_content == out.model_dump(mode="json")

@@ -44,6 +44,7 @@ _CONSTRUCTED = re.compile(r"(?<![\w.])([A-Z]\w{0,120})\(")  # one bounded run: l
 MEANING_CHARS = 600  # the prose the embedding model is given (it reads ~128 tokens)
 TITLE_MIN_WORDS = 3  # a shorter title says too little to embed alone
 MAX_NAMES = 24
+TASK_NOTE_OPENING = "read as a task"  # how the note on a task's reading begins
 MAX_PATHS = 12
 MAX_TERMS = 48
 MAX_PHRASES = 16
@@ -400,7 +401,7 @@ def task_note(query: str) -> str | None:
     prose = f"the first {len(task.meaning):,} characters of its prose"
     embedded = (f"its title embedded to search code and {prose} to search past tasks"
                 if _title_embedded(task) else f"{prose} embedded")
-    return (f"read as a task ({len(query):,} characters): "
+    return (f"{TASK_NOTE_OPENING} ({len(query):,} characters): "
             + ", ".join(p for p in parts if p and not p.startswith("0 ")) + f"; {embedded}")
 
 

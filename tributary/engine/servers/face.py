@@ -46,6 +46,7 @@ from tributary.engine.config.schema import MAX_CONTEXT_TOKENS, TOP_K_MAX
 from tributary.engine.config.validate import exposed_name
 from tributary.engine.engine import Engine
 from tributary.engine.errors import TributaryError
+from tributary.engine.localsearch.longquery import TASK_NOTE_OPENING
 from tributary.engine.model import (
     ANSWERED,
     ContextFormat,
@@ -516,24 +517,36 @@ def context_result(out: ContextOut, room: int) -> types.CallToolResult:
     if lines and room:
         kept: list[str] = []
         for line in lines:
-            if count_tokens("\n".join([*kept, line])) > room:
-                break
-            kept.append(line)
+            if count_tokens("\n".join([*kept, line])) <= room:
+                kept.append(line)  # one that does not fit is left to the structured content
         if kept:
             text = f"{text}\n\n---\n" + "\n".join(kept)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
 
 
 def context_footer(out: ContextOut) -> list[str]:
-    """The lines after the context: its sources (those that failed with why), then the
-    error and the notes."""
-    said = [f"{s.name} ({hits_said(s.hits)})" if s.status in ANSWERED else f"{s.name} ({s.status}: {s.error or 'no answer'})"
-            for s in out.sources]
-    lines = [f"Sources: {', '.join(said)}"] if said else []
-    if out.error:
-        lines.append(f"Error: {out.error}")
-    lines.extend(f"Note: {note}" for note in out.notes)
+    """The lines after the context, what most changes how it reads first: the error,
+    the notes (the filters left out every hit; keyword-only), the sources (those that
+    did not answer with the first clause of why: the footer's room is small, and a
+    skipped server's whole reason took all of it), and last how a task was read."""
+    said = [f"{s.name} ({hits_said(s.hits)})" if s.status in ANSWERED
+            else f"{s.name} ({s.status}: {_first_clause(s.error or 'no answer')})" for s in out.sources]
+    lines = [f"Error: {out.error}"] if out.error else []
+    reading = [note for note in out.notes if note.startswith(TASK_NOTE_OPENING)]  # the client knows its task
+    lines.extend(f"Note: {note}" for note in out.notes if note not in reading)
+    if said:
+        lines.append(f"Sources: {', '.join(said)}")
+    lines.extend(f"Note: {note}" for note in reading)
     return lines
+
+
+_CLAUSE_END = re.compile(r";\s| \(")
+
+
+def _first_clause(reason: str) -> str:
+    """``no read-only search tool`` of "no read-only search tool; set `tool:` to …"."""
+    found = _CLAUSE_END.search(reason)
+    return reason[: found.start()] if found else reason
 
 
 _ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
