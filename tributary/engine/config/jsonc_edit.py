@@ -5,8 +5,9 @@ comments, trailing commas, the user's own layout. Loading and dumping such a fil
 one server loses all of that, so ``set_member`` splices the member into the text: the
 file is read once into tokens (strings, comments and scalars skipped whole, so linear in
 its length), the object holding the member found, and only its span rewritten, in the
-file's own indentation. No PyPI package edits JSONC text in place; this is the part of
-that a client's config needs.
+file's own indentation. Written here because the registry's packages that edit JSONC in
+place do not fit: jsoncgx is GPL-3.0 (Tributary is MIT, and its bundle ships its
+dependencies), and jsonc-edit drives Microsoft's parser in a Node.js process.
 """
 
 from __future__ import annotations
