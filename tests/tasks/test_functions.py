@@ -93,6 +93,9 @@ def test_hunk_headers_of_several_languages_give_their_names() -> None:
     assert defined_name("res.redirect = function redirect(url) {") == "redirect"
     assert defined_name("exports.compileETag = function(val) {") == "compileETag"
     assert defined_name("const handler = async (req, res) => {") == "handler"
+    assert defined_name("const Home: FC = () => {") == "Home"  # TypeScript: a type before the value
+    assert defined_name("export const load = async (id: string): Promise<Row> => {") == "load"
+    assert defined_name("  get: function () {") == "get"
     assert defined_name("module.exports = function(){") == "exports"
     assert defined_name("var send = require('send');") is None
     assert defined_name("if (process.env.NODE_ENV) {") is None

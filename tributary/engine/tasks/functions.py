@@ -57,8 +57,9 @@ _KEYWORD = re.compile(
 # JavaScript and TypeScript have no driver of git's: git's default header is the last
 # unindented line, so a function is often a value assigned to a name
 # (``exports.compileETag = function(val) {``, ``const handler = async (req) => {``).
-_ASSIGNED = re.compile(
-    r"([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^()]{0,80}\)\s*=>|[A-Za-z_$][\w$]*\s*=>)"
+_ASSIGNED = re.compile(  # with TypeScript's type between name and value (``Home: FC = () =>``)
+    r"([A-Za-z_$][\w$]*)\s*(?::[^=;{}()]{1,80})?[:=]\s*(?:async\s+)?"
+    r"(?:function\b|\([^()]{0,80}\)\s*(?::[^=;{}]{1,80})?=>|[A-Za-z_$][\w$]*\s*=>)"
 )
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
 # Words followed by "(" that name no definition (``if (``, ``function(``, ``switch (``).
