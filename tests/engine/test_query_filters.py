@@ -67,3 +67,8 @@ def test_a_note_says_when_the_filters_left_out_every_hit() -> None:
     some = Filters(SearchFilters(languages=["go"]))
     assert some.emptied_note(hits, some.hits(hits)) is None
     assert filters.emptied_note({"files": []}, {"files": []}) is None  # nothing was given
+    # a path filter alone: the folders the hits are in, where the code is in lib/
+    in_src = Filters(SearchFilters(paths=["src/"]))
+    lib = {"files": [_hit("files", "lib/a.js"), _hit("files", "lib/b.js"), _hit("files", "index.js")]}
+    assert in_src.emptied_note(lib, in_src.hits(lib)) == (
+        "path:src/ left out all 3 hits the sources gave (they are in lib/, index.js)")

@@ -37,7 +37,7 @@ FILTER_SYNTAX = {
     "repos": "repo:", "exclude_repos": "-repo:",
 }
 _HIT_FILTERS = ("languages", "exclude_languages", "paths", "exclude_paths")
-_LANGUAGES_NAMED = 4  # languages a note on an emptied answer lists
+_LANGUAGES_NAMED = 4  # languages or folders a note on an emptied answer lists
 SKIP_EXCLUDED = "excluded by the query"
 SKIP_NOT_CHOSEN = "not chosen by the query"
 _GLOB_CHARS = frozenset("*?[")
@@ -73,19 +73,31 @@ class Filters:
 
     def emptied_note(self, given: Mapping[str, list[Hit]], kept: Mapping[str, list[Hit]]) -> str | None:
         """When the language and path filters left out every hit the sources ``given``,
-        a note saying so, with the languages those hits are in: "no results" after
-        sources that answered with many reads as a fault otherwise."""
-        total = sum(len(hits) for hits in given.values())
-        if not total or any(kept.values()):
+        a note saying so, with the languages (for a language filter) or the top folders
+        those hits are in: "no results" after sources that answered with many reads as a
+        fault otherwise, and the folders show a path filter that names none of them."""
+        every = [hit for hits in given.values() for hit in hits]
+        if not every or any(kept.values()):
             return None
         written = " ".join(f"{FILTER_SYNTAX[name]}{value}" for name in _HIT_FILTERS
                            for value in getattr(self.spec, name))
-        note = f"{written} left out all {total} hits the sources gave"
+        note = f"{written} left out all {len(every)} hits the sources gave"
         if self.spec.languages or self.spec.exclude_languages:
-            seen = Counter(hit_language(hit) or "no language" for hits in given.values() for hit in hits)
-            note += f" (they are in {', '.join(name for name, _ in seen.most_common(_LANGUAGES_NAMED))}"
-            note += ", …)" if len(seen) > _LANGUAGES_NAMED else ")"
+            seen = Counter(hit_language(hit) or "no language" for hit in every)
+        else:  # a path filter: the folders they are in (``path:src/`` where the code is in ``lib/``)
+            seen = Counter(folder for hit in every if (folder := _top_folder(hit_path(hit))))
+        if seen:
+            named = ", ".join(name for name, _ in seen.most_common(_LANGUAGES_NAMED))
+            note += f" (they are in {named}{', …' if len(seen) > _LANGUAGES_NAMED else ''})"
         return note
+
+
+def _top_folder(path: str | None) -> str | None:
+    """``lib/`` of ``lib/response.js``; a file at the top is named itself."""
+    if not path:
+        return None
+    head, slash, _ = path.lstrip("/").partition("/")
+    return head + slash
 
 
 def filter_sources(decision: RouteDecision, filters: SearchFilters) -> RouteDecision:
