@@ -89,6 +89,11 @@ def test_a_module_window_is_headed_by_its_documentation_or_its_first_statement()
     # A window that begins inside an import's parenthesised names (httpx's transports).
     inside = "    ConnectTimeout,\n    errors.ProxyError,\n)\nfrom ._models import Request\n\nT = TypeVar('T')\n"
     assert headline(inside, "httpx/_transports/default.py") == "T = TypeVar('T')"
+    # A window of a JavaScript test, begun inside a chained call: its test's title
+    mocha = "      .expect(200, done);\n    })\n\n    it('should encode the url', function (done) {\n"
+    assert headline(mocha, "test/res.redirect.js") == "it('should encode the url', function (done) {"
+    assert headline("      .expect(200, done);\n  })\n\n  request(app)\n", "t.js") == "request(app)"
+    assert headline("    end\n\n    it \"routes HEAD\" do\n", "spec/routing_spec.rb") == 'it "routes HEAD" do'
 
 
 def test_a_file_past_tasks_changed_says_so_instead_of_a_task_subject() -> None:

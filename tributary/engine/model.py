@@ -149,8 +149,10 @@ class Hit:
         saying = [line for line in lines if sum(ch.isalnum() for ch in line) >= 3]
         code = [line for line in saying if not line.startswith(_NOT_CODE)]
         doc = _module_doc(saying[: saying.index(code[0])] if code else saying) or _package_doc(lines)
-        statement = next((line for line in code if not line.startswith(_IMPORT) and not _names_a_module(line)), None)
-        return doc or statement or (code[0] if code else saying[0] if saying else self.title)
+        titled = next((line for line in code if _TITLED_BLOCK.match(line)), None)
+        statement = next((line for line in code if not line.startswith(_IMPORT + _CONTINUES)
+                          and not _names_a_module(line)), None)
+        return doc or titled or statement or (code[0] if code else saying[0] if saying else self.title)
 
 
 HEADLINE_SCAN = 4000  # characters of a hit's text searched for its headline
@@ -161,6 +163,13 @@ _DOC_OPENERS = ("//!", "/*!", '"""', "'''", 'r"""', "// Package ")
 # Lines that only bring names in: a module's code says more after them.
 _IMPORT = ("use ", "pub use ", "import ", "from ", "#include", "require ", "require(", "using ", "package ",
            "mod ", "pub mod ", "extern crate ")
+
+
+# Lines that go on with a statement begun above the window (``.expect(200, done);``).
+_CONTINUES = (".", ")", "]", "}", "?", ":", "&&", "||", "=>", "+ ")
+# A test block titled by its first argument (mocha, jest, vitest, jasmine, RSpec-style):
+# ``it('should encode the url', function (done) {`` says more than ``request(app)``.
+_TITLED_BLOCK = re.compile(r"(?:it|test|describe|context|specify|suite)(?:\.\w+)?(?:\(\s*|\s+)['\"`]")
 
 
 def _names_a_module(line: str) -> bool:
