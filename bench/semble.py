@@ -7,7 +7,9 @@ annotations' README says where they come from). Each one's folder is indexed and
 question asked of the default engine with the files source alone; NDCG@10, recall@10
 and MRR are printed under the chunk protocol (how semble and CodeRankEmbed are scored)
 and the file protocol (how ck is scored), with the published NDCG@10 beside them, then
-the mean over the repositories that have published figures, by category too.
+the mean over the repositories that have published figures, by category too. With
+``--grep-server COMMAND`` (mcp-ripgrep's) a grep server searching the same folder is
+asked beside the files source, at ``--grep-weight``: what adding one costs or brings.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._machine import load, machine
+from tributary.engine.config.schema import ServerConfig
 from tributary.engine.eval.codesearch import CodeRun, Scores, load_annotations, run_code_dataset
 
 ANNOTATIONS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "semble" / "annotations"
@@ -67,6 +70,10 @@ def main() -> int:
     parser.add_argument("--checkouts", required=True, type=Path, help="folder holding NAME/ checkouts")
     parser.add_argument("--annotations", type=Path, default=ANNOTATIONS)
     parser.add_argument("--work-dir", type=Path, help="where indexes are kept (default: a temporary folder)")
+    parser.add_argument("--grep-server", metavar="COMMAND",
+                        help="a grep MCP server (mcp-ripgrep's command) asked beside the files source, "
+                             "its search tool given the checkout's folder as `path`")
+    parser.add_argument("--grep-weight", type=float, default=1.0, metavar="W", help="its weight (default 1)")
     args = parser.parse_args()
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="semble-"))
     chosen = [r for r in REPOS if not args.names or r.name in args.names]
@@ -80,8 +87,11 @@ def main() -> int:
         if not (checkout / repo.folder).is_dir() or not annotations.is_file():
             print(f"{repo.name:<9} (no checkout at {checkout / repo.folder} or no annotations: skipped)")
             continue
+        beside = [] if args.grep_server is None else [ServerConfig(
+            name="grep", command=args.grep_server, tool="search", weight=args.grep_weight, timeout=30.0,
+            arguments={"path": str((checkout / repo.folder).resolve())})]
         run = asyncio.run(run_code_dataset(load_annotations(annotations), checkout, folder=repo.folder,
-                                           index_dir=work / repo.name))
+                                           index_dir=work / repo.name, beside=beside))
         runs[repo.name] = run
         chunk, file = run.summary.overall["chunk"], run.summary.overall["file"]
         print(f"{repo.name:<9} {repo.language:<11} {run.chunks:>6} {run.index_s:>8.1f}  {chunk.ndcg:>10.3f} "

@@ -19,14 +19,14 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tributary.engine.errors import TributaryError
 
 if TYPE_CHECKING:
-    from tributary.engine.config.schema import Config
+    from tributary.engine.config.schema import Config, ServerConfig
     from tributary.engine.model import Hit
 
 K = 10
@@ -202,10 +202,11 @@ async def run_code_dataset(
     index_dir: Path,
     config: Config | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    beside: Sequence[ServerConfig] = (),
 ) -> CodeRun:
     """Index ``folder`` of the checkout ``code`` into ``index_dir`` (incrementally), ask the
-    engine every query with the files source alone, and score the top hits it returns
-    against targets relative to the checkout."""
+    engine every query with the files source (and the servers ``beside`` it, fused with
+    it), and score the top hits it returns against targets relative to the checkout."""
     import time
 
     from tributary.engine.config.schema import Config as DefaultConfig
@@ -220,12 +221,15 @@ async def run_code_dataset(
     stats = index_repository(root, index_dir=index_dir)
     index_s = time.perf_counter() - started
     files = corpus_files(root)
-    engine = Engine(eval_config(config or DefaultConfig(), index_dir, [FILES]))
+    settings = eval_config(config or DefaultConfig(), index_dir, [FILES])
+    settings = replace(settings, servers={**settings.servers, **{server.name: server for server in beside}})
+    sources = [FILES, *(server.name for server in beside)]
+    engine = Engine(settings)
     ranked: list[list[Located]] = []
     try:
-        await engine.pool.start([FILES])
+        await engine.pool.start(sources)
         for number, query in enumerate(queries, 1):
-            request = SearchRequest(query.query, sources=[FILES], top_k=K, assemble=False, use_cache=False)
+            request = SearchRequest(query.query, sources=sources, top_k=K, assemble=False, use_cache=False)
             response = await engine.search(request)
             ranked.append(hits_located(response.hits, root, files, folder))
             if on_progress is not None:
