@@ -14,8 +14,8 @@ from tributary.engine.config.importer import (
     merge_imported,
     parse_mcp_servers,
     secrets_to_keyring_refs,
-    strip_jsonc,
 )
+from tributary.engine.config.jsonc_edit import strip_jsonc
 from tributary.engine.config.load import parse_config
 from tributary.engine.config.schema import Config, ServerConfig
 

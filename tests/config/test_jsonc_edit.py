@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tributary.engine.config.importer import strip_jsonc
-from tributary.engine.config.jsonc_edit import JsoncEditError, set_member
+from tributary.engine.config.jsonc_edit import JsoncEditError, set_member, strip_jsonc
 
 ENTRY = {"command": "tributary", "args": ["serve"]}
 

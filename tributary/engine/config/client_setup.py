@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tributary.engine.config.clients import _app_dirs
-from tributary.engine.config.importer import strip_jsonc
-from tributary.engine.config.jsonc_edit import JsoncEditError, set_member
+from tributary.engine.config.jsonc_edit import JsoncEditError, set_member, strip_jsonc
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.config.selfref import self_reference
 from tributary.engine.errors import TributaryError

@@ -47,8 +47,8 @@ from tributary.engine.config.importer import (
     convert_entries,
     parse_mcp_servers,
     read_text,
-    strip_jsonc,
 )
+from tributary.engine.config.jsonc_edit import strip_jsonc
 from tributary.engine.config.schema import ServerConfig
 
 CLIENTS = {

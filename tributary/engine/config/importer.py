@@ -39,6 +39,7 @@ from urllib.parse import unquote_plus
 
 from tributary.engine.config.errors import ConfigError, ConfigIssue
 from tributary.engine.config.expand import has_reference, references
+from tributary.engine.config.jsonc_edit import strip_jsonc
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 from tributary.engine.config.secrets import is_secret_name, looks_like_token
 from tributary.engine.config.selfref import self_reference
@@ -59,66 +60,6 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     format: str = ""  # "mcpServers" (Claude Desktop, Cursor) | "vscode"
     source: str = ""
-
-
-def strip_jsonc(text: str) -> str:
-    """JSON from JSONC: ``//`` and ``/* */`` comments and trailing commas removed
-    (outside strings; line structure kept so JSON errors point at the right line)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if ch == '"':
-                in_string = False
-            i += 1
-            continue
-        if ch == '"':
-            in_string = True
-            out.append(ch)
-            i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            chunk = text[i : n if end < 0 else end + 2]
-            out.append("\n" * chunk.count("\n"))
-            i = n if end < 0 else end + 2
-        else:
-            out.append(ch)
-            i += 1
-    return _drop_trailing_commas("".join(out))
-
-
-def _drop_trailing_commas(text: str) -> str:
-    out: list[str] = []
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == ",":
-            rest = text[i + 1 :].lstrip()
-            if rest[:1] in ("}", "]"):
-                continue
-        out.append(ch)
-    return "".join(out)
 
 
 class _Converter:

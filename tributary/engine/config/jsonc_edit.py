@@ -1,4 +1,4 @@
-"""One member set in a JSON or JSONC file's text, everything else as it was.
+"""JSONC read (``strip_jsonc``) and one member set in its text, everything else as it was.
 
 Editors' settings files (VS Code's ``mcp.json``, Zed's ``settings.json``) are JSONC:
 comments, trailing commas, the user's own layout. Loading and dumping such a file to add
@@ -28,7 +28,7 @@ class JsoncEditError(ValueError):
 
 @dataclass(slots=True)
 class _Token:
-    kind: str  # one of "{}[]:," , "s" (a string) or "v" (a number, true, false, null)
+    kind: str  # one of "{}[]:," , "s" (a string), "v" (a number, true, false, null) or "c" (a comment)
     start: int
     end: int  # one past its last character
 
@@ -56,10 +56,12 @@ def _tokens(text: str) -> list[_Token]:
             i = j + 1
         elif text.startswith("//", i):
             end = text.find("\n", i)
-            i = n if end < 0 else end
+            tokens.append(_Token("c", i, n if end < 0 else end))
+            i = tokens[-1].end
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
+            tokens.append(_Token("c", i, n if end < 0 else end + 2))
+            i = tokens[-1].end
         elif ch in _STRUCTURE:
             tokens.append(_Token(ch, i, i + 1))
             i += 1
@@ -112,13 +114,36 @@ class _Parser:
         return node
 
 
+def strip_jsonc(text: str) -> str:
+    """JSON from JSONC: comments and trailing commas removed (outside strings; a block
+    comment's newlines kept, so JSON errors point at the right line)."""
+    tokens = _tokens(text)
+    closes: list[bool] = []  # per token: the next token that is not a comment closes a list
+    closing = False
+    for token in reversed(tokens):
+        closes.append(closing)
+        if token.kind != "c":
+            closing = token.kind in "}]"
+    closes.reverse()
+    out: list[str] = []
+    at = 0
+    for token, trailing in zip(tokens, closes, strict=True):
+        if token.kind == "c":
+            out += [text[at : token.start], "\n" * text.count("\n", token.start, token.end)]
+            at = token.end
+        elif token.kind == "," and trailing:
+            out.append(text[at : token.start])
+            at = token.end
+    return "".join(out) + text[at:]
+
+
 def set_member(text: str, section: str, name: str, value: Any) -> str:
     """``text`` with ``value`` as ``[section][name]`` of its top-level object: replacing
     that member's value, added to ``section`` (made if missing) after its last member,
     comments, trailing commas and layout elsewhere kept."""
     if not text.strip():
         return json.dumps({section: {name: value}}, indent=2, ensure_ascii=False) + "\n"
-    tokens = _tokens(text)
+    tokens = [token for token in _tokens(text) if token.kind != "c"]
     parser = _Parser(text, tokens)
     root = parser.value()
     if not root.is_object:
