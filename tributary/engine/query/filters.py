@@ -37,7 +37,7 @@ FILTER_SYNTAX = {
     "repos": "repo:", "exclude_repos": "-repo:",
 }
 _HIT_FILTERS = ("languages", "exclude_languages", "paths", "exclude_paths")
-_LANGUAGES_NAMED = 4  # languages or folders a note on an emptied answer lists
+_NAMED_IN_NOTE = 4  # languages or folders a note on an emptied answer lists
 SKIP_EXCLUDED = "excluded by the query"
 SKIP_NOT_CHOSEN = "not chosen by the query"
 _GLOB_CHARS = frozenset("*?[")
@@ -87,8 +87,8 @@ class Filters:
         else:  # a path filter: the folders they are in (``path:src/`` where the code is in ``lib/``)
             seen = Counter(folder for hit in every if (folder := _top_folder(hit_path(hit))))
         if seen:
-            named = ", ".join(name for name, _ in seen.most_common(_LANGUAGES_NAMED))
-            note += f" (they are in {named}{', …' if len(seen) > _LANGUAGES_NAMED else ''})"
+            named = ", ".join(name for name, _ in seen.most_common(_NAMED_IN_NOTE))
+            note += f" (they are in {named}{', …' if len(seen) > _NAMED_IN_NOTE else ''})"
         return note
 
 
