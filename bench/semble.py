@@ -69,13 +69,20 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help="only these repositories")
     parser.add_argument("--checkouts", required=True, type=Path, help="folder holding NAME/ checkouts")
     parser.add_argument("--annotations", type=Path, default=ANNOTATIONS)
-    parser.add_argument("--work-dir", type=Path, help="where indexes are kept (default: a temporary folder)")
+    parser.add_argument("--work-dir", type=Path, help="where indexes are kept (default: a temporary folder, removed at the end)")
     parser.add_argument("--grep-server", metavar="COMMAND",
                         help="a grep MCP server (mcp-ripgrep's command) asked beside the files source, "
                              "its search tool given the checkout's folder as `path`")
     parser.add_argument("--grep-weight", type=float, default=1.0, metavar="W", help="its weight (default 1)")
     args = parser.parse_args()
-    work = args.work_dir or Path(tempfile.mkdtemp(prefix="semble-"))
+    if args.work_dir is not None:
+        return _run(args, args.work_dir)
+    with tempfile.TemporaryDirectory(prefix="semble-") as scratch:
+        return _run(args, Path(scratch))
+
+
+def _run(args: argparse.Namespace, work: Path) -> int:
+    """Index and ask every chosen repository under ``work``, then print the tables."""
     chosen = [r for r in REPOS if not args.names or r.name in args.names]
     runs: dict[str, CodeRun] = {}
     print(f"machine: {machine()}; {load()}")
