@@ -61,6 +61,10 @@ SECTIONS: list[tuple[str, type, str]] = [
      "Where the repository indexes live: one SQLite file per repository on this machine "
      "(`sqlite`), or one PostgreSQL + pgvector database a team shares (`postgres`; see "
      "docs/postgres.md)."),
+    ("cli", schema.CliConfig,
+     "How `tributary search` and `tributary context` answer when neither the desktop app "
+     "nor `tributary serve` runs: the first starts an engine in the background (`tributary "
+     "engine`), which answers the next ones with its servers already started."),
     ("repos[]", schema.RepoConfig,
      "A local repository served by the built-in `files` (code) and `tasks` (history) "
      "servers. `tributary index add PATH` and the app's Indexes page write these."),
@@ -186,6 +190,9 @@ ENVIRONMENT: list[tuple[str, str]] = [
     ("TRIBUTARY_HOME", "One folder for config and data (indexes, cache, history)."),
     ("TRIBUTARY_TOKEN", "Bearer token `tributary serve --http` requires (needed to bind beyond loopback)."),
     ("TRIBUTARY_EDITOR", "The editor the app's *Open in editor* runs."),
+    ("TRIBUTARY_BACKGROUND_MINUTES", ("Minutes the background engine that `search` and `context` "
+                                      "start stays up unused, instead of `cli.background_minutes` "
+                                      "(0: start none).")),
     ("TRIBUTARY_CONFIG_SETTLE_S", ("Seconds `search` and `context` wait for an invalid config "
                                    "file changed that recently to be written completely "
                                    "(default 2; 0: report it at once).")),

@@ -56,6 +56,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     keyring: secrets go to the keyring file backend inside the test's home."""
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path_factory.mktemp("tributary-home")))
     monkeypatch.setenv("TRIBUTARY_KEYRING", "file")
+    # A one-shot command starts no background engine (a process that outlives the test);
+    # tests/cli/test_background_engine.py turns it on.
+    monkeypatch.setenv("TRIBUTARY_BACKGROUND_MINUTES", "0")
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
     monkeypatch.delenv("TRIBUTARY_CONFIG", raising=False)
     monkeypatch.delenv("TRIBUTARY_TOKEN", raising=False)

@@ -111,6 +111,9 @@ class _Engine:
         self.asked.append(request.query)
         return SearchResponse(request=request)
 
+    async def adopt_new_indexes(self) -> None:
+        self.asked.append("(indexes adopted)")
+
     async def apply_config(self, config: Config) -> None:
         self.applied.append(config)
         self.asked.append("(config applied)")
@@ -136,10 +139,10 @@ async def test_only_the_same_config_is_answered_and_one_engine_listens(home: Pat
         assert answer is not None and answer.pid == os.getpid()
         assert answer.response.request.query == "where"
         assert await attach.ask(SearchRequest(query="other"), home / "other.yaml") is None
-        # a source this engine does not have (a repository indexed after it started): declined
+        # a source this engine does not have even after looking for new indexes: declined
         assert await attach.ask(SearchRequest(query="files", sources=["files"]), config) is None
         assert await attach.ask(SearchRequest(query="alpha", sources=["alpha"]), config) is not None
-        assert engine.asked == ["where", "alpha"]
+        assert engine.asked == ["where", "(indexes adopted)", "alpha"]
         # A caller that has not read the config takes the running engine's top_k.
         mine = await attach.ask(SearchRequest(query="k", top_k=12), config)
         theirs = await attach.ask(SearchRequest(query="k", top_k=12), config, top_k_from_config=True)

@@ -226,7 +226,7 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
         from tributary.engine.api import Engine
 
         engine = await Engine.open(config_path)
-        await engine.listen(config_path)  # `tributary search` asks this warm engine
+        await engine.listen(config_path, kind="app")  # `tributary search` asks this warm engine
         return engine
 
     threaded = await ThreadedEngine.start(opener)

@@ -16,7 +16,10 @@ quiet period ends) is applied first, so the answer never comes from the old sett
 Protocol: one JSON line each way. Request ``{"version": 1, "op": "search", "config":
 PATH, "config_digest": SHA256, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
 "response": SearchResponse}`` or ``{"ok": false, "error": TEXT}``. ``op: "ping"``
-answers ``{"ok": true, "engine": ...}``. Platforms without Unix sockets never attach.
+answers ``{"ok": true, "engine": ...}``; ``engine`` holds its ``pid`` and ``kind`` (``app``,
+``serve`` or ``background``). ``op: "stop"`` stops a background engine
+(:mod:`tributary.engine.background`); the app and ``serve`` refuse it, since they stop
+with what runs them. Platforms without Unix sockets never attach.
 
 The client never waits unbounded on an engine it cannot see: it pings first (a stopped
 or wedged engine does not answer within ``PING_TIMEOUT_S``), bounds the wait for the
@@ -39,6 +42,8 @@ import stat
 import struct
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -135,6 +140,8 @@ class Searcher(Protocol):
 
     async def apply_config(self, config: Config) -> None: ...
 
+    async def adopt_new_indexes(self) -> None: ...
+
 
 @dataclass(slots=True)
 class Attached:
@@ -147,8 +154,14 @@ class Attached:
 class AttachServer:
     """Answers the command line's requests with ``engine`` (started by :meth:`Engine.listen`)."""
 
-    def __init__(self, engine: Searcher, config_file: Path | None, path: Path | None = None) -> None:
+    def __init__(
+        self, engine: Searcher, config_file: Path | None, path: Path | None = None, *,
+        kind: str = "serve", on_stop: Callable[[], None] | None = None,
+    ) -> None:
         self.engine = engine
+        self.kind = kind
+        self._on_stop = on_stop  # only a background engine may be stopped by a client
+        self._last_request = time.monotonic()
         self.config_key = _config_key(config_file)
         self.path = path
         self._server: asyncio.AbstractServer | None = None
@@ -156,6 +169,10 @@ class AttachServer:
         # read other bytes saved a change the file watcher has not applied yet.
         self._applied = file_digest(Path(self.config_key))
         self._catching_up = asyncio.Lock()
+
+    def idle_s(self) -> float:
+        """Seconds since the last search asked here (or since listening began)."""
+        return time.monotonic() - self._last_request
 
     async def start(self) -> bool:
         """Listen; False when the platform cannot, or another engine already answers."""
@@ -167,10 +184,13 @@ class AttachServer:
             log.warning("%s", exc)
             return False
         if self.path.exists():
-            if await _ping(self.path):
+            if self.kind != "background" and await _take_over(self.path):
+                log.info("a background engine stopped: this %s answers the command line now", self.kind)
+            elif await _ping(self.path):
                 log.info("another engine already answers on %s", self.path)
                 return False
-            self.path.unlink()  # left by an engine that died
+            else:
+                self.path.unlink(missing_ok=True)  # left by an engine that died
         old = os.umask(0o177)  # the socket file is created 0600
         try:
             self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
@@ -211,7 +231,7 @@ class AttachServer:
         from tributary.engine.cache.codec import from_jsonable, to_jsonable
         from tributary.engine.model import SearchRequest
 
-        engine_info = {"pid": os.getpid()}
+        engine_info = {"pid": os.getpid(), "kind": self.kind, "idle_s": round(self.idle_s())}
         try:
             message = json.loads(line)
         except ValueError:
@@ -221,8 +241,15 @@ class AttachServer:
         op = message.get("op")
         if op == "ping":
             return {"ok": True, "engine": engine_info}
+        if op == "stop":
+            if self._on_stop is None:
+                return {"ok": False, "engine": engine_info,
+                        "error": f"this engine stops with the {self.kind} that runs it"}
+            self._on_stop()
+            return {"ok": True, "engine": engine_info}
         if op != "search":
             return {"ok": False, "error": f"unknown op {op!r}"}
+        self._last_request = time.monotonic()
         if message.get("config") != self.config_key:
             return {"ok": False, "error": f"this engine runs with config {self.config_key}"}
         wanted = message.get("config_digest")
@@ -232,8 +259,10 @@ class AttachServer:
             request = from_jsonable(SearchRequest, message.get("request"))
             if message.get("top_k_from_config") is True:
                 request.top_k = self.engine.config.fusion.top_k
-            servers = self.engine.effective_config.servers
-            unknown = [name for name in request.sources or () if name not in servers]
+            unknown = self._unknown(request)
+            if unknown:  # a repository indexed since: its built-in server joins now
+                await self.engine.adopt_new_indexes()
+                unknown = self._unknown(request)
             if unknown:  # e.g. a repository indexed after this engine started
                 return {"ok": False, "error": f"this engine has no source {', '.join(unknown)}"}
             response = await self.engine.search(request)
@@ -241,6 +270,10 @@ class AttachServer:
             log.warning("attach request failed: %s", exc)
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return {"ok": True, "engine": engine_info, "response": to_jsonable(response)}
+
+    def _unknown(self, request: SearchRequest) -> list[str]:
+        servers = self.engine.effective_config.servers
+        return [name for name in request.sources or () if name not in servers]
 
     async def _catch_up(self, wanted: str) -> None:
         """Apply the config file as the client read it, before answering: ``tributary
@@ -301,6 +334,57 @@ async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) 
     except ValueError:
         return None
     return answer if isinstance(answer, dict) else None
+
+
+async def running() -> dict[str, Any] | None:
+    """What the engine answering for this home says of itself (``pid``, ``kind``), or
+    None when none answers."""
+    if not supported():
+        return None
+    try:
+        path = socket_path()
+        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
+    except (AttachError, OSError, _Refused, _Silent):
+        return None
+    if not answer or not answer.get("ok"):
+        return None
+    engine = answer.get("engine")
+    return engine if isinstance(engine, dict) else {}
+
+
+async def request_stop() -> tuple[bool, str]:
+    """Ask the engine answering for this home to stop: (stopped, what it said)."""
+    try:
+        path = socket_path()
+        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "stop"}, PING_TIMEOUT_S)
+    except (AttachError, OSError) as exc:
+        return False, str(exc)
+    except (_Refused, _Silent):
+        return False, "the engine did not answer"
+    if answer is None:
+        return False, "no engine runs"
+    return bool(answer.get("ok")), str(answer.get("error") or "")
+
+
+TAKE_OVER_S = 10.0  # how long the app or `serve` waits for a background engine to let go
+
+
+async def _take_over(path: Path) -> bool:
+    """Stop the background engine answering on ``path`` and wait until its socket is
+    gone, so the app or ``serve``, whose servers are warm anyway, answers instead. False
+    when the engine there is not a background one or does not let go."""
+    try:
+        info = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
+    except (_Refused, _Silent):
+        return False
+    if not info or (info.get("engine") or {}).get("kind") != "background":
+        return False
+    with contextlib.suppress(_Refused, _Silent):
+        await _exchange(path, {"version": PROTOCOL_VERSION, "op": "stop"}, PING_TIMEOUT_S)
+    deadline = time.monotonic() + TAKE_OVER_S
+    while path.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return not path.exists()
 
 
 async def _ping(path: Path) -> bool:

@@ -223,7 +223,7 @@ class Engine:
         The request's ``filters`` act here and only here: on the routing decision,
         on the arguments each server is sent, and on the hits before each fusion."""
         started = time.perf_counter()
-        await self._adopt_new_indexes()
+        await self.adopt_new_indexes()
         decision = filters.route(request.sources, lambda sources: self.route(request.query, sources))
         scope = filters.arguments()
         reports = self._initial_reports(decision)
@@ -626,7 +626,7 @@ class Engine:
             log.warning("cache not invalidated for %s: %s", path, exc)
             return 0
 
-    async def _adopt_new_indexes(self) -> None:
+    async def adopt_new_indexes(self) -> None:
         """A repository indexed since the config was applied (by ``tributary index`` or
         another process) is asked from the first search that can see its index file:
         the built-in server it needs is added then, not at the next config change."""
@@ -677,17 +677,25 @@ class Engine:
             name="tributary-config-watch")
         return ready
 
-    async def listen(self, config_file: Path | None) -> bool:
+    async def listen(
+        self, config_file: Path | None, *, kind: str = "serve", on_stop: Callable[[], None] | None = None,
+    ) -> bool:
         """Answer the command line's searches over the local socket (``tributary.engine.attach``)
-        until closed; ``config_file`` is the config this engine was opened with. False
-        when it cannot (no Unix sockets, or another engine for this home answers)."""
+        until closed; ``config_file`` is the config this engine was opened with, ``kind``
+        what runs it (``app``, ``serve``, ``background``), ``on_stop`` what a client's
+        request to stop calls (None: such requests are refused). False when it cannot (no
+        Unix sockets, or another engine for this home answers)."""
         from tributary.engine.attach import AttachServer
 
-        server = AttachServer(self, config_file)
+        server = AttachServer(self, config_file, kind=kind, on_stop=on_stop)
         if not await server.start():
             return False
         self._attach = server
         return True
+
+    def idle_s(self) -> float | None:
+        """Seconds since the command line last asked this engine; None when not listening."""
+        return None if self._attach is None else float(self._attach.idle_s())
 
     async def aclose(self) -> None:
         if self._closed:

@@ -195,3 +195,30 @@ async def ask_running_engine(
         return None
     print(f"tributary: answered by the running engine (pid {attached.pid})", file=sys.stderr)
     return attached.response
+
+
+async def ask_background_engine(
+    args: argparse.Namespace, request: SearchRequest, config: Config
+) -> SearchResponse | None:
+    """When no engine runs: start one in the background (:mod:`tributary.engine.background`)
+    and ask it, so this command and the next ones share warm servers; None when the
+    config turns that off (``cli.background_minutes: 0``), ``--no-attach`` is given, or
+    it does not start (the caller then runs a one-shot engine)."""
+    if getattr(args, "no_attach", False):
+        return None
+    from tributary.engine.attach import running
+    from tributary.engine.background import minutes_from, start
+
+    minutes = minutes_from(config.cli.background_minutes)
+    if minutes <= 0 or await running() is not None:  # one answers, for another config
+        return None
+    started = await start(config_path(args), minutes)
+    if started.pid is None:
+        print(f"tributary: note: no background engine ({started.reason}); searching without it", file=sys.stderr)
+        return None
+    print(f"tributary: started an engine in the background (pid {started.pid}) to answer this and the "
+          f"next searches with its servers warm; it stops after {minutes:g} minutes unused "
+          "(`tributary engine stop`; `cli.background_minutes: 0` in the config turns this off)",
+          file=sys.stderr)
+    return await ask_running_engine(args, request)
+

@@ -7,6 +7,7 @@ import sys
 
 from tributary.engine.cli.common import (
     add_request_options,
+    ask_background_engine,
     ask_running_engine,
     config_path,
     fail,
@@ -66,8 +67,8 @@ async def _context(args: argparse.Namespace) -> int:
                     f"--max-tokens ({request.max_tokens})")
     if args.repo:
         scope_to_repo(request, args.repo, config)
-    response = await ask_running_engine(args, request)
-    if response is None:  # none runs: a one-shot engine (its slow imports only now)
+    response = await ask_running_engine(args, request) or await ask_background_engine(args, request, config)
+    if response is None:  # none answers: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
         from tributary.engine.servers.inprocess import in_process_builtins
 

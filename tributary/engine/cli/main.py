@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "tributary.engine.cli.index_cmd",
     "tributary.engine.cli.tasks_cmd",
     "tributary.engine.cli.serve_cmd",
+    "tributary.engine.cli.engine_cmd",
     "tributary.engine.cli.client_cmd",
     "tributary.engine.cli.stats_cmd",
     "tributary.engine.cli.eval_cmd",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import (
     add_request_options,
+    ask_background_engine,
     ask_running_engine,
     config_path,
     fail,
@@ -52,7 +53,9 @@ async def _search(args: argparse.Namespace) -> int:
         if args.repo:
             scope_to_repo(request, args.repo, config)
             response = await ask_running_engine(args, request)
-    if response is None:  # none runs: a one-shot engine (its slow imports only now)
+        if response is None:
+            response = await ask_background_engine(args, request, config)
+    if response is None:  # none answers: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
         from tributary.engine.servers.inprocess import in_process_builtins
 

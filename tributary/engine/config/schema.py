@@ -166,6 +166,13 @@ class RepoConfig:
 
 
 @dataclass(slots=True)
+class CliConfig:
+    # A one-shot search or context starts an engine in the background that answers the
+    # next ones with its servers warm; it stops after this many minutes unused (0: never start one).
+    background_minutes: float = 10.0
+
+
+@dataclass(slots=True)
 class Config:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
@@ -175,6 +182,7 @@ class Config:
     cache: CacheConfig = field(default_factory=CacheConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     repos: list[RepoConfig] = field(default_factory=list)
+    cli: CliConfig = field(default_factory=CliConfig)
     path: Path | None = field(default=None, compare=False)  # where it was loaded from; not saved
 
     def enabled_servers(self) -> list[ServerConfig]:

@@ -41,6 +41,7 @@ BUILTIN_SERVER_NAMES: frozenset[str] = frozenset({"files", "tasks"})
 BUILTIN_KINDS = ("files", "tasks")
 MAX_TIMEOUT_S = 3600.0
 MAX_NAME_CHARS = 100
+MAX_BACKGROUND_MINUTES = 24 * 60.0  # a day: longer is an engine to run as `serve` or the app
 MAX_TOOL_NAME_CHARS = 128  # the MCP specification's limit
 
 
@@ -104,6 +105,8 @@ class _Validator:
         self.cache()
         self.index()
         self.repos()
+        self.number("cli.background_minutes", self.config.cli.background_minutes, low=0,
+                    high=MAX_BACKGROUND_MINUTES)
         return self.issues
 
     def server(self, base: str, key: str, server: ServerConfig) -> None:

@@ -1,5 +1,5 @@
 """How Tributary starts its own modules as subprocesses (the built-in MCP servers, the
-desktop app's index workers).
+desktop app's index workers) and its own command (the background engine).
 
 From a Python installation that is ``python -m MODULE``. A frozen desktop bundle has
 no Python to run: its own executable runs the module instead (``tributary _run
@@ -30,6 +30,13 @@ def module_command(module: str, *args: str) -> list[str]:
     if frozen():
         return [sys.executable, RUN_COMMAND, module, *args]
     return [sys.executable, "-m", module, *args]
+
+
+def cli_command(*args: str) -> list[str]:
+    """The command line that runs ``tributary ARGS...`` with this installation."""
+    if frozen():
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "tributary", *args]
 
 
 def run_module(argv: Sequence[str]) -> int:

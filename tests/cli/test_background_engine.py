@@ -1,0 +1,174 @@
+"""A one-shot search starts an engine in the background; the next ones attach to it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.fakes import FAKE_SERVER
+from tributary.engine import attach, background
+from tributary.engine.config.schema import Config, ServerConfig
+from tributary.engine.model import SearchRequest, SearchResponse
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not attach.supported(), reason="no Unix sockets")
+WAIT_S = 120  # a bound on waiting for a process under load, not a speed requirement
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("TRIBUTARY_BACKGROUND_MINUTES")
+    return home
+
+
+def _config(home: Path, extra: str = "") -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "4"])
+    path = home / "config.yaml"
+    path.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
+                    f"    args: {args}\n{extra}", encoding="utf-8")
+    return path
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "tributary", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=WAIT_S)
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (waited for, within ``WAIT_S``)."""
+    try:
+        process = psutil.Process(pid)
+        process.wait(timeout=WAIT_S)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        process.kill()
+        return False
+    return True
+
+
+def _pid_in(text: str, marker: str) -> int:
+    start = text.index(marker) + len(marker)
+    digits = text[start:]
+    return int(digits[: len(digits) - len(digits.lstrip("0123456789"))])
+
+
+def test_the_first_search_starts_an_engine_the_next_ones_attach_and_stop_stops_it(home: Path) -> None:
+    config = _config(home)
+    first = _cli("--config", str(config), "search", "retry logic", "--json")
+    assert first.returncode == 0, first.stderr
+    pid = _pid_in(first.stderr, "started an engine in the background (pid ")
+    try:
+        assert f"answered by the running engine (pid {pid})" in first.stderr
+        assert [h["path"] for h in json.loads(first.stdout)["hits"]][:1] == ["src/alpha/mod_1.py"]
+        log = background.log_path()
+        assert log.stat().st_mode & 0o777 == 0o600
+
+        second = _cli("--config", str(config), "context", "retry logic")
+        assert second.returncode == 0, second.stderr
+        assert f"answered by the running engine (pid {pid})" in second.stderr
+        assert "started an engine" not in second.stderr
+        assert "src/alpha/mod_1.py" in second.stdout
+
+        status = _cli("--config", str(config), "engine", "status")
+        assert f"the background engine answers: pid {pid}" in status.stdout
+
+        stopped = _cli("--config", str(config), "engine", "stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert f"stopped the background engine (pid {pid})" in stopped.stdout
+        assert _gone(pid)
+        assert not attach.socket_path().exists()
+        assert "asked to stop" in log.read_text(encoding="utf-8")
+        assert "no engine runs" in _cli("--config", str(config), "engine", "status").stdout
+    finally:
+        if psutil.pid_exists(pid):
+            psutil.Process(pid).kill()
+
+
+def test_an_unused_engine_stops_by_itself(home: Path) -> None:
+    config = _config(home)
+    started = _cli("--config", str(config), "engine", "start", "--minutes", "0.01")
+    assert started.returncode == 0, started.stderr
+    pid = _pid_in(started.stdout, "started the background engine: pid ")
+    assert _gone(pid)
+    assert "unused, stopping" in background.log_path().read_text(encoding="utf-8")
+    assert not attach.socket_path().exists()
+
+
+def test_turned_off_in_the_config_a_search_runs_its_own_engine(home: Path) -> None:
+    config = _config(home, "cli:\n  background_minutes: 0\n")
+    found = _cli("--config", str(config), "search", "retry logic", "--json")
+    assert found.returncode == 0, found.stderr
+    assert "background" not in found.stderr and "running engine" not in found.stderr
+    assert json.loads(found.stdout)["hits"]
+    assert "no engine runs" in _cli("--config", str(config), "engine", "status").stdout
+    refused = _cli("--config", str(config), "engine", "start")
+    assert refused.returncode == 1 and "background_minutes is 0" in refused.stderr
+
+
+def test_minutes_come_from_the_environment_before_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(background.ENV_MINUTES, "2.5")
+    assert background.minutes_from(10) == 2.5
+    monkeypatch.setenv(background.ENV_MINUTES, "soon")
+    assert background.minutes_from(10) == 10
+    monkeypatch.delenv(background.ENV_MINUTES)
+    assert background.minutes_from(0) == 0
+
+
+class _Engine:
+    def __init__(self) -> None:
+        self.config = Config(servers={"alpha": ServerConfig(name="alpha", command="x")})
+        self.effective_config = self.config
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        return SearchResponse(request=request)
+
+    async def apply_config(self, config: Config) -> None:
+        self.config = self.effective_config = config
+
+    async def adopt_new_indexes(self) -> None:
+        return None
+
+
+@pytest.mark.asyncio
+async def test_the_app_or_serve_takes_the_socket_from_a_background_engine(home: Path) -> None:
+    stops: list[str] = []
+    background_server = attach.AttachServer(_Engine(), None, kind="background", on_stop=lambda: stops.append("stop"))
+    assert await background_server.start()
+
+    async def close_when_asked() -> None:  # what the background engine's loop does
+        while not stops:
+            await asyncio.sleep(0.01)
+        await background_server.close()
+
+    closing = asyncio.ensure_future(close_when_asked())
+    serve = attach.AttachServer(_Engine(), None, kind="serve")
+    try:
+        assert await serve.start()
+        await closing
+        assert stops == ["stop"]
+        running = await attach.running()
+        assert running is not None and running["kind"] == "serve"
+        # The app and serve stop with what runs them: a client cannot stop them.
+        stopped, said = await attach.request_stop()
+        assert not stopped and "stops with the serve" in said
+        # And a background engine never takes the socket from them.
+        late = attach.AttachServer(_Engine(), None, kind="background", on_stop=lambda: None)
+        assert not await late.start()
+    finally:
+        await serve.close()
+        await background_server.close()
