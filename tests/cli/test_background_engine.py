@@ -172,3 +172,29 @@ async def test_the_app_or_serve_takes_the_socket_from_a_background_engine(home: 
     finally:
         await serve.close()
         await background_server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_background_engine_running_older_code_is_stopped_not_asked(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    stops: list[str] = []
+    engine = _Engine()
+    old = attach.AttachServer(engine, None, kind="background", on_stop=lambda: stops.append("stop"))
+    assert await old.start()
+
+    async def close_when_asked() -> None:
+        while not stops:
+            await asyncio.sleep(0.01)
+        await old.close()
+
+    closing = asyncio.ensure_future(close_when_asked())
+    try:
+        assert await attach.ask(SearchRequest(query="same code"), None) is not None
+        monkeypatch.setattr(attach, "code_stamp", lambda: "updated")
+        assert await attach.ask(SearchRequest(query="new code"), None) is None
+        await closing
+        assert stops == ["stop"] and not attach.socket_path().exists()
+        assert "from before an update" in capsys.readouterr().err
+    finally:
+        await old.close()

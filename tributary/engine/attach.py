@@ -78,6 +78,33 @@ class _Silent(Exception):
     """The engine took the connection but did not answer in time."""
 
 
+def code_stamp() -> str:
+    """What tells this installation's code from another's, cheaply: the number of
+    Tributary's own modules and the newest one's modification time (a frozen bundle's:
+    its executable's). A background engine left running across an upgrade, or an edit
+    of a development tree, is then stopped instead of answering with the old code."""
+    if getattr(sys, "frozen", False):
+        info = os.stat(sys.executable)
+        return f"{info.st_size}:{info.st_mtime_ns}"
+    newest, count = _newest(Path(__file__).resolve().parents[1])
+    return f"{count}:{newest}"
+
+
+def _newest(folder: Path) -> tuple[int, int]:
+    newest = count = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    inner, more = _newest(Path(entry.path))
+                    newest, count = max(newest, inner), count + more
+            elif entry.name.endswith((".py", ".so", ".pyd")):
+                with contextlib.suppress(OSError):
+                    newest = max(newest, entry.stat().st_mtime_ns)
+                    count += 1
+    return newest, count
+
+
 def supported() -> bool:
     return hasattr(socket, "AF_UNIX") and hasattr(os, "getuid")
 
@@ -162,6 +189,7 @@ class AttachServer:
         self.kind = kind
         self._on_stop = on_stop  # only a background engine may be stopped by a client
         self._last_request = time.monotonic()
+        self._code = code_stamp()
         self.config_key = _config_key(config_file)
         self.path = path
         self._server: asyncio.AbstractServer | None = None
@@ -231,7 +259,7 @@ class AttachServer:
         from tributary.engine.cache.codec import from_jsonable, to_jsonable
         from tributary.engine.model import SearchRequest
 
-        engine_info = {"pid": os.getpid(), "kind": self.kind, "idle_s": round(self.idle_s())}
+        engine_info = {"pid": os.getpid(), "kind": self.kind, "idle_s": round(self.idle_s()), "code": self._code}
         try:
             message = json.loads(line)
         except ValueError:
@@ -369,6 +397,18 @@ async def request_stop() -> tuple[bool, str]:
 TAKE_OVER_S = 10.0  # how long the app or `serve` waits for a background engine to let go
 
 
+async def _stale_background(path: Path, engine: object) -> bool:
+    """True when ``engine`` is a background engine running other code than this
+    command's (an upgrade or an edit since it started): it is stopped, and the caller
+    starts a new one."""
+    if not isinstance(engine, dict) or engine.get("kind") != "background" or engine.get("code") == code_stamp():
+        return False
+    await _take_over(path)
+    print(f"tributary: note: stopped the background engine (pid {engine.get('pid')}): "
+          "it ran Tributary's code from before an update", file=sys.stderr)
+    return True
+
+
 async def _take_over(path: Path) -> bool:
     """Stop the background engine answering on ``path`` and wait until its socket is
     gone, so the app or ``serve``, whose servers are warm anyway, answers instead. False
@@ -420,6 +460,8 @@ async def ask(
     try:
         alive = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
         if not alive or not alive.get("ok"):
+            return None
+        if await _stale_background(path, alive.get("engine")):
             return None
         answer = await _exchange(path, message, ANSWER_TIMEOUT_S if timeout is None else timeout)
     except _Refused:
