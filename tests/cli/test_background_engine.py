@@ -99,6 +99,27 @@ def test_the_first_search_starts_an_engine_the_next_ones_attach_and_stop_stops_i
             psutil.Process(pid).kill()
 
 
+def test_searches_that_find_no_engine_at_once_start_one_between_them(home: Path) -> None:
+    config = _config(home)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    searches = [subprocess.Popen([sys.executable, "-m", "tributary", "--config", str(config), "search",
+                                  f"retry logic {n}", "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                for n in range(3)]
+    errors = [search.communicate(timeout=WAIT_S)[1] for search in searches]
+    assert [search.returncode for search in searches] == [0, 0, 0], errors
+    started = [e for e in errors if "started an engine in the background" in e]
+    assert len(started) == 1, errors
+    pid = _pid_in(started[0], "started an engine in the background (pid ")
+    try:
+        assert all(f"answered by the running engine (pid {pid})" in e for e in errors), errors
+    finally:
+        assert _cli("--config", str(config), "engine", "stop").returncode == 0
+        assert _gone(pid)
+    assert [p for p in psutil.process_iter(["cmdline"])
+            if "engine" in (p.info["cmdline"] or []) and str(config) in (p.info["cmdline"] or [])] == []
+
+
 def test_an_unused_engine_stops_by_itself(home: Path) -> None:
     config = _config(home)
     started = _cli("--config", str(config), "engine", "start", "--minutes", "0.01")

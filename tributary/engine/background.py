@@ -38,6 +38,7 @@ class Started:
 
     pid: int | None
     reason: str = ""
+    already: bool = False  # another command started it a moment ago
 
 
 def minutes_from(configured: float) -> float:
@@ -69,7 +70,10 @@ def command(config_file: Path | None, minutes: float) -> list[str]:
 
 async def start(config_file: Path | None, minutes: float) -> Started:
     """Start ``tributary engine run`` detached (its own session, no terminal), and wait
-    until it answers on the socket, it exits, or ``READY_WAIT_S`` pass."""
+    until it answers on the socket, it exits, or ``READY_WAIT_S`` pass. Commands that
+    find no engine at the same moment start one between them: the others wait for it."""
+    import fcntl
+
     from tributary.engine import attach
     from tributary.engine.config.selfref import nested_refusal
 
@@ -77,6 +81,24 @@ async def start(config_file: Path | None, minutes: float) -> Started:
         return Started(None, "this platform has no Unix sockets")
     if nested_refusal() is not None:  # run by a Tributary as its source: no engines of engines
         return Started(None, "run as a source of another Tributary")
+    try:
+        lock = os.open(attach.socket_path().with_name("background.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except (attach.AttachError, OSError) as exc:
+        return Started(None, f"no lock to start it under: {exc}")
+    try:
+        await asyncio.to_thread(fcntl.flock, lock, fcntl.LOCK_EX)
+        answering = await attach.running()
+        if answering is not None:
+            pid = answering.get("pid")
+            return Started(pid if isinstance(pid, int) else None, already=True)
+        return await _spawn(config_file, minutes)
+    finally:
+        os.close(lock)  # releases the lock
+
+
+async def _spawn(config_file: Path | None, minutes: float) -> Started:
+    from tributary.engine import attach
+
     target = log_path()
     paths.private_dir(target.parent)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -216,9 +216,10 @@ async def ask_background_engine(
     if started.pid is None:
         print(f"tributary: note: no background engine ({started.reason}); searching without it", file=sys.stderr)
         return None
-    print(f"tributary: started an engine in the background (pid {started.pid}) to answer this and the "
-          f"next searches with its servers warm; it stops after {minutes:g} minutes unused "
-          "(`tributary engine stop`; `cli.background_minutes: 0` in the config turns this off)",
-          file=sys.stderr)
+    if not started.already:
+            print(f"tributary: started an engine in the background (pid {started.pid}) to answer this and "
+              f"the next searches with its servers warm; it stops after {minutes:g} minutes unused "
+              "(`tributary engine stop`; `cli.background_minutes: 0` in the config turns this off)",
+              file=sys.stderr)
     return await ask_running_engine(args, request)
 

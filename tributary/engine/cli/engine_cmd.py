@@ -98,7 +98,10 @@ def run_start(args: argparse.Namespace) -> int:
     started = asyncio.run(background.start(config_path(args), minutes))
     if started.pid is None:
         return fail(f"the background engine did not start: {started.reason} (log: {background.log_path()})")
-    print(f"started the background engine: pid {started.pid}; it stops after {minutes:g} minutes unused")
+    if started.already:
+        print(f"the background engine answers: pid {started.pid} (started by another command)")
+    else:
+        print(f"started the background engine: pid {started.pid}; it stops after {minutes:g} minutes unused")
     return 0
 
 
