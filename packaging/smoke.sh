@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the desktop bundle (packaging/build.sh) as a user would run it: version,
-# index a small git repository, search it (the built-in servers run from the bundle),
+# index a small git repository, search it (the built-in servers run from the bundle,
+# in the background engine the first search starts and the second attaches to),
 # `serve` answering an MCP initialize and listing its tools, the desktop app
 # started offscreen and closed, and install.sh run in a temporary HOME (the command
 # linked from ~/.local/bin, the desktop entry's Exec at the installed executable, the
@@ -16,6 +17,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/tributary-smoke.XXXXXX")
 GUI_PID=""
 SERVE_PID=""
 cleanup() {
+  [ -z "${EXE:-}" ] || "$EXE" engine stop > /dev/null 2>&1 || true
   for pid in $GUI_PID $SERVE_PID; do
     if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
   done
@@ -76,6 +78,13 @@ step "search"
 "$EXE" search "compute the invoice total with tax" > "$WORK/search.log" 2>&1 || { cat "$WORK/search.log"; fail "search"; }
 grep -q '^1 .*src/billing/invoice.py' "$WORK/search.log" || { cat "$WORK/search.log"; fail "search: first hit"; }
 grep -q 'files: ok' "$WORK/search.log" || { cat "$WORK/search.log"; fail "search: files server"; }
+
+step "background engine"
+grep -q 'started an engine in the background' "$WORK/search.log" || { cat "$WORK/search.log"; fail "search: no background engine"; }
+"$EXE" search "fetch a web page" > "$WORK/search2.log" 2>&1 || { cat "$WORK/search2.log"; fail "second search"; }
+grep -q 'answered by the running engine' "$WORK/search2.log" || { cat "$WORK/search2.log"; fail "second search: not attached"; }
+grep -q '^1 .*src/net/fetch.py' "$WORK/search2.log" || { cat "$WORK/search2.log"; fail "second search: first hit"; }
+"$EXE" engine stop | grep -q 'stopped the background engine' || fail "engine stop"
 
 step "serve"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"smoke","version":"0"}}}'
