@@ -100,9 +100,12 @@ async def _spawn(config_file: Path | None, minutes: float) -> Started:
     from tributary.engine import attach
 
     target = log_path()
-    paths.private_dir(target.parent)
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)
+    try:
+        paths.private_dir(target.parent)
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(descriptor, 0o600)
+    except OSError as exc:
+        return Started(None, f"cannot write its log {target}: {exc.strerror or exc}")
     try:
         process = subprocess.Popen(
             command(config_file, minutes), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
