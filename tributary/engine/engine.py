@@ -38,6 +38,7 @@ from tributary.engine.insights.reputation import ReputationStore, SourceReputati
 from tributary.engine.insights.store import QueryLog
 from tributary.engine.localsearch.longquery import is_task_question, read_task, task_note
 from tributary.engine.model import (
+    NOTHING_CONFIGURED,
     ROLE_FACTOR,
     ContextFormat,
     DedupGroup,
@@ -70,6 +71,7 @@ from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
+
 
 Embed = Callable[[list[str]], Any]
 
@@ -390,7 +392,7 @@ class Engine:
             if not decision.servers:
                 response.error = "no source to ask: " + (
                     "; ".join(f"{n}: {why}" for n, why in decision.skipped.items())
-                    or "no server is configured"
+                    or NOTHING_CONFIGURED
                 )
         return response
 

@@ -15,6 +15,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+# Why a search had no source to ask, when nothing is set up: no server, no index.
+NOTHING_CONFIGURED = "no server is configured and no repository is indexed"
+
 
 class SourceStatus(StrEnum):
     """What happened to one source during one search."""

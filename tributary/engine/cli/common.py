@@ -12,6 +12,7 @@ from tributary.engine.config.errors import ConfigError
 from tributary.engine.config.schema import MAX_CONTEXT_TOKENS, TOP_K_MAX, TOP_K_MIN, Config
 from tributary.engine.model import (
     FUSION_STRATEGIES,
+    NOTHING_CONFIGURED,
     ContextFormat,
     Hints,
     SearchRequest,
@@ -222,4 +223,12 @@ async def ask_background_engine(
               "(`tributary engine stop`; `cli.background_minutes: 0` in the config turns this off)",
               file=sys.stderr)
     return await ask_running_engine(args, request)
+
+
+def say_what_to_add(response: SearchResponse) -> None:
+    """After a search that had nothing to ask, the commands that give it something."""
+    if response.error and response.error.endswith(NOTHING_CONFIGURED):
+        print("tributary: index a repository with `tributary index add PATH`, or add an MCP server "
+              "with `tributary servers add NAME -- COMMAND` (`tributary config import FILE` takes "
+              "an MCP client's)", file=sys.stderr)
 

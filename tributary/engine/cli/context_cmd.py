@@ -14,6 +14,7 @@ from tributary.engine.cli.common import (
     load_cli_config,
     request_from_args,
     run_async,
+    say_what_to_add,
     tokens,
 )
 from tributary.engine.cli.render import source_line
@@ -84,6 +85,7 @@ async def _context(args: argparse.Namespace) -> int:
     for report in response.sources:
         print(source_line(report), file=sys.stderr)
     if response.error:
+        say_what_to_add(response)
         return fail(response.error)
     context = response.context
     if context is None:

@@ -16,6 +16,7 @@ from tributary.engine.cli.common import (
     load_cli_config,
     request_from_args,
     run_async,
+    say_what_to_add,
 )
 from tributary.engine.cli.render import dump_json, response_text, source_line, terminal_width
 from tributary.engine.cli.repo_setup import add_repo_option, prepare_repo, scope_to_repo
@@ -74,6 +75,7 @@ async def _search(args: argparse.Namespace) -> int:
     else:
         print(response_text(response, terminal_width()))
     if response.error:
+        say_what_to_add(response)
         return fail(response.error) if args.json else 1
     return 0
 
