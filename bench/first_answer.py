@@ -8,8 +8,8 @@ PATH, in a fresh ``TRIBUTARY_HOME``, starts the real command (``python -m tribut
 add PATH --no-history``) and, while it runs, searches two ways: the index itself, the
 way the files server does before vectors exist (keyword + symbol, ``hybrid_search``
 with no query vector) every 0.2 s; and through the product, one ``tributary search
---json`` after another (each a one-shot CLI that starts the built-in servers), as a
-user would. Prints per target: files, chunks, seconds to the first search with hits
+--json`` after another, as a user would (the first starts the background engine,
+the next ones attach to it; it is stopped at the end). Prints per target: files, chunks, seconds to the first search with hits
 (store and CLI: the CLI figure is when the answering command returned),
 to the end of the chunking pass, to full embeddings (the command's exit), the
 embedding pass's CPU seconds (the child's user+system time after chunking, from
@@ -163,6 +163,9 @@ def measure(name: str, path: Path, query: str) -> Result:
         result.full_s = time.perf_counter() - started
         done.set()
         cli.join()
+        # The first CLI search started the background engine of this home: stop it.
+        subprocess.run([sys.executable, "-m", "tributary", "engine", "stop"], env=env, cwd=ROOT,
+                       capture_output=True, check=False)
         stderr = child.stderr.read() if child.stderr else ""
         if child.returncode:
             raise SystemExit(f"index add failed on {path}:\n{stderr}")
