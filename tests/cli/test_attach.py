@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import FAKE_SERVER
+from tests.fakes import fake_config_file as _config
 from tributary.engine import attach
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.model import SearchRequest, SearchResponse
@@ -22,23 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not attach.supported(), reason="no Unix sockets")
 
 
-def _config(home: Path) -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "4"])
-    path = home / "config.yaml"
-    path.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
-                    f"    args: {args}\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    return home
+def home(attach_home: Path) -> Path:
+    return attach_home
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.fakes import FAKE_SERVER
+from tests.fakes import fake_config_file as _config
 from tributary.engine import attach, background
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.model import SearchRequest, SearchResponse
@@ -23,23 +23,11 @@ WAIT_S = 120  # a bound on waiting for a process under load, not a speed require
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.delenv("TRIBUTARY_BACKGROUND_MINUTES")
-    return home
+def home(attach_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("TRIBUTARY_BACKGROUND_MINUTES")  # on, as for a user
+    return attach_home
 
 
-def _config(home: Path, extra: str = "") -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "4"])
-    path = home / "config.yaml"
-    path.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
-                    f"    args: {args}\n{extra}", encoding="utf-8")
-    return path
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

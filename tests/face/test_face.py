@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -11,20 +10,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.fakes import FAKE_SERVER
+from tests.fakes import fake_config_file as _config
 from tributary.engine.pipeline.tokens import count_tokens
 from tributary.engine.servers.face import require_token, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _config(home: Path) -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "4"])
-    path = home / "config.yaml"
-    path.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
-                    f"    args: {args}\n", encoding="utf-8")
-    return path
 
 
 @pytest.mark.integration

@@ -36,3 +36,17 @@ def fake_server_object(name: str, *args: str) -> Any:
     from tests.fakes.fake_server import Wire, build_server, parse_args
 
     return build_server(parse_args(["--name", name, *args]), Wire())
+
+
+def fake_config_file(home: Path, extra: str = "") -> Path:
+    """``home/config.yaml`` with one fake stdio server, ``alpha`` (four hits), and
+    ``extra`` YAML after it: what the command-line and ``serve`` tests start from."""
+    import json
+
+    home.mkdir(parents=True, exist_ok=True)
+    args = json.dumps([str(FAKE_SERVER), "--name", "alpha", "--hits", "4"])
+    path = home / "config.yaml"
+    path.write_text(f"servers:\n  alpha:\n    command: {json.dumps(sys.executable)}\n"
+                    f"    args: {args}\n{extra}", encoding="utf-8")
+    return path
+

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 
 from tributary.engine.cli.common import config_path, fail, load_cli_config
 from tributary.engine.config.errors import ConfigError
@@ -23,16 +24,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     status = actions.add_parser("status", help="say which engine answers the command line, if any")
     status.set_defaults(func=run_status)
-    start = actions.add_parser("start", help="start the background engine now")
-    start.add_argument("--minutes", type=_minutes, default=None, metavar="M",
-                       help="stop after M minutes unused (default: cli.background_minutes)")
-    start.set_defaults(func=run_start)
     stop = actions.add_parser("stop", help="stop the background engine")
     stop.set_defaults(func=run_stop)
-    foreground = actions.add_parser("run", help="be the background engine in this terminal (what start runs)")
-    foreground.add_argument("--minutes", type=_minutes, default=None, metavar="M",
+    for name, func, what in (("start", run_start, "start the background engine now"),
+                             ("run", run_foreground, "be the background engine in this terminal (what start runs)")):
+        action = actions.add_parser(name, help=what)
+        action.add_argument("--minutes", type=_minutes, default=None, metavar="M",
                             help="stop after M minutes unused (default: cli.background_minutes)")
-    foreground.set_defaults(func=run_foreground)
+        action.set_defaults(func=func)
 
 
 def _minutes(text: str) -> float:
@@ -45,16 +44,23 @@ def _minutes(text: str) -> float:
     return value
 
 
-def _chosen_minutes(args: argparse.Namespace) -> float | None:
-    """``--minutes``, else the config's (or ``$TRIBUTARY_BACKGROUND_MINUTES``); None when
-    the config turns the background engine off and ``--minutes`` is not given."""
+def _with_minutes(args: argparse.Namespace, then: Callable[[float], int]) -> int:
+    """``then(minutes)``: ``--minutes``, else the config's ``cli.background_minutes`` (or
+    ``$TRIBUTARY_BACKGROUND_MINUTES``); a config error (status 2), or a config that turns
+    the background engine off and no ``--minutes`` (status 1), is said instead."""
     from tributary.engine.background import minutes_from
 
     if args.minutes is not None:
-        return float(args.minutes)
-    config = asyncio.run(load_cli_config(args))
+        return then(float(args.minutes))
+    try:
+        config = asyncio.run(load_cli_config(args))
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     minutes = minutes_from(config.cli.background_minutes)
-    return minutes if minutes > 0 else None
+    if minutes <= 0:
+        return fail("cli.background_minutes is 0 in the config (no background engine); give --minutes M")
+    return then(minutes)
 
 
 def _describe(engine: dict[str, object]) -> str:
@@ -82,15 +88,12 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_start(args: argparse.Namespace) -> int:
+    return _with_minutes(args, lambda minutes: _start(args, minutes))
+
+
+def _start(args: argparse.Namespace, minutes: float) -> int:
     from tributary.engine import attach, background
 
-    try:
-        minutes = _chosen_minutes(args)
-    except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    if minutes is None:
-        return fail("cli.background_minutes is 0 in the config (no background engine); give --minutes M")
     engine = asyncio.run(attach.running())
     if engine is not None:
         print(_describe(engine))
@@ -131,11 +134,4 @@ def run_foreground(args: argparse.Namespace) -> int:
 
     if (refusal := nested_refusal()) is not None:
         return fail(refusal)
-    try:
-        minutes = _chosen_minutes(args)
-    except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    if minutes is None:
-        return fail("cli.background_minutes is 0 in the config (no background engine); give --minutes M")
-    return run_until_signalled(lambda: background.run(config_path(args), minutes))
+    return _with_minutes(args, lambda minutes: run_until_signalled(lambda: background.run(config_path(args), minutes)))
