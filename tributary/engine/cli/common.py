@@ -94,7 +94,8 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", help="hint: the programming language")
     parser.add_argument("--framework", help="hint: the framework")
     parser.add_argument("--no-attach", action="store_true",
-                        help="start a one-shot engine even when the app or `tributary serve` runs")
+                        help="answer with an engine of this command's own: ask no running one (the "
+                        "app's, `serve`'s) and start none in the background")
 
 
 STDIN_QUESTION_BYTES = 1 << 20  # more than any question is searched for (MAX_QUERY_CHARS)
