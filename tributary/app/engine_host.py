@@ -224,9 +224,10 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
 
     async def opener() -> Engine:
         from tributary.engine.api import Engine
+        from tributary.engine.model import EngineKind
 
         engine = await Engine.open(config_path)
-        await engine.listen(config_path, kind="app")  # `tributary search` asks this warm engine
+        await engine.listen(config_path, kind=EngineKind.APP)  # `tributary search` asks this warm engine
         return engine
 
     threaded = await ThreadedEngine.start(opener)

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tributary.engine import paths
 from tributary.engine.config.digest import file_digest
 from tributary.engine.errors import TributaryError
+from tributary.engine.model import EngineKind
 
 if TYPE_CHECKING:
     from tributary.engine.config.schema import Config
@@ -64,6 +65,7 @@ CONNECT_TIMEOUT_S = 0.5
 PING_TIMEOUT_S = 2.0  # a live engine answers a ping at once, even when busy
 # The wait for an answer: past a server's default start-up timeout plus a query's.
 ANSWER_TIMEOUT_S = 60.0
+TAKE_OVER_S = 10.0  # how long a background engine asked to stop is waited for to let go
 
 
 class AttachError(TributaryError):
@@ -183,7 +185,7 @@ class AttachServer:
 
     def __init__(
         self, engine: Searcher, config_file: Path | None, path: Path | None = None, *,
-        kind: str = "serve", on_stop: Callable[[], None] | None = None,
+        kind: EngineKind = EngineKind.SERVE, on_stop: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
         self.kind = kind
@@ -212,13 +214,16 @@ class AttachServer:
             log.warning("%s", exc)
             return False
         if self.path.exists():
-            if self.kind != "background" and await _take_over(self.path):
-                log.info("a background engine stopped: this %s answers the command line now", self.kind)
-            elif await _ping(self.path):
+            there = await _engine_at(self.path, CONNECT_TIMEOUT_S)
+            if there is not None and self.kind != EngineKind.BACKGROUND and there.get("kind") == EngineKind.BACKGROUND:
+                await stop_background(self.path)  # the app or serve, whose servers are warm anyway
+                there = await _engine_at(self.path, CONNECT_TIMEOUT_S) if self.path.exists() else None
+                if there is None:
+                    log.info("a background engine stopped: this %s answers the command line now", self.kind)
+            if there is not None:
                 log.info("another engine already answers on %s", self.path)
                 return False
-            else:
-                self.path.unlink(missing_ok=True)  # left by an engine that died
+            self.path.unlink(missing_ok=True)  # left by an engine that died
         old = os.umask(0o177)  # the socket file is created 0600
         try:
             self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
@@ -364,15 +369,12 @@ async def _exchange(path: Path, message: dict[str, Any], timeout: float | None) 
     return answer if isinstance(answer, dict) else None
 
 
-async def running() -> dict[str, Any] | None:
-    """What the engine answering for this home says of itself (``pid``, ``kind``), or
-    None when none answers."""
-    if not supported():
-        return None
+async def _engine_at(path: Path, timeout: float = PING_TIMEOUT_S) -> dict[str, Any] | None:
+    """What the engine listening on ``path`` says of itself (``pid``, ``kind``, ``code``,
+    ``idle_s``), or None when none answers a ping within ``timeout``."""
     try:
-        path = socket_path()
-        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
-    except (AttachError, OSError, _Refused, _Silent):
+        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, timeout)
+    except (_Refused, _Silent):
         return None
     if not answer or not answer.get("ok"):
         return None
@@ -380,10 +382,21 @@ async def running() -> dict[str, Any] | None:
     return engine if isinstance(engine, dict) else {}
 
 
-async def request_stop() -> tuple[bool, str]:
-    """Ask the engine answering for this home to stop: (stopped, what it said)."""
+async def running() -> dict[str, Any] | None:
+    """What the engine answering for this home says of itself, or None when none answers."""
+    if not supported():
+        return None
     try:
         path = socket_path()
+    except (AttachError, OSError):
+        return None
+    return await _engine_at(path)
+
+
+async def request_stop(path: Path | None = None) -> tuple[bool, str]:
+    """Ask the engine answering for this home (or on ``path``) to stop: (stopped, what it said)."""
+    try:
+        path = path or socket_path()
         answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "stop"}, PING_TIMEOUT_S)
     except (AttachError, OSError) as exc:
         return False, str(exc)
@@ -394,45 +407,27 @@ async def request_stop() -> tuple[bool, str]:
     return bool(answer.get("ok")), str(answer.get("error") or "")
 
 
-TAKE_OVER_S = 10.0  # how long the app or `serve` waits for a background engine to let go
+async def stop_background(path: Path | None = None) -> bool:
+    """Ask the background engine on ``path`` (default: this home's socket) to stop, and
+    wait until its socket is gone (at most ``TAKE_OVER_S``): whether it let go."""
+    path = path or socket_path()
+    stopped, _said = await request_stop(path)
+    deadline = time.monotonic() + TAKE_OVER_S
+    while stopped and path.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return stopped and not path.exists()
 
 
 async def _stale_background(path: Path, engine: object) -> bool:
     """True when ``engine`` is a background engine running other code than this
     command's (an upgrade or an edit since it started): it is stopped, and the caller
     starts a new one."""
-    if not isinstance(engine, dict) or engine.get("kind") != "background" or engine.get("code") == code_stamp():
+    if not isinstance(engine, dict) or engine.get("kind") != EngineKind.BACKGROUND or engine.get("code") == code_stamp():
         return False
-    await _take_over(path)
+    await stop_background(path)
     print(f"tributary: note: stopped the background engine (pid {engine.get('pid')}): "
           "it ran Tributary's code from before an update", file=sys.stderr)
     return True
-
-
-async def _take_over(path: Path) -> bool:
-    """Stop the background engine answering on ``path`` and wait until its socket is
-    gone, so the app or ``serve``, whose servers are warm anyway, answers instead. False
-    when the engine there is not a background one or does not let go."""
-    try:
-        info = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
-    except (_Refused, _Silent):
-        return False
-    if not info or (info.get("engine") or {}).get("kind") != "background":
-        return False
-    with contextlib.suppress(_Refused, _Silent):
-        await _exchange(path, {"version": PROTOCOL_VERSION, "op": "stop"}, PING_TIMEOUT_S)
-    deadline = time.monotonic() + TAKE_OVER_S
-    while path.exists() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    return not path.exists()
-
-
-async def _ping(path: Path) -> bool:
-    try:
-        answer = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, CONNECT_TIMEOUT_S)
-    except (_Refused, _Silent):
-        return False
-    return bool(answer and answer.get("ok"))
 
 
 async def ask(

@@ -142,6 +142,7 @@ async def run(config_file: Path | None, minutes: float) -> int:
     it to stop, or a shutdown signal arrives. Exit status 1 when another engine already
     answers for this home (nothing to do)."""
     from tributary.engine.engine import Engine
+    from tributary.engine.model import EngineKind
     from tributary.engine.servers.inprocess import in_process_builtins
 
     # The built-in servers run in this process, as in a one-shot command: starting it
@@ -151,7 +152,7 @@ async def run(config_file: Path | None, minutes: float) -> int:
     try:
         engine.supervise()
         engine.watch_config()
-        if not await engine.listen(config_file, kind="background", on_stop=stop.set):
+        if not await engine.listen(config_file, kind=EngineKind.BACKGROUND, on_stop=stop.set):
             print("tributary engine: another engine already answers for this home", file=sys.stderr)
             return 1
         print(f"tributary engine: pid {os.getpid()} answering; stops after {minutes:g} minutes unused",

@@ -42,6 +42,7 @@ from tributary.engine.model import (
     ROLE_FACTOR,
     ContextFormat,
     DedupGroup,
+    EngineKind,
     Hit,
     ReputationRow,
     RouteDecision,
@@ -71,7 +72,6 @@ from tributary.engine.sources.state import ServerState, ServerTest, ToolInfo
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
-
 
 Embed = Callable[[list[str]], Any]
 
@@ -680,7 +680,7 @@ class Engine:
         return ready
 
     async def listen(
-        self, config_file: Path | None, *, kind: str = "serve", on_stop: Callable[[], None] | None = None,
+        self, config_file: Path | None, *, kind: EngineKind = EngineKind.SERVE, on_stop: Callable[[], None] | None = None,
     ) -> bool:
         """Answer the command line's searches over the local socket (``tributary.engine.attach``)
         until closed; ``config_file`` is the config this engine was opened with, ``kind``

@@ -19,6 +19,15 @@ from typing import Any
 NOTHING_CONFIGURED = "no server is configured and no repository is indexed"
 
 
+class EngineKind(StrEnum):
+    """What runs an engine that answers the command line over the local socket; only a
+    background engine may be stopped by a client (``tributary.engine.attach``)."""
+
+    APP = "app"
+    SERVE = "serve"
+    BACKGROUND = "background"
+
+
 class SourceStatus(StrEnum):
     """What happened to one source during one search."""
 

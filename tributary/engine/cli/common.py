@@ -208,18 +208,17 @@ async def ask_background_engine(
     it does not start (the caller then runs a one-shot engine)."""
     if getattr(args, "no_attach", False):
         return None
-    from tributary.engine.attach import running
     from tributary.engine.background import minutes_from, start
 
     minutes = minutes_from(config.cli.background_minutes)
-    if minutes <= 0 or await running() is not None:  # one answers, for another config
+    if minutes <= 0:
         return None
-    started = await start(config_path(args), minutes)
+    started = await start(config_path(args), minutes)  # an engine of another config: already
     if started.pid is None:
         print(f"tributary: note: no background engine ({started.reason}); searching without it", file=sys.stderr)
         return None
     if not started.already:
-            print(f"tributary: started an engine in the background (pid {started.pid}) to answer this and "
+        print(f"tributary: started an engine in the background (pid {started.pid}) to answer this and "
               f"the next searches with its servers warm; it stops after {minutes:g} minutes unused "
               "(`tributary engine stop`; `cli.background_minutes: 0` in the config turns this off)",
               file=sys.stderr)

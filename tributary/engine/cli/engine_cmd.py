@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 from collections.abc import Callable
 
 from tributary.engine.cli.common import config_path, fail, load_cli_config
 from tributary.engine.config.errors import ConfigError
+from tributary.engine.model import EngineKind
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,9 +64,9 @@ def _with_minutes(args: argparse.Namespace, then: Callable[[float], int]) -> int
 
 
 def _describe(engine: dict[str, object]) -> str:
-    kind = engine.get("kind") or "engine"
-    owner = {"app": "the desktop app's", "serve": "`tributary serve`'s", "background": "the background"}
-    line = f"{owner.get(str(kind), 'an')} engine answers: pid {engine.get('pid')}"
+    owner: dict[str, str] = {EngineKind.APP: "the desktop app's", EngineKind.SERVE: "`tributary serve`'s",
+                             EngineKind.BACKGROUND: "the background"}
+    line = f"{owner.get(str(engine.get('kind')), 'an')} engine answers: pid {engine.get('pid')}"
     idle = engine.get("idle_s")
     if isinstance(idle, int | float):
         line += f", idle {_duration(float(idle))}"
@@ -110,19 +110,17 @@ def _start(args: argparse.Namespace, minutes: float) -> int:
 
 def run_stop(args: argparse.Namespace) -> int:
     from tributary.engine import attach
+    from tributary.engine.background import log_path
 
     engine = asyncio.run(attach.running())
     if engine is None:
         print("no engine runs")
         return 0
-    if engine.get("kind") != "background":
+    if engine.get("kind") != EngineKind.BACKGROUND:
         return fail(_describe(engine) + "; it stops with what runs it, not with this command")
-    stopped, said = asyncio.run(attach.request_stop())
-    if not stopped:
-        return fail(f"the background engine (pid {engine.get('pid')}) did not stop: {said}")
-    deadline = time.monotonic() + attach.TAKE_OVER_S
-    while asyncio.run(attach.running()) is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    if not asyncio.run(attach.stop_background()):
+        return fail(f"the background engine (pid {engine.get('pid')}) did not stop within "
+                    f"{attach.TAKE_OVER_S:g} s (log: {log_path()})")
     print(f"stopped the background engine (pid {engine.get('pid')})")
     return 0
 
