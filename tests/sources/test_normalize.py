@@ -273,6 +273,22 @@ def test_grep_output_is_capped_per_file_and_prose_stays_text() -> None:
     assert [h.path for h in norm(types.CallToolResult(content=[text(prose)])).hits] == [None]
 
 
+def test_a_grep_flood_is_read_as_the_files_it_lists_first() -> None:
+    """mcp-ripgrep asked for an issue's names (one of them the project's own name,
+    ``FastAPI``) answered 3.5 MB: it was cut into parts that all bore its first line's
+    file and line, whatever file each part was from."""
+    flood = "".join(f"docs/{i}/index.md:{n}:FastAPI is fast\n" for i in range(400) for n in (1, 7))
+    out = norm(types.CallToolResult(content=[text(flood)]), limits=NormalizeLimits(max_parse_chars=10_000))
+    assert out.hits and len(out.hits) < 400
+    assert [h.path for h in out.hits[:2]] == ["docs/0/index.md", "docs/1/index.md"]
+    assert all((h.start_line, h.end_line) == (1, 7) for h in out.hits[:-1])  # the last may be cut
+    head = len(flood[:10_000].rpartition("\n")[0])
+    assert out.note == f"a {len(flood):,}-character answer read to its first {head:,} characters"
+    prose = "word " * 3_000  # no line to cut at: split as text, as before
+    assert {h.path for h in norm(types.CallToolResult(content=[text(prose)]),
+                                 limits=NormalizeLimits(max_parse_chars=10_000)).hits} == {None}
+
+
 def test_a_list_of_paths_becomes_one_hit_per_file() -> None:
     """server-filesystem's search_files answers with paths, one per line: the block was
     one hit named after its first path, with no path to open or to meet other sources'."""

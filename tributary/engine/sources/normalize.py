@@ -93,7 +93,7 @@ class BadText(NormalizeError):
 class NormalizeLimits:
     max_chars: int = 2_000_000  # total text kept across all hits
     max_hits: int = 1_000
-    max_parse_chars: int = 2_000_000  # larger text blocks are never JSON-parsed
+    max_parse_chars: int = 2_000_000  # never JSON-parsed above; lines read to this
 
 
 @dataclass(slots=True)
@@ -187,14 +187,14 @@ def _collect_items(
         return
     bare = _bare_text(structured)
     if bare is not None:  # read as the text it is: grep output, a list of paths, prose
-        yield from _text_items(types.TextContent(type="text", text=bare), limits)
+        yield from _text_items(types.TextContent(type="text", text=bare), limits, notes)
     else:
         yield from (_Item(v) for v in _line_matches(structured) or _path_strings(structured) or structured)
     skipped: dict[str, int] = {}
     for block in result.content:
         if isinstance(block, types.TextContent):
             if use_text:
-                yield from _text_items(block, limits)
+                yield from _text_items(block, limits, notes)
         elif isinstance(block, types.ResourceLink):
             yield _Item(
                 {"title": block.title or block.name, "content": block.description or "",
@@ -297,7 +297,9 @@ def _says_nothing(items: list[Any]) -> str | None:
     return None
 
 
-def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_Item]:
+def _text_items(
+    block: types.TextContent, limits: NormalizeLimits, notes: list[str]
+) -> Iterator[_Item]:
     text = block.text
     stripped = text.strip()
     if not stripped:
@@ -311,19 +313,26 @@ def _text_items(block: types.TextContent, limits: NormalizeLimits) -> Iterator[_
             for value in _structured_items(parsed):
                 yield _Item(value, annotations=block.annotations)
             return
-    if len(text) <= limits.max_parse_chars and ":" in text:
-        files = grep_files(text)
-        if files:
-            for value in files:
-                yield _Item(value, annotations=block.annotations)
-            return
-    listed = listed_files(text) if len(text) <= limits.max_parse_chars else None
-    if listed:
-        for value in listed:
+    head = _whole_lines(text, limits.max_parse_chars)
+    files = (grep_files(head) if ":" in head else None) or listed_files(head)
+    if files:
+        if len(head) < len(text):
+            notes.append(f"a {len(text):,}-character answer read to its first "
+                         f"{len(head):,} characters")
+        for value in files:
             yield _Item(value, annotations=block.annotations)
         return
     for part in _split_text(text):
         yield _Item(part, annotations=block.annotations)
+
+
+def _whole_lines(text: str, limit: int) -> str:
+    """``text``, or its whole lines within the first ``limit`` characters: a grep
+    flood (a common name matched in every file) is read as the files it lists first,
+    not cut into parts that all bear its first line's name."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rpartition("\n")[0]
 
 
 def _split_text(text: str) -> list[str]:
