@@ -351,3 +351,24 @@ async def test_enter_searches_what_was_typed_not_the_recent_query_offered(qtbot:
     QTest.keyClick(page.query, Qt.Key.Key_End)
     QTest.keyClick(page.query, Qt.Key.Key_Return)
     await until(lambda: page.controller.final and page.controller.query == issue)
+
+
+@pytest.mark.asyncio
+async def test_a_filter_control_keeps_a_pasted_issues_lines(qtbot: object) -> None:
+    """Choosing a source rewrote the query as its words and filters, and the words were
+    joined into one line: a pasted issue lost its title and code blocks and was read as
+    another question."""
+    from tributary.engine.model import SearchFilters
+    from tributary.engine.query.syntax import parse_query
+
+    engine = FakeEngine(sources=["files", "tasks"], delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    issue = ("Exception after yield is swallowed\n\n```python\ndef get_db():\n    yield db\n```\n"
+             "See `solve_dependencies`.")
+    page.query.setText(issue)
+    QTest.keyClick(page.query, Qt.Key.Key_Return)
+    await until(lambda: page.controller.final and page.controller.query == issue)
+    page.filters.changed.emit(SearchFilters(sources=["files"]))
+    assert page.query.text() == issue + " source:files"
+    await until(lambda: page.controller.final and page.controller.query == page.query.text())
+    assert parse_query(page.query.text()).text == issue

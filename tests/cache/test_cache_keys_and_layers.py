@@ -83,6 +83,10 @@ def test_query_key_ignores_request_id_whitespace_and_use_cache() -> None:
     b = SearchRequest(query="cache invalidation", use_cache=False)
     assert a.request_id != b.request_id
     assert query_key(a, fp) == query_key(b, fp)
+    # An issue is read by its lines: the same words on one line are another question.
+    issue = "Title of it\n```python\nrun()\n```"
+    assert query_key(SearchRequest(query=issue + "  \r\n"), fp) == query_key(SearchRequest(query=issue), fp)
+    assert query_key(SearchRequest(query=issue), fp) != query_key(SearchRequest(query=issue.replace("\n", " ")), fp)
 
 
 @pytest.mark.parametrize(

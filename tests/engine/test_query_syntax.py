@@ -26,6 +26,22 @@ def test_unknown_keys_urls_and_mid_word_colons_stay_words() -> None:
     assert parsed.filters.is_empty()
 
 
+def test_a_file_uri_is_a_word_not_a_path_filter() -> None:
+    parsed = parse_query("the page at file:///tmp/report.html renders blank")
+    assert parsed.text == "the page at file:///tmp/report.html renders blank"
+    assert parsed.filters.is_empty()
+
+
+def test_the_words_keep_their_lines() -> None:
+    """An issue with a filter is still read as an issue: its title, code and traceback
+    on lines of their own (joined into one line, it was read as another question)."""
+    issue = "Title of the bug\n\n```python\n    x = run()\n```\nTraceback:\n  File \"a.py\", line 3"
+    assert parse_query(f"source:files {issue}  lang:py").text == issue
+    assert parse_query(issue.replace("bug", "bug path:src/")).text == issue
+    assert parse_query("one\nlang:py\ntwo").text == "one\n\ntwo"
+    assert parse_query(issue).text == issue  # no filter: as written
+
+
 def test_quoted_values_and_round_trip() -> None:
     parsed = parse_query('cache path:"my docs/" LANG:Py')
     assert parsed.filters.paths == ["my docs/"] and parsed.filters.languages == ["Py"]

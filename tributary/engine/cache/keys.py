@@ -59,7 +59,7 @@ _SERVER_ANSWER_FIELDS = (
     "builtin",
 )
 
-_WHITESPACE = re.compile(r"\s+")
+_SPACES = re.compile(r"[^\S\n]+")  # whitespace but line breaks
 
 
 def digest(data: Any) -> str:
@@ -69,8 +69,11 @@ def digest(data: Any) -> str:
 
 
 def normalise_query(query: str) -> str:
-    """Unicode NFC, whitespace runs collapsed, ends trimmed. Case is kept: it can matter."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", query)).strip()
+    """Unicode NFC, each line's spaces collapsed, ends trimmed. Case and line breaks are
+    kept: both can change the answer (an issue is read by its lines: its title, code
+    blocks and traceback)."""
+    lines = unicodedata.normalize("NFC", query).replace("\r\n", "\n").split("\n")
+    return "\n".join(_SPACES.sub(" ", line).strip() for line in lines).strip()
 
 
 def config_fingerprint(config: Config) -> str:

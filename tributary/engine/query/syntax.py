@@ -9,7 +9,7 @@ Keys: ``lang:``/``language:``, ``path:``/``file:``, ``source:``/``server:``, ``r
 index's name or a folder: the built-in servers search only those); a leading
 ``-`` excludes. Values may be quoted (``path:"my docs/"``); several of one key are
 alternatives (``lang:go lang:rust``). Unknown ``word:value`` tokens (``http://…``,
-``std::vector``) stay words.
+``std::vector``) and URIs (``file:///tmp/x``) stay words.
 """
 from __future__ import annotations
 
@@ -38,25 +38,42 @@ class ParsedQuery:
 
 
 def parse_query(query: str) -> ParsedQuery:
-    """The query's words and the filters written in it."""
+    """The query's words and the filters written in it.
+
+    The words keep their lines: an issue pasted with a filter (or given one by the
+    app's filter controls) is still read as an issue, its title, code blocks and
+    traceback apart; only the spaces a filter leaves behind are taken up."""
     filters = SearchFilters()
-    words: list[str] = []
+    pieces: list[str] = []
     position = 0
     for match in _TOKEN.finditer(query):
         start = match.start()  # at a word's start: "a-path:x" or "xlang:go" are words
         sign, key, raw = match.groups()
         target = KEYS.get(key.lower())
         value = _unquote(raw)
-        if target is None or not value:
+        if target is None or not value or value.startswith("//"):  # file:///x is a URI
             continue
-        words.append(query[position:start])
+        pieces.append(query[position:start])
         position = match.end()
         name = f"exclude_{target}" if sign else target
         values: list[str] = getattr(filters, name)
         if value not in values:
             values.append(value)
-    words.append(query[position:])
-    return ParsedQuery(" ".join(" ".join(words).split()), filters)
+    if not pieces:
+        return ParsedQuery(query.strip(), filters)
+    pieces.append(query[position:])
+    return ParsedQuery(_joined(pieces), filters)
+
+
+def _joined(pieces: list[str]) -> str:
+    """The text around the filters taken out, one space where one stood between words
+    of a line, the lines as they were."""
+    text = pieces[0]
+    for piece in pieces[1:]:
+        left, right = text.rstrip(" \t"), piece.lstrip(" \t")
+        gap = " " if left and right and not left.endswith("\n") and not right.startswith(("\n", "\r")) else ""
+        text = left + gap + right
+    return "\n".join(line.rstrip() for line in text.strip().split("\n"))
 
 
 def format_filters(filters: SearchFilters) -> str:
