@@ -702,6 +702,27 @@ def test_a_narrow_form_puts_labels_above_fields_instead_of_scrolling_sideways(qt
     assert row.key.width() >= ten and row.value.width() >= ten
 
 
+def test_a_new_or_other_server_opens_its_form_at_the_top(qtbot: Any, tmp_path: Path) -> None:
+    """At 1,024 x 640 the form of the server last edited was scrolled to its weight; Add
+    put the cursor in the new server's name, above the fold, with nothing to see."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    editor.resize(800, 420)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)
+    for _ in range(3):
+        QApplication.processEvents()
+    bar = servers.form_scroll.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    servers.weight.setValue(0.5)  # an edit and the reload after it keep the place
+    assert bar.value() == bar.maximum()
+    servers.add_server()
+    assert bar.value() == 0
+    bar.setValue(bar.maximum())
+    servers.list.setCurrentRow(1)
+    assert bar.value() == 0
+
+
 @pytest.mark.asyncio
 async def test_a_connection_test_scrolls_its_outcome_into_view(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)

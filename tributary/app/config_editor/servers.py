@@ -319,6 +319,7 @@ class ServersPage(QWidget):
         self._engine = engine
         self.config: Config | None = None
         self.current: ServerConfig | None = None
+        self._form_for: str | None = None  # the server whose form was last shown
         # Tributary's own servers (``builtin``), as the engine runs them: listed after the
         # config's servers; their weight, timeout and on/off are kept as a tuning entry.
         self._builtins: dict[str, ServerConfig] = {}
@@ -619,6 +620,9 @@ class ServersPage(QWidget):
         self.test_details.setVisible(False)
         self.test_result.setText("Test the connection to list the server's tools, run a probe query and time it.")
         self._show_state()
+        if name != self._form_for:  # another server's form opens at its top (a reload keeps the place)
+            self._form_for = name
+            self.form_scroll.verticalScrollBar().setValue(0)
 
     # -- running state ------------------------------------------------------------------
 
