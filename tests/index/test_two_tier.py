@@ -60,7 +60,7 @@ def test_dense_search_covers_only_embedded_chunks(
         rows = store.pending_embeds(3)
         assert len(rows) == 3
         info = ModelInfo(embedder.name, embedder.dim, embedder.version)
-        vectors = dict(zip([h for h, _ in rows], embedder.encode([t for _, t in rows]), strict=True))
+        vectors = dict(zip([r.embed_hash for r in rows], embedder.encode([r.text for r in rows]), strict=True))
         with pytest.raises(ModelChanged):  # vectors of another build are never written
             store.add_vectors(vectors, ModelInfo(embedder.name, embedder.dim, "other"))
         assert store.vector_counts()[0] == 0
@@ -186,3 +186,30 @@ def test_semantic_warning_percent(embedded: int, total: int, expected: str) -> N
     from tributary.engine.servers.files import semantic_warning
 
     assert f"semantic index {expected} ready" in semantic_warning("r", embedded, total)
+
+
+def test_code_gets_its_vectors_before_tests_and_translations(tmp_path: Path, at: IndexTarget) -> None:
+    """Meaning-based search covers the embedded share while the rest waits: a project's
+    docs in ten languages (most of FastAPI's chunks) came between its code's, in hash
+    order. The code goes first, then its docs, its tests, and translations last."""
+    repo = tmp_path / "ordered"
+    files = {
+        "docs/fr/guide.md": "# Guide\n\nLe guide des factures et de leur envoi.\n",
+        "docs/en/guide.md": "# Guide\n\nThe guide to invoices and how they are sent.\n",
+        "tests/test_invoice.py": "def test_send():\n    assert send_invoice(1)\n",
+        "src/invoice.py": "def send_invoice(number):\n    return number\n\n\nclass Courier:\n    pass\n",
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    index_repository(repo, embedder=HashingEmbedder(), **at.kw, embed=False)
+    embedder = HashingEmbedder()
+    embed_repository(repo, embedder=embedder, **at.kw)
+    folders = [text.split("/")[0] + ("/" + text.split("/")[1] if text.startswith("docs/") else "")
+               for text in embedder.texts]
+    firsts = list(dict.fromkeys(folders))
+    assert firsts == ["src", "docs/en", "tests", "docs/fr"], embedder.texts
+    assert folders == sorted(folders, key=firsts.index)  # each group whole, in that order
+    from tributary.engine.index.priors import EMBED_LAST, embed_order
+
+    assert embed_order("code") == 0 < embed_order("test") < embed_order("translation") == EMBED_LAST

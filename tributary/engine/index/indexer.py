@@ -23,8 +23,9 @@ from typing import cast
 from tributary.engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
 from tributary.engine.index.decoding import UndecodableError, decode_source
 from tributary.engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
+from tributary.engine.index.priors import embed_order, role_among, translated
 from tributary.engine.index.progress import IndexProgress, IndexStats, ProgressCallback
-from tributary.engine.index.store import FileRecord, IndexStore, ModelChanged
+from tributary.engine.index.store import QUEUE_START, FileRecord, IndexStore, ModelChanged
 from tributary.engine.localsearch.collection import CHECKED_AT
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo, Vectors
 
@@ -179,17 +180,17 @@ class Indexer:
             self._emit(progress.event("embed", stats, 1, 1, None, force=True))
         with ThreadPoolExecutor(1, thread_name_prefix="index-embed") as model:
             in_flight: tuple[list[str], Future[Vectors]] | None = None
-            after = ""
+            after = QUEUE_START
             while True:
                 rows = self.store.pending_embeds(BATCH_CHUNKS, after)
-                if not rows and after and in_flight is None:
-                    after = ""  # end of a sweep: texts queued meanwhile come next
+                if not rows and after != QUEUE_START and in_flight is None:
+                    after = QUEUE_START  # end of a sweep: texts queued meanwhile come next
                     continue
                 launched = None
                 if rows:
-                    after = rows[-1][0]
-                    texts = [text for _, text in rows]
-                    launched = ([h for h, _ in rows], model.submit(self.embedder.encode, texts))
+                    after = (rows[-1].order, rows[-1].embed_hash)
+                    texts = [row.text for row in rows]
+                    launched = ([row.embed_hash for row in rows], model.submit(self.embedder.encode, texts))
                 if in_flight is not None:
                     try:
                         self._write_vectors(in_flight, stats, progress)
@@ -199,7 +200,7 @@ class Indexer:
                             launched[1].cancel()
                         break
                 in_flight = launched
-                if in_flight is None and not after:
+                if in_flight is None and after == QUEUE_START:
                     break
         self._emit(progress.event("embed", stats, 1, 1, None, force=True))
 
@@ -234,8 +235,11 @@ class Indexer:
         started: float,
     ) -> None:
         """The keyword tier: chunk and write every file, with the vectors the index
-        already holds for its texts; the rest wait for :meth:`_embed`."""
+        already holds for its texts; the rest wait for :meth:`_embed`, code first
+        (``embed_order``)."""
         total_bytes = sum(f.size for f in files) or 1
+        held = {*known, *(f.path for f in files)}
+        copies = translated((f.path for f in files), held.__contains__, cheap=True)
         done_bytes = 0
         progress = _ProgressState(len(files), started)
         for source in files:
@@ -244,7 +248,8 @@ class Indexer:
             done_bytes += source.size
             if pending is not None:
                 vectors = self.store.cached_vectors(c.embed_hash for c in pending.chunks)
-                self.store.write_file(pending.record, pending.chunks, vectors)
+                order = embed_order(role_among(source.path, source.language, copies=copies))
+                self.store.write_file(pending.record, pending.chunks, vectors, order)
                 stats.files_indexed += 1
                 stats.chunks_written += len(pending.chunks)
             self._emit(progress.event("chunk", stats, total_bytes, done_bytes, source.path))

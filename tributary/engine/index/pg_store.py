@@ -26,8 +26,11 @@ from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.store import (
     _ALNUM,
     COMMON_TERM_SHARE,
+    QUEUE_START,
     FileRecord,
     ModelChanged,
+    PendingCursor,
+    PendingText,
     QueryVector,
     SearchFilter,
     StoredChunk,
@@ -346,10 +349,10 @@ class PgIndexStore:
         return {str(h): as_array(v) for h, v in rows}
 
     def write_file(
-        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors], order: int = 0
     ) -> None:
         """Replace a file's chunks (one transaction); a chunk whose vector ``known`` lacks
-        is keyword-searchable at once and waits in ``pending_embeds`` for it."""
+        is keyword-searchable at once and waits in ``pending_embeds`` for it, at ``order``."""
         vectors = [known.get(chunk.embed_hash) for chunk in chunks]
         pending = {
             c.embed_hash: c.embed_text for c, v in zip(chunks, vectors, strict=True) if v is None
@@ -395,14 +398,15 @@ class PgIndexStore:
             if pending:
                 with conn.cursor() as cursor:
                     cursor.executemany(
-                        "INSERT INTO pending_embeds(repo, embed_hash, embed_text) VALUES (%s, %s, %s) "
-                        "ON CONFLICT DO NOTHING",
-                        [(self.repo, h, text) for h, text in pending.items()],
+                        "INSERT INTO pending_embeds(repo, embed_hash, embed_text, embed_order) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (repo, embed_hash) DO UPDATE SET "
+                        "embed_order = LEAST(pending_embeds.embed_order, EXCLUDED.embed_order)",
+                        [(self.repo, h, text, order) for h, text in pending.items()],
                     )
 
-    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
-        """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
-        if not after:  # a new sweep: forget texts no chunk waits for (file changed or gone)
+    def pending_embeds(self, limit: int, after: PendingCursor = QUEUE_START) -> list[PendingText]:
+        """Up to ``limit`` texts still to embed after ``after``, by order, then hash."""
+        if after == QUEUE_START:  # a new sweep: forget texts no chunk waits for (file changed or gone)
             with self.db.transaction() as conn:
                 conn.execute(
                     "DELETE FROM pending_embeds p WHERE p.repo = %s AND NOT EXISTS (SELECT 1 FROM "
@@ -410,9 +414,10 @@ class PgIndexStore:
                     (self.repo,),
                 )
         rows = self.db.read(lambda c: c.execute(
-            "SELECT embed_hash, embed_text FROM pending_embeds WHERE repo = %s AND embed_hash > %s "
-            "ORDER BY embed_hash LIMIT %s", (self.repo, after, limit)).fetchall())  # fmt: skip
-        return [(str(h), str(t)) for h, t in rows]
+            "SELECT embed_hash, embed_text, embed_order FROM pending_embeds WHERE repo = %s "
+            "AND (embed_order, embed_hash) > (%s, %s) ORDER BY embed_order, embed_hash LIMIT %s",
+            (self.repo, *after, limit)).fetchall())  # fmt: skip
+        return [PendingText(str(h), str(t), int(o)) for h, t, o in rows]
 
     def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
         """Give every waiting chunk of these embed hashes its vector; how many got one.

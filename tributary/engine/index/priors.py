@@ -116,6 +116,19 @@ _ASSET_SUFFIXES = frozenset({
 })
 
 
+# The order a new index's chunks get their vectors in, by their file's role: meaning-based
+# search covers the embedded share while the rest waits, so the code questions are most
+# often about goes first; tests next, then translations, vendored, generated and
+# tooling files, which a question in English rarely wants.
+EMBED_ORDER: dict[str, int] = {CODE: 0, DOC: 1, EXAMPLE: 1, TEST: 2, TEST_DATA: 2, SUPERSEDED: 2}
+EMBED_LAST = 3
+
+
+def embed_order(role: str) -> int:
+    """Where chunks of a file in ``role`` come in the embedding queue (lower: sooner)."""
+    return EMBED_ORDER.get(role, EMBED_LAST)
+
+
 @cache
 def role_of(path: str, language: str | None = None) -> str:
     """The role of the file at ``path`` (repository-relative, posix)."""

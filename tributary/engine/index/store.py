@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +113,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     DELETE FROM meta WHERE key = 'fts_texts'
     """,
+    # The pending texts in an order: code before tests, translations and vendored copies.
+    """
+    ALTER TABLE pending_embeds ADD COLUMN embed_order INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX pending_embeds_order ON pending_embeds(embed_order, embed_hash);
+    """,
 )
 # What ``_fts_texts`` derives from a chunk. Change it together with that function: the
 # keyword index is then rebuilt once, since a chunk can only be deleted with the texts it
@@ -175,6 +180,19 @@ class SearchFilter:
     path_ids: frozenset[int] | None = None  # chunk ids allowed, when a path glob applies
 
 
+class PendingText(NamedTuple):
+    """A text still to embed, and its place in the queue (``priors.embed_order``)."""
+
+    embed_hash: str
+    text: str
+    order: int
+
+
+# Where a sweep of the pending texts resumes: after this ``(order, embed_hash)``.
+PendingCursor = tuple[int, str]
+QUEUE_START: PendingCursor = (-1, "")
+
+
 class ModelChanged(TributaryError):
     """Another process recorded another embedding model while vectors were being made."""
 
@@ -197,14 +215,15 @@ class IndexStore(Protocol):
 
     def cached_vectors(self, embed_hashes: Iterable[str]) -> dict[str, Vectors]: ...
     def write_file(
-        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors], order: int = 0
     ) -> None:
         """Replace a file's chunks (one transaction); a chunk whose embed hash ``known``
-        lacks is keyword-searchable at once and waits for its vector in the pending queue."""
+        lacks is keyword-searchable at once and waits for its vector in the pending queue,
+        at ``order`` (lower: sooner; a text shared with another file takes the sooner)."""
         ...
 
-    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
-        """Up to ``limit`` ``(embed_hash, embed_text)`` still to embed, by hash after ``after``."""
+    def pending_embeds(self, limit: int, after: PendingCursor = QUEUE_START) -> list[PendingText]:
+        """Up to ``limit`` texts still to embed after ``after``, by order, then hash."""
         ...
 
     def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
@@ -495,7 +514,7 @@ class SqliteStore:
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def write_file(
-        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors]
+        self, record: FileRecord, chunks: Sequence[Chunk], known: Mapping[str, Vectors], order: int = 0
     ) -> None:
         has_vec = self._has_vec_table()
         with transaction(self.conn):
@@ -527,8 +546,9 @@ class SqliteStore:
                 )
                 if vector is None:
                     self.conn.execute(
-                        "INSERT OR IGNORE INTO pending_embeds(embed_hash, embed_text) VALUES (?, ?)",
-                        (chunk.embed_hash, chunk.embed_text),
+                        "INSERT INTO pending_embeds(embed_hash, embed_text, embed_order) VALUES (?, ?, ?) "
+                        "ON CONFLICT(embed_hash) DO UPDATE SET embed_order = MIN(embed_order, excluded.embed_order)",
+                        (chunk.embed_hash, chunk.embed_text, order),
                     )
                     continue
                 self.conn.execute(
@@ -536,19 +556,19 @@ class SqliteStore:
                     (chunk_id, vector_bytes(vector), chunk.language, chunk.kind),
                 )  # fmt: skip
 
-    def pending_embeds(self, limit: int, after: str = "") -> list[tuple[str, str]]:
-        if not after:  # a new sweep: forget texts no chunk waits for (file changed or gone)
+    def pending_embeds(self, limit: int, after: PendingCursor = QUEUE_START) -> list[PendingText]:
+        if after == QUEUE_START:  # a new sweep: forget texts no chunk waits for (file changed or gone)
             with transaction(self.conn):
                 self.conn.execute(
                     "DELETE FROM pending_embeds WHERE NOT EXISTS (SELECT 1 FROM chunks c "
                     "WHERE c.embed_hash = pending_embeds.embed_hash AND c.embedded = 0)"
                 )
         rows = self.conn.execute(
-            "SELECT embed_hash, embed_text FROM pending_embeds WHERE embed_hash > ? "
-            "ORDER BY embed_hash LIMIT ?",
-            (after, limit),
+            "SELECT embed_hash, embed_text, embed_order FROM pending_embeds "
+            "WHERE (embed_order, embed_hash) > (?, ?) ORDER BY embed_order, embed_hash LIMIT ?",
+            (*after, limit),
         ).fetchall()
-        return [(str(h), str(t)) for h, t in rows]
+        return [PendingText(str(h), str(t), int(o)) for h, t, o in rows]
 
     def add_vectors(self, vectors: Mapping[str, Vectors], model: ModelInfo) -> int:
         if not self._has_vec_table():

@@ -223,4 +223,9 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (task, path, name)
     );
     """,
+    # The pending texts in an order: code before tests, translations and vendored copies.
+    """
+    ALTER TABLE pending_embeds ADD COLUMN embed_order INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX pending_embeds_order ON pending_embeds(repo, embed_order, embed_hash);
+    """,
 )
