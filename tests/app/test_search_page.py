@@ -102,6 +102,29 @@ async def test_context_preview_counts_tokens_and_copies(qtbot: object) -> None:
 
 
 @pytest.mark.asyncio
+async def test_the_copy_button_and_summary_are_in_view_on_a_short_screen(qtbot: object) -> None:
+    """At 1,024 x 640 the summary wrapped to four lines beside the button and the text
+    kept its preferred height, so the pane scrolled and cut the button in half."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    engine = FakeEngine(delay=fixed(0.0))
+    page = make_page(qtbot, engine)
+    page.resize(790, 570)  # the search page's share of a 1,024 x 640 window
+    page.search("tmp_path")
+    await until(lambda: page.controller.final)
+    page.tabs.setCurrentWidget(page.context_scroll)
+    for _ in range(3):
+        QApplication.processEvents()
+    viewport = page.context_scroll.viewport()
+    for widget in (page.context.copy_button, page.context.tokens):
+        bottom = widget.mapTo(viewport, QPoint(0, widget.height())).y()
+        assert 0 < bottom <= viewport.height(), widget
+    assert page.context_scroll.verticalScrollBar().maximum() == 0
+    assert page.context.text.height() >= page.context.text.minimumHeight()
+
+
+@pytest.mark.asyncio
 async def test_context_of_the_sources_that_answered_shows_while_one_hangs(qtbot: object) -> None:
     engine = FakeEngine(sources=["files", "slowpoke"], delay=lambda s, q: {"files": 0.0, "slowpoke": 3600.0}[s])
     page = make_page(qtbot, engine)

@@ -6,7 +6,7 @@ long lines cut); "Copy" copies the context itself, unchanged.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -23,6 +23,15 @@ from tributary.app import safe_text, theme
 from tributary.app.combo_box import ComboBox
 from tributary.app.spin_box import SpinBox
 from tributary.engine.model import AssembledContext, ContextFormat
+
+
+class _ContextText(QPlainTextEdit):
+    """The context's text: it asks for no more than its minimum and takes the height
+    left. At its usual preferred height the pane, in a scroll area and short on a
+    1,024 x 640 screen, scrolled the summary and the copy button out of view."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
 
 
 class ContextPreview(QWidget):
@@ -63,16 +72,20 @@ class ContextPreview(QWidget):
         self.tokens = QLabel()
         self.tokens.setObjectName("Muted")
         self.tokens.setWordWrap(True)
-        self.text = QPlainTextEdit()
+        self.text = _ContextText()
         self.text.setReadOnly(True)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.text.setFont(mono)
+        self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * 4 + 12)
         layout.addLayout(controls)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.usage)
+        # The summary takes the whole width and the button a row of its own: beside it, on
+        # a 1,024 px screen, the summary wrapped to four lines and pushed the button out.
+        layout.addWidget(self.tokens)
         footer = QHBoxLayout()
-        footer.addWidget(self.tokens, 1)
+        footer.addStretch(1)
         footer.addWidget(self.copy_button)
         layout.addLayout(footer)
         self.set_context(None)
