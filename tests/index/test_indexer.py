@@ -373,6 +373,32 @@ def test_a_question_writing_a_qualified_name_finds_its_definition(
         store.close()
 
 
+def test_a_lookup_writing_a_class_and_its_method_apart_finds_that_method(
+    tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder
+) -> None:
+    """"APIRouter include_router" in FastAPI: the class came first and
+    ``FastAPI.include_router`` (shorter) before ``APIRouter.include_router``, the one
+    both names point at."""
+    repo = tmp_path / "api"
+    repo.mkdir()
+    (repo / "routing.py").write_text(
+        "class APIRouter:\n    def add_route(self, path):\n        return path\n\n"
+        "    def include_router(self, router, prefix=''):\n        return [router, prefix]\n", encoding="utf-8")
+    (repo / "applications.py").write_text(
+        "class FastAPI:\n    def include_router(self, router):\n        return self.router.include_router(router)\n",
+        encoding="utf-8")
+    _index(repo, at, embedder)
+    store = open_index_store(repo, **at.kw)
+    try:
+        for query in ("APIRouter include_router", "include_router of APIRouter"):
+            hits = hybrid_search(store, query, embedder.encode([query])[0], repo="api")
+            assert hits[0].symbol == "APIRouter.include_router", query
+        hits = hybrid_search(store, "include_router", embedder.encode(["include_router"])[0], repo="api")
+        assert hits[0].symbol == "FastAPI.include_router"  # one name alone: the shorter, as before
+    finally:
+        store.close()
+
+
 def test_a_lookup_prefers_the_name_as_written(tmp_path: Path, at: IndexTarget, embedder: HashingEmbedder) -> None:
     # Express's own shape: a method assigned to ``res`` and a private helper whose name
     # differs only in case; the lookup compares last parts case-folded.

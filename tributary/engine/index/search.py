@@ -41,6 +41,7 @@ from tributary.engine.index.store import (
     QueryVector,
     SearchFilter,
     StoredChunk,
+    symbol_order,
     symbol_parts,
 )
 from tributary.engine.localsearch.embedder import Embedder, Vectors
@@ -185,6 +186,9 @@ def hybrid_search(
             written = frozenset(_WRITTEN_NAME.findall(query[:LOOKUP_CHARS]))
             symbols = store.symbol_search(names, SYMBOL_POOL, where, written)
             lists.append((weights.symbol, symbols))
+            paired = _paired_members(store, symbols, written)
+            if paired:
+                lists.append((weights.symbol, paired))
         elif weights.symbol and (spelled := joined_names(query)):
             symbols = store.symbol_search(spelled, SYMBOL_POOL, where)
             if symbols:  # the phrase spells a name the index defines: a lookup after all
@@ -237,6 +241,19 @@ def hybrid_search(
         task.constructed,
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
+
+
+PAIRED_MEMBERS = 5  # the symbol list's first chunks checked for a member named with its class
+
+
+def _paired_members(store: IndexStore, symbols: Sequence[int], written: frozenset[str]) -> list[int]:
+    """The members whose class the lookup also writes (``APIRouter include_router``:
+    ``APIRouter.include_router``), as a list of their own: first in the symbol list
+    (``symbol_order``), they still tied with a namesake whose chunk is shorter
+    (``FastAPI.include_router``), which both names do not point at."""
+    chunks = store.chunks_by_id(list(symbols[:PAIRED_MEMBERS]))
+    return [cid for cid in symbols[:PAIRED_MEMBERS]
+            if (chunk := chunks.get(cid)) is not None and symbol_order(chunk.symbol or "", written)[0] < 0]
 
 
 def _written_definitions(store: IndexStore, qualified: frozenset[str], where: SearchFilter) -> list[int]:

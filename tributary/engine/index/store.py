@@ -270,13 +270,17 @@ def symbol_parts(symbol: str | None) -> list[str]:
 
 
 def symbol_order(symbol: str, written: frozenset[str]) -> tuple[int, int, int]:
-    """Where a lookup puts a symbol it found (lower first): named as the query writes
-    the name (``written``: the whole qualified name, ``res.sendFile`` before a helper
-    ``sendfile``, then its last part in the same case), then top-level before members,
-    shorter first. Names are found case-folded by their last part, so without the
-    first rule the shorter top-level name would lead."""
+    """Where a lookup puts a symbol it found (lower first): a member whose class and
+    name the query both writes (``APIRouter include_router``: ``APIRouter.include_router``
+    before the class and before ``FastAPI.include_router``), then named as the query
+    writes the name (``written``: the whole qualified name, ``res.sendFile`` before a
+    helper ``sendfile``, then its last part in the same case), then top-level before
+    members, shorter first. Names are found case-folded by their last part, so without
+    these rules the shorter top-level name would lead."""
     parts = symbol_parts(symbol)
-    if symbol in written:
+    if len(parts) > 1 and parts[-1] in written and parts[-2] in written:
+        as_written = -1
+    elif symbol in written:
         as_written = 0
     else:
         as_written = 1 if parts and any(symbol_parts(name)[-1] == parts[-1] for name in written) else 2
