@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import time
@@ -81,20 +82,23 @@ class IndexTarget:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[Any]:
+def postgres_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """One PostgreSQL 16 + pgvector for the session, in a temporary folder (PyPI's
     pgserver, on a Unix socket); stopped and deleted at the end. (Not under pytest's
     temporary folder: run as root, pgserver runs the server as its own user, who may
-    not enter that folder.)"""
+    not enter that folder.)
+
+    Stopping it and deleting its databases is left to the end of the run, not to this
+    fixture's teardown: that runs inside the last test's teardown, under that test's
+    timeout, and on a busy machine took longer than it."""
     pytest.importorskip("pgserver", reason="the postgres extra is not installed")
     from tests.postgres_server import running_server
 
     folder = Path(tempfile.mkdtemp(prefix="tributary-pg-"))
-    try:
-        with running_server(folder / "data") as server:
-            yield server
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    request.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    stack = contextlib.ExitStack()
+    request.config.add_cleanup(stack.close)  # (cleanups run last-added first: stopped, then deleted)
+    yield stack.enter_context(running_server(folder / "data"))
 
 
 @pytest.fixture
