@@ -7,6 +7,7 @@ illegal instruction building an HNSW index on them.)"""
 from __future__ import annotations
 
 import itertools
+import logging
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,15 @@ def running_server(folder: Path) -> Iterator[Any]:
         yield server
     finally:
         stop(server)
-        server.cleanup()
+        # pgserver's cleanup then tries to stop it again and logs that it could not (its
+        # process handle still reads as running for a moment): nothing to say.
+        logger = logging.getLogger("pgserver")
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)
+        try:
+            server.cleanup()
+        finally:
+            logger.setLevel(level)
 
 
 def stop(server: Any) -> None:

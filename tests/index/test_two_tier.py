@@ -213,3 +213,42 @@ def test_code_gets_its_vectors_before_tests_and_translations(tmp_path: Path, at:
     from tributary.engine.index.priors import EMBED_LAST, embed_order
 
     assert embed_order("code") == 0 < embed_order("test") < embed_order("translation") == EMBED_LAST
+
+
+def test_the_answer_says_when_all_of_the_code_has_its_vectors(tmp_path: Path, at: IndexTarget) -> None:
+    """While the rest waits, a search and the index list say that meaning-based search
+    already covers all of the code."""
+    repo = tmp_path / "half"
+    (repo / "src").mkdir(parents=True)
+    (repo / "docs").mkdir()
+    (repo / "src" / "invoice.py").write_text("def send_invoice(number):\n    return number\n")
+    for n in range(3):
+        (repo / "docs" / f"page{n}.md").write_text(f"# Page {n}\n\nHow invoices are sent, part {n}.\n")
+    index_repository(repo, embedder=HashingEmbedder(), **at.kw, embed=False)
+    store = (open_index_store(repo, **at.kw) if at.postgres
+             else SqliteStore(index_path_for(repo, directory=at.kw["index_dir"])))  # (for writing)
+    try:
+        from tributary.engine.index.store import ModelInfo
+
+        embedder = HashingEmbedder()
+        info = ModelInfo(embedder.name, embedder.dim, embedder.version)
+        store.set_model(info)
+        assert store.code_waiting()
+        code = [row for row in store.pending_embeds(100) if row.order == 0]
+        assert code and all(row.text.startswith("src/") for row in code)
+        store.add_vectors(dict(zip([r.embed_hash for r in code], embedder.encode([r.text for r in code]),
+                                   strict=True)), info)
+        assert not store.code_waiting()
+        embedded, total = store.vector_counts()
+        assert 0 < embedded < total
+    finally:
+        store.close()
+    (listed,) = list_indexes(**at.kw)
+    if not at.postgres:  # (the shared database's list counts without reading the queue)
+        assert listed.status.endswith("% ready, code done")
+    service = FilesService(at.kw.get("index_dir"), embedder=HashingEmbedder(), backend=at.kw.get("backend"))
+    try:
+        served = service.search("send invoice", 5)
+        assert any("chunks embedded, all of its code)" in w for w in served.warnings), served.warnings
+    finally:
+        service.close()

@@ -49,13 +49,15 @@ class IndexInfo:
     tasks: int = 0  # tasks in its history beside it (``tributary.engine.repos.manage.list_repositories`` counts)
     location: str = ""  # where it is when not a file: the shared database (no password)
     embedded: int | None = None  # chunks with their vector (None: not known)
+    code_embedded: bool = False  # every chunk of a code file has its vector
 
     @property
     def status(self) -> str:
         """``ready``, or how far the vectors are while keyword search already works."""
         if self.embedded is None or self.embedded >= self.chunks:
             return "ready"
-        return f"semantic index {int(100 * self.embedded / self.chunks)} % ready"
+        code = ", code done" if self.code_embedded and self.embedded else ""
+        return f"semantic index {int(100 * self.embedded / self.chunks)} % ready{code}"
 
 
 def repo_stem(repo_path: Path | str) -> str:
@@ -254,6 +256,7 @@ def _info(index_path: Path) -> IndexInfo | None:
             ),
             exists=root.is_dir(),
             embedded=store.vector_counts()[0],
+            code_embedded=not store.code_waiting(),
         )
     except Exception as exc:  # a foreign or broken file in the folder: skip it
         log.warning("cannot read index %s: %s", index_path, exc)

@@ -236,6 +236,11 @@ class IndexStore(Protocol):
         """(chunks with a vector, all chunks)."""
         ...
 
+    def code_waiting(self) -> bool:
+        """Whether a chunk of a code file still waits for its vector (the queue takes
+        them first: ``priors.embed_order``)."""
+        ...
+
     def delete_files(self, paths: Iterable[str]) -> None: ...
     def dense_search(
         self, vector: Vectors, k: int, where: SearchFilter
@@ -607,6 +612,18 @@ class SqliteStore:
             self.conn.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0]
         )
         return total - waiting, total
+
+    def code_waiting(self) -> bool:
+        if not self._two_tier():
+            return False
+        try:
+            row = self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM pending_embeds p WHERE p.embed_order = 0 AND EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.embed_hash = p.embed_hash AND c.embedded = 0))"
+            ).fetchone()
+        except sqlite3.OperationalError:  # a queue from before its order, opened read-only
+            return True
+        return bool(row[0])
 
     def delete_files(self, paths: Iterable[str]) -> None:
         for path in paths:

@@ -147,12 +147,14 @@ def _rename(index: _Index) -> None:
 MODEL_WAIT_S = 3.0
 
 
-def semantic_warning(name: str, embedded: int, total: int) -> str:
+def semantic_warning(name: str, embedded: int, total: int, code_done: bool = False) -> str:
     """Said while an index's vectors are still being made: keyword and symbol search
-    already cover every file, meaning-based matches only the embedded share."""
+    already cover every file, meaning-based matches only the embedded share (all of the
+    code, once ``code_done``: the queue takes it first)."""
     percent = int(100 * embedded / total) if total else 100
+    code = ", all of its code" if code_done else ""
     return (
-        f"{name}: semantic index {percent} % ready ({embedded}/{total} chunks embedded); "
+        f"{name}: semantic index {percent} % ready ({embedded}/{total} chunks embedded{code}); "
         "keyword and symbol search cover every file"
     )
 
@@ -321,8 +323,9 @@ class FilesService:
             with index.lock:
                 model = index.store.model()  # a new index records its model when embedding starts
                 embedded, total = index.store.vector_counts()
+                code_done = 0 < embedded < total and not index.store.code_waiting()
             if embedded < total:
-                warnings.append(semantic_warning(index.name, embedded, total))
+                warnings.append(semantic_warning(index.name, embedded, total, code_done))
                 degraded = True
             if (
                 vector is not None
