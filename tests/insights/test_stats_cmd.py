@@ -67,6 +67,12 @@ def test_empty_history(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "no searches recorded" in capsys.readouterr().out
 
 
+def test_one_search_is_counted_in_the_singular(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seed(1)
+    assert run() == 0
+    assert capsys.readouterr().out.startswith("1 search, ")
+
+
 def test_summary_table(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     seed()
     assert run("--since", "7d") == 0

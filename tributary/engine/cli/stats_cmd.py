@@ -115,7 +115,7 @@ def summary_text(
         scope = " in that period" if summary.since else ""
         return f"no searches recorded{scope} yet"
     lines = [
-        f"{summary.queries} searches, {_when(summary.first)} → {_when(summary.last)}"
+        f"{summary.queries} search{'es' * (summary.queries != 1)}, {_when(summary.first)} → {_when(summary.last)}"
         + (f" (since {_when(summary.since)})" if summary.since else ""),
         f"latency    p50 {_ms(summary.p50_ms)}, p95 {_ms(summary.p95_ms)}"
         + (f"; {summary.failed} failed entirely" if summary.failed else ""),
