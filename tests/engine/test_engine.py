@@ -150,6 +150,23 @@ async def test_every_search_is_recorded_in_the_query_log(tmp_path: Path) -> None
     assert [entry.query for entry in recent] == ["second question", "first question"]
 
 
+async def test_an_answer_from_the_cache_is_recorded_as_one(tmp_path: Path) -> None:
+    """A repeated search answered from the cache was missing from the query log, so
+    ``tributary stats`` and the Insights page counted fewer searches than were made and
+    a cache hit rate of 0 %; its sources were not called and are not counted as calls."""
+    query_log = QueryLog.open(tmp_path / "history.sqlite")
+    config = make_config("alpha")
+    cache = ResponseCache(make_cache(CacheConfig(backend="memory")), config)
+    async with make_engine(config, cache=cache, query_log=query_log) as engine:
+        await engine.search(SearchRequest("retry", top_k=10))
+        second = await engine.search(SearchRequest("retry", top_k=10))
+        assert second.metrics.cache_hits == 1
+        summary = query_log.summary()
+    assert summary.queries == 2 and summary.cache_hits >= 1
+    alpha = summary.sources["alpha"]
+    assert (alpha.calls, alpha.cached) == (1, 1)
+
+
 async def test_test_server_lists_tools_and_probes() -> None:
     async with make_engine(make_config("alpha")) as engine:
         result = await engine.test_server(engine.config.servers["alpha"], "probe")

@@ -233,6 +233,7 @@ class Engine:
             cached = await self._cached_response(request)
             if cached is not None:
                 cached.metrics.total_ms = (time.perf_counter() - started) * 1000
+                await self._log(cached)  # a search all the same (its sources say "cached")
                 yield SearchUpdate(cached, final=True)
                 return
 
@@ -456,6 +457,10 @@ class Engine:
                 await self.cache.put_response(request, response)
             except Exception as exc:
                 log.warning("query cache write failed: %s", exc)
+        await self._log(response)
+
+    async def _log(self, response: SearchResponse) -> None:
+        """Record the search in the query log (the stats and the Insights page read it)."""
         if self.query_log is not None:
             try:
                 await self.query_log.arecord(response)
@@ -795,3 +800,4 @@ def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_pa
                 hit.metadata[ROLE_FACTOR] = kept
             else:  # a hit kept from an earlier question (a cache) may carry its mark
                 hit.metadata.pop(ROLE_FACTOR, None)
+
