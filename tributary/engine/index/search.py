@@ -251,6 +251,8 @@ def _paired_members(store: IndexStore, symbols: Sequence[int], written: frozense
     ``APIRouter.include_router``), as a list of their own: first in the symbol list
     (``symbol_order``), they still tied with a namesake whose chunk is shorter
     (``FastAPI.include_router``), which both names do not point at."""
+    if len(written) < 2:  # (a class and its member are two names)
+        return []
     chunks = store.chunks_by_id(list(symbols[:PAIRED_MEMBERS]))
     return [cid for cid in symbols[:PAIRED_MEMBERS]
             if (chunk := chunks.get(cid)) is not None and symbol_order(chunk.symbol or "", written)[0] < 0]
