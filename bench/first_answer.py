@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._machine import load, machine  # noqa: E402
-from tributary.engine.index.priors import CODE, role_of  # noqa: E402
 from tributary.engine.index.search import hybrid_search  # noqa: E402
 from tributary.engine.index.store import SqliteStore  # noqa: E402
 
@@ -137,15 +136,11 @@ def _code_waiting(index_path: Path) -> bool | None:
     except Exception:
         return None
     try:
-        rows = store.conn.execute(
-            "SELECT f.path, f.language FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE c.embedded = 0 GROUP BY f.id"
-        ).fetchall()
+        return store.code_waiting()
     except Exception:
         return None
     finally:
         store.close()
-    return any(role_of(str(p), str(lang)) == CODE for p, lang in rows)
 
 
 def measure(name: str, path: Path, query: str) -> Result:

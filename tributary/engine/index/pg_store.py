@@ -455,9 +455,9 @@ class PgIndexStore:
     def code_waiting(self) -> bool:
         """Whether a chunk of a code file still waits for its vector."""
         row = self.db.read(lambda c: c.execute(
-            "SELECT EXISTS (SELECT 1 FROM pending_embeds p WHERE p.repo = %s AND p.embed_order = 0 "
+            "SELECT EXISTS (SELECT 1 FROM pending_embeds p WHERE p.repo = %s AND p.embed_order = %s "
             "AND EXISTS (SELECT 1 FROM chunks c WHERE c.repo = p.repo AND c.embed_hash = p.embed_hash "
-            "AND c.embedding IS NULL))", (self.repo,)).fetchone())  # fmt: skip
+            "AND c.embedding IS NULL))", (self.repo, base.CODE_ORDER)).fetchone())  # fmt: skip
         return bool(row[0]) if row else False
 
     def delete_files(self, paths: Iterable[str]) -> None:

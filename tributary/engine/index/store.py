@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from tributary.engine.errors import TributaryError
 from tributary.engine.index.chunking import Chunk
+from tributary.engine.index.priors import CODE, embed_order
 from tributary.engine.localsearch.collection import KeywordIndex, SqliteCollection, rank_dense
 from tributary.engine.localsearch.db import (
     Connection,
@@ -191,6 +192,7 @@ class PendingText(NamedTuple):
 # Where a sweep of the pending texts resumes: after this ``(order, embed_hash)``.
 PendingCursor = tuple[int, str]
 QUEUE_START: PendingCursor = (-1, "")
+CODE_ORDER = embed_order(CODE)  # the code's place in the queue (``code_waiting``)
 
 
 class ModelChanged(TributaryError):
@@ -618,8 +620,9 @@ class SqliteStore:
             return False
         try:
             row = self.conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM pending_embeds p WHERE p.embed_order = 0 AND EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.embed_hash = p.embed_hash AND c.embedded = 0))"
+                "SELECT EXISTS (SELECT 1 FROM pending_embeds p WHERE p.embed_order = ? AND EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.embed_hash = p.embed_hash AND c.embedded = 0))",
+                (CODE_ORDER,),
             ).fetchone()
         except sqlite3.OperationalError:  # a queue from before its order, opened read-only
             return True
