@@ -22,6 +22,7 @@ from tributary.engine.eval.swebench import (
     function_rank,
     hunk_lines,
     load_instances,
+    other_checkouts,
     render,
     run_instances,
     shown_lines,
@@ -220,6 +221,25 @@ async def test_a_run_finds_the_file_and_function_a_known_fix_changed(tmp_path: P
     [shown] = report.as_dict()["instances"]
     assert shown["gold_functions"] == ["pkg/shapes.py:8-9 Circle.area"]
     assert any(hit.startswith("pkg/shapes.py:") for hit in shown["hits"])
+
+
+@pytest.mark.asyncio
+async def test_a_work_dir_holding_another_checkouts_index_is_refused(tmp_path: Path) -> None:
+    """A work dir copied elsewhere keeps its index of the old checkout, and the engine
+    searches every index beside the run's own: the run stops before it starts, saying
+    which; a neighbour repository's index put there on purpose is kept."""
+    from tributary.engine.index.manager import index_repository
+
+    index_dir = tmp_path / "copy" / "indexes" / "o__shapes"
+    for root in (tmp_path / "old" / "checkouts" / "o__shapes", tmp_path / "neighbour" / "click"):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "shapes.py").write_text(SHAPES, encoding="utf-8")
+        index_repository(root, index_dir=index_dir, embed=False)
+    checkout = tmp_path / "copy" / "checkouts" / "o__shapes"
+    assert other_checkouts(index_dir, checkout) == [(tmp_path / "old" / "checkouts" / "o__shapes").resolve()]
+    instance = Instance("o__shapes-1", "o/shapes", "0" * 40, ("pkg/shapes.py",), "Circle.area is wrong", PATCH)
+    with pytest.raises(InstanceError, match=r"another checkout of o/shapes .*old/checkouts/o__shapes"):
+        await run_instances([instance], tmp_path / "clones", tmp_path / "copy", embed=False)
 
 
 def test_sources_asked_also_must_be_some_of_those_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

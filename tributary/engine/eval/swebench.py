@@ -52,7 +52,8 @@ Progress = Callable[[str, int, int], None]
 
 
 class InstanceError(TributaryError):
-    """An instances file that cannot be read: says which file and which line."""
+    """A run that cannot start: an instances file that cannot be read (which file and
+    which line), a clone that is missing, a work dir holding another checkout's index."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -704,6 +705,20 @@ def find_clone(clones: Path, repo: str) -> Path:
     raise InstanceError(f"no clone of {repo} under {clones} (looked for {owner}__{name}, {owner}+{name}, {owner}/{name})")
 
 
+def other_checkouts(index_dir: Path, checkout: Path) -> list[Path]:
+    """The roots of code indexes in ``index_dir`` made from another checkout of the same
+    repository (a folder of the same name elsewhere: the work dir was copied or moved).
+    The engine searches every index there, so such an index would answer beside this
+    run's with another commit's files; another repository's index put there on purpose
+    (to measure a neighbour's effect) has another name and is kept."""
+    from tributary.engine.index.manager import list_indexes
+
+    if not index_dir.is_dir():
+        return []
+    own = checkout.expanduser().resolve()
+    return [info.root for info in list_indexes(index_dir) if info.root.name == own.name and info.root.resolve() != own]
+
+
 async def run_instances(
     instances: Sequence[Instance],
     clones: Path,
@@ -724,6 +739,14 @@ async def run_instances(
     by_repo: dict[str, list[Instance]] = {}
     for instance in instances:
         by_repo.setdefault(instance.repo, []).append(instance)
+    for repo in by_repo:
+        slug = repo.replace("/", "__")
+        strays = other_checkouts(work / "indexes" / slug, work / "checkouts" / slug)
+        if strays:
+            raise InstanceError(
+                f"{work / 'indexes' / slug} holds an index of another checkout of {repo} "
+                f"({', '.join(str(root) for root in strays)}, a work dir copied or moved?), which every "
+                "query would search beside this run's own: remove it, or use a fresh --work-dir")
     outcomes: list[Outcome] = []
     fewer: dict[str, list[Outcome]] = {",".join(subset): [] for subset in also}
     index_cpu: dict[str, float] = {}
