@@ -800,4 +800,3 @@ def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_pa
                 hit.metadata[ROLE_FACTOR] = kept
             else:  # a hit kept from an earlier question (a cache) may carry its mark
                 hit.metadata.pop(ROLE_FACTOR, None)
-
