@@ -713,8 +713,6 @@ def other_checkouts(index_dir: Path, checkout: Path) -> list[Path]:
     (to measure a neighbour's effect) has another name and is kept."""
     from tributary.engine.index.manager import list_indexes
 
-    if not index_dir.is_dir():
-        return []
     own = checkout.expanduser().resolve()
     return [info.root for info in list_indexes(index_dir) if info.root.name == own.name and info.root.resolve() != own]
 
