@@ -717,6 +717,12 @@ def other_checkouts(index_dir: Path, checkout: Path) -> list[Path]:
     return [info.root for info in list_indexes(index_dir) if info.root.name == own.name and info.root.resolve() != own]
 
 
+def _repository_dirs(work: Path, repo: str) -> tuple[Path, Path]:
+    """Where a run keeps ``owner/name``'s checkout and its indexes under ``work``."""
+    slug = repo.replace("/", "__")
+    return work / "checkouts" / slug, work / "indexes" / slug
+
+
 async def run_instances(
     instances: Sequence[Instance],
     clones: Path,
@@ -738,11 +744,11 @@ async def run_instances(
     for instance in instances:
         by_repo.setdefault(instance.repo, []).append(instance)
     for repo in by_repo:
-        slug = repo.replace("/", "__")
-        strays = other_checkouts(work / "indexes" / slug, work / "checkouts" / slug)
+        checkout, index_dir = _repository_dirs(work, repo)
+        strays = other_checkouts(index_dir, checkout)
         if strays:
             raise InstanceError(
-                f"{work / 'indexes' / slug} holds an index of another checkout of {repo} "
+                f"{index_dir} holds an index of another checkout of {repo} "
                 f"({', '.join(str(root) for root in strays)}, a work dir copied or moved?), which every "
                 "query would search beside this run's own: remove it, or use a fresh --work-dir")
     outcomes: list[Outcome] = []
@@ -750,9 +756,8 @@ async def run_instances(
     index_cpu: dict[str, float] = {}
     for repo, chosen in by_repo.items():
         clone = find_clone(clones, repo)
-        slug = repo.replace("/", "__")
         found, cpu, found_fewer = await run_repository(
-            chosen, clone, work / "checkouts" / slug, work / "indexes" / slug,
+            chosen, clone, *_repository_dirs(work, repo),
             sources=sources, also=also, embed=embed, config=config, on_progress=on_progress,
         )
         outcomes.extend(found)
