@@ -90,6 +90,7 @@ TASK_PHRASE_SHARE = 1.0
 PHRASE_POOL = 400  # chunks of the phrases' words read for the phrases themselves
 PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
+SPREAD_POOL = 50  # definitions of a name read to tell whether more than one file has one
 TASK_LEAD_CHUNKS = 40  # a task: chunks of its first file returned, for the context to read
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
@@ -835,11 +836,18 @@ def _member_definitions(store: IndexStore, members: Sequence[str], where: Search
 
 
 def _named_definitions(store: IndexStore, names: Sequence[str], where: SearchFilter) -> list[int]:
-    """The chunks defining each name, most used names first."""
-    ranked: list[int] = []
-    for name in names:
-        ranked.extend(store.symbol_search([name], PER_NAME, where))
-    return list(dict.fromkeys(ranked))
+    """The chunks defining each name: the names one file defines first, then those many
+    files define (``_print_Float``, in every printer, says little of which file the task
+    is about), each group most used first. Of a name's definitions, the member of a class
+    the task also names leads (``MCodePrinter`` and ``_print_Float``: that printer's)."""
+    written = frozenset(names)
+    found: list[tuple[bool, int, list[int]]] = []
+    for order, name in enumerate(names):
+        ids = store.symbol_search([name], SPREAD_POOL, where, written)
+        shared = len(set(store.file_ids(ids).values())) > 1
+        found.append((shared, order, ids[:PER_NAME]))
+    found.sort(key=lambda named: named[:2])
+    return list(dict.fromkeys(cid for *_, ids in found for cid in ids))
 
 
 def encode_query(embedder: Embedder, query: str) -> Vectors:
