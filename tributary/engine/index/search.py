@@ -841,13 +841,14 @@ def _named_definitions(store: IndexStore, names: Sequence[str], where: SearchFil
     is about), each group most used first. Of a name's definitions, the member of a class
     the task also names leads (``MCodePrinter`` and ``_print_Float``: that printer's)."""
     written = frozenset(names)
-    found: list[tuple[bool, int, list[int]]] = []
-    for order, name in enumerate(names):
-        ids = store.symbol_search([name], SPREAD_POOL, where, written)
-        shared = len(set(store.file_ids(ids).values())) > 1
-        found.append((shared, order, ids[:PER_NAME]))
-    found.sort(key=lambda named: named[:2])
-    return list(dict.fromkeys(cid for *_, ids in found for cid in ids))
+    found = {name: store.symbol_search([name], SPREAD_POOL, where, written) for name in names}
+    file_of = store.file_ids([cid for ids in found.values() for cid in ids])  # one read for all
+
+    def shared(name: str) -> bool:
+        return len({file_of[cid] for cid in found[name] if cid in file_of}) > 1
+
+    ranked = sorted(found, key=shared)  # stable: each group keeps the order of use
+    return list(dict.fromkeys(cid for name in ranked for cid in found[name][:PER_NAME]))
 
 
 def encode_query(embedder: Embedder, query: str) -> Vectors:
