@@ -41,6 +41,9 @@ from tributary.engine.index.store import SqliteStore
         ("api/v1/service_pb2.py", priors.GENERATED),
         ("CHANGES.md", priors.RECORD),
         ("CHANGELOG", priors.RECORD),
+        ("changelog/7168.bugfix.rst", priors.RECORD),  # a towncrier fragment: a changelog entry
+        ("newsfragments/12.feature.md", priors.RECORD),
+        ("src/changes/diff.py", priors.CODE),  # code in a folder named like one stays code
         ("src/history.py", priors.CODE),  # a module named like a record file is code
         ("src/contest.py", priors.CODE),
         ("src/attestation.go", priors.CODE),
@@ -61,6 +64,8 @@ from tributary.engine.index.store import SqliteStore
         ("web/public/Logo.PNG", priors.ASSET),
         ("dist/app.js.map", priors.ASSET),
         ("src/images.py", priors.CODE),
+        ("github_deploy_key.enc", priors.ASSET),  # ciphertext a commit touched, never code
+        ("tests/certs/server.pem", priors.ASSET),
     ],
 )
 def test_roles_by_path(path: str, role: str) -> None:

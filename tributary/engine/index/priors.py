@@ -27,7 +27,7 @@ RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
 TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, .github/
 TRANSLATION = "translation"  # a document's copy in another language beside its original
-ASSET = "asset"  # images, icons, fonts, source maps: never indexed, but other sources find them
+ASSET = "asset"  # images, fonts, source maps, keys: never indexed, but other sources find them
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -86,6 +86,9 @@ _RECORD_NAME = re.compile(
 )
 _PROSE = frozenset({"markdown", "rst", "text"})
 _RECORD_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".markdown"})
+# Folders of changelog fragments, one file a change (towncrier's ``changelog/123.bugfix.rst``,
+# ``newsfragments/``, ``changes/``): the release notes before they are compiled.
+_RECORD_DIRS = frozenset({"changelog", "changelog.d", "changes", "changes.d", "newsfragments", "news", "release-notes", "releasenotes"})
 
 # Words by which a question asks for a role itself.
 _ASKS = {
@@ -113,6 +116,7 @@ _SUPERSEDED_DIRS = frozenset({"legacy", "deprecated", "old", "obsolete"})
 _ASSET_SUFFIXES = frozenset({
     ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".icns", ".webp", ".bmp", ".tif", ".tiff",
     ".woff", ".woff2", ".ttf", ".otf", ".eot", ".map", ".pdf", ".mp3", ".mp4", ".wav", ".ogg",
+    ".enc", ".gpg", ".pgp", ".p12", ".pfx", ".jks", ".der", ".crt", ".cer", ".pem", ".key",  # keys, ciphertext
 })
 
 
@@ -141,7 +145,7 @@ def role_of(path: str, language: str | None = None) -> str:
         return ASSET
     if folders & _GENERATED_DIRS or _GENERATED_NAME.match(pure.stem):
         return GENERATED
-    if _RECORD_NAME.match(pure.stem) and pure.suffix in _RECORD_SUFFIXES:
+    if (_RECORD_NAME.match(pure.stem) or folders & _RECORD_DIRS) and pure.suffix in _RECORD_SUFFIXES:
         return RECORD
     if folders & _TOOLING_DIRS or pure.name in _BUILD_FILES or (
         pure.name.startswith(".") and pure.name not in _NOT_TOOLING
