@@ -53,7 +53,8 @@ from tributary.engine.index.store import SqliteStore
         (".hg/hgrc", priors.TOOLING),
         (".github/ISSUE_TEMPLATE/bug.md", priors.TOOLING),
         ("web/.eslintrc.js", priors.TOOLING),
-        ("app/.env", priors.CODE),  # read by the application itself
+        ("app/.env", priors.ASSET),  # holds credentials: never indexed, only a commit's path
+        ("app/.env.example", priors.TOOLING),  # its template, a dotfile like .eslintrc
         ("src/config.yaml", priors.CODE),
         ("serde_core/Cargo.toml", priors.TOOLING),
         ("package.json", priors.TOOLING),

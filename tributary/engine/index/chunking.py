@@ -23,7 +23,7 @@ from typing import Any
 
 from tributary.engine.index.languages import PARSED_LANGUAGES, is_code
 
-CHUNKER_VERSION = "7"  # bump when chunk boundaries or embed texts change: files re-chunk
+CHUNKER_VERSION = "8"  # bump when chunk boundaries, texts or embed texts change: files re-chunk
 WINDOW_LINES = 40  # code windows; BM25 sees all of it, the model its first 128 tokens
 TEXT_WINDOW_CHARS = 2000  # prose windows: the model reads the head, BM25 all of it
 TEXT_WINDOW_MAX_LINES = 40

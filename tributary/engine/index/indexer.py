@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import cast
 
 from tributary.engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
+from tributary.engine.index.credentials import without_private_keys
 from tributary.engine.index.decoding import UndecodableError, decode_source
 from tributary.engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from tributary.engine.index.priors import embed_order, role_among, translated
@@ -273,7 +274,7 @@ class Indexer:
             self.store.touch_file(new_record)
             return None
         try:
-            text = decode_source(data).text
+            text = without_private_keys(decode_source(data).text)
         except UndecodableError as exc:
             stats.errors.append(f"{source.path}: {exc}")
             return None

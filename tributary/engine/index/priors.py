@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import PurePosixPath
 
+from tributary.engine.index.credentials import is_credentials_file
+
 CODE = "code"
 TEST = "test"
 TEST_DATA = "test data"  # what tests read: scripts, inputs and expected outputs they run on
@@ -27,7 +29,7 @@ RECORD = "record"  # changelogs, release notes, package metadata
 SUPERSEDED = "superseded"  # an older copy beside a newer one (v3/ beside v4/, legacy/)
 TOOLING = "tooling"  # build, CI, release and editor configuration: Cargo.toml, .github/
 TRANSLATION = "translation"  # a document's copy in another language beside its original
-ASSET = "asset"  # images, fonts, source maps, keys: never indexed, but other sources find them
+ASSET = "asset"  # images, fonts, source maps, keys, credentials: never indexed, but other sources find them
 
 # How much a role keeps of its fused score when the question does not ask for it.
 FACTORS: Mapping[str, float] = {
@@ -61,7 +63,6 @@ _GENERATED_DIRS = frozenset({"generated", "gen", "__generated__"})
 # file-name search of the whole tree finds them ("script" in "description").
 _TOOLING_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".devcontainer", ".vscode", ".idea", ".husky", ".azure-pipelines",
                            ".git", ".hg", ".svn"})
-_NOT_TOOLING = frozenset({".env"})  # dotfiles the application itself reads
 # Lock files: generated, never indexed as code (``tributary.engine.index.discovery``),
 # but the history's commits touch them.
 LOCK_FILES = frozenset({
@@ -141,15 +142,13 @@ def role_of(path: str, language: str | None = None) -> str:
     stem = PurePosixPath(path).stem  # case kept: ``FooTest``, ``BarSpec``
     if folders & _VENDORED_DIRS:
         return VENDORED
-    if pure.suffix in _ASSET_SUFFIXES:
+    if pure.suffix in _ASSET_SUFFIXES or is_credentials_file(pure.name):
         return ASSET
     if folders & _GENERATED_DIRS or _GENERATED_NAME.match(pure.stem):
         return GENERATED
     if (_RECORD_NAME.match(pure.stem) or folders & _RECORD_DIRS) and pure.suffix in _RECORD_SUFFIXES:
         return RECORD
-    if folders & _TOOLING_DIRS or pure.name in _BUILD_FILES or (
-        pure.name.startswith(".") and pure.name not in _NOT_TOOLING
-    ):
+    if folders & _TOOLING_DIRS or pure.name in _BUILD_FILES or pure.name.startswith("."):
         return TOOLING
     if folders & _TEST_DATA_DIRS or (folders & _TEST_DIRS and folders & _DATA_IN_TESTS):
         return TEST_DATA
