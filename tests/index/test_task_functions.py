@@ -86,35 +86,6 @@ def test_a_focused_file_brings_the_function_no_retriever_pooled(tmp_path: Path) 
         store.close()
 
 
-def test_a_focused_files_chunk_nearest_the_question_rises_among_its_functions(tmp_path: Path) -> None:
-    """The dense pool's order of a file's chunks counts among the file's own, apart from
-    the fused list that ranked them among every file's: the chunk nearest the question,
-    which no keyword list favours, comes before the file's keyword best (the pool's
-    first two, found by both lists, stay first)."""
-    from tests.index.index_helpers import HashingEmbedder
-    from tributary.engine.index.manager import index_path_for, index_repository
-    from tributary.engine.index.search import _file_chunks
-    from tributary.engine.index.store import SqliteStore
-
-    repo, issue = capture_repo(tmp_path)
-    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
-    store = SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
-    try:
-        hits = hybrid_search(store, issue, None, repo="app", top_k=10)
-        pooled = [hit for hit in hits if hit.symbol != "open_temporary"][:3]
-        near = next(c for c in _file_chunks(store, "app/capture.py", SearchFilter()) if c.symbol == "capture_stream_6"
-                    and all(hit.symbol != c.symbol for hit in pooled))
-        terms = read_task(issue).terms
-        plain = _in_file_order(store, ["app/capture.py"], terms, pooled, "app", SearchFilter())
-        dense = _in_file_order(store, ["app/capture.py"], terms, pooled, "app", SearchFilter(), dense=[near.id])
-        symbols = [hit.symbol for hit in dense]
-        assert [hit.symbol for hit in plain][len(pooled)] == "open_temporary"  # the keyword best
-        assert symbols.index("capture_stream_6") < symbols.index("open_temporary")
-        assert symbols[:2] == [hit.symbol for hit in pooled][:2] and len(dense) == len(plain) == 9
-    finally:
-        store.close()
-
-
 def test_the_names_an_issue_calls_weigh_double_among_a_files_functions() -> None:
     """Among one file's functions, the one named by the code an issue runs comes before
     one that shares more of its prose."""

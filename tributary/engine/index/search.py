@@ -239,7 +239,7 @@ def hybrid_search(
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(
         store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases,
-        task.constructed, [cid for cid, _ in dense],
+        task.constructed,
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
@@ -361,18 +361,14 @@ def _in_file_order(
     named: frozenset[str] = frozenset(),
     phrases: Sequence[str] = (),
     constructed: Sequence[str] = (),
-    dense: Sequence[int] = (),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
-    (``keyword_order``), their order in the ``dense`` pool (chunk ids, nearest first),
-    the functions the task's tracebacks ran in this file (``_framed``) and those writing
-    its messages (``_phrased``), fused by reciprocal rank. A chunk no retriever pooled
-    joins with no score of its own: the function a task changes often shares its words
-    with much of the repository, and stands out only among its file's functions. The
-    dense order counts apart from ``candidates``: there the file's chunks are ranked
-    among every file's by the sum of all lists, and most of them fall out of it."""
-    nearness = {cid: rank for rank, cid in enumerate(dense)}
+    (``keyword_order``), the functions the task's tracebacks ran in this file
+    (``_framed``) and those writing its messages (``_phrased``), fused by reciprocal
+    rank. A chunk no retriever pooled joins with no score of its own: the function a
+    task changes often shares its words with much of the repository, and stands out
+    only among its file's functions."""
     ordered: list[SearchHit] = []
     for path in paths:
         pooled = {_place(hit): hit for hit in candidates if hit.path == path}
@@ -391,9 +387,6 @@ def _in_file_order(
         for rank, n in enumerate(_phrased(chunks, phrases), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         for rank, n in enumerate(_constructors(chunks, constructed), 1):
-            fused[n] += 1 / (IN_FILE_K + rank)
-        near = sorted((n for n, chunk in enumerate(chunks) if chunk.id in nearness), key=lambda n: nearness[chunks[n].id])
-        for rank, n in enumerate(near, 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         order = _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks, named)
