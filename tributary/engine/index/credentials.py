@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from tributary.engine.index.decoding import decode_source
+
 # Files that exist to hold a secret, by exact name (compared case-folded).
 CREDENTIAL_NAMES = frozenset({
     ".env", ".netrc", "_netrc", ".pgpass", ".pypirc", ".git-credentials", ".htpasswd",
@@ -54,3 +56,10 @@ def without_private_keys(text: str) -> str:
         done = stop
     out.append(text[done:])
     return "".join(out)
+
+
+def source_text(data: bytes) -> str:
+    """A source file's bytes as text the index and ``get_file`` may hold: decoded
+    (``decode_source``, which raises ``UndecodableError``), private keys redacted. Both
+    read through here, so neither can show what the other hides."""
+    return without_private_keys(decode_source(data).text)

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import cast
 
 from tributary.engine.index.chunking import CHUNKER_VERSION, Chunk, chunk_text
-from tributary.engine.index.credentials import without_private_keys
-from tributary.engine.index.decoding import UndecodableError, decode_source
+from tributary.engine.index.credentials import source_text
+from tributary.engine.index.decoding import UndecodableError
 from tributary.engine.index.discovery import DEFAULT_MAX_BYTES, SourceFile, discover, discover_paths
 from tributary.engine.index.priors import embed_order, role_among, translated
 from tributary.engine.index.progress import IndexProgress, IndexStats, ProgressCallback
@@ -274,7 +274,7 @@ class Indexer:
             self.store.touch_file(new_record)
             return None
         try:
-            text = without_private_keys(decode_source(data).text)
+            text = source_text(data)
         except UndecodableError as exc:
             stats.errors.append(f"{source.path}: {exc}")
             return None

@@ -36,8 +36,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from tributary.engine.index.backend import IndexBackend, add_postgres_options, postgres_backend
-from tributary.engine.index.credentials import without_private_keys
-from tributary.engine.index.decoding import UndecodableError, decode_source
+from tributary.engine.index.credentials import source_text
+from tributary.engine.index.decoding import UndecodableError
 from tributary.engine.index.discovery import discover_paths
 from tributary.engine.index.embed import load_code_embedder
 from tributary.engine.index.manager import INDEX_SUFFIX, index_path_for
@@ -362,7 +362,7 @@ class FilesService:
         if source is None:
             raise ValueError(f"{path}: not an indexable file of {index.name}")
         try:
-            lines = without_private_keys(decode_source(source.abspath.read_bytes()).text).splitlines()
+            lines = source_text(source.abspath.read_bytes()).splitlines()
         except UndecodableError as exc:
             raise ValueError(f"{path}: {exc}") from None
         total = len(lines)
