@@ -277,5 +277,5 @@ async def test_a_reindex_that_changed_nothing_says_so(qtbot: Any, monkeypatch: p
         "bigmod.py: not indexed: 2.2 MB, over the 1.0 MB limit", ".gitignore:3: invalid pattern '[' skipped"]})
     assert messages == ["Indexed /src/app: no file changed, 1,905 chunks in 0.1 s; history: up to date",
                         "Indexed /src/app: 1,203 files, 14,447 chunks in 61.0 s",
-                        "Indexed /src/app: 1 files, 1,905 chunks in 0.1 s; bigmod.py: not indexed: 2.2 MB, "
+                        "Indexed /src/app: 1 file, 1,905 chunks in 0.1 s; bigmod.py: not indexed: 2.2 MB, "
                         "over the 1.0 MB limit (and 1 more)"]

@@ -42,6 +42,7 @@ from tributary.app.elided import ElidedLabel
 from tributary.app.tables import keyboard_rows
 from tributary.app.watchers import RepoWatchers
 from tributary.app.workers import run_worker, worker_command
+from tributary.engine import api
 from tributary.engine.api import EngineLike
 
 COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
@@ -530,14 +531,15 @@ class IndexPage(QWidget):
         self._live_status.pop(key, None)
         self._now_searchable(key)
         self._idle_progress()
-        files = _get(stats, "files_indexed", "files", default="?")
-        chunks = _get(stats, "chunks_total", "chunks", default="?")
+        files = _get(stats, "files_indexed", "files", default=None)
+        chunks = _get(stats, "chunks_total", "chunks", default=None)
         seconds = _get(stats, "seconds", "elapsed_s", default=None)
         took = f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
         history = _get(stats, "history", default=None)
-        files, chunks = (f"{n:,}" if isinstance(n, int) else n for n in (files, chunks))
-        done = (f"no file changed, {chunks} chunks{took}" if files == "0"
-                else f"{files} files, {chunks} chunks{took}")  # (files: those indexed anew)
+        files_text, chunks_text = (api.counted(n, noun) if isinstance(n, int) else f"? {noun}s"
+                                   for n, noun in ((files, "file"), (chunks, "chunk")))
+        done = (f"no file changed, {chunks_text}{took}" if files == 0
+                else f"{files_text}, {chunks_text}{took}")  # (files: those indexed anew)
         self._changed(key, f"Indexed {key}: {done}" + (f"; {history}" if history else "") + _first_warning(stats))
 
     def _failed(self, key: str, error: BaseException) -> None:

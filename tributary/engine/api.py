@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from tributary.engine.runtime.spawn import module_command
     from tributary.engine.sources.oauth import sign_in, sign_out, signed_in
     from tributary.engine.sources.state import ServerState, ServerTest
+    from tributary.engine.wording import counted
 
 
 class EngineLike(Protocol):
@@ -177,6 +178,7 @@ _HOMES: dict[str, str] = {
     "ServerState": "tributary.engine.sources.state",
     "ServerTest": "tributary.engine.sources.state",
     "module_command": "tributary.engine.runtime.spawn",
+    "counted": "tributary.engine.wording",
 }
 
 __all__ = [
@@ -200,6 +202,7 @@ __all__ = [
     "commit_line",
     "config_dir",
     "config_signature",
+    "counted",
     "data_dir",
     "default_config_path",
     "discover_client_configs",

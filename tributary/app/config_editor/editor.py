@@ -306,7 +306,7 @@ class ConfigEditor(QWidget):
         self.file_problem = None  # replaced by a valid file
         if stored.places:
             names = ", ".join(name for _, name in stored.places)
-            self.saved_note = (f"Saved. {_plural(len(stored.places), 'secret')} ({names}) went to "
+            self.saved_note = (f"Saved. {api.counted(len(stored.places), 'secret')} ({names}) went to "
                                f"{stored.where}; the file keeps ${{keyring:…}} references")
         self._render_status()
         if stored.places:
@@ -375,7 +375,3 @@ class AppliedLater(Exception):
         super().__init__(reason)
         self.typed = typed
         self.stored = stored
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

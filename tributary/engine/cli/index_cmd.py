@@ -18,6 +18,7 @@ from tributary.engine.cli.common import config_path, forget_cached_answers
 from tributary.engine.cli.progress import ProgressBar, index_progress
 from tributary.engine.config.schema import RepoConfig
 from tributary.engine.index.backend import IndexBackend, configured_backend
+from tributary.engine.wording import counted
 
 if TYPE_CHECKING:
     from tributary.engine.index.manager import IndexInfo
@@ -117,9 +118,9 @@ def _index_one(root: Path, args: argparse.Namespace) -> int:
     config = _repo_config(args, root)
     stats = index_repository(root, on_progress=on_progress, config=config, backend=_backend(args))
     bar.finish(
-        f"{stats.files_total} files, {stats.chunks_total} chunks; {stats.files_indexed} "
-        f"new or changed, {stats.files_deleted} removed, {stats.chunks_embedded} chunks embedded "
-        f"in {stats.seconds:.1f}s"
+        f"{counted(stats.files_total, 'file')}, {counted(stats.chunks_total, 'chunk')}; "
+        f"{stats.files_indexed:,} new or changed, {stats.files_deleted:,} removed, "
+        f"{counted(stats.chunks_embedded, 'chunk')} embedded in {stats.seconds:.1f}s"
     )
     for warning in stats.warnings[:10]:
         print(f"  warning: {warning}", file=sys.stderr)
@@ -197,9 +198,10 @@ def _watch(root: Path, args: argparse.Namespace) -> int:
         forget_cached_answers(root, config_path(args))
         stamp = datetime.now().strftime("%H:%M:%S")
         print(
-            f"{stamp} {root.name}: {stats.files_indexed} new or changed, {stats.files_deleted} "
-            f"removed, {stats.chunks_embedded} chunks embedded in {stats.seconds * 1000:.0f} ms "
-            f"({stats.files_total} files, {stats.chunks_total} chunks)",
+            f"{stamp} {root.name}: {stats.files_indexed:,} new or changed, {stats.files_deleted:,} "
+            f"removed, {counted(stats.chunks_embedded, 'chunk')} embedded in "
+            f"{stats.seconds * 1000:.0f} ms ({counted(stats.files_total, 'file')}, "
+            f"{counted(stats.chunks_total, 'chunk')})",
             file=sys.stderr,
         )
 

@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from tributary.engine.wording import counted
+
 if TYPE_CHECKING:
     from tributary.engine.index.progress import IndexProgress
 
@@ -62,7 +64,7 @@ def index_progress(name: str, stream: TextIO | None = None) -> Callable[[IndexPr
         elif event.phase == "keyword" and "chunk" in bars and "keyword" not in bars:
             bars["keyword"] = bars.pop("chunk")
             bars["keyword"].finish(
-                f"{event.chunks_done} chunks in {time.monotonic() - started:.1f}s: "
+                f"{counted(event.chunks_done, 'chunk')} in {time.monotonic() - started:.1f}s: "
                 "keyword and symbol search ready"
             )
         elif event.phase == "embed" and (event.vectors_total > event.vectors_done or "embed" in bars):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from tributary.engine.cli.common import config_path, forget_cached_answers
 from tributary.engine.cli.progress import ProgressBar
+from tributary.engine.wording import counted
 
 if TYPE_CHECKING:
     from tributary.engine.config.schema import Config
@@ -88,9 +89,9 @@ def ensure_repo_indexed(
     started = time.perf_counter()
     stats = index_repository(root, on_progress=on_progress, embed=False)
     bar.finish(
-        f"{stats.files_total} files, {stats.chunks_total} chunks "
-        f"({stats.files_indexed} files updated in {time.perf_counter() - started:.1f}s)"
-        if stats.files_indexed else f"{stats.files_total} files, up to date"
+        f"{counted(stats.files_total, 'file')}, {counted(stats.chunks_total, 'chunk')} "
+        f"({counted(stats.files_indexed, 'file')} updated in {time.perf_counter() - started:.1f}s)"
+        if stats.files_indexed else f"{counted(stats.files_total, 'file')}, up to date"
     )
     for warning in stats.warnings[:5]:
         print(f"  warning: {warning}", file=sys.stderr)
@@ -99,7 +100,7 @@ def ensure_repo_indexed(
     embedded, total = repository_readiness(root)  # (the configured backend's index)
     if embedded < total:
         print(
-            f"{root.name}: keyword search ready; embedding {total - embedded} chunks in the "
+            f"{root.name}: keyword search ready; embedding {counted(total - embedded, 'chunk')} in the "
             "background (meaning-based matches fill in as it goes)",
             file=sys.stderr,
         )
