@@ -131,3 +131,46 @@ def test_the_hint_language_is_not_a_second_language_field(qtbot: Any) -> None:
     captions = [label.text() for label in bar.findChildren(QLabel)]
     assert "Language" not in captions and "Prefer" in captions
     assert "Prefer" in bar.language.toolTip()
+
+
+def test_picking_related_files_starts_in_the_indexed_repositories(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+) -> None:
+    """Not in the home folder: beside the selected result's file, else in the one
+    repository or the folder holding several; after a pick, where the last file was."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from tributary.app.search import hints as hints_module
+
+    roots = {"app": tmp_path / "src" / "app"}
+    monkeypatch.setattr(hints_module, "index_roots", lambda: roots)
+    assert hints_module.repositories_folder() == str(tmp_path / "src" / "app")
+    roots["lib"] = tmp_path / "src" / "lib"
+    assert hints_module.repositories_folder() == str(tmp_path / "src")
+    roots.clear()
+    assert hints_module.repositories_folder() == ""
+    roots["app"] = tmp_path
+    (tmp_path / "pkg").mkdir()
+    bar = hints_module.HintsBar()
+    qtbot.addWidget(bar)
+    opened: list[str] = []
+    monkeypatch.setattr(QFileDialog, "open", lambda self: opened.append(self.directory().absolutePath()))
+    bar.pick_files()
+    (tmp_path / "docs").mkdir()
+    bar.selection_folder = lambda: str(tmp_path / "docs")
+    bar.pick_files()
+    bar.add_files([str(tmp_path / "pkg" / "mod.py")])
+    bar.pick_files()
+    assert opened == [str(tmp_path), str(tmp_path / "docs"), str(tmp_path / "pkg")]
+    assert bar.files.text() == str(tmp_path / "pkg" / "mod.py")
+
+
+def test_repositories_sharing_only_the_root_leave_the_picker_where_it_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from tributary.app.search import hints as hints_module
+
+    monkeypatch.setattr(hints_module, "index_roots", lambda: {"a": Path("/srv/a"), "b": Path("/home/b")})
+    assert hints_module.repositories_folder() == ""

@@ -14,7 +14,10 @@ page re-runs the current query through the controller's ``set_options`` path.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
@@ -31,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from tributary.app import theme
 from tributary.app.combo_box import ComboBox
+from tributary.app.open_file import index_roots
 from tributary.engine.model import Hints
 
 ONE_ROW_WIDTH = 880  # narrower, and the fields wrap into two rows
@@ -85,6 +89,16 @@ class HintsToggle(QToolButton):
         self.setStyleSheet(
             f"QToolButton {{ background: {c['accent_soft']}; color: {c['accent_text']};"
             f" border-color: {c['accent']}; }}" if count else "")
+
+
+def repositories_folder() -> str:
+    """Where picking related files starts: the indexed repository, or the folder that
+    holds every indexed repository ("" when there is none, or they share only ``/``)."""
+    roots = [str(root) for root in index_roots().values()]
+    if not roots:
+        return ""
+    folder = os.path.commonpath(roots)
+    return "" if folder == os.path.dirname(folder) else folder
 
 
 class HintsBar(QWidget):
@@ -152,6 +166,9 @@ class HintsBar(QWidget):
         self.language.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         self._last = Hints()
+        self._pick_folder = ""  # where the last related file was picked
+        # The folder of the result selected on the page, if it is a file here ("" if not).
+        self.selection_folder: Callable[[], str] = lambda: ""
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._emit_if_changed)
         for edit in (self.files, self.issues, self.framework):
@@ -203,6 +220,8 @@ class HintsBar(QWidget):
         self.toggle.set_count(0)
 
     def add_files(self, paths: list[str]) -> None:
+        if paths:
+            self._pick_folder = str(Path(paths[-1]).parent)  # the picker opens there next time
         current = parse_list(self.files.text())
         self.files.setText(", ".join(dict.fromkeys([*current, *paths])))
         self._emit_if_changed()
@@ -211,6 +230,9 @@ class HintsBar(QWidget):
         # open() + a signal, never exec(): no nested event loop under qasync.
         dialog = QFileDialog(self, "Related files")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        folder = self._pick_folder or self.selection_folder() or repositories_folder()
+        if folder:
+            dialog.setDirectory(folder)
         dialog.filesSelected.connect(self.add_files)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()

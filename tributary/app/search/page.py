@@ -162,6 +162,7 @@ class SearchPage(QWidget):
             controls.addWidget(widget)
             controls.addSpacing(10)
         self.hints = HintsBar()
+        self.hints.selection_folder = self._selected_folder
         self.hints.changed.connect(self._hints_changed)
         self._hints_for = ""  # the question the hints were given for
         controls.addStretch()
@@ -420,6 +421,12 @@ class SearchPage(QWidget):
             return
         problem = open_in_editor(path, hit.start_line)
         self.message.emit(problem or f"Opened {path}" + (f":{hit.start_line}" if hit.start_line else ""))
+
+    def _selected_folder(self) -> str:
+        """The folder of the selected result's file, where related files likely are."""
+        hit = self.current_hit()
+        path = local_file(hit) if hit is not None else None
+        return str(path.parent) if path is not None and path.parent.is_dir() else ""
 
     def reveal_current(self) -> None:
         hit = self.current_hit()
