@@ -71,6 +71,7 @@ class EmptyState(QWidget):
         buttons.setSpacing(8)
         for button in self._all_buttons():
             button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+            button.setAutoDefault(True)  # Enter presses the focused button, as Space does
             buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
         buttons.addStretch()
         self.keys = QLabel()

@@ -515,7 +515,10 @@ class SearchPage(QWidget):
             self.controller.schedule("")
 
     def _focus_results(self) -> None:
-        if self.model.rowCount():
+        if self.results.currentWidget() is self.empty:
+            if self.empty.weak_button.isVisible():  # no confident result: ↓, Enter shows the weak ones
+                self.empty.weak_button.setFocus()
+        elif self.model.rowCount():
             self.tree.setFocus()
             if not self.tree.currentIndex().isValid():
                 self.tree.setCurrentIndex(self.model.index(0, 0))
