@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.app.fakes import build_response
-from tributary.app.insights import InsightsPage, figures_text, read_insights
+from tributary.app.insights import InsightsPage, column_widths, figures_text, read_insights
 from tributary.engine.insights.store import QueryLog
 from tributary.engine.model import SearchRequest, SourceReport, SourceStatus
 
@@ -71,3 +71,13 @@ async def test_a_removed_source_is_marked_and_listed_last(qtbot: Any, tmp_path: 
     assert [row[0] for row in page.chart._rows] == ["files", "pygit"]  # slower, but removed
     assert figures_text(900.0, 900.0, 10, 1, removed=True) == "removed · 900 / 900 ms · 10 tok · 1 call"
     assert figures_text(None, None, 0, 0, removed=True) == "removed · not asked"
+
+
+def test_long_figures_take_width_from_the_bars_not_past_the_edge() -> None:
+    """At a large scale factor "… · 7 calls, all failed" is wider than the figures'
+    usual column: the bars give it room, down to their minimum; past that it is elided."""
+    assert column_widths(900, 120, 250, 200) == (518, 250)  # fits: the usual column
+    assert column_widths(900, 120, 250, 400) == (364, 404)  # the bars give way
+    bars, value = column_widths(600, 120, 250, 700)
+    assert bars == 60 and 120 + bars + value + 12 == 600  # no wider than the chart
+    assert column_widths(300, 120, 250, 700) == (60, 250)  # a tiny window: never below the usual

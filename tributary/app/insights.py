@@ -77,6 +77,16 @@ def read_insights(path: Path | None = None, recent: int = RECENT) -> Snapshot:
         store.close()
 
 
+def column_widths(total: int, label_w: int, value_w: int, widest_text: int) -> tuple[int, int]:
+    """The bars' and the figures' widths in a chart ``total`` wide: the figures take the
+    width their widest text needs (a large font, "all failed") where the bars keep 60
+    px; text that still does not fit is elided rather than cut."""
+    bars_min, gaps = 60, 12
+    value = max(value_w, widest_text + 4)
+    value = min(value, max(value_w, total - label_w - bars_min - gaps))
+    return max(bars_min, total - label_w - value - gaps), value
+
+
 class SourceChart(QWidget):
     """Per source: p50 and p95 latency as bars, tokens contributed as text."""
 
@@ -115,12 +125,18 @@ class SourceChart(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignLeft, "No source calls recorded yet")
             return
         biggest = max(r[2] or 0.0 for r in self._rows) or 1.0
-        bar_w = max(60, self.width() - self.LABEL_W - self.VALUE_W - 12)
+        metrics = painter.fontMetrics()
+        texts = [figures_text(p50, p95, tokens, calls, failed, name in self._removed)
+                 for name, p50, p95, tokens, calls, failed in self._rows]
+        bar_w, value_w = column_widths(self.width(), self.LABEL_W, self.VALUE_W,
+                                       max(metrics.horizontalAdvance(t) for t in texts))
+        elide = Qt.TextElideMode.ElideRight
         y = 4
-        for name, p50, p95, tokens, calls, failed in self._rows:
+        for (name, p50, p95, *_), text in zip(self._rows, texts, strict=True):
             removed = name in self._removed
             painter.setPen(theme.colour("muted" if removed else "text"))
-            painter.drawText(QRectF(0, y, self.LABEL_W - 6, self.ROW), Qt.AlignmentFlag.AlignVCenter, name)
+            painter.drawText(QRectF(0, y, self.LABEL_W - 6, self.ROW), Qt.AlignmentFlag.AlignVCenter,
+                             metrics.elidedText(name, elide, self.LABEL_W - 6))
             colour = theme.colour("muted") if removed else theme.source_colour(name)
             faded = QColor(colour)
             faded.setAlpha(70)
@@ -131,8 +147,8 @@ class SourceChart(QWidget):
             painter.drawRoundedRect(QRectF(self.LABEL_W, y + 5, bar_w * (p50 or 0.0) / biggest, self.ROW - 10), 4, 4)
             painter.setPen(theme.colour("muted"))
             painter.drawText(
-                QRectF(self.LABEL_W + bar_w + 8, y, self.VALUE_W, self.ROW), Qt.AlignmentFlag.AlignVCenter,
-                figures_text(p50, p95, tokens, calls, failed, removed))
+                QRectF(self.LABEL_W + bar_w + 8, y, value_w, self.ROW), Qt.AlignmentFlag.AlignVCenter,
+                metrics.elidedText(text, elide, int(value_w)))
             y += self.ROW
 
 
