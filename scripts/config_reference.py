@@ -130,7 +130,7 @@ DESCRIPTIONS: dict[str, str] = {
                           "always; `none` never."),
     "HealthConfig.interval_s": "Seconds between health checks while no query asks the server.",
     "HealthConfig.failure_threshold": "Failures in a row that open the circuit breaker.",
-    "HealthConfig.open_s": "Seconds the breaker stays open before the server is tried again.",
+    "HealthConfig.open_s": "Seconds the breaker stays open before the server is tried again; doubled after each failed try, up to 16 times.",
     "HealthConfig.restart_unresponsive": (
         "Kill and restart (HTTP: reconnect) a running server that stays silent through "
         "`failure_threshold` requests and one more ping. `false` leaves it running, e.g. "

@@ -100,14 +100,34 @@ def test_breaker_opens_after_threshold_and_one_trial_decides() -> None:
     clock.now += 0.2
     assert breaker.allow()              # the trial
     assert not breaker.allow()          # only one trial at a time
-    breaker.record_failure()            # trial failed: open again, full period
-    assert breaker.state is BreakerState.OPEN and breaker.retry_in() == pytest.approx(30)
-    clock.now += 30
+    breaker.record_failure()            # trial failed: open again, twice as long
+    assert breaker.state is BreakerState.OPEN and breaker.retry_in() == pytest.approx(60)
+    clock.now += 60
     assert breaker.allow()
     breaker.release_trial()             # abandoned trial: next call may try
     assert breaker.allow()
     breaker.record_success()
     assert breaker.state is BreakerState.CLOSED and breaker.snapshot().opened == 2
+
+
+def test_a_server_that_stays_broken_is_tried_less_and_less_often() -> None:
+    """Each failed trial doubles the open period, up to 16 times ``open_s``; a success
+    starts again from ``open_s``."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(HealthConfig(failure_threshold=1, open_s=30), clock)
+    breaker.record_failure()
+    periods = []
+    for _ in range(7):
+        periods.append(round(breaker.retry_in()))
+        clock.now += breaker.retry_in()
+        assert breaker.allow()
+        breaker.record_failure()
+    assert periods == [30, 60, 120, 240, 480, 480, 480]
+    clock.now += breaker.retry_in()
+    assert breaker.allow()
+    breaker.record_success()
+    breaker.record_failure()
+    assert breaker.retry_in() == pytest.approx(30)
 
 
 def test_success_resets_the_failure_run() -> None:

@@ -4,8 +4,10 @@
 timeouts the breaker opens for ``open_s`` seconds; calls are then refused at no
 cost (the caller reports ``circuit_open``). When the time is up the breaker is
 half-open: exactly one trial call goes through and decides — success closes it,
-failure opens it again. A trial that is abandoned (a superseded query) gives
-the trial slot back.
+failure opens it again for twice as long as the last time (up to 16 × ``open_s``),
+so a server that stays broken costs a search its timeout every few minutes rather
+than every half minute. A trial that is abandoned (a superseded query) gives the
+trial slot back.
 
 :class:`HealthMonitor` — a background task per server that, every
 ``health.interval_s``, pings a *running* server (a cheap ``ping``; never spawns
@@ -49,6 +51,8 @@ class BreakerSnapshot:
 
 
 class CircuitBreaker:
+    MAX_DOUBLINGS = 4  # a failed trial doubles the open period, up to 16 × open_s
+
     def __init__(self, config: HealthConfig, clock: Clock = time.monotonic) -> None:
         self.config = config
         self._clock = clock
@@ -57,6 +61,7 @@ class CircuitBreaker:
         self._open_until = 0.0
         self._trial_out = False
         self._opened = 0
+        self._reopened = 0  # failed trials since the last success
 
     @property
     def state(self) -> BreakerState:
@@ -78,11 +83,14 @@ class CircuitBreaker:
 
     def record_success(self) -> None:
         self._failures = 0
+        self._reopened = 0
         self._trial_out = False
         self._state = BreakerState.CLOSED
 
     def record_failure(self) -> None:
         self._failures += 1
+        if self._state is BreakerState.HALF_OPEN:
+            self._reopened += 1
         if self._state is BreakerState.HALF_OPEN or (
             self._state is BreakerState.CLOSED and self._failures >= self.config.failure_threshold
         ):
@@ -110,7 +118,8 @@ class CircuitBreaker:
 
     def _open(self) -> None:
         self._state = BreakerState.OPEN
-        self._open_until = self._clock() + self.config.open_s
+        doublings = min(self._reopened, self.MAX_DOUBLINGS)
+        self._open_until = self._clock() + self.config.open_s * 2**doublings
         self._trial_out = False
         self._opened += 1
 
