@@ -229,11 +229,13 @@ async def test_no_confident_result_is_said_instead_of_listing_noise(qtbot: objec
     assert page.results.currentWidget() is page.empty
     assert "No confident results" in page.empty.title.text()
     assert page.empty.weak_button.isVisible() and str(page.model.rowCount()) in page.empty.weak_button.text()
+    assert page.detail.hit is None  # none of the hidden results is shown beside the message
     page.query.setFocus()
     QTest.keyClick(page.query, Qt.Key.Key_Down)  # from the keyboard: ↓ reaches the button
     assert page.empty.weak_button.hasFocus()
     QTest.keyClick(page.empty.weak_button, Qt.Key.Key_Return)
     assert page.results.currentWidget() is page.tree
+    assert page.detail.hit is not None and page.detail.hit.id == page.model.hit_at(page.tree.currentIndex()).id
     page.search("fixture")  # a real question lists its results at once
     await until(lambda: page.controller.final and page.model.response is not None
                 and page.model.response.request.query == "fixture")

@@ -381,6 +381,7 @@ class SearchPage(QWidget):
                 partial = [w for r in response.sources if r.degraded for w in r.warnings]
                 self.empty.show_not_confident(response.request.query, self.model.rowCount(), partial)
                 self.results.setCurrentWidget(self.empty)
+                self.detail.show_hit(None)  # no listed result: the detail shows none of the hidden ones
             else:
                 self.results.setCurrentWidget(self.tree)
             return
@@ -676,11 +677,16 @@ class SearchPage(QWidget):
             self._select_first()  # the final ranking's #1, while the user has not chosen
         self.refresh_empty_state(response.error or "")
 
+    def _weak_hidden(self) -> bool:
+        """The results are hidden behind "No confident results": the detail shows none."""
+        return self.results.currentWidget() is self.empty and self.empty.state == "not-confident"
+
     def _show_weak_matches(self) -> None:
         response = self.model.response
         self._weak_shown_for = response.request.query if response is not None else None
         self.results.setCurrentWidget(self.tree)
         self.tree.setFocus()
+        self._sync_detail()
 
     def _sync_detail(self) -> None:
         """Show the current row's newest hit and group; once the stream has ended,
@@ -754,7 +760,7 @@ class SearchPage(QWidget):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         hit = self.model.hit_at(current)
-        if hit is None:
+        if hit is None or self._weak_hidden():
             return
         member = current.siblingAtColumn(0).data(MEMBER_ROLE)
         if member is None:
