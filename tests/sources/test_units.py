@@ -130,6 +130,23 @@ def test_a_server_that_stays_broken_is_tried_less_and_less_often() -> None:
     assert breaker.retry_in() == pytest.approx(30)
 
 
+def test_an_answered_ping_clears_failed_pings_but_not_failed_calls() -> None:
+    """A server whose tool hangs still answers pings: with searches further apart than
+    the health check, the pings between them must not keep its breaker from opening."""
+    breaker = CircuitBreaker(HealthConfig(failure_threshold=3), FakeClock())
+    for _ in range(3):
+        breaker.record_failure()  # the search timed out
+        breaker.record_alive()  # the health check in between was answered
+    assert breaker.state is BreakerState.OPEN
+    breaker.record_alive()
+    assert breaker.state is BreakerState.OPEN  # only a call closes it
+    flaky = CircuitBreaker(HealthConfig(failure_threshold=3), FakeClock())
+    for _ in range(3):
+        flaky.record_failure(call=False)  # a missed ping
+        flaky.record_alive()  # then the server answered again
+    assert flaky.state is BreakerState.CLOSED
+
+
 def test_success_resets_the_failure_run() -> None:
     breaker = CircuitBreaker(HealthConfig(failure_threshold=2), FakeClock())
     breaker.record_failure()

@@ -288,8 +288,8 @@ class SourceClient:
             snap = self.breaker.snapshot()
             return SourceOutcome(
                 self.name, SourceStatus.CIRCUIT_OPEN, 0.0,
-                error=f"circuit open after {snap.consecutive_failures} consecutive failures; "
-                f"trial call in {self.breaker.retry_in():.1f}s",
+                error=f"not asked after {snap.consecutive_failures} failures in a row; "
+                f"tried again in {self.breaker.retry_in():.0f} s",
             )
         trial = self.breaker.state is BreakerState.HALF_OPEN
         # A call that waits for the server to start says how slow start-up is, not a query.
@@ -386,13 +386,12 @@ class SourceClient:
             timed_out = _is_timeout(exc)
             self.log.event(f"ping: no answer within {limit:g}s" if timed_out
                            else f"health check failed: {_describe(exc)}")
-            self.breaker.record_failure()
+            self.breaker.record_failure(call=False)
             if timed_out:
                 self._missed(session, ping=True)
             return False
         self._last_ping_ms = (self._clock() - start) * 1000
-        if self.breaker.state is BreakerState.CLOSED:
-            self.breaker.record_success()  # clears a run of failures
+        self.breaker.record_alive()  # clears a run of failed pings, not of failed calls
         return True
 
     async def probe(self, query: str, top_k: int = 5) -> ProbeReport:

@@ -62,6 +62,7 @@ class CircuitBreaker:
         self._trial_out = False
         self._opened = 0
         self._reopened = 0  # failed trials since the last success
+        self._calls_failed = False  # the run of failures holds a failed call, not only pings
 
     @property
     def state(self) -> BreakerState:
@@ -84,17 +85,27 @@ class CircuitBreaker:
     def record_success(self) -> None:
         self._failures = 0
         self._reopened = 0
+        self._calls_failed = False
         self._trial_out = False
         self._state = BreakerState.CLOSED
 
-    def record_failure(self) -> None:
+    def record_failure(self, *, call: bool = True) -> None:
+        """A call (or, with ``call=False``, a health check) failed or timed out."""
         self._failures += 1
+        self._calls_failed = self._calls_failed or call
         if self._state is BreakerState.HALF_OPEN:
             self._reopened += 1
         if self._state is BreakerState.HALF_OPEN or (
             self._state is BreakerState.CLOSED and self._failures >= self.config.failure_threshold
         ):
             self._open()
+
+    def record_alive(self) -> None:
+        """A health check was answered: it clears a run of failed health checks, but
+        not failed calls (a server whose tool hangs still answers pings), and never
+        closes an open breaker: only a call decides that."""
+        if self._state is BreakerState.CLOSED and not self._calls_failed:
+            self._failures = 0
 
     def release_trial(self) -> None:
         """The trial call was abandoned without a verdict: the next call may try."""
