@@ -516,9 +516,8 @@ class SearchPage(QWidget):
             self.controller.schedule("")
 
     def _focus_results(self) -> None:
-        if self.results.currentWidget() is self.empty:
-            if self.empty.weak_button.isVisible():  # no confident result: ↓, Enter shows the weak ones
-                self.empty.weak_button.setFocus()
+        if self._weak_hidden():  # no confident result: ↓ reaches the button, Enter shows them
+            self.empty.weak_button.setFocus()
         elif self.model.rowCount():
             self.tree.setFocus()
             if not self.tree.currentIndex().isValid():
