@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._avx2 import add_option, run_as_avx2  # noqa: E402
 from bench._machine import load, machine  # noqa: E402
 
 CHILD = """
@@ -67,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=1500)
     parser.add_argument("--repeat", type=int, default=2, help="encodes per setting; the least CPU counts")
+    add_option(parser)
     args = parser.parse_args(argv)
+    if args.avx2:
+        run_as_avx2(sys.argv)
     texts = chunk_texts(args.chunks)
     scratch = Path(os.environ.get("TMPDIR", "/tmp")) / "tributary-embed-cost.json"
     scratch.write_text(json.dumps(texts), encoding="utf-8")

@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._avx2 import add_option, run_as_avx2
+from bench._machine import load, machine
 from tributary.engine.eval.run import CONTENT_KEY, evaluate
 
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
@@ -32,7 +34,11 @@ def main() -> int:
     parser.add_argument("--bench", default=str(BENCH))
     parser.add_argument("--work-dir", default=None, help="indexes and corpora (default: <data dir>/eval)")
     parser.add_argument("--out", default="out/eval", help="reports go to OUT/<name>")
+    add_option(parser)
     args = parser.parse_args()
+    if args.avx2:
+        run_as_avx2(sys.argv)
+    print(f"machine: {machine()}; {load()}")
     for name in args.names:
         started = time.perf_counter()
         done = asyncio.run(evaluate(

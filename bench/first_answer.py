@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._avx2 import add_option, run_as_avx2  # noqa: E402
 from bench._machine import load, machine  # noqa: E402
 from tributary.engine.index.search import hybrid_search  # noqa: E402
 from tributary.engine.index.store import SqliteStore  # noqa: E402
@@ -208,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, help="other repositories to measure")
     parser.add_argument("--no-self", action="store_true", help="skip the copy of this repository")
     parser.add_argument("--query", default=DEFAULT_QUERY, help="the search polled for hits")
+    add_option(parser)
     args = parser.parse_args(argv)
+    if args.avx2:
+        run_as_avx2(sys.argv)
 
     from tributary.engine.index.embed import load_code_embedder
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._avx2 import add_option, run_as_avx2
 from bench._machine import load, machine
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.eval.codesearch import CodeRun, Scores, load_annotations, run_code_dataset
@@ -74,7 +75,10 @@ def main() -> int:
                         help="a grep MCP server (mcp-ripgrep's command) asked beside the files source, "
                              "its search tool given the checkout's folder as `path`")
     parser.add_argument("--grep-weight", type=float, default=1.0, metavar="W", help="its weight (default 1)")
+    add_option(parser)
     args = parser.parse_args()
+    if args.avx2:
+        run_as_avx2(sys.argv)
     if args.work_dir is not None:
         return _run(args, args.work_dir)
     with tempfile.TemporaryDirectory(prefix="semble-") as scratch:
