@@ -54,3 +54,13 @@ def test_no_results_says_first_why_the_answer_is_empty(qtbot: Any) -> None:
     qtbot.addWidget(empty)
     empty.show_no_results("etag", True, notes=["lang:ts left out all 153 hits the sources gave"])
     assert empty.body.text().startswith("lang:ts left out all 153 hits the sources gave.\n\nTry fewer")
+
+
+def test_the_filter_syntax_is_an_example_never_the_question_s_filters(qtbot: Any) -> None:
+    """Under "Asking for …", "Filters: lang:go" read as what the search was limited to."""
+    empty = EmptyState()
+    qtbot.addWidget(empty)
+    empty.show_asking("how are fixture scopes checked")
+    assert empty.keys.isHidden() or not empty.keys.text()
+    empty.show_no_results("how are fixture scopes checked", False)
+    assert "e.g. lang:go" in empty.keys.text()

@@ -5,6 +5,7 @@ the engine's repositories (the real indexer is tested by the index suite)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -21,9 +22,9 @@ from tests.app.fakes import FakeEngine
 from tributary.app import indexes
 from tributary.app.indexes import IndexPage, Progress, format_eta
 
-# A worker that behaves like tributary.app.index_worker: JSON progress lines, then "history",
-# then "done"; it waits for a file to exist before each of the last two so the test can
-# see it mid-way.
+# A worker that behaves like tributary.app.index_worker: JSON progress lines, "history",
+# "history-ready", the history's vectors, then "done"; it waits for a file to exist
+# before each step so the test can see it mid-way.
 WORKER = r"""
 import json, sys, time, pathlib
 gate = pathlib.Path(sys.argv[1])
@@ -42,6 +43,9 @@ emit(event="progress", phase="keyword", files_done=4, files_total=4, chunks_done
 wait(gate)
 emit(event="history")
 wait(gate.with_name("history-gate"))
+emit(event="history-ready", history="history: 3 new commits in 0.2 s")
+emit(event="history-embed", done=1, total=3)
+wait(gate.with_name("done-gate"))
 emit(event="done", files_indexed=4, chunks_total=40, seconds=0.1, history="history: 3 new commits in 0.2 s")
 """
 FAILING = "import sys; print('Traceback…', file=sys.stderr); print('NotADirectoryError: not a folder', file=sys.stderr); sys.exit(1)"
@@ -112,11 +116,19 @@ async def test_index_in_child_process_with_progress_then_status(
     assert page.progress_label.full_text == f"Reading the git history of {repo}…"
     assert page.progress.maximum() == 0  # busy: no count
     (tmp_path / "history-gate").touch()
+    # The history's commits answer by their words at once: the engine adds its server,
+    # and the row counts them, while their vectors are made.
+    await until(lambda: page.table.item(0, 1).text() == "history 33 % embedded")
+    assert "(1/3 past tasks embedded)" in page.progress_label.full_text
+    assert page.progress.maximum() == 3 and page.progress.value() == 1
+    assert any("history can be searched by its words (3 new commits in 0.2 s)" in m for m in messages)
+    await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
+    (tmp_path / "done-gate").touch()
     await task
     await until(lambda: page.progress.isHidden() and page.table.item(0, 1).text() == "ready")
     assert f"Indexed {repo}: 4 files, 40 chunks in 0.1 s; history: 3 new commits in 0.2 s" in messages
     # The engine forgets cached answers about the repository and re-derives its built-ins.
-    await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
+    await until(lambda: engine.changed_repositories == [repo] * 3 and len(engine.applied) == 3)
     # Named as `index list` and a query's `repo:` name it; the folder in its tooltip.
     assert [page.table.item(0, c).text() for c in (0, 1, 2, 3, 4)] == ["me/repo", "ready", "4", "40", "3"]
     assert f"me/repo\n{repo}" in page.table.item(0, 0).toolTip()
@@ -137,7 +149,7 @@ async def test_index_in_child_process_with_progress_then_status(
     delete.click()
     await until(lambda: page.table.rowCount() == 0)
     assert fake.removed == [repo]
-    await until(lambda: engine.changed_repositories == [repo] * 3 and len(engine.applied) == 3)
+    await until(lambda: engine.changed_repositories == [repo] * 4 and len(engine.applied) == 4)
 
 
 @pytest.mark.asyncio
@@ -229,18 +241,71 @@ def test_the_worker_steps_down_once_the_keyword_tier_is_written(
     niced: list[tuple[str, int]] = []
     monkeypatch.setattr(os, "nice", lambda step: niced.append(("nice", step)) or step)
 
-    def index_repository(root: Path, on_progress: Any) -> IndexStats:
-        for phase in ("scan", "chunk", "keyword", "embed", "embed", "done"):
+    def index_repository(root: Path, on_progress: Any, embed: bool) -> IndexStats:
+        assert not embed  # the vectors come after the history's words
+        for phase in ("scan", "chunk", "keyword", "done"):
             niced.append((phase, 0))
             on_progress(IndexProgress(phase, 1, 1, 1, 0, 1.0, None))
-        return IndexStats(root, tmp_path / "x.files.sqlite")
+        return IndexStats(root, tmp_path / "x.files.sqlite", files_indexed=1, chunks_total=1)
+
+    def update_history(root: Path, embed: bool) -> Any:
+        assert not embed
+        niced.append(("history words", 0))
+        return SimpleNamespace(summary=lambda: "history: 2 new commits in 0.1 s")
+
+    def embed_repository(root: Path, on_progress: Any) -> IndexStats:
+        for phase in ("embed", "embed", "done"):
+            niced.append((phase, 0))
+            on_progress(IndexProgress(phase, 1, 1, 1, 0, 1.0, None))
+        return IndexStats(root, tmp_path / "x.files.sqlite", chunks_embedded=1)
+
+    def embed_history(root: Path, on_progress: Any) -> int:
+        niced.append(("history vectors", 0))
+        on_progress(2, 2)
+        return 2
 
     monkeypatch.setattr(api, "index_repository", index_repository)
-    monkeypatch.setattr(api, "update_history", lambda root: SimpleNamespace(summary=lambda: "history: none"))
+    monkeypatch.setattr(api, "update_history", update_history)
+    monkeypatch.setattr(api, "embed_repository", embed_repository)
+    monkeypatch.setattr(api, "embed_history", embed_history)
     assert index_worker.main([str(tmp_path)]) == 0
     order = [name for name, _ in niced]
-    assert order == ["scan", "chunk", "keyword", "nice", "embed", "embed", "done"]
+    assert order == ["scan", "chunk", "keyword", "nice", "done", "history words", "embed", "embed", "done",
+                     "history vectors"]
     assert ("nice", index_worker.WORKER_NICENESS) in niced
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e.get("phase") or e["event"] for e in events]  # (progress lines are thinned out)
+    assert [kind for kind in kinds if kind not in ("scan", "chunk", "embed")] == [
+        "keyword", "done", "history", "history-ready", "done", "history-embed", "done"]
+    final = events[-1]
+    assert final["event"] == "done" and final["files_indexed"] == 1 and final["chunks_embedded"] == 1
+    assert final["history"] == "history: 2 new commits in 0.1 s"
+
+
+def test_the_worker_keeps_the_code_index_when_the_history_cannot_be_embedded(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import os
+    from types import SimpleNamespace
+
+    from tributary.app import index_worker
+    from tributary.engine import api
+    from tributary.engine.index.progress import IndexStats
+
+    monkeypatch.setattr(os, "nice", lambda step: step)
+    monkeypatch.setattr(api, "index_repository", lambda root, on_progress, embed: IndexStats(root, tmp_path / "x"))
+    monkeypatch.setattr(api, "update_history", lambda root, embed: SimpleNamespace(summary=lambda: "history: 2 new commits"))
+    monkeypatch.setattr(api, "embed_repository", lambda root, on_progress: IndexStats(root, tmp_path / "x"))
+
+    def embed_history(root: Path, on_progress: Any) -> int:
+        raise RuntimeError("model missing")
+
+    monkeypatch.setattr(api, "embed_history", embed_history)
+    assert index_worker.main([str(tmp_path)]) == 0
+    final = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert final["event"] == "done"
+    assert final["history"] == ("history: 2 new commits; its vectors were not made (RuntimeError: model missing), "
+                                "so it is searched by its words")
 
 
 def test_the_add_button_asks_for_a_folder_and_indexes_it(

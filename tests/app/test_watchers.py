@@ -216,7 +216,7 @@ async def test_reindexing_a_watched_repository_pauses_its_watcher(
     page.reindex_selected()
     await until(lambda: str(repo) in page._running)
     assert stopped == [str(repo)] and not watchers.watching(repo)  # paused while it indexes
-    for name in ("keyword-gate", "gate", "history-gate"):
+    for name in ("keyword-gate", "gate", "history-gate", "done-gate"):
         (tmp_path / name).touch()
     await until(lambda: watchers.watching(repo) and not page._running)
     assert engine.config.repos[0].watch is True

@@ -7,12 +7,18 @@ The index manager page runs ``python -m tributary.app.index_worker PATH`` instea
 in the GUI process: the embedding model (torch) never loads there, and indexing's
 CPU work cannot stall the event loop through the GIL. This module imports no Qt.
 
-Each line is one JSON object: ``{"event": "progress", ...IndexProgress fields}``
-while indexing the code, ``{"event": "history"}`` as it starts on the git history
-(``tributary.engine.repos.manage.update_history``: the built-in tasks server's), then
-``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
-failures exit non-zero with the reason on stderr. A history that could not be read
-does not fail the worker: the code index is good, and the line says why.
+Words before vectors, for the code and the history alike, so that a new repository
+answers by its words in seconds and by meaning when the vectors are in: the code's
+keyword tier, then the git history's commits (``tributary.engine.repos.manage.
+update_history``: the built-in tasks server's) without vectors, then the code's
+vectors, then the history's. Each line is one JSON object: ``{"event": "progress",
+...IndexProgress fields}`` while indexing the code and embedding it, ``{"event":
+"history"}`` as it starts reading the git history, ``{"event": "history-ready",
+"history": "<one line>"}`` once its commits can be searched by their words,
+``{"event": "history-embed", "done": N, "total": M}`` while their vectors are made,
+then ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
+failures exit non-zero with the reason on stderr. A history that could not be read or
+embedded does not fail the worker: the code index is good, and the line says why.
 
 With ``--watch`` (the app's live watcher of a repository) the worker brings the history
 up to date, indexes the code, then keeps applying changes
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if watch:
         step_down()
 
-    from tributary.engine.api import index_repository, update_history
+    from tributary.engine.api import embed_repository, index_repository, update_history
 
     last = 0.0
 
@@ -84,15 +90,45 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args[0]).expanduser().resolve()
     if watch:
         return _watch(root, on_progress)
+    started = time.perf_counter()
     try:
-        stats = index_repository(root, on_progress=on_progress)
+        stats = index_repository(root, on_progress=on_progress, embed=False)
+        step_down()  # (an index already up to date reports no keyword phase)
         _emit("history")
-        history = update_history(root)
+        history = update_history(root, embed=False)
+        _emit("history-ready", history=history.summary())
+        embedded = embed_repository(root, on_progress=on_progress)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    _emit("done", stats, history=history.summary())
+    summary = history.summary() + _embed_history(root)
+    stats = dataclasses.replace(stats, chunks_embedded=embedded.chunks_embedded,
+                                model_reset=embedded.model_reset, seconds=time.perf_counter() - started)
+    _emit("done", stats, history=summary)
     return 0
+
+
+def _embed_history(root: Path) -> str:
+    """Give the history's new commits their vectors, saying how far it got; "" when all
+    went well, else what the history's line should add (its words still answer)."""
+    import time
+
+    from tributary.engine.api import embed_history
+
+    last = 0.0
+
+    def on_progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= MIN_INTERVAL_S or done == total:
+            last = now
+            _emit("history-embed", done=done, total=total)
+
+    try:
+        embed_history(root, on_progress=on_progress)
+    except Exception as exc:  # the model or the store: the commits stay searchable by words
+        return f"; its vectors were not made ({type(exc).__name__}: {exc}), so it is searched by its words"
+    return ""
 
 
 def _watch(root: Path, on_progress: Any) -> int:

@@ -2,8 +2,10 @@
 
 Indexing runs in a child process (``tributary.app.index_worker``) that reports progress as
 JSON lines: the embedding model never loads in the GUI process and the indexer's
-CPU work cannot stall the event loop. It indexes the code, then brings the git
-history (the tasks server's) up to date. Listing and removing repositories are quick
+CPU work cannot stall the event loop. It writes the code's keyword tier, then the git
+history's commits (the tasks server's), each searchable by its words at once, then
+the vectors of both: a new repository answers in seconds, and by meaning when the
+vectors are in. Listing and removing repositories are quick
 calls into ``tributary.engine.repos.manage``, run in a worker thread; removing deletes the code index
 and the history together.
 """
@@ -467,8 +469,13 @@ class IndexPage(QWidget):
         self.indexing_changed.emit(sorted(self._unsearchable))
 
         def on_event(event: dict[str, Any]) -> None:
-            if event.get("event") == "history":
+            kind = event.get("event")
+            if kind == "history":
                 self._reading_history(key)
+            elif kind == "history-ready":
+                self._history_ready(key, str(event.get("history") or ""))
+            elif kind == "history-embed":
+                self._embedding_history(key, int(event.get("done") or 0), int(event.get("total") or 0))
             elif event.get("phase") == "keyword":
                 self._keyword_ready(key)
             else:
@@ -525,6 +532,38 @@ class IndexPage(QWidget):
         self.progress_label.set_full_text(f"Reading the git history of {key}…")
         self._live_status[key] = "reading history"
         self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
+
+    def _history_ready(self, key: str, line: str) -> None:
+        """The history's commits are written: its past tasks answer by their words from
+        now on (the engine derives the tasks server), while the vectors are made."""
+        if key not in self._running:
+            return
+        said = f" ({line.removeprefix('history: ')})" if line.startswith("history: ") else ""
+        self.message.emit(f"{Path(key).name}: its history can be searched by its words{said}; "
+                          "meaning-based matches join as the vectors are made")
+
+        def searchable(_: object = None) -> None:
+            self.indexes_changed.emit()
+            self.refresh()  # the Tasks column
+
+        engine = self._engine()
+        if engine is None:
+            searchable()
+        else:
+            run_async(self._update_engine(engine, key), label="Updating sources", quiet=True,
+                      on_success=searchable, on_error=searchable)
+
+    def _embedding_history(self, key: str, done: int, total: int) -> None:
+        if key not in self._running:
+            return
+        percent = 100 * done // total if total else 100
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress_label.set_full_text(  # (its words are searchable: the status bar said so)
+            f"Indexing {key}: code ready; the history's semantic index {percent} % ready "
+            f"({done:,}/{total:,} past tasks embedded)")
+        self._live_status[key] = status = f"history {percent} % embedded"
+        self.table.setItem(self._row_of(key), 1, QTableWidgetItem(status))
 
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)

@@ -47,7 +47,12 @@ if TYPE_CHECKING:
     from tributary.engine.config.secrets import is_secret_name
     from tributary.engine.config.validate import BUILTIN_SERVER_NAMES, validate
     from tributary.engine.engine import Engine
-    from tributary.engine.index.manager import index_repository, list_indexes, watch_repository
+    from tributary.engine.index.manager import (
+        embed_repository,
+        index_repository,
+        list_indexes,
+        watch_repository,
+    )
     from tributary.engine.insights.store import QueryLog, QueryLogEntry, QueryLogSummary
     from tributary.engine.localsearch.longquery import is_task_question
     from tributary.engine.paths import (
@@ -72,6 +77,7 @@ if TYPE_CHECKING:
     from tributary.engine.runtime.spawn import module_command
     from tributary.engine.sources.oauth import sign_in, sign_out, signed_in
     from tributary.engine.sources.state import ServerState, ServerTest
+    from tributary.engine.tasks.api import embed_history
     from tributary.engine.wording import counted
 
 
@@ -145,6 +151,8 @@ _HOMES: dict[str, str] = {
     "validate": "tributary.engine.config.validate",
     "settle": "tributary.engine.runtime.heap",
     "index_repository": "tributary.engine.index.manager",
+    "embed_repository": "tributary.engine.index.manager",
+    "embed_history": "tributary.engine.tasks.api",
     "list_indexes": "tributary.engine.index.manager",
     "watch_repository": "tributary.engine.index.manager",
     "QueryLog": "tributary.engine.insights.store",
@@ -206,6 +214,8 @@ __all__ = [
     "data_dir",
     "default_config_path",
     "discover_client_configs",
+    "embed_history",
+    "embed_repository",
     "explain_routing",
     "fallback_path",
     "fold_label",

@@ -27,7 +27,9 @@ from tributary.app.layouts import scrolled_down
 EXAMPLE = "where is the retry logic"
 KEYS = ("Enter searches now · ↓ moves to the results · Enter opens a result in your editor · "
         "Ctrl+C copies it · Esc comes back here · Ctrl+L from anywhere")
-SYNTAX = "Filters: lang:go  path:src/  -path:tests/  source:files"
+# Said as an example: under "Asking for …" a bare "Filters: lang:go" read as the filters
+# the question was asked with.
+SYNTAX = "To narrow a search, type filters with it, e.g. lang:go  path:src/  -path:tests/  source:files"
 
 
 MARGIN = 24  # px around the empty state's text and buttons
@@ -167,7 +169,7 @@ class EmptyState(QWidget):
     def show_asking(self, query: str) -> None:
         """A search is out and nothing has come back yet: say so, not "type a question"."""
         body = "Results appear here as each source answers; the chips above say which are still working."
-        self._show("asking", f"Asking for “{_quoted(query)}”…", body, keys=SYNTAX)
+        self._show("asking", f"Asking for “{_quoted(query)}”…", body)
 
     def show_no_results(self, query: str, filtered: bool, rules: Sequence[str] = (),
                         asked: Sequence[str] = (), notes: Sequence[str] = ()) -> None:

@@ -45,8 +45,8 @@ class HistoryUpdate:
         stats = self.stats
         if not stats.changed:
             return "history: up to date"
-        parts = [f"{stats.added} new commit{'s' if stats.added != 1 else ''}"] if stats.added else []
-        parts += [f"{stats.updated} updated"] if stats.updated else []
+        parts = [f"{stats.added:,} new commit{'s' if stats.added != 1 else ''}"] if stats.added else []
+        parts += [f"{stats.updated:,} updated"] if stats.updated else []
         return f"history: {', '.join(parts)} in {stats.seconds:.1f} s"
 
 

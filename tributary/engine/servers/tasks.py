@@ -105,8 +105,16 @@ class TaskItem(BaseModel):
     repo: str | None = None
 
 
+_VECTORS_DUE = (
+    "answered on keywords alone where meaning-based search was due (a history's commits "
+    "are still being embedded): a later answer may be better"
+)
+
+
 class TaskResults(BaseModel):
     results: list[TaskItem]
+    warnings: list[str] = Field(default_factory=list)
+    degraded: bool = Field(default=False, description=_VECTORS_DUE)
 
 
 class FileItem(BaseModel):
@@ -145,6 +153,8 @@ class FunctionItem(BaseModel):
 
 class FileResults(BaseModel):
     results: list[FileItem | TaskItem | FunctionItem]
+    warnings: list[str] = Field(default_factory=list)
+    degraded: bool = Field(default=False, description=_VECTORS_DUE)
 
 
 class TaskBackend:
@@ -173,6 +183,9 @@ class TaskBackend:
         # Code indexes read to weigh the histories against repositories that have none.
         self._code_stores: dict[Path | int, IndexStore] = {}  # index file or row id -> store
         self._code_files: dict[Path, int] = {}  # index file -> the inode its store was opened on
+        # id(index) -> its "updated_at" when every task of it had a vector: counted again
+        # only after an import (counting a large history's vectors takes milliseconds).
+        self._embedded_at: dict[int, str | None] = {}
         self._database: Database | None = None  # the shared index's connection, when it is served
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
@@ -197,7 +210,10 @@ class TaskBackend:
                     self.indexes.append((name, index))
                     self._shared[id(index)] = (name, root, row_id)
             self._opened.set()
-            if self.embed and any(index.store.has_vectors() for _, index in self.indexes):
+            # A history imported a moment ago may have no vector yet (its words were
+            # searchable first): the model is loaded for the vectors on their way.
+            if self.embed and any(index.store.has_vectors() or index.store.vector_counts()[1]
+                                  for _, index in self.indexes):
                 from tributary.engine.index.embed import load_default_embedder
 
                 embedder: Embedder = load_default_embedder()
@@ -354,6 +370,31 @@ class TaskBackend:
             store = self._code_stores[row_id] = PgIndexStore(
                 self._database, row_id, vector_index=self.backend.vector_index)
         return store
+
+    def unembedded(self, repos: Sequence[str] = (), exclude_repos: Sequence[str] = ()) -> list[str]:
+        """What to say of each history in scope whose tasks are not all embedded yet (a
+        repository added a moment ago, its vectors on their way): those tasks are found by
+        their words alone for now. Empty when embedding is off here."""
+        if not self.embed:
+            return []
+        said: list[str] = []
+        with self._lock:
+            for label, index in self.scoped(repos, exclude_repos):
+                try:
+                    updated = index.store.get_meta("updated_at")
+                    if id(index) in self._embedded_at and self._embedded_at[id(index)] == updated:
+                        continue
+                    embedded, total = index.store.vector_counts()
+                except Exception as exc:  # a damaged history: its searches say so themselves
+                    log.warning("cannot count the vectors of %s: %s", label, exc)
+                    continue
+                if embedded >= total:
+                    self._embedded_at[id(index)] = updated
+                    continue
+                name = self._identity(label, index)[0]
+                said.append(f"{name}: meaning-based matches of its history {100 * embedded // total} % ready "
+                            f"({embedded:,} of {total:,} past tasks embedded); keyword search covers every one")
+        return said
 
     def search_tasks(
         self, query: str, top_k: int, repos: Sequence[str] = (), exclude_repos: Sequence[str] = (),
@@ -657,8 +698,9 @@ def build_server(backend: TaskBackend) -> MCPServer:
     ) -> TaskResults:
         check_scope(repos, exclude_repos)
         found = backend.search_tasks(query, top_k, repos or (), exclude_repos or (), parse_before(before))
-        return TaskResults(results=[task_item(hit, rank, label)
-                                    for rank, (label, hit) in enumerate(found, 1)])
+        warnings = backend.unembedded(repos or (), exclude_repos or ())
+        return TaskResults(results=[task_item(hit, rank, label) for rank, (label, hit) in enumerate(found, 1)],
+                           warnings=warnings, degraded=bool(warnings))
 
     @server.tool(description="Files (and the best few tasks) ranked by past tasks like the query.")
     def files_for_task(
@@ -697,7 +739,8 @@ def build_server(backend: TaskBackend) -> MCPServer:
             for rank, n in enumerate(named, 1)
         ]  # fmt: skip
         listed = task_items + file_items if offset == 0 else file_items + task_items
-        return FileResults(results=[*listed, *function_items])
+        warnings = backend.unembedded(repos or (), exclude_repos or ())
+        return FileResults(results=[*listed, *function_items], warnings=warnings, degraded=bool(warnings))
 
     return server
 

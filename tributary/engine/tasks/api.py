@@ -158,16 +158,18 @@ def embed_history(
     indexes_dir: Path | str | None = None,
     embedder: Embedder | None = None,
     backend: IndexBackend | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Give every task of the repository's history that has no vector its vector (one
-    imported with ``embed=False``, so its keywords were searchable at once); how many."""
+    imported with ``embed=False``, so its keywords were searchable at once); how many.
+    ``on_progress(done, total)`` follows it batch by batch."""
     store = open_history(repo_path, indexes_dir, backend, create=False)
     if store is None:
         return 0
     from tributary.engine.index.embed import load_default_embedder
 
     with closing(store):
-        return store.embed_missing(embedder or load_default_embedder())
+        return store.embed_missing(embedder or load_default_embedder(), on_progress)
 
 
 def import_tasks_jsonl(
