@@ -119,10 +119,24 @@ def test_the_app_worker_reports_code_then_history(
     assert index_worker.main([str(git_checkout)]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = [event["event"] for event in events]
-    assert kinds[-2:] == ["history", "done"] and set(kinds[:-2]) == {"progress"}
-    assert events[-1]["files_total"] > 0
+    # Words first (the code's keyword tier, then the history's commits), then vectors.
+    ready = kinds.index("history-ready")
+    assert kinds[ready - 1] == "history" and set(kinds[: ready - 1]) == {"progress"}
+    assert "embed" in [event.get("phase") for event in events[ready:]]
+    assert kinds[-2:] == ["history-embed", "done"]
+    assert events[-2]["done"] == events[-2]["total"] == 2
+    assert events[-1]["files_total"] > 0 and events[-1]["chunks_embedded"] == events[-1]["chunks_total"]
     assert events[-1]["history"].startswith("history: 2 new commits in ")
     assert task_stats(git_checkout).tasks == 2
+
+
+def test_a_history_being_made_is_listed_with_no_tasks_yet(home: Path, git_checkout: Path) -> None:
+    """The app lists its repositories while the worker creates a history file, before
+    its tables exist: that listing failed with "no such table"."""
+    assert main(["index", "add", "--no-history", str(git_checkout)]) == 0
+    tasks_db_path(git_checkout).parent.mkdir(parents=True, exist_ok=True)
+    tasks_db_path(git_checkout).touch()  # an empty SQLite database: no tables yet
+    assert [(info.root, info.tasks) for info in repos.list_repositories()] == [(git_checkout.resolve(), 0)]
 
 
 def test_index_changes_drop_the_cached_answers_that_drew_on_the_repository(

@@ -493,9 +493,7 @@ class IndexPage(QWidget):
             self.progress.setRange(0, progress.total)
             self.progress.setValue(progress.done)
         self.progress_label.set_full_text(f"Indexing {key}: {progress.text()}")
-        self._live_status[key] = progress.status
-        row = self._row_of(key)
-        self.table.setItem(row, 1, QTableWidgetItem(progress.status))
+        self._show_status(key, progress.status)
 
     def _keyword_ready(self, key: str) -> None:
         """Every file is in the keyword index: the repository can be searched now, so the
@@ -510,12 +508,17 @@ class IndexPage(QWidget):
             self.indexes_changed.emit()
             self.refresh()  # its name and the code index's counts, while vectors and history follow
 
+        self._rederive(key, searchable)
+
+    def _rederive(self, key: str, then: Callable[[object], None]) -> None:
+        """Have the engine derive its built-in servers again for ``key``, a part of which
+        can be searched now, then run ``then`` (whether that worked or not)."""
         engine = self._engine()
         if engine is None:
-            searchable()
+            then(None)
         else:
             run_async(self._update_engine(engine, key), label="Updating sources", quiet=True,
-                      on_success=searchable, on_error=searchable)
+                      on_success=then, on_error=then)
 
     def _now_searchable(self, key: str) -> bool:
         """``key`` left the repositories that cannot be searched yet (if it was one)."""
@@ -530,8 +533,7 @@ class IndexPage(QWidget):
             return
         self.progress.setRange(0, 0)  # busy: git gives no count up front
         self.progress_label.set_full_text(f"Reading the git history of {key}…")
-        self._live_status[key] = "reading history"
-        self.table.setItem(self._row_of(key), 1, QTableWidgetItem("reading history"))
+        self._show_status(key, "reading history")
 
     def _history_ready(self, key: str, line: str) -> None:
         """The history's commits are written: its past tasks answer by their words from
@@ -546,12 +548,7 @@ class IndexPage(QWidget):
             self.indexes_changed.emit()
             self.refresh()  # the Tasks column
 
-        engine = self._engine()
-        if engine is None:
-            searchable()
-        else:
-            run_async(self._update_engine(engine, key), label="Updating sources", quiet=True,
-                      on_success=searchable, on_error=searchable)
+        self._rederive(key, searchable)
 
     def _embedding_history(self, key: str, done: int, total: int) -> None:
         if key not in self._running:
@@ -562,7 +559,11 @@ class IndexPage(QWidget):
         self.progress_label.set_full_text(  # (its words are searchable: the status bar said so)
             f"Indexing {key}: code ready; the history's semantic index {percent} % ready "
             f"({done:,}/{total:,} past tasks embedded)")
-        self._live_status[key] = status = f"history {percent} % embedded"
+        self._show_status(key, f"history {percent} % embedded")
+
+    def _show_status(self, key: str, status: str) -> None:
+        """A running repository's state column (kept when the table is filled again)."""
+        self._live_status[key] = status
         self.table.setItem(self._row_of(key), 1, QTableWidgetItem(status))
 
     def _finished(self, key: str, stats: Any) -> None:

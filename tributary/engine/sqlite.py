@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 Connection = sqlite3.Connection  # sqlean's Connection has the same API; typed as stdlib's
 
 BUSY_TIMEOUT_MS = 10_000
+# What a store raises: connections come from sqlean (SQLite with extensions), whose
+# errors are not the standard module's.
+ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, sqlean.Error)
 
 
 def connect(

@@ -10,10 +10,10 @@ nor keeps serving one they removed.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tributary.engine import sqlite
 from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.index.manager import (
     IndexInfo,
@@ -53,7 +53,7 @@ class HistoryUpdate:
 def _store_errors(backend: IndexBackend) -> tuple[type[BaseException], ...]:
     """The errors a failing task store raises in ``backend``."""
     if backend.dsn is None:
-        return (sqlite3.Error,)
+        return sqlite.ERRORS
     # tributary.engine.postgres first: it says which extra to install when psycopg is missing
     from tributary.engine.postgres.db import PostgresError  # noqa: I001
 
@@ -114,11 +114,11 @@ def _task_count(root: Path, index_dir: Path | None) -> int:
         return 0
     try:
         store = TaskStore(database, readonly=True)
-    except sqlite3.Error:  # unreadable: listed as no history rather than not at all
+    except sqlite.ERRORS:  # unreadable: listed as no history rather than not at all
         return 0
     try:
         return store.stats().tasks
-    except sqlite3.Error:
+    except sqlite.ERRORS:  # (one being made: its tables are not written yet)
         return 0
     finally:
         store.close()
