@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,25 @@ def test_the_answer_says_when_all_of_the_code_has_its_vectors(tmp_path: Path, at
         assert any("chunks embedded, all of its code)" in w for w in served.warnings), served.warnings
     finally:
         service.close()
+
+
+def test_a_queue_from_before_its_order_read_only_says_the_code_waits(tmp_path: Path) -> None:
+    """An index made before the queue had its order, opened read-only (it cannot be
+    migrated): the code is taken as still waiting. sqlean's errors are not sqlite3's,
+    so the guard once let this one through."""
+    import sqlite3
+
+    repo = tmp_path / "old"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "invoice.py").write_text("def send_invoice(number):\n    return number\n")
+    index_dir = tmp_path / "ix"
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=index_dir, embed=False)
+    path = index_path_for(repo, directory=index_dir)
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("ALTER TABLE pending_embeds RENAME TO pending_with_order")
+        conn.execute("CREATE TABLE pending_embeds (embed_hash TEXT PRIMARY KEY)")
+    store = SqliteStore(path, readonly=True)
+    try:
+        assert store.code_waiting()
+    finally:
+        store.close()

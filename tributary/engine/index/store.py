@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from tributary.engine import sqlite
 from tributary.engine.errors import TributaryError
 from tributary.engine.index.chunking import Chunk
 from tributary.engine.index.priors import CODE, embed_order
@@ -411,7 +411,7 @@ class SqliteStore:
     def close(self) -> None:
         self.collection.settle()
         if self._writer:
-            with contextlib.suppress(sqlite3.Error):  # (closing must not fail on it)
+            with contextlib.suppress(*sqlite.ERRORS):  # (closing must not fail on it)
                 mark_writer(self.conn, False)
         self.conn.close()
 
@@ -624,7 +624,7 @@ class SqliteStore:
                 "(SELECT 1 FROM chunks c WHERE c.embed_hash = p.embed_hash AND c.embedded = 0))",
                 (CODE_ORDER,),
             ).fetchone()
-        except sqlite3.OperationalError:  # a queue from before its order, opened read-only
+        except sqlite.ERRORS:  # a queue from before its order, opened read-only
             return True
         return bool(row[0])
 
