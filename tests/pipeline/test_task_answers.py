@@ -87,3 +87,9 @@ def test_an_issue_saying_what_happened_is_answered_by_code() -> None:
     assert not asks_history(issue) and asks_history("what happened to the config loader")
     answer = run_pipeline({"files": [chunk], "tasks": [why, _task(6)]}, SearchRequest(query=issue, assemble=False))
     assert answer.hits[0].id == chunk.id
+
+
+def test_a_why_did_question_asks_about_the_past() -> None:
+    assert asks_history("why did the cache plugin change") and asks_history("why did they drop Python 3.8")
+    assert asks_history("why did we rename the config loader")
+    assert not asks_history("why did the test fail") and not asks_history("why does the cache plugin change paths")

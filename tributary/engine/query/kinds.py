@@ -235,7 +235,9 @@ _HISTORY = re.compile(
     r"|\b(?:history|changelog|blame|git\s+log)\s+(?:of|for)\b"
     r"|\b(?:recent|latest|last|past)\s+(?:commits?|changes)\b"
     r"|\bwhy\s+(?:was|were|did\s+\w+)\s.{0,80}?\b(?:changed|added|removed|introduced|"
-    r"renamed|deprecated|reverted)\b",
+    r"renamed|deprecated|reverted)\b"
+    # "why did the cache plugin change": the verb after "did" is in its plain form
+    r"|\bwhy\s+did\s.{0,80}?\b(?:change|add|remove|introduce|rename|deprecate|revert|drop)\b",
     re.IGNORECASE,
 )
 
