@@ -44,7 +44,7 @@ wait(gate)
 emit(event="history")
 wait(gate.with_name("history-gate"))
 emit(event="history-ready", history="history: 3 new commits in 0.2 s")
-emit(event="history-embed", done=1, total=3)
+emit(event="history-embed", done=1, total=3, rate=40.0, eta_s=0.05)
 wait(gate.with_name("done-gate"))
 emit(event="done", files_indexed=4, chunks_total=40, seconds=0.1, history="history: 3 new commits in 0.2 s")
 """
@@ -119,7 +119,7 @@ async def test_index_in_child_process_with_progress_then_status(
     # The history's commits answer by their words at once: the engine adds its server,
     # and the row counts them, while their vectors are made.
     await until(lambda: page.table.item(0, 1).text() == "history 33 % embedded")
-    assert "(1/3 past tasks embedded)" in page.progress_label.full_text
+    assert "(1/3 past tasks embedded) · 40.0 tasks/s · ETA 0 s" in page.progress_label.full_text
     assert page.progress.maximum() == 3 and page.progress.value() == 1
     assert any("history can be searched by its words (3 new commits in 0.2 s)" in m for m in messages)
     await until(lambda: engine.changed_repositories == [repo, repo] and len(engine.applied) == 2)
@@ -275,6 +275,8 @@ def test_the_worker_steps_down_once_the_keyword_tier_is_written(
     assert ("nice", index_worker.WORKER_NICENESS) in niced
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = [e.get("phase") or e["event"] for e in events]  # (progress lines are thinned out)
+    history = next(e for e in events if e["event"] == "history-embed")
+    assert history["done"] == history["total"] == 2 and history["rate"] > 0 and history["eta_s"] == 0
     assert [kind for kind in kinds if kind not in ("scan", "chunk", "embed")] == [
         "keyword", "done", "history", "history-ready", "done", "history-embed", "done"]
     final = events[-1]

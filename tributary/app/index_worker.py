@@ -15,7 +15,8 @@ vectors, then the history's. Each line is one JSON object: ``{"event": "progress
 ...IndexProgress fields}`` while indexing the code and embedding it, ``{"event":
 "history"}`` as it starts reading the git history, ``{"event": "history-ready",
 "history": "<one line>"}`` once its commits can be searched by their words,
-``{"event": "history-embed", "done": N, "total": M}`` while their vectors are made,
+``{"event": "history-embed", "done": N, "total": M, "rate": R, "eta_s": S}`` while
+their vectors are made (past tasks a second, seconds left),
 then ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
 failures exit non-zero with the reason on stderr. A history that could not be read or
 embedded does not fail the worker: the code index is good, and the line says why.
@@ -115,14 +116,16 @@ def _embed_history(root: Path) -> str:
 
     from tributary.engine.api import embed_history
 
-    last = 0.0
+    started = last = time.monotonic()
 
     def on_progress(done: int, total: int) -> None:
         nonlocal last
         now = time.monotonic()
         if now - last >= MIN_INTERVAL_S or done == total:
             last = now
-            _emit("history-embed", done=done, total=total)
+            rate = done / (now - started) if now > started else None
+            eta = (total - done) / rate if rate else None
+            _emit("history-embed", done=done, total=total, rate=rate, eta_s=eta)
 
     try:
         embed_history(root, on_progress=on_progress)

@@ -475,7 +475,7 @@ class IndexPage(QWidget):
             elif kind == "history-ready":
                 self._history_ready(key, str(event.get("history") or ""))
             elif kind == "history-embed":
-                self._embedding_history(key, int(event.get("done") or 0), int(event.get("total") or 0))
+                self._embedding_history(key, event)
             elif event.get("phase") == "keyword":
                 self._keyword_ready(key)
             else:
@@ -550,15 +550,22 @@ class IndexPage(QWidget):
 
         self._rederive(key, searchable)
 
-    def _embedding_history(self, key: str, done: int, total: int) -> None:
+    def _embedding_history(self, key: str, event: dict[str, Any]) -> None:
+        """The history's vectors on their way: how many, how fast, how long still."""
         if key not in self._running:
             return
+        done, total = int(event.get("done") or 0), int(event.get("total") or 0)
+        rate, eta = event.get("rate"), event.get("eta_s")
         percent = 100 * done // total if total else 100
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.progress_label.set_full_text(  # (its words are searchable: the status bar said so)
-            f"Indexing {key}: code ready; the history's semantic index {percent} % ready "
-            f"({done:,}/{total:,} past tasks embedded)")
+        parts = [f"code ready; the history's semantic index {percent} % ready ({done:,}/{total:,} past tasks "
+                 "embedded)"]  # (its words are searchable: the status bar said so)
+        if isinstance(rate, (int, float)) and rate > 0:
+            parts.append(f"{rate:,.1f} tasks/s")
+        if isinstance(eta, (int, float)) and done < total:
+            parts.append(f"ETA {format_eta(eta)}")
+        self.progress_label.set_full_text(f"Indexing {key}: {' · '.join(parts)}")
         self._show_status(key, f"history {percent} % embedded")
 
     def _show_status(self, key: str, status: str) -> None:
