@@ -86,7 +86,8 @@ def _get(obj: Any, *names: str, default: Any = None) -> Any:
 
 @dataclass(slots=True)
 class Progress:
-    """What the progress bar shows, read from the manager's progress event."""
+    """What the progress bar shows, read from the manager's progress event (or the
+    worker's for the history's vectors)."""
 
     done: int
     total: int
@@ -94,9 +95,16 @@ class Progress:
     rate: float | None
     eta_s: float | None
     embedding: bool = False  # the second tier: done/total count chunks given their vector
+    history: bool = False  # the history's vectors: done/total count past tasks given theirs
 
     @classmethod
     def of(cls, event: Any, started: float) -> Progress:
+        if _get(event, "event") == "history-embed":  # its words are searchable already
+            done = int(_get(event, "done", default=0) or 0)
+            total = int(_get(event, "total", default=0) or 0)
+            rate, eta = _get(event, "rate"), _get(event, "eta_s")
+            return cls(done, total, done, float(rate) if rate else None,
+                       float(eta) if eta is not None and done < total else None, embedding=True, history=True)
         embedding = _get(event, "phase") == "embed"
         if embedding:  # keyword search already covers every file; vectors fill in
             done = int(_get(event, "vectors_done", default=0) or 0)
@@ -119,6 +127,8 @@ class Progress:
     @property
     def status(self) -> str:
         """The table's state column."""
+        if self.history:
+            return f"history {self.percent} % embedded"
         if self.embedding:
             return f"semantic index {self.percent} % ready"
         return f"indexing {self.done}/{self.total or '?'}"
@@ -129,10 +139,11 @@ class Progress:
 
     def text(self) -> str:
         if self.embedding:
-            parts = [f"keyword search ready; semantic index {self.percent} % ready "
-                     f"({self.done:,}/{self.total:,} chunks embedded)"]
+            ready, noun, unit = (("code ready; the history's", "past tasks", "tasks") if self.history
+                                 else ("keyword search ready;", "chunks", "chunks"))
+            parts = [f"{ready} semantic index {self.percent} % ready ({self.done:,}/{self.total:,} {noun} embedded)"]
             if self.rate:
-                parts.append(f"{self.rate:,.1f} chunks/s")
+                parts.append(f"{self.rate:,.1f} {unit}/s")
             if self.eta_s is not None:
                 parts.append(f"ETA {format_eta(self.eta_s)}")
             return " · ".join(parts)
@@ -474,8 +485,6 @@ class IndexPage(QWidget):
                 self._reading_history(key)
             elif kind == "history-ready":
                 self._history_ready(key, str(event.get("history") or ""))
-            elif kind == "history-embed":
-                self._embedding_history(key, event)
             elif event.get("phase") == "keyword":
                 self._keyword_ready(key)
             else:
@@ -549,24 +558,6 @@ class IndexPage(QWidget):
             self.refresh()  # the Tasks column
 
         self._rederive(key, searchable)
-
-    def _embedding_history(self, key: str, event: dict[str, Any]) -> None:
-        """The history's vectors on their way: how many, how fast, how long still."""
-        if key not in self._running:
-            return
-        done, total = int(event.get("done") or 0), int(event.get("total") or 0)
-        rate, eta = event.get("rate"), event.get("eta_s")
-        percent = 100 * done // total if total else 100
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        parts = [f"code ready; the history's semantic index {percent} % ready ({done:,}/{total:,} past tasks "
-                 "embedded)"]  # (its words are searchable: the status bar said so)
-        if isinstance(rate, (int, float)) and rate > 0:
-            parts.append(f"{rate:,.1f} tasks/s")
-        if isinstance(eta, (int, float)) and done < total:
-            parts.append(f"ETA {format_eta(eta)}")
-        self.progress_label.set_full_text(f"Indexing {key}: {' · '.join(parts)}")
-        self._show_status(key, f"history {percent} % embedded")
 
     def _show_status(self, key: str, status: str) -> None:
         """A running repository's state column (kept when the table is filled again)."""
