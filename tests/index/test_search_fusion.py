@@ -22,19 +22,21 @@ class _Files:
 
 
 def _reference(
-    files: _Files, lists: list[tuple[float, list[int]]], keyword: list[tuple[int, float]],
-    weights: Weights, top_k: int,
+    files: _Files, lists: list[tuple[float, list[int]]], pools: list[tuple[float, list[tuple[int, float]]]],
+    k: int, top_k: int,
 ) -> list[tuple[int, float]]:
     """The dict-based fusion hybrid search used before, kept here as the specification."""
-    fused = rrf(lists, weights.k)
-    if weights.file and keyword:
-        file_of = files.file_ids(list(fused))
+    fused = rrf(lists, k)
+    for weight, pool in pools:
+        if not weight or not pool:
+            continue
+        file_of = files.file_ids(list(fused) + [cid for cid, _ in pool])
         totals: dict[int, float] = {}
-        for cid, score in keyword:
+        for cid, score in pool:
             if cid in file_of:
                 totals[file_of[cid]] = totals.get(file_of[cid], 0.0) + score
         ranked = sorted(totals, key=lambda f: -totals[f])
-        bonus = {f: weights.file / (weights.k + r) for r, f in enumerate(ranked, 1)}
+        bonus = {f: weight / (k + r) for r, f in enumerate(ranked, 1)}
         for cid in fused:
             fused[cid] += bonus.get(file_of.get(cid, -1), 0.0)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
@@ -46,19 +48,33 @@ def test_numpy_fusion_matches_the_reference_exactly(seed: int) -> None:
     chunks = rng.sample(range(1, 5000), 600)
     # Some chunks belong to no known file (deleted meanwhile); many share files.
     files = _Files({cid: rng.randrange(40) for cid in chunks if rng.random() > 0.05})
-    dense = rng.sample(chunks, rng.randrange(0, 300))
+    dense = [(cid, rng.uniform(-0.2, 0.9)) for cid in rng.sample(chunks, rng.randrange(0, 300))]
+    dense.sort(key=lambda hit: -hit[1])
     keyword = [(cid, rng.choice([1.5, 2.0, rng.random() * 9])) for cid in rng.sample(chunks, 250)]
     keyword.sort(key=lambda hit: -hit[1])
-    weights = rng.choice([Weights(), Weights(file=0.0), Weights(1.5, 1.0, 1.0, 20)])
-    lists = [(weights.dense, dense), (weights.keyword, [cid for cid, _ in keyword])]
+    weights = rng.choice([Weights(), Weights(file=0.0), Weights(1.5, 1.0, 1.0, 20), Weights(dense_file=0.0)])
+    lists = [(weights.dense, [cid for cid, _ in dense]), (weights.keyword, [cid for cid, _ in keyword])]
+    pools = [(weights.file, keyword), (weights.dense_file, dense)]
     top_k = rng.choice([1, 10, 30, 1000])
-    assert _top_fused(files, lists, keyword, weights, top_k) == _reference(  # type: ignore[arg-type]
-        files, lists, keyword, weights, top_k
+    assert _top_fused(files, lists, pools, weights.k, top_k) == _reference(  # type: ignore[arg-type]
+        files, lists, pools, weights.k, top_k
     )
 
 
+def test_a_file_whose_chunks_mean_the_question_ranks_higher() -> None:
+    """Three middling chunks of one file outrank one good chunk of another file once the
+    files' summed cosines count; without the dense file signal they do not."""
+    files = _Files({1: 10, 2: 20, 3: 20, 4: 20, 5: 30, 6: 30, 7: 40, 8: 40})
+    dense = [(1, 0.6), (2, 0.5), (3, 0.5), (4, 0.5), (5, 0.45), (6, 0.45), (7, 0.45), (8, 0.45)]
+    lists = [(1.0, [cid for cid, _ in dense])]
+    plain = _top_fused(files, lists, [], 60, 10)  # type: ignore[arg-type]
+    whole = _top_fused(files, lists, [(0.5, dense)], 60, 10)  # type: ignore[arg-type]
+    assert plain[0][0] == 1
+    assert whole[0][0] == 2
+
+
 def test_nothing_found_gives_nothing() -> None:
-    assert _top_fused(_Files({}), [(1.0, []), (1.0, [])], [], Weights(), 10) == []  # type: ignore[arg-type]
+    assert _top_fused(_Files({}), [(1.0, []), (1.0, [])], [], Weights().k, 10) == []  # type: ignore[arg-type]
 
 
 def _hit(path: str, score: float) -> SearchHit:

@@ -62,6 +62,10 @@ MIN_POOL = 800  # a deeper pool of chunks finds more right files (docs/benchmark
 DENSE_WEIGHT = 1.0
 KEYWORD_WEIGHT = 1.0
 FILE_WEIGHT = 2.0  # files ranked by the summed BM25 of their pooled chunks
+# Files ranked by the summed cosine of their pooled chunks: the same whole-file evidence
+# in meaning. Not for an issue (its vector is its title, and the files it names and its
+# traceback have lists of their own) nor a lookup (docs/benchmarks.md).
+DENSE_FILE_WEIGHT = 0.5
 SYMBOL_WEIGHT = 2.0  # chunks defining a name the query asks for (bench/identifier_queries.py)
 SYMBOL_POOL = 50
 LOOKUP_CHARS = 400  # a lookup is a few names: the head of the query holds them
@@ -106,6 +110,7 @@ class Weights:
     symbol: float = SYMBOL_WEIGHT
     name: float = NAME_WEIGHT
     k: int = RRF_K
+    dense_file: float = DENSE_FILE_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +204,10 @@ def hybrid_search(
             symbols = _written_definitions(store, qualified, where)
             if symbols:
                 lists.append((weights.symbol * QUESTION_SYMBOL_SHARE, symbols))
-    ranked = _top_fused(store, lists, keyword, weights, None)
+    whole_files = [(weights.file, keyword)]
+    if task is None and not names:  # a lookup's answer is the definition, not a file
+        whole_files.append((weights.dense_file, dense))
+    ranked = _top_fused(store, lists, whole_files, weights.k, None)
     best = ranked[: top_k * PRIOR_POOL + 20]
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
     chunks = store.chunks_by_id([cid for cid, _ in best])
@@ -603,47 +611,51 @@ def _rounded(value: float | None) -> float | None:
 def _top_fused(
     store: IndexStore,
     lists: Sequence[tuple[float, Sequence[int]]],
-    keyword: list[tuple[int, float]],
-    weights: Weights,
+    pools: Sequence[tuple[float, Sequence[tuple[int, float]]]],
+    k: int,
     top_k: int | None,
 ) -> list[tuple[int, float]]:
-    """``tributary.engine.localsearch.fusion.rrf`` plus the file signal, the best ``top_k`` (all when
-    None) first, ties by id; in numpy: the pools hold 1,600 ids, and the dict loops cost
-    ~3 ms a query on a 66k-chunk index.
+    """``tributary.engine.localsearch.fusion.rrf`` plus the whole-file signals, the best
+    ``top_k`` (all when None) first, ties by id; in numpy: the pools hold 1,600 ids, and
+    the dict loops cost ~3 ms a query on a 66k-chunk index.
 
-    Sums run in the same order as ``rrf``'s (every list in turn, then the file
-    bonus), so the scores are the same floats.
+    ``pools`` are (weight, scored chunks) lists, each ranking files by its chunks
+    (:func:`_file_bonus`). Sums run in the same order as ``rrf``'s (every list in turn,
+    then each file bonus), so the scores are the same floats.
     """
     ids = np.fromiter((cid for _, ranked in lists for cid in ranked), dtype=np.int64)
     if not len(ids):
         return []
-    parts = [weight / (weights.k + np.arange(1, len(ranked) + 1)) for weight, ranked in lists]
+    parts = [weight / (k + np.arange(1, len(ranked) + 1)) for weight, ranked in lists]
     unique, inverse = np.unique(ids, return_inverse=True)
     scores = np.bincount(inverse, weights=np.concatenate(parts), minlength=len(unique)).astype(
         np.float64, copy=False
     )
-    if weights.file and keyword:
-        scores += _file_bonus(store, unique.tolist(), keyword, weights)
+    pools = [(weight, pool) for weight, pool in pools if weight and pool]
+    if pools:
+        chunk_ids = unique.tolist()
+        file_of = store.file_ids(list(dict.fromkeys([*chunk_ids, *(cid for _, p in pools for cid, _ in p)])))
+        for weight, pool in pools:
+            scores += _file_bonus(file_of, chunk_ids, pool, weight, k)
     order = np.lexsort((unique, -scores))[:top_k]
     return [(int(unique[i]), float(scores[i])) for i in order]
 
 
 def _file_bonus(
-    store: IndexStore, chunk_ids: list[int], keyword: list[tuple[int, float]], weights: Weights
+    file_of: Mapping[int, int], chunk_ids: list[int], pool: Sequence[tuple[int, float]], weight: float, k: int
 ) -> npt.NDArray[np.float64]:
-    """Whole-file evidence: a file whose many chunks match the words ranks higher.
+    """Whole-file evidence: a file whose many chunks match the question ranks higher.
 
-    Files are ranked by the summed BM25 of their pooled chunks; every pooled chunk of
-    a file gets that file's reciprocal rank (weighted) added to its fused score.
+    Files are ranked by the summed scores of their chunks in ``pool`` (BM25, or cosine);
+    every fused chunk of a file gets that file's reciprocal rank (weighted) added.
     """
-    file_of = store.file_ids(chunk_ids)
     totals: dict[int, float] = {}
-    for cid, score in keyword:
+    for cid, score in pool:
         file_id = file_of.get(cid)
         if file_id is not None:
-            totals[file_id] = totals.get(file_id, 0.0) + score
+            totals[file_id] = totals.get(file_id, 0.0) + float(score)
     ranked = sorted(totals, key=lambda f: -totals[f])
-    bonus = {file_id: weights.file / (weights.k + rank) for rank, file_id in enumerate(ranked, 1)}
+    bonus = {file_id: weight / (k + rank) for rank, file_id in enumerate(ranked, 1)}
     return np.fromiter(
         (bonus.get(file_of.get(cid, -1), 0.0) for cid in chunk_ids),
         dtype=np.float64,
