@@ -87,8 +87,27 @@ def test_a_question_that_names_a_role_keeps_it_whole() -> None:
     assert priors.factor(priors.TOOLING, priors.asked_roles("which CI workflow runs the linter")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("how is a release built")) == 1.0
     assert priors.factor(priors.TOOLING, priors.asked_roles("which dependencies does the package pin")) == 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("update dependencies using pip-compile")) == 1.0
+    assert priors.factor(priors.TOOLING, priors.asked_roles("where are config files read")) == 1.0
     assert priors.factor(priors.ASSET, priors.asked_roles("how does click decide the terminal width")) < 1.0
     assert priors.factor(priors.ASSET, priors.asked_roles("where is the app's icon drawn")) == 1.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "controller actions and request handling helpers",
+        "how does dependency injection work",
+        "how tRPC is initialized with root config and context factory",
+        "endpoint and plug pipeline configuration",
+        "Refine how we detect namespace packages",
+        "Pytest crashes the interpreter on debug build for 3.8+",
+    ],
+)
+def test_words_that_name_code_as_often_as_tooling_do_not_ask_for_it(question: str) -> None:
+    """"actions", "dependency", "config", "pipeline", "packages" and "build" mean code
+    here: CI files and build configuration keep their lower rank."""
+    assert priors.TOOLING not in priors.asked_roles(question)
 
 
 def test_a_task_ranks_what_tests_run_on_below_the_tests() -> None:

@@ -100,10 +100,19 @@ _ASKS = {
     GENERATED: re.compile(r"\b(generated|protobuf|codegen)\b", re.I),
     RECORD: re.compile(r"\b(changelog|changes|release notes?|history|news|version(s|ed)?)\b", re.I),
     SUPERSEDED: re.compile(r"\b(legacy|deprecated|old|older|v\d+|version \d+)\b", re.I),
+    # Words that name code as often as tooling ("controller actions", "dependency
+    # injection", "root config", "plug pipeline", "namespace packages") ask for it only
+    # as a tooling phrase ("build scripts", "config files", "dependency updates").
     TOOLING: re.compile(
-        r"\b(ci|continuous integration|workflows?|github|gitlab|actions?|pipelines?|releas\w*|"
-        r"lint\w*|pre-commit|builds?|deploy\w*|config\w*|settings|editor|devcontainer|"
-        r"dependenc\w*|packag\w*|manifest|cargo|npm|gradle|maven|makefile|cmake|install\w*)\b",
+        r"\b(ci|continuous integration|workflows?|github|gitlab|releas\w*|lint\w*|pre-commit|"
+        r"deploy\w*|devcontainer|editorconfig|manifest|cargo|npm|gradle|maven|makefile|cmake|"
+        r"install\w*|packaging|dockerfile|tox|pyproject|setup\.(py|cfg)|"
+        r"(build|ci|release) (system|scripts?|steps?|files?|config\w*|matrix|pipelines?)|"
+        r"(config|configuration|settings|editor) files?|"
+        r"dependenc(y|ies) (updates?|bumps?|pins?|versions?|upgrades?)|pip-compile\w*|requirements files?|"
+        r"(updat|bump|upgrad|pin)\w* (the |all |dev )?dependenc\w*|(which|what) (\w+ )?dependencies|"
+        r"dependencies .{0,30}\bpin\w*|"
+        r"(package|packages) (metadata|manifests?|versions?|releases?|builds?))\b",
         re.I,
     ),
     TRANSLATION: re.compile(r"\b(translat\w*|i18n|l10n|locali[sz]\w*|locales?|languages?)\b", re.I),
