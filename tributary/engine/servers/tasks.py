@@ -190,6 +190,7 @@ class TaskBackend:
         self.error: BaseException | None = None
         self._opened = threading.Event()  # indexes open: keyword search works
         self._ready = threading.Event()  # the model is loaded too (or failed to)
+        self.warmed = threading.Event()  # each history's caches read ahead (or given up)
         self._lock = threading.Lock()  # one query at a time: SQLite handles, one model
         self._opener: threading.Thread | None = None
         self._closed = False
@@ -219,14 +220,31 @@ class TaskBackend:
                 embedder: Embedder = load_default_embedder()
                 for _, index in self.indexes:
                     index.use_embedder(embedder)
-            settle()  # loaded: later full GC passes skip the model and the indexes (tributary.engine.runtime.heap)
-            log.info("tasks server ready: %d index(es)", len(self.indexes))
         except BaseException as exc:  # reported to every caller instead of dying silently
             log.exception("cannot open task indexes")
             self.error = exc
         finally:
             self._opened.set()
             self._ready.set()
+        if self.error is None:
+            # After "ready": a question asked meanwhile holds the lock while it waits
+            # for it, and would otherwise keep this from ever starting.
+            self._warm()
+            settle()  # loaded: later full GC passes skip the model and the indexes (tributary.engine.runtime.heap)
+            log.info("tasks server ready: %d index(es)", len(self.indexes))
+        self.warmed.set()
+
+    def _warm(self) -> None:
+        """Each history's caches read before the first question needs them. Only a head
+        start: a history that cannot be read now says why when it is asked."""
+        with self._lock:  # one query at a time on a history's connection
+            if self._closed:
+                return
+            for label, index in self.indexes:
+                try:
+                    index.warm()
+                except Exception as exc:  # the first search that reads it reports it
+                    log.warning("tasks server: %s not read ahead: %s", label, exc)
 
     def _wait(self) -> list[tuple[str, TaskIndex]]:
         """The open indexes. A query that arrives while the model is still loading

@@ -311,6 +311,9 @@ class PgTaskStore:
         )  # fmt: skip
         return [(int(r[0]), float(r[1])) for r in found if float(r[1]) > 0]
 
+    def warm(self) -> None:
+        """Nothing to load: the server holds the vectors."""
+
     def knn(self, vector: np.ndarray, limit: int, as_of: int | None = None) -> list[tuple[int, float]]:
         """Task row ids by cosine similarity to ``vector`` (best first), ties by id; tasks
         whose vector is all zeros have no cosine and are left out."""

@@ -106,6 +106,12 @@ class TaskIndex:
         """Search with this (already loaded) model from now on."""
         self._embedder = embedder
 
+    def warm(self) -> None:
+        """Read now what the first search would otherwise pay for: the vectors, the
+        repository's files with their renames, and how often each file changed."""
+        self.store.warm()
+        self.touch_counts(self.resolver())
+
     def refresh(self) -> None:
         """Forget cached path information (after an import)."""
         self._resolver = None

@@ -393,6 +393,11 @@ class TaskStore:
     def _vectors(self) -> _TaskVectors | None:
         return self.collection.vectors()
 
+    def warm(self) -> None:
+        """Load the vector matrix now, so the first search does not pay for it."""
+        if self.has_vectors():
+            self._vectors()
+
     def _load_vectors(self, conn: Connection) -> _TaskVectors | None:
         """Every task's unit vector, its row id and time. Tasks whose vector is all zeros
         (no word the model knows) have no cosine and are left out, as sqlite-vec leaves
