@@ -30,7 +30,7 @@ def _reference(
     for weight, pool in pools:
         if not weight or not pool:
             continue
-        file_of = files.file_ids(list(fused) + [cid for cid, _ in pool])
+        file_of = files.file_ids(list(fused))
         totals: dict[int, float] = {}
         for cid, score in pool:
             if cid in file_of:

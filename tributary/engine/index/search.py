@@ -619,9 +619,10 @@ def _top_fused(
     ``top_k`` (all when None) first, ties by id; in numpy: the pools hold 1,600 ids, and
     the dict loops cost ~3 ms a query on a 66k-chunk index.
 
-    ``pools`` are (weight, scored chunks) lists, each ranking files by its chunks
-    (:func:`_file_bonus`). Sums run in the same order as ``rrf``'s (every list in turn,
-    then each file bonus), so the scores are the same floats.
+    ``pools`` are (weight, scored chunks) lists whose chunks are among ``lists``' (the
+    keyword and vector pools), each ranking files by its chunks (:func:`_file_bonus`).
+    Sums run in the same order as ``rrf``'s (every list in turn, then each file bonus),
+    so the scores are the same floats.
     """
     ids = np.fromiter((cid for _, ranked in lists for cid in ranked), dtype=np.int64)
     if not len(ids):
@@ -634,7 +635,7 @@ def _top_fused(
     pools = [(weight, pool) for weight, pool in pools if weight and pool]
     if pools:
         chunk_ids = unique.tolist()
-        file_of = store.file_ids(list(dict.fromkeys([*chunk_ids, *(cid for _, p in pools for cid, _ in p)])))
+        file_of = store.file_ids(chunk_ids)
         for weight, pool in pools:
             scores += _file_bonus(file_of, chunk_ids, pool, weight, k)
     order = np.lexsort((unique, -scores))[:top_k]
