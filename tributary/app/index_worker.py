@@ -35,11 +35,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 MIN_INTERVAL_S = 0.1  # at most ~10 progress lines a second: the GUI needs no more
 WORKER_NICENESS = 10
+
+
+class _Pace:
+    """Whether a progress line goes out: at most one per ``MIN_INTERVAL_S`` after the
+    last one (or after ``since``), and every final one."""
+
+    def __init__(self, since: float = 0.0) -> None:
+        self.last = since
+
+    def due(self, final: bool) -> bool:
+        now = time.monotonic()
+        if final or now - self.last >= MIN_INTERVAL_S:
+            self.last = now
+            return True
+        return False
 
 
 def _emit(event: str, payload: Any = None, **extra: Any) -> None:
@@ -57,7 +73,6 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m tributary.app.index_worker [--watch] PATH", file=sys.stderr)
         return 2
     import os
-    import time
 
     # Background work at a lower priority, so the embedding threads yield the CPU to the
     # GUI the moment it has something to do (2 cores, both busy embedding, otherwise).
@@ -77,15 +92,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from tributary.engine.api import embed_repository, index_repository, update_history
 
-    last = 0.0
+    pace = _Pace()
 
     def on_progress(progress: Any) -> None:
-        nonlocal last
         if progress.phase in ("keyword", "embed"):
             step_down()
-        now = time.monotonic()
-        if now - last >= MIN_INTERVAL_S or progress.phase in ("keyword", "done"):
-            last = now
+        if pace.due(progress.phase in ("keyword", "done")):
             _emit("progress", progress)
 
     root = Path(args[0]).expanduser().resolve()
@@ -112,17 +124,14 @@ def main(argv: list[str] | None = None) -> int:
 def _embed_history(root: Path) -> str:
     """Give the history's new commits their vectors, saying how far it got; "" when all
     went well, else what the history's line should add (its words still answer)."""
-    import time
-
     from tributary.engine.api import embed_history
 
-    started = last = time.monotonic()
+    started = time.monotonic()
+    pace = _Pace(since=started)
 
     def on_progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if now - last >= MIN_INTERVAL_S or done == total:
-            last = now
+        if pace.due(done == total):
+            now = pace.last
             rate = done / (now - started) if now > started else None
             eta = (total - done) / rate if rate else None
             _emit("history-embed", done=done, total=total, rate=rate, eta_s=eta)
