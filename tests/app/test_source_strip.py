@@ -85,6 +85,20 @@ def test_a_chip_taking_the_focus_is_scrolled_into_view(qtbot: Any) -> None:
     assert left >= 0 and left + last.width() <= viewport.width()
 
 
+def test_tab_stops_on_the_chips_and_never_on_the_row_around_them(qtbot: Any) -> None:
+    """Before a first query the strip is empty: Tab passes it by; after one, Tab goes
+    from chip to chip."""
+    strip = SourceStrip()
+    qtbot.addWidget(strip)
+    strip.resize(900, strip.sizeHint().height())
+    strip.show()
+    assert not strip.chip_area.focusPolicy() & Qt.FocusPolicy.TabFocus
+    strip.set_reports(reports()[:3], "6 results")
+    settle()
+    first = strip.chips[NAMES[0]]
+    assert first.nextInFocusChain() is strip.chips[NAMES[1]]
+
+
 def test_few_sources_need_no_arrows(qtbot: Any) -> None:
     strip = SourceStrip()
     qtbot.addWidget(strip)

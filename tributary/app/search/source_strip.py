@@ -216,6 +216,9 @@ class SourceStrip(QWidget):
         self.chip_area.setWidget(self.row)
         self.chip_area.setWidgetResizable(True)
         self.chip_area.setFrameShape(QFrame.Shape.NoFrame)
+        # The chips take the focus, not the area around them: before a first query it is
+        # an empty box that Tab would otherwise stop on.
+        self.chip_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.chip_area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # No bar: the wheel and the arrows scroll (a bar would take a row's height).
         self.chip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
