@@ -10,6 +10,8 @@ and the file protocol (how ck is scored), with the published NDCG@10 beside them
 the mean over the repositories that have published figures, by category too. With
 ``--grep-server COMMAND`` (mcp-ripgrep's) a grep server searching the same folder is
 asked beside the files source, at ``--grep-weight``: what adding one costs or brings.
+With ``--whole`` each whole checkout is indexed instead of its folder, tests, docs and
+examples included, as a user adds a repository: the same questions and targets.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import argparse
 import asyncio
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -75,6 +77,9 @@ def main() -> int:
                         help="a grep MCP server (mcp-ripgrep's command) asked beside the files source, "
                              "its search tool given the checkout's folder as `path`")
     parser.add_argument("--grep-weight", type=float, default=1.0, metavar="W", help="its weight (default 1)")
+    parser.add_argument("--whole", action="store_true",
+                        help="index each whole checkout, tests, docs and examples included, as a user "
+                             "adds a repository; the questions and their targets stay the same")
     add_option(parser)
     args = parser.parse_args()
     if args.avx2:
@@ -93,6 +98,8 @@ def _run(args: argparse.Namespace, work: Path) -> int:
     print(f"{'repo':<9} {'lang':<11} {'chunks':>6} {'index s':>8}  {'NDCG chunk':>10} {'file':>6} "
           f"{'R@10':>6} {'MRR':>6}   {'semble':>6} {'CRE-h':>6} {'ck':>6}")
     for repo in chosen:
+        if args.whole:
+            repo = replace(repo, folder=".")
         checkout = args.checkouts / repo.name
         annotations = args.annotations / f"{repo.name}.json"
         if not (checkout / repo.folder).is_dir() or not annotations.is_file():

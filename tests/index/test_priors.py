@@ -34,6 +34,8 @@ from tributary.engine.index.store import SqliteStore
         ("docs/routing.md", priors.DOC),
         ("README.md", priors.DOC),
         ("docs_src/tutorial/app.py", priors.EXAMPLE),
+        ("docs/en/docs/tutorial/dependencies/index.md", priors.DOC),  # a page of the docs' tutorial
+        ("examples/chat/README.md", priors.EXAMPLE),  # outside the docs: the example's own
         ("examples/basic/main.go", priors.EXAMPLE),
         ("vendor/github.com/x/y.go", priors.VENDORED),
         ("cextern/wcslib/C/wcs.c", priors.VENDORED),  # a C library kept beside the package
@@ -193,6 +195,28 @@ def test_a_file_with_many_matching_chunks_leaves_room_for_the_others() -> None:
     assert {h.path for h in top} >= {h.path for h in others}  # all forty files make the cut
     assert [h.path for h in top[:2]] == ["CHANGELOG.md", "CHANGELOG.md"]
     assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
+
+
+def test_tests_and_docs_past_the_first_two_rank_below_the_code() -> None:
+    """Eight test files and docs each match a question's words a little better than the
+    code: the first two of them stay above it, the rest go below it, in their order;
+    asked for by name, they are not scaled."""
+    from tributary.engine.index.search import ROLE_CROWD_FACTOR, ROLE_LIMIT, SearchHit, crowd_roles
+
+    def hit(path: str, score: float, role: str) -> SearchHit:
+        return SearchHit(path, "r", 1, 2, None, "block", "python", score, "x", role=role)
+
+    others = [hit(f"tests/test_{i}.py", 0.9 - i / 100, priors.TEST) for i in range(6)]
+    others += [hit("docs/a.md", 0.8, priors.DOC), hit("docs/b.md", 0.79, priors.DOC)]
+    code = [hit("app/routing.py", 0.6, priors.CODE), hit("app/views.py", 0.5, priors.CODE)]
+    crowded = crowd_roles(others + code, frozenset())
+    assert [h.path for h in crowded[: ROLE_LIMIT + 2]] == [
+        "tests/test_0.py", "tests/test_1.py", "app/routing.py", "app/views.py"
+    ]
+    assert crowded[ROLE_LIMIT + 2].score == round(0.88 * ROLE_CROWD_FACTOR, 6)
+    assert [h.score for h in crowded] == sorted((h.score for h in crowded), reverse=True)
+    asked = priors.asked_roles("which tests cover routing")
+    assert [h.path for h in crowd_roles(others + code, asked)][:6] == [h.path for h in others[:6]]
 
 
 def test_a_versioned_copy_inside_the_live_package_is_superseded() -> None:

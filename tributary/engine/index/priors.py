@@ -163,9 +163,10 @@ def role_of(path: str, language: str | None = None) -> str:
         return TEST_DATA
     if folders & _TEST_DIRS or _TEST_NAME.match(stem):
         return TEST
-    if folders & _EXAMPLE_DIRS:
+    prose = language in _PROSE if language else pure.suffix in {".md", ".rst", ".txt"}
+    if folders & _EXAMPLE_DIRS and not (prose and folders & _DOC_DIRS):  # docs/tutorial/*.md: pages
         return EXAMPLE
-    if folders & _DOC_DIRS or (language in _PROSE if language else pure.suffix in {".md", ".rst", ".txt"}):
+    if folders & _DOC_DIRS or prose:
         return DOC
     return CODE
 

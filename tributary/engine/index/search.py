@@ -29,6 +29,7 @@ import numpy.typing as npt
 from tributary.engine.index.file_names import named_ranks
 from tributary.engine.index.members import member_lines, members_of
 from tributary.engine.index.priors import (
+    CODE,
     asked_roles,
     factor,
     role_among,
@@ -81,6 +82,10 @@ CROWD_FACTOR = 0.1
 # enough of them: a 300-chunk file that matches every word would otherwise fill a
 # hundred hits with its own chunks and leave fusion a dozen files to choose from.
 FILE_SHARE = 0.3
+# Files of roles a question does not ask for (tests, docs ...) listed at their role's
+# score; each further one keeps ROLE_CROWD_FACTOR of it (``crowd_roles``).
+ROLE_LIMIT = 2
+ROLE_CROWD_FACTOR = 0.3
 # An issue-length question (``tributary.engine.localsearch.longquery``) adds lists of its own:
 # the definitions of the names it uses, the files it names (tracebacks, paths, dotted
 # modules) and the words of its title, each a share of the keyword list's weight.
@@ -241,6 +246,8 @@ def hybrid_search(
             )
         )  # fmt: skip
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
+    if task is None:  # a task has its own, lower factors for these roles
+        hits = crowd_roles(hits, asked)
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return _classes_outlined(store, listed) if names else listed
@@ -536,6 +543,28 @@ def _first_paths(hits: Sequence[SearchHit], files: int) -> list[str]:
 
 def _place(chunk: SearchHit | StoredChunk) -> tuple[str, int, int]:
     return chunk.path, chunk.start_line, chunk.end_line
+
+
+def crowd_roles(hits: Sequence[SearchHit], asked: frozenset[str]) -> list[SearchHit]:
+    """Best first, but past the first ``ROLE_LIMIT`` files of roles the question does not
+    ask for (tests, docs, examples ...), each further such file keeps ``ROLE_CROWD_FACTOR``
+    of its score. A repository's tests and docs repeat the words of almost any question,
+    and one by one, each scaled by its role, they still outnumber the code: the best of
+    them stay beside it, the rest rank below it."""
+    others: set[str] = set()
+    crowded: list[SearchHit] = []
+    for hit in hits:
+        if hit.role == CODE or hit.role in asked:
+            crowded.append(hit)
+            continue
+        if hit.path not in others and len(others) < ROLE_LIMIT:
+            others.add(hit.path)
+        if hit.path in others:
+            crowded.append(hit)
+        else:
+            crowded.append(replace(hit, score=round(hit.score * ROLE_CROWD_FACTOR, 6)))
+    crowded.sort(key=lambda hit: -hit.score)
+    return crowded
 
 
 def spread_files(hits: Sequence[SearchHit], per_file: int = PER_FILE) -> list[SearchHit]:
