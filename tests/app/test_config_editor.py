@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QStyle, QStyleOptionViewItem
 
@@ -137,6 +138,24 @@ async def test_validator_issue_blocks_save_and_names_the_key(qtbot: Any, tmp_pat
     editor.save()
     await asyncio.sleep(0.05)
     assert not (tmp_path / "config.yaml").exists()
+
+
+@pytest.mark.asyncio
+async def test_ctrl_s_at_once_after_mending_a_field_saves(qtbot: Any, tmp_path: Path) -> None:
+    """The check runs a moment after each edit; Ctrl+S typed sooner than that, right
+    after the command that was missing, saves instead of repeating the old error."""
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    servers.command.clear()
+    servers.command.textEdited.emit("")
+    await until(lambda: "servers.git.command" in editor.status.text())
+    editor.activateWindow()
+    retype(servers.command, "uvx")
+    await until(servers.command.hasFocus)
+    QTest.keySequence(servers.command, QKeySequence.StandardKey.Save)
+    await until(lambda: bool(engine.applied))
+    assert load_config(tmp_path / "config.yaml").servers["git"].command == "uvx"
 
 
 @pytest.mark.asyncio

@@ -254,7 +254,12 @@ class ConfigEditor(QWidget):
         self.revert_button.setEnabled(self.dirty)
 
     def _save_keys(self) -> None:
-        """Ctrl+S: save what the Save button would; say why when there is nothing to."""
+        """Ctrl+S: save what the Save button would; say why when there is nothing to.
+        Edits made since the last check are checked first: Ctrl+S typed right after the
+        field that blocked the save was mended must not answer with that old error."""
+        if self._validate_timer.isActive():
+            self._validate_timer.stop()
+            self.validate()
         if self.save_button.isEnabled():
             self.save()
         else:
