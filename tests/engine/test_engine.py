@@ -268,6 +268,7 @@ async def test_third_party_file_hits_are_marked_with_their_roles_share() -> None
     """A grep or file-name server weighs no roles: its changelog and lock-file hits are
     marked with what their role keeps, the built-in servers' are not (they weigh it)."""
     from tributary.engine.engine import mark_roles
+    from tributary.engine.index import priors
     from tributary.engine.model import ROLE_FACTOR, Hit
 
     def found(source: str, path: str) -> Hit:
@@ -281,3 +282,8 @@ async def test_third_party_file_hits_are_marked_with_their_roles_share() -> None
     asked = [found("rg", "CHANGES.rst")]
     mark_roles({"rg": asked}, "what does the changelog say about retry", {"rg"})
     assert ROLE_FACTOR not in asked[0].metadata  # the question asks for it
+    # A file-name search lists a page's translations beside it: they are translations.
+    names = [found("fs", "docs/en/docs/response-model.md"), found("fs", "docs/de/docs/response-model.md")]
+    mark_roles({"fs": names}, "how is the response model used", {"fs"})
+    assert names[0].metadata[ROLE_FACTOR] == priors.FACTORS[priors.DOC]
+    assert names[1].metadata[ROLE_FACTOR] == priors.FACTORS[priors.TRANSLATION]

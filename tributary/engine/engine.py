@@ -33,7 +33,15 @@ from tributary.engine.config.load import load_config
 from tributary.engine.config.schema import Config, ServerConfig
 from tributary.engine.config.watch import ReloadReport
 from tributary.engine.errors import disk_full, disk_full_message
-from tributary.engine.index.priors import asked_roles, factor, role_of, task_asked_roles
+from tributary.engine.index.priors import (
+    CODE,
+    asked_roles,
+    factor,
+    role_among,
+    superseded,
+    task_asked_roles,
+    translated,
+)
 from tributary.engine.insights.reputation import ReputationStore, SourceReputation, check_feedback
 from tributary.engine.insights.store import QueryLog
 from tributary.engine.localsearch.longquery import is_task_question, read_task, task_note
@@ -790,12 +798,18 @@ def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_pa
     The built-in servers weigh a file's role themselves (a test, a changelog, a lock
     file keeps part of its score unless the question asks for it); a grep or file-name
     server did not, so its changelogs and docs ranked as high as its code. A question
-    read as a task asks for roles by its title, as the built-in servers read it."""
+    read as a task asks for roles by its title, as the built-in servers read it.
+
+    A translation or an older copy is one among the paths every source found: a
+    file-name search lists ``docs/de/.../response-model.md`` beside the English page."""
     task = is_task_question(query)
     asked = task_asked_roles(read_task(query).title) if task else asked_roles(query)
+    paths = [hit.path for hits in hits_by_source.values() for hit in hits if hit.path]
+    copies, older = translated(paths), superseded(paths)
     for name in third_party:
         for hit in hits_by_source.get(name, ()):
-            kept = factor(role_of(hit.path), asked, task=task) if hit.path and not is_task(hit) else 1.0
+            role = role_among(hit.path, older=older, copies=copies) if hit.path and not is_task(hit) else CODE
+            kept = factor(role, asked, task=task)
             if kept < 1.0:
                 hit.metadata[ROLE_FACTOR] = kept
             else:  # a hit kept from an earlier question (a cache) may carry its mark
