@@ -124,14 +124,20 @@ async def test_saving_keeps_the_repositories_the_indexes_page_changed(qtbot: Any
     assert engine.applied[0].repos == watched and engine.applied[0].routing.rules[0].pattern == r"\bclass\b"
 
 
-@pytest.mark.asyncio
-async def test_validator_issue_blocks_save_and_names_the_key(qtbot: Any, tmp_path: Path) -> None:
-    editor, _, _ = make_editor(qtbot, tmp_path)
+async def without_git_command(editor: ConfigEditor) -> Any:
+    """The git server's command emptied in the form, and the check that says so shown."""
     servers = editor.servers
     servers.list.setCurrentRow(1)  # git
     servers.command.clear()
     servers.command.textEdited.emit("")
     await until(lambda: "servers.git.command" in editor.status.text())
+    return servers
+
+
+@pytest.mark.asyncio
+async def test_validator_issue_blocks_save_and_names_the_key(qtbot: Any, tmp_path: Path) -> None:
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    await without_git_command(editor)
     assert "needs 'command'" in editor.status.text()
     assert not editor.save_button.isEnabled()
     assert editor.draft is not None and editor.draft.servers["git"].command is None  # edit kept
@@ -145,11 +151,7 @@ async def test_ctrl_s_at_once_after_mending_a_field_saves(qtbot: Any, tmp_path: 
     """The check runs a moment after each edit; Ctrl+S typed sooner than that, right
     after the command that was missing, saves instead of repeating the old error."""
     editor, engine, _ = make_editor(qtbot, tmp_path)
-    servers = editor.servers
-    servers.list.setCurrentRow(1)  # git
-    servers.command.clear()
-    servers.command.textEdited.emit("")
-    await until(lambda: "servers.git.command" in editor.status.text())
+    servers = await without_git_command(editor)
     editor.activateWindow()
     retype(servers.command, "uvx")
     await until(servers.command.hasFocus)
