@@ -41,6 +41,8 @@ from tributary.engine.index.store import SqliteStore
         ("cextern/wcslib/C/wcs.c", priors.VENDORED),  # a C library kept beside the package
         ("3rdparty/zlib/inflate.c", priors.VENDORED),
         ("api/v1/service_pb2.py", priors.GENERATED),
+        ("docs/api/exposed-core/index.html", priors.GENERATED),  # an API reference built from the code
+        ("examples/ejs/views/footer.html", priors.EXAMPLE),
         ("CHANGES.md", priors.RECORD),
         ("CHANGELOG", priors.RECORD),
         ("changelog/7168.bugfix.rst", priors.RECORD),  # a towncrier fragment: a changelog entry

@@ -86,6 +86,9 @@ _RECORD_NAME = re.compile(
     re.IGNORECASE,
 )
 _PROSE = frozenset({"markdown", "rst", "text"})
+# Pages in a docs folder are what a generator built from the code's own comments (an API
+# reference checked in), not what someone wrote.
+_BUILT_PAGES = frozenset({".html", ".htm"})
 _RECORD_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".markdown"})
 # Folders of changelog fragments, one file a change (towncrier's ``changelog/123.bugfix.rst``,
 # ``newsfragments/``, ``changes/``): the release notes before they are compiled.
@@ -154,6 +157,8 @@ def role_of(path: str, language: str | None = None) -> str:
     if pure.suffix in _ASSET_SUFFIXES or is_credentials_file(pure.name):
         return ASSET
     if folders & _GENERATED_DIRS or _GENERATED_NAME.match(pure.stem):
+        return GENERATED
+    if pure.suffix in _BUILT_PAGES and folders & _DOC_DIRS:  # Dokka's, Javadoc's, Sphinx's output
         return GENERATED
     if (_RECORD_NAME.match(pure.stem) or folders & _RECORD_DIRS) and pure.suffix in _RECORD_SUFFIXES:
         return RECORD
