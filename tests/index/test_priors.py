@@ -45,6 +45,10 @@ from tributary.engine.index.store import SqliteStore
         ("examples/ejs/views/footer.html", priors.EXAMPLE),
         ("CHANGES.md", priors.RECORD),
         ("CHANGELOG", priors.RECORD),
+        ("doc/ChangeLog-old.md", priors.RECORD),  # an archived part of it
+        ("CHANGES-1.x.rst", priors.RECORD),
+        ("docs/releases-api.md", priors.DOC),
+        ("history_utils.py", priors.CODE),
         ("changelog/7168.bugfix.rst", priors.RECORD),  # a towncrier fragment: a changelog entry
         ("newsfragments/12.feature.md", priors.RECORD),
         ("src/changes/diff.py", priors.CODE),  # code in a folder named like one stays code

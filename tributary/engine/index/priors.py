@@ -82,7 +82,9 @@ _TEST_NAME = re.compile(
 )
 _GENERATED_NAME = re.compile(r"(.*_pb2(_grpc)?|.*\.pb|.*\.generated|.*\.g|.*\.min|.*_generated)$")
 _RECORD_NAME = re.compile(
-    r"^(changelog|changes|history|news|releases?|release[-_]notes|pkg-info|authors|contributors)$",
+    # (an archived part counts too: fmt's ``ChangeLog-old.md``, ``CHANGES-1.x.rst``)
+    r"^(changelog|changes|history|news|releases?|release[-_]notes|pkg-info|authors|contributors)"
+    r"([-_.](old|legacy|archived?|v?\d[\w.]{0,20}))?$",
     re.IGNORECASE,
 )
 _PROSE = frozenset({"markdown", "rst", "text"})
