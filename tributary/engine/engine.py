@@ -802,15 +802,17 @@ def mark_roles(hits_by_source: Mapping[str, Sequence[Hit]], query: str, third_pa
 
     A translation or an older copy is one among the paths every source found: a
     file-name search lists ``docs/de/.../response-model.md`` beside the English page."""
+    marked = [hit for name in third_party for hit in hits_by_source.get(name, ())]
+    if not marked:  # the built-in servers alone: nothing to mark, no paths to compare
+        return
     task = is_task_question(query)
     asked = task_asked_roles(read_task(query).title) if task else asked_roles(query)
     paths = [hit.path for hits in hits_by_source.values() for hit in hits if hit.path]
     copies, older = translated(paths), superseded(paths)
-    for name in third_party:
-        for hit in hits_by_source.get(name, ()):
-            role = role_among(hit.path, older=older, copies=copies) if hit.path and not is_task(hit) else CODE
-            kept = factor(role, asked, task=task)
-            if kept < 1.0:
-                hit.metadata[ROLE_FACTOR] = kept
-            else:  # a hit kept from an earlier question (a cache) may carry its mark
-                hit.metadata.pop(ROLE_FACTOR, None)
+    for hit in marked:
+        role = role_among(hit.path, older=older, copies=copies) if hit.path and not is_task(hit) else CODE
+        kept = factor(role, asked, task=task)
+        if kept < 1.0:
+            hit.metadata[ROLE_FACTOR] = kept
+        else:  # a hit kept from an earlier question (a cache) may carry its mark
+            hit.metadata.pop(ROLE_FACTOR, None)
