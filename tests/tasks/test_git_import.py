@@ -135,3 +135,21 @@ def test_a_folder_inside_a_work_tree_gets_its_own_history(tmp_path: Path, git_re
     import_git_history(git_repo / "src", indexes_dir=ix, embed=False)
     found = files_for_task(git_repo / "src", "parser crash on empty file", 5, indexes_dir=ix)
     assert [f.path for f in found][:1] == ["parser.py"] and found[0].exists is True
+
+
+def test_a_deleted_file_is_never_listed_while_the_import_runs(
+    at: IndexTarget, git_repo: Path, embedder: HashEmbedder
+) -> None:
+    """Tasks are searchable batch by batch, so the files that exist now are recorded
+    first: else the first answers list files that a later commit deleted."""
+    git(git_repo, "rm", "-q", "src/parser.py")
+    git(git_repo, "commit", "-q", "-m", "Drop the config parser", date="2022-04-01T10:00:00+00:00")
+    listed: list[list[str]] = []
+
+    def peek(stage: str, done: int, total: int) -> None:
+        if stage == "write":
+            found = files_for_task(git_repo, "config parser crash", 5, **at.tasks_kw, embedder=embedder)
+            listed.append([f.path for f in found])
+
+    import_git_history(git_repo, **at.tasks_kw, embedder=embedder, on_progress=peek)
+    assert listed and all("src/parser.py" not in paths for paths in listed)

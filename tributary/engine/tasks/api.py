@@ -119,6 +119,9 @@ def import_git_history(
         if on_progress:
             on_progress("read", stats.read, stats.read)
         meta = {"git_head": history.head} if history.head else {}
+        # The files that exist now go in first: tasks are searchable batch by batch,
+        # and a query before the snapshot would list files deleted long ago.
+        _snapshot(store, repo)
         store.upsert(
             history.tasks,
             stats,
@@ -128,7 +131,6 @@ def import_git_history(
             on_progress=(lambda d, t: on_progress("write", d, t)) if on_progress else None,
         )
         _record_functions(store, repo, history.head, full, stats)
-        _snapshot(store, repo)
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -199,13 +201,13 @@ def import_tasks_jsonl(
     store = open_history(repo, indexes_dir, backend)
     assert store is not None
     with closing(store):
+        _snapshot(store, repo)  # before the tasks, as for a git import
         store.upsert(
             read.tasks,
             stats,
             embedder=model,
             on_progress=(lambda d, t: on_progress("write", d, t)) if on_progress else None,
         )
-        _snapshot(store, repo)
     stats.seconds = time.perf_counter() - started
     return stats
 
