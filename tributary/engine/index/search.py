@@ -46,7 +46,7 @@ from tributary.engine.index.store import (
     symbol_parts,
 )
 from tributary.engine.localsearch.embedder import Embedder, Vectors
-from tributary.engine.localsearch.fts import keyword_order
+from tributary.engine.localsearch.fts import fts_terms, identifier_terms, keyword_order
 from tributary.engine.localsearch.fusion import RRF_K
 from tributary.engine.localsearch.longquery import (
     Frame,
@@ -101,6 +101,19 @@ PHRASE_MIN_RUN = 3  # words of a message in a row that count as the message
 PER_NAME = 5  # definitions taken per name the task uses
 SPREAD_POOL = 50  # definitions of a name read to tell whether more than one file has one
 TASK_LEAD_CHUNKS = 40  # a task: chunks of its first file returned, for the context to read
+# A task's traceback: the file of its innermost frame in this repository leads when it is
+# among the first files (``_frame_leads``), by this much above the previous first.
+FRAME_LEAD_FILES = 3
+FRAME_LEAD_MARGIN = 0.02
+# A frame's function whose name this share of the index's files use (and at least
+# HELPER_MIN_FILES), HELPER_RATIO times as many as define it, is a helper the error
+# passed through (``sympify``, a printer's ``_print``): the frame that called it is read
+# instead. A name many classes define (``__new__``, ``eval``) is each class's own.
+HELPER_SHARE = 0.05
+HELPER_MIN_FILES = 20
+HELPER_RATIO = 10
+HELPER_POOL = 2000  # chunks read to count the files that use a name
+FRAMES_READ = 6  # frames in this repository looked at, innermost first
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
 IN_FILE_K = 5  # RRF's k where a focused file's chunks are ranked among themselves
@@ -248,6 +261,8 @@ def hybrid_search(
     hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the fused order
     if task is None:  # a task has its own, lower factors for these roles
         hits = crowd_roles(hits, asked)
+    else:
+        hits = _frame_leads(hits, _innermost_file(store, task, where))
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return _classes_outlined(store, listed) if names else listed
@@ -282,6 +297,81 @@ def _written_definitions(store: IndexStore, qualified: frozenset[str], where: Se
     wanted = {name.casefold() for name in qualified}
     return [cid for cid in found
             if (chunk := chunks.get(cid)) is not None and (chunk.symbol or "").casefold() in wanted]
+
+
+def _innermost_file(store: IndexStore, task: TaskQuery, where: SearchFilter) -> str | None:
+    """The file of the innermost traceback frame that lies in this repository and does
+    not run a widely used helper (``_widely_used``): the frame's path by its longest
+    tail of two or more parts that is one file here (an installed copy's
+    ``site-packages/pkg/mod.py`` is ``src/pkg/mod.py``). Frames in the reporter's own
+    code or in other libraries match no file and are passed over."""
+    read = 0
+    for frame in task.frames:
+        if not frame.function:  # a line the issue links to, not a frame
+            continue
+        path = _frame_path(store, frame.path, where)
+        if path is None:
+            continue
+        if not _widely_used(store, frame.function, where):
+            return path
+        read += 1
+        if read >= FRAMES_READ:
+            break
+    return None
+
+
+def _frame_path(store: IndexStore, written: str, where: SearchFilter) -> str | None:
+    """The file of this repository a traceback's path is, by its longest tail of two or
+    more parts that one file here ends in (None when none does, or several do)."""
+    for tail in path_suffixes(written)[:-1]:  # (a bare file name is anyone's)
+        if any(c in tail for c in "*?["):
+            return None
+        ids = store.chunk_ids_matching(tail)
+        if where.path_ids is not None:
+            ids = ids & where.path_ids
+        if not ids:
+            continue
+        if len(set(store.file_ids(list(ids)).values())) > 1:
+            return None  # several files end so: not this frame's to say
+        chunk = next(iter(store.chunks_by_id([min(ids)]).values()), None)
+        return chunk.path if chunk is not None else None
+    return None
+
+
+def _widely_used(store: IndexStore, function: str, where: SearchFilter) -> bool:
+    """Whether ``function`` is a helper the whole repository calls: its name used in
+    ``HELPER_SHARE`` of the files (at least ``HELPER_MIN_FILES``) and in
+    ``HELPER_RATIO`` times as many files as define it. A converter or a dispatcher that
+    every module calls raises what its callers gave it."""
+    terms = identifier_terms(function) or fts_terms(function)
+    if not terms:
+        return False
+    files, _ = store.counts()
+    found = store.keyword_search(terms[0], HELPER_POOL, where)
+    using = len(set(store.file_ids([cid for cid, _ in found]).values()))
+    if using < max(HELPER_MIN_FILES, math.ceil(HELPER_SHARE * files)):
+        return False
+    defining = store.symbol_search([function], HELPER_POOL, where)
+    return using >= HELPER_RATIO * max(1, len(set(store.file_ids(defining).values())))
+
+
+def _frame_leads(hits: Sequence[SearchHit], path: str | None, files: int = FRAME_LEAD_FILES) -> list[SearchHit]:
+    """``hits`` (best first) with the best hit of ``path``, the file a task's traceback
+    raised in, first when that file is code among the first ``files`` files. An issue
+    names the function it called (``identify_format``) and the module it used more often
+    than the one that raised; the raising frame is where the fix usually is, but a frame
+    in a file the issue's words do not otherwise point at is more often a helper on the
+    way (a decorator, a cache), so it leads only from near the top."""
+    if path is None or not hits or hits[0].path == path:
+        return list(hits)
+    leaders = _first_paths(hits, files)
+    if path not in leaders:
+        return list(hits)
+    at = next(n for n, hit in enumerate(hits) if hit.path == path)
+    if hits[at].role != CODE:
+        return list(hits)
+    lifted = replace(hits[at], score=round(hits[0].score * (1 + FRAME_LEAD_MARGIN) + 1e-6, 6))
+    return [lifted, *hits[:at], *hits[at + 1 :]]
 
 
 def focus_files(

@@ -1,0 +1,149 @@
+"""A task's traceback: the file its innermost frame in this repository raised in leads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.index.index_helpers import HashingEmbedder
+from tributary.engine.index.manager import index_path_for, index_repository
+from tributary.engine.index.priors import TEST
+from tributary.engine.index.search import SearchHit, _frame_leads, _innermost_file, hybrid_search
+from tributary.engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.localsearch.longquery import read_task
+
+# The reporter calls ``load_table`` (the registry) and the registry calls the reader,
+# which raises: the issue's words and names are the registry's, the fix the reader's.
+REGISTRY = '''
+def load_table(source, format=None):
+    """Load a table from a source, finding its format in the table registry."""
+    table_format = format or identify_table_format(source)
+    return read_table(source, table_format)
+
+
+def identify_table_format(source):
+    """The registered table format whose identifier accepts the source."""
+    for table_format, identifier in TABLE_IDENTIFIERS.items():
+        if identifier(source):
+            return table_format
+    raise ValueError("no table format identified")
+
+
+def read_table(source, table_format):
+    """Read a table in a registered format."""
+    return TABLE_READERS[table_format](source)
+'''
+READER = '''
+def is_fits_table(source):
+    header = source.split(";")
+    return header[3] == "FITS"
+'''
+ISSUE = """load_table fails with IndexError when identifying the table format
+
+Loading a table through the table registry's load_table with a short source fails
+while identifying the table format:
+
+```
+Traceback (most recent call last):
+  File "/home/me/work/run.py", line 3, in <module>
+    load_table("a;b")
+  File "/venv/lib/python3.11/site-packages/tables/registry.py", line 4, in load_table
+    table_format = format or identify_table_format(source)
+  File "/venv/lib/python3.11/site-packages/tables/registry.py", line 10, in identify_table_format
+    if identifier(source):
+  File "/venv/lib/python3.11/site-packages/tables/fits.py", line 3, in is_fits_table
+    return header[3] == "FITS"
+IndexError: list index out of range
+```
+
+load_table should say the table format is unknown instead of failing in the registry.
+"""
+
+
+def _indexed(tmp_path: Path, files: dict[str, str]) -> SqliteStore:
+    repo = tmp_path / "repo"
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
+    return SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+
+
+def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(tmp_path: Path) -> None:
+    store = _indexed(tmp_path, {"tables/registry.py": REGISTRY, "tables/fits.py": READER,
+                                "tables/__init__.py": "from tables.registry import load_table\n"})
+    try:
+        assert _innermost_file(store, read_task(ISSUE), SearchFilter()) == "tables/fits.py"
+        hits = hybrid_search(store, ISSUE, None, repo="repo", top_k=10)
+        assert hits[0].path == "tables/fits.py"
+        assert hits[0].symbol == "is_fits_table"
+        assert "tables/registry.py" in {hit.path for hit in hits[1:]}
+    finally:
+        store.close()
+
+
+def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path) -> None:
+    """Frames in the reporter's code and in other libraries match nothing and are passed
+    over; a tail two files end in says nothing of which one raised."""
+    store = _indexed(tmp_path, {"a/io/fits.py": READER, "b/io/fits.py": READER, "a/registry.py": REGISTRY})
+    try:
+        frames = ('Traceback (most recent call last):\n'
+                  '  File "/venv/site-packages/numpy/core/fromnumeric.py", line 3, in take\n'
+                  '  File "/venv/site-packages/pkg/io/fits.py", line 3, in is_fits_table\n')
+        issue = "A title of several words here\n\n" + frames + "IndexError: list index out of range\n" * 20
+        assert _innermost_file(store, read_task(issue), SearchFilter()) is None
+        outer = issue.replace("pkg/io/fits.py", "pkg/a/registry.py")
+        assert _innermost_file(store, read_task(outer), SearchFilter()) == "a/registry.py"
+    finally:
+        store.close()
+
+
+def _hit(path: str, score: float, role: str = "code") -> SearchHit:
+    return SearchHit(path, "r", 1, 2, None, "function", "python", score, "x", role=role)
+
+
+def test_only_code_near_the_top_is_lifted() -> None:
+    hits = [_hit("a.py", 0.9), _hit("a.py", 0.8), _hit("b.py", 0.7), _hit("c.py", 0.6), _hit("d.py", 0.5)]
+    lifted = _frame_leads(hits, "c.py")
+    assert [h.path for h in lifted] == ["c.py", "a.py", "a.py", "b.py", "d.py"]
+    assert lifted[0].score > hits[0].score
+    assert _frame_leads(hits, "d.py") == hits  # the fourth file: a helper on the way
+    assert _frame_leads(hits, None) == hits
+    tests = [_hit("a.py", 0.9), _hit("test_a.py", 0.8, TEST)]
+    assert _frame_leads(tests, "test_a.py") == tests
+
+
+def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(tmp_path: Path) -> None:
+    """An error raised in a converter that most modules use was given its input by the
+    frame that called it: that frame's file leads."""
+    helper = "def to_table_value(value):\n    return float(value)\n"
+    files = {"tables/convert.py": helper, "tables/fits.py": READER.replace(
+        'return header[3] == "FITS"', 'return to_table_value(header[3])')}
+    files |= {f"tables/mod{n}.py": f"def use{n}(v):\n    return to_table_value(v)\n" for n in range(24)}
+    store = _indexed(tmp_path, files)
+    try:
+        frames = ('Traceback (most recent call last):\n'
+                  '  File "/venv/site-packages/tables/fits.py", line 3, in is_fits_table\n'
+                  '  File "/venv/site-packages/tables/convert.py", line 2, in to_table_value\n')
+        issue = "Identifying a FITS table fails with a short header\n\n" + frames + "ValueError: bad\n" * 30
+        assert _innermost_file(store, read_task(issue), SearchFilter()) == "tables/fits.py"
+        rare = issue.replace("to_table_value", "use3").replace("convert.py", "mod3.py")
+        assert _innermost_file(store, read_task(rare), SearchFilter()) == "tables/mod3.py"
+    finally:
+        store.close()
+
+
+def test_a_name_many_modules_define_is_their_own_not_a_helper(tmp_path: Path) -> None:
+    """``__new__`` or ``eval`` in every class is each class's own code: the innermost
+    frame running one still leads."""
+    files = {f"shapes/shape{n}.py": f"class Shape{n}:\n    def parse_shape(self, v):\n        return v\n"
+             for n in range(24)}
+    files["shapes/caller.py"] = "def draw(shape):\n    return shape.parse_shape(1)\n"
+    store = _indexed(tmp_path, files)
+    try:
+        frames = ('Traceback (most recent call last):\n'
+                  '  File "/venv/site-packages/shapes/caller.py", line 2, in draw\n'
+                  '  File "/venv/site-packages/shapes/shape7.py", line 3, in parse_shape\n')
+        issue = "Drawing the seventh shape fails with a value\n\n" + frames + "ValueError: bad\n" * 30
+        assert _innermost_file(store, read_task(issue), SearchFilter()) == "shapes/shape7.py"
+    finally:
+        store.close()
