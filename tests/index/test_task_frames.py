@@ -97,6 +97,15 @@ def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path) -> Non
         store.close()
 
 
+def _raised_in(store: SqliteStore, title: str, *frames: tuple[str, int, str]) -> str | None:
+    """The file ``_innermost_file`` finds for an issue whose traceback runs ``frames``
+    (installed path tail, line, function), outermost first."""
+    lines = "".join(f'  File "/venv/site-packages/{path}", line {line}, in {function}\n'
+                    for path, line, function in frames)
+    issue = f"{title}\n\nTraceback (most recent call last):\n{lines}" + "ValueError: bad\n" * 30
+    return _innermost_file(store, read_task(issue), SearchFilter())
+
+
 def _hit(path: str, score: float, role: str = "code") -> SearchHit:
     return SearchHit(path, "r", 1, 2, None, "function", "python", score, "x", role=role)
 
@@ -121,13 +130,10 @@ def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(tmp_path: Pat
     files |= {f"tables/mod{n}.py": f"def use{n}(v):\n    return to_table_value(v)\n" for n in range(24)}
     store = _indexed(tmp_path, files)
     try:
-        frames = ('Traceback (most recent call last):\n'
-                  '  File "/venv/site-packages/tables/fits.py", line 3, in is_fits_table\n'
-                  '  File "/venv/site-packages/tables/convert.py", line 2, in to_table_value\n')
-        issue = "Identifying a FITS table fails with a short header\n\n" + frames + "ValueError: bad\n" * 30
-        assert _innermost_file(store, read_task(issue), SearchFilter()) == "tables/fits.py"
-        rare = issue.replace("to_table_value", "use3").replace("convert.py", "mod3.py")
-        assert _innermost_file(store, read_task(rare), SearchFilter()) == "tables/mod3.py"
+        title = "Identifying a FITS table fails with a short header"
+        fits = ("tables/fits.py", 3, "is_fits_table")
+        assert _raised_in(store, title, fits, ("tables/convert.py", 2, "to_table_value")) == "tables/fits.py"
+        assert _raised_in(store, title, fits, ("tables/mod3.py", 2, "use3")) == "tables/mod3.py"
     finally:
         store.close()
 
@@ -140,10 +146,8 @@ def test_a_name_many_modules_define_is_their_own_not_a_helper(tmp_path: Path) ->
     files["shapes/caller.py"] = "def draw(shape):\n    return shape.parse_shape(1)\n"
     store = _indexed(tmp_path, files)
     try:
-        frames = ('Traceback (most recent call last):\n'
-                  '  File "/venv/site-packages/shapes/caller.py", line 2, in draw\n'
-                  '  File "/venv/site-packages/shapes/shape7.py", line 3, in parse_shape\n')
-        issue = "Drawing the seventh shape fails with a value\n\n" + frames + "ValueError: bad\n" * 30
-        assert _innermost_file(store, read_task(issue), SearchFilter()) == "shapes/shape7.py"
+        found = _raised_in(store, "Drawing the seventh shape fails with a value",
+                           ("shapes/caller.py", 2, "draw"), ("shapes/shape7.py", 3, "parse_shape"))
+        assert found == "shapes/shape7.py"
     finally:
         store.close()
