@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.conftest import IndexTarget
 from tests.index.index_helpers import HashingEmbedder
-from tributary.engine.index.manager import index_path_for, index_repository
+from tributary.engine.index.manager import index_repository, open_index_store
 from tributary.engine.index.priors import TEST
 from tributary.engine.index.search import SearchHit, _frame_leads, _innermost_file, hybrid_search
-from tributary.engine.index.store import SearchFilter, SqliteStore
+from tributary.engine.index.store import IndexStore, SearchFilter
 from tributary.engine.localsearch.longquery import read_task
 
 # The reporter calls ``load_table`` (the registry) and the registry calls the reader,
@@ -59,17 +60,19 @@ load_table should say the table format is unknown instead of failing in the regi
 """
 
 
-def _indexed(tmp_path: Path, files: dict[str, str]) -> SqliteStore:
+def _indexed(tmp_path: Path, at: IndexTarget, files: dict[str, str]) -> IndexStore:
     repo = tmp_path / "repo"
     for path, text in files.items():
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(text, encoding="utf-8")
-    index_repository(repo, embedder=HashingEmbedder(), index_dir=tmp_path / "idx")
-    return SqliteStore(index_path_for(repo, directory=tmp_path / "idx"), readonly=True)
+    index_repository(repo, embedder=HashingEmbedder(), **at.kw)
+    return open_index_store(repo, **at.kw)
 
 
-def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(tmp_path: Path) -> None:
-    store = _indexed(tmp_path, {"tables/registry.py": REGISTRY, "tables/fits.py": READER,
+def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(
+    tmp_path: Path, at: IndexTarget
+) -> None:
+    store = _indexed(tmp_path, at, {"tables/registry.py": REGISTRY, "tables/fits.py": READER,
                                 "tables/__init__.py": "from tables.registry import load_table\n"})
     try:
         assert _innermost_file(store, read_task(ISSUE), SearchFilter()) == "tables/fits.py"
@@ -81,10 +84,10 @@ def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(tmp_path:
         store.close()
 
 
-def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path) -> None:
+def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path, at: IndexTarget) -> None:
     """Frames in the reporter's code and in other libraries match nothing and are passed
     over; a tail two files end in says nothing of which one raised."""
-    store = _indexed(tmp_path, {"a/io/fits.py": READER, "b/io/fits.py": READER, "a/registry.py": REGISTRY})
+    store = _indexed(tmp_path, at, {"a/io/fits.py": READER, "b/io/fits.py": READER, "a/registry.py": REGISTRY})
     try:
         frames = ('Traceback (most recent call last):\n'
                   '  File "/venv/site-packages/numpy/core/fromnumeric.py", line 3, in take\n'
@@ -97,7 +100,7 @@ def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path) -> Non
         store.close()
 
 
-def _raised_in(store: SqliteStore, title: str, *frames: tuple[str, int, str]) -> str | None:
+def _raised_in(store: IndexStore, title: str, *frames: tuple[str, int, str]) -> str | None:
     """The file ``_innermost_file`` finds for an issue whose traceback runs ``frames``
     (installed path tail, line, function), outermost first."""
     lines = "".join(f'  File "/venv/site-packages/{path}", line {line}, in {function}\n'
@@ -121,14 +124,16 @@ def test_only_code_near_the_top_is_lifted() -> None:
     assert _frame_leads(tests, "test_a.py") == tests
 
 
-def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(tmp_path: Path) -> None:
+def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(
+    tmp_path: Path, at: IndexTarget
+) -> None:
     """An error raised in a converter that most modules use was given its input by the
     frame that called it: that frame's file leads."""
     helper = "def to_table_value(value):\n    return float(value)\n"
     files = {"tables/convert.py": helper, "tables/fits.py": READER.replace(
         'return header[3] == "FITS"', 'return to_table_value(header[3])')}
     files |= {f"tables/mod{n}.py": f"def use{n}(v):\n    return to_table_value(v)\n" for n in range(24)}
-    store = _indexed(tmp_path, files)
+    store = _indexed(tmp_path, at, files)
     try:
         title = "Identifying a FITS table fails with a short header"
         fits = ("tables/fits.py", 3, "is_fits_table")
@@ -138,13 +143,15 @@ def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(tmp_path: Pat
         store.close()
 
 
-def test_a_name_many_modules_define_is_their_own_not_a_helper(tmp_path: Path) -> None:
+def test_a_name_many_modules_define_is_their_own_not_a_helper(
+    tmp_path: Path, at: IndexTarget
+) -> None:
     """``__new__`` or ``eval`` in every class is each class's own code: the innermost
     frame running one still leads."""
     files = {f"shapes/shape{n}.py": f"class Shape{n}:\n    def parse_shape(self, v):\n        return v\n"
              for n in range(24)}
     files["shapes/caller.py"] = "def draw(shape):\n    return shape.parse_shape(1)\n"
-    store = _indexed(tmp_path, files)
+    store = _indexed(tmp_path, at, files)
     try:
         found = _raised_in(store, "Drawing the seventh shape fails with a value",
                            ("shapes/caller.py", 2, "draw"), ("shapes/shape7.py", 3, "parse_shape"))
