@@ -37,6 +37,28 @@ def test_rrf_scores_and_parts() -> None:
     assert a2.parts.raw == {"rrf:a": 2.0}
 
 
+def test_a_file_name_match_counts_for_a_share_of_a_content_match() -> None:
+    """server-filesystem's search_files put ``doc/markers.rst`` first for "xfail marker
+    added dynamically is ignored" on its name alone, level with the code search's first
+    chunk; a name-only match counts for NAME_ONLY_SHARE of its rank's value."""
+    from tributary.engine.model import NAME_ONLY, NAME_ONLY_SHARE
+    from tributary.engine.pipeline.confidence import source_views
+
+    named = hit("docs", 1, "doc/markers.rst", path="doc/markers.rst")
+    named.metadata[NAME_ONLY] = True
+    code = hit("files", 1, "def evaluate_xfail_marks(item): ...", path="src/skipping.py")
+    for strategy in ("rrf", "weighted"):
+        ranked = fuse([named, code], [], strategy, FusionParams(rrf_k=60))
+        assert [h.path for h in ranked] == ["src/skipping.py", "doc/markers.rst"], strategy
+        assert named.score == pytest.approx(NAME_ONLY_SHARE * code.score), strategy
+    assert source_views(named, None)[0].text() == "docs: rank 1 by its file name"
+    assert source_views(code, None)[0].text() == "files: rank 1"
+    # The code search's own mark for a file the question names is no name-only match.
+    code.metadata["name_match"] = True
+    fuse([named, code], [], "rrf", FusionParams(rrf_k=60))
+    assert code.score == pytest.approx(1 / 61)
+
+
 def test_a_marked_role_keeps_its_share_unless_another_source_found_it_unmarked() -> None:
     """A grep server's changelog ranked as high as its code: the engine marks what its
     file's role keeps (``ROLE_FACTOR``), and the fusion scales the score by it."""

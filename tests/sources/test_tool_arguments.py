@@ -11,6 +11,7 @@ from mcp import types
 
 from tests.sources.test_third_party import npm_server
 from tributary.engine.config.schema import ServerConfig
+from tributary.engine.model import NAME_ONLY
 from tributary.engine.sources import SourcePool
 from tributary.engine.sources.tools import ToolSelectionError, select_tool
 
@@ -161,6 +162,7 @@ async def test_server_filesystem_finds_files_by_the_questions_words_in_glob_mode
     text = " ".join(f"{h.title} {h.content}" for h in outcome.hits)
     assert "routing.py" in text, (outcome.status, outcome.error, text)
     assert "cache.py" not in text
+    assert all(h.metadata.get(NAME_ONLY) is True for h in outcome.hits)  # names, not contents
 
 
 def test_keywords_mode_sends_the_content_words_and_a_bad_mode_is_refused() -> None:

@@ -235,6 +235,18 @@ FUNCTION_KIND = "function"  # a function's code a source read because past chang
 # A hit's metadata key: what its file's role keeps of its fused score (a test, a
 # changelog, a lock file from a source that does not weigh roles itself).
 ROLE_FACTOR = "role_factor"
+# A hit's metadata key: its source matched only the file's name (a file-name search such
+# as server-filesystem's ``search_files``), not what the file says.
+NAME_ONLY = "name_only"
+# What a name-only match counts for in fusion, against a match of the content: the
+# share the built-in code search gives a file the question names.
+NAME_ONLY_SHARE = 0.25
+
+
+def evidence_share(hit: Hit) -> float:
+    """What ``hit``'s rank counts for in fusion: all of it, or ``NAME_ONLY_SHARE`` when
+    its source matched only its file's name."""
+    return NAME_ONLY_SHARE if hit.metadata.get(NAME_ONLY) is True else 1.0
 
 
 def repository_of(hit: Hit) -> str | None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tributary.engine.localsearch.longquery import is_task_question, read_task
-from tributary.engine.model import DedupGroup, Hit
+from tributary.engine.model import NAME_ONLY, DedupGroup, Hit
 
 SIGNALS = ("cosine", "coverage", "keyword", "symbol", "agreement")
 # A hit from a source that reports no cosine and no keyword rank (most third-party
@@ -223,9 +223,10 @@ class SourceView:
     score: float | None
     cosine: float | None = None
     bm25: float | None = None
+    name_only: bool = False  # the source matched the file's name, not its contents
 
     def text(self) -> str:
-        parts = [f"{self.source}: rank {self.rank}"]
+        parts = [f"{self.source}: rank {self.rank}" + (" by its file name" if self.name_only else "")]
         if self.score is not None:
             parts.append(f"score {self.score:.4g}")
         if self.cosine is not None:
@@ -247,6 +248,7 @@ def source_views(hit: Hit, group: DedupGroup | None) -> list[SourceView]:
         SourceView(
             source, h.source_rank, h.source_score,
             _number(h.metadata.get("cosine")), _number(h.metadata.get("bm25")),
+            h.metadata.get(NAME_ONLY) is True,
         )
         for source, h in best.items()
     ]

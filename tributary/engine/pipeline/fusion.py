@@ -17,13 +17,17 @@ Strategies (``STRATEGIES``):
                 (``composite.py``).
 * ``cascade``   sources in priority order, each source's hits after the previous one's.
 * ``vote``      number of agreeing sources, ties by normalised RRF.
+
+In ``rrf`` and ``weighted`` a hit whose source matched only its file's name (``NAME_ONLY``)
+counts for ``NAME_ONLY_SHARE`` of a content match: a file-name search's first file is
+one whose name holds a word of the question, which says less than code that holds them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from tributary.engine.model import ROLE_FACTOR, DedupGroup, Hit, ScoreParts, is_task
+from tributary.engine.model import ROLE_FACTOR, DedupGroup, Hit, ScoreParts, evidence_share, is_task
 
 from .composite import composite
 from .definitions import apply_definitions
@@ -67,7 +71,7 @@ def rrf(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionPar
         if hit.id not in groups:  # most hits: one source, one part
             rank = _rank(hit)
             name = names.get(source) or names.setdefault(source, f"rrf:{source}")
-            value = 0.0 + weights.get(source, 1.0) / (k + rank)
+            value = 0.0 + weights.get(source, 1.0) * evidence_share(hit) / (k + rank)
             set_parts(hit, ScoreParts({name: value}, {name: float(rank)}, "sum", value))
             continue
         # What ScoreParts.add would build part by part (0.0 + each), built at once.
@@ -77,7 +81,7 @@ def rrf(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: FusionPar
         for source in sorted(seen) if len(seen) > 1 else seen:
             rank = _rank(seen[source])
             name = names.get(source) or names.setdefault(source, f"rrf:{source}")
-            contributions[name] = 0.0 + weights.get(source, 1.0) / (k + rank)
+            contributions[name] = 0.0 + weights.get(source, 1.0) * evidence_share(seen[source]) / (k + rank)
             raw[name] = float(rank)
         set_parts(hit, ScoreParts(contributions, raw, "sum", sum(contributions.values())))
 
@@ -119,7 +123,8 @@ def weighted(hits: Sequence[Hit], groups: Mapping[str, DedupGroup], params: Fusi
         parts = ScoreParts(combine="sum")
         for source, seen in sorted(appearances(hit, groups).items()):
             value = _normalised(seen, stats[_scale(seen)])
-            parts.add(f"weighted:{source}", params.weight(source) * _reputation_factor(params, source) * value, raw=value)
+            factor = params.weight(source) * _reputation_factor(params, source) * evidence_share(seen)
+            parts.add(f"weighted:{source}", factor * value, raw=value)
         set_parts(hit, parts)
 
 

@@ -57,7 +57,7 @@ from mcp.shared.message import SessionMessage
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.config.secrets import mask_secrets
 from tributary.engine.errors import TributaryError
-from tributary.engine.model import START_FAILED, STARTING_AGAIN, Hit, SourceStatus
+from tributary.engine.model import NAME_ONLY, START_FAILED, STARTING_AGAIN, Hit, SourceStatus
 from tributary.engine.sources.connect import Connector, SourceRefused
 from tributary.engine.sources.health import BreakerState, CircuitBreaker, Clock, Silence
 from tributary.engine.sources.latency import LatencyEstimate
@@ -526,6 +526,9 @@ class SourceClient:
                 rank_by_pattern_words(normalized.hits, texts[0])
             elif selection.query_mode == "glob":
                 rank_by_glob_words(normalized.hits, texts[0])
+            if selection.query_mode == "glob":  # a file-name search: names matched, not contents
+                for hit in normalized.hits:
+                    hit.metadata[NAME_ONLY] = True
         except asyncio.CancelledError:
             raise
         except TimeoutError:
