@@ -114,6 +114,8 @@ HELPER_MIN_FILES = 20
 HELPER_RATIO = 10
 HELPER_POOL = 2000  # chunks read to count the files that use a name
 FRAMES_READ = 6  # frames in this repository looked at, innermost first
+QUOTED_POOL = 100  # chunks of a quoted line's words read for the line itself
+QUOTED_MAX_FILES = 2  # a quoted line in more files than this is anyone's (a common idiom)
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
 PER_PATH = 30  # chunks taken per file the task names
 IN_FILE_K = 5  # RRF's k where a focused file's chunks are ranked among themselves
@@ -262,14 +264,15 @@ def hybrid_search(
     if task is None:  # a task has its own, lower factors for these roles
         hits = crowd_roles(hits, asked)
     else:
-        hits = _frame_leads(hits, _innermost_file(store, task, where))
+        quoted = _quoting_chunks(store, task.quoted, where)
+        hits = _frame_leads(hits, _innermost_file(store, task, where) or _quoted_file(hits, quoted))
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return _classes_outlined(store, listed) if names else listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(
         store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases,
-        task.constructed,
+        task.constructed, frozenset(quoted),
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
 
@@ -353,6 +356,35 @@ def _widely_used(store: IndexStore, function: str, where: SearchFilter) -> bool:
         return False
     defining = store.symbol_search([function], HELPER_POOL, where)
     return using >= HELPER_RATIO * max(1, len(set(store.file_ids(defining).values())))
+
+
+def _quoting_chunks(store: IndexStore, lines: Sequence[str], where: SearchFilter) -> dict[int, str]:
+    """The chunks holding a line of code the task quotes (``TaskQuery.quoted``, compared
+    with runs of whitespace as one space), each with its file's path, for the lines
+    that at most ``QUOTED_MAX_FILES`` files hold."""
+    held: dict[int, str] = {}
+    for line in lines:
+        terms = fts_terms(line)
+        if not terms:
+            continue
+        pool = store.keyword_search(" ".join(terms), QUOTED_POOL, where)
+        chunks = store.chunks_by_id([cid for cid, _ in pool])
+        holding = {cid: chunk.path for cid, chunk in chunks.items() if line in " ".join(chunk.content.split())}
+        if 0 < len(set(holding.values())) <= QUOTED_MAX_FILES:
+            held.update(holding)
+    return held
+
+
+def _quoted_file(hits: Sequence[SearchHit], quoted: Mapping[int, str], files: int = FRAME_LEAD_FILES) -> str | None:
+    """The first of the first ``files`` files of ``hits`` that holds a line of code the
+    task quotes (None when the first file does, or none of them): a reporter who
+    quotes the project's code quotes the lines at fault more often than the ones the
+    issue's words lead to."""
+    paths = set(quoted.values())
+    leaders = _first_paths(hits, files)
+    if not leaders or leaders[0] in paths:
+        return None
+    return next((path for path in leaders if path in paths), None)
 
 
 def _frame_leads(hits: Sequence[SearchHit], path: str | None, files: int = FRAME_LEAD_FILES) -> list[SearchHit]:
@@ -466,12 +498,13 @@ def _in_file_order(
     named: frozenset[str] = frozenset(),
     phrases: Sequence[str] = (),
     constructed: Sequence[str] = (),
+    quoted: frozenset[int] = frozenset(),
 ) -> list[SearchHit]:
     """Every chunk of each of ``paths``, file by file, best first: the chunks' order in
     ``candidates`` (best first), their keyword order among the file's own chunks
     (``keyword_order``), the functions the task's tracebacks ran in this file
-    (``_framed``) and those writing its messages (``_phrased``), fused by reciprocal
-    rank. A chunk no retriever pooled joins with no score of its own: the function a
+    (``_framed``), those writing its messages (``_phrased``) and those holding the lines
+    of code it quotes (``quoted``, chunk ids), fused by reciprocal rank. A chunk no retriever pooled joins with no score of its own: the function a
     task changes often shares its words with much of the repository, and stands out
     only among its file's functions."""
     ordered: list[SearchHit] = []
@@ -492,6 +525,8 @@ def _in_file_order(
         for rank, n in enumerate(_phrased(chunks, phrases), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         for rank, n in enumerate(_constructors(chunks, constructed), 1):
+            fused[n] += 1 / (IN_FILE_K + rank)
+        for rank, n in enumerate((n for n, chunk in enumerate(chunks) if chunk.id in quoted), 1):
             fused[n] += 1 / (IN_FILE_K + rank)
         sibling = next(iter(pooled.values()))
         order = _parts_last(sorted(fused, key=lambda n: (-fused[n], n)), chunks, named)

@@ -49,6 +49,9 @@ MAX_PATHS = 12
 MAX_TERMS = 48
 MAX_PHRASES = 16
 PHRASE_MIN_WORDS = 3  # a run of plain words this long in output is likely a message the code writes
+MAX_QUOTED = 12  # lines of code quoted from the repository looked for, in the order written
+QUOTED_MIN_CHARS = 16
+QUOTED_MIN_WORDS = 3  # identifiers a quoted line holds: ``x = f(y)`` is anyone's
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
@@ -68,6 +71,13 @@ _IPYTHON_FILE = re.compile(
     r"^[ \t]{0,8}File [ \t]{0,4}((?:[A-Za-z]:)?[^\s:\"'()*,]{1,400}\.py):(\d{1,7}),? in ([\w<>.]{1,200})", re.M
 )
 _IPYTHON_ARROW = re.compile(r"^-{1,8}> ?(\d{1,7})", re.M)
+_TRACED = re.compile(r"Traceback \(most recent call last\)|^[ \t]{0,8}E {2,}")
+# The reporter's own code rather than the project's: an import, a prompt, a decorator,
+# a test, an assertion or a print, a comment.
+_OWN_CODE_STARTS = (">>>", "...", "In [", "Out[", "$", "#", "//", "import ", "from ", "@", "def test",
+                    "class Test", "assert ", "print(", "print ")
+_STATEMENT = re.compile(r"[=(\[.]")
+_WORD = re.compile(r"[A-Za-z_]\w{0,80}")
 _CODE_FILE = r"(?:[\w.-]{1,100}/){0,12}[\w-]{1,100}\.(?:py|pyx|pyi|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|scala|ex|exs|lua|sh)"
 _PATH = re.compile(rf"(?<![\w./-])((?:/|~/)?{_CODE_FILE})\b")
 # A link to a file in a code host's view of a repository, and the line it marks:
@@ -119,6 +129,8 @@ class TaskQuery:
     frames: tuple[Frame, ...] = ()
     # classes its code calls to make instances, most called first
     constructed: tuple[str, ...] = ()
+    # lines of code it quotes that may be the project's own (``_quoted_lines``), as written
+    quoted: tuple[str, ...] = ()
 
 
 def is_task_question(query: str) -> bool:
@@ -283,7 +295,38 @@ def read_task(text: str) -> TaskQuery:
             *(Frame(path, line, "") for path, line in linked if line),
         ),
         constructed=tuple(name for name, _ in constructed.most_common(MAX_NAMES)),
+        quoted=tuple(_quoted_lines(text)[:MAX_QUOTED]),
     )
+
+
+def _quoted_lines(text: str) -> list[str]:
+    """The lines of code ``text`` quotes that may be lines of the project's own code, in
+    the order written: inline code and the lines of fenced blocks that hold no
+    traceback, each a statement (``return s.replace(".[", "[")``) of at least
+    ``QUOTED_MIN_WORDS`` names, and not the reporter's session, imports or tests. A
+    traceback's lines are its frames' (``frames``); a reporter who quotes a line of the
+    project usually quotes the one at fault."""
+    found: list[str] = [m.group(1) for m in _INLINE_CODE.finditer(text)]
+    block: list[str] | None = None
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            if block is not None and not _traced(block):
+                found.extend(block)
+            block = None if block is not None else []
+        elif block is not None:
+            block.append(line)
+    kept = (" ".join(line.split()) for line in found)
+    return list(dict.fromkeys(line for line in kept if _may_be_the_projects(line)))
+
+
+def _traced(block: list[str]) -> bool:
+    return any(_TRACED.search(line) or _FRAME.search(line) or _REPORTED_FRAME.search(line)
+               or _IPYTHON_FRAME.search(line) for line in block)
+
+
+def _may_be_the_projects(line: str) -> bool:
+    return (len(line) >= QUOTED_MIN_CHARS and not line.startswith(_OWN_CODE_STARTS)
+            and _STATEMENT.search(line) is not None and len(_WORD.findall(line)) >= QUOTED_MIN_WORDS)
 
 
 def _linked_lines(text: str) -> list[tuple[str, int]]:
