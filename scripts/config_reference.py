@@ -106,7 +106,7 @@ DESCRIPTIONS: dict[str, str] = {
         "import, by `servers add` and in the app's form); `glob` sends a pattern "
         "for file names holding any of those words (`**/*{routing,rules}*`; a name with "
         "its dot stays whole), for a file-name search such as server-filesystem's "
-        "`search_files`, whose files are then ranked by the words their names hold; `pattern` sends a regular expression for any of its names, an "
+        "`search_files`, whose files are then ranked by the words their names hold and count in fusion for a quarter of what a match of their contents would; `pattern` sends a regular expression for any of its names, an "
         "issue's code names first (`get_help_record|show_default|PosixPath`), for a grep "
         "tool such as mcp-ripgrep's `search` (a one-line query already written as an "
         "expression goes as it is, unless it reads as a sentence of four or more plain "
