@@ -8,12 +8,14 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tributary.engine.index.backend import IndexBackend
-from tributary.engine.index.manager import open_index_store
+from tributary.engine.index.manager import index_repository, open_index_store
 from tributary.engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
+from tributary.engine.index.store import IndexStore
 from tributary.engine.localsearch.embedder import Vectors
 
 _TOKEN = re.compile(r"[A-Za-z]+")
@@ -168,6 +170,17 @@ def make_repo(root: Path) -> Path:
         else:
             path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return root
+
+
+def indexed_files(tmp_path: Path, files: dict[str, str], **kw: Any) -> IndexStore:
+    """A repository of ``files`` (path -> text) under ``tmp_path``, indexed with the
+    hashing embedder where ``kw`` (the ``at`` fixture's) says, and its store opened."""
+    repo = tmp_path / "repo"
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    index_repository(repo, embedder=HashingEmbedder(), **kw)
+    return open_index_store(repo, **kw)
 
 
 def search_repository(

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import IndexTarget
-from tests.index.index_helpers import HashingEmbedder
-from tributary.engine.index.manager import index_repository, open_index_store
+from tests.index.index_helpers import indexed_files
 from tributary.engine.index.priors import TEST
 from tributary.engine.index.search import SearchHit, _frame_leads, _innermost_file, hybrid_search
 from tributary.engine.index.store import IndexStore, SearchFilter
@@ -60,19 +59,10 @@ load_table should say the table format is unknown instead of failing in the regi
 """
 
 
-def _indexed(tmp_path: Path, at: IndexTarget, files: dict[str, str]) -> IndexStore:
-    repo = tmp_path / "repo"
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text, encoding="utf-8")
-    index_repository(repo, embedder=HashingEmbedder(), **at.kw)
-    return open_index_store(repo, **at.kw)
-
-
 def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(
     tmp_path: Path, at: IndexTarget
 ) -> None:
-    store = _indexed(tmp_path, at, {"tables/registry.py": REGISTRY, "tables/fits.py": READER,
+    store = indexed_files(tmp_path, **at.kw, files={"tables/registry.py": REGISTRY, "tables/fits.py": READER,
                                 "tables/__init__.py": "from tables.registry import load_table\n"})
     try:
         assert _innermost_file(store, read_task(ISSUE), SearchFilter()) == "tables/fits.py"
@@ -87,7 +77,7 @@ def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(
 def test_a_frame_names_a_file_only_by_a_tail_one_file_has(tmp_path: Path, at: IndexTarget) -> None:
     """Frames in the reporter's code and in other libraries match nothing and are passed
     over; a tail two files end in says nothing of which one raised."""
-    store = _indexed(tmp_path, at, {"a/io/fits.py": READER, "b/io/fits.py": READER, "a/registry.py": REGISTRY})
+    store = indexed_files(tmp_path, **at.kw, files={"a/io/fits.py": READER, "b/io/fits.py": READER, "a/registry.py": REGISTRY})
     try:
         frames = ('Traceback (most recent call last):\n'
                   '  File "/venv/site-packages/numpy/core/fromnumeric.py", line 3, in take\n'
@@ -133,7 +123,7 @@ def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(
     files = {"tables/convert.py": helper, "tables/fits.py": READER.replace(
         'return header[3] == "FITS"', 'return to_table_value(header[3])')}
     files |= {f"tables/mod{n}.py": f"def use{n}(v):\n    return to_table_value(v)\n" for n in range(24)}
-    store = _indexed(tmp_path, at, files)
+    store = indexed_files(tmp_path, **at.kw, files=files)
     try:
         title = "Identifying a FITS table fails with a short header"
         fits = ("tables/fits.py", 3, "is_fits_table")
@@ -151,7 +141,7 @@ def test_a_name_many_modules_define_is_their_own_not_a_helper(
     files = {f"shapes/shape{n}.py": f"class Shape{n}:\n    def parse_shape(self, v):\n        return v\n"
              for n in range(24)}
     files["shapes/caller.py"] = "def draw(shape):\n    return shape.parse_shape(1)\n"
-    store = _indexed(tmp_path, at, files)
+    store = indexed_files(tmp_path, **at.kw, files=files)
     try:
         found = _raised_in(store, "Drawing the seventh shape fails with a value",
                            ("shapes/caller.py", 2, "draw"), ("shapes/shape7.py", 3, "parse_shape"))

@@ -6,10 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import IndexTarget
-from tests.index.index_helpers import HashingEmbedder
-from tributary.engine.index.manager import index_repository, open_index_store
+from tests.index.index_helpers import indexed_files
 from tributary.engine.index.search import SearchHit, _quoted_file, hybrid_search
-from tributary.engine.index.store import IndexStore
 from tributary.engine.localsearch.longquery import read_task
 
 # The issue's words are the report's (headline, location, report); the line it quotes,
@@ -75,17 +73,8 @@ its location are right.
 """
 
 
-def _indexed(tmp_path: Path, at: IndexTarget, files: dict[str, str]) -> IndexStore:
-    repo = tmp_path / "repo"
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text, encoding="utf-8")
-    index_repository(repo, embedder=HashingEmbedder(), **at.kw)
-    return open_index_store(repo, **at.kw)
-
-
 def test_the_file_holding_a_quoted_line_leads_with_its_function(tmp_path: Path, at: IndexTarget) -> None:
-    store = _indexed(tmp_path, at, {"report/reports.py": REPORT, "report/paths.py": PATHS, **FILLERS})
+    store = indexed_files(tmp_path, **at.kw, files={"report/reports.py": REPORT, "report/paths.py": PATHS, **FILLERS})
     try:
         hits = hybrid_search(store, ISSUE, None, repo="repo", top_k=10)
         assert (hits[0].path, hits[0].symbol) == ("report/paths.py", "module_path_of")
