@@ -137,6 +137,11 @@ def test_the_code_indexs_own_reasons_are_said(qtbot: Any) -> None:
     plain.metadata.update(role="code", name_match=False)
     pane.show_hit(plain)
     assert "Ranked by" not in pane.group.text()
+    for led_by, said in (("traceback", "is where the question's traceback raised"),
+                         ("quote", "holds a line of code the question quotes")):
+        plain.metadata["led_by"] = led_by
+        pane.show_hit(plain)
+        assert f"Ranked by files: listed first: its file {said}" in pane.group.text()
 
 
 def test_a_function_the_history_read_says_which_past_tasks_changed_it(qtbot: Any) -> None:

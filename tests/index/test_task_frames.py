@@ -68,7 +68,7 @@ def test_the_file_a_traceback_raised_in_leads_the_files_the_issue_uses(
         assert _innermost_file(store, read_task(ISSUE), SearchFilter()) == "tables/fits.py"
         hits = hybrid_search(store, ISSUE, None, repo="repo", top_k=10)
         assert hits[0].path == "tables/fits.py"
-        assert hits[0].symbol == "is_fits_table"
+        assert (hits[0].symbol, hits[0].led_by) == ("is_fits_table", "traceback")
         assert "tables/registry.py" in {hit.path for hit in hits[1:]}
     finally:
         store.close()

@@ -77,7 +77,8 @@ def test_the_file_holding_a_quoted_line_leads_with_its_function(tmp_path: Path, 
     store = indexed_files(tmp_path, **at.kw, files={"report/reports.py": REPORT, "report/paths.py": PATHS, **FILLERS})
     try:
         hits = hybrid_search(store, ISSUE, None, repo="repo", top_k=10)
-        assert (hits[0].path, hits[0].symbol) == ("report/paths.py", "module_path_of")
+        assert (hits[0].path, hits[0].symbol, hits[0].led_by) == ("report/paths.py", "module_path_of", "quote")
+        assert not any(hit.led_by for hit in hits[1:])
         assert "report/reports.py" in {hit.path for hit in hits[1:]}
     finally:
         store.close()

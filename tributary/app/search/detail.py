@@ -275,6 +275,13 @@ _ROLE_WORDS = {
 }
 
 
+# Why the code index put a file first for a task (``SearchHit.led_by``'s values).
+_LEAD_WORDS = {
+    "traceback": "listed first: its file is where the question's traceback raised",
+    "quote": "listed first: its file holds a line of code the question quotes",
+}
+
+
 def _ranking_reasons(hit: Hit) -> str:
     """What the code index weighed beyond the words and meaning, from the hit's
     metadata (``tributary.engine.index.search.SearchHit``): its file's role, a file name made of
@@ -285,6 +292,9 @@ def _ranking_reasons(hit: Hit) -> str:
         reasons.append("defines the name looked up")
     if hit.metadata.get("name_match") is True:
         reasons.append("its file is named by the question's words")
+    led_by = hit.metadata.get("led_by")
+    if isinstance(led_by, str) and led_by in _LEAD_WORDS:
+        reasons.append(_LEAD_WORDS[led_by])
     changed_by = hit.metadata.get("changed_by")
     if hit.metadata.get("kind") == "function" and isinstance(changed_by, str) and changed_by:
         reasons.append(f"past tasks like this question changed it: {changed_by}")

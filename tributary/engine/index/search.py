@@ -114,6 +114,8 @@ HELPER_MIN_FILES = 20
 HELPER_RATIO = 10
 HELPER_POOL = 2000  # chunks read to count the files that use a name
 FRAMES_READ = 6  # frames in this repository looked at, innermost first
+LED_BY_TRACEBACK = "traceback"  # the file the task's traceback raised in (``_innermost_file``)
+LED_BY_QUOTE = "quote"  # a file holding a line of code the task quotes (``_quoted_file``)
 QUOTED_POOL = 100  # chunks of a quoted line's words read for the line itself
 QUOTED_MAX_FILES = 2  # a quoted line in more files than this is anyone's (a common idiom)
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
@@ -156,6 +158,9 @@ class SearchHit:
     role: str = "code"  # tributary.engine.index.priors: code, test, doc, example, vendored, ...
     fused: float | None = None  # the score before the role's prior
     name_match: bool = False  # the file's name is made of the query's words
+    # why a task's answer begins with this chunk's file when its score did not put it
+    # there: ``LED_BY_TRACEBACK`` or ``LED_BY_QUOTE`` ("" when nothing lifted it)
+    led_by: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -265,7 +270,10 @@ def hybrid_search(
         hits = crowd_roles(hits, asked)
     else:
         quoted = _quoting_chunks(store, task.quoted, where)
-        hits = _frame_leads(hits, _innermost_file(store, task, where) or _quoted_file(hits, quoted))
+        if (raised := _innermost_file(store, task, where)) is not None:
+            hits = _frame_leads(hits, raised)
+        else:
+            hits = _frame_leads(hits, _quoted_file(hits, quoted), led_by=LED_BY_QUOTE)
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return _classes_outlined(store, listed) if names else listed
@@ -387,9 +395,12 @@ def _quoted_file(hits: Sequence[SearchHit], quoted: Mapping[int, str], files: in
     return next((path for path in leaders if path in paths), None)
 
 
-def _frame_leads(hits: Sequence[SearchHit], path: str | None, files: int = FRAME_LEAD_FILES) -> list[SearchHit]:
+def _frame_leads(
+    hits: Sequence[SearchHit], path: str | None, files: int = FRAME_LEAD_FILES, led_by: str = LED_BY_TRACEBACK
+) -> list[SearchHit]:
     """``hits`` (best first) with the best hit of ``path``, the file a task's traceback
-    raised in, first when that file is code among the first ``files`` files. An issue
+    raised in (or, ``led_by``, another file the task points at), first when that file
+    is code among the first ``files`` files, marked with why. An issue
     names the function it called (``identify_format``) and the module it used more often
     than the one that raised; the raising frame is where the fix usually is, but a frame
     in a file the issue's words do not otherwise point at is more often a helper on the
@@ -402,7 +413,7 @@ def _frame_leads(hits: Sequence[SearchHit], path: str | None, files: int = FRAME
     at = next(n for n, hit in enumerate(hits) if hit.path == path)
     if hits[at].role != CODE:
         return list(hits)
-    lifted = replace(hits[at], score=round(hits[0].score * (1 + FRAME_LEAD_MARGIN) + 1e-6, 6))
+    lifted = replace(hits[at], score=round(hits[0].score * (1 + FRAME_LEAD_MARGIN) + 1e-6, 6), led_by=led_by)
     return [lifted, *hits[:at], *hits[at + 1 :]]
 
 
@@ -455,10 +466,10 @@ def focus_files(
 
 def _in_own_order(listed: Sequence[SearchHit], own: Mapping[str, Sequence[SearchHit]]) -> list[SearchHit]:
     """``listed`` with the places of the hits of each file in ``own`` taken by that file's
-    first chunks in its ``own`` order, each at the score of the place it takes. The list's
-    order says which files come first; which of a file's functions comes first is its
-    own order's to say (for a task, ``_in_file_order``), not the scores that ranked it
-    among every file's."""
+    first chunks in its ``own`` order, each at the score (and with the ``led_by``) of the
+    place it takes. The list's order says which files come first; which of a file's
+    functions comes first is its own order's to say (for a task, ``_in_file_order``),
+    not the scores that ranked it among every file's."""
     taken = {path: 0 for path in own}
     out: list[SearchHit] = []
     for hit in listed:
@@ -468,7 +479,8 @@ def _in_own_order(listed: Sequence[SearchHit], own: Mapping[str, Sequence[Search
             continue
         chosen = queue[taken[hit.path]]
         taken[hit.path] += 1
-        out.append(chosen if chosen.score == hit.score else replace(chosen, score=hit.score))
+        same = chosen.score == hit.score and chosen.led_by == hit.led_by
+        out.append(chosen if same else replace(chosen, score=hit.score, led_by=hit.led_by))
     return out
 
 

@@ -77,6 +77,10 @@ class CodeHit(BaseModel):
     keyword_rank: int | None = None
     symbol_match: bool = Field(default=False, description="defines a name the query looks up")
     name_match: bool = Field(default=False, description="the file's name is made of the query's words")
+    led_by: str = Field(default="", description=(
+        "why a task's answer begins with this file when its score did not put it there: "
+        "'traceback' (the task's traceback raised in it) or 'quote' (it holds a line of code "
+        "the task quotes)"))
 
 
 class CodeSearchResult(BaseModel):
