@@ -94,6 +94,10 @@ def test_only_the_projects_own_lines_are_quoted() -> None:
     assert read_task(traced).quoted == task.quoted  # a traceback's lines are its frames'
     spaced = ISSUE.replace('`return s.replace(".[", "[")`', '\n```\n    return   s.replace(".[", "[")\n```\n')
     assert read_task(spaced).quoted == task.quoted  # whitespace runs read as one space
+    unclosed = ISSUE.replace('`return s.replace(".[", "[")`', '\n```\nreturn s.replace(".[", "[")\n')
+    assert read_task(unclosed).quoted == ()  # a block left open: its prose is not code
+    data = ISSUE.replace('`return s.replace(".[", "[")`', "\n```\nvalues = [" + "1.0, " * 60 + "]\n```\n")
+    assert read_task(data).quoted == ()  # longer than a line of code: data
     session = ISSUE.replace('`return s.replace(".[", "[")`', '`>>> s.replace(".[", "[")` and `x = f(y)`')
     assert read_task(session).quoted == ()
 

@@ -516,9 +516,10 @@ def _in_file_order(
     ``candidates`` (best first), their keyword order among the file's own chunks
     (``keyword_order``), the functions the task's tracebacks ran in this file
     (``_framed``), those writing its messages (``_phrased``) and those holding the lines
-    of code it quotes (``quoted``, chunk ids), fused by reciprocal rank. A chunk no retriever pooled joins with no score of its own: the function a
-    task changes often shares its words with much of the repository, and stands out
-    only among its file's functions."""
+    of code it quotes (``quoted``, chunk ids), fused by reciprocal rank. A chunk no
+    retriever pooled joins with no score of its own: the function a task changes often
+    shares its words with much of the repository, and stands out only among its file's
+    functions."""
     ordered: list[SearchHit] = []
     for path in paths:
         pooled = {_place(hit): hit for hit in candidates if hit.path == path}

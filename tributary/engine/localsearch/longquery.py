@@ -51,6 +51,7 @@ MAX_PHRASES = 16
 PHRASE_MIN_WORDS = 3  # a run of plain words this long in output is likely a message the code writes
 MAX_QUOTED = 12  # lines of code quoted from the repository looked for, in the order written
 QUOTED_MIN_CHARS = 16
+QUOTED_MAX_CHARS = 200  # longer is data or output, not a line of code (as inline code is cut)
 QUOTED_MIN_WORDS = 3  # identifiers a quoted line holds: ``x = f(y)`` is anyone's
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
@@ -305,7 +306,8 @@ def _quoted_lines(text: str) -> list[str]:
     traceback, each a statement (``return s.replace(".[", "[")``) of at least
     ``QUOTED_MIN_WORDS`` names, and not the reporter's session, imports or tests. A
     traceback's lines are its frames' (``frames``); a reporter who quotes a line of the
-    project usually quotes the one at fault."""
+    project usually quotes the one at fault. A block left open is not read: its prose
+    cannot be told from its code."""
     found: list[str] = [m.group(1) for m in _INLINE_CODE.finditer(text)]
     block: list[str] | None = None
     for line in text.splitlines():
@@ -325,7 +327,7 @@ def _traced(block: list[str]) -> bool:
 
 
 def _may_be_the_projects(line: str) -> bool:
-    return (len(line) >= QUOTED_MIN_CHARS and not line.startswith(_OWN_CODE_STARTS)
+    return (QUOTED_MIN_CHARS <= len(line) <= QUOTED_MAX_CHARS and not line.startswith(_OWN_CODE_STARTS)
             and _STATEMENT.search(line) is not None and len(_WORD.findall(line)) >= QUOTED_MIN_WORDS)
 
 
