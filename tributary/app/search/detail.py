@@ -41,6 +41,8 @@ from tributary.app.search.score_chart import ScoreChart
 from tributary.engine.api import commit_line, fold_label, quotes_files, source_views, why_folded
 from tributary.engine.model import (
     FILE_KIND,
+    LED_BY_QUOTE,
+    LED_BY_TRACEBACK,
     DedupGroup,
     GroupMember,
     Hit,
@@ -275,10 +277,10 @@ _ROLE_WORDS = {
 }
 
 
-# Why the code index put a file first for a task (``SearchHit.led_by``'s values).
+# Why the code index put a file first for a task (a hit's ``led_by``).
 _LEAD_WORDS = {
-    "traceback": "listed first: its file is where the question's traceback raised",
-    "quote": "listed first: its file holds a line of code the question quotes",
+    LED_BY_TRACEBACK: "listed first: its file is where the question's traceback raised",
+    LED_BY_QUOTE: "listed first: its file holds a line of code the question quotes",
 }
 
 

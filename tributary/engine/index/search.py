@@ -56,6 +56,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
+from tributary.engine.model import LED_BY_QUOTE, LED_BY_TRACEBACK
 from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, repeats_last
 from tributary.engine.query.kinds import asked_qualified_names, joined_names, lookup_names
 
@@ -114,8 +115,6 @@ HELPER_MIN_FILES = 20
 HELPER_RATIO = 10
 HELPER_POOL = 2000  # chunks read to count the files that use a name
 FRAMES_READ = 6  # frames in this repository looked at, innermost first
-LED_BY_TRACEBACK = "traceback"  # the file the task's traceback raised in (``_innermost_file``)
-LED_BY_QUOTE = "quote"  # a file holding a line of code the task quotes (``_quoted_file``)
 QUOTED_POOL = 100  # chunks of a quoted line's words read for the line itself
 QUOTED_MAX_FILES = 2  # a quoted line in more files than this is anyone's (a common idiom)
 MEMBER_POOL = 200  # definitions of a member's name searched for the class the task names
