@@ -368,15 +368,18 @@ def _widely_used(store: IndexStore, function: str, where: SearchFilter) -> bool:
 def _quoting_chunks(store: IndexStore, lines: Sequence[str], where: SearchFilter) -> dict[int, str]:
     """The chunks holding a line of code the task quotes (``TaskQuery.quoted``, compared
     with runs of whitespace as one space), each with its file's path, for the lines
-    that at most ``QUOTED_MAX_FILES`` files hold."""
+    that at most ``QUOTED_MAX_FILES`` files hold. Lines of one issue share words, so a
+    chunk pooled for several is read and flattened once."""
     held: dict[int, str] = {}
+    flat: dict[int, tuple[str, str]] = {}  # chunk id -> (path, text with runs of whitespace as one space)
     for line in lines:
         terms = fts_terms(line)
         if not terms:
             continue
-        pool = store.keyword_search(" ".join(terms), QUOTED_POOL, where)
-        chunks = store.chunks_by_id([cid for cid, _ in pool])
-        holding = {cid: chunk.path for cid, chunk in chunks.items() if line in " ".join(chunk.content.split())}
+        pool = [cid for cid, _ in store.keyword_search(" ".join(terms), QUOTED_POOL, where)]
+        for cid, chunk in store.chunks_by_id([cid for cid in pool if cid not in flat]).items():
+            flat[cid] = (chunk.path, " ".join(chunk.content.split()))
+        holding = {cid: flat[cid][0] for cid in pool if cid in flat and line in flat[cid][1]}
         if 0 < len(set(holding.values())) <= QUOTED_MAX_FILES:
             held.update(holding)
     return held
