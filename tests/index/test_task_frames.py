@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import indexed_files
 from tributary.engine.index.priors import TEST
-from tributary.engine.index.search import SearchHit, _frame_leads, _innermost_file, hybrid_search
+from tributary.engine.index.search import SearchHit, _innermost_file, _lead_file, hybrid_search
 from tributary.engine.index.store import IndexStore, SearchFilter
 from tributary.engine.localsearch.longquery import read_task
 
@@ -105,13 +105,13 @@ def _hit(path: str, score: float, role: str = "code") -> SearchHit:
 
 def test_only_code_near_the_top_is_lifted() -> None:
     hits = [_hit("a.py", 0.9), _hit("a.py", 0.8), _hit("b.py", 0.7), _hit("c.py", 0.6), _hit("d.py", 0.5)]
-    lifted = _frame_leads(hits, "c.py")
+    lifted = _lead_file(hits, "c.py")
     assert [h.path for h in lifted] == ["c.py", "a.py", "a.py", "b.py", "d.py"]
     assert lifted[0].score > hits[0].score
-    assert _frame_leads(hits, "d.py") == hits  # the fourth file: a helper on the way
-    assert _frame_leads(hits, None) == hits
+    assert _lead_file(hits, "d.py") == hits  # the fourth file: a helper on the way
+    assert _lead_file(hits, None) == hits
     tests = [_hit("a.py", 0.9), _hit("test_a.py", 0.8, TEST)]
-    assert _frame_leads(tests, "test_a.py") == tests
+    assert _lead_file(tests, "test_a.py") == tests
 
 
 def test_a_helper_every_module_calls_passes_the_lead_to_its_caller(

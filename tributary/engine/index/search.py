@@ -103,7 +103,7 @@ PER_NAME = 5  # definitions taken per name the task uses
 SPREAD_POOL = 50  # definitions of a name read to tell whether more than one file has one
 TASK_LEAD_CHUNKS = 40  # a task: chunks of its first file returned, for the context to read
 # A task's traceback: the file of its innermost frame in this repository leads when it is
-# among the first files (``_frame_leads``), by this much above the previous first.
+# among the first files (``_lead_file``), by this much above the previous first.
 FRAME_LEAD_FILES = 3
 FRAME_LEAD_MARGIN = 0.02
 # A frame's function whose name this share of the index's files use (and at least
@@ -270,9 +270,9 @@ def hybrid_search(
     else:
         quoted = _quoting_chunks(store, task.quoted, where)
         if (raised := _innermost_file(store, task, where)) is not None:
-            hits = _frame_leads(hits, raised)
+            hits = _lead_file(hits, raised)
         else:
-            hits = _frame_leads(hits, _quoted_file(hits, quoted), led_by=LED_BY_QUOTE)
+            hits = _lead_file(hits, _quoted_file(hits, quoted), led_by=LED_BY_QUOTE)
     listed = cover_files(spread_files(hits), top_k)
     if task is None:
         return _classes_outlined(store, listed) if names else listed
@@ -397,12 +397,12 @@ def _quoted_file(hits: Sequence[SearchHit], quoted: Mapping[int, str], files: in
     return next((path for path in leaders if path in paths), None)
 
 
-def _frame_leads(
+def _lead_file(
     hits: Sequence[SearchHit], path: str | None, files: int = FRAME_LEAD_FILES, led_by: str = LED_BY_TRACEBACK
 ) -> list[SearchHit]:
-    """``hits`` (best first) with the best hit of ``path``, the file a task's traceback
-    raised in (or, ``led_by``, another file the task points at), first when that file
-    is code among the first ``files`` files, marked with why. An issue
+    """``hits`` (best first) with the best hit of ``path``, the file a task points at
+    (``led_by``: its traceback raised there, or it holds a line the task quotes), first
+    when that file is code among the first ``files`` files, marked with why. An issue
     names the function it called (``identify_format``) and the module it used more often
     than the one that raised; the raising frame is where the fix usually is, but a frame
     in a file the issue's words do not otherwise point at is more often a helper on the
