@@ -18,7 +18,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLineEdit, QStyle, QStyleOptionViewItem
+from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QStyle, QStyleOptionViewItem
 
 from tests.app.fakes import FakeEngine
 from tributary.app.config_editor.editor import ConfigEditor
@@ -881,12 +881,47 @@ def test_no_rules_says_what_that_means_and_how_to_add_one(qtbot: Any, tmp_path: 
     config.routing.rules.clear()
     editor, _, _ = make_editor(qtbot, tmp_path, config)
     rules = editor.rules
-    assert rules.rules_stack.currentWidget() is rules.empty and rules.empty.isVisibleTo(rules)
+    assert rules.rules_stack.currentWidget() is rules.empty_area and rules.empty.isVisibleTo(rules)
     assert "every enabled server" in rules.empty.text() and not rules.hint.isVisibleTo(rules)
     rules.add_rule()
     assert rules.rules_stack.currentWidget() is rules.list and rules.list.count() == 1
     rules.remove_rule()
-    assert rules.rules_stack.currentWidget() is rules.empty
+    assert rules.rules_stack.currentWidget() is rules.empty_area
+
+
+def test_add_rule_and_the_tester_stay_in_view_on_a_short_screen(qtbot: Any, tmp_path: Path) -> None:
+    """At 1.5 times the size on a 768-pixel screen the rule's form, at its full height,
+    pushed *Add rule* and the tester below the fold: a new user saw no way to add the
+    first rule. The form scrolls on its own now."""
+    config = sample_config(tmp_path)
+    config.routing.rules.clear()
+    editor, _, _ = make_editor(qtbot, tmp_path, config)
+    editor.resize(640, 330)
+    editor.tabs.setCurrentIndex(1)
+    QTest.qWait(50)
+    rules = editor.rules
+    add = next(b for b in rules.findChildren(QPushButton) if b.text() == "Add rule")
+    assert not add.visibleRegion().isEmpty()
+    assert not rules.sample.visibleRegion().isEmpty()
+
+
+def test_the_tester_says_why_a_matching_rule_fell_back(qtbot: Any, tmp_path: Path) -> None:
+    """A rule that matched but names only a built-in server not set up yet fell back,
+    and the tester said "no rule matched" under the rule's tick."""
+    config = sample_config(tmp_path)
+    config.routing.rules[:] = [RoutingRule(name="code", pattern=r"\bdef\b", servers=["tasks"])]
+    config.servers.pop("tasks", None)
+    editor, _, _ = make_editor(qtbot, tmp_path, config)
+    rules = editor.rules
+    rules.sample.setText("def fixture")
+    rules.run_test()
+    verdict = rules.verdict.text()
+    assert "✔ code: matched" in verdict
+    assert "no rule matched" not in verdict and "the matching rule's servers cannot be asked" in verdict
+    assert "tasks (built in: it starts once a repository is added)" in verdict
+    rules.sample.setText("nothing special")
+    rules.run_test()
+    assert "(fallback: no rule matched)" in rules.verdict.text()
 
 
 @pytest.mark.asyncio

@@ -33,7 +33,7 @@ from tributary.app.search.source_strip import setup_needed
 from tributary.app.spin_box import SpinBox
 from tributary.engine.api import EngineLike
 from tributary.engine.config.schema import Config, RoutingRule
-from tributary.engine.model import FUSION_STRATEGIES
+from tributary.engine.model import FUSION_STRATEGIES, RouteDecision
 
 STRATEGIES = ["", *FUSION_STRATEGIES]
 
@@ -49,6 +49,33 @@ def pattern_error(pattern: str) -> str | None:
     if not pattern:
         return "A rule needs a pattern."
     return backend.check_pattern(pattern)
+
+
+def _fallback_note(decision: RouteDecision) -> str:
+    """Why the fallback servers were asked, when they were: a rule that matched but
+    names only servers that cannot be asked falls back too."""
+    if not decision.fallback:
+        return ""
+    if decision.matched_rules:
+        return "   (fallback: the matching rule's servers cannot be asked)"
+    return "   (fallback: no rule matched)"
+
+
+def _skip_reason(name: str, reason: str) -> str:
+    """A skipped server's reason as the tester says it: a built-in server a rule names
+    is not in the configuration until a repository is added."""
+    if name in backend.BUILTIN_SERVER_NAMES and reason == backend.SKIP_UNKNOWN:
+        return "built in: it starts once a repository is added"
+    return reason
+
+
+def _plain_scroll(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area that follows its width."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setWidget(widget)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    return area
 
 
 class RulesPage(QWidget):
@@ -84,6 +111,7 @@ class RulesPage(QWidget):
         self.remove_button.clicked.connect(self.remove_rule)
         self.hint = hint = QLabel("Drag or Alt+↑/↓ to reorder: rules are tried top to bottom.")
         hint.setObjectName("Hint")
+        hint.setWordWrap(True)  # on one line it held the list as wide as itself
         self.empty = QLabel(
             "No routing rules: every question asks the fallback servers, or every enabled "
             "server when none are named.\n\nAdd a rule to send the questions that match its "
@@ -94,7 +122,8 @@ class RulesPage(QWidget):
         self.empty.setContentsMargins(8, 8, 8, 8)
         self.rules_stack = QStackedWidget()
         self.rules_stack.addWidget(self.list)
-        self.rules_stack.addWidget(self.empty)
+        self.empty_area = _plain_scroll(self.empty)  # the rules' place is short at large scales
+        self.rules_stack.addWidget(self.empty_area)
 
         self.name = QLineEdit()
         self.pattern = QLineEdit()
@@ -141,8 +170,12 @@ class RulesPage(QWidget):
         row.addWidget(self.remove_button)
         left_layout.addLayout(row)
         splitter = QSplitter()
+        # The rule's form scrolls on its own: at its full height it pushed the page's
+        # *Add rule* button and the tester below a short screen's fold.
+        form_area = _plain_scroll(self.form_widget)
         splitter.addWidget(left)
-        splitter.addWidget(self.form_widget)
+        splitter.addWidget(form_area)
+        splitter.setStretchFactor(1, 1)  # a wider window widens the form, not the list
         splitter.setSizes([260, 560])
 
         top = QFormLayout()
@@ -189,7 +222,7 @@ class RulesPage(QWidget):
             self.list.addItem(item)
         self._loading = False
         has_rules = bool(self.config.routing.rules)
-        self.rules_stack.setCurrentWidget(self.list if has_rules else self.empty)
+        self.rules_stack.setCurrentWidget(self.list if has_rules else self.empty_area)
         self.hint.setVisible(has_rules)
 
     @staticmethod
@@ -351,12 +384,11 @@ class RulesPage(QWidget):
             unused = " (not used: an earlier rule won)" if trace.status == "matched" and not trace.used else ""
             lines.append(f"{mark} {trace.name}: {trace.status}{detail}{why}{unused}")
         lines.append("")
-        lines.append("Asked: " + (", ".join(decision.servers) or "nobody")
-                     + ("   (fallback: no rule matched)" if decision.fallback else ""))
+        lines.append("Asked: " + (", ".join(decision.servers) or "nobody") + _fallback_note(decision))
         if silent := self._silent(decision.servers):
             lines.append("Will not answer: " + "; ".join(f"{k} ({v})" for k, v in silent.items()))
         if decision.skipped:
-            lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in decision.skipped.items()))
+            lines.append("Skipped: " + "; ".join(f"{k} ({_skip_reason(k, v)})" for k, v in decision.skipped.items()))
         lines.append(f"Query class: {explanation.query_class}")
         if decision.strategy:
             lines.append(f"Strategy: {decision.strategy}")
