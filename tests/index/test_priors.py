@@ -51,6 +51,9 @@ from tributary.engine.index.store import SqliteStore
         ("history_utils.py", priors.CODE),
         ("changelog/7168.bugfix.rst", priors.RECORD),  # a towncrier fragment: a changelog entry
         ("newsfragments/12.feature.md", priors.RECORD),
+        ("changes/456.bugfix", priors.RECORD),  # a fragment with no suffix, as towncrier allows
+        ("changelog.d/+a1b2.feature.1", priors.RECORD),
+        ("changes/README.bugfix.py", priors.CODE),
         ("src/changes/diff.py", priors.CODE),  # code in a folder named like one stays code
         ("src/history.py", priors.CODE),  # a module named like a record file is code
         ("src/contest.py", priors.CODE),

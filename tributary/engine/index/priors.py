@@ -94,6 +94,12 @@ _BUILT_PAGES = frozenset({".html", ".htm"})
 _RECORD_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".markdown"})
 # Folders of changelog fragments, one file a change (towncrier's ``changelog/123.bugfix.rst``,
 # ``newsfragments/``, ``changes/``): the release notes before they are compiled.
+# A fragment named by its change and its kind alone, as towncrier allows (``456.bugfix``,
+# ``+a1b2.feature``): no suffix says it is prose.
+_FRAGMENT_NAME = re.compile(
+    r"^[\w+-]{1,80}\.(feature|bugfix|fix|doc|docs|removal|deprecation|breaking|misc|trivial|improvement"
+    r"|vendor|packaging|contrib|security|added|changed|fixed|removed)(\.\d{1,3})?$"
+)
 _RECORD_DIRS = frozenset({"changelog", "changelog.d", "changes", "changes.d", "newsfragments", "news", "release-notes", "releasenotes"})
 
 # Words by which a question asks for a role itself.
@@ -163,6 +169,8 @@ def role_of(path: str, language: str | None = None) -> str:
     if pure.suffix in _BUILT_PAGES and folders & _DOC_DIRS:  # Dokka's, Javadoc's, Sphinx's output
         return GENERATED
     if (_RECORD_NAME.match(pure.stem) or folders & _RECORD_DIRS) and pure.suffix in _RECORD_SUFFIXES:
+        return RECORD
+    if folders & _RECORD_DIRS and _FRAGMENT_NAME.match(pure.name):  # ``changes/456.bugfix``
         return RECORD
     if folders & _TOOLING_DIRS or pure.name in _BUILD_FILES or pure.name.startswith("."):
         return TOOLING
