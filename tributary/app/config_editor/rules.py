@@ -29,6 +29,7 @@ from tributary.app.combo_box import ComboBox
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.fields import CheckList, error_label, set_invalid, with_error
 from tributary.app.config_editor.servers import cannot_search, trouble
+from tributary.app.layouts import scrolled_down
 from tributary.app.search.source_strip import setup_needed
 from tributary.app.spin_box import SpinBox
 from tributary.engine.api import EngineLike
@@ -67,15 +68,6 @@ def _skip_reason(name: str, reason: str) -> str:
     if name in backend.BUILTIN_SERVER_NAMES and reason == backend.SKIP_UNKNOWN:
         return "built in: it starts once a repository is added"
     return reason
-
-
-def _plain_scroll(widget: QWidget) -> QScrollArea:
-    """``widget`` in a frameless scroll area that follows its width."""
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    area.setWidget(widget)
-    area.setFrameShape(QScrollArea.Shape.NoFrame)
-    return area
 
 
 class RulesPage(QWidget):
@@ -122,7 +114,7 @@ class RulesPage(QWidget):
         self.empty.setContentsMargins(8, 8, 8, 8)
         self.rules_stack = QStackedWidget()
         self.rules_stack.addWidget(self.list)
-        self.empty_area = _plain_scroll(self.empty)  # the rules' place is short at large scales
+        self.empty_area = scrolled_down(self.empty)  # the rules' place is short at large scales
         self.rules_stack.addWidget(self.empty_area)
 
         self.name = QLineEdit()
@@ -172,7 +164,7 @@ class RulesPage(QWidget):
         splitter = QSplitter()
         # The rule's form scrolls on its own: at its full height it pushed the page's
         # *Add rule* button and the tester below a short screen's fold.
-        form_area = _plain_scroll(self.form_widget)
+        form_area = scrolled_down(self.form_widget)
         splitter.addWidget(left)
         splitter.addWidget(form_area)
         splitter.setStretchFactor(1, 1)  # a wider window widens the form, not the list
