@@ -94,13 +94,13 @@ _BUILT_PAGES = frozenset({".html", ".htm"})
 _RECORD_SUFFIXES = frozenset({"", ".md", ".rst", ".txt", ".markdown"})
 # Folders of changelog fragments, one file a change (towncrier's ``changelog/123.bugfix.rst``,
 # ``newsfragments/``, ``changes/``): the release notes before they are compiled.
+_RECORD_DIRS = frozenset({"changelog", "changelog.d", "changes", "changes.d", "newsfragments", "news", "release-notes", "releasenotes"})
 # A fragment named by its change and its kind alone, as towncrier allows (``456.bugfix``,
 # ``+a1b2.feature``): no suffix says it is prose.
 _FRAGMENT_NAME = re.compile(
     r"^[\w+-]{1,80}\.(feature|bugfix|fix|doc|docs|removal|deprecation|breaking|misc|trivial|improvement"
     r"|vendor|packaging|contrib|security|added|changed|fixed|removed)(\.\d{1,3})?$"
 )
-_RECORD_DIRS = frozenset({"changelog", "changelog.d", "changes", "changes.d", "newsfragments", "news", "release-notes", "releasenotes"})
 
 # Words by which a question asks for a role itself.
 _ASKS = {
