@@ -7,6 +7,7 @@ from tributary.engine.routing import (
     SKIP_DISABLED,
     SKIP_NOT_IN_FALLBACK,
     SKIP_NOT_SELECTED,
+    SKIP_NOT_SET_UP,
     SKIP_UNKNOWN,
     explain_routing,
     route,
@@ -74,6 +75,15 @@ def test_rule_with_only_disabled_servers_falls_back() -> None:
     assert decision.matched_rules == ["dead"] and decision.fallback
     assert decision.servers == ["docs", "code", "memory"]
     assert decision.skipped == {"off": SKIP_DISABLED, "ghost": SKIP_UNKNOWN}
+
+
+def test_a_built_in_server_not_set_up_yet_is_not_called_unknown() -> None:
+    """A rule may name ``files`` before any repository is added: it is skipped for
+    that, not as a name nobody knows."""
+    rules = [RoutingRule(name="code", pattern="def", servers=["files"])]
+    decision = route(make(rules=rules), "def x")
+    assert decision.matched_rules == ["code"] and decision.fallback
+    assert decision.skipped["files"] == SKIP_NOT_SET_UP
 
 
 def test_weights_max_across_rules_and_strategy_of_first() -> None:

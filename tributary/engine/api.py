@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from tributary.engine.query.syntax import format_filters, parse_query
     from tributary.engine.repos.builtins import with_builtin_servers
     from tributary.engine.repos.manage import list_repositories, remove_repository, update_history
-    from tributary.engine.routing import SKIP_UNKNOWN, RoutingExplanation, explain_routing
+    from tributary.engine.routing import RoutingExplanation, explain_routing
     from tributary.engine.runtime.heap import settle
     from tributary.engine.runtime.shutdown import SHUTDOWN_SIGNALS
     from tributary.engine.runtime.spawn import module_command
@@ -178,7 +178,6 @@ _HOMES: dict[str, str] = {
     "remove_repository": "tributary.engine.repos.manage",
     "update_history": "tributary.engine.repos.manage",
     "RoutingExplanation": "tributary.engine.routing",
-    "SKIP_UNKNOWN": "tributary.engine.routing",
     "explain_routing": "tributary.engine.routing",
     "SHUTDOWN_SIGNALS": "tributary.engine.runtime.shutdown",
     "sign_in": "tributary.engine.sources.oauth",
@@ -194,7 +193,6 @@ __all__ = [
     "BUILTIN_SERVER_NAMES",
     "CLIENTS",
     "SHUTDOWN_SIGNALS",
-    "SKIP_UNKNOWN",
     "ClientConfig",
     "ConfigError",
     "ConfigIssue",

@@ -32,11 +32,14 @@ from dataclasses import dataclass, field
 
 from tributary.engine.config.patterns import check_pattern, safe_compile
 from tributary.engine.config.schema import Config, RoutingRule
+from tributary.engine.config.validate import BUILTIN_SERVER_NAMES
 from tributary.engine.model import RouteDecision
 from tributary.engine.query.kinds import classify_query
 
 SKIP_DISABLED = "disabled"
 SKIP_UNKNOWN = "unknown server"
+# A built-in server a rule may name before it exists: it is added with the first repository.
+SKIP_NOT_SET_UP = "built in: it starts once a repository is added"
 SKIP_NOT_SELECTED = "not selected by the request"
 SKIP_NOT_IN_FALLBACK = "not in the fallback"
 
@@ -111,7 +114,7 @@ def _select(
     for name in wanted:
         server = config.servers.get(name)
         if server is None:
-            decision.skipped[name] = SKIP_UNKNOWN
+            decision.skipped[name] = SKIP_NOT_SET_UP if name in BUILTIN_SERVER_NAMES else SKIP_UNKNOWN
         elif not server.enabled:
             decision.skipped[name] = SKIP_DISABLED
         else:

@@ -15,7 +15,6 @@ from pathlib import Path
 from tributary.app.background import off_the_gui
 from tributary.engine.api import (
     BUILTIN_SERVER_NAMES,
-    SKIP_UNKNOWN,
     ConfigError,
     ConfigIssue,
     RoutingExplanation,
@@ -28,7 +27,7 @@ from tributary.engine.api import save_config as _save_config
 from tributary.engine.api import validate as _validate
 from tributary.engine.config.schema import Config, ServerConfig
 
-__all__ = ["BUILTIN_SERVER_NAMES", "SKIP_UNKNOWN", "ConfigError", "Issue", "StoredSecrets", "check_pattern", "explain_routing",
+__all__ = ["BUILTIN_SERVER_NAMES", "ConfigError", "Issue", "StoredSecrets", "check_pattern", "explain_routing",
            "import_mcp_servers", "save_config", "store_literal_secrets", "validate"]
 
 

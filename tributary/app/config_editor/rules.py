@@ -62,14 +62,6 @@ def _fallback_note(decision: RouteDecision) -> str:
     return "   (fallback: no rule matched)"
 
 
-def _skip_reason(name: str, reason: str) -> str:
-    """A skipped server's reason as the tester says it: a built-in server a rule names
-    is not in the configuration until a repository is added."""
-    if name in backend.BUILTIN_SERVER_NAMES and reason == backend.SKIP_UNKNOWN:
-        return "built in: it starts once a repository is added"
-    return reason
-
-
 class RulesPage(QWidget):
     changed = Signal()
 
@@ -380,7 +372,7 @@ class RulesPage(QWidget):
         if silent := self._silent(decision.servers):
             lines.append("Will not answer: " + "; ".join(f"{k} ({v})" for k, v in silent.items()))
         if decision.skipped:
-            lines.append("Skipped: " + "; ".join(f"{k} ({_skip_reason(k, v)})" for k, v in decision.skipped.items()))
+            lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in decision.skipped.items()))
         lines.append(f"Query class: {explanation.query_class}")
         if decision.strategy:
             lines.append(f"Strategy: {decision.strategy}")
