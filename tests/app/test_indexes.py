@@ -251,7 +251,7 @@ def test_the_worker_steps_down_once_the_keyword_tier_is_written(
     def update_history(root: Path, embed: bool) -> Any:
         assert not embed
         niced.append(("history words", 0))
-        return SimpleNamespace(summary=lambda: "history: 2 new commits in 0.1 s")
+        return SimpleNamespace(stats=object(), summary=lambda: "history: 2 new commits in 0.1 s")
 
     def embed_repository(root: Path, on_progress: Any) -> IndexStats:
         for phase in ("embed", "embed", "done"):
@@ -296,7 +296,7 @@ def test_the_worker_keeps_the_code_index_when_the_history_cannot_be_embedded(
 
     monkeypatch.setattr(os, "nice", lambda step: step)
     monkeypatch.setattr(api, "index_repository", lambda root, on_progress, embed: IndexStats(root, tmp_path / "x"))
-    monkeypatch.setattr(api, "update_history", lambda root, embed: SimpleNamespace(summary=lambda: "history: 2 new commits"))
+    monkeypatch.setattr(api, "update_history", lambda root, embed: SimpleNamespace(stats=object(), summary=lambda: "history: 2 new commits"))
     monkeypatch.setattr(api, "embed_repository", lambda root, on_progress: IndexStats(root, tmp_path / "x"))
 
     def embed_history(root: Path, on_progress: Any) -> int:

@@ -131,6 +131,21 @@ def test_the_app_worker_reports_code_then_history(
     assert task_stats(git_checkout).tasks == 2
 
 
+def test_the_app_worker_announces_no_history_for_a_folder_outside_git(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain folder has no past tasks: the app must not be told its history can be
+    searched (it said so, with "not a git work tree" in brackets)."""
+    monkeypatch.setattr(os, "nice", lambda increment: 0)
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "mod.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    assert index_worker.main([str(folder)]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "history-ready" not in [event["event"] for event in events]
+    assert events[-1]["event"] == "done" and events[-1]["history"] == "history: not a git work tree (code only)"
+
+
 def test_a_history_being_made_is_listed_with_no_tasks_yet(home: Path, git_checkout: Path) -> None:
     """The app lists its repositories while the worker creates a history file, before
     its tables exist: that listing failed with "no such table"."""

@@ -14,7 +14,8 @@ update_history``: the built-in tasks server's) without vectors, then the code's
 vectors, then the history's. Each line is one JSON object: ``{"event": "progress",
 ...IndexProgress fields}`` while indexing the code and embedding it, ``{"event":
 "history"}`` as it starts reading the git history, ``{"event": "history-ready",
-"history": "<one line>"}`` once its commits can be searched by their words,
+"history": "<one line>"}`` once its commits can be searched by their words (not for a
+folder outside git, which has none),
 ``{"event": "history-embed", "done": N, "total": M, "rate": R, "eta_s": S}`` while
 their vectors are made (past tasks a second, seconds left),
 then ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
@@ -109,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         step_down()  # (an index already up to date reports no keyword phase)
         _emit("history")
         history = update_history(root, embed=False)
-        _emit("history-ready", history=history.summary())
+        if history.stats is not None:  # not for a folder outside git or a failed read: no history to search
+            _emit("history-ready", history=history.summary())
         embedded = embed_repository(root, on_progress=on_progress)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
