@@ -188,16 +188,31 @@ def test_the_summary_counts_the_sources_asked_and_names_the_ones_awaited() -> No
     assert waiting_text(many) == "waiting for s0, s1, s2 and 2 more…"
 
 
-def test_a_keyword_only_answer_says_so_on_its_chip_and_in_the_empty_state(qtbot: Any) -> None:
+def test_a_partly_semantic_answer_says_so_on_its_chip_and_in_the_empty_state(qtbot: Any) -> None:
     from tributary.app.search.empty_state import EmptyState
 
     warning = ("files: semantic index 40 % ready (400/1000 chunks embedded); "
                "keyword and symbol search cover every file")
     report = SourceReport(name="files", status=SourceStatus.OK, hits=12, latency_ms=80.0,
                           warnings=[warning], degraded=True)
-    assert chip_text(report) == "files 12 hits · keyword only · 80 ms"
+    assert chip_text(report) == "files 12 hits · semantic 40 % · 80 ms"
     assert "semantic index 40 % ready" in chip_tooltip(report)
     empty = EmptyState()
     qtbot.addWidget(empty)
     empty.show_not_confident("where is fusion", 12, [warning])
     assert "rests on keywords" in empty.body.text() and "40 % ready" in empty.body.text()
+
+
+def test_a_chip_says_keyword_only_when_no_meaning_based_search_ran() -> None:
+    history = ("pytest: meaning-based matches of its history 7 % ready (900 of 13,110 past "
+               "tasks embedded); keyword search covers every one")
+    code = "files: semantic index 60 % ready (600/1000 chunks embedded); keyword and symbol search cover every file"
+    loading = "embedding model still loading: keyword search only for now"
+
+    def chip(*warnings: str) -> str:
+        return chip_text(SourceReport(name="s", status=SourceStatus.OK, hits=3, warnings=list(warnings), degraded=True))
+
+    assert chip(history) == "s 3 hits · semantic 7 %"
+    assert chip(code, history) == "s 3 hits · semantic 7 %"  # the least share of the indexes asked
+    assert chip(loading, code) == "s 3 hits · keyword only"
+    assert chip() == "s 3 hits · keyword only"  # a server that called its answer weaker, saying no more

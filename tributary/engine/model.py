@@ -331,6 +331,26 @@ class SourceReport:
     startup_ms: float | None = None
 
 
+def vectors_ready(percent: int) -> str:
+    """How a built-in server says an index's vectors are partly made (``24 % ready``):
+    meaning-based search covers that share, keywords the rest. ``semantic_ready`` reads
+    it back."""
+    return f"{percent} % ready"
+
+
+_READY = re.compile(r"\b(\d{1,3}) % ready\b")
+
+
+def semantic_ready(warnings: Iterable[str]) -> int | None:
+    """The least share of vectors that ``warnings`` say is ready, when every one of them
+    is of that kind (an index still embedding); None when one says something else (the
+    model is not there: keywords alone) or there are none."""
+    shares = [int(found.group(1)) if (found := _READY.search(warning)) else None for warning in warnings]
+    if not shares or None in shares:
+        return None
+    return min(share for share in shares if share is not None)
+
+
 def hits_said(count: int) -> str:
     """A source's count of hits as a line says it: ``1 hit``, ``24 hits``."""
     return "1 hit" if count == 1 else f"{count} hits"

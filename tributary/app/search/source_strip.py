@@ -44,6 +44,7 @@ from tributary.engine.model import (
     SourceReport,
     SourceStatus,
     hits_said,
+    semantic_ready,
 )
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
@@ -148,6 +149,14 @@ def setup_needed(reason: str) -> str | None:
     return "needs arguments" if NEEDS_ARGUMENTS.match(reason) else None
 
 
+def degraded_said(report: SourceReport) -> str:
+    """What a chip adds for an answer its source called weaker than usual: the share of
+    meaning-based search it had while an index's vectors are being made, or that it
+    answered on keywords alone (no model)."""
+    share = semantic_ready(report.warnings)
+    return " · keyword only" if share is None else f" · semantic {share} %"
+
+
 def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
@@ -155,7 +164,7 @@ def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     if status in ANSWERED:
         cached = " · cached" if status == SourceStatus.CACHED else ""
         hits = hits_said(report.hits)
-        partial = " · keyword only" if report.degraded else ""  # its vectors are not all there yet
+        partial = degraded_said(report) if report.degraded else ""
         return f"{report.name} {hits}{partial}{latency}{cached}{restarted}"
     if status == SourceStatus.PENDING:
         typical = typical_latency(state.latency_ms if state is not None else None)

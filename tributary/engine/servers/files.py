@@ -46,6 +46,7 @@ from tributary.engine.index.search import SearchHit, encode_query, hybrid_search
 from tributary.engine.index.store import QueryVector, SqliteStore
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import code_embedding_text
+from tributary.engine.model import vectors_ready
 from tributary.engine.paths import indexes_dir
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
@@ -159,7 +160,7 @@ def semantic_warning(name: str, embedded: int, total: int, code_done: bool = Fal
     percent = int(100 * embedded / total) if total else 100
     code = ", all of its code" if code_done else ""
     return (
-        f"{name}: semantic index {percent} % ready ({embedded}/{total} chunks embedded{code}); "
+        f"{name}: semantic index {vectors_ready(percent)} ({embedded}/{total} chunks embedded{code}); "
         "keyword and symbol search cover every file"
     )
 

@@ -58,6 +58,7 @@ from tributary.engine.index.search import SearchHit, hybrid_search
 from tributary.engine.index.store import IndexStore, SearchFilter, SqliteStore, StoredChunk
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import is_task_question, read_task
+from tributary.engine.model import vectors_ready
 from tributary.engine.query.kinds import asks_history
 from tributary.engine.runtime.heap import settle
 from tributary.engine.servers import check_scope
@@ -410,7 +411,7 @@ class TaskBackend:
                     self._embedded_at[id(index)] = updated
                     continue
                 name = self._identity(label, index)[0]
-                said.append(f"{name}: meaning-based matches of its history {100 * embedded // total} % ready "
+                said.append(f"{name}: meaning-based matches of its history {vectors_ready(100 * embedded // total)} "
                             f"({embedded:,} of {total:,} past tasks embedded); keyword search covers every one")
         return said
 
