@@ -226,6 +226,26 @@ async def test_two_clones_of_one_repository_are_told_apart_by_their_folders(
     assert not page.table.wordWrap()  # wrapped at "/", a narrow column showed "pallets/…"
 
 
+@pytest.mark.asyncio
+async def test_a_folder_without_a_history_shows_no_task_count(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder outside git has no history: its Tasks cell says so, not "0" as for a
+    history with no commits in it."""
+    plain, empty = tmp_path / "plain", tmp_path / "empty"
+    fake = FakeRepos({
+        str(plain): SimpleNamespace(root=plain, files=1, chunks=2, tasks=0, updated_at=None, exists=True, history=False),
+        str(empty): SimpleNamespace(root=empty, files=1, chunks=2, tasks=0, updated_at=None, exists=True, history=True),
+    })
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    page = IndexPage(lambda: None)
+    qtbot.addWidget(page)
+    await page.refresh()
+    tasks = {page.table.item(row, 0).data(Qt.ItemDataRole.UserRole): page.table.item(row, 4)
+             for row in range(page.table.rowCount())}
+    assert tasks[str(plain)].text() == indexes.NO_HISTORY and "not a git work tree" in tasks[str(plain)].toolTip()
+    assert tasks[str(empty)].text() == "0" and not tasks[str(empty)].toolTip()
+
+
 def test_the_worker_steps_down_once_the_keyword_tier_is_written(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -146,6 +146,23 @@ def test_the_app_worker_announces_no_history_for_a_folder_outside_git(
     assert events[-1]["event"] == "done" and events[-1]["history"] == "history: not a git work tree (code only)"
 
 
+def test_a_folder_outside_git_is_listed_without_a_history(
+    home: Path, tmp_path: Path, git_checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "mod.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    assert main(["index", "add", str(folder)]) == 0
+    assert main(["index", "add", str(git_checkout)]) == 0
+    listed = {info.root: info for info in repos.list_repositories()}
+    assert not listed[folder.resolve()].history and listed[git_checkout.resolve()].history
+    capsys.readouterr()
+    assert main(["index", "list"]) == 0
+    rows = {line.split()[-1]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows[str(folder.resolve())][3] == "-"  # (the columns: name, files, chunks, tasks)
+    assert rows[str(git_checkout.resolve())][3] == "2"
+
+
 def test_a_history_being_made_is_listed_with_no_tasks_yet(home: Path, git_checkout: Path) -> None:
     """The app lists its repositories while the worker creates a history file, before
     its tables exist: that listing failed with "no such table"."""

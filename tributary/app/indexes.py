@@ -48,6 +48,8 @@ from tributary.engine import api
 from tributary.engine.api import EngineLike
 
 COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
+NO_HISTORY = "—"  # the Tasks column of a repository without a history (a folder outside git)
+NO_HISTORY_TIP = "No history: not a git work tree, or indexed with --no-history. Its code is searched alone."
 
 
 def repos() -> ModuleType:
@@ -309,8 +311,10 @@ class IndexPage(QWidget):
             last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         watch = self.watchers.watching(path)
         tasks = int(_get(entry, "tasks", default=0) or 0) if entry is not None else 0
-        # None yet while a first index is made (its history is read last): not "0".
-        tasks_text = f"{tasks:,}" if entry is not None and (tasks or not running) else ""
+        # None yet while a first index is made (its history is read last): not "0"; and a
+        # folder outside git has no history at all, not an empty one.
+        no_history = entry is not None and not running and _get(entry, "history", default=True) is False
+        tasks_text = NO_HISTORY if no_history else f"{tasks:,}" if entry is not None and (tasks or not running) else ""
         values = [
             shown_name(path, entry, shared_name),
             status,
@@ -325,6 +329,8 @@ class IndexPage(QWidget):
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, path)
                 item.setToolTip(safe_text.tooltip(path if value == path else f"{value}\n{path}"))
+            elif column == COLUMNS.index("Tasks") and no_history:
+                item.setToolTip(NO_HISTORY_TIP)
             self.table.setItem(row, column, item)
 
     def _selected_path(self) -> str | None:

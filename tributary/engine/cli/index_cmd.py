@@ -288,8 +288,9 @@ def _list(args: argparse.Namespace) -> int:
     print(f"{'repository':<28} {'files':>7} {'chunks':>8} {'tasks':>7} {'updated':>10}  path")
     for info in infos:
         gone = "" if info.exists else "  (folder missing)"
+        tasks = f"{info.tasks}" if info.history else "-"  # no history: not "0 tasks"
         print(
-            f"{info.name[:28]:<28} {info.files:>7} {info.chunks:>8} {info.tasks:>7} "
+            f"{info.name[:28]:<28} {info.files:>7} {info.chunks:>8} {tasks:>7} "
             f"{_age(info.updated_at):>10}  {info.root}{gone}"
         )
     return 0

@@ -47,6 +47,7 @@ class IndexInfo:
     size_bytes: int
     exists: bool  # the repository folder is still there
     tasks: int = 0  # tasks in its history beside it (``tributary.engine.repos.manage.list_repositories`` counts)
+    history: bool = True  # it has a history (not: a folder outside git, or indexed with --no-history)
     location: str = ""  # where it is when not a file: the shared database (no password)
     embedded: int | None = None  # chunks with their vector (None: not known)
     code_embedded: bool = False  # every chunk of a code file has its vector
@@ -286,7 +287,7 @@ def _postgres_indexes(dsn: str) -> list[IndexInfo]:
     return [
         IndexInfo(root=Path(r.root), name=r.name, index_path=Path(where), files=r.files,
                   chunks=r.chunks, model=r.model, updated_at=r.updated_at, size_bytes=0,
-                  exists=Path(r.root).is_dir(), tasks=r.tasks, embedded=r.chunks - r.waiting,
+                  exists=Path(r.root).is_dir(), tasks=r.tasks, history=r.tasks > 0, embedded=r.chunks - r.waiting,
                   location=f"{where} ({r.vector_index or 'no'} vector index)")
         for r in repositories(dsn)
         if r.files or r.model is not None  # (not a history alone)

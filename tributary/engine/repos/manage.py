@@ -105,7 +105,10 @@ def list_repositories(
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:  # counted by the same query
         return list_indexes(backend=chosen)
-    return [replace(info, tasks=_task_count(info.root, index_dir)) for info in list_indexes(index_dir)]
+    return [
+        replace(info, tasks=_task_count(info.root, index_dir), history=tasks_db_path(info.root, index_dir).exists())
+        for info in list_indexes(index_dir)
+    ]
 
 
 def _task_count(root: Path, index_dir: Path | None) -> int:
