@@ -200,7 +200,7 @@ def test_a_partly_semantic_answer_says_so_on_its_chip_and_in_the_empty_state(qtb
     empty = EmptyState()
     qtbot.addWidget(empty)
     empty.show_not_confident("where is fusion", 12, [warning])
-    assert "rests on keywords" in empty.body.text() and "40 % ready" in empty.body.text()
+    assert "leans on keywords" in empty.body.text() and "40 % ready" in empty.body.text()
 
 
 def test_a_chip_says_keyword_only_when_no_meaning_based_search_ran() -> None:

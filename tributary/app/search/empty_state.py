@@ -194,7 +194,7 @@ class EmptyState(QWidget):
         body = (f"None of the {count} closest matches is a clear answer: the sources found little of "
                 "the question's words or meaning. Try other words, a name from the code, or a filter.")
         if partial:
-            body += ("\n\nMeaning-based matches are not all in yet, so this answer rests on keywords: "
+            body += ("\n\nMeaning-based matches are not all in yet, so this answer leans on keywords: "
                      + "; ".join(partial) + ".")
         self.weak_button.setText(f"Show the {count} weak matches")
         self._show("not-confident", f"No confident results for “{_quoted(query)}”", body,
