@@ -105,16 +105,18 @@ def list_repositories(
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:  # counted by the same query
         return list_indexes(backend=chosen)
-    return [
-        replace(info, tasks=_task_count(info.root, index_dir), history=tasks_db_path(info.root, index_dir).exists())
-        for info in list_indexes(index_dir)
-    ]
+    listed = []
+    for info in list_indexes(index_dir):
+        count = _task_count(info.root, index_dir)
+        listed.append(replace(info, tasks=count or 0, history=count is not None))
+    return listed
 
 
-def _task_count(root: Path, index_dir: Path | None) -> int:
+def _task_count(root: Path, index_dir: Path | None) -> int | None:
+    """The tasks of ``root``'s history; None when it has none (no history file)."""
     database = tasks_db_path(root, index_dir)
     if not database.exists():
-        return 0
+        return None
     try:
         store = TaskStore(database, readonly=True)
     except sqlite.ERRORS:  # unreadable: listed as no history rather than not at all
