@@ -476,7 +476,7 @@ def test_import_adds_servers_with_unique_names(qtbot: Any, tmp_path: Path) -> No
     editor, _, _ = make_editor(qtbot, tmp_path)
     claude = tmp_path / "claude_desktop_config.json"
     claude.write_text(json.dumps({"mcpServers": {
-        "git": {"command": "uvx", "args": ["mcp-server-git"]},
+        "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "/srv/other"]},
         "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
     }}))
     added = editor.servers.import_file(claude)
@@ -492,6 +492,25 @@ def test_import_adds_servers_with_unique_names(qtbot: Any, tmp_path: Path) -> No
     editor.servers.message.connect(messages.append)
     assert editor.servers.import_file(broken) == 0
     assert messages and messages[-1].startswith("Could not import")
+
+
+def test_importing_servers_already_configured_adds_none_and_says_so(qtbot: Any, tmp_path: Path) -> None:
+    """A client config whose servers are here already (under any name) changes nothing:
+    no second copy that would answer every search twice, no unsaved changes."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {
+        "repo-git": {"command": "uvx", "args": ["mcp-server-git"]},
+    }}))
+    messages: list[str] = []
+    editor.servers.message.connect(messages.append)
+    assert editor.servers.import_file(claude) == 0
+    assert editor.draft is not None and list(editor.draft.servers) == ["files", "git"]
+    assert messages[-1] == "Imported 0 servers from claude_desktop_config.json: none new"
+    assert not editor.dirty
+    claude.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    assert editor.servers.import_file(claude) == 1
+    assert messages[-1] == "Imported 1 server from claude_desktop_config.json: time (save to apply)"
 
 
 @pytest.mark.asyncio

@@ -112,9 +112,9 @@ def test_recent_escapes_control_characters(home: Path, capsys: pytest.CaptureFix
 def test_reset_reputation(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     seed(1)
     assert run("--reset-reputation", "web") == 0
-    assert "0 feedback event(s)" in capsys.readouterr().out
+    assert "0 feedback events" in capsys.readouterr().out
     assert run("--reset-reputation") == 0
-    assert "every source: 1 feedback event(s)" in capsys.readouterr().out
+    assert "every source: 1 feedback event forgotten" in capsys.readouterr().out
     store = ReputationStore.open()
     assert store.all_reputations() == {}
     store.close()

@@ -37,6 +37,7 @@ from tributary.app.background import describe_error, run_async
 from tributary.app.tables import keyboard_rows
 from tributary.engine.api import EngineLike
 from tributary.engine.model import ReputationRow
+from tributary.engine.wording import counted
 
 COLUMNS = ("Source", "Reputation", "Useful", "Not useful", "Last feedback", "")
 SOURCE, REPUTATION, USEFUL, NOT_USEFUL, LAST, RESET = range(len(COLUMNS))
@@ -160,7 +161,7 @@ class ReputationPanel(QWidget):
             votes = entry.useful + entry.not_useful
             name = QTableWidgetItem(safe_text.one_line(entry.source, 60))
             name.setToolTip(safe_text.tooltip(
-                f"{entry.source}: reputation {entry.reputation:.3f} from {votes} rating(s)"
+                f"{entry.source}: reputation {entry.reputation:.3f} from {counted(votes, 'rating')}"
                 if votes else f"{entry.source}: not rated yet (neutral)"))
             bar = QTableWidgetItem()
             bar.setData(VALUE_ROLE, float(entry.reputation))
@@ -222,7 +223,7 @@ class ReputationPanel(QWidget):
 
     def _reset_done(self, source: str | None, dropped: int) -> None:
         whom = "every source" if source is None else source
-        self.message.emit(f"Reputation of {whom} reset ({dropped} rating(s) forgotten)")
+        self.message.emit(f"Reputation of {whom} reset ({counted(dropped, 'rating')} forgotten)")
         self.reset_done.emit(source, dropped)
         self.refresh()
 

@@ -78,6 +78,7 @@ from tributary.engine.api import (
 )
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 from tributary.engine.model import hits_said
+from tributary.engine.wording import counted
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState, ServerTest
@@ -860,7 +861,7 @@ class ServersPage(QWidget):
     def _fill_import_menu(self) -> None:
         self.import_menu.clear()
         for found in discover_client_configs(workspace=Path.cwd()):
-            count = f"{len(found.servers)} server(s)" if not found.error else f"unreadable: {found.error}"
+            count = counted(len(found.servers), "server") if not found.error else f"unreadable: {found.error}"
             action = self.import_menu.addAction(f"{found.label}: {found.path} ({count})",
                                                 functools.partial(self.import_client, found))
             action.setEnabled(bool(found.servers))
@@ -894,9 +895,9 @@ class ServersPage(QWidget):
         self._fill_list(select=added[0] if added else None)
         if added:
             self.changed.emit()
-        notes = f" — {len(found.warnings)} warning(s): {found.warnings[0]}" if found.warnings else ""
-        self.message.emit(f"Imported {len(added)} server(s) from {found.label}: {', '.join(added) or 'none new'}"
-                          f"{notes}")
+        notes = f" — {counted(len(found.warnings), 'warning')}: {found.warnings[0]}" if found.warnings else ""
+        self.message.emit(f"Imported {counted(len(added), 'server')} from {found.label}: "
+                          f"{', '.join(added) or 'none new'}{notes}")
         return len(added)
 
     def _choose_import_file(self) -> None:
@@ -914,17 +915,15 @@ class ServersPage(QWidget):
         except Exception as exc:
             self.message.emit(f"Could not import {path}: {backend.describe(exc)}")
             return 0
-        added = []
-        for server in imported.servers:
-            server = copy.deepcopy(server)
-            server.name = unique_name(server.name, set(self.config.servers))
-            self.config.servers[server.name] = server
-            added.append(server.name)
+        merged = merge_imported(self.config, imported.servers)  # (one already here is not added twice)
+        added = [name for name in merged.servers if name not in self.config.servers]
+        self.config.servers.update({name: merged.servers[name] for name in added})
         self._fill_list(select=added[0] if added else None)
-        self.changed.emit()
-        warnings = f" — {len(imported.warnings)} warning(s): {imported.warnings[0]}" if imported.warnings else ""
-        self.message.emit(f"Imported {len(added)} server(s) from {path.name}: {', '.join(added)} "
-                          f"(save to apply){warnings}")
+        if added:
+            self.changed.emit()
+        warnings = f" — {counted(len(imported.warnings), 'warning')}: {imported.warnings[0]}" if imported.warnings else ""
+        listed = f"{', '.join(added)} (save to apply)" if added else "none new"
+        self.message.emit(f"Imported {counted(len(added), 'server')} from {path.name}: {listed}{warnings}")
         return len(added)
 
     # -- secrets ------------------------------------------------------------------------
@@ -1039,7 +1038,7 @@ class ServersPage(QWidget):
         if result.ok:
             self.test_result.setObjectName("Ok")
             took = f" in {latency:.0f} ms" if latency is not None else ""
-            self.test_result.setText(f"Connected{took}: {len(tools)} tool(s), probe query returned {hits_said(len(hits))}.")
+            self.test_result.setText(f"Connected{took}: {counted(len(tools), 'tool')}, probe query returned {hits_said(len(hits))}.")
         else:
             self.test_result.setObjectName("Error")
             self.test_result.setText(f"Failed: {result.error or 'unknown error'}")

@@ -109,7 +109,7 @@ def run_move(args: argparse.Namespace) -> int:
         config = load_config(config_path(args))
         unknown = [n for n in args.servers if n not in config.servers]
         if unknown:
-            return fail(f"unknown server(s): {', '.join(unknown)}")
+            return fail(f"unknown {'server' if len(unknown) == 1 else 'servers'}: {', '.join(unknown)}")
         moved = move_secrets_to_keyring(config, args.servers or None, dry_run=args.dry_run)
     except (ConfigError, keystore.KeystoreError) as exc:
         return fail(str(exc))

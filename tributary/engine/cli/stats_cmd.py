@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from tributary.engine.cli.render import dump_json, table, terminal_width
+from tributary.engine.wording import counted
 
 if TYPE_CHECKING:  # every command is registered at start-up: the stores load when used
     from tributary.engine.insights.reputation import ReputationStore, SourceReputation
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 def _reset(store: ReputationStore, source: str) -> int:
     dropped = store.reset(None if source == _ALL else source)
     whom = "every source" if source == _ALL else source
-    print(f"reputation reset for {whom}: {dropped} feedback event(s) forgotten")
+    print(f"reputation reset for {whom}: {counted(dropped, 'feedback event')} forgotten")
     return 0
 
 
