@@ -12,6 +12,9 @@ the mean over the repositories that have published figures, by category too. Wit
 asked beside the files source, at ``--grep-weight``: what adding one costs or brings.
 With ``--whole`` each whole checkout is indexed instead of its folder, tests, docs and
 examples included, as a user adds a repository: the same questions and targets.
+With ``--history`` (each checkout a git clone at its pinned commit) the whole checkout
+and its history are indexed, and the tasks source is asked beside the files source, as
+the app asks both by default.
 """
 
 from __future__ import annotations
@@ -80,6 +83,10 @@ def main() -> int:
     parser.add_argument("--whole", action="store_true",
                         help="index each whole checkout, tests, docs and examples included, as a user "
                              "adds a repository; the questions and their targets stay the same")
+    parser.add_argument("--history", action="store_true",
+                        help="each checkout a git clone at its pinned commit: the whole checkout and its "
+                             "history are indexed and the tasks source asked beside the files source, as "
+                             "the app asks both by default")
     add_option(parser)
     args = parser.parse_args()
     if args.avx2:
@@ -98,7 +105,7 @@ def _run(args: argparse.Namespace, work: Path) -> int:
     print(f"{'repo':<9} {'lang':<11} {'chunks':>6} {'index s':>8}  {'NDCG chunk':>10} {'file':>6} "
           f"{'R@10':>6} {'MRR':>6}   {'semble':>6} {'CRE-h':>6} {'ck':>6}")
     for repo in chosen:
-        if args.whole:
+        if args.whole or args.history:
             repo = replace(repo, folder=".")
         checkout = args.checkouts / repo.name
         annotations = args.annotations / f"{repo.name}.json"
@@ -109,7 +116,8 @@ def _run(args: argparse.Namespace, work: Path) -> int:
             name="grep", command=args.grep_server, tool="search", weight=args.grep_weight, timeout=30.0,
             arguments={"path": str((checkout / repo.folder).resolve())})]
         run = asyncio.run(run_code_dataset(load_annotations(annotations), checkout, folder=repo.folder,
-                                           index_dir=work / repo.name, beside=beside))
+                                           index_dir=work / repo.name, beside=beside,
+                                           history=args.history))
         runs[repo.name] = run
         chunk, file = run.summary.overall["chunk"], run.summary.overall["file"]
         print(f"{repo.name:<9} {repo.language:<11} {run.chunks:>6} {run.index_s:>8.1f}  {chunk.ndcg:>10.3f} "

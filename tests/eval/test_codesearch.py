@@ -119,3 +119,37 @@ def test_a_set_scored_against_the_wrong_folder_says_so_instead_of_scoring_zero(
     captured = capsys.readouterr()
     assert "1 of 2 annotated files are not files in" in captured.err and "README.md" in captured.err
     assert json.loads(captured.out)["queries"] == 2
+
+
+def test_with_history_the_tasks_source_is_asked_beside_the_files_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the app asks both by default: the history is imported and each question asks
+    the files and tasks sources together, whose answer names the file a past commit
+    changed."""
+    import asyncio
+
+    from tests.eval.gitrepo import Repo
+    from tributary.engine.engine import Engine
+    from tributary.engine.eval.codesearch import run_code_dataset
+    from tributary.engine.model import SearchRequest, SearchResponse
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("Add the parser", "2024-01-02T10:00:00", {"src/parse.py": "def parse(text):\n    return text.split()\n"})
+    repo.commit("Stop the zebra stampede when the herd is empty", "2024-01-03T10:00:00",
+                {"src/herd.py": "def gather(animals):\n    return [a for a in animals if a]\n"})
+    queries = load_annotations(_write(tmp_path, [{"query": "zebra stampede", "relevant": ["src/herd.py"]}]))
+    answered: dict[bool, list[tuple[list[str], set[str]]]] = {False: [], True: []}
+    search = Engine.search
+
+    async def recorded(self: Engine, request: SearchRequest) -> SearchResponse:
+        response = await search(self, request)
+        answered[history].append((list(request.sources or ()), {hit.source for hit in response.hits}))
+        return response
+
+    monkeypatch.setattr(Engine, "search", recorded)
+    for history in (False, True):
+        run = asyncio.run(run_code_dataset(queries, repo.path, index_dir=tmp_path / f"index-{history}", history=history))
+        assert run.summary.overall["file"].recall == 1.0
+    assert answered[False] == [(["files"], {"files"})]
+    assert answered[True] == [(["files", "tasks"], {"files", "tasks"})]

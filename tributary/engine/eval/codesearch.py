@@ -203,15 +203,18 @@ async def run_code_dataset(
     config: Config | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
     beside: Sequence[ServerConfig] = (),
+    history: bool = False,
 ) -> CodeRun:
     """Index ``folder`` of the checkout ``code`` into ``index_dir`` (incrementally), ask the
     engine every query with the files source (and the servers ``beside`` it, fused with
-    it), and score the top hits it returns against targets relative to the checkout."""
+    it), and score the top hits it returns against targets relative to the checkout.
+    ``history``: the checkout's git history is imported too and the tasks source asked
+    beside the files source, as the app asks both by default."""
     import time
 
     from tributary.engine.config.schema import Config as DefaultConfig
     from tributary.engine.engine import Engine
-    from tributary.engine.eval.experiment import FILES
+    from tributary.engine.eval.experiment import FILES, TASKS
     from tributary.engine.eval.retrieval import corpus_files, eval_config
     from tributary.engine.index.manager import index_repository
     from tributary.engine.model import SearchRequest
@@ -219,11 +222,16 @@ async def run_code_dataset(
     root = (code.expanduser() / folder).resolve()
     started = time.perf_counter()
     stats = index_repository(root, index_dir=index_dir)
+    if history:
+        from tributary.engine.tasks.api import import_git_history
+
+        import_git_history(root, indexes_dir=index_dir)
     index_s = time.perf_counter() - started
     files = corpus_files(root)
-    settings = eval_config(config or DefaultConfig(), index_dir, [FILES])
+    built_in = [FILES, TASKS] if history else [FILES]
+    settings = eval_config(config or DefaultConfig(), index_dir, built_in)
     settings = replace(settings, servers={**settings.servers, **{server.name: server for server in beside}})
-    sources = [FILES, *(server.name for server in beside)]
+    sources = [*built_in, *(server.name for server in beside)]
     engine = Engine(settings)
     ranked: list[list[Located]] = []
     try:
