@@ -500,13 +500,14 @@ def test_importing_servers_already_configured_adds_none_and_says_so(qtbot: Any, 
     editor, _, _ = make_editor(qtbot, tmp_path)
     claude = tmp_path / "claude_desktop_config.json"
     claude.write_text(json.dumps({"mcpServers": {
+        "git": {"command": "uvx", "args": ["mcp-server-git"]},
         "repo-git": {"command": "uvx", "args": ["mcp-server-git"]},
     }}))
     messages: list[str] = []
     editor.servers.message.connect(messages.append)
     assert editor.servers.import_file(claude) == 0
     assert editor.draft is not None and list(editor.draft.servers) == ["files", "git"]
-    assert messages[-1] == "Imported 0 servers from claude_desktop_config.json: none new"
+    assert messages[-1] == "Imported 0 servers from claude_desktop_config.json: none new"  # (no warnings)
     assert not editor.dirty
     claude.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
     assert editor.servers.import_file(claude) == 1

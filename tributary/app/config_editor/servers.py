@@ -911,7 +911,7 @@ class ServersPage(QWidget):
         if self.config is None:
             return 0
         try:
-            imported = backend.import_mcp_servers(path, existing=self.config)
+            imported = backend.import_mcp_servers(path)  # (merge_imported names clashes)
         except Exception as exc:
             self.message.emit(f"Could not import {path}: {backend.describe(exc)}")
             return 0
