@@ -35,9 +35,8 @@ from PySide6.QtWidgets import (
 from tributary.app import safe_text, theme
 from tributary.app.background import describe_error, run_async
 from tributary.app.tables import keyboard_rows
-from tributary.engine.api import EngineLike
+from tributary.engine.api import EngineLike, counted
 from tributary.engine.model import ReputationRow
-from tributary.engine.wording import counted
 
 COLUMNS = ("Source", "Reputation", "Useful", "Not useful", "Last feedback", "")
 SOURCE, REPUTATION, USEFUL, NOT_USEFUL, LAST, RESET = range(len(COLUMNS))

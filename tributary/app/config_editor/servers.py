@@ -71,6 +71,7 @@ from tributary.engine.api import (
     ClientConfig,
     EngineLike,
     already_configured,
+    counted,
     discover_client_configs,
     known_settings,
     merge_imported,
@@ -78,7 +79,6 @@ from tributary.engine.api import (
 )
 from tributary.engine.config.schema import Config, QueryMode, ServerConfig
 from tributary.engine.model import hits_said
-from tributary.engine.wording import counted
 
 if TYPE_CHECKING:  # (tributary.engine.sources pulls in the MCP SDK: not at the GUI's start)
     from tributary.engine.api import ServerState, ServerTest
