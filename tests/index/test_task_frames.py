@@ -148,3 +148,74 @@ def test_a_name_many_modules_define_is_their_own_not_a_helper(
         assert found == "shapes/shape7.py"
     finally:
         store.close()
+
+
+MUX = '''package chi
+
+// Mux is the router: its routes and their middlewares.
+type Mux struct {
+	handlers map[string]Handler
+}
+
+// Handle adds a route for the pattern.
+func (mx *Mux) Handle(pattern string, handler Handler) {
+	mx.handlers[pattern] = handler
+}
+
+// Mount attaches another router under the pattern.
+func (mx *Mux) Mount(pattern string, handler Handler) {
+	if mx.handlers[pattern+"*"] != nil {
+		panic("attempting to mount a handler on an existing path")
+	}
+	mx.handlers[pattern+"*"] = handler
+}
+'''
+TREE = '''package chi
+
+// Route is one pattern of the routing tree, mounted or handled.
+type Route struct {
+	Pattern string
+}
+
+// FindRoute finds the mounted handler for a path in the routing tree.
+func FindRoute(routes []Route, path string) *Route {
+	for i := range routes {
+		if routes[i].Pattern == path {
+			return &routes[i]
+		}
+	}
+	return nil
+}
+'''
+GO_ISSUE = """Registering a router twice on a path panics instead of saying which route is taken
+
+```
+panic: a handler exists on this path
+
+goroutine 1 [running]:
+github.com/go-chi/chi/v5.(*Mux).Mount.func1(...)
+\t/go/pkg/mod/github.com/go-chi/chi/v5@v5.0.10/mux.go:16 +0x1a
+github.com/go-chi/chi/v5.(*Mux).Mount(0xc000120000, {0x6f2c3a, 0x5}, {0x74a1e0, 0xc000122000})
+\t/go/pkg/mod/github.com/go-chi/chi/v5@v5.0.10/mux.go:15 +0x4c5
+main.main()
+\t/home/me/app/main.go:22 +0x1a5
+```
+
+The routing tree should tell me which route holds the path already: FindRoute finds
+the route for a path in the routing tree, and its Route pattern should be in the panic.
+"""
+
+
+def test_a_go_panic_leads_with_the_file_and_function_it_ran_in(tmp_path: Path, at: IndexTarget) -> None:
+    """Go prints the innermost frame first and a module's files by their path in the
+    module cache (``chi/v5@v5.0.10/mux.go``): that is the repository's own ``mux.go``,
+    not ``middleware/mux.go``, and ``Mount`` leads though the issue's words are the
+    routing tree's."""
+    store = indexed_files(tmp_path, **at.kw, files={"mux.go": MUX, "tree.go": TREE, "middleware/mux.go": MUX})
+    try:
+        assert _innermost_file(store, read_task(GO_ISSUE), SearchFilter()) == "mux.go"
+        hits = hybrid_search(store, GO_ISSUE, None, repo="repo", top_k=10)
+        assert (hits[0].path, hits[0].symbol) == ("mux.go", "Mux.Mount")  # (the words lead to tree.go's FindRoute)
+        assert "tree.go" in {hit.path for hit in hits[1:]}
+    finally:
+        store.close()

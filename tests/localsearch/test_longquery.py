@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tributary.engine.localsearch.longquery import (
     code_embedding_text,
     embedding_text,
@@ -198,6 +200,68 @@ def test_frames_as_ipython_prints_them_are_frames() -> None:
     ]
     names = dict(read_task(IPYTHON_REPORT).names)
     assert names["preprocess"] >= 2 and names["identify_format"] >= 2
+
+
+STACK_TRACES = {
+    "go": """goroutine 1 [running]:
+github.com/go-chi/chi/v5.(*Mux).Mount.func1(...)
+\t/go/pkg/mod/github.com/go-chi/chi/v5@v5.0.10/mux.go:310 +0x1a
+github.com/go-chi/chi/v5.(*Mux).Mount(0xc000120000, {0x6f2c3a, 0x5})
+\t/go/pkg/mod/github.com/go-chi/chi/v5@v5.0.10/mux.go:300 +0x4c5
+main.main()
+\t/app/main.go:22 +0x1a5""",
+    "javascript": """TypeError: Cannot read properties of undefined (reading 'length')
+    at Layer.match [as match_path] (/app/node_modules/express/lib/router/layer.js:110:20)
+    at next (C:\\app\\node_modules\\express\\lib\\router\\index.js:226:15)
+    at Object.<anonymous> (/app/index.js:10:3)
+    at /app/index.js:12:1""",
+    "jvm": """java.lang.IllegalStateException: No transaction in context.
+\tat org.jetbrains.exposed.sql.transactions.TransactionManagerKt.getTransaction(TransactionManager.kt:141)
+\tat org.jetbrains.exposed.sql.Query.iterator(Query.kt:308)
+\tat com.example.App$Inner.lambda$run$0(App.java:42)""",
+    "rust": """thread 'main' panicked at src/de.rs:2345:5:
+stack backtrace:
+   1: serde_json::de::from_str::h0123456789abcdef
+             at ./src/de.rs:2345:5
+   2: app::main
+             at ./src/main.rs:10:5""",
+    "ruby": """NoMethodError: undefined method `each' for nil
+/app/gems/sinatra-4.0.0/lib/sinatra/base.rb:1234:in `block in route!'
+/app/gems/sinatra-4.0.0/lib/sinatra/base.rb:1100:in 'Sinatra::Base#dispatch!'
+\tfrom app.rb:5:in `<main>'""",
+    "elixir": """** (FunctionClauseError) no function clause matching in Phoenix.Router.match/4
+    (phoenix 1.7.0) lib/phoenix/router.ex:354: Phoenix.Router.__call__/5
+    (my_app 0.1.0) lib/my_app_web/endpoint.ex:1: MyAppWeb.Endpoint.plug_builder_call/2""",
+}
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("go", [("./mux.go", 310, "Mount"), ("./mux.go", 300, "Mount"), ("/app/main.go", 22, "main")]),
+    ("javascript", [("/app/node_modules/express/lib/router/layer.js", 110, "match"),
+                    ("C:\\app\\node_modules\\express\\lib\\router\\index.js", 226, "next")]),
+    ("jvm", [("org/jetbrains/exposed/sql/transactions/TransactionManager.kt", 141, "getTransaction"),
+             ("org/jetbrains/exposed/sql/Query.kt", 308, "iterator")]),
+    ("rust", [("./src/de.rs", 2345, "from_str"), ("./src/main.rs", 10, "main")]),
+    ("ruby", [("/app/gems/sinatra-4.0.0/lib/sinatra/base.rb", 1234, "route!"),
+              ("/app/gems/sinatra-4.0.0/lib/sinatra/base.rb", 1100, "dispatch!")]),
+    ("elixir", [("lib/phoenix/router.ex", 354, "__call__"), ("lib/my_app_web/endpoint.ex", 1, "plug_builder_call")]),
+])
+def test_other_languages_stack_traces_are_frames_innermost_first(language: str, expected: list[tuple[str, int, str]]) -> None:
+    """Go, JavaScript, the JVM, Rust, Ruby and Elixir print the innermost frame first;
+    each frame is read with its file, line and function's own name (closures, lambdas
+    and anonymous functions name none), innermost first as Python's are, and their
+    files are the issue's paths."""
+    task = read_task(f"A crash in the router\n\n```\n{STACK_TRACES[language]}\n```\n" + "It fails. " * 40)
+    assert [(f.path, f.line, f.function) for f in task.frames] == expected
+    assert task.paths[0] == expected[0][0]
+    assert not task.quoted  # a trace's lines are its frames, not lines of the project's code
+
+
+def test_a_go_frame_line_is_read_in_linear_time() -> None:
+    """A long line that almost looks like a Go or JVM frame does not make the reading slow."""
+    line = "a." * 5000 + "b(" + "x" * 5000 + "\n\t" + "c/" * 5000 + "\n at " + "d." * 5000 + "(e.kt)\n"
+    task = read_task("Title of a long report\n\n" + line * 10)
+    assert task.title == "Title of a long report" and task.frames == ()
 
 
 def test_an_ipython_frame_without_an_arrow_has_no_line() -> None:

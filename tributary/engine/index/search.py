@@ -332,8 +332,12 @@ def _innermost_file(store: IndexStore, task: TaskQuery, where: SearchFilter) -> 
 
 def _frame_path(store: IndexStore, written: str, where: SearchFilter) -> str | None:
     """The file of this repository a traceback's path is, by its longest tail of two or
-    more parts that one file here ends in (None when none does, or several do)."""
-    for tail in path_suffixes(written)[:-1]:  # (a bare file name is anyone's)
+    more parts that one file here ends in (None when none does, or several do). A path
+    written from the repository's root (``./mux.go``: Go's module cache and Rust's
+    backtraces print them so) is that file, a bare name too."""
+    tails = path_suffixes(written)
+    rooted = written.startswith("./")
+    for tail in tails if rooted else tails[:-1]:  # (a bare file name is anyone's)
         if any(c in tail for c in "*?["):
             return None
         ids = store.chunk_ids_matching(tail)
@@ -341,10 +345,15 @@ def _frame_path(store: IndexStore, written: str, where: SearchFilter) -> str | N
             ids = ids & where.path_ids
         if not ids:
             continue
-        if len(set(store.file_ids(list(ids)).values())) > 1:
+        by_file: dict[int, int] = {}
+        for cid, file_id in store.file_ids(sorted(ids)).items():
+            by_file.setdefault(file_id, cid)
+        firsts = [chunk.path for chunk in store.chunks_by_id(sorted(by_file.values())).values()]
+        if rooted and tail == tails[0]:
+            firsts = [path for path in firsts if path == tail] or firsts
+        if len(firsts) != 1:
             return None  # several files end so: not this frame's to say
-        chunk = next(iter(store.chunks_by_id([min(ids)]).values()), None)
-        return chunk.path if chunk is not None else None
+        return firsts[0]
     return None
 
 
@@ -633,7 +642,10 @@ def _same_file(written: str, path: str) -> bool:
     """Whether a traceback's file (as written, often an installed copy such as
     ``/usr/lib/python3/site-packages/pkg/mod.py``) is the repository's ``path``: the
     same name in the same directory name."""
-    tail = written.replace("\\", "/").split("/")[-2:]
+    written = written.replace("\\", "/")
+    if written.startswith("./"):  # written from the repository's root (``_frame_path``)
+        return path == written[2:]
+    tail = written.split("/")[-2:]
     return path.split("/")[-len(tail):] == tail
 
 

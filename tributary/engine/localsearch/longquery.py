@@ -73,6 +73,38 @@ _IPYTHON_FILE = re.compile(
 )
 _IPYTHON_ARROW = re.compile(r"^-{1,8}> ?(\d{1,7})", re.M)
 _TRACED = re.compile(r"Traceback \(most recent call last\)|^[ \t]{0,8}E {2,}")
+# Stack traces of other languages, printed innermost frame first. Each pattern reads one
+# frame as (path, line, function as written); every repeat is bounded and anchored.
+# Go: a function line, then its file on the next (``\t/go/pkg/mod/…/mux.go:300 +0x4c5``).
+_GO_FRAME = re.compile(
+    r"^([^\s()][^\n]{0,300})\([^\n()]{0,400}\)[ \t]*\n\t((?:[A-Za-z]:)?[^\s:]{1,400}\.go):(\d{1,7})\b", re.M
+)
+# JavaScript and TypeScript as V8 prints them: ``at Layer.handle [as h] (/app/lib/layer.js:95:5)``.
+_V8_FRAME = re.compile(
+    r"^[ \t]{1,12}at (?:async )?(?:new )?([\w$.<>]{1,200})(?: \[as [\w$]{1,100}\])? "
+    r"\((?:file://)?((?:[A-Za-z]:)?[^\s():]{1,400}\.(?:[cm]?js|jsx|[cm]?ts|tsx)):(\d{1,7}):\d{1,7}\)",
+    re.M,
+)
+# The JVM (Java, Kotlin, Scala): ``at org.jetbrains.exposed.sql.Transaction.exec(Transaction.kt:139)``.
+_JVM_FRAME = re.compile(
+    r"^[ \t]{0,12}at (?:[\w.$-]{1,100}/)?([\w$]{1,100}(?:\.[\w$<>]{1,100}){1,30})"
+    r"\(([\w$-]{1,200}\.(?:java|kt|kts|scala|groovy)):(\d{1,7})\)",
+    re.M,
+)
+# Rust's backtrace: ``  3: serde_json::de::from_str`` then ``      at ./src/de.rs:2345:5``.
+_RUST_FRAME = re.compile(
+    r"^[ \t]{0,8}\d{1,4}: ([^\n]{1,300})\n[ \t]{1,24}at ((?:[A-Za-z]:)?[^\s:]{1,400}\.rs):(\d{1,7}):\d{1,7}", re.M
+)
+# Ruby: ``/app/lib/sinatra/base.rb:1234:in `block in route!'`` (or ``'Sinatra::Base#route!'``).
+_RUBY_FRAME = re.compile(
+    r"^[ \t]{0,12}(?:from )?((?:[A-Za-z]:)?[^\s:]{1,400}\.rb):(\d{1,7}):in [`']([^'`\n]{1,300})'", re.M
+)
+# Elixir: ``(phoenix 1.7.0) lib/phoenix/router.ex:354: Phoenix.Router.__call__/5``.
+_ELIXIR_FRAME = re.compile(
+    r"^[ \t]{0,12}(?:\([\w.\- ]{1,100}\) )?((?:[A-Za-z]:)?[^\s:()]{1,400}\.exs?):(\d{1,7}): "
+    r"([\w.!?]{1,300})/\d{1,3}",
+    re.M,
+)
 # The reporter's own code rather than the project's: an import, a prompt, a decorator,
 # a test, an assertion or a print, a comment.
 _OWN_CODE_STARTS = (">>>", "...", "In [", "Out[", "$", "#", "//", "import ", "from ", "@", "def test",
@@ -157,15 +189,24 @@ def split_code(text: str) -> tuple[list[str], list[str]]:
     prose: list[str] = []
     code: list[str] = []
     fenced = False
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
         if _FENCE.match(line):
             fenced = not fenced
             continue
-        if fenced or _PROMPT.match(line) or line.startswith(("    ", "\t")) or _FRAME.search(line):
+        if (fenced or _PROMPT.match(line) or line.startswith(("    ", "\t")) or _FRAME.search(line)
+                or _go_frame_at(lines, number)):
             code.append(line)
         else:
             prose.append(line)
     return prose, code
+
+
+def _go_frame_at(lines: list[str], number: int) -> bool:
+    """Whether ``lines[number]`` is a Go frame's function line: its file line, indented,
+    follows it (``_GO_FRAME``), so it is code though it is not indented itself."""
+    following = lines[number + 1] if number + 1 < len(lines) else ""
+    return following.startswith("\t") and _GO_FRAME.match(f"{lines[number]}\n{following}") is not None
 
 
 def _title(prose: list[str]) -> str:
@@ -292,7 +333,7 @@ def read_task(text: str) -> TaskQuery:
         terms=tuple(_ranked_terms(text, names)),
         phrases=tuple(message_phrases([*code, *quoted])),
         frames=(
-            *(Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if name.isidentifier()),
+            *(Frame(path, int(line or 0), name) for path, line, name in reversed(frames) if _function_name(name)),
             *(Frame(path, line, "") for path, line in linked if line),
         ),
         constructed=tuple(name for name, _ in constructed.most_common(MAX_NAMES)),
@@ -323,7 +364,7 @@ def _quoted_lines(text: str) -> list[str]:
 
 def _traced(block: list[str]) -> bool:
     return any(_TRACED.search(line) or _FRAME.search(line) or _REPORTED_FRAME.search(line)
-               or _IPYTHON_FRAME.search(line) for line in block)
+               or _IPYTHON_FRAME.search(line) for line in block) or bool(_top_down_frames("\n".join(block)))
 
 
 def _may_be_the_projects(line: str) -> bool:
@@ -346,7 +387,57 @@ def _frames(text: str) -> list[tuple[str, str, str]]:
     found += [(m.start(), m.group(1), m.group(2), m.group(3) or "") for m in _REPORTED_FRAME.finditer(text)]
     found += [(m.start(), m.group(1), m.group(2), m.group(3)) for m in _IPYTHON_FILE.finditer(text)]
     found += _ipython_frames(text)
-    return [(path, line, name.rsplit(".", 1)[-1]) for _, path, line, name in sorted(found)]
+    return [(path, line, name.rsplit(".", 1)[-1]) for _, path, line, name in sorted(found)] + _top_down_frames(text)
+
+
+def _function_name(name: str) -> bool:
+    """Whether a frame names a function: an identifier, or Ruby's ``route!``, ``empty?``."""
+    return name.rstrip("!?").isidentifier()
+
+
+def _top_down_frames(text: str) -> list[tuple[str, str, str]]:
+    """The frames of Go, JavaScript, JVM, Rust, Ruby and Elixir traces ``text`` shows, as
+    ``(path, line, function)`` outermost first as Python's are (those languages print
+    the innermost first). A function is its own name (``(*Mux).Mount`` -> ``Mount``);
+    a path in Go's module cache is its repository's (``…/chi/v5@v5.0.10/mux.go`` ->
+    ``./mux.go``), as Rust's ``./src/de.rs`` already is."""
+    found: list[tuple[int, str, str, str]] = []
+    for m in _GO_FRAME.finditer(text):
+        found.append((m.start(), _module_relative(m.group(2)), m.group(3), _go_function(m.group(1))))
+    for m in _V8_FRAME.finditer(text):
+        found.append((m.start(), m.group(2), m.group(3), m.group(1).rsplit(".", 1)[-1]))
+    for m in _JVM_FRAME.finditer(text):
+        parts = m.group(1).split(".")
+        package = [part for part in parts[:-2] if part.isidentifier()]
+        found.append((m.start(), "/".join([*package, m.group(2)]), m.group(3), parts[-1]))
+    for m in _RUST_FRAME.finditer(text):
+        function = _RUST_HASH.sub("", m.group(1).strip()).rsplit("::", 1)[-1]
+        found.append((m.start(), m.group(2), m.group(3), function))
+    for m in _RUBY_FRAME.finditer(text):
+        function = re.split(r"[#. ]|::", m.group(3))[-1]
+        found.append((m.start(), m.group(1), m.group(2), function))
+    for m in _ELIXIR_FRAME.finditer(text):
+        found.append((m.start(), m.group(1), m.group(2), m.group(3).rsplit(".", 1)[-1]))
+    return [(path, line, name) for _, path, line, name in sorted(found, reverse=True)]
+
+
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")  # a symbol's hash suffix: ``…::from_str::h1a2b…``
+_GO_CLOSURE = re.compile(r"(?:\.(?:func|gowrap)\d{1,4})+$")  # ``Mux.Mount.func1``: inside Mount
+_GO_VERSIONED = re.compile(r"^.*?/[^/@\s]{1,100}@v[^/\s]{1,100}/")  # ``…/chi/v5@v5.0.10/``
+
+
+def _go_function(written: str) -> str:
+    """A Go frame's function by its own name: ``github.com/go-chi/chi/v5.(*Mux).Mount`` ->
+    ``Mount``, a closure by the function it is in, generics' brackets left out."""
+    name = _GO_CLOSURE.sub("", re.sub(r"\[[^\]]{0,200}\]", "", written.strip()))
+    return name.rsplit(".", 1)[-1]
+
+
+def _module_relative(path: str) -> str:
+    """A file in Go's module cache as its repository holds it (``./mux.go``); other paths
+    as written."""
+    relative, found = _GO_VERSIONED.subn("./", path.replace("\\", "/"), count=1)
+    return relative if found else path
 
 
 def _ipython_frames(text: str) -> list[tuple[int, str, str, str]]:
