@@ -50,7 +50,11 @@ def test_a_short_bug_report_with_code_is_a_task() -> None:
     for repro in ("```python\n>>> Point(2, 0).distance(Point(1, 0, 2))\n1\n```",
                   ">>> Point(2, 0).distance(Point(1, 0, 2))\n1",
                   "In [1]: Point(2, 0).distance(Point(1, 0, 2))\nOut[1]: 1",
-                  "Traceback (most recent call last):\n  File \"point.py\", line 3, in distance"):
+                  "Traceback (most recent call last):\n  File \"point.py\", line 3, in distance",
+                  "goroutine 1 [running]:\nmain.distance(...)",
+                  "thread 'main' panicked at src/point.rs:3:5:",
+                  "    at Point.distance (/app/src/point.js:3:11)",
+                  "\tat com.example.Point.distance(Point.java:3)"):
         report = f"distance calculation wrong\nThe third dimension of the second point is ignored:\n{repro}\n"
         assert is_task_question(report), repro
     # code words in a commit message, or a fence too short to be a report, are not enough

@@ -31,7 +31,12 @@ TASK_MIN_LINES = 4
 # ... and so is a shorter one of several lines holding code a reader would run: a fenced
 # block, an interactive session or a traceback (a short bug report: a title and a repro).
 TASK_MIN_CHARS_WITH_CODE = 120
-_HOLDS_CODE = re.compile(r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most recent call last\)", re.M)
+_HOLDS_CODE = re.compile(
+    r"^[ \t]*(?:```|>>> |In \[\d{1,5}\]: )|Traceback \(most recent call last\)"
+    r"|^goroutine \d{1,9} \[|^thread '[^'\n]{0,100}' panicked at "  # Go's panic, Rust's
+    r"|^[ \t]{1,12}at [\w$.<> ]{1,200}\([^()\n]{1,400}:\d{1,7}\)",  # V8's and the JVM's frames
+    re.M,
+)
 # ... or whose body, below its title, names code: inline code (``_INLINE_CODE``) or a
 # call (`nthroot_mod`, Rational('0.5', '100')): a title and a few lines of report.
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}\(")
