@@ -403,7 +403,8 @@ def _function_name(name: str) -> bool:
 def _top_down_frames(text: str) -> list[tuple[str, str, str]]:
     """The frames of Go, JavaScript, JVM, Rust, Ruby and Elixir traces ``text`` shows, as
     ``(path, line, function)`` outermost first as Python's are (those languages print
-    the innermost first). A function is its own name (``(*Mux).Mount`` -> ``Mount``);
+    the innermost first). A function is its own name (``(*Mux).Mount`` -> ``Mount``), and
+    none for a program's entry point (``main.main``);
     a path in Go's module cache is its repository's (``…/chi/v5@v5.0.10/mux.go`` ->
     ``./mux.go``), as Rust's ``./src/de.rs`` already is."""
     found: list[tuple[int, str, str, str]] = []
@@ -423,7 +424,12 @@ def _top_down_frames(text: str) -> list[tuple[str, str, str]]:
         found.append((m.start(), m.group(1), m.group(2), function))
     for m in _ELIXIR_FRAME.finditer(text):
         found.append((m.start(), m.group(1), m.group(2), m.group(3).rsplit(".", 1)[-1]))
-    return [(path, line, name) for _, path, line, name in sorted(found, reverse=True)]
+    return [(path, line, "" if name in _ENTRY_POINTS else name) for _, path, line, name in sorted(found, reverse=True)]
+
+
+# A program's entry point (Go's and Rust's ``main.main``, a JVM's ``main``): the reporter's
+# own program far more often than the project's, and a name many examples define.
+_ENTRY_POINTS = frozenset({"main", "init"})
 
 
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")  # a symbol's hash suffix: ``…::from_str::h1a2b…``
