@@ -348,12 +348,12 @@ def _frame_path(store: IndexStore, written: str, where: SearchFilter) -> str | N
         by_file: dict[int, int] = {}
         for cid, file_id in store.file_ids(sorted(ids)).items():
             by_file.setdefault(file_id, cid)
-        firsts = [chunk.path for chunk in store.chunks_by_id(sorted(by_file.values())).values()]
-        if rooted and tail == tails[0]:
-            firsts = [path for path in firsts if path == tail] or firsts
-        if len(firsts) != 1:
+        if len(by_file) > 1 and not (rooted and tail == tails[0]):
             return None  # several files end so: not this frame's to say
-        return firsts[0]
+        paths = [chunk.path for chunk in store.chunks_by_id(sorted(by_file.values())).values()]
+        if len(paths) > 1:  # written from the root: the one at that path, if any
+            paths = [path for path in paths if path == tail]
+        return paths[0] if len(paths) == 1 else None
     return None
 
 
