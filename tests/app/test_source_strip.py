@@ -4,6 +4,7 @@ cannot be searched said so on their chip."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -13,7 +14,13 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from tributary.app.search.page import _summary
-from tributary.app.search.source_strip import SourceStrip, chip_text, chip_tooltip, waiting_text
+from tributary.app.search.source_strip import (
+    SourceStrip,
+    chip_order,
+    chip_text,
+    chip_tooltip,
+    waiting_text,
+)
 from tributary.engine.config.schema import ServerConfig
 from tributary.engine.model import SearchRequest, SearchResponse, SourceReport, SourceStatus
 from tributary.engine.sources.tools import ToolSelectionError, select_tool
@@ -97,6 +104,32 @@ def test_tab_stops_on_the_chips_and_never_on_the_row_around_them(qtbot: Any) -> 
     settle()
     first = strip.chips[NAMES[0]]
     assert first.nextInFocusChain() is strip.chips[NAMES[1]]
+
+
+def test_the_sources_that_brought_hits_lead_the_row_and_tab_follows_it(qtbot: Any) -> None:
+    """On a narrow window only the first chips are in view: those whose hits make the
+    answer (or that are still asked) come first, then failures, then sources that found
+    nothing, then those not asked, each group in the engine's order."""
+    said = [
+        SourceReport(name="fs", status=SourceStatus.OK, hits=0),
+        SourceReport(name="time", status=SourceStatus.SKIPPED, detail="no search-like tool"),
+        SourceReport(name="dead", status=SourceStatus.TIMEOUT),
+        SourceReport(name="ripgrep", status=SourceStatus.OK, hits=40),
+        SourceReport(name="files", status=SourceStatus.PENDING),
+        SourceReport(name="tasks", status=SourceStatus.CACHED, hits=12),
+    ]
+    assert [r.name for r in chip_order(said)] == ["ripgrep", "files", "tasks", "dead", "fs", "time"]
+    strip = SourceStrip()
+    qtbot.addWidget(strip)
+    strip.resize(700, strip.sizeHint().height())
+    strip.show()
+    strip.set_reports(said[:3], "asking…")  # first as the engine lists them, then with answers
+    strip.set_reports(said, "30 results")
+    settle()
+    row = [strip._layout.itemAt(i).widget() for i in range(len(said))]
+    assert row == [strip.chips[n] for n in ("ripgrep", "files", "tasks", "dead", "fs", "time")]
+    assert all(a.nextInFocusChain() is b for a, b in itertools.pairwise(row))
+    assert strip.chip_area.horizontalScrollBar().value() == 0
 
 
 def test_few_sources_need_no_arrows(qtbot: Any) -> None:

@@ -157,6 +157,21 @@ def degraded_said(report: SourceReport) -> str:
     return " · keyword only" if share is None else f" · semantic {share} %"
 
 
+def _chip_group(report: SourceReport) -> int:
+    if report.status == SourceStatus.PENDING or (report.status in ANSWERED and report.hits):
+        return 0  # what the answer is made of, or may yet be
+    if report.status in (SourceStatus.ERROR, SourceStatus.TIMEOUT, SourceStatus.CIRCUIT_OPEN):
+        return 1  # what needs a look
+    return 2 if report.status in ANSWERED else 3  # asked and found nothing; not asked
+
+
+def chip_order(reports: Iterable[SourceReport]) -> list[SourceReport]:
+    """The chips' order: sources that brought hits (or are still asked), then those that
+    failed, then those that found nothing, then those not asked; the engine's order within
+    each. On a narrow window the row scrolls, so what is in view first is what counts."""
+    return sorted(reports, key=_chip_group)
+
+
 def chip_text(report: SourceReport, state: ServerState | None = None) -> str:
     status = SourceStatus(report.status)
     latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms is not None else ""
@@ -318,25 +333,27 @@ class SourceStrip(QWidget):
             return {}
 
     def set_reports(self, reports: list[SourceReport], summary: str = "") -> None:
+        reports = chip_order(reports)
         names = [r.name for r in reports]
         states = self._server_states() if reports else {}
+        kept = [name for name in self.chips if name in names]
+        if names[:len(kept)] != kept:
+            # Moved chips are made anew in the row's order: Tab follows the order widgets
+            # were made in, and a chip moved in the layout would keep its old place there.
+            kept = []
+        focused = next((n for n, c in self.chips.items() if c.hasFocus()), None)
         for name in list(self.chips):
-            if name not in names:
-                self.chips.pop(name).deleteLater()
-        reorder = list(self.chips) != names
+            if name not in kept:
+                gone = self.chips.pop(name)
+                self._layout.removeWidget(gone)
+                gone.deleteLater()
         for position, report in enumerate(reports):
             chip = self.chips.get(report.name)
             if chip is None:
-                chip = QToolButton()
-                chip.setObjectName("SourceChip")
-                chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-                chip.setIconSize(QSize(10, 10))
-                chip.setCursor(Qt.CursorShape.PointingHandCursor)
-                chip.clicked.connect(lambda _=False, n=report.name: self.log_requested.emit(n))
-                chip.installEventFilter(self)
-                self.chips[report.name] = chip
-            if reorder:
+                chip = self._chip(report.name)
                 self._layout.insertWidget(position, chip)
+                if report.name == focused:
+                    chip.setFocus(Qt.FocusReason.OtherFocusReason)
             status = str(report.status)
             if chip.property("status") != status:
                 chip.setProperty("status", status)
@@ -344,9 +361,18 @@ class SourceStrip(QWidget):
             state = states.get(report.name)
             chip.setText(chip_text(report, state))
             chip.setToolTip(chip_tooltip(report, state))
-        if reorder:
-            self.chips = {name: self.chips[name] for name in names}
         self.summary.set_full_text(summary)
+
+    def _chip(self, name: str) -> QToolButton:
+        chip = QToolButton()
+        chip.setObjectName("SourceChip")
+        chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        chip.setIconSize(QSize(10, 10))
+        chip.setCursor(Qt.CursorShape.PointingHandCursor)
+        chip.clicked.connect(lambda _=False, n=name: self.log_requested.emit(n))
+        chip.installEventFilter(self)
+        self.chips[name] = chip
+        return chip
 
 
 class LogWindow(QDialog):
