@@ -219,3 +219,76 @@ def test_a_go_panic_leads_with_the_file_and_function_it_ran_in(tmp_path: Path, a
         assert "tree.go" in {hit.path for hit in hits[1:]}
     finally:
         store.close()
+
+
+WRITERS = '''
+def get_writer(writer_class, **options):
+    """Make the table writer of a format with the writer options given."""
+    writer_options = dict(options)
+    return writer_class(**writer_options)
+
+
+def write_table(table, format, **options):
+    """Write a table in a format with its writer: the writer options and header rows."""
+    writer = get_writer(WRITERS[format], **options)
+    return writer.write(table)
+'''
+RST_WRITER = '''
+class RST:
+    """reStructuredText simple tables."""
+
+    def __init__(self):
+        self.delimiter = " "
+
+    def write(self, table):
+        return [self.delimiter.join(row) for row in table]
+'''
+FIXED_WIDTH_WRITER = '''
+class FixedWidth:
+    """Fixed width tables, with header rows of names and units."""
+
+    def __init__(self, header_rows=None):
+        self.header_rows = header_rows or ["name"]
+
+    def write(self, table):
+        return ["|" + "|".join(row) + "|" for row in table]
+'''
+REJECTED_ISSUE = """Please support header rows in the reStructuredText table writer
+
+Writing a table with header rows works for fixed width tables but the table writer
+for reStructuredText fails when the writer options have header rows:
+
+```
+>>> write_table(table, "fixed_width", header_rows=["name", "unit"])
+>>> write_table(table, "rst", header_rows=["name", "unit"])
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "/venv/lib/python3.11/site-packages/tables/writers.py", line 10, in write_table
+    writer = get_writer(WRITERS[format], **options)
+  File "/venv/lib/python3.11/site-packages/tables/writers.py", line 5, in get_writer
+    return writer_class(**writer_options)
+TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'
+```
+
+Header rows for the table writer would make the written table much more useful.
+"""
+
+
+def test_the_function_that_refused_a_keyword_argument_leads(tmp_path: Path, at: IndexTarget) -> None:
+    """``RST.__init__() got an unexpected keyword argument``: the call failed before the
+    function ran, so the innermost frame is the caller (``get_writer``, which the issue's
+    words point at too), but the function the error names is where the argument would
+    be taken."""
+    store = indexed_files(tmp_path, **at.kw, files={"tables/writers.py": WRITERS, "tables/rst.py": RST_WRITER,
+                                                     "tables/fixed_width.py": FIXED_WIDTH_WRITER})
+    try:
+        assert read_task(REJECTED_ISSUE).rejecting == ("RST.__init__",)
+        assert _innermost_file(store, read_task(REJECTED_ISSUE), SearchFilter()) == "tables/writers.py"
+        hits = hybrid_search(store, REJECTED_ISSUE, None, repo="repo", top_k=10)
+        assert (hits[0].path, hits[0].symbol, hits[0].led_by) == ("tables/rst.py", "RST.__init__", "traceback")
+        assert "tables/writers.py" in {hit.path for hit in hits[1:]}
+        # Before Python 3.10 the error named ``__init__`` alone: any class's, so nothing leads on it.
+        bare = REJECTED_ISSUE.replace("RST.__init__()", "__init__()")
+        assert hybrid_search(store, bare, None, repo="repo", top_k=10)[0].path == "tables/writers.py"
+    finally:
+        store.close()

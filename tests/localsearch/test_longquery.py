@@ -269,6 +269,19 @@ def test_a_go_frame_line_is_read_in_linear_time() -> None:
     assert task.title == "Title of a long report" and task.frames == ()
 
 
+def test_a_function_that_refused_a_keyword_argument_is_read_as_written() -> None:
+    """Python names the function whose call failed on its arguments, with its class since
+    3.10; no frame of the traceback is in it."""
+    issue = ("Header rows for the rst writer\n\n```\nTraceback (most recent call last):\n"
+             '  File "/venv/astropy/io/ascii/core.py", line 1719, in _get_writer\n'
+             "TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'\n```\n" + "It fails. " * 40)
+    assert read_task(issue).rejecting == ("RST.__init__",)
+    assert read_task(issue.replace("RST.__init__", "__init__")).rejecting == ("__init__",)
+    assert read_task(issue.replace("got an unexpected", "got a surprising")).rejecting == ()
+    long = "Title of a long report\n\n" + ("a." * 3000 + "b() got an unexpected keyword argument 'x'\n") * 10
+    assert read_task(long).rejecting == ()  # more parts than a written name has, read in linear time
+
+
 def test_an_ipython_frame_without_an_arrow_has_no_line() -> None:
     task = read_task("Plotting fails\n\n```\n/usr/lib/python3/site-packages/pkg/plot.py in draw(self)\n```\n" + "It fails. " * 70)
     assert [(f.line, f.function) for f in task.frames] == [(0, "draw")]

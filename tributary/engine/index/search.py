@@ -114,6 +114,7 @@ HELPER_SHARE = 0.05
 HELPER_MIN_FILES = 20
 HELPER_RATIO = 10
 HELPER_POOL = 2000  # chunks read to count the files that use a name
+REJECTING_LEAD_FILES = 10  # how far down the file of a function an error names can lead from
 FRAMES_READ = 6  # frames in this repository looked at, innermost first
 QUOTED_POOL = 100  # chunks of a quoted line's words read for the line itself
 QUOTED_MAX_FILES = 2  # a quoted line in more files than this is anyone's (a common idiom)
@@ -269,7 +270,12 @@ def hybrid_search(
         hits = crowd_roles(hits, asked)
     else:
         quoted = _quoting_chunks(store, task.quoted, where)
-        if (raised := _innermost_file(store, task, where)) is not None:
+        rejecting = _rejecting_definition(store, task, where)
+        frames = task.frames if rejecting is None else (rejecting, *task.frames)
+        led = hits if rejecting is None else _lead_file(hits, rejecting.path, REJECTING_LEAD_FILES)
+        if rejecting is not None and led and led[0].path == rejecting.path:
+            hits = led
+        elif (raised := _innermost_file(store, task, where)) is not None:
             hits = _lead_file(hits, raised)
         else:
             hits = _lead_file(hits, _quoted_file(hits, quoted), led_by=LED_BY_QUOTE)
@@ -278,7 +284,7 @@ def hybrid_search(
         return _classes_outlined(store, listed) if names else listed
     leaders = _first_paths(listed, FOCUS_FILES)
     ordered = _in_file_order(
-        store, leaders, _in_file_terms(task), hits, repo, where, task.frames, _named(task), task.phrases,
+        store, leaders, _in_file_terms(task), hits, repo, where, frames, _named(task), task.phrases,
         task.constructed, frozenset(quoted),
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
@@ -307,6 +313,22 @@ def _written_definitions(store: IndexStore, qualified: frozenset[str], where: Se
     wanted = {name.casefold() for name in qualified}
     return [cid for cid in found
             if (chunk := chunks.get(cid)) is not None and (chunk.symbol or "").casefold() in wanted]
+
+
+def _rejecting_definition(store: IndexStore, task: TaskQuery, where: SearchFilter) -> Frame | None:
+    """The function an error of the task says refused a keyword argument, as a frame
+    innermost of all, when its written name (``RST.__init__``: a member of its class) is
+    defined in one file here. Its call failed before it ran, so no frame of the traceback
+    is in it, yet that is where the argument would be taken; a bare name (``__init__``,
+    as Python before 3.10 printed it) says too little to find."""
+    for written in task.rejecting:
+        if "." not in written:
+            continue
+        found = store.chunks_by_id(_written_definitions(store, frozenset({written}), where))
+        paths = {chunk.path for chunk in found.values()}
+        if len(paths) == 1:
+            return Frame(paths.pop(), 0, symbol_parts(written)[-1])
+    return None
 
 
 def _innermost_file(store: IndexStore, task: TaskQuery, where: SearchFilter) -> str | None:

@@ -77,6 +77,12 @@ _IPYTHON_FILE = re.compile(
     r"^[ \t]{0,8}File [ \t]{0,4}((?:[A-Za-z]:)?[^\s:\"'()*,]{1,400}\.py):(\d{1,7}),? in ([\w<>.]{1,200})", re.M
 )
 _IPYTHON_ARROW = re.compile(r"^-{1,8}> ?(\d{1,7})", re.M)
+# The error a call's arguments raised before the function called ran: the function it
+# names (Python 3.10 on prints its class: ``RST.__init__() got an unexpected keyword
+# argument 'header_rows'``) is where that argument would be taken, and no frame is in it.
+_REJECTED_ARGUMENT = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){0,4})\(\) got an unexpected keyword argument "
+)
 _TRACED = re.compile(r"Traceback \(most recent call last\)|^[ \t]{0,8}E {2,}")
 # Stack traces of other languages, printed innermost frame first. Each pattern reads one
 # frame as (path, line, function as written); every repeat is bounded and anchored.
@@ -169,6 +175,8 @@ class TaskQuery:
     constructed: tuple[str, ...] = ()
     # lines of code it quotes that may be the project's own (``_quoted_lines``), as written
     quoted: tuple[str, ...] = ()
+    # functions an error says refused a keyword argument (``_REJECTED_ARGUMENT``), as written
+    rejecting: tuple[str, ...] = ()
 
 
 def is_task_question(query: str) -> bool:
@@ -343,6 +351,7 @@ def read_task(text: str) -> TaskQuery:
         ),
         constructed=tuple(name for name, _ in constructed.most_common(MAX_NAMES)),
         quoted=tuple(_quoted_lines(text)[:MAX_QUOTED]),
+        rejecting=tuple(dict.fromkeys(m.group(1) for m in _REJECTED_ARGUMENT.finditer(text)))[:MAX_NAMES],
     )
 
 
