@@ -861,6 +861,25 @@ def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
     assert "HandshakeTimeout" in hung.toolTip()
 
 
+def test_a_server_turned_off_says_so_in_a_rules_ask_list(qtbot: Any, tmp_path: Path) -> None:
+    """A rule may name a server that is off, but it is never asked: the Ask list said so
+    only for servers with no search tool, and ticking one that was off looked like any
+    other. Turning a server off on the Servers tab shows it at once."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    rules = editor.rules
+    rules.list.setCurrentRow(1)  # "history": asks git
+
+    def shown() -> dict[str, bool]:
+        return {rules.servers.item(i).text(): rules.servers.item(i).checkState() == Qt.CheckState.Checked
+                for i in range(rules.servers.count())}
+
+    assert shown()["git"] is True
+    names = [editor.servers.list.item(n).text() for n in range(editor.servers.list.count())]
+    editor.servers.list.item(names.index("git")).setCheckState(Qt.CheckState.Unchecked)
+    assert shown()["git — off"] is True and "files" in shown()
+    assert editor.draft is not None and editor.draft.routing.rules[1].servers == ["git"]
+
+
 def test_the_rule_tester_says_which_asked_servers_cannot_answer(qtbot: Any, tmp_path: Path) -> None:
     """A rule routing to a server with no search tool (mcp-server-git) was shown as
     asking it, and the question then found nothing from it without a word."""

@@ -31,7 +31,7 @@ from tributary.app.background import describe_error, run_async
 from tributary.app.config_editor import backend
 from tributary.app.config_editor.desktop import DesktopPage
 from tributary.app.config_editor.ranking import RankingPage
-from tributary.app.config_editor.rules import RulesPage, server_names
+from tributary.app.config_editor.rules import RulesPage
 from tributary.app.config_editor.servers import ServersPage
 from tributary.engine import api
 from tributary.engine.api import EngineLike
@@ -176,8 +176,8 @@ class ConfigEditor(QWidget):
         self._validate_timer.start()
 
     def _refresh_rule_servers(self) -> None:
-        if self.draft is not None and self.rules.current is not None:
-            self.rules.servers.set_items(server_names(self.draft), self.rules.current.servers)
+        if self.draft is not None:
+            self.rules.refresh_servers()
 
     def validate(self) -> list[backend.Issue]:
         """Run the engine's validation on the draft; show the result."""

@@ -224,8 +224,7 @@ class RulesPage(QWidget):
         self._loading = True
         self.name.setText(rule.name)
         self.pattern.setText(rule.pattern)
-        names = server_names(self.config)
-        self.servers.set_items(names, rule.servers, self._silent(names))
+        self.servers.set_items(*self._ask_list(rule))
         self.priority.setValue(rule.priority)
         self.strategy.setCurrentIndex(max(0, self.strategy.findData(rule.strategy)))
         self.query_class.setText(rule.query_class or "")
@@ -381,6 +380,22 @@ class RulesPage(QWidget):
         self.verdict.setText("\n".join(lines))
         if typed:  # once the new lines are laid out
             QTimer.singleShot(0, self._show_verdict)
+
+    def refresh_servers(self) -> None:
+        """The Ask list again, after the servers were edited (added, renamed, turned off)."""
+        if self.current is not None:
+            was, self._loading = self._loading, True
+            self.servers.set_items(*self._ask_list(self.current))
+            self._loading = was
+
+    def _ask_list(self, rule: RoutingRule) -> tuple[list[str], list[str], dict[str, str]]:
+        """The servers a rule may ask, those it asks, and a note beside each that will not
+        answer: one turned off is never asked, whatever a rule says."""
+        names = server_names(self.config) if self.config is not None else []
+        notes = self._silent(names)
+        if self.config is not None:
+            notes.update({name: "off" for name, server in self.config.servers.items() if not server.enabled})
+        return names, rule.servers, notes
 
     def _silent(self, asked: Sequence[str]) -> dict[str, str]:
         """The asked servers that cannot answer a search as the engine runs them now (no
