@@ -138,6 +138,7 @@ def test_the_code_indexs_own_reasons_are_said(qtbot: Any) -> None:
     pane.show_hit(plain)
     assert "Ranked by" not in pane.group.text()
     for led_by, said in (("traceback", "is where the question's traceback raised"),
+                         ("error", "defines the function the question's error says refused an argument"),
                          ("quote", "holds a line of code the question quotes")):
         plain.metadata["led_by"] = led_by
         pane.show_hit(plain)

@@ -285,7 +285,7 @@ def test_the_function_that_refused_a_keyword_argument_leads(tmp_path: Path, at: 
         assert read_task(REJECTED_ISSUE).rejecting == ("RST.__init__",)
         assert _innermost_file(store, read_task(REJECTED_ISSUE), SearchFilter()) == "tables/writers.py"
         hits = hybrid_search(store, REJECTED_ISSUE, None, repo="repo", top_k=10)
-        assert (hits[0].path, hits[0].symbol, hits[0].led_by) == ("tables/rst.py", "RST.__init__", "traceback")
+        assert (hits[0].path, hits[0].symbol, hits[0].led_by) == ("tables/rst.py", "RST.__init__", "error")
         assert "tables/writers.py" in {hit.path for hit in hits[1:]}
         # Before Python 3.10 the error named ``__init__`` alone: any class's, so nothing leads on it.
         bare = REJECTED_ISSUE.replace("RST.__init__()", "__init__()")

@@ -242,9 +242,10 @@ NAME_ONLY = "name_only"
 # share the built-in code search gives a file the question names.
 NAME_ONLY_SHARE = 0.25
 # Why the code index begins a task's answer with a file its score did not put first (a
-# hit's ``led_by``): the file the task's traceback raised in, or one holding a line of
-# code the task quotes.
+# hit's ``led_by``): the file the task's traceback raised in, one defining the function
+# its error says refused an argument, or one holding a line of code the task quotes.
 LED_BY_TRACEBACK = "traceback"
+LED_BY_ERROR = "error"
 LED_BY_QUOTE = "quote"
 
 

@@ -41,6 +41,7 @@ from tributary.app.search.score_chart import ScoreChart
 from tributary.engine.api import commit_line, fold_label, quotes_files, source_views, why_folded
 from tributary.engine.model import (
     FILE_KIND,
+    LED_BY_ERROR,
     LED_BY_QUOTE,
     LED_BY_TRACEBACK,
     DedupGroup,
@@ -280,6 +281,7 @@ _ROLE_WORDS = {
 # Why the code index put a file first for a task (a hit's ``led_by``).
 _LEAD_WORDS = {
     LED_BY_TRACEBACK: "listed first: its file is where the question's traceback raised",
+    LED_BY_ERROR: "listed first: its file defines the function the question's error says refused an argument",
     LED_BY_QUOTE: "listed first: its file holds a line of code the question quotes",
 }
 

@@ -56,7 +56,7 @@ from tributary.engine.localsearch.longquery import (
     path_suffixes,
     read_task,
 )
-from tributary.engine.model import LED_BY_QUOTE, LED_BY_TRACEBACK
+from tributary.engine.model import LED_BY_ERROR, LED_BY_QUOTE, LED_BY_TRACEBACK
 from tributary.engine.pipeline.expand import CHUNKS_PER_FILE, FOCUS_FILES, repeats_last
 from tributary.engine.query.kinds import asked_qualified_names, joined_names, lookup_names
 
@@ -159,7 +159,7 @@ class SearchHit:
     fused: float | None = None  # the score before the role's prior
     name_match: bool = False  # the file's name is made of the query's words
     # why a task's answer begins with this chunk's file when its score did not put it
-    # there: ``LED_BY_TRACEBACK`` or ``LED_BY_QUOTE`` ("" when nothing lifted it)
+    # there: ``LED_BY_TRACEBACK``, ``LED_BY_ERROR`` or ``LED_BY_QUOTE`` ("" when nothing lifted it)
     led_by: str = ""
 
     def as_dict(self) -> dict[str, object]:
@@ -272,7 +272,7 @@ def hybrid_search(
         quoted = _quoting_chunks(store, task.quoted, where)
         rejecting = _rejecting_definition(store, task, where)
         frames = task.frames if rejecting is None else (rejecting, *task.frames)
-        led = hits if rejecting is None else _lead_file(hits, rejecting.path, REJECTING_LEAD_FILES)
+        led = hits if rejecting is None else _lead_file(hits, rejecting.path, REJECTING_LEAD_FILES, LED_BY_ERROR)
         if rejecting is not None and led and led[0].path == rejecting.path:
             hits = led
         elif (raised := _innermost_file(store, task, where)) is not None:
