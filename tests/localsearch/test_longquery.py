@@ -262,6 +262,23 @@ def test_other_languages_stack_traces_are_frames_innermost_first(language: str, 
     assert "main" not in dict(task.names)  # the reporter's program's entry point
 
 
+@pytest.mark.parametrize(("written", "relative"), [
+    ("/go/src/github.com/go-chi/chi/mux.go", "./mux.go"),  # GOPATH
+    ("/home/me/app/vendor/github.com/go-chi/chi/middleware/compress.go", "./middleware/compress.go"),
+    ("/root/go/src/golang.org/x/net/http2/server.go", "./http2/server.go"),
+    ("/go/pkg/mod/github.com/go-chi/chi/v5@v5.0.10/mux.go", "./mux.go"),  # the module cache
+    ("/home/me/app/handlers/mux.go", "/home/me/app/handlers/mux.go"),  # the reporter's own
+])
+def test_a_go_file_under_its_import_path_is_its_repositorys_own(written: str, relative: str) -> None:
+    """Go prints a dependency's file under its import path: in the module cache, a GOPATH
+    (``src/github.com/go-chi/chi/mux.go``) or a vendor folder. What follows the import
+    path is the file's path from the repository's root, so a root file such as
+    ``mux.go`` is named exactly, not by its bare name, which any folder may have."""
+    trace = f"goroutine 1 [running]:\ngithub.com/go-chi/chi.(*Mux).Mount(0xc0)\n\t{written}:300 +0x4c5\n"
+    task = read_task(f"A crash in the router\n\n```\n{trace}```\n" + "It fails. " * 40)
+    assert [(f.path, f.function) for f in task.frames] == [(relative, "Mount")]
+
+
 def test_a_go_frame_line_is_read_in_linear_time() -> None:
     """A long line that almost looks like a Go or JVM frame does not make the reading slow."""
     line = "a." * 5000 + "b(" + "x" * 5000 + "\n\t" + "c/" * 5000 + "\n at " + "d." * 5000 + "(e.kt)\n"

@@ -444,6 +444,9 @@ _ENTRY_POINTS = frozenset({"main", "init"})
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")  # a symbol's hash suffix: ``…::from_str::h1a2b…``
 _GO_CLOSURE = re.compile(r"(?:\.(?:func|gowrap)\d{1,4})+$")  # ``Mux.Mount.func1``: inside Mount
 _GO_VERSIONED = re.compile(r"^.*?/[^/@\s]{1,100}@v[^/\s]{1,100}/")  # ``…/chi/v5@v5.0.10/``
+# ... and a package's folder in a GOPATH or a vendor folder, by its import path: a host
+# with a dot, then two parts (``/go/src/github.com/go-chi/chi/``, ``vendor/golang.org/x/net/``)
+_GO_IMPORTED = re.compile(r"^(?:.*?/)?(?:src|vendor)/[\w-]{1,100}(?:\.[\w-]{1,100}){1,4}/[^/\s]{1,100}/[^/@\s]{1,100}/")
 
 
 def _go_function(written: str) -> str:
@@ -454,10 +457,14 @@ def _go_function(written: str) -> str:
 
 
 def _module_relative(path: str) -> str:
-    """A file in Go's module cache as its repository holds it (``./mux.go``); other paths
-    as written."""
-    relative, found = _GO_VERSIONED.subn("./", path.replace("\\", "/"), count=1)
-    return relative if found else path
+    """A file in Go's module cache, a GOPATH or a vendor folder as its repository holds it
+    (``./mux.go``); other paths as written."""
+    written = path.replace("\\", "/")
+    for pattern in (_GO_VERSIONED, _GO_IMPORTED):
+        relative, found = pattern.subn("./", written, count=1)
+        if found:
+            return relative
+    return path
 
 
 def _ipython_frames(text: str) -> list[tuple[int, str, str, str]]:
