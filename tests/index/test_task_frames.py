@@ -7,9 +7,15 @@ from pathlib import Path
 from tests.conftest import IndexTarget
 from tests.index.index_helpers import indexed_files
 from tributary.engine.index.priors import TEST
-from tributary.engine.index.search import SearchHit, _innermost_file, _lead_file, hybrid_search
+from tributary.engine.index.search import (
+    SearchHit,
+    _innermost_file,
+    _lead_file,
+    _rejecting_definition,
+    hybrid_search,
+)
 from tributary.engine.index.store import IndexStore, SearchFilter
-from tributary.engine.localsearch.longquery import read_task
+from tributary.engine.localsearch.longquery import Frame, read_task
 
 # The reporter calls ``load_table`` (the registry) and the registry calls the reader,
 # which raises: the issue's words and names are the registry's, the fix the reader's.
@@ -234,6 +240,13 @@ def write_table(table, format, **options):
     return writer.write(table)
 '''
 RST_WRITER = '''
+class SimpleRSTHeader:
+    """The header line of a reStructuredText simple table."""
+
+    def __init__(self, position_char="="):
+        self.position_char = position_char
+
+
 class RST:
     """reStructuredText simple tables."""
 
@@ -283,6 +296,8 @@ def test_the_function_that_refused_a_keyword_argument_leads(tmp_path: Path, at: 
                                                      "tables/fixed_width.py": FIXED_WIDTH_WRITER})
     try:
         assert read_task(REJECTED_ISSUE).rejecting == ("RST.__init__",)
+        # At its own line: of the file's two ``__init__``s, the one of the class named.
+        assert _rejecting_definition(store, read_task(REJECTED_ISSUE), SearchFilter()) == Frame("tables/rst.py", 12, "__init__")
         assert _innermost_file(store, read_task(REJECTED_ISSUE), SearchFilter()) == "tables/writers.py"
         hits = hybrid_search(store, REJECTED_ISSUE, None, repo="repo", top_k=10)
         assert (hits[0].path, hits[0].symbol, hits[0].led_by) == ("tables/rst.py", "RST.__init__", "error")

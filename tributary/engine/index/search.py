@@ -324,10 +324,10 @@ def _rejecting_definition(store: IndexStore, task: TaskQuery, where: SearchFilte
     for written in task.rejecting:
         if "." not in written:
             continue
-        found = store.chunks_by_id(_written_definitions(store, frozenset({written}), where))
-        paths = {chunk.path for chunk in found.values()}
-        if len(paths) == 1:
-            return Frame(paths.pop(), 0, symbol_parts(written)[-1])
+        found = store.chunks_by_id(_written_definitions(store, frozenset({written}), where)).values()
+        if len({chunk.path for chunk in found}) == 1:  # its line: that class's ``__init__``, not another's
+            first = min(found, key=lambda chunk: chunk.start_line)
+            return Frame(first.path, first.start_line, symbol_parts(written)[-1])
     return None
 
 
