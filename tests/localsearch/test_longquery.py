@@ -277,6 +277,10 @@ def test_a_go_file_under_its_import_path_is_its_repositorys_own(written: str, re
     trace = f"goroutine 1 [running]:\ngithub.com/go-chi/chi.(*Mux).Mount(0xc0)\n\t{written}:300 +0x4c5\n"
     task = read_task(f"A crash in the router\n\n```\n{trace}```\n" + "It fails. " * 40)
     assert [(f.path, f.function) for f in task.frames] == [(relative, "Mount")]
+    # The reporter's program in a GOPATH names its functions without an import path.
+    own = trace.replace("github.com/go-chi/chi.(*Mux).Mount", "main.setupRoutes")
+    task = read_task(f"A crash in the router\n\n```\n{own}```\n" + "It fails. " * 40)
+    assert task.frames[0].path == (relative if "/vendor/" in written or "@v" in written else written)
 
 
 def test_a_go_frame_line_is_read_in_linear_time() -> None:

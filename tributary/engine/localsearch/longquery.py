@@ -418,7 +418,7 @@ def _top_down_frames(text: str) -> list[tuple[str, str, str]]:
     ``./mux.go``), as Rust's ``./src/de.rs`` already is."""
     found: list[tuple[int, str, str, str]] = []
     for m in _GO_FRAME.finditer(text):
-        found.append((m.start(), _module_relative(m.group(2)), m.group(3), _go_function(m.group(1))))
+        found.append((m.start(), _module_relative(m.group(2), m.group(1)), m.group(3), _go_function(m.group(1))))
     for m in _V8_FRAME.finditer(text):
         found.append((m.start(), m.group(2), m.group(3), m.group(1).rsplit(".", 1)[-1]))
     for m in _JVM_FRAME.finditer(text):
@@ -456,15 +456,18 @@ def _go_function(written: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def _module_relative(path: str) -> str:
+def _module_relative(path: str, function: str = "") -> str:
     """A file in Go's module cache, a GOPATH or a vendor folder as its repository holds it
-    (``./mux.go``); other paths as written."""
+    (``./mux.go``); other paths as written. A GOPATH holds the reporter's own program too:
+    a frame there counts only when its ``function`` is written with its import path
+    (``github.com/go-chi/chi.(*Mux).Mount``, not ``main.setupRoutes``)."""
     written = path.replace("\\", "/")
-    for pattern in (_GO_VERSIONED, _GO_IMPORTED):
-        relative, found = pattern.subn("./", written, count=1)
-        if found:
-            return relative
-    return path
+    relative, found = _GO_VERSIONED.subn("./", written, count=1)
+    if found:
+        return relative
+    relative, found = _GO_IMPORTED.subn("./", written, count=1)
+    imported = "/vendor/" in f"/{written}" or "/" in function.split("(", 1)[0]
+    return relative if found and imported else path
 
 
 def _ipython_frames(text: str) -> list[tuple[int, str, str, str]]:
