@@ -384,18 +384,16 @@ class RulesPage(QWidget):
     def refresh_servers(self) -> None:
         """The Ask list again, after the servers were edited (added, renamed, turned off)."""
         if self.current is not None:
-            was, self._loading = self._loading, True
             self.servers.set_items(*self._ask_list(self.current))
-            self._loading = was
 
     def _ask_list(self, rule: RoutingRule) -> tuple[list[str], list[str], dict[str, str]]:
         """The servers a rule may ask, those it asks, and a note beside each that will not
         answer: one turned off is never asked, whatever a rule says."""
-        names = server_names(self.config) if self.config is not None else []
-        notes = self._silent(names)
-        if self.config is not None:
-            notes.update({name: "off" for name, server in self.config.servers.items() if not server.enabled})
-        return names, rule.servers, notes
+        if self.config is None:
+            return [], rule.servers, {}
+        names = server_names(self.config)
+        off = {name: "off" for name, server in self.config.servers.items() if not server.enabled}
+        return names, rule.servers, {**self._silent(names), **off}
 
     def _silent(self, asked: Sequence[str]) -> dict[str, str]:
         """The asked servers that cannot answer a search as the engine runs them now (no
