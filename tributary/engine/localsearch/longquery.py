@@ -446,7 +446,7 @@ _GO_CLOSURE = re.compile(r"(?:\.(?:func|gowrap)\d{1,4})+$")  # ``Mux.Mount.func1
 _GO_VERSIONED = re.compile(r"^.*?/[^/@\s]{1,100}@v[^/\s]{1,100}/")  # ``…/chi/v5@v5.0.10/``
 # ... and a package's folder in a GOPATH or a vendor folder, by its import path: a host
 # with a dot, then two parts (``/go/src/github.com/go-chi/chi/``, ``vendor/golang.org/x/net/``)
-_GO_IMPORTED = re.compile(r"^(?:.*?/)?(?:src|vendor)/[\w-]{1,100}(?:\.[\w-]{1,100}){1,4}/[^/\s]{1,100}/[^/@\s]{1,100}/")
+_GO_IMPORTED = re.compile(r"^(?:.*?/)?(src|vendor)/[\w-]{1,100}(?:\.[\w-]{1,100}){1,4}/[^/\s]{1,100}/[^/@\s]{1,100}/")
 
 
 def _go_function(written: str) -> str:
@@ -465,9 +465,10 @@ def _module_relative(path: str, function: str = "") -> str:
     relative, found = _GO_VERSIONED.subn("./", written, count=1)
     if found:
         return relative
-    relative, found = _GO_IMPORTED.subn("./", written, count=1)
-    imported = "/vendor/" in f"/{written}" or "/" in function.split("(", 1)[0]
-    return relative if found and imported else path
+    imported = _GO_IMPORTED.match(written)
+    if imported and (imported.group(1) == "vendor" or "/" in function.split("(", 1)[0]):
+        return "./" + written[imported.end():]
+    return path
 
 
 def _ipython_frames(text: str) -> list[tuple[int, str, str, str]]:
