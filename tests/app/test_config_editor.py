@@ -809,6 +809,7 @@ def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_pat
     servers.list.setCurrentRow(len(names) - 1)
     assert servers.builtin_note.isVisible() and not servers.remove_button.isEnabled()
     assert servers.command.text() == "python" and not servers.command.isEnabled()
+    assert servers.query_mode.currentText() == "the whole question"  # not a grep tool's regex
     assert servers.timeout.isEnabled() and servers.weight.isEnabled()
     assert editor.draft is not None and "files" not in editor.draft.servers and not editor.dirty
     servers.weight.setValue(2.5)
@@ -824,6 +825,7 @@ def test_built_in_servers_are_listed_and_tuned_not_rewritten(qtbot: Any, tmp_pat
     servers.list.setCurrentRow(0)  # a server of the config's own is edited as before
     assert not servers.builtin_note.isVisible() and servers.command.isEnabled()
     assert servers.remove_button.isEnabled()
+    assert servers.query_mode.currentText() == "whole (grep: a regex)"
 
 
 def test_a_server_that_cannot_start_says_why_in_the_list(qtbot: Any) -> None:
@@ -994,3 +996,28 @@ async def test_the_tool_field_offers_the_servers_own_tools(qtbot: Any, tmp_path:
     await until(lambda: completer.model().stringList() == ["search"])  # type: ignore[attr-defined]
     servers.list.setCurrentRow(1)
     assert completer.model().stringList() == ["git_log", "git_show", "git_status"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_ctrl_s_closes_the_tool_fields_offers(qtbot: Any, tmp_path: Path) -> None:
+    """Ctrl+S typed while the tool's completions are open saves and closes them: left
+    open, the list covered the form until Esc."""
+    editor, engine, _ = make_editor(qtbot, tmp_path)
+    states = engine.server_states
+    engine.server_states = lambda: [  # type: ignore[method-assign]
+        replace(s, tools=["git_status", "git_log"], sendable=("git_status", "git_log")) if s.name == "git" else s
+        for s in states()
+    ]
+    servers = editor.servers
+    servers.list.setCurrentRow(1)  # git
+    servers.refresh_states()
+    editor.activateWindow()
+    servers.tool.setFocus()
+    await until(servers.tool.hasFocus)
+    QTest.keyClicks(servers.tool, "git_st")
+    popup = servers.tool.completer().popup()
+    await until(popup.isVisible)
+    QTest.keySequence(servers.tool, QKeySequence.StandardKey.Save)
+    await until(lambda: bool(engine.applied))
+    assert not popup.isVisible()
+    assert load_config(tmp_path / "config.yaml").servers["git"].tool == "git_st"

@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QCompleter,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -260,6 +261,9 @@ class ConfigEditor(QWidget):
         if self._validate_timer.isActive():
             self._validate_timer.stop()
             self.validate()
+        for completer in self.findChildren(QCompleter):  # the typing is over: its offers too
+            if (offers := completer.popup()) is not None:
+                offers.hide()
         if self.save_button.isEnabled():
             self.save()
         else:

@@ -96,6 +96,7 @@ QUERY_MODE_LABELS: dict[str, str] = {
     "glob": "a file-name glob of them",
     "pattern": "a regex of its names (grep)",
 }
+BUILTIN_WHOLE_LABEL = "the whole question"
 # Narrower than this (a tiled or scaled-up window), the list gives the form room:
 # at most this share of the width, its names eliding in the middle.
 NARROW_WIDTH = 700
@@ -724,6 +725,9 @@ class ServersPage(QWidget):
         """A built-in server's form: its weight and timeout are the user's, the rest is
         how Tributary runs it, shown and not editable."""
         self.builtin_note.setVisible(builtin)
+        # Only a tool of another server can be a grep tool that is sent a regex.
+        whole = self.query_mode.findData("full")
+        self.query_mode.setItemText(whole, BUILTIN_WHOLE_LABEL if builtin else QUERY_MODE_LABELS["full"])
         for field in (self.name, self.transport, self.command, self.args, self.cwd, self.url, self.env,
                       self.headers, self.keyring_button, self.sign_in_box, self.tool, self.query_argument,
                       self.query_mode, self.tool_arguments, self.description):
