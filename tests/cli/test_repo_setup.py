@@ -130,3 +130,58 @@ def test_search_and_context_ask_one_repository_by_the_builtin_servers(
     named = SearchRequest("q", sources=["files"])  # --sources files: kept
     scope_to_repo(named, args.repo, Config())
     assert named.sources == ["files"]
+
+
+def _holding(lock: Path) -> subprocess.Popen[str]:
+    """Another process holding ``lock`` (as a running embedding pass does), once it says so."""
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire();"
+         " print('held', flush=True); sys.stdin.read()", str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("held", ["code", "history"])
+def test_no_second_embedding_pass_starts_beside_a_running_one(
+    held: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``--repo`` search that found vectors missing started one more background
+    pass: three searches during a large repository's first minutes left three processes
+    embedding the same commits on two cores. While a pass holds the code's or the
+    history's lock, none is started, and a history pass started anyway does nothing."""
+    import tributary.engine.index.embed as embed
+    from tributary.engine.index.manager import embed_lock_path, index_path_for
+    from tributary.engine.tasks.api import embed_history, history_lock_path
+
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def main():\n    return 1\n", encoding="utf-8")
+    for args in (["init", "-q"], ["add", "."],
+                 ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the app"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    later: list[Path] = []
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+    assert later == [repo.resolve()]
+    lock = (embed_lock_path(index_path_for(repo)) if held == "code"
+            else history_lock_path(tasks_db_path(repo)))  # fmt: skip
+    holder = _holding(lock)
+    try:
+        later.clear()
+        assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+        assert later == []  # the running pass takes what waits
+        if held == "history":
+            def no_model() -> None:
+                raise AssertionError("a second pass loaded the model")
+
+            monkeypatch.setattr(embed, "load_default_embedder", no_model)
+            assert embed_history(repo) == 0
+    finally:
+        holder.communicate("")
+    later.clear()
+    assert ensure_repo_indexed(repo, embed_later=later.append) == 0
+    assert later == [repo.resolve()]  # that pass ended with vectors still missing: another one

@@ -105,7 +105,7 @@ def ensure_repo_indexed(
             file=sys.stderr,
         )
     new_history = history and _import_history(root)
-    if embedded < total or (history and _history_waits(root)):
+    if (embedded < total or (history and _history_waits(root))) and not _embedding_underway(root):
         embed_later(root)
     if new_history or stats.files_indexed or stats.files_deleted:
         forget_cached_answers(root, config_file)
@@ -116,6 +116,14 @@ def wants_history(args: object) -> bool:
     """Whether a command's ``--sources`` (none: every source) asks the tasks source."""
     chosen = getattr(args, "sources", None)
     return not chosen or "tasks" in {s.strip() for s in str(chosen).split(",")}
+
+
+def _embedding_underway(root: Path) -> bool:
+    """Whether a pass embedding ``root`` runs already (started by an earlier search, the
+    app or ``index embed``): it takes what waits, so none is started beside it."""
+    from tributary.engine.repos.manage import embedding_underway
+
+    return embedding_underway(root)
 
 
 def _history_waits(root: Path) -> bool:

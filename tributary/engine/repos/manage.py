@@ -23,7 +23,7 @@ from tributary.engine.index.manager import (
     remove_postgres_repository,
     remove_sqlite_files,
 )
-from tributary.engine.tasks.api import import_git_history, tasks_db_path
+from tributary.engine.tasks.api import history_lock_path, import_git_history, tasks_db_path
 from tributary.engine.tasks.model import ImportStats
 from tributary.engine.tasks.sources import GitError, is_git_repo
 from tributary.engine.tasks.store import TaskStore
@@ -94,8 +94,29 @@ def remove_repository(
     index_path = index_path_for(root, directory=index_dir)
     removed_code = remove_sqlite_files(index_path)
     embed_lock_path(index_path).unlink(missing_ok=True)
-    removed_history = remove_sqlite_files(tasks_db_path(root, index_dir))
+    history = tasks_db_path(root, index_dir)
+    history_lock_path(history).unlink(missing_ok=True)
+    removed_history = remove_sqlite_files(history)
     return removed_code or removed_history
+
+
+def embedding_underway(root: Path, *, index_dir: Path | None = None) -> bool:
+    """Whether another process is embedding the repository's code or history now (its
+    SQLite lock files are held): such a pass takes the chunks and commits still waiting,
+    so a second one would only wait for the lock or do nothing."""
+    from filelock import FileLock, Timeout
+
+    for path in (embed_lock_path(index_path_for(root, directory=index_dir)),
+                 history_lock_path(tasks_db_path(root, index_dir))):
+        if not path.exists():
+            continue
+        lock = FileLock(path, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            return True
+        lock.release()
+    return False
 
 
 def list_repositories(

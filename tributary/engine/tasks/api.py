@@ -164,14 +164,31 @@ def embed_history(
 ) -> int:
     """Give every task of the repository's history that has no vector its vector (one
     imported with ``embed=False``, so its keywords were searchable at once); how many.
-    ``on_progress(done, total)`` follows it batch by batch."""
+    ``on_progress(done, total)`` follows it batch by batch. One process at a time per
+    history: when another holds the lock, nothing is done (every ``--repo`` search that
+    found vectors missing started one more pass, each embedding the same commits)."""
     store = open_history(repo_path, indexes_dir, backend, create=False)
     if store is None:
         return 0
+    from filelock import FileLock, Timeout
+
     from tributary.engine.index.embed import load_default_embedder
 
     with closing(store):
-        return store.embed_missing(embedder or load_default_embedder(), on_progress)
+        if resolve_backend(indexes_dir, backend).dsn is not None:  # a vector is written only where none is
+            return store.embed_missing(embedder or load_default_embedder(), on_progress)
+        try:
+            lock = FileLock(history_lock_path(tasks_db_path(repo_path, indexes_dir)), timeout=0).acquire()
+        except Timeout:
+            log.info("%s: another process is embedding its history", repo_path)
+            return 0
+        with lock:
+            return store.embed_missing(embedder or load_default_embedder(), on_progress)
+
+
+def history_lock_path(db: Path) -> Path:
+    """The file a pass embedding the history at ``db`` holds locked."""
+    return Path(f"{db}.embedding")
 
 
 def import_tasks_jsonl(
