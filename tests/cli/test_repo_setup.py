@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -147,13 +148,14 @@ def _holding(lock: Path) -> subprocess.Popen[str]:
 
 @pytest.mark.parametrize("held", ["code", "history"])
 def test_no_second_embedding_pass_starts_beside_a_running_one(
-    held: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    held: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every ``--repo`` search that found vectors missing started one more background
     pass: three searches during a large repository's first minutes left three processes
     embedding the same commits on two cores. While a pass holds the code's or the
     history's lock, none is started, and a history pass started anyway does nothing."""
     import tributary.engine.index.embed as embed
+    from tributary.engine.cli.main import main
     from tributary.engine.index.manager import embed_lock_path, index_path_for
     from tributary.engine.tasks.api import embed_history, history_lock_path
 
@@ -174,6 +176,9 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
         later.clear()
         assert ensure_repo_indexed(repo, embed_later=later.append) == 0
         assert later == []  # the running pass takes what waits
+        capsys.readouterr()
+        assert main(["index", "status", str(repo)]) == 0
+        assert "; embedding now)" in capsys.readouterr().out
         if held == "history":
             def no_model() -> None:
                 raise AssertionError("a second pass loaded the model")
@@ -182,6 +187,10 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
             assert embed_history(repo) == 0
     finally:
         holder.communicate("")
+    capsys.readouterr()
+    assert main(["index", "status", str(repo)]) == 0  # stopped, it says what finishes the work
+    finishes = f"; no pass runs: `tributary index embed {shlex.quote(str(repo.resolve()))}` finishes it)"
+    assert finishes in capsys.readouterr().out
     later.clear()
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]  # that pass ended with vectors still missing: another one

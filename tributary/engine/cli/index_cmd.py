@@ -7,6 +7,7 @@ both (``tributary.engine.repos.manage``); ``--no-history`` leaves the history al
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import threading
 import time
@@ -296,13 +297,17 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _vectors(info: IndexInfo) -> str:
-    """How many chunks meaning-based search covers, after the chunk count."""
+def _vectors(info: IndexInfo, underway: bool | None = None) -> str:
+    """How many chunks meaning-based search covers, after the chunk count, and for an
+    index still waiting for vectors whether a pass embeds it now (``underway``; None:
+    not known, a shared index) or what finishes it: a stopped pass leaves it waiting."""
     if info.embedded is None or not info.chunks:
         return ""
     if info.embedded >= info.chunks:
         return " (every one embedded: meaning-based search covers them all)"
-    return f" ({info.embedded} embedded: {info.status}; keyword and symbol search cover every file)"
+    doing = ("" if underway is None else "; embedding now" if underway
+             else f"; no pass runs: `tributary index embed {shlex.quote(str(info.root))}` finishes it")  # fmt: skip
+    return f" ({info.embedded} embedded: {info.status}; keyword and symbol search cover every file{doing})"
 
 
 def _history_line(root: Path, backend: IndexBackend) -> str:
@@ -316,7 +321,9 @@ def _history_line(root: Path, backend: IndexBackend) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from tributary.engine.index.backend import resolve_backend
     from tributary.engine.index.manager import list_indexes
+    from tributary.engine.repos.manage import embedding_underway
 
     backend = _backend(args)
     infos = list_indexes(backend=backend)
@@ -326,11 +333,13 @@ def _status(args: argparse.Namespace) -> int:
         if not infos:
             print(f"tributary: {args.path} is not indexed", file=sys.stderr)
             return 1
+    shared = resolve_backend(None, backend).dsn is not None
     for info in infos:
+        underway = None if shared else embedding_underway(info.root)
         print(
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
             f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"
-            f"  files:   {info.files}\n  chunks:  {info.chunks}{_vectors(info)}\n"
+            f"  files:   {info.files}\n  chunks:  {info.chunks}{_vectors(info, underway)}\n"
             f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
             f"  history: {_history_line(info.root, backend)}"
         )
