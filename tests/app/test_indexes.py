@@ -366,3 +366,96 @@ async def test_a_reindex_that_changed_nothing_says_so(qtbot: Any, monkeypatch: p
                         "Indexed /src/app: 1,203 files, 14,447 chunks in 61.0 s",
                         "Indexed /src/app: 1 file, 1,905 chunks in 0.1 s; bigmod.py: not indexed: 2.2 MB, "
                         "over the 1.0 MB limit (and 1 more)"]
+
+
+# A worker that finishes an index's vectors (``index_worker --embed``): the chunks', then
+# the history's, then "done"; it waits for its gate before ending.
+FINISHING = r"""
+import json, sys, time, pathlib
+gate = pathlib.Path(sys.argv[1])
+def emit(**kw): print(json.dumps(kw), flush=True)
+emit(event="progress", phase="embed", vectors_done=500, vectors_total=1000, rate=90.0, eta_s=5.5)
+deadline = time.time() + 10
+while not gate.exists() and time.time() < deadline:
+    time.sleep(0.02)
+emit(event="done", chunks_embedded=600, chunks_total=1000, seconds=6.0, history="")
+"""
+
+
+@pytest.mark.asyncio
+async def test_an_index_left_half_embedded_is_finished_once_in_the_background(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app quit while it embedded a large repository (or a search's background pass
+    was killed): the index stayed "semantic index 40 % ready" at every later start, its
+    meaning-based matches partial, with nothing working on it. The page now finishes it
+    at once, one repository at a time and never while it indexes another; a watched
+    repository is its watcher's to finish."""
+    half, whole, watched = tmp_path / "half", tmp_path / "whole", tmp_path / "watched"
+
+    def entry(root: Path, embedded: int) -> SimpleNamespace:
+        return SimpleNamespace(root=root, files=10, chunks=1000, tasks=3, updated_at=None, exists=True,
+                               embedded=embedded, status="ready" if embedded == 1000 else "semantic index 40 % ready")
+
+    fake = FakeRepos({str(whole): entry(whole, 1000), str(watched): entry(watched, 100), str(half): entry(half, 400)})
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    gate = tmp_path / "gate"
+    started: list[Path] = []
+
+    def finishing(path: Path) -> list[str]:
+        started.append(path)
+        return [sys.executable, "-c", FINISHING, str(gate)]
+
+    page = IndexPage(lambda: None, embedder=finishing)
+    monkeypatch.setattr(page.watchers, "watching", lambda path: path == str(watched))
+    qtbot.addWidget(page)
+    messages: list[str] = []
+    page.message.connect(messages.append)
+    await page.refresh()
+    assert started == [half]
+    await until(lambda: "Finishing the semantic index of" in page.progress_label.full_text
+                and "50 % ready" in page.progress_label.full_text)
+    assert page.index(half) is None  # one pass at a time: a re-index waits for it
+    fake.entries[str(half)] = entry(half, 1000)
+    gate.touch()
+    await until(lambda: any("semantic index finished" in m for m in messages))
+    assert f"{half.name}: semantic index finished (600 chunks embedded)" in messages
+    await until(lambda: not page.progress.isVisible())
+    await page.refresh()
+    assert started == [half]  # each once a session; the watched one is its watcher's
+
+
+def test_the_worker_finishes_vectors_only_at_the_lower_priority(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--embed`` indexes nothing: it embeds what waits, code then history, stepped
+    down from the start (background work the person is not waiting for)."""
+    import os
+
+    from tributary.app import index_worker
+    from tributary.engine import api
+    from tributary.engine.index.progress import IndexStats
+
+    steps: list[str] = []
+    monkeypatch.setattr(os, "nice", lambda step: steps.append("nice"))
+
+    def not_indexed(*_: Any, **__: Any) -> None:
+        raise AssertionError("--embed indexed the code")
+
+    monkeypatch.setattr(api, "index_repository", not_indexed)
+    monkeypatch.setattr(api, "update_history", not_indexed)
+
+    def embed_repository(root: Path, on_progress: Any) -> IndexStats:
+        steps.append("code")
+        return IndexStats(root, tmp_path / "x", chunks_embedded=600, chunks_total=1000)
+
+    def embed_history(root: Path, on_progress: Any) -> int:
+        steps.append("history")
+        return 3
+
+    monkeypatch.setattr(api, "embed_repository", embed_repository)
+    monkeypatch.setattr(api, "embed_history", embed_history)
+    assert index_worker.main(["--embed", str(tmp_path)]) == 0
+    assert steps == ["nice", "code", "history"]
+    final = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert final["event"] == "done" and final["chunks_embedded"] == 600 and final["history"] == ""

@@ -2,6 +2,7 @@
 
     python -m tributary.app.index_worker PATH            index the code, then the git history
     python -m tributary.app.index_worker --watch PATH    index the code, then apply every change
+    python -m tributary.app.index_worker --embed PATH    finish the vectors of an index made before
 
 The index manager page runs ``python -m tributary.app.index_worker PATH`` instead of indexing
 in the GUI process: the embedding model (torch) never loads there, and indexing's
@@ -21,6 +22,10 @@ their vectors are made (past tasks a second, seconds left),
 then ``{"event": "done", ...IndexStats fields, "history": "<one line on the history>"}``;
 failures exit non-zero with the reason on stderr. A history that could not be read or
 embedded does not fail the worker: the code index is good, and the line says why.
+
+With ``--embed`` the worker only gives the chunks and past tasks that wait for a vector
+theirs (an index whose first pass was stopped: the app quit, a ``--repo`` search's
+background pass killed), at the lower priority from the start, then sends ``"done"``.
 
 With ``--watch`` (the app's live watcher of a repository) the worker brings the history
 up to date, indexes the code, then keeps applying changes
@@ -67,12 +72,13 @@ def _emit(event: str, payload: Any = None, **extra: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    watch = args[:1] == ["--watch"]
-    if watch:
+    mode = args[0] if args[:1] in (["--watch"], ["--embed"]) else None
+    if mode is not None:
         args = args[1:]
     if len(args) != 1:
-        print("usage: python -m tributary.app.index_worker [--watch] PATH", file=sys.stderr)
+        print("usage: python -m tributary.app.index_worker [--watch | --embed] PATH", file=sys.stderr)
         return 2
+    watch = mode == "--watch"
     import os
 
     # Background work at a lower priority, so the embedding threads yield the CPU to the
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             os.nice(WORKER_NICENESS)
         lowered = True
 
-    if watch:
+    if mode is not None:
         step_down()
 
     from tributary.engine.api import embed_repository, index_repository, update_history
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args[0]).expanduser().resolve()
     if watch:
         return _watch(root, on_progress)
+    if mode == "--embed":
+        return _finish_vectors(root, on_progress)
     started = time.perf_counter()
     try:
         stats = index_repository(root, on_progress=on_progress, embed=False)
@@ -120,6 +128,21 @@ def main(argv: list[str] | None = None) -> int:
     stats = dataclasses.replace(stats, chunks_embedded=embedded.chunks_embedded,
                                 model_reset=embedded.model_reset, seconds=time.perf_counter() - started)
     _emit("done", stats, history=summary)
+    return 0
+
+
+def _finish_vectors(root: Path, on_progress: Any) -> int:
+    """Embed what waits in ``root``'s code index, then in its history (``--embed``)."""
+    from tributary.engine.api import embed_repository
+
+    started = time.perf_counter()
+    try:
+        stats = embed_repository(root, on_progress=on_progress)
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    summary = _embed_history(root).removeprefix("; ")
+    _emit("done", dataclasses.replace(stats, seconds=time.perf_counter() - started), history=summary)
     return 0
 
 

@@ -43,7 +43,7 @@ from tributary.app.background import describe_error, off_the_gui, run_async
 from tributary.app.elided import ElidedLabel
 from tributary.app.tables import keyboard_rows
 from tributary.app.watchers import RepoWatchers
-from tributary.app.workers import run_worker, worker_command
+from tributary.app.workers import embed_command, run_worker, worker_command
 from tributary.engine import api
 from tributary.engine.api import EngineLike
 
@@ -183,11 +183,15 @@ class IndexPage(QWidget):
         *,
         worker: Callable[[Path], list[str]] = worker_command,
         watchers: RepoWatchers | None = None,
+        embedder: Callable[[Path], list[str]] = embed_command,
     ) -> None:
         super().__init__(parent)
         self._engine = engine
         self._worker = worker
+        self._embedder = embedder
         self._running: dict[str, Progress] = {}
+        self._finishing: set[str] = set()  # running to finish a stopped index's vectors
+        self._resumed: set[str] = set()  # those finished so this session (each once)
         # What a running repository's row says now ("semantic index 40 % ready",
         # "reading history"): a refill of the table keeps it.
         self._live_status: dict[str, str] = {}
@@ -289,6 +293,39 @@ class IndexPage(QWidget):
         if selected is not None and selected in paths + list(self._running):
             self.table.selectRow(self._row_of(selected))
         self._selection()
+        self._finish_stopped(entries)
+
+    def _finish_stopped(self, entries: list[Any]) -> None:
+        """Finish the vectors of an index whose first pass was stopped (the app quit while
+        it embedded, a ``--repo`` search's background pass was killed): its meaning-based
+        matches stayed partial until a re-index. One at a time, at the worker's lower
+        priority, each once a session, never beside other indexing, and not for a
+        watched repository (its watcher's first pass embeds what waits)."""
+        if self._running:
+            return
+        for entry in entries:
+            path = str(_get(entry, "root", "path", "repo", default=entry))
+            embedded, chunks = _get(entry, "embedded"), _get(entry, "chunks", default=0)
+            if (path in self._resumed or self.watchers.watching(path)
+                    or _get(entry, "exists", default=True) is False
+                    or not isinstance(embedded, int) or not chunks or embedded >= chunks):
+                continue
+            self._resumed.add(path)
+            self._finish(Path(path))
+            return
+
+    def _finish(self, path: Path) -> None:
+        key = str(path)
+        started = time.monotonic()
+        self._running[key] = Progress(0, 0, 0, None, None)
+        self._finishing.add(key)
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.progress_label.set_full_text(f"Finishing the semantic index of {path}…")
+        run_async(run_worker(self._embedder(path), lambda event: self._progress(key, Progress.of(event, started))),
+                  label=f"Embedding {path.name}", quiet=True,
+                  on_success=lambda stats: self._finished(key, stats),
+                  on_error=lambda error: self._failed(key, error))
 
     def _row_of(self, path: str) -> int:
         for row in range(self.table.rowCount()):
@@ -507,7 +544,8 @@ class IndexPage(QWidget):
         if progress.total:
             self.progress.setRange(0, progress.total)
             self.progress.setValue(progress.done)
-        self.progress_label.set_full_text(f"Indexing {key}: {progress.text()}")
+        doing = "Finishing the semantic index of" if key in self._finishing else "Indexing"
+        self.progress_label.set_full_text(f"{doing} {key}: {progress.text()}")
         self._show_status(key, progress.status)
 
     def _keyword_ready(self, key: str) -> None:
@@ -575,6 +613,13 @@ class IndexPage(QWidget):
         self._live_status.pop(key, None)
         self._now_searchable(key)
         self._idle_progress()
+        if key in self._finishing:
+            self._finishing.discard(key)
+            embedded = int(_get(stats, "chunks_embedded", default=0) or 0)
+            history = _get(stats, "history", default="")
+            self._changed(key, f"{Path(key).name}: semantic index finished "
+                               f"({api.counted(embedded, 'chunk')} embedded)" + (f"; {history}" if history else ""))
+            return
         files = _get(stats, "files_indexed", "files", default=None)
         chunks = _get(stats, "chunks_total", "chunks", default=None)
         seconds = _get(stats, "seconds", "elapsed_s", default=None)
@@ -589,6 +634,13 @@ class IndexPage(QWidget):
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)
         self._live_status.pop(key, None)
+        if key in self._finishing:
+            self._finishing.discard(key)
+            self._idle_progress()
+            self.message.emit(f"Could not finish the semantic index of {key}: {describe_error(error)}; "
+                              "keyword and symbol search cover it, and Re-index tries again")
+            self.refresh()
+            return
         self._now_searchable(key)
         self._idle_progress()
         self.message.emit(f"Indexing {key} failed: {describe_error(error)}")

@@ -22,6 +22,10 @@ def worker_command(path: Path) -> list[str]:
     return module_command("tributary.app.index_worker", str(path))
 
 
+def embed_command(path: Path) -> list[str]:
+    return module_command("tributary.app.index_worker", "--embed", str(path))
+
+
 def watch_command(path: Path) -> list[str]:
     return module_command("tributary.app.index_worker", "--watch", str(path))
 
