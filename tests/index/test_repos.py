@@ -276,7 +276,7 @@ def test_index_status_says_how_far_the_vectors_are(
     manager.index_repository(git_checkout, embed=False)
     assert main(["index", "status", str(git_checkout)]) == 0
     chunks = next(line for line in capsys.readouterr().out.splitlines() if "chunks:" in line)
-    assert "(0 embedded: semantic index 0 % ready; keyword and symbol search cover every file)" in chunks
+    assert "(0 embedded: semantic index 0 % ready; keyword and symbol search cover every file; no pass runs: " in chunks
     manager.embed_repository(git_checkout)
     assert main(["index", "status", str(git_checkout)]) == 0
     assert "(every one embedded: meaning-based search covers them all)" in capsys.readouterr().out
