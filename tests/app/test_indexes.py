@@ -192,7 +192,8 @@ async def test_last_update_follows_a_reindex_that_changed_nothing(
                                                  exists=True)})
     monkeypatch.setattr(indexes, "repos", lambda: fake)
     gate = tmp_path / "gate"
-    gate.touch()
+    for name in ("keyword-gate", "gate", "done-gate"):  # (the history's, once the pass is recorded)
+        (tmp_path / name).touch()
     page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     qtbot.addWidget(page)
     await page.refresh()
@@ -281,6 +282,7 @@ def test_the_worker_steps_down_once_the_keyword_tier_is_written(
 
     def embed_history(root: Path, on_progress: Any) -> int:
         niced.append(("history vectors", 0))
+        on_progress(0, 2)  # none had its vector
         on_progress(2, 2)
         return 2
 
@@ -391,13 +393,15 @@ async def test_an_index_left_half_embedded_is_finished_once_in_the_background(
     meaning-based matches partial, with nothing working on it. The page now finishes it
     at once, one repository at a time and never while it indexes another; a watched
     repository is its watcher's to finish."""
-    half, whole, watched = tmp_path / "half", tmp_path / "whole", tmp_path / "watched"
+    half, whole, watched, history = (tmp_path / name for name in ("half", "whole", "watched", "history"))
 
-    def entry(root: Path, embedded: int) -> SimpleNamespace:
+    def entry(root: Path, embedded: int, history_embedded: int = 3) -> SimpleNamespace:
         return SimpleNamespace(root=root, files=10, chunks=1000, tasks=3, updated_at=None, exists=True,
-                               embedded=embedded, status="ready" if embedded == 1000 else "semantic index 40 % ready")
+                               embedded=embedded, status="ready" if embedded == 1000 else "semantic index 40 % ready",
+                               history_embedded=history_embedded)
 
-    fake = FakeRepos({str(whole): entry(whole, 1000), str(watched): entry(watched, 100), str(half): entry(half, 400)})
+    fake = FakeRepos({str(whole): entry(whole, 1000), str(watched): entry(watched, 100), str(half): entry(half, 400),
+                      str(history): entry(history, 1000, history_embedded=1)})
     monkeypatch.setattr(indexes, "repos", lambda: fake)
     gate = tmp_path / "gate"
     started: list[Path] = []
@@ -413,6 +417,9 @@ async def test_an_index_left_half_embedded_is_finished_once_in_the_background(
     page.message.connect(messages.append)
     await page.refresh()
     assert started == [half]
+    rows = {page.table.item(row, 0).data(Qt.ItemDataRole.UserRole): page.table.item(row, 1).text()
+            for row in range(page.table.rowCount())}
+    assert rows[str(history)] == "history 33 % embedded" and rows[str(whole)] == "ready"
     await until(lambda: "Finishing the semantic index of" in page.progress_label.full_text
                 and "50 % ready" in page.progress_label.full_text)
     assert page.index(half) is None  # one pass at a time: a re-index waits for it
@@ -420,9 +427,11 @@ async def test_an_index_left_half_embedded_is_finished_once_in_the_background(
     gate.touch()
     await until(lambda: any("semantic index finished" in m for m in messages))
     assert f"{half.name}: semantic index finished (600 chunks embedded)" in messages
+    await until(lambda: started == [half, history])  # the next one, its history's vectors
+    fake.entries[str(history)] = entry(history, 1000)
     await until(lambda: not page.progress.isVisible())
     await page.refresh()
-    assert started == [half]  # each once a session; the watched one is its watcher's
+    assert started == [half, history]  # each once a session; the watched one is its watcher's
 
 
 def test_the_worker_finishes_vectors_only_at_the_lower_priority(
@@ -459,3 +468,30 @@ def test_the_worker_finishes_vectors_only_at_the_lower_priority(
     assert steps == ["nice", "code", "history"]
     final = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert final["event"] == "done" and final["chunks_embedded"] == 600 and final["history"] == ""
+
+
+@pytest.mark.asyncio
+async def test_a_reindex_asked_while_the_app_finishes_vectors_stops_that_pass(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass that finishes a stopped index is the app's idea: it takes none of the
+    repository's buttons away, and Re-index (or Watch, or Remove) stops it first."""
+    half = tmp_path / "half"
+    fake = FakeRepos({str(half): SimpleNamespace(root=half, files=10, chunks=1000, tasks=3, updated_at=None,
+                                                 exists=True, embedded=400, status="semantic index 40 % ready")})
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    gate = tmp_path / "gate"
+    page = IndexPage(lambda: None, embedder=lambda path: [sys.executable, "-c", FINISHING, str(gate)],
+                     worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
+    qtbot.addWidget(page)
+    await page.refresh()
+    await until(lambda: "50 % ready" in page.progress_label.full_text)
+    page.table.selectRow(0)
+    assert page.reindex_button.isEnabled() and page.remove_button.isEnabled() and page.watch_button.isEnabled()
+    page.reindex_button.click()
+    assert "Indexing" in page.progress_label.full_text and str(half) in page._running
+    await until(lambda: "Indexing" in page.progress_label.full_text and "files" in page.progress_label.full_text)
+    assert not page.reindex_button.isEnabled()  # the person's own pass runs: as before
+    for name in ("keyword-gate", "gate", "history-gate", "done-gate"):
+        (tmp_path / name).touch()
+    await until(lambda: not page._running)

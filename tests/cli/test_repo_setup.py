@@ -190,7 +190,8 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
     capsys.readouterr()
     assert main(["index", "status", str(repo)]) == 0  # stopped, it says what finishes the work
     finishes = f"; no pass runs: `tributary index embed {shlex.quote(str(repo.resolve()))}` finishes it)"
-    assert finishes in capsys.readouterr().out
+    chunks, history = (line for line in capsys.readouterr().out.splitlines() if line.startswith(("  chunks:", "  history:")))
+    assert finishes in chunks and f"(0 embedded: meaning-based matches of it 0 % ready{finishes}" in history
     later.clear()
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]  # that pass ended with vectors still missing: another one

@@ -153,11 +153,15 @@ def _embed_history(root: Path) -> str:
 
     started = time.monotonic()
     pace = _Pace(since=started)
+    first: list[tuple[int, float]] = []  # the first report: the rate is measured from it
 
     def on_progress(done: int, total: int) -> None:
+        if not first:
+            first.append((done, time.monotonic()))
         if pace.due(done == total):
             now = pace.last
-            rate = done / (now - started) if now > started else None
+            since, at = first[0]
+            rate = (done - since) / (now - at) if now > at and done > since else None
             eta = (total - done) / rate if rate else None
             _emit("history-embed", done=done, total=total, rate=rate, eta_s=eta)
 

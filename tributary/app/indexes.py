@@ -68,6 +68,14 @@ def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
     return f"{name} ({path})" if shared_name else name
 
 
+def _vectors_wait(entry: Any) -> bool:
+    """Whether chunks of an index, or past tasks of its history, wait for a vector."""
+    embedded, chunks = _get(entry, "embedded"), _get(entry, "chunks", default=0)
+    history_embedded, tasks = _get(entry, "history_embedded"), _get(entry, "tasks", default=0)
+    return ((isinstance(embedded, int) and bool(chunks) and embedded < chunks)
+            or (isinstance(history_embedded, int) and history_embedded < tasks))
+
+
 def _first_warning(stats: Any) -> str:
     """The first thing an index run could not do (a file too large, an ignore line
     skipped), and how many more, for its message; "" when there was none."""
@@ -190,7 +198,7 @@ class IndexPage(QWidget):
         self._worker = worker
         self._embedder = embedder
         self._running: dict[str, Progress] = {}
-        self._finishing: set[str] = set()  # running to finish a stopped index's vectors
+        self._finishing: dict[str, asyncio.Task[Any]] = {}  # running to finish a stopped index's vectors
         self._resumed: set[str] = set()  # those finished so this session (each once)
         # What a running repository's row says now ("semantic index 40 % ready",
         # "reading history"): a refill of the table keeps it.
@@ -305,10 +313,8 @@ class IndexPage(QWidget):
             return
         for entry in entries:
             path = str(_get(entry, "root", "path", "repo", default=entry))
-            embedded, chunks = _get(entry, "embedded"), _get(entry, "chunks", default=0)
             if (path in self._resumed or self.watchers.watching(path)
-                    or _get(entry, "exists", default=True) is False
-                    or not isinstance(embedded, int) or not chunks or embedded >= chunks):
+                    or _get(entry, "exists", default=True) is False or not _vectors_wait(entry)):
                 continue
             self._resumed.add(path)
             self._finish(Path(path))
@@ -318,14 +324,24 @@ class IndexPage(QWidget):
         key = str(path)
         started = time.monotonic()
         self._running[key] = Progress(0, 0, 0, None, None)
-        self._finishing.add(key)
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
         self.progress_label.set_full_text(f"Finishing the semantic index of {path}…")
-        run_async(run_worker(self._embedder(path), lambda event: self._progress(key, Progress.of(event, started))),
-                  label=f"Embedding {path.name}", quiet=True,
-                  on_success=lambda stats: self._finished(key, stats),
-                  on_error=lambda error: self._failed(key, error))
+        self._finishing[key] = run_async(
+            run_worker(self._embedder(path), lambda event: self._progress(key, Progress.of(event, started))),
+            label=f"Embedding {path.name}", quiet=True,
+            on_success=lambda stats: self._finished(key, stats), on_error=lambda error: self._failed(key, error))
+
+    def _stop_finishing(self, key: str) -> None:
+        """Stop finishing ``key``'s vectors, for what the person asked of it instead
+        (re-index, watch, remove): that pass was the app's idea, not theirs."""
+        task = self._finishing.pop(key, None)
+        if task is None:
+            return
+        task.cancel()  # (the worker is killed; a cancelled task reports nothing)
+        self._running.pop(key, None)
+        self._live_status.pop(key, None)
+        self._idle_progress()
 
     def _row_of(self, path: str) -> int:
         for row in range(self.table.rowCount()):
@@ -341,6 +357,9 @@ class IndexPage(QWidget):
         running = path in self._running
         status = (self._live_status.get(path, "indexing…") if running
                   else str(_get(entry, "status", default="ready") or "ready"))
+        history_embedded, tasks_total = _get(entry, "history_embedded"), _get(entry, "tasks", default=0)
+        if not running and status == "ready" and isinstance(history_embedded, int) and history_embedded < tasks_total:
+            status = f"history {int(100 * history_embedded / tasks_total)} % embedded"
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
@@ -379,7 +398,7 @@ class IndexPage(QWidget):
 
     def _selection(self) -> None:
         path = self._selected_path()
-        idle = path is not None and path not in self._running
+        idle = path is not None and (path not in self._running or path in self._finishing)
         watched = path is not None and self.watchers.watching(path)
         self.reindex_button.setEnabled(idle)
         self.remove_button.setEnabled(idle)
@@ -403,6 +422,7 @@ class IndexPage(QWidget):
         path = self._selected_path()
         if path is None:
             return
+        self._stop_finishing(path)
         if not self.watchers.watching(path):
             self.index(Path(path))
             return
@@ -456,6 +476,7 @@ class IndexPage(QWidget):
         return f"Its code index ({chunks} chunks from {files} files){history}"
 
     def _remove(self, path: str) -> None:
+        self._stop_finishing(path)
         run_async(self._removed(path), label=f"Removing {path}",
                   on_success=lambda _: self._changed(path, f"Removed the index of {path}"),
                   on_error=lambda e: self.message.emit(f"Could not remove {path}: {describe_error(e)}"))
@@ -472,6 +493,7 @@ class IndexPage(QWidget):
         if path is None:
             return
         watch = not self.watchers.watching(path)
+        self._stop_finishing(path)  # a watcher's first pass embeds what waits
         run_async(self.watchers.set_watch(path, watch), label=f"{'Watching' if watch else 'Not watching'} {path}",
                   on_success=lambda _: self._watch_set(path, watch),
                   on_error=lambda e: self._watch_failed(path, e))
@@ -613,8 +635,7 @@ class IndexPage(QWidget):
         self._live_status.pop(key, None)
         self._now_searchable(key)
         self._idle_progress()
-        if key in self._finishing:
-            self._finishing.discard(key)
+        if self._finishing.pop(key, None) is not None:
             embedded = int(_get(stats, "chunks_embedded", default=0) or 0)
             history = _get(stats, "history", default="")
             self._changed(key, f"{Path(key).name}: semantic index finished "
@@ -634,8 +655,7 @@ class IndexPage(QWidget):
     def _failed(self, key: str, error: BaseException) -> None:
         self._running.pop(key, None)
         self._live_status.pop(key, None)
-        if key in self._finishing:
-            self._finishing.discard(key)
+        if self._finishing.pop(key, None) is not None:
             self._idle_progress()
             self.message.emit(f"Could not finish the semantic index of {key}: {describe_error(error)}; "
                               "keyword and symbol search cover it, and Re-index tries again")

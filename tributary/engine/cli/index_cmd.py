@@ -305,28 +305,35 @@ def _vectors(info: IndexInfo, underway: bool | None = None) -> str:
         return ""
     if info.embedded >= info.chunks:
         return " (every one embedded: meaning-based search covers them all)"
-    doing = ("" if underway is None else "; embedding now" if underway
-             else f"; no pass runs: `tributary index embed {shlex.quote(str(info.root))}` finishes it")  # fmt: skip
-    return f" ({info.embedded} embedded: {info.status}; keyword and symbol search cover every file{doing})"
+    return f" ({info.embedded} embedded: {info.status}; keyword and symbol search cover every file{_pass(info, underway)})"
 
 
-def _history_line(root: Path, backend: IndexBackend) -> str:
+def _pass(info: IndexInfo, underway: bool | None) -> str:
+    """Whether a pass embeds ``info``'s repository now, or the command that finishes it."""
+    if underway is None:
+        return ""
+    return "; embedding now" if underway else f"; no pass runs: `tributary index embed {shlex.quote(str(info.root))}` finishes it"
+
+
+def _history_line(info: IndexInfo, backend: IndexBackend, underway: bool | None = None) -> str:
     from tributary.engine.tasks.api import task_stats
 
-    stats = task_stats(root, backend=backend)
+    stats = task_stats(info.root, backend=backend)
     if not stats.tasks:
         return "none imported"
     last = f", newest {stats.last:%Y-%m-%d}" if stats.last else ""
-    return f"{stats.tasks} tasks touching {stats.files} files{last}"
+    embedded = info.history_embedded
+    waiting = (f" ({embedded} embedded: meaning-based matches of it {int(100 * embedded / stats.tasks)} % ready"
+               f"{_pass(info, underway)})" if embedded is not None and embedded < stats.tasks else "")
+    return f"{stats.tasks} tasks touching {stats.files} files{last}{waiting}"
 
 
 def _status(args: argparse.Namespace) -> int:
     from tributary.engine.index.backend import resolve_backend
-    from tributary.engine.index.manager import list_indexes
-    from tributary.engine.repos.manage import embedding_underway
+    from tributary.engine.repos.manage import embedding_underway, list_repositories
 
     backend = _backend(args)
-    infos = list_indexes(backend=backend)
+    infos = list_repositories(backend=backend)
     if args.path is not None:
         wanted = Path(args.path).expanduser().resolve()
         infos = [i for i in infos if i.root == wanted]
@@ -341,7 +348,7 @@ def _status(args: argparse.Namespace) -> int:
             f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"
             f"  files:   {info.files}\n  chunks:  {info.chunks}{_vectors(info, underway)}\n"
             f"  model:   {info.model}\n  updated: {_age(info.updated_at)}\n"
-            f"  history: {_history_line(info.root, backend)}"
+            f"  history: {_history_line(info, backend, underway)}"
         )
     if not infos:
         print("no repository is indexed")

@@ -50,6 +50,8 @@ class IndexInfo:
     history: bool = True  # it has a history (not: a folder outside git, or indexed with --no-history)
     location: str = ""  # where it is when not a file: the shared database (no password)
     embedded: int | None = None  # chunks with their vector (None: not known)
+    # past tasks of its history with their vector (None: not known, or no history)
+    history_embedded: int | None = None
     code_embedded: bool = False  # every chunk of a code file has its vector
 
     @property

@@ -128,23 +128,28 @@ def list_repositories(
         return list_indexes(backend=chosen)
     listed = []
     for info in list_indexes(index_dir):
-        count = _task_count(info.root, index_dir)
-        listed.append(replace(info, tasks=count or 0, history=count is not None))
+        count, embedded = _task_counts(info.root, index_dir)
+        listed.append(replace(info, tasks=count or 0, history=count is not None, history_embedded=embedded))
     return listed
 
 
-def _task_count(root: Path, index_dir: Path | None) -> int | None:
-    """The tasks of ``root``'s history; None when it has none (no history file)."""
+def _task_counts(root: Path, index_dir: Path | None) -> tuple[int | None, int | None]:
+    """The tasks of ``root``'s history and how many have their vector; None for both
+    when it has none (no history file), None for the second when it cannot be read."""
     database = tasks_db_path(root, index_dir)
     if not database.exists():
-        return None
+        return None, None
     try:
         store = TaskStore(database, readonly=True)
     except sqlite.ERRORS:  # unreadable: listed as no history rather than not at all
-        return 0
+        return 0, None
     try:
-        return store.stats().tasks
+        tasks = store.stats().tasks
+        try:
+            return tasks, store.vector_counts()[0]
+        except sqlite.ERRORS:  # (no vector table yet)
+            return tasks, None
     except sqlite.ERRORS:  # (one being made: its tables are not written yet)
-        return 0
+        return 0, None
     finally:
         store.close()

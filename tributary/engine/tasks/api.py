@@ -164,7 +164,9 @@ def embed_history(
 ) -> int:
     """Give every task of the repository's history that has no vector its vector (one
     imported with ``embed=False``, so its keywords were searchable at once); how many.
-    ``on_progress(done, total)`` follows it batch by batch. One process at a time per
+    ``on_progress(done, total)`` follows it batch by batch, over the whole history: it
+    first says how many have their vector already (a pass that resumes at 42 % reports
+    from there, not from 0). One process at a time per
     history: when another holds the lock, nothing is done (every ``--repo`` search that
     found vectors missing started one more pass, each embedding the same commits)."""
     store = open_history(repo_path, indexes_dir, backend, create=False)
@@ -172,18 +174,37 @@ def embed_history(
         return 0
     from filelock import FileLock, Timeout
 
-    from tributary.engine.index.embed import load_default_embedder
-
     with closing(store):
         if resolve_backend(indexes_dir, backend).dsn is not None:  # a vector is written only where none is
-            return store.embed_missing(embedder or load_default_embedder(), on_progress)
+            return _embed_missing(store, embedder, on_progress)
         try:
             lock = FileLock(history_lock_path(tasks_db_path(repo_path, indexes_dir)), timeout=0).acquire()
         except Timeout:
             log.info("%s: another process is embedding its history", repo_path)
             return 0
         with lock:
-            return store.embed_missing(embedder or load_default_embedder(), on_progress)
+            return _embed_missing(store, embedder, on_progress)
+
+
+def _embed_missing(
+    store: TaskHistory, embedder: Embedder | None, on_progress: Callable[[int, int], None] | None
+) -> int:
+    from tributary.engine.index.embed import load_default_embedder
+
+    embedded, total = store.vector_counts()
+    if on_progress is not None:
+        on_progress(min(embedded, total), total)
+    return store.embed_missing(embedder or load_default_embedder(), _of_whole(total, on_progress))
+
+
+def _of_whole(
+    total: int, on_progress: Callable[[int, int], None] | None
+) -> Callable[[int, int], None] | None:
+    """``on_progress`` told of a pass over ``todo`` of ``total`` tasks as its share of
+    all of them: the tasks not to do have their vectors already."""
+    if on_progress is None:
+        return None
+    return lambda done, todo: on_progress(max(total - todo, 0) + done, max(total, todo))
 
 
 def history_lock_path(db: Path) -> Path:
