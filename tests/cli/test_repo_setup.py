@@ -21,14 +21,19 @@ def test_history_is_wanted_only_with_the_tasks_source(sources: str | None, wante
     assert wants_history(argparse.Namespace(sources=sources)) is wanted
 
 
-def test_files_only_indexes_code_and_imports_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
-    repo = tmp_path / "repo"
+def _one_commit(repo: Path) -> Path:
+    """A git work tree at ``repo`` with one file in one commit."""
     repo.mkdir()
     (repo / "app.py").write_text("def main():\n    return 1\n", encoding="utf-8")
     for args in (["init", "-q"], ["add", "."],
                  ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the app"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return repo
+
+
+def test_files_only_indexes_code_and_imports_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+    repo = _one_commit(tmp_path / "repo")
     later: list[Path] = []
     assert ensure_repo_indexed(repo, history=False, embed_later=later.append) == 0
     assert not tasks_db_path(repo).exists()
@@ -160,12 +165,7 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
     from tributary.engine.tasks.api import embed_history, history_lock_path
 
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "app.py").write_text("def main():\n    return 1\n", encoding="utf-8")
-    for args in (["init", "-q"], ["add", "."],
-                 ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the app"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    repo = _one_commit(tmp_path / "repo")
     later: list[Path] = []
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]
