@@ -380,7 +380,7 @@ emit(event="progress", phase="embed", vectors_done=500, vectors_total=1000, rate
 deadline = time.time() + 10
 while not gate.exists() and time.time() < deadline:
     time.sleep(0.02)
-emit(event="done", chunks_embedded=600, chunks_total=1000, seconds=6.0, history="")
+emit(event="done", chunks_embedded=600, chunks_total=1000, seconds=6.0, history="", tasks_embedded=2)
 """
 
 
@@ -426,7 +426,7 @@ async def test_an_index_left_half_embedded_is_finished_once_in_the_background(
     fake.entries[str(half)] = entry(half, 1000)
     gate.touch()
     await until(lambda: any("semantic index finished" in m for m in messages))
-    assert f"{half.name}: semantic index finished (600 chunks embedded)" in messages
+    assert f"{half.name}: semantic index finished (600 chunks and 2 past tasks embedded)" in messages
     await until(lambda: started == [half, history])  # the next one, its history's vectors
     fake.entries[str(history)] = entry(history, 1000)
     await until(lambda: not page.progress.isVisible())
@@ -464,10 +464,19 @@ def test_the_worker_finishes_vectors_only_at_the_lower_priority(
 
     monkeypatch.setattr(api, "embed_repository", embed_repository)
     monkeypatch.setattr(api, "embed_history", embed_history)
+    monkeypatch.setattr("tributary.engine.repos.manage.embedding_underway", lambda root: False)
     assert index_worker.main(["--embed", str(tmp_path)]) == 0
     assert steps == ["nice", "code", "history"]
     final = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert final["event"] == "done" and final["chunks_embedded"] == 600 and final["history"] == ""
+    assert final["tasks_embedded"] == 3
+    # Another process embeds it (`index embed`, a search's pass): nothing is done, and
+    # the page is told so rather than "finished".
+    monkeypatch.setattr("tributary.engine.repos.manage.embedding_underway", lambda root: True)
+    steps.clear()
+    assert index_worker.main(["--embed", str(tmp_path)]) == 0
+    assert steps == ["nice"]
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"event": "done", "elsewhere": True}
 
 
 @pytest.mark.asyncio

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    summary = history.summary() + _embed_history(root)
+    summary = history.summary() + _embed_history(root)[0]
     stats = dataclasses.replace(stats, chunks_embedded=embedded.chunks_embedded,
                                 model_reset=embedded.model_reset, seconds=time.perf_counter() - started)
     _emit("done", stats, history=summary)
@@ -132,23 +132,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _finish_vectors(root: Path, on_progress: Any) -> int:
-    """Embed what waits in ``root``'s code index, then in its history (``--embed``)."""
+    """Embed what waits in ``root``'s code index, then in its history (``--embed``);
+    nothing when another process embeds it already (``"elsewhere": true``)."""
     from tributary.engine.api import embed_repository
+    from tributary.engine.repos.manage import embedding_underway
 
+    if embedding_underway(root):
+        _emit("done", elsewhere=True)
+        return 0
     started = time.perf_counter()
     try:
         stats = embed_repository(root, on_progress=on_progress)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    summary = _embed_history(root).removeprefix("; ")
-    _emit("done", dataclasses.replace(stats, seconds=time.perf_counter() - started), history=summary)
+    summary, tasks = _embed_history(root)
+    _emit("done", dataclasses.replace(stats, seconds=time.perf_counter() - started),
+          history=summary.removeprefix("; "), tasks_embedded=tasks)
     return 0
 
 
-def _embed_history(root: Path) -> str:
-    """Give the history's new commits their vectors, saying how far it got; "" when all
-    went well, else what the history's line should add (its words still answer)."""
+def _embed_history(root: Path) -> tuple[str, int]:
+    """Give the history's new commits their vectors, saying how far it got ("" when all
+    went well, else what the history's line should add: its words still answer), and
+    how many it embedded."""
     from tributary.engine.api import embed_history
 
     started = time.monotonic()
@@ -166,10 +173,10 @@ def _embed_history(root: Path) -> str:
             _emit("history-embed", done=done, total=total, rate=rate, eta_s=eta)
 
     try:
-        embed_history(root, on_progress=on_progress)
+        embedded = embed_history(root, on_progress=on_progress)
     except Exception as exc:  # the model or the store: the commits stay searchable by words
-        return f"; its vectors were not made ({type(exc).__name__}: {exc}), so it is searched by its words"
-    return ""
+        return f"; its vectors were not made ({type(exc).__name__}: {exc}), so it is searched by its words", 0
+    return "", embedded
 
 
 def _watch(root: Path, on_progress: Any) -> int:

@@ -636,10 +636,17 @@ class IndexPage(QWidget):
         self._now_searchable(key)
         self._idle_progress()
         if self._finishing.pop(key, None) is not None:
-            embedded = int(_get(stats, "chunks_embedded", default=0) or 0)
-            history = _get(stats, "history", default="")
-            self._changed(key, f"{Path(key).name}: semantic index finished "
-                               f"({api.counted(embedded, 'chunk')} embedded)" + (f"; {history}" if history else ""))
+            if _get(stats, "elsewhere"):
+                self.message.emit(f"{Path(key).name}: another process is embedding it now")
+                self.refresh()
+                return
+            embedded = [api.counted(n, noun) for n, noun in
+                         ((int(_get(stats, "chunks_embedded", default=0) or 0), "chunk"),
+                          (int(_get(stats, "tasks_embedded", default=0) or 0), "past task")) if n]
+            said = _get(stats, "history", default="")
+            self._changed(key, f"{Path(key).name}: semantic index finished"
+                               + (f" ({' and '.join(embedded)} embedded)" if embedded else "")
+                               + (f"; {said}" if said else ""))
             return
         files = _get(stats, "files_indexed", "files", default=None)
         chunks = _get(stats, "chunks_total", "chunks", default=None)
