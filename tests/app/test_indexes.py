@@ -464,7 +464,7 @@ def test_the_worker_finishes_vectors_only_at_the_lower_priority(
 
     monkeypatch.setattr(api, "embed_repository", embed_repository)
     monkeypatch.setattr(api, "embed_history", embed_history)
-    monkeypatch.setattr("tributary.engine.repos.manage.embedding_underway", lambda root: False)
+    monkeypatch.setattr(api, "embedding_underway", lambda root: False)
     assert index_worker.main(["--embed", str(tmp_path)]) == 0
     assert steps == ["nice", "code", "history"]
     final = json.loads(capsys.readouterr().out.splitlines()[-1])
@@ -472,7 +472,7 @@ def test_the_worker_finishes_vectors_only_at_the_lower_priority(
     assert final["tasks_embedded"] == 3
     # Another process embeds it (`index embed`, a search's pass): nothing is done, and
     # the page is told so rather than "finished".
-    monkeypatch.setattr("tributary.engine.repos.manage.embedding_underway", lambda root: True)
+    monkeypatch.setattr(api, "embedding_underway", lambda root: True)
     steps.clear()
     assert index_worker.main(["--embed", str(tmp_path)]) == 0
     assert steps == ["nice"]

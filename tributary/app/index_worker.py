@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 def _finish_vectors(root: Path, on_progress: Any) -> int:
     """Embed what waits in ``root``'s code index, then in its history (``--embed``);
     nothing when another process embeds it already (``"elsewhere": true``)."""
-    from tributary.engine.api import embed_repository
-    from tributary.engine.repos.manage import embedding_underway
+    from tributary.engine.api import embed_repository, embedding_underway
 
     if embedding_underway(root):
         _emit("done", elsewhere=True)

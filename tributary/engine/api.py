@@ -70,7 +70,12 @@ if TYPE_CHECKING:
     from tributary.engine.pipeline.text import query_terms
     from tributary.engine.query.syntax import format_filters, parse_query
     from tributary.engine.repos.builtins import with_builtin_servers
-    from tributary.engine.repos.manage import list_repositories, remove_repository, update_history
+    from tributary.engine.repos.manage import (
+        embedding_underway,
+        list_repositories,
+        remove_repository,
+        update_history,
+    )
     from tributary.engine.routing import RoutingExplanation, explain_routing
     from tributary.engine.runtime.heap import settle
     from tributary.engine.runtime.shutdown import SHUTDOWN_SIGNALS
@@ -175,6 +180,7 @@ _HOMES: dict[str, str] = {
     "format_filters": "tributary.engine.query.syntax",
     "parse_query": "tributary.engine.query.syntax",
     "list_repositories": "tributary.engine.repos.manage",
+    "embedding_underway": "tributary.engine.repos.manage",
     "remove_repository": "tributary.engine.repos.manage",
     "update_history": "tributary.engine.repos.manage",
     "RoutingExplanation": "tributary.engine.routing",
@@ -216,6 +222,7 @@ __all__ = [
     "discover_client_configs",
     "embed_history",
     "embed_repository",
+    "embedding_underway",
     "explain_routing",
     "fallback_path",
     "fold_label",
