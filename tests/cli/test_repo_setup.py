@@ -161,8 +161,9 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
     history's lock, none is started, and a history pass started anyway does nothing."""
     import tributary.engine.index.embed as embed
     from tributary.engine.cli.main import main
-    from tributary.engine.index.manager import embed_lock_path, index_path_for
-    from tributary.engine.tasks.api import embed_history, history_lock_path
+    from tributary.engine.index.manager import index_path_for
+    from tributary.engine.localsearch.embed_lock import embed_lock_path
+    from tributary.engine.tasks.api import embed_history
 
     monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
     repo = _one_commit(tmp_path / "repo")
@@ -170,7 +171,7 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]
     lock = (embed_lock_path(index_path_for(repo)) if held == "code"
-            else history_lock_path(tasks_db_path(repo)))  # fmt: skip
+            else embed_lock_path(tasks_db_path(repo)))  # fmt: skip
     holder = _holding(lock)
     try:
         later.clear()

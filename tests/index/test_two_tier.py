@@ -130,7 +130,7 @@ def test_second_pass_embeds_every_waiting_chunk_once(
 def test_one_embedding_pass_per_index_at_a_time(repo: Path, index_dir: Path, embedder: HashingEmbedder) -> None:
     from filelock import FileLock
 
-    from tributary.engine.index.manager import embed_lock_path
+    from tributary.engine.localsearch.embed_lock import embed_lock_path
 
     index_repository(repo, embedder=embedder, index_dir=index_dir, embed=False)
     index_path = index_path_for(repo, directory=index_dir)

@@ -68,12 +68,17 @@ def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
     return f"{name} ({path})" if shared_name else name
 
 
+def _history_waits(entry: Any) -> int | None:
+    """The share (percent) of a history's past tasks with their vector, while some wait
+    for one; None when none waits or it is not known."""
+    embedded, tasks = _get(entry, "history_embedded"), _get(entry, "tasks", default=0)
+    return int(100 * embedded / tasks) if isinstance(embedded, int) and embedded < tasks else None
+
+
 def _vectors_wait(entry: Any) -> bool:
     """Whether chunks of an index, or past tasks of its history, wait for a vector."""
     embedded, chunks = _get(entry, "embedded"), _get(entry, "chunks", default=0)
-    history_embedded, tasks = _get(entry, "history_embedded"), _get(entry, "tasks", default=0)
-    return ((isinstance(embedded, int) and bool(chunks) and embedded < chunks)
-            or (isinstance(history_embedded, int) and history_embedded < tasks))
+    return (isinstance(embedded, int) and bool(chunks) and embedded < chunks) or _history_waits(entry) is not None
 
 
 def _first_warning(stats: Any) -> str:
@@ -357,9 +362,8 @@ class IndexPage(QWidget):
         running = path in self._running
         status = (self._live_status.get(path, "indexing…") if running
                   else str(_get(entry, "status", default="ready") or "ready"))
-        history_embedded, tasks_total = _get(entry, "history_embedded"), _get(entry, "tasks", default=0)
-        if not running and status == "ready" and isinstance(history_embedded, int) and history_embedded < tasks_total:
-            status = f"history {int(100 * history_embedded / tasks_total)} % embedded"
+        if not running and status == "ready" and (share := _history_waits(entry)) is not None:
+            status = f"history {share} % embedded"
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
         last = _get(entry, "updated_at", "last_update", "indexed_at", default="")

@@ -174,7 +174,7 @@ def embed_repository(
     One process at a time per index: when another holds the lock, nothing is done. (In
     the shared PostgreSQL index two at once only duplicate work: a vector is written
     only where none is.)"""
-    from filelock import FileLock, Timeout
+    from tributary.engine.localsearch.embed_lock import take_embed_lock
 
     root = Path(path).expanduser().resolve()
     chosen = resolve_backend(index_dir, backend)
@@ -190,17 +190,18 @@ def embed_repository(
     index_path = index_path_for(root, directory=index_dir)
     if not index_path.exists():
         raise FileNotFoundError(f"{root} is not indexed: run `tributary index add {root}`")
-    try:
-        lock = FileLock(embed_lock_path(index_path), timeout=0).acquire()
-    except Timeout:
+    lock = take_embed_lock(index_path)
+    if lock is None:
         log.info("%s: another process is embedding it", root)
         return IndexStats(root, index_path)
-    with lock:
+    try:
         store = _open_store(root, index_path, config.name if config else None)
         try:
             return _indexer(store, root, index_path, config, embedder, on_progress).embed_pending()
         finally:
             store.close()
+    finally:
+        lock.release()
 
 
 def repository_readiness(
@@ -218,11 +219,6 @@ def repository_readiness(
         return 0, 0
     finally:
         store.close()
-
-
-def embed_lock_path(index_path: Path) -> Path:
-    """The file an embedding pass holds locked (one per index at a time)."""
-    return Path(f"{index_path}.embedding")
 
 
 def _after_run(store: IndexStore) -> None:

@@ -17,13 +17,12 @@ from tributary.engine import sqlite
 from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.index.manager import (
     IndexInfo,
-    embed_lock_path,
     index_path_for,
     list_indexes,
     remove_postgres_repository,
     remove_sqlite_files,
 )
-from tributary.engine.tasks.api import history_lock_path, import_git_history, tasks_db_path
+from tributary.engine.tasks.api import import_git_history, tasks_db_path
 from tributary.engine.tasks.model import ImportStats
 from tributary.engine.tasks.sources import GitError, is_git_repo
 from tributary.engine.tasks.store import TaskStore
@@ -91,32 +90,24 @@ def remove_repository(
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:  # one row of the shared database: code and history go together
         return remove_postgres_repository(chosen.dsn, Path(root).expanduser().resolve())
-    index_path = index_path_for(root, directory=index_dir)
+    from tributary.engine.localsearch.embed_lock import embed_lock_path
+
+    index_path, history = index_path_for(root, directory=index_dir), tasks_db_path(root, index_dir)
     removed_code = remove_sqlite_files(index_path)
-    embed_lock_path(index_path).unlink(missing_ok=True)
-    history = tasks_db_path(root, index_dir)
-    history_lock_path(history).unlink(missing_ok=True)
     removed_history = remove_sqlite_files(history)
+    for store_file in (index_path, history):
+        embed_lock_path(store_file).unlink(missing_ok=True)
     return removed_code or removed_history
 
 
 def embedding_underway(root: Path, *, index_dir: Path | None = None) -> bool:
     """Whether another process is embedding the repository's code or history now (its
     SQLite lock files are held): such a pass takes the chunks and commits still waiting,
-    so a second one would only wait for the lock or do nothing."""
-    from filelock import FileLock, Timeout
+    so a second one would only do nothing."""
+    from tributary.engine.localsearch.embed_lock import embedding_held
 
-    for path in (embed_lock_path(index_path_for(root, directory=index_dir)),
-                 history_lock_path(tasks_db_path(root, index_dir))):
-        if not path.exists():
-            continue
-        lock = FileLock(path, timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            return True
-        lock.release()
-    return False
+    return any(embedding_held(store_file)
+               for store_file in (index_path_for(root, directory=index_dir), tasks_db_path(root, index_dir)))
 
 
 def list_repositories(

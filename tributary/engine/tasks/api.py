@@ -172,18 +172,19 @@ def embed_history(
     store = open_history(repo_path, indexes_dir, backend, create=False)
     if store is None:
         return 0
-    from filelock import FileLock, Timeout
+    from tributary.engine.localsearch.embed_lock import take_embed_lock
 
     with closing(store):
         if resolve_backend(indexes_dir, backend).dsn is not None:  # a vector is written only where none is
             return _embed_missing(store, embedder, on_progress)
-        try:
-            lock = FileLock(history_lock_path(tasks_db_path(repo_path, indexes_dir)), timeout=0).acquire()
-        except Timeout:
+        lock = take_embed_lock(tasks_db_path(repo_path, indexes_dir))
+        if lock is None:
             log.info("%s: another process is embedding its history", repo_path)
             return 0
-        with lock:
+        try:
             return _embed_missing(store, embedder, on_progress)
+        finally:
+            lock.release()
 
 
 def _embed_missing(
@@ -205,11 +206,6 @@ def _of_whole(
     if on_progress is None:
         return None
     return lambda done, todo: on_progress(max(total - todo, 0) + done, max(total, todo))
-
-
-def history_lock_path(db: Path) -> Path:
-    """The file a pass embedding the history at ``db`` holds locked."""
-    return Path(f"{db}.embedding")
 
 
 def import_tasks_jsonl(
