@@ -306,12 +306,17 @@ def _paired_members(store: IndexStore, symbols: Sequence[int], written: frozense
 
 
 def _written_definitions(store: IndexStore, qualified: frozenset[str], where: SearchFilter) -> list[int]:
-    """The chunks whose symbol is one of the ``qualified`` names a question writes
+    """The chunks (ids) whose symbol is one of the ``qualified`` names a question writes
     (``res.redirect``), compared whole and case-folded: not every ``redirect``."""
+    return [chunk.id for chunk in _written_chunks(store, qualified, where)]
+
+
+def _written_chunks(store: IndexStore, qualified: frozenset[str], where: SearchFilter) -> list[StoredChunk]:
+    """``_written_definitions``' chunks themselves, in the symbol search's order."""
     found = store.symbol_search({symbol_parts(name)[-1] for name in qualified}, SYMBOL_POOL, where, qualified)
     chunks = store.chunks_by_id(found)
     wanted = {name.casefold() for name in qualified}
-    return [cid for cid in found
+    return [chunk for cid in found
             if (chunk := chunks.get(cid)) is not None and (chunk.symbol or "").casefold() in wanted]
 
 
@@ -324,7 +329,7 @@ def _rejecting_definition(store: IndexStore, task: TaskQuery, where: SearchFilte
     for written in task.rejecting:
         if "." not in written:
             continue
-        found = store.chunks_by_id(_written_definitions(store, frozenset({written}), where)).values()
+        found = _written_chunks(store, frozenset({written}), where)
         if len({chunk.path for chunk in found}) == 1:  # its line: that class's ``__init__``, not another's
             first = min(found, key=lambda chunk: chunk.start_line)
             return Frame(first.path, first.start_line, symbol_parts(written)[-1])
