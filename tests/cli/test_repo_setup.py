@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tributary.engine.cli.repo_setup import ensure_repo_indexed, wants_history
+from tributary.engine.cli.common import wants_history
+from tributary.engine.cli.repo_setup import ensure_repo_indexed
 from tributary.engine.tasks.api import tasks_db_path
 
 

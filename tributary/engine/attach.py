@@ -15,7 +15,12 @@ quiet period ends) is applied first, so the answer never comes from the old sett
 
 Protocol: one JSON line each way. Request ``{"version": 1, "op": "search", "config":
 PATH, "config_digest": SHA256, "request": SearchRequest}``; answer ``{"ok": true, "engine": {"pid": N},
-"response": SearchResponse}`` or ``{"ok": false, "error": TEXT}``. ``op: "ping"``
+"response": SearchResponse, "notes": [TEXT]}`` or ``{"ok": false, "error": TEXT}``. A search
+with ``"repo": {"path": ABSOLUTE, "history": BOOL}`` (``--repo``; version 2) is scoped to
+that repository, which the engine first brings up to date as the command line would
+(changed files, new commits; the notes say what it did), so the client loads no index
+code; one not indexed yet is answered ``{"ok": false, "unindexed": true}``, and the
+client indexes it itself, with its progress bar. ``op: "ping"``
 answers ``{"ok": true, "engine": ...}``; ``engine`` holds its ``pid`` and ``kind`` (``app``,
 ``serve`` or ``background``). ``op: "stop"`` stops a background engine
 (:mod:`tributary.engine.background`); the app and ``serve`` refuse it, since they stop
@@ -60,6 +65,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+REPO_VERSION = 2  # a search with ``repo``: an engine from before it refuses, and the client does the work
+ANSWERED_VERSIONS = (PROTOCOL_VERSION, REPO_VERSION)
 MAX_LINE = 16 * 1024 * 1024  # a response with its assembled context fits easily
 CONNECT_TIMEOUT_S = 0.5
 PING_TIMEOUT_S = 2.0  # a live engine answers a ping at once, even when busy
@@ -171,13 +178,26 @@ class Searcher(Protocol):
 
     async def adopt_new_indexes(self) -> None: ...
 
+    async def repository_changed(self, path: str | Path) -> int: ...
+
 
 @dataclass(slots=True)
 class Attached:
-    """A response from a running engine, and which process gave it."""
+    """A response from a running engine, which process gave it, and what it did first
+    (bringing a ``--repo`` repository up to date) for the command line to print."""
 
     response: SearchResponse
     pid: int
+    notes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RepoScope:
+    """A ``--repo`` search: the repository (absolute path) the engine brings up to date
+    and asks only, and whether its history is asked too."""
+
+    path: Path
+    history: bool = True
 
 
 class AttachServer:
@@ -186,10 +206,12 @@ class AttachServer:
     def __init__(
         self, engine: Searcher, config_file: Path | None, path: Path | None = None, *,
         kind: EngineKind = EngineKind.SERVE, on_stop: Callable[[], None] | None = None,
+        embed_later: Callable[[Path], None] | None = None,
     ) -> None:
         self.engine = engine
         self.kind = kind
         self._on_stop = on_stop  # only a background engine may be stopped by a client
+        self._embed_later = embed_later  # what embeds a --repo's waiting chunks (default: a background pass)
         self._last_request = time.monotonic()
         self._code = code_stamp()
         self.config_key = _config_key(config_file)
@@ -199,6 +221,7 @@ class AttachServer:
         # read other bytes saved a change the file watcher has not applied yet.
         self._applied = file_digest(Path(self.config_key))
         self._catching_up = asyncio.Lock()
+        self._refreshing: dict[Path, asyncio.Lock] = {}  # one update of a repository at a time
 
     def idle_s(self) -> float:
         """Seconds since the last search asked here (or since listening began)."""
@@ -269,8 +292,8 @@ class AttachServer:
             message = json.loads(line)
         except ValueError:
             return {"ok": False, "error": "not a JSON line"}
-        if not isinstance(message, dict) or message.get("version") != PROTOCOL_VERSION:
-            return {"ok": False, "error": f"expected protocol version {PROTOCOL_VERSION}"}
+        if not isinstance(message, dict) or message.get("version") not in ANSWERED_VERSIONS:
+            return {"ok": False, "error": f"expected protocol version {PROTOCOL_VERSION} or {REPO_VERSION}"}
         op = message.get("op")
         if op == "ping":
             return {"ok": True, "engine": engine_info}
@@ -292,6 +315,12 @@ class AttachServer:
             request = from_jsonable(SearchRequest, message.get("request"))
             if message.get("top_k_from_config") is True:
                 request.top_k = self.engine.config.fusion.top_k
+            notes: list[str] = []
+            if "repo" in message:
+                refreshed = await self._refresh(_repo_scope(message["repo"]), request)
+                if refreshed is None:
+                    return {"ok": False, "unindexed": True, "error": "that repository is not indexed yet"}
+                notes = refreshed
             unknown = self._unknown(request)
             if unknown:  # a repository indexed since: its built-in server joins now
                 await self.engine.adopt_new_indexes()
@@ -302,7 +331,32 @@ class AttachServer:
         except Exception as exc:  # the client falls back to its own engine
             log.warning("attach request failed: %s", exc)
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        return {"ok": True, "engine": engine_info, "response": to_jsonable(response)}
+        return {"ok": True, "engine": engine_info, "response": to_jsonable(response), "notes": notes}
+
+    async def _refresh(self, scope: RepoScope, request: SearchRequest) -> list[str] | None:
+        """Bring the ``--repo`` repository up to date as the command line would (changed
+        files re-read, new commits imported, a background pass started for what waits
+        for vectors), drop the answers that drew on what changed, and scope ``request``
+        to it: the lines the command line prints; None when it is not indexed yet."""
+        from tributary.engine.index.backend import backend_for
+        from tributary.engine.repos.builtins import scope_to_repository
+        from tributary.engine.repos.manage import (
+            embed_in_background,
+            refresh_repository,
+            repository_indexed,
+        )
+
+        backend = backend_for(self.engine.config.index, Path(self.config_key))
+        async with self._refreshing.setdefault(scope.path, asyncio.Lock()):
+            if not await asyncio.to_thread(repository_indexed, scope.path, backend=backend):
+                return None
+            refresh = await asyncio.to_thread(refresh_repository, scope.path, history=scope.history,
+                                              backend=backend, embed_later=self._embed_later or embed_in_background)
+        if refresh.changed:
+            await self.engine.repository_changed(scope.path)
+        await self.engine.adopt_new_indexes()
+        scope_to_repository(request, scope.path, self.engine.effective_config.servers)
+        return [f"indexing {scope.path.name}: {refresh.code_summary()}", *refresh.notes()]
 
     def _unknown(self, request: SearchRequest) -> list[str]:
         servers = self.engine.effective_config.servers
@@ -324,6 +378,16 @@ class AttachServer:
                 return  # changed again while read: the next request or the watcher applies it
             self._applied = wanted
             log.info("%s", outcome.message)
+
+
+def _repo_scope(value: object) -> RepoScope:
+    """A request's ``repo``; ``ValueError`` unless it names a folder by its absolute path."""
+    path = value.get("path") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(path, str) or not Path(path).is_absolute():
+        raise ValueError("'repo' must be an object whose 'path' is an absolute path")
+    if not Path(path).is_dir():
+        raise ValueError(f"--repo {path}: not a folder")
+    return RepoScope(Path(path), value.get("history") is not False)
 
 
 async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
@@ -432,12 +496,13 @@ async def _stale_background(path: Path, engine: object) -> bool:
 
 async def ask(
     request: SearchRequest, config_file: Path | None, *, timeout: float | None = None,
-    top_k_from_config: bool = False,
+    top_k_from_config: bool = False, repo: RepoScope | None = None,
 ) -> Attached | None:
     """The running engine's answer to ``request``; None when none runs for this home and
     config (or it cannot answer): the caller then opens its own engine.
     ``top_k_from_config``: the running engine's configured ``top_k`` replaces the
-    request's, so the caller need not read the config file itself."""
+    request's, so the caller need not read the config file itself. ``repo``: the engine
+    brings that repository up to date and asks it only (None when it is not indexed)."""
     from tributary.engine.cache.codec import response_from_dict, to_jsonable
 
     if not supported():
@@ -452,6 +517,8 @@ async def ask(
         "version": PROTOCOL_VERSION, "op": "search", "config": key, "config_digest": file_digest(Path(key)),
         "request": to_jsonable(request), "top_k_from_config": top_k_from_config,
     }  # fmt: skip
+    if repo is not None:
+        message.update(version=REPO_VERSION, repo={"path": str(repo.path), "history": repo.history})
     try:
         alive = await _exchange(path, {"version": PROTOCOL_VERSION, "op": "ping"}, PING_TIMEOUT_S)
         if not alive or not alive.get("ok"):
@@ -474,4 +541,6 @@ async def ask(
             log.info("running engine declined: %s", answer.get("error"))
         return None
     engine = answer.get("engine") or {}
-    return Attached(response_from_dict(answer["response"]), int(engine.get("pid", 0)))
+    notes = answer.get("notes")
+    said = [str(note) for note in notes] if isinstance(notes, list) else []
+    return Attached(response_from_dict(answer["response"]), int(engine.get("pid", 0)), said)

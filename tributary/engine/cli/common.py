@@ -183,20 +183,32 @@ async def _call(main: Callable[[], Awaitable[int]]) -> int:
 
 
 async def ask_running_engine(
-    args: argparse.Namespace, request: SearchRequest, *, top_k_from_config: bool = False
+    args: argparse.Namespace, request: SearchRequest, *, top_k_from_config: bool = False,
+    refresh_repo: bool = False,
 ) -> SearchResponse | None:
     """The answer of the app's or ``tributary serve``'s engine for this home and config,
     with its servers already warm; None when none runs (or ``--no-attach``).
-    ``top_k_from_config``: that engine's configured ``top_k`` applies."""
+    ``top_k_from_config``: that engine's configured ``top_k`` applies. ``refresh_repo``:
+    that engine brings ``--repo`` up to date and asks it only (None when the repository
+    is not indexed yet)."""
     if getattr(args, "no_attach", False):
         return None
-    from tributary.engine.attach import ask
+    from tributary.engine.attach import RepoScope, ask
 
-    attached = await ask(request, config_path(args), top_k_from_config=top_k_from_config)
+    repo = RepoScope(Path(args.repo).expanduser().resolve(), wants_history(args)) if refresh_repo else None
+    attached = await ask(request, config_path(args), top_k_from_config=top_k_from_config, repo=repo)
     if attached is None:
         return None
+    for note in attached.notes:
+        print(note, file=sys.stderr)
     print(f"tributary: answered by the running engine (pid {attached.pid})", file=sys.stderr)
     return attached.response
+
+
+def wants_history(args: object) -> bool:
+    """Whether a command's ``--sources`` (none: every source) asks the tasks source."""
+    chosen = getattr(args, "sources", None)
+    return not chosen or "tasks" in {s.strip() for s in str(chosen).split(",")}
 
 
 async def ask_background_engine(

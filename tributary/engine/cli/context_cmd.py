@@ -13,12 +13,16 @@ from tributary.engine.cli.common import (
     fail,
     load_cli_config,
     request_from_args,
-    run_async,
     say_what_to_add,
     tokens,
 )
 from tributary.engine.cli.render import source_line
-from tributary.engine.cli.repo_setup import add_repo_option, prepare_repo, scope_to_repo
+from tributary.engine.cli.repo_setup import (
+    NOT_ANSWERED,
+    add_repo_option,
+    run_with_repo,
+    scope_to_repo,
+)
 from tributary.engine.model import ContextFormat
 
 
@@ -44,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return prepare_repo(args) or run_async(lambda: _context(args))
+    return run_with_repo(args, lambda refreshing: _context(args, refreshing=refreshing))
 
 
 def _reserved(reserved: int, whole: int, asked: int) -> int:
@@ -53,7 +57,9 @@ def _reserved(reserved: int, whole: int, asked: int) -> int:
     return reserved if reserved < asked else asked * reserved // max(whole, reserved + 1)
 
 
-async def _context(args: argparse.Namespace) -> int:
+async def _context(args: argparse.Namespace, *, refreshing: bool = False) -> int:
+    """``refreshing``: a running engine brings ``--repo`` up to date (``NOT_ANSWERED``
+    when none answers)."""
     config = await load_cli_config(args)
     request = request_from_args(args, config.fusion.top_k)
     if args.max_tokens is None:
@@ -66,9 +72,14 @@ async def _context(args: argparse.Namespace) -> int:
     if request.reserved_tokens >= request.max_tokens:
         return fail(f"--reserved-tokens ({request.reserved_tokens}) must be below "
                     f"--max-tokens ({request.max_tokens})")
-    if args.repo:
-        scope_to_repo(request, args.repo, config)
-    response = await ask_running_engine(args, request) or await ask_background_engine(args, request, config)
+    if refreshing:
+        response = await ask_running_engine(args, request, refresh_repo=True)
+        if response is None:
+            return NOT_ANSWERED
+    else:
+        if args.repo:
+            scope_to_repo(request, args.repo, config)
+        response = await ask_running_engine(args, request) or await ask_background_engine(args, request, config)
     if response is None:  # none answers: a one-shot engine (its slow imports only now)
         from tributary.engine.engine import Engine
         from tributary.engine.servers.inprocess import in_process_builtins

@@ -15,11 +15,15 @@ from tributary.engine.cli.common import (
     fail,
     load_cli_config,
     request_from_args,
-    run_async,
     say_what_to_add,
 )
 from tributary.engine.cli.render import dump_json, response_text, source_line, terminal_width
-from tributary.engine.cli.repo_setup import add_repo_option, prepare_repo, scope_to_repo
+from tributary.engine.cli.repo_setup import (
+    NOT_ANSWERED,
+    add_repo_option,
+    run_with_repo,
+    scope_to_repo,
+)
 from tributary.engine.model import SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
@@ -40,14 +44,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return prepare_repo(args) or run_async(lambda: _search(args))
+    return run_with_repo(args, lambda refreshing: _search(args, refreshing=refreshing))
 
 
-async def _search(args: argparse.Namespace) -> int:
+async def _search(args: argparse.Namespace, *, refreshing: bool = False) -> int:
+    """``refreshing``: a running engine brings ``--repo`` up to date (``NOT_ANSWERED``
+    when none answers)."""
     response = None
-    if not args.repo:  # a running engine has the config: this process need not read it
+    if not args.repo or refreshing:  # a running engine has the config: this process need not read it
         request = request_from_args(args, None)
-        response = await ask_running_engine(args, request, top_k_from_config=args.top_k is None)
+        response = await ask_running_engine(args, request, top_k_from_config=args.top_k is None,
+                                            refresh_repo=refreshing)
+        if response is None and refreshing:
+            return NOT_ANSWERED
     if response is None:
         config = await load_cli_config(args)
         request = request_from_args(args, config.fusion.top_k)

@@ -13,9 +13,13 @@ import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tributary.engine.config.errors import ConfigError, ConfigIssue
 from tributary.engine.config.expand import expand_string
+
+if TYPE_CHECKING:
+    from tributary.engine.config.schema import IndexConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,12 @@ def configured_backend(config_file: Path | None = None) -> IndexBackend:
     """The backend the config in effect names (``config_file``, else the default one)."""
     from tributary.engine.config.load import load_config
 
-    index = load_config(config_file).index
+    return backend_for(load_config(config_file).index, config_file)
+
+
+def backend_for(index: IndexConfig, config_file: Path | None = None) -> IndexBackend:
+    """The backend a config's ``index`` section names, its DSN's ``${VAR}``s expanded
+    (a :class:`ConfigError` naming ``config_file`` when one is not set)."""
     if index.backend != "postgres":
         return SQLITE
     dsn, missing = expand_string(index.dsn, os.environ)

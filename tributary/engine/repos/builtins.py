@@ -10,13 +10,18 @@ same name in the user's config wins (it may tune timeout or weight, or disable i
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tributary.engine.config.schema import Config, IndexConfig, ServerConfig
 from tributary.engine.index.backend import DSN_VARIABLE
 from tributary.engine.paths import indexes_dir
 from tributary.engine.runtime.spawn import frozen, module_command
+
+if TYPE_CHECKING:
+    from tributary.engine.model import SearchRequest
 
 # Built-ins embed the query with a local model: allow more than the 3 s default.
 BUILTIN_TIMEOUT_S = 10.0
@@ -105,3 +110,12 @@ def with_builtin_servers(config: Config, index_dir: Path | None = None) -> Confi
             servers[name] = replace(default, timeout=user.timeout, weight=user.weight,
                                     enabled=user.enabled, health=user.health)
     return replace(config, servers=servers)
+
+
+def scope_to_repository(request: SearchRequest, root: Path, servers: Collection[str]) -> None:
+    """``request`` asks the repository at ``root`` (absolute) only, by the built-in
+    servers among ``servers`` unless it names its sources itself."""
+    if str(root) not in request.filters.repos:
+        request.filters.repos.append(str(root))
+    if request.sources is None:
+        request.sources = [name for name in BUILTINS if name in servers]

@@ -10,6 +10,9 @@ nor keeps serving one they removed.
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,14 +21,20 @@ from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.index.manager import (
     IndexInfo,
     index_path_for,
+    index_repository,
     list_indexes,
+    open_index_store,
     remove_postgres_repository,
     remove_sqlite_files,
+    repository_readiness,
 )
-from tributary.engine.tasks.api import import_git_history, tasks_db_path
+from tributary.engine.index.progress import IndexStats, ProgressCallback
+from tributary.engine.runtime.spawn import cli_command
+from tributary.engine.tasks.api import import_git_history, open_history, tasks_db_path
 from tributary.engine.tasks.model import ImportStats
 from tributary.engine.tasks.sources import GitError, is_git_repo
 from tributary.engine.tasks.store import TaskStore
+from tributary.engine.wording import counted
 
 
 @dataclass(slots=True)
@@ -47,6 +56,107 @@ class HistoryUpdate:
         parts = [f"{stats.added:,} new commit{'s' if stats.added != 1 else ''}"] if stats.added else []
         parts += [f"{stats.updated:,} updated"] if stats.updated else []
         return f"history: {', '.join(parts)} in {stats.seconds:.1f} s"
+
+
+@dataclass(slots=True)
+class RepoRefresh:
+    """What bringing a repository up to date before a search did (``--repo``): its code
+    index's run, the chunks still waiting for a vector, the history's import (None: not
+    asked for), whether past tasks wait for theirs, and whether a background pass was
+    started to embed them."""
+
+    code: IndexStats
+    vectors_waiting: int = 0
+    history: HistoryUpdate | None = None
+    history_waiting: bool = False
+    embedding_started: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether answers from before may be out of date now."""
+        return bool(self.code.files_indexed or self.code.files_deleted or self._new_history)
+
+    @property
+    def _new_history(self) -> bool:
+        return self.history is not None and self.history.stats is not None and self.history.stats.changed > 0
+
+    def code_summary(self) -> str:
+        """``91 files, up to date`` or ``91 files, 648 chunks (3 files updated in 0.2s)``."""
+        stats = self.code
+        if not stats.files_indexed:
+            return f"{counted(stats.files_total, 'file')}, up to date"
+        return (f"{counted(stats.files_total, 'file')}, {counted(stats.chunks_total, 'chunk')} "
+                f"({counted(stats.files_indexed, 'file')} updated in {stats.seconds:.1f}s)")
+
+    def notes(self) -> list[str]:
+        """What a person is told after the summary: files skipped, vectors still being
+        made, the history's import when it brought commits or failed."""
+        name = self.code.root.name
+        lines = [f"  warning: {warning}" for warning in self.code.warnings[:5]]
+        lines += [f"  skipped: {error}" for error in self.code.errors[:5]]
+        if self.vectors_waiting:
+            lines.append(f"{name}: keyword search ready; embedding {counted(self.vectors_waiting, 'chunk')} "
+                         "in the background (meaning-based matches fill in as it goes)")
+        if self.history is not None and (self.history.failed or self._new_history):
+            lines.append(f"{name}: {self.history.summary()}")
+        return lines
+
+
+def refresh_repository(
+    root: Path,
+    *,
+    history: bool = True,
+    backend: IndexBackend | None = None,
+    on_progress: ProgressCallback | None = None,
+    embed_later: Callable[[Path], None] | None = None,
+) -> RepoRefresh:
+    """Bring a repository's keyword tiers up to date for a search (indexing it the first
+    time): changed files re-read, new commits imported (``history``). The chunks and
+    past tasks still without a vector go to ``embed_later`` unless a pass embeds them
+    already; no vector is made here, so this is cheap when little changed."""
+    chosen = resolve_backend(None, backend)
+    code = index_repository(root, on_progress=on_progress, embed=False, backend=chosen)
+    embedded, total = repository_readiness(root, backend=chosen)
+    refresh = RepoRefresh(code, vectors_waiting=total - embedded)
+    if history:
+        refresh.history = update_history(root, embed=False, backend=chosen)
+        refresh.history_waiting = _history_waits(root, chosen)
+    waiting = refresh.vectors_waiting or refresh.history_waiting
+    if embed_later is not None and waiting and not embedding_underway(root):
+        embed_later(root)
+        refresh.embedding_started = True
+    return refresh
+
+
+def repository_indexed(root: Path, *, backend: IndexBackend | None = None) -> bool:
+    """Whether the repository at ``root`` has a code index in the backend in effect."""
+    try:
+        store = open_index_store(root, backend=resolve_backend(None, backend))
+    except FileNotFoundError:
+        return False
+    store.close()
+    return True
+
+
+def embed_in_background(root: Path) -> None:
+    """Start ``tributary index embed ROOT`` detached: it outlives the process that
+    starts it (a one-shot search, or the engine that answered one)."""
+    subprocess.Popen(
+        cli_command("index", "embed", "--quiet", str(root)),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+
+
+def _history_waits(root: Path, backend: IndexBackend) -> bool:
+    """Whether past tasks of the history wait for their vectors (imported just now, or
+    left by a background pass that was stopped)."""
+    store = open_history(root, backend=backend, create=False)
+    if store is None:
+        return False
+    with closing(store):
+        embedded, total = store.vector_counts()
+    return embedded < total
 
 
 def _store_errors(backend: IndexBackend) -> tuple[type[BaseException], ...]:
