@@ -197,16 +197,24 @@ async def test_last_update_follows_a_reindex_that_changed_nothing(
     page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", WORKER, str(gate)])
     qtbot.addWidget(page)
     await page.refresh()
-    assert page.table.item(0, 5).text() == "2020-01-02 03:04"
+    assert page.table.item(0, 5).text() == "2020-01-02"
+    assert page.table.item(0, 5).toolTip() == "2020-01-02 03:04"
     task = page.index(repo)
     fake.entries[str(repo)].updated_at = time.time()  # the pass the worker's indexer records
     (tmp_path / "history-gate").touch()
     assert task is not None
     await task
     await until(lambda: page.table.item(0, 1).text() == "ready")
-    shown = page.table.item(0, 5).text()
+    shown = page.table.item(0, 5).toolTip()
     assert shown != "2020-01-02 03:04"
     assert time.mktime(time.strptime(shown, "%Y-%m-%d %H:%M")) > long_ago
+    assert page.table.item(0, 5).text() in {shown[-5:], shown[:10]}  # today: the time (else the date)
+
+
+def test_a_moment_of_today_shows_its_time_and_an_earlier_one_its_date() -> None:
+    now = time.mktime((2026, 12, 7, 23, 40, 0, 0, 0, -1))
+    assert indexes.short_time(now - 600, now) == "23:30"
+    assert indexes.short_time(now - 86_400, now) == "2026-12-06"
 
 
 @pytest.mark.asyncio

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -47,7 +49,17 @@ from tributary.app.workers import embed_command, run_worker, worker_command
 from tributary.engine import api
 from tributary.engine.api import EngineLike
 
-COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Last update", "Watcher")
+
+class EndElide(QStyledItemDelegate):
+    """Cuts its column's text at the end where it does not fit (the view elides in the
+    middle, which keeps both ends of a path but halves a status's words)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
+
+COLUMNS = ("Repository", "Status", "Files", "Chunks", "Tasks", "Updated", "Watcher")
 NO_HISTORY = "—"  # the Tasks column of a repository without a history (a folder outside git)
 NO_HISTORY_TIP = "No history: not a git work tree, or indexed with --no-history. Its code is searched alone."
 
@@ -66,6 +78,15 @@ def shown_name(path: str, entry: Any, shared_name: bool = False) -> str:
     if not name:
         return Path(path).name or path
     return f"{name} ({path})" if shared_name else name
+
+
+def short_time(seconds: float, now: float | None = None) -> str:
+    """A moment as the table shows it: ``23:29`` today, ``2026-12-05`` before (the
+    tooltip has both), so the column leaves room for the names."""
+    moment, today = time.localtime(seconds), time.localtime(now)
+    if moment[:3] == today[:3]:
+        return time.strftime("%H:%M", moment)
+    return time.strftime("%Y-%m-%d", moment)
 
 
 def _history_waits(entry: Any) -> int | None:
@@ -241,6 +262,10 @@ class IndexPage(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # no cut figures
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # A long status ("history 61 % embedded") shares the room with the name rather
+        # than taking it, and is cut at its end (the tooltip has it whole).
+        header.setSectionResizeMode(COLUMNS.index("Status"), QHeaderView.ResizeMode.Stretch)
+        self.table.setItemDelegateForColumn(COLUMNS.index("Status"), EndElide(self.table))
         header.setMinimumSectionSize(60)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long names keep both ends
         self.table.setWordWrap(False)  # wrapped at "/", a name showed only its owner ("clones/…")
@@ -366,9 +391,10 @@ class IndexPage(QWidget):
             status = f"history {share} % embedded"
         if entry is not None and _get(entry, "exists", default=True) is False:
             status = "folder missing"
-        last = _get(entry, "updated_at", "last_update", "indexed_at", default="")
-        if isinstance(last, (int, float)) and last:
-            last = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
+        when = _get(entry, "updated_at", "last_update", "indexed_at", default="")
+        last = last_whole = str(when or "")
+        if isinstance(when, (int, float)) and when:
+            last, last_whole = short_time(when), time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
         watch = self.watchers.watching(path)
         tasks = int(_get(entry, "tasks", default=0) or 0) if entry is not None else 0
         # None yet while a first index is made (its history is read last): not "0"; and a
@@ -381,7 +407,7 @@ class IndexPage(QWidget):
             f"{int(_get(entry, 'files', default=0) or 0):,}" if entry is not None else "",
             f"{int(_get(entry, 'chunks', default=0) or 0):,}" if entry is not None else "",
             tasks_text,
-            str(last or ""),
+            last,
             "on" if watch else "off",
         ]
         for column, value in enumerate(values):
@@ -389,6 +415,10 @@ class IndexPage(QWidget):
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, path)
                 item.setToolTip(safe_text.tooltip(path if value == path else f"{value}\n{path}"))
+            elif column == COLUMNS.index("Status"):
+                item.setToolTip(safe_text.tooltip(value))
+            elif column == COLUMNS.index("Updated") and last_whole:
+                item.setToolTip(last_whole)
             elif column == COLUMNS.index("Tasks") and no_history:
                 item.setToolTip(NO_HISTORY_TIP)
             self.table.setItem(row, column, item)
