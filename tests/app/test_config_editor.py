@@ -314,6 +314,22 @@ def test_a_known_package_typed_into_a_new_server_gets_its_search_settings(qtbot:
     assert servers.query_mode.currentData() == "keywords"
 
 
+def test_a_grep_server_typed_into_a_new_server_counts_a_quarter(qtbot: Any, tmp_path: Path) -> None:
+    """mcp-ripgrep typed into a new server's form gets its search tool and a quarter of
+    the weight, shown in the form; another program typed instead gives them back."""
+    editor, _, _ = make_editor(qtbot, tmp_path)
+    servers = editor.servers
+    servers.add_server()
+    paste(servers.command, "npx")
+    retype(servers.args, "-y mcp-ripgrep@latest")
+    current = servers.current
+    assert current is not None and (current.tool, current.weight) == ("search", 0.25)
+    assert servers.tool.text() == "search" and servers.weight.value() == 0.25
+    paste(servers.args, "-y some-other-server")
+    assert (current.tool, current.weight) == (None, 1.0)
+    assert servers.weight.value() == 1.0
+
+
 def test_add_remove_and_enable_servers(qtbot: Any, tmp_path: Path) -> None:
     editor, _, _ = make_editor(qtbot, tmp_path)
     servers = editor.servers

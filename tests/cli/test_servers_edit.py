@@ -68,6 +68,20 @@ def test_a_known_package_is_known_by_the_command_it_installs() -> None:
     assert servers["other"].tool is None and servers["other"].query_mode == "full"
 
 
+def test_a_grep_server_counts_a_quarter_beside_the_index(capsys: pytest.CaptureFixture[str]) -> None:
+    """mcp-ripgrep's literal matches outvote an index's ranking at equal weight: added,
+    it is asked by its search tool at a quarter of the weight, and says why; a weight
+    given on the command line is kept."""
+    assert main(["servers", "add", "rg", "--", "npx", "-y", "mcp-ripgrep@latest"]) == 0
+    assert main(["servers", "add", "heavy", "--weight", "0.5", "--", "mcp-ripgrep"]) == 0
+    out = capsys.readouterr().out
+    assert "asked the way this package searches: tool search, weight 0.25 (its literal matches would " \
+           "outvote an index's ranking)" in out
+    servers = load_config(paths.default_config_path()).servers
+    assert (servers["rg"].tool, servers["rg"].weight) == ("search", 0.25)
+    assert (servers["heavy"].tool, servers["heavy"].weight) == ("search", 0.5)
+
+
 def test_the_same_package_started_another_way_is_the_same_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

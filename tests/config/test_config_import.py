@@ -173,6 +173,20 @@ def test_server_memory_is_imported_to_search_by_keywords(tmp_path: Path) -> None
     assert parse_config(config_to_yaml(merged), source="x") == merged
 
 
+def test_a_grep_server_is_imported_at_a_quarter_of_the_weight(tmp_path: Path) -> None:
+    """mcp-ripgrep, by npx or by the command it installs, is asked by its search tool at
+    a quarter of the weight: its literal matches would outvote an index's ranking."""
+    data = {"mcpServers": {
+        "rg": {"command": "npx", "args": ["-y", "mcp-ripgrep@latest"]},
+        "installed": {"command": "/usr/local/bin/mcp-ripgrep"},
+        "other": {"command": "npx", "args": ["-y", "my-mcp-ripgrep-fork"]},
+    }}
+    servers = {s.name: s for s in import_mcp_servers(write(tmp_path, "mcp.json", json.dumps(data))).servers}
+    assert (servers["rg"].tool, servers["rg"].weight) == ("search", 0.25)
+    assert (servers["installed"].tool, servers["installed"].weight) == ("search", 0.25)
+    assert (servers["other"].tool, servers["other"].weight) == (None, 1.0)
+
+
 def test_server_filesystem_is_imported_to_search_file_names_in_its_first_folder(tmp_path: Path) -> None:
     """server-filesystem's search_files needs a folder and matches names by glob."""
     data = {"mcpServers": {

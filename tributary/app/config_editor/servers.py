@@ -330,7 +330,7 @@ class ServersPage(QWidget):
         self._logs: dict[str, LogWindow] = {}
         # Per server being edited (by identity): the search settings this form filled in
         # for a known package, kept in step with its command until the user changes them.
-        self._filled: dict[int, tuple[str | None, dict[str, Any], str]] = {}
+        self._filled: dict[int, tuple[str | None, dict[str, Any], str, float]] = {}
 
         self.list = QListWidget()
         self.list.setItemDelegate(LatencyDelegate(self.list))
@@ -777,11 +777,12 @@ class ServersPage(QWidget):
 
     def _known_search(self, server: ServerConfig) -> None:
         """A package known to search otherwise than by question (server-filesystem by
-        file-name glob in its first folder, server-memory by words), typed into a form
-        whose search settings are untouched, gets them as an import sets them, shown in
-        the form; any other choice is the user's to make."""
-        now = (server.tool, server.arguments, server.query_mode)
-        untouched: tuple[str | None, dict[str, Any], str] = (None, {}, "full")
+        file-name glob in its first folder, server-memory by words, mcp-ripgrep by regex
+        at a quarter of the weight), typed into a form whose search settings are
+        untouched, gets them as an import sets them, shown in the form; any other choice
+        is the user's to make."""
+        now = (server.tool, server.arguments, server.query_mode, server.weight)
+        untouched: tuple[str | None, dict[str, Any], str, float] = (None, {}, "full", 1.0)
         filled = self._filled.get(id(server))  # what this form set while the command was typed
         if server.transport != "stdio" or server.query_argument or now not in (untouched, filled):
             return
@@ -789,12 +790,14 @@ class ServersPage(QWidget):
         server.tool = known.get("tool")
         server.arguments = known.get("arguments", {})
         server.query_mode = known.get("query_mode", "full")
-        self._filled[id(server)] = (server.tool, server.arguments, server.query_mode)
+        server.weight = known.get("weight", 1.0)
+        self._filled[id(server)] = (server.tool, server.arguments, server.query_mode, server.weight)
         self._loading = True
         try:
             self.tool.setText(server.tool or "")
             self.query_mode.setCurrentIndex(max(0, self.query_mode.findData(server.query_mode)))
             self.tool_arguments.setText(format_tool_arguments(server.arguments))
+            self.weight.setValue(server.weight)
         finally:
             self._loading = False
 

@@ -54,8 +54,9 @@ def register(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "NAME --url URL [options]`). The config is validated and saved atomically, with a backup; a "
         "running app or `tributary serve` picks it up. Check it with `tributary servers "
         "test NAME`. A package known to search otherwise than by question (server-filesystem "
-        "by file-name glob in its first folder, server-memory by words) is set to be asked "
-        "so unless --tool, --query-mode or --arguments is given.")
+        "by file-name glob in its first folder, server-memory by words, mcp-ripgrep by its "
+        "search tool at weight 0.25, so its literal matches do not outvote an index) is set "
+        "to be asked so unless --tool, --query-mode or --arguments is given.")
     add.add_argument("name", help="its name: letters, digits, '-', '_' or '.'")
     add.set_defaults(command=[])  # the program after ``--`` (``tributary.engine.cli.main``)
     add.add_argument("--url", help="the server's address (streamable HTTP, or SSE with --transport sse)")
@@ -416,6 +417,8 @@ def _asking(known: dict[str, Any]) -> str:
     parts = [f"tool {known['tool']}"] if "tool" in known else []
     parts += [f"arguments {known['arguments']}"] if "arguments" in known else []
     parts += [f"query mode {known['query_mode']}"] if "query_mode" in known else []
+    parts += [f"weight {known['weight']:g} (its literal matches would outvote an index's ranking)"] \
+        if "weight" in known else []
     return ", ".join(parts)
 
 

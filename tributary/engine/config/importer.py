@@ -180,11 +180,19 @@ SUBSTRING_SEARCH_PACKAGES = ("@modelcontextprotocol/server-memory",)
 NAME_GLOB_PACKAGES = {"@modelcontextprotocol/server-filesystem": "search_files"}
 
 
+# Packages that grep the folder they are given, with their search tool: beside an index
+# of the same code, their literal matches outvote the index's ranking at equal weight,
+# so they are given a quarter of it (the user's weight, when given, wins).
+GREP_PACKAGES = {"mcp-ripgrep": "search"}
+GREP_WEIGHT = 0.25
+
+
 # The command each of those packages installs (``npm install -g``): a server started by
 # it, by name or by path, is that package.
 PACKAGE_COMMANDS = {
     "@modelcontextprotocol/server-memory": "mcp-server-memory",
     "@modelcontextprotocol/server-filesystem": "mcp-server-filesystem",
+    "mcp-ripgrep": "mcp-ripgrep",
 }
 
 
@@ -216,12 +224,16 @@ def _name_search(command: str, args: list[str]) -> tuple[str, str] | None:
 
 def known_settings(command: str, args: list[str]) -> dict[str, Any]:
     """How a server known by its package is asked, when its config does not say:
-    ``query_mode`` for a substring search, and ``tool``, ``arguments`` and ``query_mode``
-    for a name search in the first folder it is allowed; {} for any other server."""
+    ``query_mode`` for a substring search; ``tool``, ``arguments`` and ``query_mode``
+    for a name search in the first folder it is allowed; ``tool`` and ``weight`` for a
+    grep server (its folder is the user's to give); {} for any other server."""
     found = _name_search(command, args)
     if found is not None:
         tool, folder = found
         return {"tool": tool, "arguments": {"path": folder}, "query_mode": "glob"}
+    for package, tool in GREP_PACKAGES.items():
+        if any(_is_package(word, package) for word in [command, *args]):
+            return {"tool": tool, "weight": GREP_WEIGHT}
     mode = _query_mode(command, args)
     return {"query_mode": mode} if mode != "full" else {}
 
