@@ -812,3 +812,40 @@ def test_a_history_imported_without_vectors_gets_them_later(postgres_dsn: str, t
     assert counts() == (0, 1)
     assert embed_history(checkout, embedder=HashEmbedder(), backend=backend) == 1
     assert counts() == (1, 1)
+
+
+def test_one_embedding_pass_at_a_time_in_the_shared_index(postgres_dsn: str, tmp_path: Path) -> None:
+    """Two machines' background passes over one repository of the shared index embedded
+    the same chunks and commits twice: while a pass elsewhere holds the code's or the
+    history's turn, this one does nothing, and says a pass is underway."""
+    from tests.tasks.task_helpers import HashEmbedder, git
+    from tributary.engine.index.manager import embed_repository
+    from tributary.engine.repos.manage import embedding_underway
+    from tributary.engine.tasks.api import embed_history, import_git_history
+
+    checkout = make_repo(tmp_path / "checkout")
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    backend = IndexBackend(postgres_dsn)
+    index_repository(checkout, embed=False, backend=backend)
+    import_git_history(checkout, embed=False, backend=backend)
+    assert not embedding_underway(checkout, backend=backend)
+    code = PgIndexStore.find(postgres_dsn, str(checkout))
+    history = PgTaskStore.open(postgres_dsn, str(checkout), create=False)
+    assert code is not None and history is not None
+    try:
+        with code.collection.embedding_turn() as ours:  # another machine embeds the code
+            assert ours
+            assert embedding_underway(checkout, backend=backend)
+            assert embed_repository(checkout, embedder=HashingEmbedder(), backend=backend).chunks_embedded == 0
+        with history.collection.embedding_turn() as ours:  # and then the history
+            assert ours
+            assert embedding_underway(checkout, backend=backend)
+            assert embed_history(checkout, embedder=HashEmbedder(), backend=backend) == 0
+    finally:
+        code.close()
+        history.close()
+    assert not embedding_underway(checkout, backend=backend)
+    assert embed_repository(checkout, embedder=HashingEmbedder(), backend=backend).chunks_embedded > 0
+    assert embed_history(checkout, embedder=HashEmbedder(), backend=backend) == 1

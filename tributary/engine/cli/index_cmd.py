@@ -300,7 +300,7 @@ def _list(args: argparse.Namespace) -> int:
 def _vectors(info: IndexInfo, underway: bool | None = None) -> str:
     """How many chunks meaning-based search covers, after the chunk count, and for an
     index still waiting for vectors whether a pass embeds it now (``underway``; None:
-    not known, a shared index) or what finishes it: a stopped pass leaves it waiting."""
+    not asked) or what finishes it: a stopped pass leaves it waiting."""
     if info.embedded is None or not info.chunks:
         return ""
     if info.embedded >= info.chunks:
@@ -329,7 +329,6 @@ def _history_line(info: IndexInfo, backend: IndexBackend, underway: bool | None 
 
 
 def _status(args: argparse.Namespace) -> int:
-    from tributary.engine.index.backend import resolve_backend
     from tributary.engine.repos.manage import embedding_underway, list_repositories
 
     backend = _backend(args)
@@ -340,9 +339,8 @@ def _status(args: argparse.Namespace) -> int:
         if not infos:
             print(f"tributary: {args.path} is not indexed", file=sys.stderr)
             return 1
-    shared = resolve_backend(None, backend).dsn is not None
     for info in infos:
-        underway = None if shared else embedding_underway(info.root)
+        underway = embedding_underway(info.root, backend=backend)
         print(
             f"{info.name}\n  root:    {info.root}{'' if info.exists else ' (missing)'}\n"
             f"  index:   {info.location or f'{info.index_path} ({info.size_bytes / 1e6:.1f} MB)'}\n"

@@ -171,18 +171,24 @@ def embed_repository(
     backend: IndexBackend | None = None,
 ) -> IndexStats:
     """Embed the chunks of an existing index that have no vector yet (the second tier).
-    One process at a time per index: when another holds the lock, nothing is done. (In
-    the shared PostgreSQL index two at once only duplicate work: a vector is written
-    only where none is.)"""
+    One process at a time per index (in a shared PostgreSQL index, on any machine): when
+    another embeds it, nothing is done."""
     from tributary.engine.localsearch.embed_lock import take_embed_lock
 
     root = Path(path).expanduser().resolve()
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:
+        from tributary.engine.index.pg_store import PgIndexStore
+
         store = open_index_store(root, backend=chosen)
+        assert isinstance(store, PgIndexStore)
+        location = _location(root, None, chosen)
         try:
-            location = _location(root, None, chosen)
-            stats = _indexer(store, root, location, config, embedder, on_progress).embed_pending()
+            with store.collection.embedding_turn() as ours:
+                if not ours:
+                    log.info("%s: another process is embedding it", root)
+                    return IndexStats(root, location)
+                stats = _indexer(store, root, location, config, embedder, on_progress).embed_pending()
             _after_run(store)
             return stats
         finally:

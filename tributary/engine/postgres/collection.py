@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +30,9 @@ TS_CONFIG = "tributary_code"  # the text-search configuration every collection's
 POSTINGS_PER_WORD = 1000
 # The best rows so found get every word's weight, looked up row by row.
 COMPLETED_PER_SEARCH = 50
+# The advisory-lock space of embedding passes (any number of Tributary's own: the key
+# then tells a repository's code from its history).
+_EMBED_LOCK_SPACE = 0x54524942  # "TRIB"
 
 
 def idf(rows: int, total: int) -> float:
@@ -68,6 +72,18 @@ class PgCollection:
 
     def write_model(self, conn: Connection, info: ModelInfo) -> None:
         write_model(conn, self.repo, self.scope, info)
+
+    # one embedding pass at a time --------------------------------------------------
+    def embedding_turn(self) -> AbstractContextManager[bool]:
+        """This collection's embedding pass, taken without waiting: True while the
+        block holds it, False when a pass elsewhere (this machine or another sharing
+        the database) embeds it now, and would only be joined in writing the same vectors."""
+        return self.db.advisory_lock(_EMBED_LOCK_SPACE, self.repo * 2 + (self.table == "tasks"))
+
+    def embedding_held(self) -> bool:
+        """Whether a pass elsewhere embeds this collection now."""
+        with self.embedding_turn() as ours:
+            return not ours
 
     # searching ---------------------------------------------------------------------
     def postings(

@@ -137,6 +137,20 @@ class Database:
         with self.session() as conn:
             return work(conn)
 
+    @contextmanager
+    def advisory_lock(self, space: int, key: int) -> Iterator[bool]:
+        """A session advisory lock ``(space, key)`` taken without waiting, on a
+        connection of its own: True while this block holds it, False when another
+        session (another process, another machine) does. It is released when the block
+        ends, and by the server when this process dies with its connection."""
+        conn = self._connect({"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
+                              "application_name": self.application_name})
+        try:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (space, key)).fetchone()
+            yield bool(row and row[0])
+        finally:
+            conn.close()
+
     def close(self) -> None:
         self._pool.close()
 

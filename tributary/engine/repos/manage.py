@@ -122,7 +122,7 @@ def refresh_repository(
         refresh.history = update_history(root, embed=False, backend=chosen)
         refresh.history_waiting = _history_waits(root, chosen)
     waiting = refresh.vectors_waiting or refresh.history_waiting
-    if embed_later is not None and waiting and not embedding_underway(root):
+    if embed_later is not None and waiting and not embedding_underway(root, backend=chosen):
         embed_later(root)
         refresh.embedding_started = True
     return refresh
@@ -210,14 +210,39 @@ def remove_repository(
     return removed_code or removed_history
 
 
-def embedding_underway(root: Path, *, index_dir: Path | None = None) -> bool:
+def embedding_underway(
+    root: Path, *, index_dir: Path | None = None, backend: IndexBackend | None = None
+) -> bool:
     """Whether another process is embedding the repository's code or history now (its
-    SQLite lock files are held): such a pass takes the chunks and commits still waiting,
-    so a second one would only do nothing."""
+    SQLite lock files are held; in a shared PostgreSQL index, a pass on any machine):
+    such a pass takes the chunks and commits still waiting, so a second one would only
+    do nothing."""
+    chosen = resolve_backend(index_dir, backend)
+    if chosen.dsn is not None:
+        return _embedding_in_database(root, chosen.dsn)
     from tributary.engine.localsearch.embed_lock import embedding_held
 
     return any(embedding_held(store_file)
                for store_file in (index_path_for(root, directory=index_dir), tasks_db_path(root, index_dir)))
+
+
+def _embedding_in_database(root: Path, dsn: str) -> bool:
+    from tributary.engine.index.pg_store import PgIndexStore
+    from tributary.engine.tasks.pg_store import PgTaskStore
+
+    store = PgIndexStore.find(dsn, str(root))
+    if store is None:
+        return False
+    try:
+        if store.collection.embedding_held():
+            return True
+    finally:
+        store.close()
+    history = PgTaskStore.open(dsn, str(root), create=False)
+    if history is None:
+        return False
+    with closing(history):
+        return history.collection.embedding_held()
 
 
 def list_repositories(

@@ -175,8 +175,15 @@ def embed_history(
     from tributary.engine.localsearch.embed_lock import take_embed_lock
 
     with closing(store):
-        if resolve_backend(indexes_dir, backend).dsn is not None:  # a vector is written only where none is
-            return _embed_missing(store, embedder, on_progress)
+        if resolve_backend(indexes_dir, backend).dsn is not None:  # the database's lock: one pass on any machine
+            from tributary.engine.tasks.pg_store import PgTaskStore
+
+            assert isinstance(store, PgTaskStore)
+            with store.collection.embedding_turn() as ours:
+                if not ours:
+                    log.info("%s: another process is embedding its history", repo_path)
+                    return 0
+                return _embed_missing(store, embedder, on_progress)
         lock = take_embed_lock(tasks_db_path(repo_path, indexes_dir))
         if lock is None:
             log.info("%s: another process is embedding its history", repo_path)
