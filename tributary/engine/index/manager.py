@@ -182,8 +182,8 @@ def embed_repository(
 
         store = open_index_store(root, backend=chosen)
         assert isinstance(store, PgIndexStore)
-        location = _location(root, None, chosen)
         try:
+            location = _location(root, None, chosen)
             with store.collection.embedding_turn() as ours:
                 if not ours:
                     log.info("%s: another process is embedding it", root)

@@ -62,14 +62,12 @@ class HistoryUpdate:
 class RepoRefresh:
     """What bringing a repository up to date before a search did (``--repo``): its code
     index's run, the chunks still waiting for a vector, the history's import (None: not
-    asked for), whether past tasks wait for theirs, and whether a background pass was
-    started to embed them."""
+    asked for) and whether past tasks wait for theirs."""
 
     code: IndexStats
     vectors_waiting: int = 0
     history: HistoryUpdate | None = None
     history_waiting: bool = False
-    embedding_started: bool = False
 
     @property
     def changed(self) -> bool:
@@ -124,7 +122,6 @@ def refresh_repository(
     waiting = refresh.vectors_waiting or refresh.history_waiting
     if embed_later is not None and waiting and not embedding_underway(root, backend=chosen):
         embed_later(root)
-        refresh.embedding_started = True
     return refresh
 
 
