@@ -53,6 +53,9 @@ class _Engine:
         self.changed.append(Path(path))
         return 1
 
+    def repository_refreshed(self, root: Path) -> None:
+        pass
+
 
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)

@@ -197,3 +197,23 @@ def test_no_second_embedding_pass_starts_beside_a_running_one(
     later.clear()
     assert ensure_repo_indexed(repo, embed_later=later.append) == 0
     assert later == [repo.resolve()]  # that pass ended with vectors still missing: another one
+
+
+def test_the_repositorys_own_patterns_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository whose config entry leaves files out: ``--repo`` indexed them anyway
+    when it brought the index up to date."""
+    from tributary.engine.index.manager import open_index_store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("TRIBUTARY_HOME", str(home))
+    repo = _one_commit(tmp_path / "repo")
+    (repo / "generated.py").write_text("def generated_table():\n    return []\n", encoding="utf-8")
+    home.mkdir()
+    config = home / "config.yaml"
+    config.write_text(f"repos:\n  - path: {repo}\n    exclude: [generated.py]\n", encoding="utf-8")
+    assert ensure_repo_indexed(repo, config, history=False, embed_later=lambda _root: None) == 0
+    store = open_index_store(repo)
+    try:
+        assert store.chunk_ids_matching("app.py") and not store.chunk_ids_matching("generated.py")
+    finally:
+        store.close()

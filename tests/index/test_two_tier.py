@@ -275,3 +275,25 @@ def test_a_queue_from_before_its_order_read_only_says_the_code_waits(tmp_path: P
         assert store.code_waiting()
     finally:
         store.close()
+
+
+def test_code_written_moments_ago_is_found_by_its_words_before_its_vector(tmp_path: Path, at: IndexTarget) -> None:
+    """A function just written has no vector until the next embedding pass: it was ranked
+    below every embedded chunk for lack of one, so an LLM client asking about the code
+    it had just written got older code first. It now ranks by its words meanwhile."""
+    repo = tmp_path / "written"
+    repo.mkdir()
+    for n in range(3):
+        (repo / f"flag_{n}.py").write_text(
+            f"def draw_flag_{n}(canvas):\n    \"\"\"Draw the stripes of flag {n}.\"\"\"\n    return canvas\n")
+    for n in range(9):
+        (repo / f"other_{n}.py").write_text(f"def parse_record_{n}(line):\n    return line.split()\n")
+    index_repository(repo, embedder=HashingEmbedder(), **at.kw)
+    (repo / "animals.py").write_text("def count_zebra_stripes(zebra):\n    return len(zebra.stripes)\n")
+    index_repository(repo, embedder=HashingEmbedder(), **at.kw, embed=False)
+    hits = search_repository(repo, "count the zebra's stripes", embedder=HashingEmbedder(), **at.kw)
+    assert hits[0].path == "animals.py", [h.path for h in hits]
+    assert hits[0].cosine is None and hits[0].dense_rank is None  # no meaning claimed for it
+    embed_repository(repo, embedder=HashingEmbedder(), **at.kw)
+    hits = search_repository(repo, "count the zebra's stripes", embedder=HashingEmbedder(), **at.kw)
+    assert hits[0].path == "animals.py" and hits[0].cosine is not None

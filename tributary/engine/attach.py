@@ -180,6 +180,8 @@ class Searcher(Protocol):
 
     async def repository_changed(self, path: str | Path) -> int: ...
 
+    def repository_refreshed(self, root: Path) -> None: ...
+
 
 @dataclass(slots=True)
 class Attached:
@@ -343,6 +345,7 @@ class AttachServer:
         from tributary.engine.repos.manage import (
             embed_in_background,
             refresh_repository,
+            repo_entry,
             repository_indexed,
         )
 
@@ -350,8 +353,12 @@ class AttachServer:
         async with self._refreshing.setdefault(scope.path, asyncio.Lock()):
             if not await asyncio.to_thread(repository_indexed, scope.path, backend=backend):
                 return None
-            refresh = await asyncio.to_thread(refresh_repository, scope.path, history=scope.history,
-                                              backend=backend, embed_later=self._embed_later or embed_in_background)
+            refresh = await asyncio.to_thread(
+                refresh_repository, scope.path, history=scope.history, backend=backend,
+                config=repo_entry(self.engine.config.repos, scope.path),
+                embed_later=self._embed_later or embed_in_background,
+            )  # fmt: skip
+        self.engine.repository_refreshed(scope.path)
         if refresh.changed:
             await self.engine.repository_changed(scope.path)
         await self.engine.adopt_new_indexes()

@@ -143,11 +143,12 @@ async def run(config_file: Path | None, minutes: float) -> int:
     answers for this home (nothing to do)."""
     from tributary.engine.engine import Engine
     from tributary.engine.model import EngineKind
+    from tributary.engine.repos.freshness import Freshness
     from tributary.engine.servers.inprocess import in_process_builtins
 
     # The built-in servers run in this process, as in a one-shot command: starting it
     # costs no more than the one-shot it replaces, and the model is loaded once.
-    engine = await Engine.open(config_file, connector=in_process_builtins())
+    engine = await Engine.open(config_file, connector=in_process_builtins(), freshness=Freshness())
     stop = asyncio.Event()
     try:
         engine.supervise()

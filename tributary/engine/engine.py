@@ -68,6 +68,7 @@ from tributary.engine.pipeline.tokens import get_tokenizer
 from tributary.engine.query.check import check_query
 from tributary.engine.query.filters import Filters
 from tributary.engine.repos.builtins import available_builtins, with_builtin_servers
+from tributary.engine.repos.freshness import Freshness
 from tributary.engine.routing import route
 from tributary.engine.runtime.admission import Admission
 from tributary.engine.sources.connect import Connector, default_connector
@@ -104,8 +105,10 @@ class Engine:
         embed: Embed | None = None,
         start_gate: StartGate | None = None,
         starts: StartRecord | None = None,
+        freshness: Freshness | None = None,
     ) -> None:
         self.config = config
+        self._freshness = freshness  # a headless engine keeps the indexes up to date itself
         self._effective = with_builtin_servers(config)
         self._connector = connector
         self._starts = starts
@@ -137,6 +140,7 @@ class Engine:
         persistent: bool = True,
         warm: bool = True,
         start_gate: StartGate | None = None,
+        freshness: Freshness | None = None,
     ) -> Engine:
         """Load the config and open the cache, query log and reputation stores.
 
@@ -144,6 +148,8 @@ class Engine:
         tools). ``warm`` starts every enabled server now, in the background, as MCP
         clients do, so the first query does not pay their start-up. ``start_gate``: how
         many local servers start at once (default: ``StartGate()``, one per core).
+        ``freshness``: the indexed repositories are brought up to date before each
+        search (``serve`` and the background engine, which have no watchers).
         """
         config = config if config is not None else load_config(config_path)
         use_cache = persistent and config.cache.backend != "off"
@@ -155,6 +161,7 @@ class Engine:
         engine = cls(
             config, connector=connector, cache=cache, query_log=query_log, reputation=reputation,
             start_gate=start_gate, starts=StartRecord(starts_path()) if persistent else None,
+            freshness=freshness,
         )
         if warm:
             engine.warm_up()
@@ -234,6 +241,9 @@ class Engine:
         on the arguments each server is sent, and on the hits before each fusion."""
         started = time.perf_counter()
         await self.adopt_new_indexes()
+        if self._freshness is not None:  # before the cache: an answer from before an edit is not replayed
+            for root in await self._freshness.refresh(self.config):
+                await self.repository_changed(root)
         decision = filters.route(request.sources, lambda sources: self.route(request.query, sources))
         scope = filters.arguments()
         reports = self._initial_reports(decision)
@@ -640,6 +650,12 @@ class Engine:
         except Exception as exc:  # a broken cache must never break the caller
             log.warning("cache not invalidated for %s: %s", path, exc)
             return 0
+
+    def repository_refreshed(self, root: Path) -> None:
+        """The repository at ``root`` was brought up to date just now (a ``--repo``
+        search asked for it): the search after it need not check it again."""
+        if self._freshness is not None:
+            self._freshness.brought_up_to_date(root)
 
     async def adopt_new_indexes(self) -> None:
         """A repository indexed since the config was applied (by ``tributary index`` or

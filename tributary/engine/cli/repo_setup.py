@@ -20,7 +20,7 @@ from tributary.engine.cli.common import config_path, forget_cached_answers, run_
 from tributary.engine.cli.progress import ProgressBar
 
 if TYPE_CHECKING:
-    from tributary.engine.config.schema import Config
+    from tributary.engine.config.schema import Config, RepoConfig
     from tributary.engine.model import SearchRequest
 
 
@@ -86,7 +86,7 @@ def ensure_repo_indexed(
         if event.phase == "chunk":
             bar.update(event.files_done, event.files_total, f"{event.chunks_done} chunks", event.eta_s)
 
-    refresh = refresh_repository(root, history=history, on_progress=on_progress,
+    refresh = refresh_repository(root, history=history, on_progress=on_progress, config=_entry(root, config_file),
                                  embed_later=embed_later or embed_in_background)
     bar.finish(refresh.code_summary())
     for line in refresh.notes():
@@ -94,3 +94,16 @@ def ensure_repo_indexed(
     if refresh.changed:
         forget_cached_answers(root, config_file)
     return 0
+
+
+def _entry(root: Path, config_file: Path | None) -> RepoConfig | None:
+    """The config's entry for ``root`` (which files its include and exclude patterns
+    index); None when it has none or the config cannot be read (the index is still made)."""
+    from tributary.engine.config.load import load_config
+    from tributary.engine.repos.manage import repo_entry
+
+    try:
+        return repo_entry(load_config(config_file).repos, root)
+    except Exception as exc:
+        print(f"tributary: config not used for {root.name}: {exc}", file=sys.stderr)
+        return None

@@ -614,6 +614,14 @@ class PgIndexStore:
             "WHERE c.id = ANY(%s)", (unique,)).fetchall())  # fmt: skip
         return {int(r[0]): StoredChunk(*r) for r in rows}
 
+    def unembedded(self, chunk_ids: Sequence[int]) -> set[int]:
+        if not chunk_ids:
+            return set()
+        wanted = [int(i) for i in chunk_ids]
+        rows = self.db.read(lambda c: c.execute(
+            "SELECT id FROM chunks WHERE id = ANY(%s) AND embedding IS NULL", (wanted,)).fetchall())  # fmt: skip
+        return {int(row[0]) for row in rows}
+
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """Each chunk's file: from what the searches returned (a chunk id never moves to
         another file: a rewritten file gets new chunks), else asked."""

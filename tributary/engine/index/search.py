@@ -199,9 +199,10 @@ def hybrid_search(
     task = read_task(query) if is_task_question(query) else None
     keyword_query = " ".join(task.terms) if task is not None else query
     dense, keyword = store.candidates(keyword_query, query_vector, size, where)
+    ranked_dense = _with_unembedded(store, dense, keyword) if query_vector is not None else dense
     lists: list[tuple[float, Sequence[int]]] = []
     if query_vector is not None:
-        lists.append((weights.dense, [cid for cid, _ in dense]))
+        lists.append((weights.dense, [cid for cid, _ in ranked_dense]))
     lists.append((weights.keyword, [cid for cid, _ in keyword]))
     symbols: list[int] = []
     names: frozenset[str] = frozenset()
@@ -231,7 +232,7 @@ def hybrid_search(
                 lists.append((weights.symbol * QUESTION_SYMBOL_SHARE, symbols))
     whole_files = [(weights.file, keyword)]
     if task is None and not names:  # a lookup's answer is the definition, not a file
-        whole_files.append((weights.dense_file, dense))
+        whole_files.append((weights.dense_file, ranked_dense))
     ranked = _top_fused(store, lists, whole_files, weights.k, None)
     best = ranked[: top_k * PRIOR_POOL + 20]
     best += _other_files(store, best, ranked[len(best) :], math.ceil(FILE_SHARE * top_k))
@@ -288,6 +289,26 @@ def hybrid_search(
         task.constructed, frozenset(quoted),
     )
     return focus_files(listed, ordered, top_k, lead=TASK_LEAD_CHUNKS)
+
+
+def _with_unembedded(
+    store: IndexStore, dense: Sequence[tuple[int, float]], keyword: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """The dense ranking, with each keyword match that has no vector yet (written moments
+    ago, or while a new repository's vectors are being made) placed at its keyword rank,
+    with the cosine of the chunk it displaces: for lack of a vector it would otherwise
+    rank below every embedded chunk, so code just written would not be found by its own
+    words. With every vector made, or none yet, the dense ranking as it is. (Only the
+    ranking: a hit reports the cosine and dense rank of its own vector, none here.)"""
+    waiting = store.unembedded([cid for cid, _ in keyword]) if keyword and dense else set()
+    if not waiting:  # (no vector at all: nothing embedded to rank below)
+        return list(dense)
+    ranked = list(dense)
+    for rank, (cid, _) in enumerate(keyword):
+        if cid in waiting:
+            at = min(rank, len(ranked))
+            ranked.insert(at, (cid, ranked[at][1] if at < len(ranked) else ranked[-1][1] if ranked else 0.0))
+    return ranked
 
 
 PAIRED_MEMBERS = 5  # the symbol list's first chunks checked for a member named with its class

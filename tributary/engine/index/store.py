@@ -261,6 +261,9 @@ class IndexStore(Protocol):
         ...
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]: ...
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]: ...
+    def unembedded(self, chunk_ids: Sequence[int]) -> set[int]:
+        """Those of ``chunk_ids`` that have no vector yet (written since the last embedding pass)."""
+        ...
     def chunk_ids_matching(self, path_glob: str) -> frozenset[int]: ...
     def counts(self) -> tuple[int, int]: ...
     def close(self) -> None: ...
@@ -702,6 +705,13 @@ class SqliteStore:
         finally:
             ranked = dense.result()
         return ranked, keyword
+
+    def unembedded(self, chunk_ids: Sequence[int]) -> set[int]:
+        cache = self._vectors()  # (read again once the file changes: a vector written since is in it)
+        if cache is None:
+            return set(chunk_ids)
+        held = cache.files_of(chunk_ids)
+        return {cid for cid in chunk_ids if cid not in held}
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         cache = self._vectors()

@@ -11,12 +11,13 @@ nor keeps serving one they removed.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tributary.engine import sqlite
+from tributary.engine.config.schema import RepoConfig
 from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.index.manager import (
     IndexInfo,
@@ -105,24 +106,37 @@ def refresh_repository(
     *,
     history: bool = True,
     backend: IndexBackend | None = None,
+    config: RepoConfig | None = None,
+    index_dir: Path | None = None,
     on_progress: ProgressCallback | None = None,
     embed_later: Callable[[Path], None] | None = None,
 ) -> RepoRefresh:
     """Bring a repository's keyword tiers up to date for a search (indexing it the first
-    time): changed files re-read, new commits imported (``history``). The chunks and
-    past tasks still without a vector go to ``embed_later`` unless a pass embeds them
-    already; no vector is made here, so this is cheap when little changed."""
-    chosen = resolve_backend(None, backend)
-    code = index_repository(root, on_progress=on_progress, embed=False, backend=chosen)
-    embedded, total = repository_readiness(root, backend=chosen)
+    time): changed files re-read (``config``: its entry, whose include and exclude
+    patterns say which), new commits imported (``history``). The chunks and past tasks
+    still without a vector go to ``embed_later`` unless a pass embeds them already; no
+    vector is made here, so this is cheap when little changed."""
+    chosen = resolve_backend(index_dir, backend)
+    code = index_repository(root, on_progress=on_progress, embed=False, backend=chosen, config=config,
+                            index_dir=index_dir)
+    embedded, total = repository_readiness(root, backend=chosen, index_dir=index_dir)
     refresh = RepoRefresh(code, vectors_waiting=total - embedded)
     if history:
-        refresh.history = update_history(root, embed=False, backend=chosen)
-        refresh.history_waiting = _history_waits(root, chosen)
+        refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
+        refresh.history_waiting = _history_waits(root, chosen, index_dir)
     waiting = refresh.vectors_waiting or refresh.history_waiting
-    if embed_later is not None and waiting and not embedding_underway(root, backend=chosen):
+    if embed_later is not None and waiting and not embedding_underway(root, backend=chosen, index_dir=index_dir):
         embed_later(root)
     return refresh
+
+
+def repo_entry(repos: Sequence[RepoConfig], root: Path) -> RepoConfig | None:
+    """The config's entry for the repository at ``root`` (its name, include and exclude
+    patterns), if it has one."""
+    for repo in repos:
+        if Path(repo.path).expanduser().resolve() == root:
+            return repo
+    return None
 
 
 def repository_indexed(root: Path, *, backend: IndexBackend | None = None) -> bool:
@@ -145,10 +159,10 @@ def embed_in_background(root: Path) -> None:
     )  # fmt: skip
 
 
-def _history_waits(root: Path, backend: IndexBackend) -> bool:
+def _history_waits(root: Path, backend: IndexBackend, index_dir: Path | None = None) -> bool:
     """Whether past tasks of the history wait for their vectors (imported just now, or
     left by a background pass that was stopped)."""
-    store = open_history(root, backend=backend, create=False)
+    store = open_history(root, index_dir, backend, create=False)
     if store is None:
         return False
     with closing(store):

@@ -61,6 +61,7 @@ from tributary.engine.model import (
 from tributary.engine.pipeline.confidence import source_views
 from tributary.engine.pipeline.formats import query_attribute, shown_name
 from tributary.engine.pipeline.tokens import count_tokens
+from tributary.engine.repos.freshness import Freshness
 from tributary.engine.runtime.heap import settle
 from tributary.engine.runtime.shutdown import hangup_as_terminate, run_until_signalled
 from tributary.engine.servers.stdio_serve import serve_stdio
@@ -672,7 +673,7 @@ def require_token(app: ASGIApp, token: str) -> ASGIApp:
 
 def default_factory(config_path: Path | None) -> Callable[[], Awaitable[Engine]]:
     async def factory() -> Engine:
-        engine = await Engine.open(config_path)
+        engine = await Engine.open(config_path, freshness=Freshness())  # the client edits what it asks about
         settle()  # start-up is over: later full GC passes skip what it loaded
         return engine
 

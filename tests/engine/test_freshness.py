@@ -1,0 +1,136 @@
+"""A headless engine (``serve``, the background engine) searches its repositories as they
+are now: an LLM client edits the code it asks about, and nothing else re-indexes it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tributary.engine.cache.layers import ResponseCache
+from tributary.engine.cache.memory import MemoryCache
+from tributary.engine.config.schema import CacheConfig, Config, IndexConfig, RepoConfig
+from tributary.engine.engine import Engine
+from tributary.engine.index.manager import open_index_store
+from tributary.engine.model import SearchRequest
+from tributary.engine.repos.freshness import Freshness
+from tributary.engine.repos.manage import refresh_repository
+from tributary.engine.servers.inprocess import in_process_builtins
+from tributary.engine.tasks.api import tasks_db_path
+
+ZEBRA = "def count_zebra_stripes(zebra):\n    return len(zebra.stripes)\n"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def _repo(tmp_path: Path, *, history: bool = True) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def main():\n    return 1\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Add the app")
+    refresh_repository(repo, history=history, embed_later=lambda _root: None)
+    return repo
+
+
+def _symbols(repo: Path) -> set[str | None]:
+    store = open_index_store(repo)
+    try:
+        return {c.symbol for c in store.chunks_by_id(sorted(store.chunk_ids_matching("*"))).values()}
+    finally:
+        store.close()
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUTARY_HOME", str(tmp_path / "home"))
+
+
+@pytest.mark.asyncio
+async def test_an_edit_is_indexed_before_the_next_search_once_the_interval_passes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    clock, embedded = Clock(), list[Path]()
+    freshness = Freshness(clock=clock, embed_later=embedded.append)
+    assert await freshness.refresh(Config()) == []  # nothing changed: nothing to drop
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    assert await freshness.refresh(Config()) == []  # checked a moment ago
+    assert "count_zebra_stripes" not in _symbols(repo)
+    clock.now += 2.5
+    assert await freshness.refresh(Config()) == [repo]
+    assert "count_zebra_stripes" in _symbols(repo)
+    assert embedded == [repo, repo]  # the vectors are left to a background pass, each time some wait
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Count the stripes")
+    clock.now += 2.5
+    assert await freshness.refresh(Config()) == [repo]  # the new commit joins the history
+
+
+@pytest.mark.asyncio
+async def test_a_repositorys_own_settings_are_kept(tmp_path: Path) -> None:
+    """A repository indexed without its history, or with some files excluded, is
+    brought up to date as it was indexed."""
+    repo = _repo(tmp_path, history=False)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    (repo / "skipped.py").write_text("def skipped_function():\n    return 0\n", encoding="utf-8")
+    config = Config(repos=[RepoConfig(path=str(repo), exclude=["skipped.py"])])
+    assert await Freshness(embed_later=lambda _root: None).refresh(config) == [repo]
+    assert "count_zebra_stripes" in _symbols(repo)
+    assert "skipped_function" not in _symbols(repo)
+    assert not tasks_db_path(repo).exists()
+
+
+@pytest.mark.asyncio
+async def test_a_missing_folder_and_a_shared_index_are_left_alone(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    shared = Config(index=IndexConfig(backend="postgres", dsn="postgresql://nowhere/db"))
+    assert await Freshness(embed_later=lambda _root: None).refresh(shared) == []  # CI's to update
+    assert "count_zebra_stripes" not in _symbols(repo)
+    repo.rename(tmp_path / "moved")
+    assert await Freshness(embed_later=lambda _root: None).refresh(Config()) == []
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)  # the real model loads in this process
+@pytest.mark.asyncio
+async def test_a_search_after_an_edit_finds_it_and_replays_no_answer_from_before(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    clock = Clock()
+    config = Config(cache=CacheConfig(backend="memory"))
+    engine = Engine(config, connector=in_process_builtins(), cache=ResponseCache(MemoryCache(), config),
+                    freshness=Freshness(clock=clock, embed_later=lambda _root: None))
+    try:
+        request = SearchRequest(query="count zebra stripes", sources=["files"])
+        before = await engine.search(request)
+        assert "zebra.py" not in {hit.path for hit in before.hits}
+        (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+        clock.now += 2.5
+        after = await engine.search(SearchRequest(query="count zebra stripes", sources=["files"]))
+    finally:
+        await engine.aclose()
+    assert after.hits[0].path == "zebra.py"
+    assert all(report.status != "cached" for report in after.sources)
+
+
+@pytest.mark.asyncio
+async def test_a_repository_a_repo_search_just_updated_is_not_checked_again(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    clock = Clock()
+    freshness = Freshness(clock=clock, embed_later=lambda _root: None)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    freshness.brought_up_to_date(repo)  # (as the --repo search would have, before this edit)
+    assert await freshness.refresh(Config()) == []
+    clock.now += 2.5
+    assert await freshness.refresh(Config()) == [repo]
