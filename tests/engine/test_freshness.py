@@ -70,7 +70,7 @@ async def test_an_edit_is_indexed_before_the_next_search_once_the_interval_passe
     clock.now += 2.5
     assert await freshness.refresh(Config()) == [repo]
     assert "count_zebra_stripes" in _symbols(repo)
-    assert embedded == [repo, repo]  # the vectors are left to a background pass, each time some wait
+    assert embedded == [repo]  # its vector is left to a background pass (not what waited before)
     _git(repo, "add", ".")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "Count the stripes")
     clock.now += 2.5
@@ -134,3 +134,28 @@ async def test_a_repository_a_repo_search_just_updated_is_not_checked_again(tmp_
     assert await freshness.refresh(Config()) == []
     clock.now += 2.5
     assert await freshness.refresh(Config()) == [repo]
+
+
+def _written_at(database: Path) -> tuple[int, ...]:
+    return tuple(p.stat().st_mtime_ns for p in (database, Path(f"{database}-wal")) if p.exists())
+
+
+@pytest.mark.asyncio
+async def test_a_repository_with_nothing_new_is_not_written(tmp_path: Path) -> None:
+    """Each write to an index makes every process searching it read its vectors again
+    (seconds for a large one), so a check that finds nothing to do writes nothing."""
+    from tributary.engine.index.manager import index_path_for
+
+    repo = _repo(tmp_path)
+    clock = Clock()
+    freshness = Freshness(clock=clock, embed_later=lambda _root: None)
+    await freshness.refresh(Config())
+    code, history = index_path_for(repo), tasks_db_path(repo)
+    before = _written_at(code), _written_at(history)
+    clock.now += 2.5
+    assert await freshness.refresh(Config()) == []
+    assert (_written_at(code), _written_at(history)) == before
+    (repo / "app.py").write_text("def main():\n    return 2\n", encoding="utf-8")
+    clock.now += 2.5
+    assert await freshness.refresh(Config()) == [repo]
+    assert _written_at(code) != before[0]

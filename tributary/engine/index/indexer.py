@@ -125,6 +125,19 @@ class Indexer:
         self._embed(stats, started)
         return self._finish(stats, started)
 
+    def settled(self) -> bool:
+        """Whether a pass would find nothing to do: every file's size and modification
+        time as recorded, none new and none gone, chunked by this chunker. Reads only."""
+        if self.store.get_meta("chunker_version") != CHUNKER_VERSION:
+            return False
+        known = self.store.file_states()
+        seen = 0
+        for source in discover(self.root, include=self.include, exclude=self.exclude, max_bytes=self.max_bytes):
+            if not self._unchanged(source, known.get(source.path)):
+                return False
+            seen += 1
+        return seen == len(known)  # (fewer: a file is gone)
+
     # steps --------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder:

@@ -161,6 +161,28 @@ def index_repository(
         store.close()
 
 
+def unchanged_index(
+    path: Path | str, *, config: RepoConfig | None = None, index_dir: Path | None = None
+) -> IndexStats | None:
+    """The figures of a local index that a pass would leave as it is; None when a pass
+    would change it, or it is not indexed here. Reads only: a pass records itself even
+    when nothing changed, and each write to an index makes every process searching it
+    read its vectors again."""
+    root = Path(path).expanduser().resolve()
+    index_path = index_path_for(root, directory=index_dir)
+    if not index_path.exists():
+        return None
+    store = SqliteStore(index_path, readonly=True)
+    try:
+        if not _indexer(store, root, index_path, config, None, None).settled():
+            return None
+        files, chunks = store.counts()
+    finally:
+        store.close()
+    return IndexStats(root, index_path, files_seen=files, files_unchanged=files, files_total=files,
+                      chunks_total=chunks)
+
+
 def embed_repository(
     path: Path | str,
     *,

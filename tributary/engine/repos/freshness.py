@@ -71,12 +71,7 @@ class Freshness:
         return [info.root for info in list_indexes(self._index_dir, backend=SQLITE) if info.exists]
 
     async def _refresh_one(self, root: Path, repos: Sequence[RepoConfig]) -> bool:
-        from tributary.engine.index.backend import SQLITE
-        from tributary.engine.repos.manage import (
-            embed_in_background,
-            refresh_repository,
-            repo_entry,
-        )
+        from tributary.engine.repos.manage import repo_entry
         from tributary.engine.tasks.api import tasks_db_path
 
         async with self._locks.setdefault(root, asyncio.Lock()):
@@ -85,13 +80,26 @@ class Freshness:
                 return False
             history = tasks_db_path(root, self._index_dir).exists()  # indexed --no-history: left so
             try:
-                refresh = await asyncio.to_thread(
-                    refresh_repository, root, history=history, backend=SQLITE, config=repo_entry(repos, root),
-                    index_dir=self._index_dir, embed_later=self._embed_later or embed_in_background,
-                )  # fmt: skip
+                return await asyncio.to_thread(self._update, root, history, repo_entry(repos, root))
             except Exception as exc:  # the index as it is still answers
                 log.warning("%s: not brought up to date: %s", root, exc)
                 return False
             finally:
                 self._checked[root] = self._clock()
+
+    def _update(self, root: Path, history: bool, config: RepoConfig | None) -> bool:
+        """Bring ``root`` up to date; whether it changed. Only what this pass changed
+        starts an embedding pass: vectors a stopped pass left waiting are the app's or
+        ``tributary index embed``'s to finish, not a surprise on every search."""
+        from tributary.engine.index.backend import SQLITE
+        from tributary.engine.repos.manage import (
+            embed_in_background,
+            embedding_underway,
+            refresh_repository,
+        )
+
+        refresh = refresh_repository(root, history=history, backend=SQLITE, config=config, index_dir=self._index_dir)
+        waiting = refresh.vectors_waiting or refresh.history_waiting
+        if refresh.changed and waiting and not embedding_underway(root, index_dir=self._index_dir, backend=SQLITE):
+            (self._embed_later or embed_in_background)(root)
         return refresh.changed

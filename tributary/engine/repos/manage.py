@@ -28,10 +28,16 @@ from tributary.engine.index.manager import (
     remove_postgres_repository,
     remove_sqlite_files,
     repository_readiness,
+    unchanged_index,
 )
 from tributary.engine.index.progress import IndexStats, ProgressCallback
 from tributary.engine.runtime.spawn import cli_command
-from tributary.engine.tasks.api import import_git_history, open_history, tasks_db_path
+from tributary.engine.tasks.api import (
+    history_moved,
+    import_git_history,
+    open_history,
+    tasks_db_path,
+)
 from tributary.engine.tasks.model import ImportStats
 from tributary.engine.tasks.sources import GitError, is_git_repo
 from tributary.engine.tasks.store import TaskStore
@@ -117,12 +123,17 @@ def refresh_repository(
     still without a vector go to ``embed_later`` unless a pass embeds them already; no
     vector is made here, so this is cheap when little changed."""
     chosen = resolve_backend(index_dir, backend)
-    code = index_repository(root, on_progress=on_progress, embed=False, backend=chosen, config=config,
-                            index_dir=index_dir)
+    # Nothing to do is found without writing: a write makes every searching process read
+    # the index's vectors again, which for a large one takes longer than the search.
+    settled = unchanged_index(root, config=config, index_dir=index_dir) if chosen.dsn is None else None
+    moved = history and (settled is None or history_moved(root, index_dir))
+    code = settled or index_repository(root, on_progress=on_progress, embed=False, backend=chosen, config=config,
+                                       index_dir=index_dir)
     embedded, total = repository_readiness(root, backend=chosen, index_dir=index_dir)
     refresh = RepoRefresh(code, vectors_waiting=total - embedded)
     if history:
-        refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
+        if moved:
+            refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
         refresh.history_waiting = _history_waits(root, chosen, index_dir)
     waiting = refresh.vectors_waiting or refresh.history_waiting
     if embed_later is not None and waiting and not embedding_underway(root, backend=chosen, index_dir=index_dir):

@@ -87,6 +87,18 @@ def _snapshot(store: TaskHistory, repo: Path) -> None:
         store.set_snapshot_files(list_repo_files(repo))
 
 
+def history_moved(repo_path: Path | str, indexes_dir: Path | str | None = None) -> bool:
+    """Whether a local history would import something: the work tree's HEAD is not the
+    commit it last imported (no history yet: it would, in a git work tree). Reads only."""
+    repo = Path(repo_path).expanduser().resolve()
+    database = tasks_db_path(repo, indexes_dir)
+    if not database.exists():
+        return head_commit(repo) is not None  # (a folder outside git has none to import)
+    with TaskStore(database, readonly=True) as store:
+        last = store.get_meta("git_head")
+    return last is None or head_commit(repo) != last
+
+
 def import_git_history(
     repo_path: Path | str,
     *,
