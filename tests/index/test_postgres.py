@@ -345,7 +345,7 @@ def test_searches_survive_a_server_restart(postgres_server: Any, postgres_dsn: s
 def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
     postgres_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.tasks.task_helpers import HashEmbedder, commit, git
+    from tests.tasks.task_helpers import HashEmbedder, commit
     from tributary.app import index_worker
     from tributary.engine.cli.main import main
     from tributary.engine.config.load import load_config
@@ -363,10 +363,7 @@ def test_the_cli_app_worker_and_builtins_follow_the_configured_index(
     monkeypatch.setattr(embed, "load_default_embedder", lambda: HashEmbedder())
     monkeypatch.setattr(os, "nice", lambda increment: 0)  # (not this test process's priority)
     (home / "config.yaml").write_text("index:\n  backend: postgres\n  dsn: ${TEAM_INDEX_DSN}\n", encoding="utf-8")
-    checkout = make_repo(tmp_path / "checkout")
-    git(checkout, "init", "-q", "-b", "main")
-    git(checkout, "add", "-A")
-    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    checkout = _one_commit(tmp_path / "checkout")
     commit(checkout, {"src/billing.py": "def invoice_total(lines):\n    return sum(lines)\n"},
            "Add invoice totals", "2024-02-01T10:00:00+00:00")
 
@@ -789,15 +786,23 @@ def test_a_task_ranks_a_likely_files_functions_among_its_own(postgres_dsn: str, 
         store.close()
 
 
-def test_a_history_imported_without_vectors_gets_them_later(postgres_dsn: str, tmp_path: Path) -> None:
-    """``--repo`` imports the commits' words at once; the background pass embeds them."""
-    from tests.tasks.task_helpers import HashEmbedder, git
-    from tributary.engine.tasks.api import embed_history, import_git_history, open_history
+def _one_commit(checkout: Path) -> Path:
+    """The service of ``make_repo`` in a git work tree, in one commit."""
+    from tests.tasks.task_helpers import git
 
-    checkout = make_repo(tmp_path / "checkout")
+    make_repo(checkout)
     git(checkout, "init", "-q", "-b", "main")
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    return checkout
+
+
+def test_a_history_imported_without_vectors_gets_them_later(postgres_dsn: str, tmp_path: Path) -> None:
+    """``--repo`` imports the commits' words at once; the background pass embeds them."""
+    from tests.tasks.task_helpers import HashEmbedder
+    from tributary.engine.tasks.api import embed_history, import_git_history, open_history
+
+    checkout = _one_commit(tmp_path / "checkout")
     backend = IndexBackend(postgres_dsn)
     import_git_history(checkout, embed=False, backend=backend)
 
@@ -818,15 +823,12 @@ def test_one_embedding_pass_at_a_time_in_the_shared_index(postgres_dsn: str, tmp
     """Two machines' background passes over one repository of the shared index embedded
     the same chunks and commits twice: while a pass elsewhere holds the code's or the
     history's turn, this one does nothing, and says a pass is underway."""
-    from tests.tasks.task_helpers import HashEmbedder, git
+    from tests.tasks.task_helpers import HashEmbedder
     from tributary.engine.index.manager import embed_repository
     from tributary.engine.repos.manage import embedding_underway
     from tributary.engine.tasks.api import embed_history, import_git_history
 
-    checkout = make_repo(tmp_path / "checkout")
-    git(checkout, "init", "-q", "-b", "main")
-    git(checkout, "add", "-A")
-    git(checkout, "commit", "-q", "-m", "Import the service", date="2024-01-01T10:00:00+00:00")
+    checkout = _one_commit(tmp_path / "checkout")
     backend = IndexBackend(postgres_dsn)
     index_repository(checkout, embed=False, backend=backend)
     import_git_history(checkout, embed=False, backend=backend)
