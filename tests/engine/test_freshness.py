@@ -159,3 +159,35 @@ async def test_a_repository_with_nothing_new_is_not_written(tmp_path: Path) -> N
     clock.now += 2.5
     assert await freshness.refresh(Config()) == [repo]
     assert _written_at(code) != before[0]
+
+
+@pytest.mark.asyncio
+async def test_a_long_update_does_not_hold_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A branch switched under a large repository means minutes of chunking: the search
+    waits a moment, then answers from the index as it is, and the answers that drew on
+    the repository are dropped once the update ends."""
+    import threading
+
+    repo = _repo(tmp_path)
+    release = threading.Event()
+    slow = Freshness(wait_s=0.05, embed_later=lambda _root: None)
+    update = slow._update
+
+    def held(root: Path, history: bool, config: RepoConfig | None) -> bool:
+        release.wait(30)
+        return update(root, history, config)
+
+    monkeypatch.setattr(slow, "_update", held)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    told: list[Path] = []
+
+    async def changed(root: Path) -> int:
+        told.append(root)
+        return 1
+
+    assert await slow.refresh(Config(), later=changed) == []  # answered meanwhile
+    assert await slow.refresh(Config(), later=changed) == []  # the same update, not a second
+    release.set()
+    await slow.close()
+    assert told == [repo, repo]  # each search that went on without it hears of the change
+    assert "count_zebra_stripes" in _symbols(repo)

@@ -242,7 +242,7 @@ class Engine:
         started = time.perf_counter()
         await self.adopt_new_indexes()
         if self._freshness is not None:  # before the cache: an answer from before an edit is not replayed
-            for root in await self._freshness.refresh(self.config):
+            for root in await self._freshness.refresh(self.config, later=self.repository_changed):
                 await self.repository_changed(root)
         decision = filters.route(request.sources, lambda sources: self.route(request.query, sources))
         scope = filters.arguments()
@@ -742,6 +742,8 @@ class Engine:
                     await self._watch_task
         if self._attach is not None:
             await self._attach.close()
+        if self._freshness is not None:
+            await self._freshness.close()
         await self.pool.aclose()
         if self.cache is not None:
             await self.cache.close()
