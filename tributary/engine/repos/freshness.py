@@ -9,9 +9,9 @@ left to a background pass): at most once every ``FRESH_S`` per repository, the
 repositories side by side in worker threads, one pass at a time for each. A search
 waits for them ``WAIT_S`` at most: a longer pass (a branch switched under a large
 repository) goes on, and the answers that drew on what it changes are dropped when it
-ends. A repository whose folder is gone is left as it is. A shared PostgreSQL index is left to whoever
-indexes it (CI, ``tributary index``): a desktop's uncommitted edits must not reach the
-team's index.
+ends. A repository whose folder is gone is left as it is. A shared PostgreSQL index is
+left to whoever indexes it (CI, ``tributary index``): a desktop's uncommitted edits must
+not reach the team's index.
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ class Freshness:
         from tributary.engine.index.backend import SQLITE
         from tributary.engine.index.manager import list_indexes
 
-        return [info.root for info in list_indexes(self._index_dir, backend=SQLITE) if info.exists]
+        try:
+            return [info.root for info in list_indexes(self._index_dir, backend=SQLITE) if info.exists]
+        except Exception as exc:  # (an unreadable folder of indexes: the searches go on)
+            log.warning("indexed repositories not listed: %s", exc)
+            return []
 
     def _check(self, root: Path, repos: Sequence[RepoConfig]) -> asyncio.Task[Path | None] | None:
         """The check of ``root`` running now, or a new one; None when it was checked
