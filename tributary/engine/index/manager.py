@@ -195,7 +195,7 @@ def embed_repository(
     """Embed the chunks of an existing index that have no vector yet (the second tier).
     One process at a time per index (in a shared PostgreSQL index, on any machine): when
     another embeds it, nothing is done."""
-    from tributary.engine.localsearch.embed_lock import take_embed_lock
+    from tributary.engine.localsearch.embed_lock import embedding_turn
 
     root = Path(path).expanduser().resolve()
     chosen = resolve_backend(index_dir, backend)
@@ -218,18 +218,15 @@ def embed_repository(
     index_path = index_path_for(root, directory=index_dir)
     if not index_path.exists():
         raise FileNotFoundError(f"{root} is not indexed: run `tributary index add {root}`")
-    lock = take_embed_lock(index_path)
-    if lock is None:
-        log.info("%s: another process is embedding it", root)
-        return IndexStats(root, index_path)
-    try:
+    with embedding_turn(index_path) as ours:  # (taken before the store is opened to write)
+        if not ours:
+            log.info("%s: another process is embedding it", root)
+            return IndexStats(root, index_path)
         store = _open_store(root, index_path, config.name if config else None)
         try:
             return _indexer(store, root, index_path, config, embedder, on_progress).embed_pending()
         finally:
             store.close()
-    finally:
-        lock.release()
 
 
 def repository_readiness(

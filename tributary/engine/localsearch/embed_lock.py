@@ -4,6 +4,8 @@ embedding the same texts again."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
@@ -25,12 +27,22 @@ def take_embed_lock(store_file: Path) -> BaseFileLock | None:
     return lock
 
 
+@contextmanager
+def embedding_turn(store_file: Path) -> Iterator[bool]:
+    """``store_file``'s embedding pass, taken without waiting: True while the block holds
+    it, False when another process does (the twin of a shared index's
+    ``PgCollection.embedding_turn``)."""
+    lock = take_embed_lock(store_file)
+    try:
+        yield lock is not None
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 def embedding_held(store_file: Path) -> bool:
     """Whether another process runs an embedding pass over ``store_file`` now."""
     if not embed_lock_path(store_file).exists():
         return False
-    lock = take_embed_lock(store_file)
-    if lock is None:
-        return True
-    lock.release()
-    return False
+    with embedding_turn(store_file) as ours:
+        return not ours

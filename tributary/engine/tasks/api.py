@@ -184,26 +184,21 @@ def embed_history(
     store = open_history(repo_path, indexes_dir, backend, create=False)
     if store is None:
         return 0
-    from tributary.engine.localsearch.embed_lock import take_embed_lock
+    from tributary.engine.localsearch.embed_lock import embedding_turn
 
     with closing(store):
         if resolve_backend(indexes_dir, backend).dsn is not None:  # the database's lock: one pass on any machine
             from tributary.engine.tasks.pg_store import PgTaskStore
 
             assert isinstance(store, PgTaskStore)
-            with store.collection.embedding_turn() as ours:
-                if not ours:
-                    log.info("%s: another process is embedding its history", repo_path)
-                    return 0
-                return _embed_missing(store, embedder, on_progress)
-        lock = take_embed_lock(tasks_db_path(repo_path, indexes_dir))
-        if lock is None:
-            log.info("%s: another process is embedding its history", repo_path)
-            return 0
-        try:
+            turn = store.collection.embedding_turn()
+        else:
+            turn = embedding_turn(tasks_db_path(repo_path, indexes_dir))
+        with turn as ours:
+            if not ours:
+                log.info("%s: another process is embedding its history", repo_path)
+                return 0
             return _embed_missing(store, embedder, on_progress)
-        finally:
-            lock.release()
 
 
 def _embed_missing(
