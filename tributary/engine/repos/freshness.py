@@ -139,14 +139,10 @@ class Freshness:
         starts an embedding pass: vectors a stopped pass left waiting are the app's or
         ``tributary index embed``'s to finish, not a surprise on every search."""
         from tributary.engine.index.backend import SQLITE
-        from tributary.engine.repos.manage import (
-            embed_in_background,
-            embedding_underway,
-            refresh_repository,
-        )
+        from tributary.engine.repos.manage import embed_in_background, refresh_repository
 
-        refresh = refresh_repository(root, history=history, backend=SQLITE, config=config, index_dir=self._index_dir)
-        waiting = refresh.vectors_waiting or refresh.history_waiting
-        if refresh.changed and waiting and not embedding_underway(root, index_dir=self._index_dir, backend=SQLITE):
-            (self._embed_later or embed_in_background)(root)
+        refresh = refresh_repository(
+            root, history=history, backend=SQLITE, config=config, index_dir=self._index_dir,
+            embed_later=self._embed_later or embed_in_background, embed_new_only=True,
+        )  # fmt: skip
         return refresh.changed

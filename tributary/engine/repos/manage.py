@@ -116,12 +116,14 @@ def refresh_repository(
     index_dir: Path | None = None,
     on_progress: ProgressCallback | None = None,
     embed_later: Callable[[Path], None] | None = None,
+    embed_new_only: bool = False,
 ) -> RepoRefresh:
     """Bring a repository's keyword tiers up to date for a search (indexing it the first
     time): changed files re-read (``config``: its entry, whose include and exclude
     patterns say which), new commits imported (``history``). The chunks and past tasks
-    still without a vector go to ``embed_later`` unless a pass embeds them already; no
-    vector is made here, so this is cheap when little changed."""
+    still without a vector go to ``embed_later`` unless a pass embeds them already
+    (``embed_new_only``: only when this call changed something, not for what a stopped
+    pass left); no vector is made here, so this is cheap when little changed."""
     chosen = resolve_backend(index_dir, backend)
     # Nothing to do is found without writing: a write makes every searching process read
     # the index's vectors again, which for a large one takes longer than the search.
@@ -135,7 +137,7 @@ def refresh_repository(
         if moved:
             refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
         refresh.history_waiting = _history_waits(root, chosen, index_dir)
-    waiting = refresh.vectors_waiting or refresh.history_waiting
+    waiting = (refresh.vectors_waiting or refresh.history_waiting) and (refresh.changed or not embed_new_only)
     if embed_later is not None and waiting and not embedding_underway(root, backend=chosen, index_dir=index_dir):
         embed_later(root)
     return refresh
