@@ -512,3 +512,42 @@ async def test_a_reindex_asked_while_the_app_finishes_vectors_stops_that_pass(
     for name in ("keyword-gate", "gate", "history-gate", "done-gate"):
         (tmp_path / name).touch()
     await until(lambda: not page._running)
+
+
+def test_a_running_index_shows_its_whole_status_as_a_tooltip(qtbot: Any, tmp_path: Path) -> None:
+    """The Status column is cut at its end in a narrow window: while a repository is
+    indexed its progress still reads whole in the tooltip, and the cell is updated in
+    place, so a tooltip being read is not taken away by the next progress line."""
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", "pass"])
+    qtbot.addWidget(page)
+    key = str(tmp_path / "repo")
+    page._running[key] = Progress(0, 0, 0, None, None)
+    page._set_row(key, None)
+    first = "keyword search ready; semantic index 40 % ready (400/1,000 chunks embedded)"
+    page._show_status(key, first)
+    cell = page.table.item(0, indexes.COLUMNS.index("Status"))
+    assert cell.text() == first and first in cell.toolTip()
+    page._show_status(key, "reading history")
+    assert page.table.item(0, indexes.COLUMNS.index("Status")) is cell
+    assert cell.text() == "reading history" and "reading history" in cell.toolTip()
+
+
+@pytest.mark.asyncio
+async def test_listing_again_updates_the_same_rows_in_place(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Watchers list the indexes again often: the rows stay the same items (a tooltip
+    being read stays up), their text follows the listing, and a new index is a new row."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    fake = FakeRepos({str(one): SimpleNamespace(root=one, files=4, chunks=40, tasks=3, exists=True)})
+    monkeypatch.setattr(indexes, "repos", lambda: fake)
+    page = IndexPage(lambda: None, worker=lambda path: [sys.executable, "-c", "pass"])
+    qtbot.addWidget(page)
+    await page.refresh()
+    files = page.table.item(0, indexes.COLUMNS.index("Files"))
+    fake.entries[str(one)].files = 5
+    await page.refresh()
+    assert page.table.item(0, indexes.COLUMNS.index("Files")) is files and files.text() == "5"
+    fake.entries[str(two)] = SimpleNamespace(root=two, files=1, chunks=2, tasks=0, exists=True)
+    await page.refresh()
+    assert page.table.rowCount() == 2
+    assert [page.table.item(row, 0).data(Qt.ItemDataRole.UserRole) for row in range(2)] == [str(one), str(two)]

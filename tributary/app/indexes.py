@@ -314,12 +314,11 @@ class IndexPage(QWidget):
 
     def _fill(self, entries: list[Any]) -> None:
         selected = self._selected_path()  # kept across the refill (watchers refresh often)
-        self.table.setRowCount(0)
-        paths = []
+        paths = [str(_get(entry, "root", "path", "repo", default=entry)) for entry in entries]
+        if self._row_paths() != paths + [path for path in self._running if path not in paths]:
+            self.table.setRowCount(0)  # else the same rows are updated in place
         named = Counter(str(_get(entry, "name", default="")) for entry in entries)
-        for entry in entries:
-            path = str(_get(entry, "root", "path", "repo", default=entry))
-            paths.append(path)
+        for path, entry in zip(paths, entries, strict=True):
             self._set_row(path, entry, shared_name=named[str(_get(entry, "name", default=""))] > 1)
         for path in self._running:
             if path not in paths:
@@ -373,6 +372,10 @@ class IndexPage(QWidget):
         self._live_status.pop(key, None)
         self._idle_progress()
 
+    def _row_paths(self) -> list[str]:
+        return [str(item.data(Qt.ItemDataRole.UserRole)) if (item := self.table.item(row, 0)) else ""
+                for row in range(self.table.rowCount())]
+
     def _row_of(self, path: str) -> int:
         for row in range(self.table.rowCount()):
             item = self.table.item(row, 0)
@@ -411,7 +414,9 @@ class IndexPage(QWidget):
             "on" if watch else "off",
         ]
         for column, value in enumerate(values):
-            item = QTableWidgetItem(value)
+            item = self._cell(row, column)
+            item.setText(value)
+            item.setToolTip("")
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, path)
                 item.setToolTip(safe_text.tooltip(path if value == path else f"{value}\n{path}"))
@@ -421,7 +426,16 @@ class IndexPage(QWidget):
                 item.setToolTip(last_whole)
             elif column == COLUMNS.index("Tasks") and no_history:
                 item.setToolTip(NO_HISTORY_TIP)
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        """The item at ``row``, ``column``, made if there is none. Cells are updated in
+        place: the table is filled again whenever an index changes (watchers, progress),
+        and an item replaced under the pointer takes away the tooltip being read."""
+        item = self.table.item(row, column)
+        if item is None:
+            item = QTableWidgetItem()
             self.table.setItem(row, column, item)
+        return item
 
     def _selected_path(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
@@ -662,7 +676,9 @@ class IndexPage(QWidget):
     def _show_status(self, key: str, status: str) -> None:
         """A running repository's state column (kept when the table is filled again)."""
         self._live_status[key] = status
-        self.table.setItem(self._row_of(key), 1, QTableWidgetItem(status))
+        item = self._cell(self._row_of(key), COLUMNS.index("Status"))
+        item.setText(status)
+        item.setToolTip(safe_text.tooltip(status))
 
     def _finished(self, key: str, stats: Any) -> None:
         self._running.pop(key, None)
