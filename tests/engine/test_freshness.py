@@ -191,3 +191,44 @@ async def test_a_long_update_does_not_hold_the_search(tmp_path: Path, monkeypatc
     await slow.close()
     assert told == [repo, repo]  # each search that went on without it hears of the change
     assert "count_zebra_stripes" in _symbols(repo)
+
+
+@pytest.mark.asyncio
+async def test_a_repository_another_process_is_indexing_is_searched_as_far_as_it_got(tmp_path: Path) -> None:
+    """`tributary index add` (or the app's worker) indexing a repository while `serve`
+    answers: the search takes the index as that pass has written it so far instead of
+    indexing the same files beside it, and says so; once that pass ends, the next check
+    brings the index up to date as usual."""
+    from filelock import FileLock
+
+    from tributary.engine.index.manager import index_path_for, indexing_underway
+    from tributary.engine.localsearch.embed_lock import indexing_lock_path
+
+    repo = _repo(tmp_path)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    embedded: list[Path] = []
+    pass_lock = FileLock(indexing_lock_path(index_path_for(repo)))
+    with pass_lock:  # held as a pass in another process holds it
+        assert indexing_underway(repo)
+        refresh = refresh_repository(repo, embed_later=embedded.append)
+        assert refresh.elsewhere and not refresh.changed and embedded == []
+        assert refresh.code_summary() == "1 file so far, being indexed by another process"
+        clock = Clock()
+        assert await Freshness(clock=clock, embed_later=embedded.append).refresh(Config()) == []
+        assert "count_zebra_stripes" not in _symbols(repo)
+    assert not indexing_underway(repo)
+    assert refresh_repository(repo, embed_later=embedded.append).changed
+    assert "count_zebra_stripes" in _symbols(repo)
+
+
+def test_a_keyword_pass_holds_its_lock_while_it_writes(tmp_path: Path) -> None:
+    """A second pass over the same index waits for the first (and finds its work done)
+    rather than chunking the same files beside it."""
+    from tributary.engine.index.manager import index_repository, indexing_underway
+
+    repo = _repo(tmp_path)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    seen: list[bool] = []
+    index_repository(repo, embed=False, on_progress=lambda _event: seen.append(indexing_underway(repo)))
+    assert seen[0]  # (the progress reports of the chunking; the last one, of the end, comes after)
+    assert not indexing_underway(repo)

@@ -174,6 +174,14 @@ def test_files_server_says_how_ready_the_semantic_index_is(
         assert result.hits and result.hits[0].path == "src/billing/invoice.py"
         assert any("semantic index 0 % ready" in w for w in result.warnings), result.warnings
         assert not any("another model" in w for w in result.warnings)
+        assert any(w.endswith("cover every file") for w in result.warnings)
+        from filelock import FileLock
+
+        from tributary.engine.localsearch.embed_lock import indexing_lock_path
+
+        with FileLock(indexing_lock_path(info.index_path)):  # a pass writes it now, elsewhere
+            result = service.search("parse invoice number", 5)
+        assert any(w.endswith("cover the files indexed so far (indexing now)") for w in result.warnings)
         embed_repository(repo, embedder=embedder, index_dir=index_dir)
         result = service.search("parse invoice number", 5)
         assert not any("semantic index" in w for w in result.warnings), result.warnings

@@ -131,6 +131,7 @@ def _indexer(
         exclude=config.exclude if config else (),
         on_progress=on_progress,
         index_path=index_path,
+        pass_lock=index_path if isinstance(store, SqliteStore) else None,
     )
 
 
@@ -168,19 +169,42 @@ def unchanged_index(
     would change it, or it is not indexed here. Reads only: a pass records itself even
     when nothing changed, and each write to an index makes every process searching it
     read its vectors again."""
+    return _figures(path, index_dir, lambda store, root, index_path: _indexer(
+        store, root, index_path, config, None, None).settled())
+
+
+def index_figures(path: Path | str, *, index_dir: Path | None = None) -> IndexStats | None:
+    """The figures of a local index as it is now, read only (None: not indexed here)."""
+    return _figures(path, index_dir, lambda *_: True)
+
+
+def _figures(
+    path: Path | str, index_dir: Path | None, wanted: Callable[[SqliteStore, Path, Path], bool]
+) -> IndexStats | None:
+    """A local index's figures, as a pass that changed nothing reports them, when
+    ``wanted(store, root, index_path)`` says so (else None, as for no index)."""
     root = Path(path).expanduser().resolve()
     index_path = index_path_for(root, directory=index_dir)
     if not index_path.exists():
         return None
     store = SqliteStore(index_path, readonly=True)
     try:
-        if not _indexer(store, root, index_path, config, None, None).settled():
+        if not wanted(store, root, index_path):
             return None
         files, chunks = store.counts()
     finally:
         store.close()
     return IndexStats(root, index_path, files_seen=files, files_unchanged=files, files_total=files,
                       chunks_total=chunks)
+
+
+def indexing_underway(path: Path | str, *, index_dir: Path | None = None) -> bool:
+    """Whether a keyword pass over the local index of ``path`` runs now (another
+    process, or another thread of this one)."""
+    from tributary.engine.localsearch.embed_lock import indexing_held
+
+    root = Path(path).expanduser().resolve()
+    return indexing_held(index_path_for(root, directory=index_dir))
 
 
 def embed_repository(

@@ -1,14 +1,22 @@
-"""One embedding pass at a time per store file (a code index, a task history): a lock
-file beside it, taken without waiting, so a second pass does nothing instead of
-embedding the same texts again."""
+"""One pass at a time per store file (a code index, a task history), each kind of pass
+with a lock file beside the store.
+
+An embedding pass takes its lock without waiting, so a second one does nothing instead
+of embedding the same texts again. A keyword pass (files chunked and written) waits for
+its lock, so a second one runs after the first and finds its work done; a search that
+would bring the index up to date first sees the lock held and searches the index as it
+is instead (``indexing_held``): the folder is being indexed by another process (the
+app's worker, ``tributary index add``), which would otherwise be read twice at once."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
+
+PRIVATE = 0o600  # a lock file is the user's alone, as every file of their data
 
 
 def embed_lock_path(store_file: Path) -> Path:
@@ -19,7 +27,7 @@ def embed_lock_path(store_file: Path) -> Path:
 def take_embed_lock(store_file: Path) -> BaseFileLock | None:
     """The lock of ``store_file``'s embedding pass, held (release it when done); None
     when another process holds it."""
-    lock = FileLock(embed_lock_path(store_file), timeout=0)
+    lock = FileLock(embed_lock_path(store_file), timeout=0, mode=PRIVATE)
     try:
         lock.acquire()
     except Timeout:
@@ -46,3 +54,28 @@ def embedding_held(store_file: Path) -> bool:
         return False
     with embedding_turn(store_file) as ours:
         return not ours
+
+
+def indexing_lock_path(store_file: Path) -> Path:
+    """The file a keyword pass over ``store_file`` holds locked."""
+    return Path(f"{store_file}.indexing")
+
+
+def indexing_turn(store_file: Path | None) -> AbstractContextManager[object]:
+    """``store_file``'s keyword pass, waited for (None: a store with no file, such as a
+    shared database, whose writers take turns in it)."""
+    return nullcontext() if store_file is None else FileLock(indexing_lock_path(store_file), mode=PRIVATE)
+
+
+def indexing_held(store_file: Path) -> bool:
+    """Whether another process (or thread) runs a keyword pass over ``store_file`` now."""
+    path = indexing_lock_path(store_file)
+    if not path.exists():
+        return False
+    lock = FileLock(path, timeout=0, mode=PRIVATE)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    lock.release()
+    return False

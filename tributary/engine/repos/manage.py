@@ -21,8 +21,10 @@ from tributary.engine.config.schema import RepoConfig
 from tributary.engine.index.backend import IndexBackend, resolve_backend
 from tributary.engine.index.manager import (
     IndexInfo,
+    index_figures,
     index_path_for,
     index_repository,
+    indexing_underway,
     list_indexes,
     open_index_store,
     remove_postgres_repository,
@@ -75,6 +77,7 @@ class RepoRefresh:
     vectors_waiting: int = 0
     history: HistoryUpdate | None = None
     history_waiting: bool = False
+    elsewhere: bool = False  # another process was indexing it: searched as far as it got
 
     @property
     def changed(self) -> bool:
@@ -88,6 +91,8 @@ class RepoRefresh:
     def code_summary(self) -> str:
         """``91 files, up to date`` or ``91 files, 648 chunks (3 files updated in 0.2s)``."""
         stats = self.code
+        if self.elsewhere:
+            return f"{counted(stats.files_total, 'file')} so far, being indexed by another process"
         if not stats.files_indexed:
             return f"{counted(stats.files_total, 'file')}, up to date"
         return (f"{counted(stats.files_total, 'file')}, {counted(stats.chunks_total, 'chunk')} "
@@ -128,16 +133,20 @@ def refresh_repository(
     # Nothing to do is found without writing: a write makes every searching process read
     # the index's vectors again, which for a large one takes longer than the search.
     settled = unchanged_index(root, config=config, index_dir=index_dir) if chosen.dsn is None else None
-    moved = history and (settled is None or history_moved(root, index_dir))
-    code = settled or index_repository(root, on_progress=on_progress, embed=False, backend=chosen, config=config,
-                                       index_dir=index_dir)
+    # A pass another process runs (the app's worker, `tributary index add`) is not run
+    # again beside it: the search takes the index as far as that pass has written it.
+    elsewhere = settled is None and chosen.dsn is None and indexing_underway(root, index_dir=index_dir)
+    moved = history and not elsewhere and (settled is None or history_moved(root, index_dir))
+    code = settled or (index_figures(root, index_dir=index_dir) if elsewhere else None) or index_repository(
+        root, on_progress=on_progress, embed=False, backend=chosen, config=config, index_dir=index_dir)
     embedded, total = repository_readiness(root, backend=chosen, index_dir=index_dir)
-    refresh = RepoRefresh(code, vectors_waiting=total - embedded)
+    refresh = RepoRefresh(code, vectors_waiting=total - embedded, elsewhere=elsewhere)
     if history:
         if moved:
             refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
         refresh.history_waiting = _history_waits(root, chosen, index_dir)
     waiting = (refresh.vectors_waiting or refresh.history_waiting) and (refresh.changed or not embed_new_only)
+    waiting = waiting and not elsewhere  # (the pass under way embeds what it wrote)
     if embed_later is not None and waiting and not embedding_underway(root, backend=chosen, index_dir=index_dir):
         embed_later(root)
     return refresh
@@ -224,13 +233,14 @@ def remove_repository(
     chosen = resolve_backend(index_dir, backend)
     if chosen.dsn is not None:  # one row of the shared database: code and history go together
         return remove_postgres_repository(chosen.dsn, Path(root).expanduser().resolve())
-    from tributary.engine.localsearch.embed_lock import embed_lock_path
+    from tributary.engine.localsearch.embed_lock import embed_lock_path, indexing_lock_path
 
     index_path, history = index_path_for(root, directory=index_dir), tasks_db_path(root, index_dir)
     removed_code = remove_sqlite_files(index_path)
     removed_history = remove_sqlite_files(history)
     for store_file in (index_path, history):
         embed_lock_path(store_file).unlink(missing_ok=True)
+    indexing_lock_path(index_path).unlink(missing_ok=True)
     return removed_code or removed_history
 
 

@@ -44,6 +44,7 @@ from tributary.engine.index.manager import INDEX_SUFFIX, index_path_for
 from tributary.engine.index.naming import in_scope
 from tributary.engine.index.search import SearchHit, encode_query, hybrid_search, make_filter
 from tributary.engine.index.store import QueryVector, SqliteStore
+from tributary.engine.localsearch.embed_lock import indexing_held
 from tributary.engine.localsearch.embedder import Embedder
 from tributary.engine.localsearch.longquery import code_embedding_text
 from tributary.engine.model import vectors_ready
@@ -153,15 +154,19 @@ def _rename(index: _Index) -> None:
 MODEL_WAIT_S = 3.0
 
 
-def semantic_warning(name: str, embedded: int, total: int, code_done: bool = False) -> str:
+def semantic_warning(
+    name: str, embedded: int, total: int, code_done: bool = False, indexing: bool = False
+) -> str:
     """Said while an index's vectors are still being made: keyword and symbol search
-    already cover every file, meaning-based matches only the embedded share (all of the
-    code, once ``code_done``: the queue takes it first)."""
+    already cover every file (or, while a pass still writes it, ``indexing``, the files
+    it has written), meaning-based matches only the embedded share (all of the code,
+    once ``code_done``: the queue takes it first)."""
     percent = int(100 * embedded / total) if total else 100
     code = ", all of its code" if code_done else ""
+    covered = "the files indexed so far (indexing now)" if indexing else "every file"
     return (
         f"{name}: semantic index {vectors_ready(percent)} ({embedded}/{total} chunks embedded{code}); "
-        "keyword and symbol search cover every file"
+        f"keyword and symbol search cover {covered}"
     )
 
 
@@ -331,7 +336,7 @@ class FilesService:
                 embedded, total = index.store.vector_counts()
                 code_done = 0 < embedded < total and not index.store.code_waiting()
             if embedded < total:
-                warnings.append(semantic_warning(index.name, embedded, total, code_done))
+                warnings.append(semantic_warning(index.name, embedded, total, code_done, indexing_held(index.path)))
                 degraded = True
             if (
                 vector is not None
