@@ -154,6 +154,10 @@ async def test_the_real_engine_settles_the_heap_once_open(
         # Once, after start-up, on the GUI thread: collecting there frees Qt wrappers
         # where they belong, never on the engine thread.
         assert settled == [threading.current_thread().name]
+        # It searches the code as it is now, as `serve` does, a watched repository left
+        # to its watcher (tests/engine/test_freshness.py).
+        freshness = threaded._engine._freshness  # type: ignore[attr-defined]
+        assert freshness is not None and freshness._leave_watched
     finally:
         await threaded.aclose()
 

@@ -232,3 +232,16 @@ def test_a_keyword_pass_holds_its_lock_while_it_writes(tmp_path: Path) -> None:
     index_repository(repo, embed=False, on_progress=lambda _event: seen.append(indexing_underway(repo)))
     assert seen[0]  # (the progress reports of the chunking; the last one, of the end, comes after)
     assert not indexing_underway(repo)
+
+
+@pytest.mark.asyncio
+async def test_the_apps_engine_leaves_a_watched_repository_to_its_watcher(tmp_path: Path) -> None:
+    """The app's engine checks its repositories before a search too, except one the
+    config says to watch: the app's watcher re-indexes it as files change."""
+    repo = _repo(tmp_path)
+    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
+    watched = Config(repos=[RepoConfig(path=str(repo), watch=True)])
+    assert await Freshness(embed_later=lambda _root: None, leave_watched=True).refresh(watched) == []
+    assert "count_zebra_stripes" not in _symbols(repo)
+    assert await Freshness(embed_later=lambda _root: None).refresh(watched) == [repo]  # (serve: no watcher)
+    assert "count_zebra_stripes" in _symbols(repo)

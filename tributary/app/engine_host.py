@@ -223,10 +223,12 @@ async def open_threaded(config_path: Path | None = None) -> ThreadedEngine:
     """The real engine, opened on its own thread (its imports happen there too)."""
 
     async def opener() -> Engine:
-        from tributary.engine.api import Engine
+        from tributary.engine.api import Engine, Freshness
         from tributary.engine.model import EngineKind
 
-        engine = await Engine.open(config_path)
+        # Searched as the code is now, as `serve` and the background engine do (a watched
+        # repository is its watcher's to keep): edits made in an editor are found.
+        engine = await Engine.open(config_path, freshness=Freshness(leave_watched=True))
         await engine.listen(config_path, kind=EngineKind.APP)  # `tributary search` asks this warm engine
         return engine
 

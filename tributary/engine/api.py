@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from tributary.engine.pipeline.text import query_terms
     from tributary.engine.query.syntax import format_filters, parse_query
     from tributary.engine.repos.builtins import with_builtin_servers
+    from tributary.engine.repos.freshness import Freshness
     from tributary.engine.repos.manage import (
         embedding_underway,
         list_repositories,
@@ -179,6 +180,7 @@ _HOMES: dict[str, str] = {
     "query_terms": "tributary.engine.pipeline.text",
     "format_filters": "tributary.engine.query.syntax",
     "parse_query": "tributary.engine.query.syntax",
+    "Freshness": "tributary.engine.repos.freshness",
     "list_repositories": "tributary.engine.repos.manage",
     "embedding_underway": "tributary.engine.repos.manage",
     "remove_repository": "tributary.engine.repos.manage",
@@ -204,6 +206,7 @@ __all__ = [
     "ConfigIssue",
     "Engine",
     "EngineLike",
+    "Freshness",
     "QueryLog",
     "QueryLogEntry",
     "QueryLogSummary",

@@ -1,8 +1,10 @@
-"""Indexed repositories kept up to date for a headless engine's searches.
+"""Indexed repositories kept up to date for an engine's searches.
 
 ``tributary serve`` answers an LLM client that is usually changing the very code it asks
 about, and the background engine answers ``tributary search`` between a person's edits;
-neither has the app's watchers or its Re-index button. Before a search, such an engine
+neither has the app's watchers or its Re-index button. The app's engine answers the
+same ``tributary search`` when the app is open, and its own search page, between edits
+made in an editor: it leaves a watched repository to its watcher. Before a search, an engine
 brings each local repository's index up to date as ``--repo`` does (changed files
 re-read, new commits imported into a history it has; the vectors of what changed are
 left to a background pass): at most once every ``FRESH_S`` per repository, the
@@ -45,8 +47,10 @@ class Freshness:
         index_dir: Path | None = None,
         embed_later: Callable[[Path], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        leave_watched: bool = False,
     ) -> None:
         self.interval_s = interval_s
+        self._leave_watched = leave_watched  # the app: a watched repository's watcher keeps it
         self.wait_s = wait_s
         self._index_dir = index_dir
         self._embed_later = embed_later  # None: a detached ``tributary index embed``
@@ -104,6 +108,8 @@ class Freshness:
         running = self._running.get(root)
         if running is not None:
             return running
+        if self._leave_watched and self._watched(root, repos):
+            return None
         last = self._checked.get(root)
         if last is not None and self._clock() - last < self.interval_s:
             return None
@@ -111,6 +117,13 @@ class Freshness:
         self._running[root] = task
         task.add_done_callback(lambda _done: self._running.pop(root, None))
         return task
+
+    @staticmethod
+    def _watched(root: Path, repos: Sequence[RepoConfig]) -> bool:
+        from tributary.engine.repos.manage import repo_entry
+
+        entry = repo_entry(repos, root)
+        return entry is not None and entry.watch
 
     def _ended_late(self, later: Callable[[Path], Awaitable[object]] | None, task: asyncio.Task[Path | None]) -> None:
         root = None if task.cancelled() or task.exception() else task.result()
