@@ -221,16 +221,18 @@ async def test_a_repository_another_process_is_indexing_is_searched_as_far_as_it
     assert "count_zebra_stripes" in _symbols(repo)
 
 
-def test_a_keyword_pass_holds_its_lock_while_it_writes(tmp_path: Path) -> None:
-    """A second pass over the same index waits for the first (and finds its work done)
-    rather than chunking the same files beside it."""
-    from tributary.engine.index.manager import index_repository, indexing_underway
+def test_a_repositorys_pass_is_taken_in_turn(tmp_path: Path) -> None:
+    """A pass over a repository (the app's worker, `tributary index add`) holds its turn
+    while it indexes the files and imports the history: a search's update meanwhile
+    takes none, and another pass waits for it."""
+    from tributary.engine.index.manager import indexing_underway
+    from tributary.engine.repos.manage import repository_pass
 
     repo = _repo(tmp_path)
-    (repo / "zebra.py").write_text(ZEBRA, encoding="utf-8")
-    seen: list[bool] = []
-    index_repository(repo, embed=False, on_progress=lambda _event: seen.append(indexing_underway(repo)))
-    assert seen[0]  # (the progress reports of the chunking; the last one, of the end, comes after)
+    with repository_pass(repo) as ours:
+        assert ours and indexing_underway(repo)
+        with repository_pass(repo, wait=False) as again:
+            assert not again
     assert not indexing_underway(repo)
 
 

@@ -97,7 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     if mode is not None:
         step_down()
 
-    from tributary.engine.api import embed_repository, index_repository, update_history
+    from tributary.engine.api import (
+        embed_repository,
+        index_repository,
+        repository_pass,
+        update_history,
+    )
 
     pace = _Pace()
 
@@ -114,12 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         return _finish_vectors(root, on_progress)
     started = time.perf_counter()
     try:
-        stats = index_repository(root, on_progress=on_progress, embed=False)
-        step_down()  # (an index already up to date reports no keyword phase)
-        _emit("history")
-        history = update_history(root, embed=False)
-        if history.stats is not None:  # not for a folder outside git or a failed read: no history to search
-            _emit("history-ready", history=history.summary())
+        with repository_pass(root):  # a search meanwhile takes the index as far as it is written
+            stats = index_repository(root, on_progress=on_progress, embed=False)
+            step_down()  # (an index already up to date reports no keyword phase)
+            _emit("history")
+            history = update_history(root, embed=False)
+            if history.stats is not None:  # not for a folder outside git or a failed read: no history to search
+                _emit("history-ready", history=history.summary())
         embedded = embed_repository(root, on_progress=on_progress)
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         embedding_underway,
         list_repositories,
         remove_repository,
+        repository_pass,
         update_history,
     )
     from tributary.engine.routing import RoutingExplanation, explain_routing
@@ -184,6 +185,7 @@ _HOMES: dict[str, str] = {
     "list_repositories": "tributary.engine.repos.manage",
     "embedding_underway": "tributary.engine.repos.manage",
     "remove_repository": "tributary.engine.repos.manage",
+    "repository_pass": "tributary.engine.repos.manage",
     "update_history": "tributary.engine.repos.manage",
     "RoutingExplanation": "tributary.engine.routing",
     "explain_routing": "tributary.engine.routing",
@@ -246,6 +248,7 @@ __all__ = [
     "query_terms",
     "quotes_files",
     "remove_repository",
+    "repository_pass",
     "save_config",
     "settle",
     "sign_in",

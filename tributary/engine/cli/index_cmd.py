@@ -111,6 +111,13 @@ def _backend(args: argparse.Namespace) -> IndexBackend:
 
 
 def _index_one(root: Path, args: argparse.Namespace) -> int:
+    from tributary.engine.repos.manage import repository_pass
+
+    with repository_pass(root, backend=_backend(args)):  # a search meanwhile takes what is written
+        return _index_in_turn(root, args)
+
+
+def _index_in_turn(root: Path, args: argparse.Namespace) -> int:
     from tributary.engine.index.manager import index_repository
 
     bar = ProgressBar(f"indexed {root.name}")

@@ -28,7 +28,6 @@ from tributary.engine.index.priors import embed_order, role_among, translated
 from tributary.engine.index.progress import IndexProgress, IndexStats, ProgressCallback
 from tributary.engine.index.store import QUEUE_START, FileRecord, IndexStore, ModelChanged
 from tributary.engine.localsearch.collection import CHECKED_AT
-from tributary.engine.localsearch.embed_lock import indexing_turn
 from tributary.engine.localsearch.embedder import Embedder, ModelInfo, Vectors
 
 log = logging.getLogger(__name__)
@@ -66,10 +65,8 @@ class Indexer:
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_progress: ProgressCallback | None = None,
         index_path: Path | None = None,
-        pass_lock: Path | None = None,
     ) -> None:
         self.store = store
-        self.pass_lock = pass_lock  # the store's file: a second keyword pass waits for the first
         self.root = root.resolve()
         self._embedder: Embedder | None = None
         self._load_embedder: Callable[[], Embedder] | None = None
@@ -89,9 +86,8 @@ class Indexer:
         tier) unless ``embed`` is False (then :meth:`embed_pending` does it later)."""
         started = time.perf_counter()
         stats = IndexStats(self.root, self.index_path)
-        with indexing_turn(self.pass_lock):
-            self._chunk_all(stats, started)
-            self.store.set_meta(CHECKED_AT, repr(time.time()))  # up to date now, even if nothing changed
+        self._chunk_all(stats, started)
+        self.store.set_meta(CHECKED_AT, repr(time.time()))  # up to date now, even if nothing changed
         if embed:
             self._embed(stats, started)
         return self._finish(stats, started)

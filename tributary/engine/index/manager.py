@@ -131,7 +131,6 @@ def _indexer(
         exclude=config.exclude if config else (),
         on_progress=on_progress,
         index_path=index_path,
-        pass_lock=index_path if isinstance(store, SqliteStore) else None,
     )
 
 
@@ -199,8 +198,9 @@ def _figures(
 
 
 def indexing_underway(path: Path | str, *, index_dir: Path | None = None) -> bool:
-    """Whether a keyword pass over the local index of ``path`` runs now (another
-    process, or another thread of this one)."""
+    """Whether a pass over the repository of the local index of ``path`` (files chunked,
+    history imported: ``tributary.engine.repos.manage.repository_pass``) runs now, in
+    another process or another thread of this one."""
     from tributary.engine.localsearch.embed_lock import indexing_held
 
     root = Path(path).expanduser().resolve()

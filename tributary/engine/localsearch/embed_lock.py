@@ -2,16 +2,17 @@
 with a lock file beside the store.
 
 An embedding pass takes its lock without waiting, so a second one does nothing instead
-of embedding the same texts again. A keyword pass (files chunked and written) waits for
-its lock, so a second one runs after the first and finds its work done; a search that
-would bring the index up to date first sees the lock held and searches the index as it
-is instead (``indexing_held``): the folder is being indexed by another process (the
-app's worker, ``tributary index add``), which would otherwise be read twice at once."""
+of embedding the same texts again. A repository's pass (its files chunked and written,
+its history imported) waits for its lock, so a second one runs after the first and
+finds its work done; a search that would bring the repository up to date first finds
+the lock held and searches the index as it is instead: the folder is being indexed by
+another process (the app's worker, ``tributary index add``), which would otherwise be
+read twice at once."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
@@ -61,10 +62,21 @@ def indexing_lock_path(store_file: Path) -> Path:
     return Path(f"{store_file}.indexing")
 
 
-def indexing_turn(store_file: Path | None) -> AbstractContextManager[object]:
-    """``store_file``'s keyword pass, waited for (None: a store with no file, such as a
-    shared database, whose writers take turns in it)."""
-    return nullcontext() if store_file is None else FileLock(indexing_lock_path(store_file), mode=PRIVATE)
+@contextmanager
+def indexing_turn(store_file: Path, *, wait: bool = True) -> Iterator[bool]:
+    """A pass over the repository of the index ``store_file`` (its files chunked and its
+    history imported): True while the block holds it; with ``wait`` False, False at once
+    when another process (or thread) holds it."""
+    lock = FileLock(indexing_lock_path(store_file), timeout=-1 if wait else 0, mode=PRIVATE)
+    try:
+        lock.acquire()
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def indexing_held(store_file: Path) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,7 +24,6 @@ from tributary.engine.index.manager import (
     index_figures,
     index_path_for,
     index_repository,
-    indexing_underway,
     list_indexes,
     open_index_store,
     remove_postgres_repository,
@@ -130,26 +129,52 @@ def refresh_repository(
     (``embed_new_only``: only when this call changed something, not for what a stopped
     pass left); no vector is made here, so this is cheap when little changed."""
     chosen = resolve_backend(index_dir, backend)
-    # Nothing to do is found without writing: a write makes every searching process read
-    # the index's vectors again, which for a large one takes longer than the search.
-    settled = unchanged_index(root, config=config, index_dir=index_dir) if chosen.dsn is None else None
-    # A pass another process runs (the app's worker, `tributary index add`) is not run
-    # again beside it: the search takes the index as far as that pass has written it.
-    elsewhere = settled is None and chosen.dsn is None and indexing_underway(root, index_dir=index_dir)
-    moved = history and not elsewhere and (settled is None or history_moved(root, index_dir))
-    code = settled or (index_figures(root, index_dir=index_dir) if elsewhere else None) or index_repository(
-        root, on_progress=on_progress, embed=False, backend=chosen, config=config, index_dir=index_dir)
-    embedded, total = repository_readiness(root, backend=chosen, index_dir=index_dir)
-    refresh = RepoRefresh(code, vectors_waiting=total - embedded, elsewhere=elsewhere)
-    if history:
-        if moved:
-            refresh.history = update_history(root, embed=False, backend=chosen, index_dir=index_dir)
-        refresh.history_waiting = _history_waits(root, chosen, index_dir)
+    with repository_pass(root, backend=chosen, index_dir=index_dir, wait=False) as ours:
+        if not ours:  # another process indexes it (the app's worker, `tributary index add`)
+            code = index_figures(root, index_dir=index_dir) or IndexStats(root, index_path_for(root, directory=index_dir))
+            embedded, total = repository_readiness(root, backend=chosen, index_dir=index_dir)
+            return RepoRefresh(code, vectors_waiting=total - embedded, elsewhere=True)
+        refresh = _refreshed(root, history, chosen, config, index_dir, on_progress)
     waiting = (refresh.vectors_waiting or refresh.history_waiting) and (refresh.changed or not embed_new_only)
-    waiting = waiting and not elsewhere  # (the pass under way embeds what it wrote)
     if embed_later is not None and waiting and not embedding_underway(root, backend=chosen, index_dir=index_dir):
         embed_later(root)
     return refresh
+
+
+def _refreshed(
+    root: Path, history: bool, backend: IndexBackend, config: RepoConfig | None, index_dir: Path | None,
+    on_progress: ProgressCallback | None,
+) -> RepoRefresh:
+    """``refresh_repository``'s pass, its turn taken."""
+    # Nothing to do is found without writing: a write makes every searching process read
+    # the index's vectors again, which for a large one takes longer than the search.
+    settled = unchanged_index(root, config=config, index_dir=index_dir) if backend.dsn is None else None
+    moved = history and (settled is None or history_moved(root, index_dir))
+    code = settled or index_repository(root, on_progress=on_progress, embed=False, backend=backend, config=config,
+                                       index_dir=index_dir)
+    embedded, total = repository_readiness(root, backend=backend, index_dir=index_dir)
+    refresh = RepoRefresh(code, vectors_waiting=total - embedded)
+    if history:
+        if moved:
+            refresh.history = update_history(root, embed=False, backend=backend, index_dir=index_dir)
+        refresh.history_waiting = _history_waits(root, backend, index_dir)
+    return refresh
+
+
+def repository_pass(
+    root: Path, *, backend: IndexBackend | None = None, index_dir: Path | None = None, wait: bool = True
+) -> AbstractContextManager[bool]:
+    """A pass over the repository at ``root`` (its files chunked, its history imported),
+    one at a time: True while the block holds the turn; with ``wait`` False, False at
+    once when another process or thread holds it. A second pass over the same files
+    beside the first would do its work again; a search's update instead searches the
+    index as far as the running pass has written it. A shared database's writers take
+    turns in it: always True there."""
+    from tributary.engine.localsearch.embed_lock import indexing_turn
+
+    if resolve_backend(index_dir, backend).dsn is not None:
+        return nullcontext(True)
+    return indexing_turn(index_path_for(Path(root).expanduser().resolve(), directory=index_dir), wait=wait)
 
 
 def repo_entry(repos: Sequence[RepoConfig], root: Path) -> RepoConfig | None:
@@ -171,14 +196,20 @@ def repository_indexed(root: Path, *, backend: IndexBackend | None = None) -> bo
     return True
 
 
+# The passes this process started, kept until they end: a long-running engine reaps each
+# (no zombie is left) and drops none still running (Python warns of those).
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
 def embed_in_background(root: Path) -> None:
     """Start ``tributary index embed ROOT`` detached: it outlives the process that
     starts it (a one-shot search, or the engine that answered one)."""
-    subprocess.Popen(
+    _STARTED[:] = [process for process in _STARTED if process.poll() is None]
+    _STARTED.append(subprocess.Popen(
         cli_command("index", "embed", "--quiet", str(root)),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _history_waits(root: Path, backend: IndexBackend, index_dir: Path | None = None) -> bool:
