@@ -12,7 +12,8 @@ from tributary.engine.cache.layers import ResponseCache
 from tributary.engine.cache.memory import MemoryCache
 from tributary.engine.config.schema import CacheConfig, Config, IndexConfig, RepoConfig
 from tributary.engine.engine import Engine
-from tributary.engine.index.manager import open_index_store
+from tributary.engine.index.manager import index_path_for, open_index_store
+from tributary.engine.localsearch.embed_lock import indexing_held
 from tributary.engine.model import SearchRequest
 from tributary.engine.repos.freshness import Freshness
 from tributary.engine.repos.manage import refresh_repository
@@ -51,6 +52,11 @@ def _symbols(repo: Path) -> set[str | None]:
         return {c.symbol for c in store.chunks_by_id(sorted(store.chunk_ids_matching("*"))).values()}
     finally:
         store.close()
+
+
+def _indexing(repo: Path) -> bool:
+    """Whether a pass over ``repo`` holds its turn now."""
+    return indexing_held(index_path_for(repo))
 
 
 @pytest.fixture(autouse=True)
@@ -201,7 +207,6 @@ async def test_a_repository_another_process_is_indexing_is_searched_as_far_as_it
     brings the index up to date as usual."""
     from filelock import FileLock
 
-    from tributary.engine.index.manager import index_path_for, indexing_underway
     from tributary.engine.localsearch.embed_lock import indexing_lock_path
 
     repo = _repo(tmp_path)
@@ -209,14 +214,14 @@ async def test_a_repository_another_process_is_indexing_is_searched_as_far_as_it
     embedded: list[Path] = []
     pass_lock = FileLock(indexing_lock_path(index_path_for(repo)))
     with pass_lock:  # held as a pass in another process holds it
-        assert indexing_underway(repo)
+        assert _indexing(repo)
         refresh = refresh_repository(repo, embed_later=embedded.append)
         assert refresh.elsewhere and not refresh.changed and embedded == []
         assert refresh.code_summary() == "1 file so far, being indexed by another process"
         clock = Clock()
         assert await Freshness(clock=clock, embed_later=embedded.append).refresh(Config()) == []
         assert "count_zebra_stripes" not in _symbols(repo)
-    assert not indexing_underway(repo)
+    assert not _indexing(repo)
     assert refresh_repository(repo, embed_later=embedded.append).changed
     assert "count_zebra_stripes" in _symbols(repo)
 
@@ -225,15 +230,14 @@ def test_a_repositorys_pass_is_taken_in_turn(tmp_path: Path) -> None:
     """A pass over a repository (the app's worker, `tributary index add`) holds its turn
     while it indexes the files and imports the history: a search's update meanwhile
     takes none, and another pass waits for it."""
-    from tributary.engine.index.manager import indexing_underway
     from tributary.engine.repos.manage import repository_pass
 
     repo = _repo(tmp_path)
     with repository_pass(repo) as ours:
-        assert ours and indexing_underway(repo)
+        assert ours and _indexing(repo)
         with repository_pass(repo, wait=False) as again:
             assert not again
-    assert not indexing_underway(repo)
+    assert not _indexing(repo)
 
 
 @pytest.mark.asyncio

@@ -377,10 +377,10 @@ class IndexPage(QWidget):
                 for row in range(self.table.rowCount())]
 
     def _row_of(self, path: str) -> int:
-        for row in range(self.table.rowCount()):
-            item = self.table.item(row, 0)
-            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
-                return row
+        """The row of the repository at ``path``, added at the end if it has none."""
+        rows = self._row_paths()
+        if path in rows:
+            return rows.index(path)
         row = self.table.rowCount()
         self.table.insertRow(row)
         return row

@@ -197,16 +197,6 @@ def _figures(
                       chunks_total=chunks)
 
 
-def indexing_underway(path: Path | str, *, index_dir: Path | None = None) -> bool:
-    """Whether a pass over the repository of the local index of ``path`` (files chunked,
-    history imported: ``tributary.engine.repos.manage.repository_pass``) runs now, in
-    another process or another thread of this one."""
-    from tributary.engine.localsearch.embed_lock import indexing_held
-
-    root = Path(path).expanduser().resolve()
-    return indexing_held(index_path_for(root, directory=index_dir))
-
-
 def embed_repository(
     path: Path | str,
     *,

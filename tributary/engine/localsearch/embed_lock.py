@@ -12,10 +12,10 @@ read twice at once."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from filelock import BaseFileLock, FileLock, Timeout
+from filelock import FileLock, Timeout
 
 PRIVATE = 0o600  # a lock file is the user's alone, as every file of their data
 
@@ -25,49 +25,16 @@ def embed_lock_path(store_file: Path) -> Path:
     return Path(f"{store_file}.embedding")
 
 
-def take_embed_lock(store_file: Path) -> BaseFileLock | None:
-    """The lock of ``store_file``'s embedding pass, held (release it when done); None
-    when another process holds it."""
-    lock = FileLock(embed_lock_path(store_file), timeout=0, mode=PRIVATE)
-    try:
-        lock.acquire()
-    except Timeout:
-        return None
-    return lock
-
-
-@contextmanager
-def embedding_turn(store_file: Path) -> Iterator[bool]:
-    """``store_file``'s embedding pass, taken without waiting: True while the block holds
-    it, False when another process does (the twin of a shared index's
-    ``PgCollection.embedding_turn``)."""
-    lock = take_embed_lock(store_file)
-    try:
-        yield lock is not None
-    finally:
-        if lock is not None:
-            lock.release()
-
-
-def embedding_held(store_file: Path) -> bool:
-    """Whether another process runs an embedding pass over ``store_file`` now."""
-    if not embed_lock_path(store_file).exists():
-        return False
-    with embedding_turn(store_file) as ours:
-        return not ours
-
-
 def indexing_lock_path(store_file: Path) -> Path:
-    """The file a keyword pass over ``store_file`` holds locked."""
+    """The file a pass over the repository of the index ``store_file`` holds locked."""
     return Path(f"{store_file}.indexing")
 
 
 @contextmanager
-def indexing_turn(store_file: Path, *, wait: bool = True) -> Iterator[bool]:
-    """A pass over the repository of the index ``store_file`` (its files chunked and its
-    history imported): True while the block holds it; with ``wait`` False, False at once
-    when another process (or thread) holds it."""
-    lock = FileLock(indexing_lock_path(store_file), timeout=-1 if wait else 0, mode=PRIVATE)
+def _turn(lock_file: Path, wait: bool) -> Iterator[bool]:
+    """The lock ``lock_file``: True while the block holds it; False at once when another
+    process (or thread) holds it and ``wait`` is False."""
+    lock = FileLock(lock_file, timeout=-1 if wait else 0, mode=PRIVATE)
     try:
         lock.acquire()
     except Timeout:
@@ -79,15 +46,33 @@ def indexing_turn(store_file: Path, *, wait: bool = True) -> Iterator[bool]:
         lock.release()
 
 
-def indexing_held(store_file: Path) -> bool:
-    """Whether another process (or thread) runs a keyword pass over ``store_file`` now."""
-    path = indexing_lock_path(store_file)
-    if not path.exists():
+def _held(lock_file: Path) -> bool:
+    if not lock_file.exists():
         return False
-    lock = FileLock(path, timeout=0, mode=PRIVATE)
-    try:
-        lock.acquire()
-    except Timeout:
-        return True
-    lock.release()
-    return False
+    with _turn(lock_file, wait=False) as ours:
+        return not ours
+
+
+def embedding_turn(store_file: Path) -> AbstractContextManager[bool]:
+    """``store_file``'s embedding pass, taken without waiting: True while the block holds
+    it, False when another process does (the twin of a shared index's
+    ``PgCollection.embedding_turn``)."""
+    return _turn(embed_lock_path(store_file), wait=False)
+
+
+def embedding_held(store_file: Path) -> bool:
+    """Whether another process runs an embedding pass over ``store_file`` now."""
+    return _held(embed_lock_path(store_file))
+
+
+def indexing_turn(store_file: Path, *, wait: bool = True) -> AbstractContextManager[bool]:
+    """A pass over the repository of the index ``store_file`` (its files chunked and its
+    history imported): True while the block holds it; with ``wait`` False, False at once
+    when another process (or thread) holds it."""
+    return _turn(indexing_lock_path(store_file), wait)
+
+
+def indexing_held(store_file: Path) -> bool:
+    """Whether another process (or thread) runs a pass over the repository of the index
+    ``store_file`` now."""
+    return _held(indexing_lock_path(store_file))
