@@ -108,7 +108,7 @@ class Engine:
         freshness: Freshness | None = None,
     ) -> None:
         self.config = config
-        self._freshness = freshness  # a headless engine keeps the indexes up to date itself
+        self._freshness = freshness  # the engine brings the indexes up to date before a search
         self._effective = with_builtin_servers(config)
         self._connector = connector
         self._starts = starts
@@ -149,7 +149,7 @@ class Engine:
         clients do, so the first query does not pay their start-up. ``start_gate``: how
         many local servers start at once (default: ``StartGate()``, one per core).
         ``freshness``: the indexed repositories are brought up to date before each
-        search (``serve`` and the background engine, which have no watchers).
+        search (``serve``, the background engine and the app's engine).
         """
         config = config if config is not None else load_config(config_path)
         use_cache = persistent and config.cache.backend != "off"

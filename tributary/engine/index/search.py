@@ -306,8 +306,8 @@ def _with_unembedded(
     ranked = list(dense)
     for rank, (cid, _) in enumerate(keyword):
         if cid in waiting:
-            at = min(rank, len(ranked))
-            ranked.insert(at, (cid, ranked[at][1] if at < len(ranked) else ranked[-1][1] if ranked else 0.0))
+            at = min(rank, len(ranked))  # (never empty: it holds the dense ranking's chunks)
+            ranked.insert(at, (cid, ranked[min(at, len(ranked) - 1)][1]))
     return ranked
 
 
